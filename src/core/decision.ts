@@ -1,0 +1,54 @@
+/**
+ * Stable reason codes reported with every allow or deny decision. Switch on these, never on messages.
+ */
+export type DecisionReason =
+  | 'allowed'
+  | 'token_missing'
+  | 'token_malformed'
+  | 'token_in_query'
+  | 'token_multiple'
+  | 'token_invalid'
+  | 'token_expired'
+  | 'token_not_yet_valid'
+  | 'token_signature'
+  | 'token_algorithm'
+  | 'token_type'
+  | 'token_issuer'
+  | 'token_audience'
+  | 'token_claims'
+  | 'token_inactive'
+  | 'scope_insufficient'
+  | 'origin_forbidden'
+  | 'authorization_server_unavailable'
+  | 'request_invalid'
+  | 'request_too_large'
+  | 'header_mismatch'
+  | 'unsupported_protocol_version'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'not_acceptable';
+
+/** One authorization decision, reported to `onDecision` for audit logs and metrics. Never contains the token. */
+export interface DecisionEvent {
+  decision: 'allow' | 'deny';
+  reason: DecisionReason;
+  /** HTTP status sent (or about to be sent) for this decision. */
+  status: number;
+  /** Token subject (`sub`), when a token was verified. */
+  subject?: string;
+  /** OAuth client id, when a token was verified. */
+  clientId?: string;
+  /** JSON-RPC method, when the body was parsed. */
+  method?: string;
+  /** Tool, prompt or resource named by the request (`params.name` / `params.uri`), when any. */
+  name?: string;
+  /** Scopes the operation required (after policy evaluation), on scope decisions. */
+  requiredScopes?: string[];
+  /** Scopes the token carried. */
+  grantedScopes?: string[];
+  /** HTTP method of the request. */
+  httpMethod: string;
+}
+
+/** Receives every decision. Must not throw; errors are swallowed so auditing cannot break serving. */
+export type DecisionHook = (event: DecisionEvent) => void;

@@ -1,0 +1,143 @@
+import type { DecisionReason } from './decision.js';
+
+/** OAuth 2.0 Bearer error codes (RFC 6750 §3.1). */
+export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+
+/**
+ * Base class of every request failure the guard answers. It carries all that is needed to answer:
+ * HTTP status, the JSON-RPC error code for the body, the RFC 6750 error for `WWW-Authenticate`,
+ * and a stable {@link DecisionReason}. Messages never contain a token.
+ */
+export class GuardError extends Error {
+  /** HTTP status to answer with. */
+  readonly status: number;
+  /** Stable reason code, for the decision hook. */
+  readonly reason: DecisionReason;
+  /** JSON-RPC error code for the response body. */
+  readonly jsonRpcCode: number;
+  /** RFC 6750 error code for the `WWW-Authenticate` challenge; absent when no challenge is due or for a bare 401. */
+  readonly bearerError?: BearerErrorCode;
+  /** Extra response headers (for example `Retry-After`, `Allow`). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    message: string,
+    init: {
+      status: number;
+      reason: DecisionReason;
+      jsonRpcCode: number;
+      bearerError?: BearerErrorCode;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    },
+  ) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.reason = init.reason;
+    this.jsonRpcCode = init.jsonRpcCode;
+    this.bearerError = init.bearerError;
+    this.headers = init.headers ?? {};
+  }
+}
+
+/** JSON-RPC code used in the body of 401 answers (server-defined range, JSON-RPC 2.0 §5.1). */
+export const UNAUTHORIZED_JSONRPC_CODE = -32001;
+/** JSON-RPC code used in the body of 403 answers. */
+export const FORBIDDEN_JSONRPC_CODE = -32003;
+/** JSON-RPC code used in the body of 503 answers. */
+export const UNAVAILABLE_JSONRPC_CODE = -32002;
+
+/** The request carried no credentials: 401 with a bare challenge, no `error` (RFC 6750 §3.1). */
+export class MissingTokenError extends GuardError {
+  constructor() {
+    super('Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"', {
+      status: 401,
+      reason: 'token_missing',
+      jsonRpcCode: UNAUTHORIZED_JSONRPC_CODE,
+    });
+  }
+}
+
+/** The credentials were malformed (RFC 6750 §3.1 `invalid_request`): 400. */
+export class InvalidRequestError extends GuardError {
+  constructor(message: string, reason: DecisionReason = 'token_malformed') {
+    super(message, { status: 400, reason, jsonRpcCode: -32600, bearerError: 'invalid_request' });
+  }
+}
+
+/** The token is expired, revoked, malformed or not meant for this server (RFC 6750 §3.1 `invalid_token`): 401. */
+export class InvalidTokenError extends GuardError {
+  constructor(message: string, reason: DecisionReason = 'token_invalid', cause?: unknown) {
+    super(message, {
+      status: 401,
+      reason,
+      jsonRpcCode: UNAUTHORIZED_JSONRPC_CODE,
+      bearerError: 'invalid_token',
+      cause,
+    });
+  }
+}
+
+/**
+ * The token lacks scope for the operation (RFC 6750 §3.1 `insufficient_scope`): 403. `scopes` is what the
+ * challenge's `scope` names: every scope the operation needs plus those already granted (MCP 2025-11-25
+ * step-up; older clients replace their scope with the challenged one, newer ones take the union).
+ */
+export class InsufficientScopeError extends GuardError {
+  /** Scopes the operation needs. */
+  readonly requiredScopes: readonly string[];
+  /** Scopes to name in the challenge: required ∪ granted, in a stable order. */
+  readonly challengeScopes: readonly string[];
+  constructor(message: string, requiredScopes: readonly string[], grantedScopes: readonly string[]) {
+    super(message, {
+      status: 403,
+      reason: 'scope_insufficient',
+      jsonRpcCode: FORBIDDEN_JSONRPC_CODE,
+      bearerError: 'insufficient_scope',
+    });
+    this.requiredScopes = [...requiredScopes];
+    const union = new Set<string>(requiredScopes);
+    for (const s of grantedScopes) union.add(s);
+    this.challengeScopes = [...union];
+  }
+}
+
+/**
+ * The authorization server (discovery, JWKS or introspection) could not be reached or answered badly.
+ * Not the client's fault: 503 with `Retry-After`, never 401 and never allow.
+ */
+export class AuthorizationServerUnavailableError extends GuardError {
+  constructor(message: string, retryAfterSeconds = 5, cause?: unknown) {
+    super(message, {
+      status: 503,
+      reason: 'authorization_server_unavailable',
+      jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      cause,
+    });
+  }
+}
+
+/** A transport-level refusal (bad JSON, bad JSON-RPC, too large, wrong origin, header mismatch, 405…). */
+export class RequestRejectedError extends GuardError {
+  constructor(
+    message: string,
+    init: { status: number; reason: DecisionReason; jsonRpcCode: number; headers?: Record<string, string> },
+  ) {
+    super(message, init);
+  }
+}
+
+/**
+ * Misconfiguration found at start-up. The message names the setting and says how to fix it.
+ */
+export class ConfigurationError extends Error {
+  /** The option or environment variable at fault, e.g. `MCP_AUTH_ISSUER` or `options.resource`. */
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'ConfigurationError';
+    this.setting = setting;
+  }
+}

@@ -1,0 +1,72 @@
+/** JSON-RPC 2.0 message shapes as MCP uses them, and the standard error codes. */
+
+/** A JSON-RPC id: string or number (JSON-RPC 2.0 §4; MCP forbids null ids on requests). */
+export type JsonRpcId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: Record<string, unknown>;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcErrorResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  error: JsonRpcErrorObject;
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcErrorResponse;
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+/** Standard JSON-RPC 2.0 codes (§5.1) and MCP's protocol codes (2026-07-28 `basic/index`). */
+export const JsonRpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP 2026-07-28: HTTP headers do not match the body (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`). */
+  HeaderMismatch: -32020,
+  /** MCP 2026-07-28: a capability the server needs from the client is missing. */
+  MissingRequiredClientCapability: -32021,
+  /** MCP 2026-07-28: the protocol version is not supported. */
+  UnsupportedProtocolVersion: -32022,
+} as const;
+
+export function isJsonRpcRequest(m: JsonRpcMessage): m is JsonRpcRequest {
+  return 'method' in m && 'id' in m;
+}
+
+export function isJsonRpcNotification(m: JsonRpcMessage): m is JsonRpcNotification {
+  return 'method' in m && !('id' in m);
+}
+
+export function isJsonRpcResponse(m: JsonRpcMessage): m is JsonRpcResponse {
+  return !('method' in m);
+}
+
+/** Builds a JSON-RPC error response. */
+export function jsonRpcError(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcErrorResponse {
+  const error: JsonRpcErrorObject = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: '2.0', id, error };
+}

@@ -1,0 +1,60 @@
+import type { AuthInfo } from './auth-info.js';
+
+/**
+ * Verifies an access token for this resource server. Implementations throw `InvalidTokenError`
+ * (401) for any token problem and `AuthorizationServerUnavailableError` (503) when the authorization
+ * server, its JWKS or its introspection endpoint cannot be reached. They never log the token.
+ */
+export interface TokenVerifier {
+  verify(token: string): Promise<AuthInfo>;
+  /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
+  ready(): Promise<void>;
+}
+
+/** Options for opaque-token introspection (RFC 7662). */
+export interface IntrospectionOptions {
+  /** Client id this resource server authenticates with at the introspection endpoint. */
+  clientId: string;
+  /** Client secret (`client_secret_basic`). */
+  clientSecret: string;
+  /** Introspection endpoint; default: the issuer metadata's `introspection_endpoint` (RFC 8414 §2). */
+  endpoint?: string;
+  /** How long an `active` introspection answer is reused, in seconds (capped by `exp`). Default 60. */
+  cacheTtlSeconds?: number;
+}
+
+/** Options of the verified-token cache. */
+export interface TokenCacheOptions {
+  /** Maximum entries; least recently used are evicted first. Default 10 000. */
+  maxEntries?: number;
+  /** Upper bound on how long a verified JWT is reused, in seconds, whatever its `exp`. Default 300. */
+  maxTtlSeconds?: number;
+}
+
+/** Options of {@link TokenVerifier}. */
+export interface TokenVerifierOptions {
+  /** Issuer identifier; `iss` must equal it exactly. https, or http on a loopback host only. */
+  issuer: string;
+  /** This server's canonical resource URI (RFC 8707 §2); `aud` must contain it or one of `audiences`. */
+  resource: string;
+  /** Extra accepted audiences. Default none. */
+  audiences?: readonly string[];
+  /** JWKS URI override; default: discovered `jwks_uri` (RFC 8414, then OpenID Connect Discovery). */
+  jwksUri?: string;
+  /** JWS algorithms accepted. Default: asymmetric only (RS*, PS*, ES*, EdDSA). `none` and HS* are always refused. */
+  algorithms?: readonly string[];
+  /** Clock skew tolerated for `exp`, `nbf`, `iat`, in seconds. Default 5. */
+  clockToleranceSeconds?: number;
+  /** Require RFC 9068 JWT access tokens: `typ` at+jwt, `client_id`, `iat`, `jti`, `sub`. Default false. */
+  strictJwtAccessTokens?: boolean;
+  /** Enables opaque tokens via RFC 7662 introspection. Default off (opaque tokens are invalid). */
+  introspection?: IntrospectionOptions;
+  /** Timeout of every outbound call (discovery, JWKS, introspection), in milliseconds. Default 5000. */
+  httpTimeoutMs?: number;
+  /** Minimum wait before refetching the JWKS for an unknown `kid`, in milliseconds. Default 30 000. */
+  jwksCooldownMs?: number;
+  /** Maximum age of the cached JWKS before it is refetched, in milliseconds. Default 600 000. */
+  jwksCacheMaxAgeMs?: number;
+  /** Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). */
+  tokenCache?: TokenCacheOptions | false;
+}
