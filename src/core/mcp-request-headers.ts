@@ -1,0 +1,130 @@
+import { RequestRejectedError } from './errors.js';
+import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
+
+/** The first protocol revision that mirrors body fields into headers (stateless Streamable HTTP). */
+export const HEADER_MIRRORING_PROTOCOL_VERSION = '2026-07-28';
+
+/** `_meta` key carrying the protocol version in 2026-07-28 request bodies. */
+export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/** Methods whose target is mirrored in `Mcp-Name`, and the params field it mirrors. */
+const NAME_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+]);
+
+const SENTINEL_PREFIX = '=?base64?';
+const SENTINEL_SUFFIX = '?=';
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+// Visible ASCII and space only: anything else in a mirrored header is "invalid characters".
+const HEADER_VALUE = /^[\x20-\x7e]*$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function mismatch(message: string): RequestRejectedError {
+  return new RequestRejectedError(`Header mismatch: ${message}`, {
+    status: 400,
+    reason: 'header_mismatch',
+    jsonRpcCode: JsonRpcErrorCode.HeaderMismatch,
+  });
+}
+
+/**
+ * Decodes an `Mcp-Name` / `Mcp-Param-*` value: plain ASCII as is, or the `=?base64?…?=` sentinel form
+ * (MCP 2026-07-28 Streamable HTTP "Value Encoding"). Returns `undefined` for a malformed value.
+ */
+export function decodeMirroredHeaderValue(raw: string): string | undefined {
+  if (!HEADER_VALUE.test(raw)) return undefined;
+  if (!raw.startsWith(SENTINEL_PREFIX)) return raw;
+  if (!raw.endsWith(SENTINEL_SUFFIX) || raw.length < SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length) return undefined;
+  const b64 = raw.slice(SENTINEL_PREFIX.length, raw.length - SENTINEL_SUFFIX.length);
+  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return undefined;
+  try {
+    return utf8.decode(Buffer.from(b64, 'base64'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The protocol version a message declares in `params._meta`, if any. */
+export function bodyProtocolVersion(message: JsonRpcMessage): string | undefined {
+  const params = (message as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return undefined;
+  const meta = (params as Record<string, unknown>)._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const v = (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Header values the check needs; the adapter passes them as Node gives them (lowercase names). */
+export interface McpRequestHeaders {
+  'mcp-protocol-version'?: string | string[];
+  'mcp-method'?: string | string[];
+  'mcp-name'?: string | string[];
+}
+
+function single(v: string | string[] | undefined, name: string): string | undefined {
+  if (Array.isArray(v)) throw mismatch(`${name} header sent more than once`);
+  return v;
+}
+
+/**
+ * Checks that the HTTP headers agree with the body (the body is the truth), and returns the request's
+ * protocol version (header, else body), if any.
+ *
+ * - `MCP-Protocol-Version` and `_meta["io.modelcontextprotocol/protocolVersion"]` must agree when both are present.
+ * - For 2026-07-28 and later: requests and notifications need `MCP-Protocol-Version` and `Mcp-Method`
+ *   equal to `method`; `tools/call`, `prompts/get` and `resources/read` need `Mcp-Name` equal to
+ *   `params.name` / `params.uri` after decoding the base64 sentinel form.
+ * - Older revisions did not define `Mcp-Method`/`Mcp-Name`; when present anyway they must still match,
+ *   so no intermediary can be misled by them.
+ *
+ * Failure: 400 with JSON-RPC -32020 (HeaderMismatch). Run it before any session lookup.
+ */
+export function checkMcpRequestHeaders(headers: McpRequestHeaders, message: JsonRpcMessage): string | undefined {
+  const headerVersion = single(headers['mcp-protocol-version'], 'MCP-Protocol-Version');
+  const bodyVersion = bodyProtocolVersion(message);
+  if (headerVersion !== undefined && bodyVersion !== undefined && headerVersion !== bodyVersion) {
+    throw mismatch(`MCP-Protocol-Version header value '${printable(headerVersion)}' does not match body value '${printable(bodyVersion)}'`);
+  }
+  const version = headerVersion ?? bodyVersion;
+  const method = (message as { method?: unknown }).method;
+  if (typeof method !== 'string') return version; // a response to a server request: nothing is mirrored
+  // Mirroring is required of requests; notifications are checked when they carry the headers.
+  const isRequest = 'id' in message;
+  const modern = version !== undefined && version >= HEADER_MIRRORING_PROTOCOL_VERSION;
+  if (modern && headerVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
+  if (modern && isRequest && bodyVersion === undefined) {
+    throw mismatch(`request body lacks _meta["${PROTOCOL_VERSION_META_KEY}"] matching the MCP-Protocol-Version header`);
+  }
+
+  const methodHeader = single(headers['mcp-method'], 'Mcp-Method');
+  if (methodHeader === undefined) {
+    if (modern && isRequest) throw mismatch('Mcp-Method header is required');
+  } else if (methodHeader !== method) {
+    throw mismatch(`Mcp-Method header value '${printable(methodHeader)}' does not match body value '${printable(method)}'`);
+  }
+
+  const field = NAME_FIELD.get(method);
+  const nameHeader = single(headers['mcp-name'], 'Mcp-Name');
+  if (field === undefined) return version;
+  const params = (message as { params?: Record<string, unknown> }).params;
+  const bodyName = params?.[field];
+  if (nameHeader === undefined) {
+    if (modern && isRequest) throw mismatch(`Mcp-Name header is required for ${method}`);
+    return version;
+  }
+  const decoded = decodeMirroredHeaderValue(nameHeader);
+  if (decoded === undefined) throw mismatch('Mcp-Name header value is malformed');
+  if (decoded !== bodyName) {
+    throw mismatch(`Mcp-Name header value '${printable(decoded)}' does not match body value '${printable(bodyName)}'`);
+  }
+  return version;
+}
+
+/** Short, printable rendering of a value for an error message. */
+function printable(v: unknown): string {
+  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  const clean = s.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
+}
