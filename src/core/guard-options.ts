@@ -1,0 +1,45 @@
+import type { DecisionHook } from './decision.js';
+import type { PolicyDefinition } from './policy-definition.js';
+import type { TokenVerifierOptions } from './token-verifier.js';
+
+/**
+ * Everything the guard needs except the MCP handler (which belongs to the adapter in use).
+ * `loadOptionsFromEnv()` returns this; spread it into `mcpOAuthGuard({ ...options, handler })`.
+ */
+export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
+  /**
+   * The public URL of the MCP endpoint, e.g. `https://mcp.example.com/mcp`. It is canonicalized once
+   * (RFC 8707 §2: lowercase scheme and host, no fragment, no trailing slash) and that one value is the
+   * metadata `resource`, the base of the metadata URL and the required token audience. Its path is the
+   * path the endpoint is served at.
+   */
+  resource: string;
+  /** Authorization servers listed in metadata (RFC 9728 §2). Default `[issuer]`. */
+  authorizationServers?: readonly string[];
+  /** Scope policy; see `PolicyDefinition`. Default: no scopes required. */
+  policy?: PolicyDefinition;
+  /**
+   * Origins allowed to call the endpoint from a browser, besides the resource's own origin; `*` allows
+   * any. A request whose `Origin` is present and not allowed gets 403 (MCP Streamable HTTP, DNS
+   * rebinding protection). Default `[]`.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Scopes the bare 401 challenge asks for (RFC 6750 §3 `scope`; MCP 2025-11-25 scope selection): what a
+   * client should request first. Default: `policy.requiredScopes`; when that is empty the challenge has
+   * no `scope` and clients fall back to metadata `scopes_supported`.
+   */
+  challengeScopes?: readonly string[];
+  /** Metadata `resource_name` (RFC 9728 §2). */
+  resourceName?: string;
+  /** Metadata `resource_documentation` URL (RFC 9728 §2). */
+  resourceDocumentation?: string;
+  /** Largest accepted POST body, in bytes; larger gets 413. Default 1 048 576 (1 MiB). */
+  maxBodyBytes?: number;
+  /** Deepest accepted JSON nesting of a message; deeper gets 400 (-32600). Default 64. */
+  maxJsonDepth?: number;
+  /** `Cache-Control: max-age` of the metadata document, in seconds. Default 3600. */
+  metadataMaxAgeSeconds?: number;
+  /** Called with every allow or deny decision (audit, metrics). Never given the token. Default none. */
+  onDecision?: DecisionHook;
+}

@@ -1,0 +1,119 @@
+import { ConfigurationError } from './errors.js';
+import type { GuardOptions } from './guard-options.js';
+import { loadPolicyFile } from './load-policy-file.js';
+import { compilePolicy } from './compile-policy.js';
+import { resolveGuardOptions, type SettingNames } from './resolve-guard-options.js';
+
+/** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
+export const ENV_SETTING_NAMES = {
+  issuer: 'MCP_AUTH_ISSUER',
+  resource: 'MCP_AUTH_RESOURCE',
+  audiences: 'MCP_AUTH_AUDIENCE',
+  jwksUri: 'MCP_AUTH_JWKS_URI',
+  algorithms: 'MCP_AUTH_ALGORITHMS',
+  policy: 'MCP_AUTH_POLICY',
+  clockToleranceSeconds: 'MCP_AUTH_CLOCK_TOLERANCE',
+  allowedOrigins: 'MCP_AUTH_ALLOWED_ORIGINS',
+  authorizationServers: 'MCP_AUTH_AUTHORIZATION_SERVERS',
+  strictJwtAccessTokens: 'MCP_AUTH_STRICT_JWT',
+  resourceName: 'MCP_AUTH_RESOURCE_NAME',
+  resourceDocumentation: 'MCP_AUTH_RESOURCE_DOCUMENTATION',
+  maxBodyBytes: 'MCP_AUTH_MAX_BODY_BYTES',
+  httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
+  introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+} as const satisfies SettingNames;
+
+const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
+const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A value, trimmed, or undefined when unset or blank. */
+function read(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v ? v : undefined;
+}
+
+/** A list separated by commas and/or white space. */
+function readList(env: Env, name: string): string[] | undefined {
+  const v = read(env, name);
+  return v === undefined ? undefined : v.split(/[\s,]+/).filter(Boolean);
+}
+
+function readInteger(env: Env, name: string, min: number, max: number): number | undefined {
+  const v = read(env, name);
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new ConfigurationError(name, `must be a whole number from ${min} to ${max} (got "${v}")`);
+  }
+  return Number(v);
+}
+
+function readBoolean(env: Env, name: string): boolean | undefined {
+  const v = read(env, name)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (v === 'true' || v === '1' || v === 'yes') return true;
+  if (v === 'false' || v === '0' || v === 'no') return false;
+  throw new ConfigurationError(name, `must be true or false (got "${v}")`);
+}
+
+/** JWS algorithms the guard can accept: asymmetric only (RFC 8725 §3.1; no `none`, no HS* with public keys). */
+export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
+  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+];
+
+/**
+ * Reads the guard's options from environment variables (see the README's table) and validates them
+ * all, so a misconfiguration fails at start-up with a message naming the variable and the fix.
+ *
+ * @param env - Variables to read. Default `process.env`.
+ * @param defaults - Values used when a variable is unset, e.g. `{ resource: 'http://127.0.0.1:3000/mcp' }`.
+ * @throws ConfigurationError naming the variable.
+ */
+export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
+  const options: GuardOptions = { ...defaults, issuer: read(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: read(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
+  const names: SettingNames = { ...ENV_SETTING_NAMES };
+  if (!read(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
+
+  const set = <K extends keyof GuardOptions>(key: K, value: GuardOptions[K] | undefined): void => {
+    if (value !== undefined) options[key] = value;
+  };
+  set('audiences', readList(env, 'MCP_AUTH_AUDIENCE'));
+  set('jwksUri', read(env, 'MCP_AUTH_JWKS_URI'));
+  const algorithms = readList(env, 'MCP_AUTH_ALGORITHMS');
+  if (algorithms) {
+    for (const alg of algorithms) {
+      if (!ASYMMETRIC_ALGORITHMS.includes(alg)) {
+        throw new ConfigurationError('MCP_AUTH_ALGORITHMS', `"${alg}" is not allowed; use asymmetric algorithms only: ${ASYMMETRIC_ALGORITHMS.join(', ')}`);
+      }
+    }
+    set('algorithms', algorithms);
+  }
+  const policyPath = read(env, 'MCP_AUTH_POLICY');
+  if (policyPath) set('policy', loadPolicyFile(policyPath, 'MCP_AUTH_POLICY'));
+  set('clockToleranceSeconds', readInteger(env, 'MCP_AUTH_CLOCK_TOLERANCE', 0, 300));
+  set('allowedOrigins', readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
+  set('authorizationServers', readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
+  set('strictJwtAccessTokens', readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
+  set('resourceName', read(env, 'MCP_AUTH_RESOURCE_NAME'));
+  set('resourceDocumentation', read(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
+  set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
+  set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
+
+  const clientId = read(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
+  const clientSecret = read(env, INTROSPECTION_SECRET);
+  if (clientId !== undefined || clientSecret !== undefined) {
+    if (!clientId || !clientSecret) {
+      throw new ConfigurationError(
+        clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+        'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or neither to accept JWTs only',
+      );
+    }
+    const endpoint = read(env, INTROSPECTION_ENDPOINT);
+    options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}) };
+  }
+
+  resolveGuardOptions(options, names);
+  if (options.policy) compilePolicy(options.policy, 'MCP_AUTH_POLICY');
+  return options;
+}

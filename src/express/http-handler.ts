@@ -1,0 +1,63 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '../core/auth-info.js';
+import type { JsonRpcMessage } from '../core/jsonrpc.js';
+
+/**
+ * An incoming request after the guard let it through: `auth` is the verified caller (as the MCP SDK's
+ * `requireBearerAuth` sets it, so SDK transports pass it on to tool handlers as `extra.authInfo`), and
+ * for POST `body` is the one parsed JSON-RPC message.
+ */
+export type GuardedRequest = IncomingMessage & { auth: AuthInfo; body?: JsonRpcMessage };
+
+/** Context given to an {@link McpHttpHandler}. */
+export interface HttpHandlerContext {
+  auth: AuthInfo;
+  /** The MCP protocol revision of the request, when known. */
+  protocolVersion?: string;
+  /** Fires when the client goes away. */
+  signal: AbortSignal;
+}
+
+/**
+ * An MCP handler that writes its own HTTP answer: the official SDK's Streamable HTTP transport, any
+ * Express MCP handler, or a proxy to an upstream server. The guard authenticates and authorizes first,
+ * then calls `handle`; list results it writes (JSON or SSE) are filtered by the caller's scopes.
+ */
+export interface McpHttpHandler {
+  readonly kind: 'http';
+  /** Handles one authorized request. POST bodies are already parsed into `req.body`. */
+  handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void | Promise<void>;
+  /** Whether GET (standalone SSE stream) is supported; otherwise the guard answers 405. Default true. */
+  readonly supportsGet?: boolean;
+  /** Whether DELETE (session termination) is supported; otherwise the guard answers 405. Default true. */
+  readonly supportsDelete?: boolean;
+}
+
+/** Options of {@link httpHandler}. */
+export interface HttpHandlerOptions {
+  /** Default true. */
+  supportsGet?: boolean;
+  /** Default true. */
+  supportsDelete?: boolean;
+}
+
+/**
+ * Wraps an Express-style MCP handler `(req, res) => …` so the guard hands it authorized requests.
+ *
+ * @example
+ * mcpOAuthGuard({ ...loadOptionsFromEnv(), handler: httpHandler((req, res) => transport.handleRequest(req, res, req.body)) })
+ */
+export function httpHandler(
+  handle: (req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext) => void | Promise<void>,
+  options: HttpHandlerOptions = {},
+): McpHttpHandler {
+  return { kind: 'http', handle, supportsGet: options.supportsGet ?? true, supportsDelete: options.supportsDelete ?? true };
+}
+
+/** True when `handler` is an {@link McpHttpHandler}. */
+export function isHttpHandler(handler: unknown): handler is McpHttpHandler {
+  return typeof handler === 'object' && handler !== null && (handler as { kind?: unknown }).kind === 'http';
+}
+
+/** Re-export for handlers that want the message type. */
+export type { JsonRpcMessage };

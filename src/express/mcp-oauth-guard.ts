@@ -1,0 +1,315 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Router } from 'express';
+import type { AuthInfo } from '../core/auth-info.js';
+import { createGuard, type Guard } from '../core/create-guard.js';
+import { ConfigurationError, GuardError, RequestRejectedError } from '../core/errors.js';
+import type { GuardOptions } from '../core/guard-options.js';
+import type { HandlerResult, McpMessageHandler } from '../core/handler.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import type { SettingNames } from '../core/resolve-guard-options.js';
+import { setEndpointCors, setMetadataCors } from './cors.js';
+import { isHttpHandler, type GuardedRequest, type McpHttpHandler } from './http-handler.js';
+import { readBody } from './read-body.js';
+import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from './write-response.js';
+
+/** Options of {@link mcpOAuthGuard}: the guard's options plus the MCP handler to protect. */
+export interface McpOAuthGuardOptions extends GuardOptions {
+  /**
+   * The MCP server behind the guard: a plain function `(message, context) => response | undefined |
+   * AsyncIterable<message>`, or an {@link McpHttpHandler} that writes its own HTTP answer (SDK transport,
+   * Express MCP handler, gateway).
+   */
+  handler: McpMessageHandler | McpHttpHandler;
+  /** How settings are named in start-up errors (used by `loadOptionsFromEnv` callers). Internal. */
+  settingNames?: SettingNames;
+}
+
+/** The router returned by {@link mcpOAuthGuard}, with the guard it uses (`guard.ready()` runs discovery now). */
+export type McpOAuthGuardRouter = Router & { readonly guard: Guard };
+
+type Req = IncomingMessage & { body?: unknown; auth?: AuthInfo; path?: string };
+
+const METHOD_NOT_ALLOWED_FOR_FUNCTION = 'POST, OPTIONS';
+
+/**
+ * Express middleware that makes an MCP endpoint an OAuth 2.1 resource server. Mount it at the root
+ * (`app.use(mcpOAuthGuard(options))`): it serves
+ * - `GET /.well-known/oauth-protected-resource<path>` and `GET /.well-known/oauth-protected-resource`
+ *   (RFC 9728 §3), CORS open and cacheable;
+ * - the MCP endpoint at the path of `options.resource`: POST goes to the handler after authentication
+ *   and authorization; GET and DELETE go to an {@link McpHttpHandler} that supports them, otherwise 405.
+ *
+ * Do not put `express.json()` before it on that path: the guard reads the body itself, with a limit.
+ *
+ * @throws ConfigurationError at construction when an option is missing or invalid.
+ */
+export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRouter {
+  const handler = options?.handler;
+  if (typeof handler !== 'function' && !isHttpHandler(handler)) {
+    throw new ConfigurationError(
+      'options.handler',
+      'is required: pass an async function (message, context) => response, or httpHandler(...)/an SDK adapter',
+    );
+  }
+  const guard = createGuard(options, options.settingNames);
+  const metadataPaths = new Set(guard.metadataPaths);
+  const endpointPath = guard.resourcePath;
+  const endpointPathSlash = endpointPath.endsWith('/') ? endpointPath : `${endpointPath}/`;
+  const maxBodyBytes = guard.options.maxBodyBytes;
+  const metadataCacheControl = `public, max-age=${guard.options.metadataMaxAgeSeconds}`;
+  const metadataBody = Buffer.from(guard.metadataJson);
+  const allowForHttp = [
+    'POST',
+    ...(isHttpHandler(handler) && handler.supportsGet !== false ? ['GET'] : []),
+    ...(isHttpHandler(handler) && handler.supportsDelete !== false ? ['DELETE'] : []),
+    'OPTIONS',
+  ].join(', ');
+  const allowHeader = isHttpHandler(handler) ? allowForHttp : METHOD_NOT_ALLOWED_FOR_FUNCTION;
+
+  function serveMetadata(req: Req, res: ServerResponse): void {
+    if (req.method === 'OPTIONS') {
+      setMetadataCors(res, true);
+      res.writeHead(204).end();
+      return;
+    }
+    setMetadataCors(res, false);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      writeJson(res, 405, jsonRpcError(null, -32600, 'Method not allowed: the metadata is read with GET'), { Allow: 'GET, HEAD, OPTIONS' });
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Content-Length': metadataBody.length,
+      'Cache-Control': metadataCacheControl,
+    });
+    res.end(req.method === 'HEAD' ? undefined : metadataBody);
+  }
+
+  function deny(req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo): void {
+    const answer = guard.errorResponse(error, id);
+    if (error instanceof GuardError) {
+      guard.report('deny', error.reason, answer.status, {
+        httpMethod: req.method ?? 'POST',
+        message,
+        auth,
+        requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
+      });
+    }
+    writeError(res, answer);
+  }
+
+  async function handlePost(req: Req, res: ServerResponse): Promise<void> {
+    let id: JsonRpcId | null = null;
+    let message: JsonRpcMessage | undefined;
+    let auth: AuthInfo | undefined;
+    try {
+      const origin = req.headers.origin;
+      guard.checkOrigin(origin);
+      if (origin !== undefined) setEndpointCors(res, origin, false);
+      const body = await readBody(req, maxBodyBytes);
+      const isJson = isJsonContentType(req.headers['content-type']) || (req.body !== undefined && req.readableEnded);
+      const parsed = isJson ? guard.parseMessage(body) : undefined;
+      if (parsed?.ok) {
+        message = parsed.message;
+        const mid = (message as { id?: unknown }).id;
+        if (typeof mid === 'string' || typeof mid === 'number') id = mid;
+      } else if (parsed) {
+        id = parsed.id;
+      }
+      auth = await guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      if (!parsed) {
+        throw new RequestRejectedError('Unsupported Media Type: send the JSON-RPC message as application/json', {
+          status: 415,
+          reason: 'unsupported_media_type',
+          jsonRpcCode: -32600,
+        });
+      }
+      if (!parsed.ok) throw parsed.error;
+      const msg = parsed.message;
+      const { protocolVersion, requiredScopes } = guard.authorize(msg, auth, req.headers);
+      guard.report('allow', 'allowed', 200, { httpMethod: 'POST', message: msg, auth, requiredScopes });
+      req.auth = auth;
+      if (isHttpHandler(handler)) {
+        req.body = msg;
+        await handler.handle(req as GuardedRequest, res, { auth, protocolVersion, signal: abortSignalFor(res) });
+        return;
+      }
+      await dispatchToFunction(handler, msg, auth, protocolVersion, req, res, id);
+    } catch (error) {
+      deny(req, res, error, id, message, auth);
+    }
+  }
+
+  async function dispatchToFunction(
+    fn: McpMessageHandler,
+    message: JsonRpcMessage,
+    auth: AuthInfo,
+    protocolVersion: string | undefined,
+    req: Req,
+    res: ServerResponse,
+    id: JsonRpcId | null,
+  ): Promise<void> {
+    const signal = abortSignalFor(res);
+    const sessionId = req.headers['mcp-session-id'];
+    const isRequest = 'method' in message && 'id' in message;
+    let result: HandlerResult;
+    try {
+      result = await fn(message, { auth, signal, protocolVersion, sessionId: typeof sessionId === 'string' ? sessionId : undefined });
+    } catch {
+      // The handler failed: a server fault. The client learns nothing of its internals.
+      writeError(res, guard.errorResponse(undefined, id));
+      return;
+    }
+    if (!isRequest) {
+      // Notifications and responses to the server's own requests: delivered, then 202 with no body.
+      writeAccepted(res);
+      return;
+    }
+    if (result === undefined) {
+      writeJson(res, 500, jsonRpcError(id, -32603, 'Internal error: the handler returned no response'));
+      return;
+    }
+    if (isAsyncIterable(result)) {
+      await streamMessages(result, message, auth, protocolVersion, res, signal, id);
+      return;
+    }
+    writeJson(res, 200, guard.filterResponse(message, result, auth, protocolVersion));
+  }
+
+  async function streamMessages(
+    messages: AsyncIterable<JsonRpcMessage>,
+    request: JsonRpcMessage,
+    auth: AuthInfo,
+    protocolVersion: string | undefined,
+    res: ServerResponse,
+    signal: AbortSignal,
+    id: JsonRpcId | null,
+  ): Promise<void> {
+    const iterator = messages[Symbol.asyncIterator]();
+    const stop = (): void => {
+      void iterator.return?.()?.catch(() => {});
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    startEventStream(res);
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done || signal.aborted) break;
+        const m = next.value;
+        const isFinal = !('method' in m) && 'id' in m && m.id === id;
+        writeEvent(res, isFinal ? guard.filterResponse(request, m, auth, protocolVersion) : m);
+        if (isFinal) break;
+      }
+    } catch {
+      if (!signal.aborted) writeEvent(res, jsonRpcError(id, -32603, 'Internal error'));
+    } finally {
+      signal.removeEventListener('abort', stop);
+      res.end();
+    }
+  }
+
+  async function handleGetOrDelete(req: Req, res: ServerResponse): Promise<void> {
+    let auth: AuthInfo | undefined;
+    try {
+      const origin = req.headers.origin;
+      guard.checkOrigin(origin);
+      if (origin !== undefined) setEndpointCors(res, origin, false);
+      const supported =
+        isHttpHandler(handler) && (req.method === 'GET' ? handler.supportsGet !== false : handler.supportsDelete !== false);
+      if (!supported) {
+        throw new RequestRejectedError(`Method not allowed: ${req.method} is not supported by this MCP endpoint`, {
+          status: 405,
+          reason: 'method_not_allowed',
+          jsonRpcCode: -32600,
+          headers: { Allow: allowHeader },
+        });
+      }
+      auth = await guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      const requiredScopes = guard.authorizeBase(auth);
+      guard.report('allow', 'allowed', 200, { httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      req.auth = auth;
+      await (handler as McpHttpHandler).handle(req as GuardedRequest, res, { auth, signal: abortSignalFor(res) });
+    } catch (error) {
+      deny(req, res, error, null, undefined, auth);
+    }
+  }
+
+  function handleEndpointOptions(req: Req, res: ServerResponse): void {
+    const origin = req.headers.origin;
+    try {
+      guard.checkOrigin(origin);
+    } catch (error) {
+      deny(req, res, error, null);
+      return;
+    }
+    if (origin !== undefined) {
+      const requested = req.headers['access-control-request-headers'];
+      setEndpointCors(res, origin, true, typeof requested === 'string' ? requested : undefined);
+    }
+    res.writeHead(204, { Allow: allowHeader }).end();
+  }
+
+  const router = Router();
+  router.use((req: Req, res, next) => {
+    const path = (req as { path?: string }).path ?? '/';
+    if (path === endpointPath || path === endpointPathSlash) {
+      switch (req.method) {
+        case 'POST':
+          void handlePost(req, res);
+          return;
+        case 'GET':
+        case 'DELETE':
+          void handleGetOrDelete(req, res);
+          return;
+        case 'OPTIONS':
+          handleEndpointOptions(req, res);
+          return;
+        default:
+          deny(req, res, new RequestRejectedError('Method not allowed', { status: 405, reason: 'method_not_allowed', jsonRpcCode: -32600, headers: { Allow: allowHeader } }), null);
+          return;
+      }
+    }
+    if (metadataPaths.has(path)) {
+      serveMetadata(req, res);
+      return;
+    }
+    next();
+  });
+  return Object.assign(router, { guard });
+}
+
+/** `application/json`, with or without parameters, any case (RFC 9110 §8.3.1). */
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semi = value.indexOf(';');
+  const type = (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
+  return type === 'application/json';
+}
+
+/**
+ * The Authorization header as sent. Node keeps only the first of duplicated Authorization headers in
+ * `req.headers`, so the raw list is checked: two headers must be refused, not silently half-read.
+ */
+function authorizationHeader(req: IncomingMessage): string | string[] | undefined {
+  const raw = req.rawHeaders;
+  let found: string[] | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') (found ??= []).push(raw[i + 1]!);
+  }
+  if (found === undefined) return undefined;
+  return found.length === 1 ? found[0] : found;
+}
+
+/** An AbortSignal that fires when the client goes away before the answer is complete. */
+function abortSignalFor(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+function isAsyncIterable(v: unknown): v is AsyncIterable<JsonRpcMessage> {
+  return typeof v === 'object' && v !== null && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}

@@ -1,0 +1,56 @@
+import type { IncomingMessage } from 'node:http';
+import { RequestRejectedError } from '../core/errors.js';
+
+function tooLarge(limit: number): RequestRejectedError {
+  return new RequestRejectedError(`Request body larger than ${limit} bytes`, {
+    status: 413,
+    reason: 'request_too_large',
+    jsonRpcCode: -32600,
+    headers: { Connection: 'close' },
+  });
+}
+
+/**
+ * Reads a request body as UTF-8 text, at most `limit` bytes. A declared `Content-Length` over the limit
+ * is refused before reading; a body that grows past it stops being buffered at once (the rest is
+ * drained and discarded, and the connection is closed after the answer).
+ *
+ * If a body parser already ran (e.g. `express.json()` before the guard), its result is re-serialized,
+ * so the guard still sees exactly one JSON value.
+ */
+export function readBody(req: IncomingMessage & { body?: unknown }, limit: number): Promise<string> {
+  if (req.body !== undefined && req.readableEnded) {
+    return Promise.resolve(typeof req.body === 'string' ? req.body : JSON.stringify(req.body) ?? '');
+  }
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const onData = (chunk: Buffer): void => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.once('error', (err) => {
+      if (failed) return;
+      failed = true;
+      reject(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: -32600, headers: { Connection: 'close' } }));
+      void err;
+    });
+  });
+}

@@ -1,0 +1,42 @@
+import type { ServerResponse } from 'node:http';
+import type { GuardHttpResponse } from '../core/create-guard.js';
+import type { JsonRpcMessage } from '../core/jsonrpc.js';
+
+/** Writes a JSON body with an exact Content-Length (cheaper than res.json on the hot path). */
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  if (headers) for (const k in headers) res.setHeader(k, headers[k]!);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Writes a guard error answer, unless headers were already sent (then the connection is ended). */
+export function writeError(res: ServerResponse, answer: GuardHttpResponse): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  writeJson(res, answer.status, answer.body, answer.headers);
+}
+
+/** `202 Accepted` with no body: notifications and client responses (MCP Streamable HTTP). */
+export function writeAccepted(res: ServerResponse): void {
+  res.writeHead(202, { 'Content-Length': '0' });
+  res.end();
+}
+
+/** Starts a `text/event-stream` answer. */
+export function startEventStream(res: ServerResponse): void {
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+}
+
+/** Writes one SSE `message` event carrying a JSON-RPC message (one data line: JSON has no raw newlines). */
+export function writeEvent(res: ServerResponse, message: JsonRpcMessage): boolean {
+  return res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}
