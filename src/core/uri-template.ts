@@ -1,0 +1,164 @@
+/**
+ * Matching resource URIs against the RFC 6570 URI templates used as policy keys
+ * (MCP `server/resources`: resource templates are RFC 6570 templates).
+ */
+
+/** A template compiled once into a matcher. */
+export interface UriTemplateMatcher {
+  /** The template as written. */
+  readonly template: string;
+  /** Number of characters before the first expression: the specificity used to rank templates. */
+  readonly literalPrefixLength: number;
+  /** Number of literal (non-expression) characters in the whole template: the tie-breaker. */
+  readonly literalLength: number;
+  /** Whether `uri` could be an expansion of the template. */
+  matches(uri: string): boolean;
+}
+
+// Each operator (RFC 6570 §2.2) maps to what its expansion can look like. Matching is deliberately
+// permissive inside an expression (any value may be empty, list and exploded forms are allowed), because a
+// template key is meant to catch every URI its server could produce from it.
+const OPERATOR_PATTERNS: ReadonlyMap<string, string> = new Map([
+  // Simple string expansion percent-encodes reserved characters, so the value never contains `/`.
+  ['', '[^/]*'],
+  // Reserved expansion keeps reserved characters: anything, `/` included.
+  ['+', '[^]*'],
+  // Fragment expansion: `#` then anything, or nothing when the variable is undefined.
+  ['#', '(?:#[^]*)?'],
+  // Label, path-segment, path-parameter, query and query-continuation expansions (level 3).
+  ['.', '(?:\\.[^/?#]*)?'],
+  ['/', '(?:/[^/?#]*)*'],
+  [';', '(?:;[^/?#]*)*'],
+  ['?', '(?:\\?[^#]*)?'],
+  ['&', '(?:&[^#]*)?'],
+]);
+
+// varname (RFC 6570 §2.3) with an optional level-4 modifier (`:max-length` or `*`).
+const VARSPEC = /^(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*(?::[1-9][0-9]{0,3}|\*)?$/;
+
+/**
+ * Compiles an RFC 6570 template (levels 1–3, level-4 modifiers tolerated) into a matcher.
+ *
+ * - `{var}` matches any run of characters without `/`, including an empty one.
+ * - `{+var}` matches anything (reserved expansion, §3.2.3).
+ * - `{#var}` matches an optional `#` followed by anything (fragment expansion, §3.2.4).
+ * - `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}` match their prefixed forms, or nothing.
+ *
+ * The URI scheme is compared case-insensitively (RFC 3986 §3.1); everything else is compared as sent,
+ * without percent-decoding, since that is how MCP servers receive `params.uri`.
+ *
+ * @throws SyntaxError when the template is malformed (unclosed `{`, stray `}`, empty or invalid variable,
+ *   reserved operator `=,!@|`). `compilePolicy` turns it into a `ConfigurationError` naming the key.
+ */
+export function compileUriTemplate(template: string): UriTemplateMatcher {
+  const normalized = lowercaseScheme(template);
+  let source = '^';
+  let literalPrefixLength = -1;
+  let literalLength = 0;
+  let i = 0;
+  while (i < normalized.length) {
+    const open = normalized.indexOf('{', i);
+    const literalEnd = open === -1 ? normalized.length : open;
+    const literal = normalized.slice(i, literalEnd);
+    if (literal.includes('}')) throw new SyntaxError(`unmatched "}" in URI template ${JSON.stringify(template)}`);
+    source += escapeRegExp(literal);
+    literalLength += literal.length;
+    if (open === -1) break;
+    if (literalPrefixLength === -1) literalPrefixLength = open;
+    const close = normalized.indexOf('}', open + 1);
+    if (close === -1) throw new SyntaxError(`unclosed "{" in URI template ${JSON.stringify(template)}`);
+    source += expressionPattern(normalized.slice(open + 1, close), template);
+    i = close + 1;
+  }
+  if (literalPrefixLength === -1) literalPrefixLength = normalized.length;
+  const pattern = new RegExp(`${source}$`);
+  return {
+    template,
+    literalPrefixLength,
+    literalLength,
+    matches(uri: string): boolean {
+      return pattern.test(lowercaseScheme(uri));
+    },
+  };
+}
+
+/** Whether a policy key is an RFC 6570 template (contains an expression) rather than an exact URI. */
+export function isUriTemplate(key: string): boolean {
+  return key.includes('{');
+}
+
+/**
+ * A lookup from a resource URI to the value of the best matching policy key.
+ */
+export interface UriLookup<T> {
+  /**
+   * The value for `uri`: the exact key first, then the most specific template (longest literal prefix, then
+   * most literal characters, then the one declared first), then the `*` key. `undefined` when none applies.
+   * A template string (from `resources/templates/list`) can be looked up the same way: an identical key
+   * matches exactly, otherwise it is matched like a URI (its `{…}` parts are ordinary characters then).
+   */
+  find(uri: string): T | undefined;
+  /** The `*` value, if any. */
+  readonly wildcard: T | undefined;
+}
+
+/**
+ * Builds a {@link UriLookup} from policy entries (`[key, value]`, in declaration order). Keys containing
+ * `{` are compiled as templates once, here; `*` is the default; everything else is an exact URI.
+ *
+ * @throws SyntaxError from {@link compileUriTemplate} for a malformed template key.
+ */
+export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): UriLookup<T> {
+  const exact = new Map<string, T>();
+  const templates: { matcher: UriTemplateMatcher; value: T; order: number }[] = [];
+  let wildcard: T | undefined;
+  let order = 0;
+  for (const [key, value] of entries) {
+    if (key === '*') wildcard = value;
+    else if (isUriTemplate(key)) templates.push({ matcher: compileUriTemplate(key), value, order: order++ });
+    else exact.set(lowercaseScheme(key), value);
+  }
+  templates.sort(
+    (a, b) =>
+      b.matcher.literalPrefixLength - a.matcher.literalPrefixLength ||
+      b.matcher.literalLength - a.matcher.literalLength ||
+      a.order - b.order,
+  );
+  return {
+    wildcard,
+    find(uri: string): T | undefined {
+      const hit = exact.size === 0 ? undefined : exact.get(lowercaseScheme(uri));
+      if (hit !== undefined) return hit;
+      for (const t of templates) if (t.matcher.matches(uri)) return t.value;
+      return wildcard;
+    },
+  };
+}
+
+function expressionPattern(expression: string, template: string): string {
+  const first = expression.charAt(0);
+  const operator = OPERATOR_PATTERNS.has(first) && first !== '' ? first : '';
+  const varList = operator === '' ? expression : expression.slice(1);
+  if (varList === '' || varList.split(',').some((v) => !VARSPEC.test(v))) {
+    throw new SyntaxError(
+      `invalid expression {${expression}} in URI template ${JSON.stringify(template)}: ` +
+        'expected {name}, {+name}, {#name}, {.name}, {/name}, {;name}, {?name} or {&name}',
+    );
+  }
+  return OPERATOR_PATTERNS.get(operator) as string;
+}
+
+// RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), case-insensitive.
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+function lowercaseScheme(uri: string): string {
+  const m = SCHEME.exec(uri);
+  if (m === null) return uri;
+  const scheme = m[0];
+  const lower = scheme.toLowerCase();
+  return lower === scheme ? uri : lower + uri.slice(scheme.length);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
