@@ -1,0 +1,93 @@
+import type { AuthInfo } from './auth-info.js';
+import { InvalidTokenError } from './errors.js';
+
+/** Inputs of {@link buildAuthInfo} besides the claims. */
+export interface BuildAuthInfoOptions {
+  /**
+   * The resource the token was accepted for, parsed once at start-up. Every {@link AuthInfo} of a verifier
+   * shares this one instance; `URL` objects cannot be frozen, so consumers must treat it as read-only.
+   */
+  resource: URL;
+  /** How the claims were obtained. */
+  tokenType: 'jwt' | 'introspection';
+}
+
+/**
+ * Builds the {@link AuthInfo} handed to MCP handlers from verified claims (a JWT payload, RFC 9068 §2.2, or an
+ * introspection response, RFC 7662 §2.2). Claims are trusted at this point; only their shapes are checked.
+ *
+ * - `scopes`: `scope` (space-separated string, RFC 6749 §3.3 / RFC 9068 §2.2.3), else `scp` (array of strings
+ *   or space-separated string, as several authorization servers send it), else `[]`.
+ * - `clientId`: `client_id` (RFC 9068 §2.2, RFC 7662 §2.2), else `azp` (OpenID Connect), else `""`.
+ * - `expiresAt`: `exp`, seconds since the epoch.
+ *
+ * The result, its `scopes`, `extra` and `extra.claims` are frozen: verified identities are cached and shared
+ * between requests, so no request may alter what another one sees.
+ *
+ * @throws InvalidTokenError (reason `token_claims`) when `scope`, `scp`, `client_id`, `azp`, `sub` or `iss`
+ *   has the wrong type.
+ */
+export function buildAuthInfo(token: string, claims: Readonly<Record<string, unknown>>, options: BuildAuthInfoOptions): AuthInfo {
+  const scopes = readScopes(claims);
+  const clientId = readClientId(claims);
+  const sub = readOptionalString(claims, 'sub');
+  const iss = readOptionalString(claims, 'iss');
+  const exp = claims['exp'];
+  if (exp !== undefined && typeof exp !== 'number') throw claimTypeError('exp');
+
+  Object.freeze(claims);
+  const extra = Object.freeze({ sub, iss, claims, tokenType: options.tokenType });
+  return Object.freeze({
+    token,
+    clientId,
+    scopes: Object.freeze(scopes) as string[],
+    expiresAt: exp,
+    resource: options.resource,
+    extra,
+  });
+}
+
+/**
+ * Reads the granted scopes: `scope` as a space-separated string, else `scp` as an array of strings or a
+ * space-separated string. Empty strings between repeated spaces are dropped.
+ *
+ * @throws InvalidTokenError (reason `token_claims`) for any other shape.
+ */
+export function readScopes(claims: Readonly<Record<string, unknown>>): string[] {
+  const scope = claims['scope'];
+  if (scope !== undefined) {
+    if (typeof scope !== 'string') throw claimTypeError('scope');
+    return splitScopes(scope);
+  }
+  const scp = claims['scp'];
+  if (scp === undefined) return [];
+  if (typeof scp === 'string') return splitScopes(scp);
+  if (Array.isArray(scp) && scp.every((s) => typeof s === 'string')) return (scp as string[]).filter((s) => s.length > 0);
+  throw claimTypeError('scp');
+}
+
+/**
+ * Reads the OAuth client the token was issued to: `client_id`, else `azp`, else `""`.
+ *
+ * @throws InvalidTokenError (reason `token_claims`) when the claim used is not a string.
+ */
+export function readClientId(claims: Readonly<Record<string, unknown>>): string {
+  const clientId = claims['client_id'] ?? claims['azp'];
+  if (clientId === undefined) return '';
+  if (typeof clientId !== 'string') throw claimTypeError(claims['client_id'] !== undefined ? 'client_id' : 'azp');
+  return clientId;
+}
+
+function splitScopes(value: string): string[] {
+  return value.split(' ').filter((s) => s.length > 0);
+}
+
+function readOptionalString(claims: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const value = claims[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw claimTypeError(name);
+}
+
+function claimTypeError(name: string): InvalidTokenError {
+  return new InvalidTokenError(`token claim "${name}" has an invalid type`, 'token_claims');
+}
