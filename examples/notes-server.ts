@@ -1,0 +1,220 @@
+/**
+ * Example: a notes MCP server behind mcp-oauth-guard, written as a plain dispatch table (no SDK).
+ *
+ * Tools and the scope each needs (hierarchy: notes:admin ⊃ notes:write ⊃ notes:read):
+ * - `whoami`: a valid token only; returns the subject, the client and the granted scopes;
+ * - `notes_list`: notes:read;  `notes_add` `{ text: string }`: notes:write;  `notes_clear`: notes:admin.
+ * Notes are kept per user, keyed by the token's `sub`.
+ *
+ * Run: `MCP_AUTH_ISSUER=https://your-issuer npm run example` (or `npm run demo` for everything on one machine).
+ * Env: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER (required),
+ * MCP_AUTH_RESOURCE (default http://HOST:PORT/mcp) and the other MCP_AUTH_* variables.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import express from 'express';
+import {
+  ConfigurationError,
+  dispatchTable,
+  loadOptionsFromEnv,
+  mcpOAuthGuard,
+  type AuthInfo,
+  type GuardOptions,
+  type McpOAuthGuardRouter,
+  type PolicyDefinition,
+} from '../src/index.js';
+
+/** The notes server's policy; also used by the SDK example so both behave the same. */
+export const notesPolicy: PolicyDefinition = {
+  scopesSupported: ['notes:read', 'notes:write', 'notes:admin'],
+  tools: {
+    whoami: [],
+    notes_list: ['notes:read'],
+    notes_add: ['notes:write'],
+    notes_clear: ['notes:admin'],
+    // Tools not named above are refused unless the caller is an admin.
+    '*': ['notes:admin'],
+  },
+  scopeHierarchy: { 'notes:admin': ['notes:write'], 'notes:write': ['notes:read'] },
+};
+
+/** What the 401 challenge asks a new client for: read access. */
+export const notesChallengeScopes = ['notes:read'];
+
+/** Protocol revisions this example speaks, newest first. */
+const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+
+/** The tool list (JSON Schema inputs). The guard filters it by the caller's scopes. */
+export const notesTools = [
+  { name: 'whoami', description: 'Who the access token speaks for: subject, client, scopes.', inputSchema: { type: 'object', properties: {} } },
+  { name: 'notes_list', description: 'List your notes.', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'notes_add',
+    description: 'Add a note.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1, maxLength: 2000 } }, required: ['text'] },
+  },
+  { name: 'notes_clear', description: 'Delete all your notes.', inputSchema: { type: 'object', properties: {} } },
+];
+
+/** Per-user notes, keyed by `sub`. Bounded so an example cannot grow without limit. */
+export class NotesStore {
+  private readonly byUser = new Map<string, string[]>();
+  constructor(private readonly maxPerUser = 1000) {}
+  list(user: string): readonly string[] {
+    return this.byUser.get(user) ?? [];
+  }
+  add(user: string, text: string): number {
+    const notes = this.byUser.get(user) ?? [];
+    if (notes.length >= this.maxPerUser) notes.shift();
+    notes.push(text);
+    this.byUser.set(user, notes);
+    return notes.length;
+  }
+  clear(user: string): number {
+    const n = this.list(user).length;
+    this.byUser.delete(user);
+    return n;
+  }
+}
+
+const text = (t: string, isError = false) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+
+/** The subject notes are stored under: `sub`, else the client (client-credentials tokens have no user). */
+export function noteOwner(auth: AuthInfo): string {
+  return auth.extra.sub ?? `client:${auth.clientId}`;
+}
+
+/** Builds the notes MCP handler (a dispatch table in the style of a hand-written MCP server). */
+export function createNotesHandler(store = new NotesStore()) {
+  const tools: Record<string, (args: Record<string, unknown>, auth: AuthInfo) => Record<string, unknown>> = {
+    whoami: (_args, auth) =>
+      text(JSON.stringify({ subject: auth.extra.sub ?? null, client: auth.clientId, scopes: auth.scopes })),
+    notes_list: (_args, auth) => {
+      const notes = store.list(noteOwner(auth));
+      return text(notes.length ? notes.map((n, i) => `${i + 1}. ${n}`).join('\n') : '(no notes yet)');
+    },
+    notes_add: (args, auth) => {
+      // Argument problems are tool results with isError, not protocol errors.
+      if (typeof args.text !== 'string' || args.text.trim() === '') return text('notes_add needs {"text": "<non-empty string>"}', true);
+      if (args.text.length > 2000) return text('note too long (2000 characters at most)', true);
+      const n = store.add(noteOwner(auth), args.text);
+      return text(`added note #${n}`);
+    },
+    notes_clear: (_args, auth) => text(`deleted ${store.clear(noteOwner(auth))} notes`),
+  };
+  const toolMap = new Map(Object.entries(tools));
+  return dispatchTable({
+    initialize: (params) => {
+      const asked = typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
+      return {
+        protocolVersion: SUPPORTED_VERSIONS.includes(asked) ? asked : SUPPORTED_VERSIONS[0],
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: 'notes-example', version: '1.0.0' },
+        instructions: 'Personal notes. Reading needs notes:read, adding notes:write, clearing notes:admin.',
+      };
+    },
+    ping: () => ({}),
+    'notifications/initialized': () => undefined,
+    'tools/list': () => ({ tools: notesTools }),
+    'tools/call': (params, { auth }) => {
+      const name = params.name;
+      const tool = typeof name === 'string' ? toolMap.get(name) : undefined;
+      if (!tool) return text(`unknown tool: ${String(name)}`, true);
+      const args = typeof params.arguments === 'object' && params.arguments !== null ? (params.arguments as Record<string, unknown>) : {};
+      return tool(args, auth);
+    },
+  });
+}
+
+/** Options of {@link startNotesServer}. */
+export interface NotesServerOptions extends Partial<GuardOptions> {
+  issuer: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+}
+
+/** A running notes server. */
+export interface RunningNotesServer {
+  /** The MCP endpoint URL (the canonical resource). */
+  url: string;
+  server: Server;
+  router: McpOAuthGuardRouter;
+  store: NotesStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the notes server on loopback. The resource defaults to `http://HOST:PORT/mcp` with the port
+ * actually bound, so port 0 works in tests.
+ */
+export async function startNotesServer(options: NotesServerOptions): Promise<RunningNotesServer> {
+  const host = options.host ?? '127.0.0.1';
+  const app = express();
+  app.disable('x-powered-by');
+  const server = app.listen(options.port ?? 0, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  const store = new NotesStore();
+  let router: McpOAuthGuardRouter;
+  try {
+    router = mcpOAuthGuard({
+      policy: notesPolicy,
+      challengeScopes: notesChallengeScopes,
+      resourceName: 'Notes (mcp-oauth-guard example)',
+      ...options,
+      resource: options.resource ?? `http://${hostInUrl}:${port}/mcp`,
+      handler: createNotesHandler(store),
+    });
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  app.use(router);
+  return {
+    url: router.guard.resource,
+    server,
+    router,
+    store,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function main(): Promise<void> {
+  const host = process.env.HOST?.trim() || '127.0.0.1';
+  const port = Number(process.env.PORT?.trim() || '3000');
+  if (!process.env.MCP_AUTH_ISSUER?.trim()) {
+    console.error(
+      'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +
+        'or run `npm run demo` to start a local authorization server, this server and a client together.',
+    );
+    process.exit(2);
+  }
+  try {
+    const hostInUrl = host.includes(':') ? `[${host}]` : host;
+    const fromEnv = loadOptionsFromEnv(process.env, { resource: `http://${hostInUrl}:${port}/mcp` });
+    const running = await startNotesServer({ policy: notesPolicy, ...fromEnv, host, port });
+    console.log(`notes MCP server: ${running.url}  (issuer ${fromEnv.issuer})`);
+    const stop = (): void => void running.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  } catch (error) {
+    if (error instanceof ConfigurationError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();
