@@ -1,0 +1,187 @@
+import * as client from 'openid-client';
+import { AuthorizationServerUnavailableError, ConfigurationError } from './errors.js';
+
+/** Default wait before a failed discovery is attempted again, in milliseconds. */
+export const DEFAULT_DISCOVERY_RETRY_MS = 5_000;
+
+/**
+ * Client id given to openid-client's `discovery()`, which wants one although fetching metadata involves no
+ * client. Only the server metadata of the result is used.
+ */
+const DISCOVERY_CLIENT_ID = 'mcp-oauth-guard';
+
+/** Options of {@link createIssuerDiscovery}. */
+export interface IssuerDiscoveryOptions {
+  /** Issuer identifier (RFC 8414 §2), checked with {@link assertSecureUrl} by the caller. */
+  issuer: string;
+  /** Timeout of each metadata request, in milliseconds. */
+  timeoutMs: number;
+  /** Wait after a failure before the next attempt, in milliseconds. Default {@link DEFAULT_DISCOVERY_RETRY_MS}. */
+  retryMs?: number;
+  /** Current time in milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * Returns the issuer's metadata, discovered on the first call and memoized. Concurrent first calls share one
+ * discovery. After a failure, calls within `retryMs` fail at once (no request to the authorization server);
+ * the first call after that tries again.
+ *
+ * @throws AuthorizationServerUnavailableError (503, `Retry-After` = seconds until the next attempt).
+ */
+export type DiscoverIssuer = () => Promise<client.ServerMetadata>;
+
+/**
+ * Creates the memoized discovery of {@link DiscoverIssuer}. Nothing is fetched until the first call.
+ */
+export function createIssuerDiscovery(options: IssuerDiscoveryOptions): DiscoverIssuer {
+  const retryMs = options.retryMs ?? DEFAULT_DISCOVERY_RETRY_MS;
+  const now = options.now ?? Date.now;
+  let metadata: client.ServerMetadata | undefined;
+  let pending: Promise<client.ServerMetadata> | undefined;
+  let failedUntil = 0;
+  let lastFailure: unknown;
+
+  return () => {
+    if (metadata !== undefined) return Promise.resolve(metadata);
+    if (pending !== undefined) return pending;
+    const nowMs = now();
+    if (nowMs < failedUntil) {
+      return Promise.reject(
+        new AuthorizationServerUnavailableError(
+          'authorization server metadata is unavailable',
+          Math.max(1, Math.ceil((failedUntil - nowMs) / 1000)),
+          lastFailure,
+        ),
+      );
+    }
+    pending = discoverIssuerMetadata(options.issuer, options.timeoutMs).then(
+      (found) => {
+        metadata = found;
+        pending = undefined;
+        return found;
+      },
+      (error: unknown) => {
+        pending = undefined;
+        failedUntil = now() + retryMs;
+        lastFailure = error;
+        throw new AuthorizationServerUnavailableError(
+          'authorization server metadata is unavailable',
+          Math.max(1, Math.ceil(retryMs / 1000)),
+          error,
+        );
+      },
+    );
+    return pending;
+  };
+}
+
+/**
+ * Fetches an issuer's metadata once, without memoization: RFC 8414 `/.well-known/oauth-authorization-server`
+ * first (inserted before the issuer's path, RFC 8414 §3.1), then OpenID Connect Discovery
+ * `/.well-known/openid-configuration` (appended to the path), through openid-client's `discovery()`.
+ *
+ * The second location is tried only when the first answered but unusably (404, not JSON, wrong issuer…); a
+ * timeout or a refused connection would only repeat. Plain http is allowed for loopback issuers only.
+ *
+ * The discovered `issuer` must equal the configured one character for character (RFC 8414 §3.3): openid-client
+ * compares the two after URL normalization, which lets `https://as` and `https://as/` pass, yet tokens carry
+ * one exact spelling in `iss`, which is matched exactly later; a mismatch found here is a clearer error.
+ *
+ * @param issuer - The issuer identifier.
+ * @param timeoutMs - Timeout of each request, in milliseconds.
+ * @returns The server metadata (RFC 8414 §2), with `jwks_uri` and `introspection_endpoint` when published.
+ * @throws Whatever openid-client throws (`ClientError`, `TypeError` on network failure…), or a
+ *   ConfigurationError naming `issuer` on an issuer mismatch or an insecure endpoint.
+ */
+export async function discoverIssuerMetadata(issuer: string, timeoutMs: number): Promise<client.ServerMetadata> {
+  const server = new URL(issuer);
+  const discoveryOptions = (algorithm: 'oauth2' | 'oidc'): client.DiscoveryRequestOptions => ({
+    algorithm,
+    [client.customFetch]: createTimeoutFetch(timeoutMs),
+    timeout: toOpenIdClientTimeout(timeoutMs),
+    execute: isLoopbackHttpUrl(server) ? [client.allowInsecureRequests] : [],
+  });
+
+  let config: client.Configuration;
+  try {
+    config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions('oauth2'));
+  } catch (error) {
+    if (!isWorthFallingBack(error)) throw error;
+    config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions('oidc'));
+  }
+
+  const metadata = config.serverMetadata();
+  if (metadata.issuer !== issuer) {
+    throw new ConfigurationError(
+      'issuer',
+      `the authorization server calls itself "${metadata.issuer}"; configure exactly that string, as tokens carry it in "iss"`,
+    );
+  }
+  if (metadata.jwks_uri !== undefined) assertSecureUrl('jwks_uri', metadata.jwks_uri);
+  if (metadata.introspection_endpoint !== undefined) assertSecureUrl('introspection_endpoint', metadata.introspection_endpoint);
+  return metadata;
+}
+
+/**
+ * Checks that a URL the guard will call is absolute https, or http on a loopback host (127.0.0.0/8, `::1`,
+ * `localhost`, RFC 8252 §7.3) for local development. Credentials and fragments are refused.
+ *
+ * @param setting - The option name reported on error, e.g. `issuer` or `jwksUri`.
+ * @param value - The URL as configured or discovered.
+ * @returns The parsed URL.
+ * @throws ConfigurationError naming `setting`.
+ */
+export function assertSecureUrl(setting: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigurationError(setting, `"${value}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && !isLoopbackHttpUrl(url)) {
+    throw new ConfigurationError(
+      setting,
+      url.protocol === 'http:'
+        ? `http is allowed on loopback hosts only (127.0.0.1, [::1], localhost); use https for ${url.host}`
+        : `must be an https URL (got ${url.protocol})`,
+    );
+  }
+  if (url.username !== '' || url.password !== '') throw new ConfigurationError(setting, 'must not contain credentials');
+  if (url.hash !== '' || value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
+  return url;
+}
+
+/** True for `http:` URLs on 127.0.0.0/8, `[::1]`, `localhost` or a `.localhost` name (RFC 6761 §6.3). */
+export function isLoopbackHttpUrl(url: URL): boolean {
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname;
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]') return true;
+  return /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * A `fetch` for openid-client (`customFetch`) that aborts after `timeoutMs` milliseconds. openid-client's own
+ * `timeout` is in whole seconds as far as Node's `AbortSignal.timeout` is concerned (it multiplies by 1000 and
+ * Node refuses a fractional delay), so millisecond precision is applied here instead.
+ */
+export function createTimeoutFetch(timeoutMs: number): client.CustomFetch {
+  return (url, init) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    // openid-client's body types are what fetch accepts at run time; the DOM typings are narrower.
+    const request = { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout } as RequestInit;
+    return fetch(url, request);
+  };
+}
+
+/** openid-client's `timeout` (seconds): a whole-second upper bound behind {@link createTimeoutFetch}. */
+export function toOpenIdClientTimeout(timeoutMs: number): number {
+  return Math.max(1, Math.ceil(timeoutMs / 1000));
+}
+
+/** A timeout or an unreachable host would fail the same way at the second location. */
+function isWorthFallingBack(error: unknown): boolean {
+  if (error instanceof TypeError) return false; // fetch() network failure, or a refused http URL
+  if (error instanceof client.ClientError && (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT')) return false;
+  return true;
+}
