@@ -1,0 +1,246 @@
+import {
+  createRemoteJWKSet,
+  errors as joseErrors,
+  jwtVerify,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  type RemoteJWKSet,
+} from 'jose';
+import type { DecisionReason } from './decision.js';
+import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
+
+/**
+ * Default JWS algorithms: asymmetric only (RFC 7518 §3.3–3.5, RFC 8037 `EdDSA`, RFC 9864 `Ed25519`).
+ * Symmetric `HS*` would let anyone holding the shared secret mint tokens, and `none` is no signature at all.
+ */
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256', 'RS384', 'RS512',
+  'PS256', 'PS384', 'PS512',
+  'ES256', 'ES384', 'ES512',
+  'EdDSA', 'Ed25519',
+]);
+
+/** Every asymmetric JWS algorithm jose 6 can verify; anything else in `algorithms` is a typo. */
+const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set([...DEFAULT_JWT_ALGORITHMS, 'ML-DSA-44', 'ML-DSA-65', 'ML-DSA-87']);
+
+/** Claims RFC 9068 §2.2 requires of a JWT access token, beyond `iss`, `aud` and `exp`. */
+const RFC9068_CLAIMS = ['exp', 'iat', 'jti', 'sub', 'client_id'];
+
+/** Options of {@link createJwtVerifier}, already validated and defaulted by the caller. */
+export interface JwtVerifierOptions {
+  /** Expected `iss`, compared exactly (RFC 7519 §4.1.1, RFC 9068 §4). */
+  issuer: string;
+  /** Accepted audiences; `aud` must contain one of them (RFC 7519 §4.1.3, RFC 8707 §2). Non-empty. */
+  audiences: readonly string[];
+  /** Accepted `alg` values, as returned by {@link resolveJwtAlgorithms}. */
+  algorithms: readonly string[];
+  /** Clock skew tolerated on `exp` and `nbf`, in seconds. */
+  clockToleranceSeconds: number;
+  /** Require RFC 9068: `typ` `at+jwt` and claims `client_id`, `iat`, `jti`, `sub`. */
+  strictJwtAccessTokens: boolean;
+  /** The JWKS location, or how to learn it (issuer discovery) on first use. */
+  jwksUri: URL | (() => Promise<URL>);
+  /** Timeout of a JWKS fetch, in milliseconds (integer). */
+  httpTimeoutMs: number;
+  /** Minimum wait before refetching the JWKS for an unknown `kid`, in milliseconds. */
+  jwksCooldownMs: number;
+  /** Maximum age of the cached JWKS, in milliseconds. */
+  jwksCacheMaxAgeMs: number;
+}
+
+/** A verified JWT access token. */
+export interface VerifiedJwt {
+  /** The claims, validated (issuer, audience, times, required claims). */
+  payload: JWTPayload;
+  /** The protected header. */
+  protectedHeader: JWTHeaderParameters;
+}
+
+/**
+ * Verifies a compact JWS access token: signature with a key from the issuer's JWKS, then `iss`, `aud`, `exp`,
+ * `nbf`, `typ` and, in strict mode, the RFC 9068 claims.
+ *
+ * @throws InvalidTokenError (401) with reason `token_expired`, `token_not_yet_valid`, `token_issuer`,
+ *   `token_audience`, `token_signature`, `token_algorithm`, `token_type`, `token_claims` or `token_invalid`.
+ * @throws AuthorizationServerUnavailableError (503) when the JWKS cannot be fetched, parsed, or times out.
+ */
+export type VerifyJwt = (token: string) => Promise<VerifiedJwt>;
+
+/**
+ * Checks the `algorithms` setting and returns the list to use.
+ *
+ * @param algorithms - Configured algorithms; default {@link DEFAULT_JWT_ALGORITHMS}.
+ * @throws ConfigurationError naming `algorithms` when the list is empty, contains `none` or an HMAC algorithm
+ *   (RFC 8725 §3.1–3.2: the resource server would hold a key able to mint tokens), or an unknown name.
+ */
+export function resolveJwtAlgorithms(algorithms: readonly string[] | undefined): readonly string[] {
+  if (algorithms === undefined) return DEFAULT_JWT_ALGORITHMS;
+  if (!Array.isArray(algorithms) || algorithms.length === 0) {
+    throw new ConfigurationError('algorithms', 'must be a non-empty list of JWS algorithms, e.g. ["RS256", "ES256"]');
+  }
+  for (const alg of algorithms) {
+    if (typeof alg !== 'string') throw new ConfigurationError('algorithms', 'must contain strings only');
+    if (alg.toLowerCase() === 'none') {
+      throw new ConfigurationError('algorithms', '"none" means unsigned tokens and is never accepted (RFC 8725 §3.1)');
+    }
+    if (/^HS\d+$/i.test(alg)) {
+      throw new ConfigurationError('algorithms', `"${alg}" is symmetric: a resource server must not hold a key that can mint tokens; use an asymmetric algorithm`);
+    }
+    if (!SUPPORTED_ALGORITHMS.has(alg)) {
+      throw new ConfigurationError('algorithms', `"${alg}" is not a supported asymmetric JWS algorithm (${[...SUPPORTED_ALGORITHMS].join(', ')})`);
+    }
+  }
+  return Object.freeze([...algorithms]);
+}
+
+/**
+ * Creates a {@link VerifyJwt} over jose's `jwtVerify` and `createRemoteJWKSet`.
+ *
+ * Keys come only from the configured or discovered `jwks_uri`: jose's remote key set never follows a token's
+ * `jku` or `x5u` header and never uses an embedded `jwk` (RFC 8725 §3.10), so an attacker cannot supply the key
+ * that checks their own signature. An unknown `kid` triggers at most one JWKS refetch per cooldown.
+ */
+export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
+  const verifyOptions: JWTVerifyOptions = {
+    issuer: options.issuer,
+    audience: [...options.audiences],
+    algorithms: [...options.algorithms],
+    requiredClaims: options.strictJwtAccessTokens ? RFC9068_CLAIMS : ['exp'],
+    clockTolerance: options.clockToleranceSeconds,
+  };
+  const strict = options.strictJwtAccessTokens;
+
+  let remoteKeySet: RemoteJWKSet | undefined;
+  const openKeySet = async (): Promise<RemoteJWKSet> => {
+    const url = typeof options.jwksUri === 'function' ? await options.jwksUri() : options.jwksUri;
+    remoteKeySet ??= createRemoteJWKSet(url, {
+      timeoutDuration: options.httpTimeoutMs,
+      cooldownDuration: options.jwksCooldownMs,
+      cacheMaxAge: options.jwksCacheMaxAgeMs,
+    });
+    return remoteKeySet;
+  };
+
+  // Separates "the token names no key we know" (the token's fault) from "the key set is unreachable or
+  // broken" (the authorization server's): only the key resolver talks to the network.
+  const getKey: JWTVerifyGetKey = async (protectedHeader, token) => {
+    const keySet = remoteKeySet ?? (await openKeySet());
+    try {
+      return await keySet(protectedHeader, token);
+    } catch (error) {
+      if (isTokenKeyError(error)) throw error;
+      throw new AuthorizationServerUnavailableError("the authorization server's signing keys (JWKS) are unavailable", 5, error);
+    }
+  };
+
+  return async (token) => {
+    let verified: VerifiedJwt;
+    try {
+      verified = await jwtVerify(token, getKey, verifyOptions);
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
+        verified = await verifyWithEachCandidate(token, error, verifyOptions);
+      } else {
+        throw toGuardError(error);
+      }
+    }
+    checkTokenType(verified.protectedHeader.typ, strict);
+    if (verified.payload['cnf'] !== undefined) throw senderConstrained();
+    return verified;
+  };
+}
+
+/**
+ * Without a `kid`, several keys of the JWKS may fit (RFC 7517 §4.5 makes `kid` optional); jose then yields
+ * the candidates and the signature decides.
+ */
+async function verifyWithEachCandidate(
+  token: string,
+  candidates: joseErrors.JWKSMultipleMatchingKeys,
+  verifyOptions: JWTVerifyOptions,
+): Promise<VerifiedJwt> {
+  let lastError: unknown = candidates;
+  for await (const key of candidates) {
+    try {
+      return await jwtVerify(token, key, verifyOptions);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw toGuardError(error);
+      lastError = error;
+    }
+  }
+  throw new InvalidTokenError('access token signature is invalid', 'token_signature', lastError);
+}
+
+/**
+ * RFC 8725 §3.11 / RFC 7515 §4.1.9: a `typ` naming another kind of JWT (`dpop+jwt`, `logout+jwt`, an ID token
+ * profile…) means the token is not an access token, even though it is signed by the issuer. Compared
+ * case-insensitively, with or without the `application/` prefix.
+ */
+function checkTokenType(typ: unknown, strict: boolean): void {
+  if (typ === undefined) {
+    if (strict) throw new InvalidTokenError('access token must declare typ "at+jwt" (RFC 9068 §2.1)', 'token_type');
+    return;
+  }
+  if (typeof typ !== 'string') throw wrongType();
+  let type = typ.toLowerCase();
+  if (type.startsWith('application/')) type = type.slice('application/'.length);
+  if (type === 'at+jwt') return;
+  if (type === 'jwt' && !strict) return;
+  throw wrongType();
+}
+
+function wrongType(): InvalidTokenError {
+  return new InvalidTokenError('token is not a JWT access token (unexpected typ)', 'token_type');
+}
+
+function senderConstrained(): InvalidTokenError {
+  return new InvalidTokenError('token is sender-constrained (cnf) and cannot be used as a bearer token', 'token_type');
+}
+
+/** The token's own key problems, as opposed to a JWKS that cannot be fetched or parsed. */
+function isTokenKeyError(error: unknown): boolean {
+  return (
+    error instanceof joseErrors.JWKSNoMatchingKey ||
+    error instanceof joseErrors.JWKSMultipleMatchingKeys ||
+    // The `alg` has no usable key type in a JWKS; unreachable with the allow-list, kept for safety.
+    error instanceof joseErrors.JOSENotSupported
+  );
+}
+
+/** Maps a jose failure (by its stable `code`) to the answer the client gets. Messages never quote the token. */
+function toGuardError(error: unknown): GuardError {
+  if (error instanceof GuardError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return invalid('access token expired', 'token_expired', error);
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED': {
+      const { claim, reason } = error as joseErrors.JWTClaimValidationFailed;
+      // A missing `iss` or `aud` is as much "not for us" as a wrong one.
+      if (claim === 'iss') return invalid('access token was issued by another authorization server', 'token_issuer', error);
+      if (claim === 'aud') return invalid('access token was not issued for this resource (aud)', 'token_audience', error);
+      if (reason === 'check_failed') {
+        if (claim === 'nbf') return invalid('access token is not valid yet (nbf)', 'token_not_yet_valid', error);
+        if (claim === 'typ') return invalid('token is not a JWT access token (unexpected typ)', 'token_type', error);
+      }
+      // jose names only claims we asked for (exp, iat, jti, sub, client_id, iss, aud, nbf): safe to echo.
+      return invalid(`access token claim "${claim}" is missing or invalid`, 'token_claims', error);
+    }
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return invalid('access token signature is invalid', 'token_signature', error);
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+      return invalid('access token is signed with an unknown key', 'token_signature', error);
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return invalid('access token signing algorithm is not allowed', 'token_algorithm', error);
+    default:
+      // ERR_JWS_INVALID, ERR_JWT_INVALID, ERR_JOSE_NOT_SUPPORTED (unknown `crit`), and key-shape TypeErrors
+      // (e.g. an RSA key under 2048 bits): the token cannot be accepted, and retrying will not help.
+      return invalid('access token is malformed or cannot be verified', 'token_invalid', error);
+  }
+}
+
+function invalid(message: string, reason: DecisionReason, cause: unknown): InvalidTokenError {
+  return new InvalidTokenError(message, reason, cause);
+}
