@@ -311,17 +311,22 @@ export function compilePolicy(
     return decision;
   }
 
-  function isItemAllowed(spec: ListSpec, item: unknown, auth: AuthInfo): boolean {
-    if (typeof item !== 'object' || item === null) return false;
-    const key = (item as Record<string, unknown>)[spec.itemKey];
-    if (typeof key !== 'string') return false;
+  function filterItems(spec: ListSpec, items: readonly unknown[], auth: AuthInfo): unknown[] {
     const table = spec.kind === 'tool' ? tools : spec.kind === 'prompt' ? prompts : resources;
-    const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
-    const scopes = applyRule(base, methods.lookup(spec.useMethod), auth, message);
-    if (scopes instanceof RuleFailure) return false;
-    const required = applyRule(scopes, table.lookup(key), auth, message);
-    if (required instanceof RuleFailure) return false;
-    return findMissing(required, auth) === undefined;
+    const methodRule = methods.lookup(spec.useMethod);
+    // A static method rule is the same for every item: apply it once.
+    const shared = methodRule?.scopes !== undefined ? unionWith(base, methodRule.scopes) : undefined;
+    return items.filter((item) => {
+      if (typeof item !== 'object' || item === null) return false;
+      const key = (item as Record<string, unknown>)[spec.itemKey];
+      if (typeof key !== 'string') return false;
+      const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
+      const scopes = shared ?? applyRule(base, methodRule, auth, message);
+      if (scopes instanceof RuleFailure) return false;
+      const required = applyRule(scopes, table.lookup(key), auth, message);
+      if (required instanceof RuleFailure) return false;
+      return findMissing(required, auth) === undefined;
+    });
   }
 
   return {
@@ -341,7 +346,7 @@ export function compilePolicy(
       const filtered: Record<string, unknown> = { ...result };
       const items = result[spec.resultKey];
       const complete = result.resultType === undefined || result.resultType === 'complete';
-      if (Array.isArray(items)) filtered[spec.resultKey] = items.filter((item) => isItemAllowed(spec, item, auth));
+      if (Array.isArray(items)) filtered[spec.resultKey] = filterItems(spec, items, auth);
       else if (complete) filtered[spec.resultKey] = [];
       if (complete && hasCacheHints(protocolVersion ?? readProtocolVersion(message))) {
         filtered.cacheScope = 'private';
