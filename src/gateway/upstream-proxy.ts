@@ -1,0 +1,447 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { ConfigurationError } from '../core/errors.js';
+import { jsonRpcError, type JsonRpcId } from '../core/jsonrpc.js';
+import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../express/http-handler.js';
+
+/**
+ * Names of request headers that carry the caller's verified identity to the upstream server. Each is
+ * set from the verified token, never from the client: a client-sent header of the same name is dropped
+ * like every header outside the allow-list. All are off (unset) by default.
+ */
+export interface IdentityHeaderNames {
+  /** Header for the token's subject (`sub`), e.g. `X-MCP-Subject`. */
+  subject?: string;
+  /** Header for the OAuth client id, e.g. `X-MCP-Client-Id`. */
+  clientId?: string;
+  /** Header for the granted scopes, space-separated as in the token, e.g. `X-MCP-Scopes`. */
+  scopes?: string;
+}
+
+/** Options of {@link createUpstreamProxy}. */
+export interface UpstreamProxyOptions {
+  /** Absolute http(s) URL of the upstream MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`. Every request goes to it. */
+  upstream: string;
+  /** Time allowed to resolve and connect (TCP and TLS) to the upstream, in milliseconds; then 504. Default 10 000. */
+  connectTimeoutMs?: number;
+  /**
+   * Time allowed with no bytes from the upstream, in milliseconds: while waiting for the response
+   * headers (then 504) and between chunks of a streamed body (then the stream is ended). Default 300 000.
+   */
+  idleTimeoutMs?: number;
+  /** Identity headers to add to upstream requests. Default: none. */
+  identityHeaders?: IdentityHeaderNames;
+  /**
+   * Largest non-streaming (`text/event-stream` excluded) upstream response body, in bytes. A larger declared
+   * `Content-Length` gets 502; a body that grows past it is cut off. Default 67 108 864 (64 MiB).
+   */
+  maxResponseBytes?: number;
+  /**
+   * Called when the upstream exchange fails (before or after the response started), for logs. Never given
+   * upstream error text beyond Node's error code.
+   */
+  onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
+}
+
+/** Why an upstream exchange failed; a stable code for logs. */
+export type UpstreamFailureReason =
+  | 'upstream_unreachable'
+  | 'upstream_connect_timeout'
+  | 'upstream_timeout'
+  | 'upstream_idle_timeout'
+  | 'upstream_reset'
+  | 'upstream_auth'
+  | 'upstream_too_large'
+  | 'gateway_shutdown';
+
+/** A failed upstream exchange, as reported to {@link UpstreamProxyOptions.onUpstreamError}. */
+export interface UpstreamFailure {
+  reason: UpstreamFailureReason;
+  /** HTTP status sent to the client, or undefined when the response had already started. */
+  status?: number;
+  /** Node's error code (e.g. `ECONNREFUSED`), when there was one. */
+  code?: string;
+}
+
+/** The proxy handler, with what a graceful shutdown needs. */
+export interface UpstreamProxy extends McpHttpHandler {
+  /** Upstream exchanges in progress. */
+  readonly inFlight: number;
+  /**
+   * Ends exchanges in progress: `'get'` ends only standalone GET streams (notification channels, which
+   * never finish by themselves), `'all'` ends everything. Event streams are ended cleanly (the client may
+   * resume with `Last-Event-ID`); other bodies are cut off.
+   */
+  endStreams(which: 'get' | 'all'): void;
+  /** Ends everything and releases pooled upstream connections. */
+  close(): void;
+}
+
+/** JSON-RPC code of the 502 and 504 bodies: the standard "Internal error" (JSON-RPC 2.0 §5.1), as the fault is server-side. */
+export const GATEWAY_JSONRPC_CODE = -32603;
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
+
+/**
+ * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
+ * dropped: `Authorization` (MCP forbids token passthrough), `Cookie`, `Proxy-Authorization`, hop-by-hop
+ * headers, and `Accept-Encoding` (so the upstream answers uncompressed and list results can be filtered).
+ */
+const FORWARDED_REQUEST_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-type',
+  'user-agent',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+]);
+
+/**
+ * Response headers never passed to the client: hop-by-hop (RFC 9110 §7.6.1), `Set-Cookie` (the gateway
+ * drops cookies on the way in, so they could never come back; sessions use `Mcp-Session-Id`), CORS (the
+ * guard owns it) and `WWW-Authenticate` (the upstream's challenges would send the client to the wrong
+ * authorization server).
+ */
+const DROPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'set-cookie',
+  'www-authenticate',
+]);
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+interface Failure {
+  reason: UpstreamFailureReason;
+  /** Status for the client when nothing was sent yet. */
+  status?: 502 | 503 | 504;
+  message?: string;
+  code?: string;
+}
+
+interface Exchange {
+  readonly isGet: boolean;
+  /** Ends the exchange: cleanly for event streams, by cutting the connection otherwise. */
+  end(): void;
+}
+
+/**
+ * Makes the guard a gateway: a {@link McpHttpHandler} that forwards each authorized request (POST, GET,
+ * DELETE) to an upstream MCP server over Streamable HTTP and streams the answer back, Server-Sent Events
+ * included, with backpressure both ways.
+ *
+ * - Request headers: an allow-list (`Content-Type`, `Accept`, `Accept-Language`, `User-Agent`,
+ *   `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`);
+ *   the client's `Authorization` and cookies never reach the upstream (MCP security best practices,
+ *   "token passthrough"). The POST body is the message the guard parsed, re-serialized. The query string
+ *   is not forwarded.
+ * - Response headers: passed through except hop-by-hop, `Set-Cookie`, `Access-Control-*` and
+ *   `WWW-Authenticate`.
+ * - Failures: upstream unreachable → 502; no connection within `connectTimeoutMs` or no response headers
+ *   within `idleTimeoutMs` → 504; upstream answering 401 or 407 (it wants credentials the gateway does not
+ *   have) → 502. Bodies are JSON-RPC errors with {@link GATEWAY_JSONRPC_CODE} and the request's id; they
+ *   never carry upstream error text. Once the response has started, a failure or idle timeout ends an event
+ *   stream cleanly and cuts any other body.
+ * - The client going away aborts the upstream request, and the upstream going away ends the client's answer.
+ *
+ * @throws ConfigurationError when `upstream` is not an absolute http(s) URL or an option is out of range.
+ */
+export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
+  const upstream = parseUpstreamUrl(options?.upstream);
+  const connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+  const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
+  const maxResponseBytes = checkTimeout(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
+  const identity = checkIdentityHeaders(options.identityHeaders);
+  const isHttps = upstream.protocol === 'https:';
+  // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
+  const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  const send = isHttps ? httpsRequest : httpRequest;
+  const target = {
+    protocol: upstream.protocol,
+    hostname: upstream.hostname.startsWith('[') ? upstream.hostname.slice(1, -1) : upstream.hostname,
+    port: upstream.port || (isHttps ? 443 : 80),
+    path: `${upstream.pathname}${upstream.search}`,
+  };
+  const exchanges = new Set<Exchange>();
+  const onUpstreamError = options.onUpstreamError;
+
+  function forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const method = req.method ?? 'POST';
+      const headers = forwardedHeaders(req.headers, identity, context);
+      let body: Buffer | undefined;
+      if (method === 'POST') {
+        body = Buffer.from(JSON.stringify(req.body));
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = body.length;
+      }
+      const id = requestId(req.body);
+      let settled = false;
+      let isEventStream = false;
+      let upstreamReq: ClientRequest | undefined;
+      let upstreamRes: IncomingMessage | undefined;
+      let connectTimer: NodeJS.Timeout | undefined;
+      let idleTimer: NodeJS.Timeout | undefined;
+      let retried = false;
+      let clientGone = false;
+
+      const exchange: Exchange = {
+        isGet: method === 'GET',
+        end: () => finish({ reason: 'gateway_shutdown', status: 503, message: 'Service unavailable: the gateway is shutting down' }),
+      };
+      exchanges.add(exchange);
+
+      /**
+       * Ends the exchange once. `failure` undefined: the upstream answer is complete, or the client left.
+       * With a status and nothing sent yet, the client gets that status and a JSON-RPC error; once the
+       * response has started, an event stream is ended cleanly (the client may resume with Last-Event-ID)
+       * and any other body is cut, since a truncated JSON body must not look complete.
+       */
+      function finish(failure: Failure | undefined): void {
+        if (settled) return;
+        settled = true;
+        clearTimeout(connectTimer);
+        clearTimeout(idleTimer);
+        exchanges.delete(exchange);
+        res.off('close', onClientClose);
+        const complete = failure === undefined && upstreamRes?.complete === true;
+        if (upstreamReq && !upstreamReq.destroyed && !complete) upstreamReq.destroy();
+        if (failure) onUpstreamError?.(req, { reason: failure.reason, ...(res.headersSent ? {} : { status: failure.status }), ...(failure.code ? { code: failure.code } : {}) });
+        if (!clientGone && !res.writableEnded) {
+          if (complete) res.end();
+          else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, id, failure?.message ?? 'Bad gateway: the upstream MCP server closed the connection');
+          else if (isEventStream) res.end();
+          else res.destroy();
+        }
+        resolve();
+      }
+
+      function onClientClose(): void {
+        // The client went away: stop the upstream work it asked for.
+        if (res.writableFinished) return;
+        clientGone = true;
+        finish(undefined);
+      }
+      res.once('close', onClientClose);
+
+      function resetIdle(): void {
+        if (idleTimer) idleTimer.refresh();
+        else idleTimer = setTimeout(onIdle, idleTimeoutMs);
+      }
+      function onIdle(): void {
+        if (upstreamRes === undefined) {
+          finish({ reason: 'upstream_timeout', status: 504, message: 'Gateway timeout: the upstream MCP server did not answer in time' });
+        } else {
+          finish({ reason: 'upstream_idle_timeout' });
+        }
+      }
+
+      connectTimer = setTimeout(() => {
+        finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
+      }, connectTimeoutMs);
+
+      function start(): void {
+        const outgoing = send({ ...target, method, headers, agent });
+        upstreamReq = outgoing;
+        outgoing.once('socket', (socket: Socket) => {
+          if (!socket.connecting) {
+            // A pooled connection, already open.
+            clearTimeout(connectTimer);
+            resetIdle();
+            return;
+          }
+          socket.once(isHttps ? 'secureConnect' : 'connect', () => {
+            clearTimeout(connectTimer);
+            resetIdle();
+          });
+        });
+        outgoing.on('error', (error: NodeJS.ErrnoException) => {
+          if (settled || outgoing !== upstreamReq) return;
+          if (upstreamRes !== undefined) {
+            finish({ reason: 'upstream_reset', code: error.code });
+            return;
+          }
+          // A pooled connection the upstream closed just as it was reused: the request never reached it,
+          // so one retry on a fresh connection is safe (the pattern Node's documentation recommends).
+          if (outgoing.reusedSocket && error.code === 'ECONNRESET' && !retried) {
+            retried = true;
+            start();
+            return;
+          }
+          finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: error.code });
+        });
+        outgoing.once('response', (incoming: IncomingMessage) => onResponse(outgoing, incoming));
+        outgoing.end(body);
+      }
+
+      function onResponse(outgoing: ClientRequest, incoming: IncomingMessage): void {
+        if (settled || outgoing !== upstreamReq) {
+          incoming.resume();
+          return;
+        }
+        upstreamRes = incoming;
+        resetIdle();
+        const status = incoming.statusCode ?? 502;
+        if (status === 401 || status === 407) {
+          // The upstream wants credentials the gateway does not hold. Passing its 401 on would make the client
+          // believe its own (valid) token was refused and start authorizing again, in a loop.
+          finish({ reason: 'upstream_auth', status: 502, message: 'Bad gateway: the upstream MCP server refused the gateway' });
+          return;
+        }
+        const contentType = String(incoming.headers['content-type'] ?? '').toLowerCase();
+        isEventStream = contentType.startsWith('text/event-stream');
+        const declared = Number(incoming.headers['content-length']);
+        if (!isEventStream && Number.isFinite(declared) && declared > maxResponseBytes) {
+          finish({ reason: 'upstream_too_large', status: 502, message: 'Bad gateway: the upstream response is too large' });
+          return;
+        }
+        res.writeHead(status, responseHeaders(incoming.headers));
+        // Event streams must reach the client event by event, not when a buffer fills.
+        if (isEventStream) res.flushHeaders();
+
+        let received = 0;
+        incoming.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          resetIdle();
+          if (!isEventStream) {
+            received += chunk.length;
+            if (received > maxResponseBytes) {
+              finish({ reason: 'upstream_too_large' });
+              return;
+            }
+          }
+          if (!res.write(chunk)) {
+            // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
+            incoming.pause();
+            res.once('drain', () => incoming.resume());
+          }
+        });
+        incoming.once('end', () => finish(undefined));
+        incoming.once('aborted', () => finish({ reason: 'upstream_reset' }));
+        incoming.once('error', (error: NodeJS.ErrnoException) => finish({ reason: 'upstream_reset', code: error.code }));
+      }
+
+      start();
+    });
+  }
+
+  const handler = httpHandler(forward);
+  return {
+    ...handler,
+    get inFlight() {
+      return exchanges.size;
+    },
+    endStreams(which) {
+      for (const exchange of [...exchanges]) if (which === 'all' || exchange.isGet) exchange.end();
+    },
+    close() {
+      for (const exchange of [...exchanges]) exchange.end();
+      agent.destroy();
+    },
+  };
+}
+
+function parseUpstreamUrl(value: unknown): URL {
+  const setting = 'upstream';
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new ConfigurationError(setting, 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; give the full upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigurationError(setting, `must be an http or https URL (got ${url.protocol})`);
+  }
+  // Credentials in the URL would be sent with every request and show up in logs and process listings.
+  if (url.username || url.password) throw new ConfigurationError(setting, 'must not contain credentials');
+  if (value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
+  return url;
+}
+
+function checkTimeout(value: unknown, setting: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > 2_147_483_647) {
+    throw new ConfigurationError(setting, `must be a whole number from 1 to 2147483647 (got ${String(value)})`);
+  }
+  return value;
+}
+
+function checkIdentityHeaders(names: IdentityHeaderNames | undefined): IdentityHeaderNames {
+  if (names === undefined) return {};
+  const out: IdentityHeaderNames = {};
+  for (const key of ['subject', 'clientId', 'scopes'] as const) {
+    const name = names[key];
+    if (name === undefined) continue;
+    const lower = typeof name === 'string' ? name.toLowerCase() : '';
+    if (!HEADER_NAME.test(lower)) throw new ConfigurationError(`identityHeaders.${key}`, `"${String(name)}" is not a valid header name`);
+    // A name the client may also send would let the upstream see a value the gateway did not vouch for.
+    if (FORWARDED_REQUEST_HEADERS.has(lower) || lower.startsWith('mcp-') || lower === 'authorization' || lower === 'cookie' || lower === 'host' || lower === 'content-length') {
+      throw new ConfigurationError(`identityHeaders.${key}`, `"${name}" is reserved; choose a name such as X-MCP-Subject`);
+    }
+    out[key] = lower;
+  }
+  return out;
+}
+
+function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in incoming) {
+    if (FORWARDED_REQUEST_HEADERS.has(name) || name.startsWith('mcp-param-')) {
+      const value = incoming[name];
+      if (value !== undefined) out[name] = value;
+    }
+  }
+  const { auth } = context;
+  if (identity.subject && typeof auth.extra.sub === 'string') out[identity.subject] = headerSafe(auth.extra.sub);
+  if (identity.clientId && auth.clientId) out[identity.clientId] = headerSafe(auth.clientId);
+  if (identity.scopes) out[identity.scopes] = headerSafe(auth.scopes.join(' '));
+  return out;
+}
+
+/** Claims are data from the token: drop anything a header value cannot carry (control characters, non-Latin-1). */
+function headerSafe(value: string): string {
+  return value.replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
+}
+
+function responseHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  // Headers named by Connection are hop-by-hop as well (RFC 9110 §7.6.1).
+  const connection = String(incoming.connection ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const name in incoming) {
+    if (DROPPED_RESPONSE_HEADERS.has(name) || name.startsWith('access-control-') || connection.includes(name)) continue;
+    const value = incoming[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+function requestId(message: unknown): JsonRpcId | null {
+  if (typeof message !== 'object' || message === null || !('method' in message)) return null;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function writeGatewayError(res: ServerResponse, status: 502 | 504 | number, id: JsonRpcId | null, message: string): void {
+  const text = JSON.stringify(jsonRpcError(id, GATEWAY_JSONRPC_CODE, message));
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
