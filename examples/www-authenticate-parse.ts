@@ -61,7 +61,9 @@ export function parseWwwAuthenticate(header: string): AuthChallenge[] {
         }
         rest = rest.slice(i + 1);
       } else {
-        value = TOKEN.exec(rest)?.[0] ?? '';
+        // Strictly a token, but servers send unquoted values such as `scope=notes:write` (':' is not a
+        // token character); reading up to the next comma or space accepts them.
+        value = /^[^\s,]*/.exec(rest)?.[0] ?? '';
         rest = rest.slice(value.length);
       }
       current.params[name.toLowerCase()] = value;
