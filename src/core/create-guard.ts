@@ -77,6 +77,8 @@ export interface Guard {
   ready(): Promise<void>;
 }
 
+const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0, result: {} }) as JsonRpcMessage;
+
 /** Builds a {@link Guard}. Validates every option first (throws `ConfigurationError` naming it). */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const resolved = resolveGuardOptions(options, names);
@@ -137,7 +139,8 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       return { protocolVersion, requiredScopes: decision.requiredScopes };
     },
     authorizeBase(auth) {
-      const decision = policy.authorize({ jsonrpc: '2.0', method: 'notifications/initialized' }, auth);
+      // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
+      const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
       if (!decision.allowed) throw policy.insufficientScopeError(decision, auth, undefined);
       return decision.requiredScopes;
     },
