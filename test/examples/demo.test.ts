@@ -1,0 +1,21 @@
+// `npm run demo` end to end, as a new user runs it: exits 0, shows every step, never prints a token.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+test('the demo completes by itself, prints each step and only redacted tokens', { timeout: 90_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/demo.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, out);
+  for (const step of ['[probe]', '[resource-metadata]', '[authorization-server]', '[registration]', '[authorization-url]', '[token]', '[step-up]', 'tools:         whoami, notes_list', 'added note #1', 'Done: every step passed']) {
+    assert.ok(out.includes(step), `transcript lacks ${step}`);
+  }
+  assert.match(out, /403 Forbidden/);
+  // A JWT is three base64url parts; a redacted one shows six characters and an ellipsis.
+  assert.doesNotMatch(out, /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
+});
