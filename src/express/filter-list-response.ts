@@ -1,0 +1,472 @@
+import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+
+/** Options of {@link filterListResponse}. */
+export interface FilterListResponseOptions {
+  /**
+   * Most bytes held back for filtering, in bytes: the whole body of an `application/json` answer, or the
+   * one SSE event being assembled. A list answer larger than this cannot be filtered, so it is replaced
+   * by a JSON-RPC `-32603` error (fail closed) instead of being forwarded unfiltered. Default 16 777 216
+   * (16 MiB).
+   */
+  maxBufferedBytes?: number;
+}
+
+const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
+
+type Mode = 'undecided' | 'pass' | 'json' | 'sse' | 'closed';
+type HeadersArg = OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
+type Callback = (error?: Error | null) => void;
+type Chunk = string | Uint8Array;
+
+/**
+ * Filters the answer an inner MCP handler writes to `res` for one list request (`tools/list`,
+ * `prompts/list`, `resources/list`, `resources/templates/list`), so the caller sees only what it may use.
+ * Call it before handing `res` to the handler; it patches `res.writeHead`, `write`, `end` and
+ * `flushHeaders` on this one response and undoes the patch as soon as filtering is no longer needed.
+ *
+ * What it does by `Content-Type` (read from the `writeHead` headers or from `res.setHeader`):
+ * - `application/json`: holds the body back (up to `maxBufferedBytes`), parses it, passes the JSON-RPC
+ *   response whose `id` equals the request's `id` (same value and same type) through `filter`, and writes
+ *   the result with a recomputed `Content-Length` (a stale `ETag` is dropped). Batch arrays are handled
+ *   element by element. A body that is not JSON is forwarded unchanged: no client can read it either.
+ * - `text/event-stream`: parses the stream incrementally (MCP Streamable HTTP; WHATWG HTML §9.2 event
+ *   stream format: `\n`, `\r\n` or `\r` line ends, multi-line `data:`, `id:`, `event:`, `retry:`, comments)
+ *   and rewrites only the `message` event whose data is the matching response. Every other event is
+ *   written on as soon as its terminating blank line arrives, byte for byte; only the event being
+ *   assembled is held. After the match the rest of the stream is passed through without parsing.
+ *   `Content-Length`, if any, is dropped since the length changes.
+ * - anything else (or no body): passed through untouched.
+ *
+ * A JSON or SSE answer with a `Content-Encoding` other than `identity` cannot be read, so it is replaced
+ * by a 500 JSON-RPC error: an unfiltered list must never leak (filtering is discovery hygiene, not the
+ * access boundary, but a list still reveals what exists).
+ *
+ * Works with handlers that call `writeHead(status, headers)` then `write`/`end` (the MCP SDK's Streamable
+ * HTTP transport, through `@hono/node-server`), with implicit headers (`setHeader` + `end`, Express
+ * `res.json`), and with `flushHeaders`. Backpressure is kept: `write` returns false while `res` needs to
+ * drain, so `'drain'` arrives as usual.
+ *
+ * @param request The JSON-RPC request being answered; nothing is done for messages without an `id`.
+ * @param filter Maps the matching response to the filtered one (e.g. `guard.filterResponse`).
+ */
+export function filterListResponse(
+  res: ServerResponse,
+  request: JsonRpcMessage,
+  filter: (response: JsonRpcMessage) => JsonRpcMessage,
+  options: FilterListResponseOptions = {},
+): void {
+  if (!('id' in request) || !('method' in request)) return;
+  const requestId: JsonRpcId = request.id;
+  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+
+  const own = {
+    writeHead: Object.hasOwn(res, 'writeHead'),
+    write: Object.hasOwn(res, 'write'),
+    end: Object.hasOwn(res, 'end'),
+    flushHeaders: Object.hasOwn(res, 'flushHeaders'),
+  };
+  const original = {
+    writeHead: res.writeHead,
+    write: res.write,
+    end: res.end,
+    flushHeaders: res.flushHeaders,
+  };
+  const realWriteHead = (...args: unknown[]): ServerResponse =>
+    (original.writeHead as (...a: unknown[]) => ServerResponse).apply(res, args);
+  const realWrite = (chunk: Chunk, cb?: Callback): boolean =>
+    (original.write as (c: Chunk, cb?: Callback) => boolean).call(res, chunk, cb);
+  const realEnd = (chunk?: Chunk, cb?: () => void): ServerResponse =>
+    (original.end as (c?: Chunk, cb?: () => void) => ServerResponse).call(res, chunk as Chunk, cb);
+
+  let mode: Mode = 'undecided';
+  // JSON: the head and body held back until `end`.
+  let heldStatus = 200;
+  let heldMessage: string | undefined;
+  let heldHeaders: HeadersArg;
+  let heldChunks: Buffer[] = [];
+  let heldBytes = 0;
+  let heldEndCallbacks: Array<() => void> = [];
+  // SSE: the event being assembled, and line-scanner state that survives chunk boundaries.
+  let partial: Buffer[] = [];
+  let partialBytes = 0;
+  let lineEmpty = true;
+  let previousWasCr = false;
+  let eventEndedOnCr = false;
+  let lastEventRewritten = false;
+  let matched = false;
+
+  function restore(): void {
+    for (const name of ['writeHead', 'write', 'end', 'flushHeaders'] as const) {
+      if (own[name]) (res as unknown as Record<string, unknown>)[name] = original[name];
+      else delete (res as unknown as Record<string, unknown>)[name];
+    }
+    delete (res as unknown as Record<string, unknown>).headersSent;
+  }
+
+  function isMatch(value: unknown): value is JsonRpcMessage {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      !('method' in value) &&
+      (value as { id?: unknown }).id === requestId
+    );
+  }
+
+  /** Filters the matching message(s) in a parsed payload; undefined when nothing matched. */
+  function filterPayload(payload: unknown): unknown {
+    if (Array.isArray(payload)) {
+      let hit = false;
+      const out = payload.map((m) => {
+        if (!isMatch(m)) return m;
+        hit = true;
+        return filter(m);
+      });
+      return hit ? out : undefined;
+    }
+    return isMatch(payload) ? filter(payload) : undefined;
+  }
+
+  function decide(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
+    const type = mediaType(headerValue(headers, 'content-type') ?? res.getHeader('content-type'));
+    const encoding = String(headerValue(headers, 'content-encoding') ?? res.getHeader('content-encoding') ?? 'identity')
+      .trim()
+      .toLowerCase();
+    if (type !== 'application/json' && type !== 'text/event-stream') {
+      mode = 'pass';
+      restore();
+      realWriteHead(...headArgs(status, statusMessage, headers));
+      return;
+    }
+    if (encoding !== 'identity') {
+      failClosed();
+      return;
+    }
+    if (type === 'application/json') {
+      mode = 'json';
+      heldStatus = status;
+      heldMessage = statusMessage;
+      heldHeaders = headers;
+      res.statusCode = status;
+      // Code that checks `headersSent` after writing the head (error handlers) must see it as sent.
+      Object.defineProperty(res, 'headersSent', { configurable: true, get: () => true });
+      return;
+    }
+    mode = 'sse';
+    res.removeHeader('content-length');
+    realWriteHead(...headArgs(status, statusMessage, withoutHeaders(headers, ['content-length'])));
+  }
+
+  function ensureHead(): void {
+    if (mode === 'undecided') decide(res.statusCode, res.statusMessage || undefined, undefined);
+  }
+
+  /** Replaces whatever the handler wrote with a JSON-RPC error, since an unfilterable list must not leak. */
+  function failClosed(): void {
+    const error = jsonRpcError(requestId, -32603, 'Internal error: the list result could not be filtered');
+    const restoredMode = mode;
+    mode = 'closed';
+    heldChunks = [];
+    if (restoredMode === 'sse') {
+      realEnd(`event: message\ndata: ${JSON.stringify(error)}\n\n`);
+      return;
+    }
+    delete (res as unknown as Record<string, unknown>).headersSent;
+    for (const name of ['content-length', 'content-encoding', 'content-type', 'etag']) res.removeHeader(name);
+    const body = JSON.stringify(error);
+    realWriteHead(500, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    realEnd(body);
+  }
+
+  function finishJson(): void {
+    const body = Buffer.concat(heldChunks, heldBytes);
+    heldChunks = [];
+    let out: Buffer | string = body;
+    let changed = false;
+    try {
+      const filtered = filterPayload(JSON.parse(body.toString('utf8')));
+      if (filtered !== undefined) {
+        out = JSON.stringify(filtered);
+        changed = true;
+      }
+    } catch {
+      // Not JSON: forwarded as written.
+    }
+    const drop = changed ? ['content-length', 'etag'] : ['content-length'];
+    for (const name of drop) res.removeHeader(name);
+    const headers = withoutHeaders(heldHeaders, drop) ?? {};
+    const length = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
+    restore();
+    realWriteHead(...headArgs(heldStatus, heldMessage, appendHeader(headers, 'Content-Length', String(length))));
+    const callbacks = heldEndCallbacks;
+    heldEndCallbacks = [];
+    realEnd(out, () => {
+      for (const cb of callbacks) cb();
+    });
+  }
+
+  /** Writes one complete SSE event: rewritten if it carries the matching response, else byte for byte. */
+  function emitEvent(bytes: Buffer): void {
+    const rewritten = matched ? undefined : rewriteEvent(bytes);
+    lastEventRewritten = rewritten !== undefined;
+    if (rewritten !== undefined) matched = true;
+    realWrite(rewritten ?? bytes);
+  }
+
+  function rewriteEvent(bytes: Buffer): string | undefined {
+    const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
+    let type = '';
+    const data: string[] = [];
+    for (const line of lines) {
+      if (line === '' || line.startsWith(':')) continue;
+      const { field, value } = splitField(line);
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+    }
+    // Clients act only on `message` events (the default type); others carry no JSON-RPC message.
+    if (data.length === 0 || (type !== '' && type !== 'message')) return undefined;
+    const text = data.join('\n');
+    const first = text.trimStart()[0];
+    if (first !== '{' && first !== '[') return undefined;
+    let filtered: unknown;
+    try {
+      filtered = filterPayload(JSON.parse(text));
+    } catch {
+      return undefined;
+    }
+    if (filtered === undefined) return undefined;
+    // Keep the other fields (`id`, `event`, `retry`, comments) in order; one `data` line replaces them all.
+    const out: string[] = [];
+    let dataWritten = false;
+    for (const line of lines) {
+      if (line === '') continue;
+      if (!line.startsWith(':') && splitField(line).field === 'data') {
+        if (!dataWritten) out.push(`data: ${JSON.stringify(filtered)}`);
+        dataWritten = true;
+        continue;
+      }
+      out.push(line);
+    }
+    return `${out.join('\n')}\n\n`;
+  }
+
+  /** Feeds bytes to the SSE scanner; complete events are written at once, the rest is held. */
+  function feedSse(buf: Buffer, cb?: Callback): boolean {
+    let i = 0;
+    if (eventEndedOnCr) {
+      // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
+      eventEndedOnCr = false;
+      if (buf.length > 0 && buf[0] === LF) {
+        previousWasCr = false;
+        i = 1;
+        if (!lastEventRewritten) realWrite(buf.subarray(0, 1));
+      }
+    }
+    let start = i;
+    const n = buf.length;
+    for (; i < n; i++) {
+      const b = buf[i]!;
+      if (b === LF && previousWasCr) {
+        previousWasCr = false;
+        continue;
+      }
+      previousWasCr = b === CR;
+      if (b !== CR && b !== LF) {
+        lineEmpty = false;
+        continue;
+      }
+      if (!lineEmpty) {
+        lineEmpty = true;
+        continue;
+      }
+      // A blank line: the event is complete.
+      let end = i + 1;
+      if (b === CR) {
+        if (end < n) {
+          if (buf[end] === LF) end++;
+          previousWasCr = false;
+        } else {
+          eventEndedOnCr = true;
+        }
+      }
+      const piece = buf.subarray(start, end);
+      const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
+      partial = [];
+      partialBytes = 0;
+      emitEvent(event);
+      start = end;
+      i = end - 1;
+      if (matched) {
+        // Nothing left to rewrite: hand the rest of the stream to `res` directly.
+        const rest = buf.subarray(end);
+        mode = 'pass';
+        restore();
+        if (rest.length > 0) realWrite(rest);
+        if (cb) process.nextTick(cb);
+        return !res.writableNeedDrain;
+      }
+    }
+    if (start < n) {
+      const rest = buf.subarray(start);
+      partial.push(rest);
+      partialBytes += rest.length;
+      if (partialBytes > maxBuffered) {
+        failClosed();
+        if (cb) process.nextTick(cb);
+        return true;
+      }
+    }
+    if (cb) process.nextTick(cb);
+    return !res.writableNeedDrain;
+  }
+
+  function patchedWriteHead(this: unknown, statusCode: number, ...rest: unknown[]): ServerResponse {
+    const statusMessage = typeof rest[0] === 'string' ? rest[0] : undefined;
+    const headers = (typeof rest[0] === 'string' ? rest[1] : rest[0]) as HeadersArg;
+    if (mode === 'json') {
+      // A second head before the body was sent (an error path): the newest one wins.
+      heldStatus = statusCode;
+      heldMessage = statusMessage;
+      heldHeaders = headers;
+      heldChunks = [];
+      heldBytes = 0;
+      return res;
+    }
+    if (mode === 'closed') return res;
+    decide(statusCode, statusMessage, headers);
+    return res;
+  }
+
+  function patchedWrite(this: unknown, chunk: Chunk, encodingOrCb?: BufferEncoding | Callback, maybeCb?: Callback): boolean {
+    const cb = typeof encodingOrCb === 'function' ? encodingOrCb : maybeCb;
+    const encoding = typeof encodingOrCb === 'string' ? encodingOrCb : undefined;
+    ensureHead();
+    if (mode === 'pass') return res.write(chunk, encoding ?? 'utf8', cb);
+    return writeBytes(toBuffer(chunk, encoding), cb);
+  }
+
+  function writeBytes(buf: Buffer, cb?: Callback): boolean {
+    if (mode === 'closed') {
+      if (cb) process.nextTick(cb);
+      return true;
+    }
+    if (mode === 'sse') return feedSse(buf, cb);
+    heldChunks.push(buf);
+    heldBytes += buf.length;
+    if (heldBytes > maxBuffered) failClosed();
+    if (cb) process.nextTick(cb);
+    return true;
+  }
+
+  function patchedEnd(this: unknown, ...args: unknown[]): ServerResponse {
+    const cb = typeof args[args.length - 1] === 'function' ? (args.pop() as () => void) : undefined;
+    const chunk = args[0] as Chunk | undefined | null;
+    const encoding = typeof args[1] === 'string' ? (args[1] as BufferEncoding) : undefined;
+    ensureHead();
+    if (mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
+    if (chunk != null) writeBytes(toBuffer(chunk, encoding));
+    // Writing the last chunk may have completed the match and handed the stream back to `res`.
+    if ((mode as Mode) === 'pass') return res.end(cb);
+    if (mode === 'closed') {
+      if (cb) process.nextTick(cb);
+      return res;
+    }
+    if (mode === 'json') {
+      if (cb) heldEndCallbacks.push(cb);
+      finishJson();
+      return res;
+    }
+    if (mode === 'sse') {
+      // An event cut off by the end of the stream: still rewritten if it is the matching one.
+      if (partialBytes > 0) {
+        const event = Buffer.concat(partial, partialBytes);
+        partial = [];
+        partialBytes = 0;
+        emitEvent(event);
+      }
+      restore();
+      realEnd(undefined, cb);
+    }
+    return res;
+  }
+
+  function patchedFlushHeaders(this: unknown): void {
+    ensureHead();
+    // A held JSON head must not go out early: its Content-Length is not known yet.
+    if (mode === 'sse' || mode === 'pass') (original.flushHeaders as () => void).call(res);
+  }
+
+  Object.assign(res, {
+    writeHead: patchedWriteHead,
+    write: patchedWrite,
+    end: patchedEnd,
+    flushHeaders: patchedFlushHeaders,
+  });
+}
+
+/** The media type of a Content-Type value, lowercased, without parameters (RFC 9110 §8.3.1). */
+function mediaType(value: unknown): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (typeof text !== 'string' && typeof text !== 'number') return undefined;
+  const s = String(text);
+  const semi = s.indexOf(';');
+  return (semi === -1 ? s : s.slice(0, semi)).trim().toLowerCase();
+}
+
+/** A header from `writeHead`'s headers argument (object, or flat `[name, value, …]` array). */
+function headerValue(headers: HeadersArg, name: string): OutgoingHttpHeader | undefined {
+  if (headers === undefined || headers === null) return undefined;
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (String(headers[i]).toLowerCase() === name) return headers[i + 1];
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(headers)) {
+    if (key.toLowerCase() === name) return headers[key];
+  }
+  return undefined;
+}
+
+/** A copy of the headers argument without the named headers (lowercase names). */
+function withoutHeaders(headers: HeadersArg, names: readonly string[]): HeadersArg {
+  if (headers === undefined || headers === null) return headers;
+  if (Array.isArray(headers)) {
+    const out: OutgoingHttpHeader[] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (!names.includes(String(headers[i]).toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
+    }
+    return out;
+  }
+  const out: OutgoingHttpHeaders = {};
+  for (const key of Object.keys(headers)) {
+    if (!names.includes(key.toLowerCase())) out[key] = headers[key];
+  }
+  return out;
+}
+
+function appendHeader(headers: OutgoingHttpHeaders | OutgoingHttpHeader[], name: string, value: string): HeadersArg {
+  return Array.isArray(headers) ? [...headers, name, value] : { ...headers, [name]: value };
+}
+
+function headArgs(status: number, statusMessage: string | undefined, headers: HeadersArg): unknown[] {
+  const args: unknown[] = [status];
+  if (statusMessage !== undefined) args.push(statusMessage);
+  if (headers !== undefined) args.push(headers);
+  return args;
+}
+
+function toBuffer(chunk: Chunk, encoding: BufferEncoding | undefined): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk, encoding ?? 'utf8');
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+/** Splits an SSE line into field name and value (one leading space of the value is dropped). */
+function splitField(line: string): { field: string; value: string } {
+  const colon = line.indexOf(':');
+  if (colon === -1) return { field: line, value: '' };
+  const value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1);
+  return { field: line.slice(0, colon), value };
+}

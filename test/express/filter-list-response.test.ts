@@ -1,0 +1,372 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, test } from 'node:test';
+import { filterListResponse, type FilterListResponseOptions } from '../../src/express/filter-list-response.js';
+import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
+
+const LIST_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };
+const TOOLS = [{ name: 'public_tool' }, { name: 'secret_tool' }, { name: 'other_tool' }];
+const LIST_RESPONSE = { jsonrpc: '2.0', id: 7, result: { tools: TOOLS, nextCursor: 'c1' } };
+const FILTERED_RESULT = { tools: [{ name: 'public_tool' }, { name: 'other_tool' }], nextCursor: 'c1' };
+
+/** Drops tools whose name starts with `secret`, like a policy would for a caller without the scope. */
+function dropSecrets(response: JsonRpcMessage): JsonRpcMessage {
+  const r = response as { result?: { tools?: Array<{ name: string }> } };
+  if (!r.result?.tools) return response;
+  return { ...response, result: { ...r.result, tools: r.result.tools.filter((t) => !t.name.startsWith('secret')) } } as JsonRpcMessage;
+}
+
+type Script = (res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
+
+const servers: Array<ReturnType<typeof createServer>> = [];
+after(() => {
+  for (const s of servers) s.close();
+});
+
+async function serve(script: Script, options?: FilterListResponseOptions, request: JsonRpcMessage = LIST_REQUEST): Promise<string> {
+  const server = createServer((req, res) => {
+    filterListResponse(res, request, dropSecrets, options);
+    void script(res, req);
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+interface RawResponse {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+async function get(url: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    httpRequest(url, { method: 'POST' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Splits an SSE body into events (blank-line separated), normalizing line ends, for assertions. */
+function sseData(body: string): unknown[] {
+  const out: unknown[] = [];
+  for (const block of body.replace(/\r\n|\r/g, '\n').split('\n\n')) {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''));
+    if (data.length > 0) out.push(JSON.parse(data.join('\n')));
+  }
+  return out;
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('filterListResponse: application/json', () => {
+  test('writeHead with a headers object, write, end (the SDK transport through @hono/node-server)', async () => {
+    const body = JSON.stringify(LIST_RESPONSE);
+    const url = await serve((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'mcp-session-id': 's1' });
+      res.write(body.slice(0, 10));
+      res.write(Buffer.from(body.slice(10)));
+      res.end();
+    });
+    const r = await get(url);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['mcp-session-id'], 's1');
+    assert.equal(Number(r.headers['content-length']), r.body.length);
+    assert.deepEqual(JSON.parse(r.body.toString()), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
+  });
+
+  test('implicit headers (setHeader then end with a body, as Express res.json does); a stale ETag is dropped', async () => {
+    const url = await serve((res) => {
+      const body = JSON.stringify(LIST_RESPONSE);
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Length', Buffer.byteLength(body));
+      res.setHeader('ETag', 'W/"abc"');
+      res.statusCode = 200;
+      res.end(body, 'utf8');
+    });
+    const r = await get(url);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.etag, undefined);
+    assert.equal(Number(r.headers['content-length']), r.body.length);
+    assert.deepEqual(JSON.parse(r.body.toString()).result, FILTERED_RESULT);
+  });
+
+  test('a response whose id differs in type ("7" for 7) is forwarded byte for byte', async () => {
+    const body = JSON.stringify({ ...LIST_RESPONSE, id: '7' });
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+    const r = await get(url);
+    assert.equal(r.body.toString(), body);
+    assert.equal(Number(r.headers['content-length']), Buffer.byteLength(body));
+  });
+
+  test('batch arrays: only the matching element is filtered', async () => {
+    const other = { jsonrpc: '2.0', id: 8, result: { tools: TOOLS } };
+    const url = await serve((res) => {
+      res.writeHead(200, ['Content-Type', 'application/json']);
+      res.end(JSON.stringify([other, LIST_RESPONSE]));
+    });
+    const r = await get(url);
+    assert.deepEqual(JSON.parse(r.body.toString()), [other, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+  });
+
+  test('error responses and unparseable bodies pass unchanged', async () => {
+    const error = JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'nope' } });
+    let url = await serve((res) => {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end(error);
+    });
+    let r = await get(url);
+    assert.equal(r.status, 404);
+    assert.equal(r.body.toString(), error);
+    url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{not json');
+    });
+    r = await get(url);
+    assert.equal(r.body.toString(), '{not json');
+  });
+
+  test('a body over maxBufferedBytes is replaced by a 500 JSON-RPC error (fail closed)', async () => {
+    const url = await serve(
+      (res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.write(JSON.stringify(LIST_RESPONSE));
+        res.write(' '.repeat(100));
+        res.end();
+      },
+      { maxBufferedBytes: 64 },
+    );
+    const r = await get(url);
+    assert.equal(r.status, 500);
+    assert.deepEqual(JSON.parse(r.body.toString()), {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32603, message: 'Internal error: the list result could not be filtered' },
+    });
+  });
+
+  test('a compressed list answer cannot be filtered: 500 instead of an unfiltered list', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      res.end(Buffer.from([0x1f, 0x8b, 0, 0]));
+    });
+    const r = await get(url);
+    assert.equal(r.status, 500);
+    assert.equal(r.headers['content-encoding'], undefined);
+    assert.equal(JSON.parse(r.body.toString()).error.code, -32603);
+  });
+
+  test('other content types pass through untouched, headers and all', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 5 });
+      res.end('hello');
+    });
+    const r = await get(url);
+    assert.equal(r.headers['content-type'], 'text/plain');
+    assert.equal(r.body.toString(), 'hello');
+  });
+
+  test('an error path that checks headersSent after the head was held does not write a second head', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(JSON.stringify(LIST_RESPONSE));
+      assert.equal(res.headersSent, true);
+      res.end();
+    });
+    const r = await get(url);
+    assert.deepEqual(JSON.parse(r.body.toString()).result, FILTERED_RESULT);
+  });
+});
+
+describe('filterListResponse: text/event-stream', () => {
+  const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
+
+  test('the SDK shape: event: message / id: / data:, only the matching event is rewritten, fields kept', async () => {
+    const first = `event: message\nid: e1\ndata: ${JSON.stringify(progress)}\n\n`;
+    const url = await serve((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': 999 });
+      res.flushHeaders();
+      res.write(first);
+      res.write(`event: message\nid: e2\ndata: ${JSON.stringify(LIST_RESPONSE)}\n\n`);
+      res.end();
+    });
+    const r = await get(url);
+    assert.equal(r.headers['content-length'], undefined);
+    const text = r.body.toString();
+    assert.ok(text.startsWith(first), 'the other event is forwarded byte for byte');
+    assert.equal(text.slice(first.length), `event: message\nid: e2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: FILTERED_RESULT })}\n\n`);
+  });
+
+  test('CRLF line ends, multi-line data, comments and a retry field; written one byte at a time', async () => {
+    const listJson = JSON.stringify(LIST_RESPONSE, null, 1); // multi-line JSON → several data: lines
+    const listEvent = `: a comment\r\nretry: 10\r\n${listJson
+      .split('\n')
+      .map((l) => `data:${l}`)
+      .join('\r\n')}\r\n\r\n`;
+    const before = `data: ${JSON.stringify(progress)}\r\n\r\n`;
+    const afterEvent = `event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\r\n\r\n`;
+    const stream = Buffer.from(before + listEvent + afterEvent);
+    const url = await serve(async (res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (let i = 0; i < stream.length; i++) res.write(stream.subarray(i, i + 1));
+      res.end();
+    });
+    const text = (await get(url)).body.toString();
+    assert.ok(text.startsWith(before));
+    assert.ok(text.endsWith(afterEvent), 'events after the match pass through unchanged');
+    const rewritten = text.slice(before.length, text.length - afterEvent.length);
+    assert.ok(rewritten.startsWith(': a comment\nretry: 10\ndata: '));
+    assert.deepEqual(sseData(text), [progress, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }, JSON.parse(afterEvent.split('data: ')[1]!)]);
+  });
+
+  test('chunk boundaries at every position of a two-event stream give the same events', async () => {
+    const stream = `data: ${JSON.stringify(progress)}\r\n\r\nevent: message\r\ndata: ${JSON.stringify(LIST_RESPONSE)}\r\n\r\n`;
+    const bytes = Buffer.from(stream);
+    for (const cut of [1, 5, 20, bytes.indexOf('\r\n\r\n') + 1, bytes.indexOf('\r\n\r\n') + 2, bytes.indexOf('\r\n\r\n') + 3, bytes.length - 1]) {
+      const url = await serve((res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(bytes.subarray(0, cut));
+        res.end(bytes.subarray(cut));
+      });
+      const text = (await get(url)).body.toString();
+      assert.deepEqual(sseData(text), [progress, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }], `cut at ${cut}`);
+      assert.ok(text.startsWith(`data: ${JSON.stringify(progress)}\r\n\r\n`), `cut at ${cut}: first event byte for byte`);
+    }
+  });
+
+  test('bare CR line ends, with an event ending on a CR at the end of a chunk', async () => {
+    const first = `data: ${JSON.stringify(progress)}\r\r`;
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(first);
+      res.write(`data: ${JSON.stringify(LIST_RESPONSE)}\r`);
+      res.write('\r');
+      res.end('\n: trailing comment\n\n');
+    });
+    const text = (await get(url)).body.toString();
+    assert.ok(text.startsWith(first));
+    assert.deepEqual(sseData(text), [progress, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+    assert.ok(!text.includes('secret_tool'));
+  });
+
+  test('non-matching ids, other event types and non-JSON data pass through untouched', async () => {
+    const stream =
+      `event: message\ndata: ${JSON.stringify({ ...LIST_RESPONSE, id: '7' })}\n\n` +
+      `event: custom\ndata: ${JSON.stringify(LIST_RESPONSE)}\n\n` +
+      `data: hello\n\n` +
+      `data\n\n`;
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(stream);
+    });
+    assert.equal((await get(url)).body.toString(), stream);
+  });
+
+  test('an event cut off by the end of the stream is still filtered if it is the response', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify(LIST_RESPONSE)}\n`);
+    });
+    const text = (await get(url)).body.toString();
+    assert.deepEqual(sseData(text), [{ jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+  });
+
+  test('no buffering: the client reads the first event before the server writes the list event', async () => {
+    let clientGotFirst!: () => void;
+    const firstSeen = new Promise<void>((r) => (clientGotFirst = r));
+    let listWritten = false;
+    const url = await serve(async (res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.flushHeaders();
+      // The first event arrives in two pieces, the second ending it.
+      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress",');
+      await tick();
+      res.write('"params":{"progressToken":1,"progress":1}}\n\n');
+      await firstSeen;
+      listWritten = true;
+      res.write(`event: message\ndata: ${JSON.stringify(LIST_RESPONSE)}\n\n`);
+      res.end();
+    });
+    const body = await new Promise<string>((resolve, reject) => {
+      httpRequest(url, { method: 'POST' }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+          if (text.includes('\n\n') && !listWritten) {
+            assert.deepEqual(sseData(text), [progress]);
+            clientGotFirst();
+          }
+        });
+        res.on('end', () => resolve(text));
+        res.on('error', reject);
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.deepEqual(sseData(body), [progress, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+  });
+
+  test('an event over maxBufferedBytes ends the stream with a JSON-RPC error event (fail closed)', async () => {
+    const url = await serve(
+      (res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write('data: {"jsonrpc":"2.0","method":"x"}\n\n');
+        res.write(`data: ${JSON.stringify(LIST_RESPONSE)}`);
+        res.end('\n\n');
+      },
+      { maxBufferedBytes: 64 },
+    );
+    const text = (await get(url)).body.toString();
+    assert.ok(!text.includes('secret_tool'));
+    assert.deepEqual(sseData(text), [
+      { jsonrpc: '2.0', method: 'x' },
+      { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } },
+    ]);
+  });
+
+  test('write() reports backpressure and the writer gets drain', async () => {
+    const big = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'n', params: { pad: 'x'.repeat(256 * 1024) } })}\n\n`;
+    let sawFalse = false;
+    const url = await serve(async (res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (let i = 0; i < 8; i++) {
+        if (!res.write(big)) {
+          sawFalse = true;
+          await once(res, 'drain');
+        }
+      }
+      res.end(`data: ${JSON.stringify(LIST_RESPONSE)}\n\n`);
+    });
+    const text = (await get(url)).body.toString();
+    assert.equal(sawFalse, true);
+    assert.equal(sseData(text).length, 9);
+    assert.deepEqual(sseData(text)[8], { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
+  });
+});
+
+test('a notification (no id) is never intercepted', async () => {
+  const url = await serve(
+    (res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(LIST_RESPONSE));
+    },
+    undefined,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+  );
+  assert.equal((await get(url)).body.toString(), JSON.stringify(LIST_RESPONSE));
+});
