@@ -8,6 +8,7 @@ import type { HandlerResult, McpMessageHandler } from '../core/handler.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { SettingNames } from '../core/resolve-guard-options.js';
 import { setEndpointCors, setMetadataCors } from './cors.js';
+import { filterListResponse } from './filter-list-response.js';
 import { isHttpHandler, type GuardedRequest, type McpHttpHandler } from './http-handler.js';
 import { readBody } from './read-body.js';
 import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from './write-response.js';
@@ -131,6 +132,11 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       req.auth = auth;
       if (isHttpHandler(handler)) {
         req.body = msg;
+        if ('id' in msg && 'method' in msg && guard.policy.isListMethod(msg.method)) {
+          // The handler writes its own answer (JSON or SSE): its list result is filtered on the way out.
+          const caller = auth;
+          filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion));
+        }
         await handler.handle(req as GuardedRequest, res, { auth, protocolVersion, signal: abortSignalFor(res) });
         return;
       }
