@@ -122,6 +122,17 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   'www-authenticate',
 ]);
 
+const RESERVED_IDENTITY_NAMES = new Set([
+  'authorization',
+  'cookie',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'proxy-authorization',
+  'forwarded',
+]);
+
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 interface Failure {
@@ -164,7 +175,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
   const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   const maxResponseBytes = checkTimeout(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
-  const identity = checkIdentityHeaders(options.identityHeaders);
+  const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const isHttps = upstream.protocol === 'https:';
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
   const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
@@ -382,17 +393,24 @@ function checkTimeout(value: unknown, setting: string, fallback: number): number
   return value;
 }
 
-function checkIdentityHeaders(names: IdentityHeaderNames | undefined): IdentityHeaderNames {
+/**
+ * Validates identity header names and returns them lower-cased. A name the client may send itself
+ * (`Mcp-*`, the forwarded headers, `Authorization`, `Cookie`, …) is refused: the upstream could not tell the
+ * gateway's value from the client's.
+ *
+ * @param setting - Reported in errors, e.g. `MCP_AUTH_IDENTITY_HEADERS`.
+ * @throws ConfigurationError naming `setting`.
+ */
+export function checkIdentityHeaders(names: IdentityHeaderNames | undefined, setting: string): IdentityHeaderNames {
   if (names === undefined) return {};
   const out: IdentityHeaderNames = {};
   for (const key of ['subject', 'clientId', 'scopes'] as const) {
     const name = names[key];
     if (name === undefined) continue;
     const lower = typeof name === 'string' ? name.toLowerCase() : '';
-    if (!HEADER_NAME.test(lower)) throw new ConfigurationError(`identityHeaders.${key}`, `"${String(name)}" is not a valid header name`);
-    // A name the client may also send would let the upstream see a value the gateway did not vouch for.
-    if (FORWARDED_REQUEST_HEADERS.has(lower) || lower.startsWith('mcp-') || lower === 'authorization' || lower === 'cookie' || lower === 'host' || lower === 'content-length') {
-      throw new ConfigurationError(`identityHeaders.${key}`, `"${name}" is reserved; choose a name such as X-MCP-Subject`);
+    if (!HEADER_NAME.test(lower)) throw new ConfigurationError(setting, `${key}: "${String(name)}" is not a valid header name`);
+    if (FORWARDED_REQUEST_HEADERS.has(lower) || lower.startsWith('mcp-') || RESERVED_IDENTITY_NAMES.has(lower)) {
+      throw new ConfigurationError(setting, `${key}: "${name}" is reserved; choose a name such as X-MCP-Subject`);
     }
     out[key] = lower;
   }

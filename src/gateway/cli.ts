@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * `mcp-oauth-guard`: the gateway command. Reads settings from flags and the environment (`--help` lists
+ * them), starts the gateway, and shuts it down gracefully on SIGTERM or SIGINT.
+ *
+ * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
+ * taken); 2 on a configuration error, reported as one line naming the setting, with no stack trace.
+ */
+import { ConfigurationError } from '../core/errors.js';
+import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
+import { startGateway } from './start-gateway.js';
+
+const PROGRAM = 'mcp-oauth-guard';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    const args = parseGatewayArgs(process.argv.slice(2), process.env);
+    if (args.help) {
+      process.stdout.write(gatewayHelp());
+      return;
+    }
+    config = loadGatewayConfig(args.settings);
+  } catch (error) {
+    if (error instanceof ConfigurationError) {
+      process.stderr.write(`${PROGRAM}: configuration error: ${describe(error)}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw error;
+  }
+
+  let gateway;
+  try {
+    gateway = await startGateway(config);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint = code === 'EADDRINUSE' ? `port ${config.port} is in use; set PORT or --port to a free port` : code === 'EACCES' ? `not allowed to listen on ${config.host}:${config.port}` : (error as Error).message;
+    process.stderr.write(`${PROGRAM}: cannot start: ${hint}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const upstream = new URL(config.proxy.upstream);
+  process.stdout.write(
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, upstream: `${upstream.origin}${upstream.pathname}` })}\n`,
+  );
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) {
+      // A second signal: the operator does not want to wait.
+      process.exit(1);
+    }
+    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'shutdown', signal })}\n`);
+    void gateway.shutdown().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/** The error as one line, naming the flag too when the setting has one. */
+function describe(error: ConfigurationError): string {
+  const prefix = `${error.setting}: `;
+  const detail = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  const setting = GATEWAY_SETTINGS.find((s) => s.env === error.setting);
+  const name = setting?.flag ? `${error.setting} (${setting.flag})` : error.setting;
+  return `${name}: ${detail}`.replace(/\s*\n\s*/g, ' ');
+}
+
+await main();

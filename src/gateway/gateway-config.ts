@@ -1,0 +1,244 @@
+import { isLoopbackHost } from '../core/canonical-resource.js';
+import { ConfigurationError } from '../core/errors.js';
+import type { GuardOptions } from '../core/guard-options.js';
+import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
+import { checkIdentityHeaders, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+
+/** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
+export interface GatewaySetting {
+  /** Environment variable, e.g. `MCP_AUTH_UPSTREAM`. */
+  readonly env: string;
+  /** Flag, e.g. `--upstream`; absent for secrets, which must not appear in process listings. */
+  readonly flag?: string;
+  /** Placeholder for the value in `--help`, e.g. `<url>`. */
+  readonly value: string;
+  /** What it does, one sentence. */
+  readonly description: string;
+  /** The default, as shown to users; absent when required or off. */
+  readonly defaultValue?: string;
+  /** Whether the flag may be given with no value, meaning `true`/`on`. */
+  readonly bare?: boolean;
+}
+
+/** Default `HOST`: loopback, so a gateway started by hand is not exposed by accident. */
+export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
+/** Default `PORT`. */
+export const DEFAULT_GATEWAY_PORT = 8080;
+/** Default time, in milliseconds, a graceful shutdown waits for requests in progress. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Header names used when identity headers are turned on without naming them. */
+export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
+  subject: 'X-MCP-Subject',
+  clientId: 'X-MCP-Client-Id',
+  scopes: 'X-MCP-Scopes',
+};
+
+/**
+ * Every setting of the gateway, in the order `--help` lists them. Flags win over the environment. The
+ * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
+ */
+export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
+  { env: 'MCP_AUTH_UPSTREAM', flag: '--upstream', value: '<url>', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required.' },
+  { env: 'MCP_AUTH_ISSUER', flag: '--issuer', value: '<url>', description: "Your authorization server's issuer URL; tokens must carry it as iss. Required." },
+  { env: 'MCP_AUTH_RESOURCE', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
+  { env: 'MCP_AUTH_POLICY', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
+  { env: 'HOST', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
+  { env: 'PORT', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
+  { env: 'MCP_AUTH_IDENTITY_HEADERS', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H>', description: `Send the caller's subject, client id and scopes to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId} and ${DEFAULT_IDENTITY_HEADERS.scopes}. Never the token.`, defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
+  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', flag: '--idle-timeout-ms', value: '<ms>', description: 'Time allowed with no bytes from the upstream: before its response headers (then 504) and within a stream (then the stream ends).', defaultValue: '300000' },
+  { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_ALLOWED_ORIGINS', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_AUDIENCE', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata.', defaultValue: 'the issuer' },
+  { env: 'MCP_AUTH_JWKS_URI', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
+  { env: 'MCP_AUTH_ALGORITHMS', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: 'RS*, PS*, ES*, EdDSA' },
+  { env: 'MCP_AUTH_CLOCK_TOLERANCE', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: '5' },
+  { env: 'MCP_AUTH_STRICT_JWT', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
+  { env: 'MCP_AUTH_RESOURCE_NAME', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_MAX_BODY_BYTES', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: '1048576' },
+  { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: '5000' },
+  { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },
+  { env: 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET', value: '<secret>', description: 'Its client secret. Environment only, so it never shows in process listings.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
+];
+
+/** Everything the gateway needs, validated. */
+export interface GatewayConfig {
+  /** Interface to listen on. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Whether `resource` was derived from HOST and PORT (then a port 0 is replaced by the real one). */
+  resourceIsDefault: boolean;
+  /** Guard options (issuer, resource, policy, …), as `loadOptionsFromEnv` built them. */
+  guard: GuardOptions;
+  /** Upstream proxy options. */
+  proxy: UpstreamProxyOptions;
+  /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
+  shutdownTimeoutMs: number;
+  /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
+  settings: Readonly<Record<string, string | undefined>>;
+}
+
+/** What {@link parseGatewayArgs} found: either a request for help or the settings to use. */
+export type GatewayArgs = { help: true } | { help: false; settings: Record<string, string | undefined> };
+
+/**
+ * Reads the command line. Flags mirror environment variables (`--upstream` sets `MCP_AUTH_UPSTREAM`, …),
+ * as `--flag value` or `--flag=value`; flags win. Returns the environment overlaid with the flags.
+ *
+ * @throws ConfigurationError for an unknown flag or a flag without its value.
+ */
+export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): GatewayArgs {
+  const settings: Record<string, string | undefined> = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { help: true };
+    if (!arg.startsWith('--')) {
+      throw new ConfigurationError(arg, 'is not a flag; settings are given as --name value (see --help)');
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const setting = GATEWAY_SETTINGS.find((s) => s.flag === flag);
+    if (!setting) {
+      const secret = GATEWAY_SETTINGS.find((s) => !s.flag && `--${s.env.toLowerCase().replace(/^mcp_auth_/, '').replaceAll('_', '-')}` === flag);
+      throw new ConfigurationError(flag, secret ? `is not accepted on the command line; set ${secret.env} in the environment` : 'is not a known flag (see --help)');
+    }
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) value = argv[++i];
+    else if (setting.bare) value = setting.env === 'MCP_AUTH_IDENTITY_HEADERS' ? 'on' : 'true';
+    if (value === undefined) throw new ConfigurationError(flag, `needs a value: ${flag} ${setting.value}`);
+    settings[setting.env] = value;
+  }
+  return { help: false, settings };
+}
+
+/**
+ * Builds and validates the gateway's configuration from merged settings (see {@link parseGatewayArgs}).
+ * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
+ * and named by its variable.
+ *
+ * @throws ConfigurationError naming the variable and the fix.
+ */
+export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>): GatewayConfig {
+  const host = read(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
+  const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
+  const upstream = read(settings, 'MCP_AUTH_UPSTREAM');
+  if (upstream === undefined) {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
+  }
+  checkUpstream(upstream);
+  const resourceIsDefault = read(settings, 'MCP_AUTH_RESOURCE') === undefined;
+  if (resourceIsDefault && !isLoopbackHost(host)) {
+    // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
+    throw new ConfigurationError('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
+  }
+  const guard = loadOptionsFromEnv(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {});
+  const connectTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000);
+  const idleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', 1, 86_400_000);
+  const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const identityHeaders = parseIdentityHeaders(read(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
+  const proxy: UpstreamProxyOptions = {
+    upstream,
+    ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
+    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+    ...(identityHeaders ? { identityHeaders } : {}),
+  };
+  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, settings };
+}
+
+/** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */
+export function defaultResource(host: string, port: number): string {
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${h}:${port}/mcp`;
+}
+
+/**
+ * The `--help` text: usage, then every setting with its flag, variable and default.
+ */
+export function gatewayHelp(): string {
+  const lines = [
+    'Usage: mcp-oauth-guard [flags]',
+    '',
+    'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
+    'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',
+    'Each setting is a flag or an environment variable; flags win. Lists are comma- or space-separated.',
+    '',
+  ];
+  for (const s of GATEWAY_SETTINGS) {
+    lines.push(`  ${s.flag ? `${s.flag} ${s.value}` : '(environment only)'}`);
+    lines.push(`      ${s.env}: ${s.description}${s.defaultValue ? ` Default: ${s.defaultValue}.` : ''}`);
+  }
+  lines.push(
+    '  --help, -h',
+    '      Print this help.',
+    '',
+    'Endpoints: the MCP endpoint at the path of the resource URL; RFC 9728 metadata at',
+    '/.well-known/oauth-protected-resource[/path]; GET /healthz (no authentication).',
+    'Logs: one JSON line per request on stdout (method, tool, decision, status, duration; never the token).',
+    'Exit codes: 0 after a graceful shutdown (SIGTERM, SIGINT), 1 when it cannot start, 2 on a configuration error.',
+    '',
+    'Example:',
+    '  mcp-oauth-guard --upstream http://127.0.0.1:3001/mcp --issuer https://auth.example.com \\',
+    '    --resource https://mcp.example.com/mcp --policy ./policy.json --host 0.0.0.0 --port 8080',
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Reads `MCP_AUTH_IDENTITY_HEADERS`: `off` (default), `on` (the default names), or a list of
+ * `subject=Header`, `clientId=Header`, `scopes=Header`.
+ */
+export function parseIdentityHeaders(value: string | undefined): IdentityHeaderNames | undefined {
+  const setting = 'MCP_AUTH_IDENTITY_HEADERS';
+  if (value === undefined) return undefined;
+  const lower = value.toLowerCase();
+  if (['off', 'false', 'no', '0'].includes(lower)) return undefined;
+  if (['on', 'true', 'yes', '1'].includes(lower)) return { ...DEFAULT_IDENTITY_HEADERS };
+  const names: IdentityHeaderNames = {};
+  for (const part of value.split(/[\s,]+/).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const key = eq === -1 ? part : part.slice(0, eq);
+    const header = eq === -1 ? '' : part.slice(eq + 1);
+    if (key !== 'subject' && key !== 'clientId' && key !== 'scopes') {
+      throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes`);
+    }
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+      throw new ConfigurationError(setting, `"${part}" needs a header name after "=", e.g. ${key}=${DEFAULT_IDENTITY_HEADERS[key]}`);
+    }
+    names[key] = header;
+  }
+  checkIdentityHeaders(names, setting);
+  return names;
+}
+
+function checkUpstream(upstream: string): void {
+  let url: URL;
+  try {
+    url = new URL(upstream);
+  } catch {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM', `"${upstream}" is not an absolute URL; give the full upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM', `must be an http or https URL (got ${url.protocol})`);
+  }
+  if (url.username || url.password) throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'must not contain credentials; the gateway sends none upstream');
+  if (upstream.includes('#')) throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'must not contain a fragment');
+}
+
+function read(settings: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const v = settings[name]?.trim();
+  return v ? v : undefined;
+}
+
+function readInteger(settings: Readonly<Record<string, string | undefined>>, name: string, min: number, max: number): number | undefined {
+  const v = read(settings, name);
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new ConfigurationError(name, `must be a whole number from ${min} to ${max} (got "${v}")`);
+  }
+  return Number(v);
+}

@@ -1,0 +1,129 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DecisionEvent, DecisionHook, DecisionReason } from '../core/decision.js';
+import type { UpstreamFailure, UpstreamFailureReason } from './upstream-proxy.js';
+
+/**
+ * One line of the request log. Identifiers only: the token, the request body and the query string
+ * (where a misbehaving client might put a token) are never logged.
+ */
+export interface RequestLogEntry {
+  /** When the request arrived, ISO 8601. */
+  time: string;
+  /** HTTP method. */
+  httpMethod: string;
+  /** Request path, without the query string. */
+  path: string;
+  /** JSON-RPC method, when the body was parsed. */
+  method?: string;
+  /** Tool, prompt or resource the request named. */
+  name?: string;
+  /** The guard's decision; absent for requests it does not decide on (metadata, health). */
+  decision?: 'allow' | 'deny';
+  /** Why (stable code). */
+  reason?: DecisionReason;
+  /** Scopes the operation required, when the policy was evaluated. */
+  requiredScopes?: string[];
+  /** Token subject, when a token was verified. */
+  subject?: string;
+  /** OAuth client id, when a token was verified. */
+  clientId?: string;
+  /** HTTP status sent. */
+  status: number;
+  /** Time from arrival to the end of the answer (or of the stream), in milliseconds, to 0.1 ms. */
+  durationMs: number;
+  /** Why the upstream exchange failed, when it did. */
+  upstreamError?: UpstreamFailureReason;
+  /** True when the client went away before the answer was complete. */
+  aborted?: boolean;
+}
+
+/** Options of {@link createRequestLog}. */
+export interface RequestLogOptions {
+  /** Receives each line (JSON, no trailing newline). Default: written to stdout with a newline. */
+  write?: (line: string) => void;
+}
+
+/** The pieces to wire into the gateway: a middleware first in the chain, and the two hooks. */
+export interface RequestLog {
+  /** Express/Connect middleware: starts the entry for a request and writes it when the answer ends. */
+  middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
+  /** Pass as the guard's `onDecision`. */
+  onDecision: DecisionHook;
+  /** Pass as the upstream proxy's `onUpstreamError`. */
+  onUpstreamError(req: IncomingMessage, failure: UpstreamFailure): void;
+}
+
+/**
+ * Builds the gateway's structured request log: one JSON line per request, written when the answer ends.
+ *
+ * The guard reports decisions through `onDecision`, which is not given the request; the entry of the
+ * request being handled is found through an `AsyncLocalStorage` context opened by the middleware, which
+ * follows the guard's asynchronous work (token verification included) without any change to it.
+ */
+export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
+  const write = options.write ?? ((line: string) => void process.stdout.write(`${line}\n`));
+  const current = new AsyncLocalStorage<RequestLogEntry>();
+  const entries = new WeakMap<IncomingMessage, RequestLogEntry>();
+
+  return {
+    middleware(req, res, next) {
+      const started = performance.now();
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const entry: RequestLogEntry = {
+        time: new Date().toISOString(),
+        httpMethod: req.method ?? 'GET',
+        path: q === -1 ? url : url.slice(0, q),
+        status: 0,
+        durationMs: 0,
+      };
+      entries.set(req, entry);
+      res.once('close', () => {
+        entry.status = res.statusCode;
+        entry.durationMs = Math.round((performance.now() - started) * 10) / 10;
+        if (!res.writableFinished) entry.aborted = true;
+        try {
+          write(JSON.stringify(ordered(entry)));
+        } catch {
+          // Logging must never break serving.
+        }
+      });
+      current.run(entry, next);
+    },
+    onDecision(event: DecisionEvent) {
+      const entry = current.getStore();
+      if (!entry) return;
+      entry.decision = event.decision;
+      entry.reason = event.reason;
+      if (event.method !== undefined) entry.method = event.method;
+      if (event.name !== undefined) entry.name = event.name;
+      if (event.requiredScopes?.length) entry.requiredScopes = [...event.requiredScopes];
+      if (event.subject !== undefined) entry.subject = event.subject;
+      if (event.clientId) entry.clientId = event.clientId;
+    },
+    onUpstreamError(req, failure) {
+      const entry = entries.get(req);
+      if (entry) entry.upstreamError = failure.reason;
+    },
+  };
+}
+
+/** The entry with its fields in a fixed, readable order. */
+function ordered(e: RequestLogEntry): RequestLogEntry {
+  return {
+    time: e.time,
+    httpMethod: e.httpMethod,
+    path: e.path,
+    ...(e.method !== undefined ? { method: e.method } : {}),
+    ...(e.name !== undefined ? { name: e.name } : {}),
+    ...(e.decision !== undefined ? { decision: e.decision, reason: e.reason } : {}),
+    ...(e.requiredScopes !== undefined ? { requiredScopes: e.requiredScopes } : {}),
+    ...(e.subject !== undefined ? { subject: e.subject } : {}),
+    ...(e.clientId !== undefined ? { clientId: e.clientId } : {}),
+    status: e.status,
+    durationMs: e.durationMs,
+    ...(e.upstreamError !== undefined ? { upstreamError: e.upstreamError } : {}),
+    ...(e.aborted ? { aborted: true } : {}),
+  };
+}

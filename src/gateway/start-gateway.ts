@@ -1,0 +1,126 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { DecisionEvent } from '../core/decision.js';
+import { ENV_SETTING_NAMES, loadOptionsFromEnv } from '../core/load-options-from-env.js';
+import { mcpOAuthGuard, type McpOAuthGuardRouter } from '../express/mcp-oauth-guard.js';
+import { defaultResource, type GatewayConfig } from './gateway-config.js';
+import { createRequestLog } from './request-log.js';
+import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
+
+/** Options of {@link startGateway} that are not configuration. */
+export interface StartGatewayOptions {
+  /** Receives each request log line (JSON). Default: stdout. */
+  log?: (line: string) => void;
+  /** Receives warnings (one line each, never a token). Default: stderr. */
+  warn?: (line: string) => void;
+}
+
+/** A running gateway. */
+export interface RunningGateway {
+  /** Base URL it listens at, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** The canonical resource URI (RFC 8707 §2) tokens must be issued for. */
+  readonly resource: string;
+  /** The HTTP server. */
+  readonly server: Server;
+  /** The upstream proxy, for its in-flight count. */
+  readonly proxy: UpstreamProxy;
+  /** The guard router in use. */
+  readonly router: McpOAuthGuardRouter;
+  /**
+   * Graceful shutdown: stops accepting connections, ends standalone GET streams at once (they never
+   * finish by themselves; clients reconnect elsewhere), gives other requests in progress up to
+   * `shutdownTimeoutMs`, then ends what is left. Resolves when the server is closed. Idempotent.
+   */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts the gateway: an HTTP server on `config.host:config.port` with `GET /healthz`, the RFC 9728
+ * metadata, and the MCP endpoint guarded by `mcpOAuthGuard` and forwarded by the upstream proxy.
+ *
+ * It listens before building the guard, so that with port 0 and the default resource
+ * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
+ * authorization server cannot be reached yet, a warning is written and requests get 503 until it can.
+ *
+ * @throws the listen error (e.g. `EADDRINUSE`), after which nothing is left running.
+ */
+export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let shuttingDown = false;
+  const server = createServer((req, res) => {
+    if (app) app(req, res);
+    else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
+  });
+  server.listen(config.port, config.host);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([error]) => {
+      throw error;
+    }),
+  ]);
+  const { port } = server.address() as AddressInfo;
+  const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${hostInUrl}:${port}`;
+
+  const guardOptions =
+    config.resourceIsDefault && port !== config.port
+      ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
+      : config.guard;
+  const requestLog = createRequestLog(options.log ? { write: options.log } : {});
+  const proxy = createUpstreamProxy({ ...config.proxy, onUpstreamError: requestLog.onUpstreamError });
+  const userHook = guardOptions.onDecision;
+  const router = mcpOAuthGuard({
+    ...guardOptions,
+    onDecision: (event: DecisionEvent) => {
+      requestLog.onDecision(event);
+      userHook?.(event);
+    },
+    handler: proxy,
+    settingNames: ENV_SETTING_NAMES,
+  });
+
+  const expressApp = express();
+  expressApp.disable('x-powered-by');
+  expressApp.use(requestLog.middleware);
+  expressApp.get('/healthz', (_req, res) => {
+    res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? 'stopping' : 'ok' });
+  });
+  expressApp.use(router);
+  expressApp.use((_req, res) => {
+    res.status(404).json({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } });
+  });
+  app = expressApp;
+
+  router.guard.ready().catch(() => {
+    // The error text names URLs only; still, keep the line generic and stable for log alerts.
+    warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'authorization server discovery failed; requests get 503 until it succeeds' }));
+  });
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      proxy.endStreams('get');
+      const deadline = Date.now() + config.shutdownTimeoutMs;
+      while (proxy.inFlight > 0 && Date.now() < deadline) await delay(25);
+      proxy.close();
+      // Answers just ended still need a moment to flush before their connections go.
+      await Promise.race([closed, delay(500)]);
+      server.closeAllConnections();
+      await closed;
+    })();
+    return closing;
+  };
+
+  return { url, resource: router.guard.resource, server, proxy, router, shutdown };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
