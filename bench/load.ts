@@ -1,0 +1,151 @@
+/**
+ * The load generator, in its own process so it never shares an event loop with a server. It also hosts the
+ * test issuer (RFC 8414 metadata and a JWKS of one ES256 key on 127.0.0.1), because it is the process that
+ * mints the tokens; the guarded server fetches the metadata and the JWKS once, before any load.
+ *
+ * Driven by its parent over IPC (see `LoadCommand`): `mint` prepares a pool of never-used tokens for the
+ * next `fresh` run (outside any measurement), `run` loads one URL with autocannon and reports a summary.
+ * Every scenario builds its request the same way (a `setupRequest` that sets the Authorization header),
+ * so the client-side cost is the same whichever token it carries.
+ */
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import { startTestIssuer, type TestIssuer } from '../test/helpers/fake-issuer.js';
+import { REQUEST_BODY, REQUEST_HEADERS, TOKEN_SCOPE, type LoadCommand, type LoadReport, type RunRequest, type RunSummary } from './scenario.js';
+
+/** Tokens live 15 minutes: longer than the whole run, so none expires mid-measurement. */
+const TOKEN_LIFETIME_SECONDS = 900;
+/** Signatures in flight at once while minting. */
+const MINT_BATCH = 512;
+
+const send = (report: LoadReport): void => void process.send?.(report);
+
+let issuer: TestIssuer;
+let reusedToken: string | undefined;
+let pool: string[] = [];
+let serial = 0;
+
+async function mintToken(resource: string): Promise<string> {
+  const n = serial++;
+  const now = Math.floor(Date.now() / 1000);
+  return issuer.sign(
+    {
+      aud: resource,
+      sub: `user-${n % 1000}`,
+      client_id: `client-${n % 10}`,
+      scope: TOKEN_SCOPE,
+      iat: now,
+      exp: now + TOKEN_LIFETIME_SECONDS,
+      jti: randomUUID(),
+    },
+    { header: { typ: 'at+jwt' } },
+  );
+}
+
+/** Tops the pool up to `count` never-sent tokens (tokens left over from a shorter run are still unused). */
+async function mint(resource: string, count: number): Promise<void> {
+  reusedToken ??= await mintToken(resource);
+  const tokens = pool.slice();
+  while (tokens.length < count) {
+    const batch: Promise<string>[] = [];
+    for (let i = 0; i < MINT_BATCH && tokens.length + batch.length < count; i++) batch.push(mintToken(resource));
+    tokens.push(...(await Promise.all(batch)));
+  }
+  pool = tokens;
+}
+
+async function run(request: RunRequest): Promise<RunSummary> {
+  if (reusedToken === undefined) throw new Error('mint before running');
+  const fixed = `Bearer ${reusedToken}`;
+  let next = 0;
+  let exhausted = false;
+  const tokens = pool;
+  const authorization =
+    request.scenario === 'fresh'
+      ? (): string => {
+          if (next >= tokens.length) {
+            exhausted = true;
+            next = 0;
+          }
+          return `Bearer ${tokens[next++]}`;
+        }
+      : (): string => fixed;
+  const result = await autocannon({
+    url: request.url,
+    method: 'POST',
+    headers: { ...REQUEST_HEADERS },
+    body: REQUEST_BODY,
+    connections: request.connections,
+    pipelining: 1,
+    duration: request.durationSeconds,
+    requests: [
+      {
+        setupRequest: (req) => {
+          req.headers = { ...req.headers, authorization: authorization() };
+          return req;
+        },
+      },
+    ],
+  });
+  if (request.scenario === 'fresh') pool = exhausted ? tokens : tokens.slice(next); // never reuse a token
+  return {
+    scenario: request.scenario,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    totalRequests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    ...(request.scenario === 'fresh' ? { tokensUsed: exhausted ? tokens.length : next, tokensExhausted: exhausted } : {}),
+  };
+}
+
+async function handle(command: LoadCommand): Promise<void> {
+  switch (command.type) {
+    case 'mint': {
+      const start = performance.now();
+      try {
+        await mint(command.resource, command.count);
+        send({ type: 'minted', id: command.id, count: pool.length, ms: Math.round(performance.now() - start) });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
+    }
+    case 'run':
+      try {
+        send({ type: 'result', id: command.id, summary: await run(command.run) });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
+    case 'probe':
+      try {
+        const response = await fetch(command.url, {
+          method: 'POST',
+          headers: { ...REQUEST_HEADERS, authorization: `Bearer ${reusedToken}` },
+          body: REQUEST_BODY,
+        });
+        send({ type: 'probed', id: command.id, status: response.status, body: await response.text() });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
+    case 'stop':
+      await issuer.close();
+      process.exit(0);
+  }
+}
+
+async function main(): Promise<void> {
+  issuer = await startTestIssuer({ algs: ['ES256'] });
+  process.on('message', (command: LoadCommand) => void handle(command));
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'issuer', issuer: issuer.issuer });
+}
+
+main().catch((error: unknown) => {
+  send({ type: 'error', message: String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,312 @@
+/**
+ * `npm run bench`: the guard's overhead as a share of a bare Express endpoint, measured in one script.
+ *
+ * Processes (so that no two share an event loop): a bare server, a guarded server (`bench/server.ts`), and a
+ * load generator (`bench/load.ts`, autocannon's API, also hosting the test issuer and minting tokens).
+ * After a warm-up, rounds alternate bare → guarded with one reused token (`cached`) → guarded with a new
+ * token on every request (`fresh`); each guarded result is divided by the bare result of its own round and
+ * the medians are reported, with the guarded server's memory after the last `fresh` run against bare's.
+ *
+ * Settings (environment): BENCH_ROUNDS (3), BENCH_DURATION (seconds per run, 5), BENCH_WARMUP (seconds, 2),
+ * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write a V8 CPU profile of the guarded server to
+ * `.bench-results/profiles/`). Results also go to `.bench-results/latest.json`. Exits 0 whatever the
+ * ratios (they are information, not assertions); 1 if a process failed or a run saw errors.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LoadCommand, LoadReport, RunSummary, Scenario, ServerCommand, ServerMode, ServerReport } from './scenario.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = join(ROOT, '.bench-results');
+
+const ROUNDS = readInt('BENCH_ROUNDS', 3);
+const DURATION = readInt('BENCH_DURATION', 5);
+const WARMUP = readInt('BENCH_WARMUP', 2);
+const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
+const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+/** The whole script is stopped, children included, if it runs longer than this. */
+const WATCHDOG_MS = 300_000;
+/** Fresh-token pool: this many times the tokens the last fresh run used (never reuse a token). */
+const POOL_HEADROOM = 1.6;
+
+/** Published shares of bare Express throughput measured for peer libraries (see README, Performance). */
+const PEERS = {
+  perRequestVerification: { low: 0.38, high: 0.43, note: 'Auth0 express-oauth2-jwt-bearer, MCP SDK requireBearerAuth + jose, mcp-auth' },
+  withTokenCache: { value: 0.95 },
+};
+const TARGETS: Record<'cached' | 'fresh', number> = { cached: 0.95, fresh: PEERS.perRequestVerification.high };
+
+function readInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Child processes: every one is tracked and killed on the way out, errors and signals included.
+
+const children = new Set<ChildProcess>();
+
+function start(script: string, args: string[], execArgv: string[] = []): ChildProcess {
+  const child = fork(join(ROOT, 'bench', script), args, {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx', ...execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Waits for the first message `pick` accepts; rejects if the child exits or reports an error first. */
+function waitFor<M extends { type: string }, T>(child: ChildProcess, what: string, pick: (m: M) => T | undefined, timeoutMs = 120_000): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (message: M): void => {
+      if (message.type === 'error') {
+        cleanup();
+        reject(new Error(`${what}: ${(message as unknown as { message: string }).message}`));
+        return;
+      }
+      const value = pick(message);
+      if (value === undefined) return;
+      cleanup();
+      resolve(value);
+    };
+    const onExit = (code: number | null, signal: string | null): void => {
+      cleanup();
+      reject(new Error(`${what}: the process exited (${signal ?? code})`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`${what}: no answer after ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+async function stopAll(): Promise<void> {
+  const exits = [...children].map(
+    (child) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+        }, 5_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        if (child.connected) child.send({ type: 'stop' } satisfies ServerCommand | LoadCommand);
+        else child.kill('SIGKILL');
+      }),
+  );
+  await Promise.all(exits);
+}
+
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+let nextId = 1;
+
+class LoadProcess {
+  constructor(private readonly child: ChildProcess) {}
+
+  private ask<T>(command: LoadCommand & { id: number }, what: string, pick: (m: LoadReport) => T | undefined): Promise<T> {
+    const answer = waitFor<LoadReport, T>(this.child, what, (m) => ('id' in m && m.id === command.id ? pick(m) : undefined));
+    this.child.send(command);
+    return answer;
+  }
+
+  mint(resource: string, count: number): Promise<{ count: number; ms: number }> {
+    return this.ask({ type: 'mint', id: nextId++, resource, count }, 'minting tokens', (m) => (m.type === 'minted' ? m : undefined));
+  }
+
+  probe(url: string): Promise<{ status: number; body: string }> {
+    return this.ask({ type: 'probe', id: nextId++, url }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
+  }
+
+  run(url: string, scenario: Scenario, durationSeconds: number): Promise<RunSummary> {
+    return this.ask(
+      { type: 'run', id: nextId++, run: { url, scenario, durationSeconds, connections: CONNECTIONS } },
+      `load run (${scenario})`,
+      (m) => (m.type === 'result' ? m.summary : undefined),
+    );
+  }
+}
+
+async function startServer(mode: ServerMode, issuer: string): Promise<{ child: ChildProcess; url: string }> {
+  const execArgv = ['--expose-gc'];
+  if (CPU_PROFILE && mode === 'guarded') execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`);
+  const child = start('server.ts', mode === 'guarded' ? [mode, issuer] : [mode], execArgv);
+  const url = await waitFor<ServerReport, string>(child, `${mode} server`, (m) => (m.type === 'ready' ? m.url : undefined), 30_000);
+  return { child, url };
+}
+
+function memoryOf(child: ChildProcess, what: string): Promise<NodeJS.MemoryUsage> {
+  const answer = waitFor<ServerReport, NodeJS.MemoryUsage>(child, what, (m) => (m.type === 'memory' ? m.usage : undefined), 10_000);
+  child.send({ type: 'memory' } satisfies ServerCommand);
+  return answer;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function checkRun(summary: RunSummary): void {
+  if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
+    throw new Error(
+      `${summary.scenario}: ${summary.non2xx} non-2xx answers, ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const watchdog = setTimeout(() => {
+    console.error(`bench: still running after ${WATCHDOG_MS / 1000} s; stopping everything`);
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(1);
+  }, WATCHDOG_MS);
+  watchdog.unref();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const began = Date.now();
+
+  const loadChild = start('load.ts', []);
+  const issuer = await waitFor<LoadReport, string>(loadChild, 'load process', (m) => (m.type === 'issuer' ? m.issuer : undefined), 30_000);
+  const load = new LoadProcess(loadChild);
+  const [bare, guarded] = await Promise.all([startServer('bare', issuer), startServer('guarded', issuer)]);
+  const urls: Record<Scenario, string> = { bare: bare.url, cached: guarded.url, fresh: guarded.url };
+
+  // Both answer the same list: the token may see every tool, so filtering runs but removes nothing.
+  let mint = await load.mint(guarded.url, 20_000);
+  const [bareProbe, guardedProbe] = await Promise.all([load.probe(bare.url), load.probe(guarded.url)]);
+  if (bareProbe.status !== 200 || guardedProbe.status !== 200 || bareProbe.body !== guardedProbe.body) {
+    throw new Error(`the servers disagree: bare ${bareProbe.status} ${bareProbe.body}\nguarded ${guardedProbe.status} ${guardedProbe.body}`);
+  }
+  console.log(
+    `bench: ${ROUNDS} rounds × (bare, cached, fresh) × ${DURATION} s, ${WARMUP} s warm-up each, ${CONNECTIONS} connections, ` +
+      `pipelining 1; node ${process.version}, ${os.cpus().length} CPUs`,
+  );
+
+  // Warm-up (JIT, JWKS, connection pools): not recorded. Sizes the fresh-token pool too.
+  let freshUsed = 0;
+  for (const scenario of ['bare', 'cached', 'fresh'] as const) {
+    const warm = await load.run(urls[scenario], scenario, WARMUP);
+    checkRun(warm);
+    if (scenario === 'fresh') freshUsed = Math.ceil(((warm.tokensUsed ?? 0) * DURATION) / WARMUP);
+  }
+
+  const runs: RunSummary[][] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const results: RunSummary[] = [];
+    for (const scenario of ['bare', 'cached', 'fresh'] as const) {
+      if (scenario === 'fresh') mint = await load.mint(guarded.url, Math.ceil(freshUsed * POOL_HEADROOM) + 2_000);
+      const summary = await load.run(urls[scenario], scenario, DURATION);
+      checkRun(summary);
+      if (summary.tokensExhausted) throw new Error(`fresh: the pool of ${mint.count} tokens ran out; tokens were reused`);
+      if (scenario === 'fresh') freshUsed = Math.max(freshUsed, summary.tokensUsed ?? 0);
+      results.push(summary);
+      console.log(
+        `  round ${round + 1} ${scenario.padEnd(6)} ${summary.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${summary.p99Ms} ms`,
+      );
+    }
+    runs.push(results);
+  }
+
+  const [bareMemory, guardedMemory] = await Promise.all([memoryOf(bare.child, 'bare memory'), memoryOf(guarded.child, 'guarded memory')]);
+  await stopAll();
+
+  const rows = (['bare', 'cached', 'fresh'] as const).map((scenario, i) => {
+    const own = runs.map((r) => r[i]!);
+    const ratios = runs.map((r) => r[i]!.requestsPerSecond / r[0]!.requestsPerSecond);
+    return {
+      scenario,
+      requestsPerSecond: Math.round(median(own.map((s) => s.requestsPerSecond))),
+      p99Ms: median(own.map((s) => s.p99Ms)),
+      ratioToBare: Number(median(ratios).toFixed(3)),
+      roundRatios: ratios.map((x) => Number(x.toFixed(3))),
+      roundRequestsPerSecond: own.map((s) => Math.round(s.requestsPerSecond)),
+    };
+  });
+  const memory = {
+    bare: { rssMB: mb(bareMemory.rss), heapUsedMB: mb(bareMemory.heapUsed) },
+    guarded: { rssMB: mb(guardedMemory.rss), heapUsedMB: mb(guardedMemory.heapUsed) },
+    rssRatio: Number((guardedMemory.rss / bareMemory.rss).toFixed(2)),
+    heapUsedRatio: Number((guardedMemory.heapUsed / bareMemory.heapUsed).toFixed(2)),
+  };
+  const verdicts = (['cached', 'fresh'] as const).map((scenario) => {
+    const ratio = rows.find((r) => r.scenario === scenario)!.ratioToBare;
+    return { scenario, ratio, target: TARGETS[scenario], pass: ratio >= TARGETS[scenario] };
+  });
+
+  const label: Record<Scenario, string> = {
+    bare: 'bare Express (baseline)',
+    cached: 'guarded, reused token',
+    fresh: 'guarded, new token/request',
+  };
+  console.log('');
+  console.log(`${'scenario'.padEnd(28)}${'req/s'.padStart(9)}${'p99 ms'.padStart(9)}${'ratio'.padStart(8)}   per round`);
+  for (const row of rows) {
+    console.log(
+      `${label[row.scenario].padEnd(28)}${String(row.requestsPerSecond).padStart(9)}${String(row.p99Ms).padStart(9)}` +
+        `${row.ratioToBare.toFixed(3).padStart(8)}   ${row.roundRatios.map((x) => x.toFixed(3)).join(' ')}`,
+    );
+  }
+  console.log('');
+  console.log(`peers, per-request verification: ${PEERS.perRequestVerification.low}–${PEERS.perRequestVerification.high} of bare (${PEERS.perRequestVerification.note})`);
+  console.log(`peers, with a verified-token cache: about ${PEERS.withTokenCache.value} of bare`);
+  for (const v of verdicts) {
+    console.log(`target ${v.scenario.padEnd(6)} ≥ ${v.target.toFixed(2)}: ${v.ratio.toFixed(3)} ${v.pass ? 'PASS' : 'BELOW TARGET'}`);
+  }
+  console.log(
+    `memory after the last fresh run (after GC): guarded RSS ${memory.guarded.rssMB} MB, heap ${memory.guarded.heapUsedMB} MB; ` +
+      `bare RSS ${memory.bare.rssMB} MB, heap ${memory.bare.heapUsedMB} MB; ratio RSS ${memory.rssRatio}, heap ${memory.heapUsedRatio}`,
+  );
+
+  const report = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    settings: { rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, pipelining: 1 },
+    rows,
+    runs,
+    memory,
+    peers: PEERS,
+    verdicts,
+    elapsedSeconds: Math.round((Date.now() - began) / 1000),
+  };
+  writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten .bench-results/latest.json (${report.elapsedSeconds} s)`);
+}
+
+function mb(bytes: number): number {
+  return Math.round((bytes / 1048576) * 10) / 10;
+}
+
+main().catch(async (error: unknown) => {
+  console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+  await stopAll();
+});

@@ -1,0 +1,104 @@
+/**
+ * What the benchmark serves and sends, shared by the server and load processes: one fixed `tools/list`
+ * answer, the policy the guarded server enforces and the request every scenario sends.
+ */
+import type { PolicyDefinition } from '../src/index.js';
+
+/** The servers' processes. */
+export type ServerMode = 'bare' | 'guarded';
+
+/**
+ * Load scenarios: `bare` (no guard), `cached` (guarded, one token reused by every request) and `fresh`
+ * (guarded, a never-seen token on every request: signature check, cache miss, insert and eviction).
+ */
+export type Scenario = 'bare' | 'cached' | 'fresh';
+
+/** The fixed tool list (4 tools, JSON Schema inputs), as a real small MCP server would answer it. */
+export const TOOLS = [
+  { name: 'search', description: 'Search the notes.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  { name: 'read_note', description: 'Read one note.', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+  {
+    name: 'add_note',
+    description: 'Add a note.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1, maxLength: 2000 } }, required: ['text'] },
+  },
+  { name: 'clear_notes', description: 'Delete every note.', inputSchema: { type: 'object', properties: {} } },
+];
+
+/**
+ * A policy with a base scope, per-tool scopes and a hierarchy: filtering runs over every item, and the
+ * benchmark token ({@link TOKEN_SCOPE}) may see all four tools, so the answer is not shrunk.
+ */
+export const POLICY: PolicyDefinition = {
+  requiredScopes: ['mcp'],
+  tools: {
+    search: ['notes:read'],
+    read_note: ['notes:read'],
+    add_note: ['notes:write'],
+    clear_notes: ['notes:admin'],
+    '*': ['notes:admin'],
+  },
+  scopeHierarchy: { 'notes:admin': ['notes:write'], 'notes:write': ['notes:read'] },
+};
+
+/** Scopes granted to every benchmark token. */
+export const TOKEN_SCOPE = 'mcp notes:admin';
+
+/** The JSON-RPC request every scenario POSTs. */
+export const REQUEST_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+
+/** Headers every scenario sends (the bare server gets the Authorization header too, and ignores it). */
+export const REQUEST_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
+
+/** Messages the parent sends a server process. */
+export type ServerCommand = { type: 'memory' } | { type: 'stop' };
+
+/** Messages a server process sends its parent. */
+export type ServerReport =
+  | { type: 'ready'; url: string }
+  | { type: 'memory'; usage: NodeJS.MemoryUsage }
+  | { type: 'error'; message: string };
+
+/** One load run, as the parent asks for it. */
+export interface RunRequest {
+  url: string;
+  scenario: Scenario;
+  durationSeconds: number;
+  connections: number;
+}
+
+/** What the parent keeps of one autocannon run. */
+export interface RunSummary {
+  scenario: Scenario;
+  /** Mean of autocannon's per-second samples. */
+  requestsPerSecond: number;
+  /** Latency percentiles, in milliseconds. */
+  p50Ms: number;
+  p99Ms: number;
+  totalRequests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** `fresh` only: tokens used, and whether the pool ran out (then tokens were reused, which flatters). */
+  tokensUsed?: number;
+  tokensExhausted?: boolean;
+}
+
+/** Messages the parent sends the load process. */
+export type LoadCommand =
+  | { type: 'mint'; id: number; resource: string; count: number }
+  | { type: 'run'; id: number; run: RunRequest }
+  | { type: 'probe'; id: number; url: string }
+  | { type: 'stop' };
+
+/** Messages the load process sends its parent. */
+export type LoadReport =
+  | { type: 'issuer'; issuer: string }
+  | { type: 'minted'; id: number; count: number; ms: number }
+  | { type: 'result'; id: number; summary: RunSummary }
+  | { type: 'probed'; id: number; status: number; body: string }
+  | { type: 'error'; id?: number; message: string };
