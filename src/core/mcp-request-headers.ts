@@ -35,8 +35,11 @@ function mismatch(message: string): RequestRejectedError {
  */
 export function decodeMirroredHeaderValue(raw: string): string | undefined {
   if (!HEADER_VALUE.test(raw)) return undefined;
-  if (!raw.startsWith(SENTINEL_PREFIX)) return raw;
-  if (!raw.endsWith(SENTINEL_SUFFIX) || raw.length < SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length) return undefined;
+  // Only a value that starts with the prefix AND ends with the suffix is encoded; clients send any
+  // other plain-ASCII value (even one that merely starts with "=?base64?") as is.
+  const isSentinel =
+    raw.startsWith(SENTINEL_PREFIX) && raw.endsWith(SENTINEL_SUFFIX) && raw.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length;
+  if (!isSentinel) return raw;
   const b64 = raw.slice(SENTINEL_PREFIX.length, raw.length - SENTINEL_SUFFIX.length);
   if (b64.length % 4 !== 0 || !BASE64.test(b64)) return undefined;
   try {
