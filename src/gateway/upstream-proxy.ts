@@ -30,6 +30,11 @@ export interface UpstreamProxyOptions {
    * headers (then 504) and between chunks of a streamed body (then the stream is ended). Default 300 000.
    */
   idleTimeoutMs?: number;
+  /**
+   * Agent for upstream connections, e.g. an `https.Agent` with a private CA or a client certificate.
+   * Default: a keep-alive agent owned by the proxy (destroyed by `close()`; a given agent is left alone).
+   */
+  agent?: HttpAgent;
   /** Identity headers to add to upstream requests. Default: none. */
   identityHeaders?: IdentityHeaderNames;
   /**
@@ -178,7 +183,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const isHttps = upstream.protocol === 'https:';
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
-  const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  const ownAgent = options.agent === undefined;
+  const agent = options.agent ?? (isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }));
   const send = isHttps ? httpsRequest : httpRequest;
   const target = {
     protocol: upstream.protocol,
@@ -360,7 +366,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     },
     close() {
       for (const exchange of [...exchanges]) exchange.end();
-      agent.destroy();
+      if (ownAgent) agent.destroy();
     },
   };
 }

@@ -1,0 +1,341 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import type { AuthInfo } from '../../src/core/auth-info.js';
+import { ConfigurationError } from '../../src/core/errors.js';
+import type { GuardedRequest } from '../../src/express/http-handler.js';
+import { createUpstreamProxy, GATEWAY_JSONRPC_CODE, type UpstreamFailure, type UpstreamProxy, type UpstreamProxyOptions } from '../../src/gateway/upstream-proxy.js';
+
+const AUTH: AuthInfo = {
+  token: 'secret-token-value',
+  clientId: 'client-1',
+  scopes: ['mcp:read', 'mcp:tools'],
+  extra: { sub: 'alice', claims: { sub: 'alice' }, tokenType: 'jwt' },
+};
+
+const servers: Server[] = [];
+const proxies: UpstreamProxy[] = [];
+after(async () => {
+  for (const p of proxies) p.close();
+  for (const s of servers) {
+    s.closeAllConnections();
+    s.close();
+  }
+});
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+type UpstreamHandler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+/** A real upstream on 127.0.0.1 that records what it receives. */
+async function startUpstream(handle: UpstreamHandler): Promise<{ url: string; received: { method: string; headers: IncomingHttpHeaders; body: string; url: string }[] }> {
+  const received: { method: string; headers: IncomingHttpHeaders; body: string; url: string }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      received.push({ method: req.method ?? '', headers: req.headers, body, url: req.url ?? '' });
+      handle(req, res, body);
+    });
+  });
+  return { url: `${await listen(server)}/mcp`, received };
+}
+
+/**
+ * The part of the guard the proxy relies on: it parses the body into `req.body`, sets `req.auth`, and
+ * calls the handler. Kept minimal so these tests exercise the proxy alone.
+ */
+async function startFront(options: UpstreamProxyOptions): Promise<{ url: string; proxy: UpstreamProxy; failures: UpstreamFailure[] }> {
+  const failures: UpstreamFailure[] = [];
+  const proxy = createUpstreamProxy({ ...options, onUpstreamError: (_req, f) => failures.push(f) });
+  proxies.push(proxy);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const guarded = Object.assign(req, { auth: AUTH, body: text ? JSON.parse(text) : undefined }) as GuardedRequest;
+      const controller = new AbortController();
+      void proxy.handle(guarded, res, { auth: AUTH, signal: controller.signal });
+    });
+  });
+  return { url: `${await listen(server)}/mcp`, proxy, failures };
+}
+
+function jsonReply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+const CALL = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } };
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    signal: signal ?? AbortSignal.timeout(5000),
+  });
+}
+
+describe('createUpstreamProxy', () => {
+  it('forwards the allow-listed headers and the parsed body, and never the token or cookies', async () => {
+    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }));
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL, {
+      Authorization: 'Bearer secret-token-value',
+      Cookie: 'session=abc',
+      'Proxy-Authorization': 'Basic eDp5',
+      'Mcp-Session-Id': 'session-1',
+      'MCP-Protocol-Version': '2025-11-25',
+      'Last-Event-ID': 'event-9',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'echo',
+      'Mcp-Param-Region': 'eu',
+      'X-Custom': 'not forwarded',
+      'X-Forwarded-For': '10.0.0.1',
+      'X-MCP-Subject': 'mallory',
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, result: { content: [] } });
+    assert.equal(upstream.received.length, 1);
+    const got = upstream.received[0]!;
+    assert.equal(got.method, 'POST');
+    assert.equal(got.url, '/mcp');
+    assert.deepEqual(JSON.parse(got.body), CALL);
+    const h = got.headers;
+    assert.equal(h['mcp-session-id'], 'session-1');
+    assert.equal(h['mcp-protocol-version'], '2025-11-25');
+    assert.equal(h['last-event-id'], 'event-9');
+    assert.equal(h['mcp-method'], 'tools/call');
+    assert.equal(h['mcp-name'], 'echo');
+    assert.equal(h['mcp-param-region'], 'eu');
+    assert.equal(h['content-type'], 'application/json');
+    assert.equal(h['accept'], 'application/json, text/event-stream');
+    for (const name of ['authorization', 'cookie', 'proxy-authorization', 'x-custom', 'x-forwarded-for', 'x-mcp-subject', 'accept-encoding']) {
+      assert.equal(h[name], undefined, `${name} must not be forwarded`);
+    }
+    assert.ok(!JSON.stringify(got).includes('secret-token-value'));
+    assert.deepEqual(front.failures, []);
+  });
+
+  it('passes response headers through, except Set-Cookie, CORS, WWW-Authenticate and hop-by-hop ones', async () => {
+    const upstream = await startUpstream((_req, res) =>
+      jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: {} }, {
+        'Mcp-Session-Id': 'session-2',
+        'Set-Cookie': ['affinity=node-3; Path=/'],
+        'Access-Control-Allow-Origin': '*',
+        'WWW-Authenticate': 'Bearer realm="upstream"',
+        'X-Upstream': 'yes',
+        'Keep-Alive': 'timeout=5',
+        Connection: 'keep-alive, X-Hop',
+        'X-Hop': 'hop-by-hop',
+      }),
+    );
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('mcp-session-id'), 'session-2');
+    assert.equal(res.headers.get('x-upstream'), 'yes');
+    assert.equal(res.headers.get('set-cookie'), null);
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+    assert.equal(res.headers.get('www-authenticate'), null);
+    assert.equal(res.headers.get('x-hop'), null);
+    await res.arrayBuffer();
+  });
+
+  it('adds identity headers from the verified token when configured, replacing any the client sent', async () => {
+    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: {} }));
+    const front = await startFront({
+      upstream: upstream.url,
+      identityHeaders: { subject: 'X-MCP-Subject', clientId: 'X-MCP-Client-Id', scopes: 'X-MCP-Scopes' },
+    });
+    const res = await post(front.url, CALL, { 'X-MCP-Subject': 'mallory', 'X-MCP-Scopes': 'admin' });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    const h = upstream.received[0]!.headers;
+    assert.equal(h['x-mcp-subject'], 'alice');
+    assert.equal(h['x-mcp-client-id'], 'client-1');
+    assert.equal(h['x-mcp-scopes'], 'mcp:read mcp:tools');
+    assert.equal(h['authorization'], undefined);
+  });
+
+  it('streams SSE event by event: the first event arrives before the upstream finishes', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let upstreamEnded = false;
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })}\n\n`);
+      void released.then(() => {
+        upstreamEnded = true;
+        res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [] } })}\n\n`);
+      });
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const first = await reader.read();
+    assert.equal(upstreamEnded, false, 'the first event must be delivered while the upstream is still streaming');
+    assert.match(decoder.decode(first.value), /notifications\/progress/);
+    release();
+    let rest = '';
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      rest += decoder.decode(next.value, { stream: true });
+    }
+    assert.match(rest, /"id":7/);
+  });
+
+  it('answers 502 with a JSON-RPC error when the upstream is down, without its error details', async () => {
+    const closed = createServer();
+    const base = await listen(closed);
+    closed.close();
+    await once(closed, 'close');
+    const front = await startFront({ upstream: `${base}/mcp` });
+    const started = Date.now();
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 502);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    const body = (await res.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+    assert.deepEqual(body, { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server is unreachable' } });
+    assert.ok(Date.now() - started < 2000);
+    assert.deepEqual(front.failures, [{ reason: 'upstream_unreachable', status: 502, code: 'ECONNREFUSED' }]);
+  });
+
+  it('answers 504 when the upstream sends no response headers within the idle timeout', async () => {
+    const upstream = await startUpstream(() => {
+      // Never answers.
+    });
+    const front = await startFront({ upstream: upstream.url, idleTimeoutMs: 300 });
+    const started = Date.now();
+    const res = await post(front.url, CALL);
+    const elapsed = Date.now() - started;
+    assert.equal(res.status, 504);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Gateway timeout: the upstream MCP server did not answer in time' } });
+    assert.ok(elapsed >= 250 && elapsed < 2000, `answered after ${elapsed} ms`);
+    assert.equal(front.failures[0]?.reason, 'upstream_timeout');
+  });
+
+  it('answers 504 when the upstream cannot be connected to within the connect timeout', async () => {
+    // A connection whose name lookup never completes: the socket stays "connecting", as with a dead host.
+    const agent = new Agent();
+    (agent as unknown as { createConnection: (o: object) => Socket }).createConnection = () =>
+      connect({ host: 'upstream.invalid', port: 80, lookup: () => {} });
+    const front = await startFront({ upstream: 'http://upstream.invalid/mcp', connectTimeoutMs: 300, agent });
+    const started = Date.now();
+    const res = await post(front.url, CALL);
+    const elapsed = Date.now() - started;
+    assert.equal(res.status, 504);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Gateway timeout: could not connect to the upstream MCP server in time' } });
+    assert.ok(elapsed >= 250 && elapsed < 2000, `answered after ${elapsed} ms`);
+    assert.equal(front.failures[0]?.reason, 'upstream_connect_timeout');
+  });
+
+  it('ends an event stream cleanly when the upstream goes idle mid-stream', async () => {
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n');
+    });
+    const front = await startFront({ upstream: upstream.url, idleTimeoutMs: 300 });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /notifications\/message/);
+    assert.equal(front.failures[0]?.reason, 'upstream_idle_timeout');
+  });
+
+  it('answers 502 when the upstream itself demands authentication, and drops its challenge', async () => {
+    const upstream = await startUpstream((_req, res) => jsonReply(res, 401, { error: 'unauthorized' }, { 'WWW-Authenticate': 'Bearer' }));
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 502);
+    assert.equal(res.headers.get('www-authenticate'), null);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server refused the gateway' } });
+  });
+
+  it('aborts the upstream request when the client goes away', async () => {
+    let upstreamClosed!: () => void;
+    const closedUpstream = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n');
+      res.once('close', () => upstreamClosed());
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const controller = new AbortController();
+    const res = await post(front.url, CALL, {}, controller.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await Promise.race([
+      closedUpstream,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('upstream request was not aborted')), 3000)),
+    ]);
+    for (let i = 0; i < 100 && front.proxy.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(front.proxy.inFlight, 0);
+  });
+
+  it('proxies GET (standalone SSE stream) and DELETE (session end) with the session header', async () => {
+    const upstream = await startUpstream((req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.end('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
+      } else {
+        res.writeHead(200, { 'Content-Length': '0' });
+        res.end();
+      }
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const get = await fetch(front.url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 's-1', 'Last-Event-ID': 'e-1', Authorization: 'Bearer secret-token-value' }, signal: AbortSignal.timeout(5000) });
+    assert.equal(get.status, 200);
+    assert.match(await get.text(), /list_changed/);
+    const del = await fetch(front.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': 's-1', Authorization: 'Bearer secret-token-value' }, signal: AbortSignal.timeout(5000) });
+    assert.equal(del.status, 200);
+    await del.arrayBuffer();
+    assert.deepEqual(upstream.received.map((r) => [r.method, r.headers['mcp-session-id'], r.body]), [['GET', 's-1', ''], ['DELETE', 's-1', '']]);
+    assert.equal(upstream.received[0]!.headers['last-event-id'], 'e-1');
+    assert.equal(upstream.received[0]!.headers['content-length'], undefined);
+    assert.ok(upstream.received.every((r) => r.headers.authorization === undefined));
+  });
+
+  it('passes 202 for a client response and the upstream status for errors', async () => {
+    const upstream = await startUpstream((_req, res, body) => {
+      const msg = JSON.parse(body) as { method?: string };
+      if (msg.method === undefined) {
+        res.writeHead(202).end();
+      } else {
+        jsonReply(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      }
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const accepted = await post(front.url, { jsonrpc: '2.0', id: 0, result: { action: 'accept', content: {} } });
+    assert.equal(accepted.status, 202);
+    assert.equal(await accepted.text(), '');
+    const missing = await post(front.url, CALL);
+    assert.equal(missing.status, 404);
+    await missing.arrayBuffer();
+  });
+
+  it('refuses bad options at construction', () => {
+    assert.throws(() => createUpstreamProxy({ upstream: 'not a url' }), ConfigurationError);
+    assert.throws(() => createUpstreamProxy({ upstream: 'ftp://127.0.0.1/mcp' }), ConfigurationError);
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://user:pw@127.0.0.1/mcp' }), ConfigurationError);
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1/mcp', identityHeaders: { subject: 'Authorization' } }), ConfigurationError);
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1/mcp', identityHeaders: { subject: 'Mcp-Session-Id' } }), ConfigurationError);
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1/mcp', idleTimeoutMs: 0 }), ConfigurationError);
+  });
+});
