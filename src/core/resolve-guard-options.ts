@@ -41,7 +41,8 @@ export function checkIssuer(issuer: unknown, setting: string): string {
     throw new ConfigurationError(setting, `http is only allowed on loopback hosts; use https for ${url.host}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigurationError(setting, 'must be an https URL');
-  if (url.search || url.hash) throw new ConfigurationError(setting, 'must not have a query or fragment (RFC 8414 §2)');
+  // Check the raw string too: an empty query (`?`) or fragment (`#`) leaves url.search and url.hash empty.
+  if (url.search || url.hash || /[?#]/.test(issuer)) throw new ConfigurationError(setting, 'must not have a query or fragment (RFC 8414 §2)');
   return issuer;
 }
 
