@@ -18,7 +18,8 @@ export interface BuildAuthInfoOptions {
  *
  * - `scopes`: `scope` (space-separated string, RFC 6749 §3.3 / RFC 9068 §2.2.3), else `scp` (array of strings
  *   or space-separated string, as several authorization servers send it), else `[]`.
- * - `clientId`: `client_id` (RFC 9068 §2.2, RFC 7662 §2.2), else `azp` (OpenID Connect), else `""`.
+ * - `clientId`: `client_id` (RFC 9068 §2.2, RFC 7662 §2.2), else `azp` (OpenID Connect), else `cid` (Okta),
+ *   else `appid` (Entra v1), else `""`.
  * - `expiresAt`: `exp`, seconds since the epoch.
  *
  * The result, its `scopes`, `extra` and `extra.claims` are frozen: verified identities are cached and shared
@@ -66,16 +67,23 @@ export function readScopes(claims: Readonly<Record<string, unknown>>): string[] 
   throw claimTypeError('scp');
 }
 
+/** Claims naming the client, in order of preference: RFC 9068/7662, OpenID Connect, Okta, Microsoft Entra v1. */
+const CLIENT_ID_CLAIMS = ['client_id', 'azp', 'cid', 'appid'] as const;
+
 /**
- * Reads the OAuth client the token was issued to: `client_id`, else `azp`, else `""`.
+ * Reads the OAuth client the token was issued to: `client_id`, else `azp`, else `cid` (Okta), else `appid`
+ * (Microsoft Entra v1 tokens), else `""`.
  *
  * @throws InvalidTokenError (reason `token_claims`) when the claim used is not a string.
  */
 export function readClientId(claims: Readonly<Record<string, unknown>>): string {
-  const clientId = claims['client_id'] ?? claims['azp'];
-  if (clientId === undefined) return '';
-  if (typeof clientId !== 'string') throw claimTypeError(claims['client_id'] !== undefined ? 'client_id' : 'azp');
-  return clientId;
+  for (const name of CLIENT_ID_CLAIMS) {
+    const value = claims[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw claimTypeError(name);
+    return value;
+  }
+  return '';
 }
 
 function splitScopes(value: string): string[] {

@@ -54,5 +54,8 @@ describe('readClientId', () => {
     assert.equal(readClientId({ client_id: 'a', azp: 'b' }), 'a');
     assert.equal(readClientId({ azp: 'b' }), 'b');
     assert.equal(readClientId({}), '');
+    assert.equal(readClientId({ cid: 'okta-client' }), 'okta-client');
+    assert.equal(readClientId({ appid: 'entra-app' }), 'entra-app');
+    assert.equal(readClientId({ azp: 'b', cid: 'c' }), 'b');
   });
 });
