@@ -102,14 +102,15 @@ export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<Gua
 
   const clientId = read(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
   const clientSecret = read(env, INTROSPECTION_SECRET);
-  if (clientId !== undefined || clientSecret !== undefined) {
+  const endpoint = read(env, INTROSPECTION_ENDPOINT);
+  // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
+  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined) {
     if (!clientId || !clientSecret) {
       throw new ConfigurationError(
         clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
-        'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or neither to accept JWTs only',
+        'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or none of the MCP_AUTH_INTROSPECTION_* variables to accept JWTs only',
       );
     }
-    const endpoint = read(env, INTROSPECTION_ENDPOINT);
     options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}) };
   }
 
