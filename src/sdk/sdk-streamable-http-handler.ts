@@ -1,0 +1,329 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import {
+  StreamableHTTPServerTransport,
+  type StreamableHTTPServerTransportOptions,
+} from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthInfo } from '../core/auth-info.js';
+import { ConfigurationError } from '../core/errors.js';
+import { jsonRpcError, type JsonRpcId } from '../core/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../express/http-handler.js';
+import { writeJson } from '../express/write-response.js';
+
+/**
+ * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
+ * One instance serves one transport (the SDK refuses a second `connect`).
+ */
+export interface SdkServerLike {
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Transport options passed through to the SDK's `StreamableHTTPServerTransport` (for example
+ * `enableJsonResponse`, `eventStore`, `retryInterval`). Session handling and DNS-rebinding checks belong
+ * to the adapter and the guard, so those options are not accepted here.
+ */
+export type SdkTransportOptions = Omit<
+  StreamableHTTPServerTransportOptions,
+  'sessionIdGenerator' | 'onsessioninitialized' | 'onsessionclosed' | 'enableDnsRebindingProtection' | 'allowedHosts' | 'allowedOrigins'
+>;
+
+/** Why a request naming a session was refused (all are answered 404 `Session not found`). */
+export type SessionRefusalReason = 'session_unknown' | 'session_owner_mismatch';
+
+/** Told to {@link SdkStreamableHttpHandlerOptions.onSessionRefused}. Never carries the token. */
+export interface SessionRefusedEvent {
+  reason: SessionRefusalReason;
+  /** The session id the request named. */
+  sessionId: string;
+  /** Subject (`sub`) of the refused request's token, when it has one. */
+  subject?: string;
+  /** Client of the refused request's token. */
+  clientId: string;
+  httpMethod: string;
+}
+
+/** Options of {@link sdkStreamableHttpHandler}. */
+export interface SdkStreamableHttpHandlerOptions {
+  /**
+   * Creates an MCP server (`new McpServer(...)` with its tools registered). Called once per request in
+   * stateless mode and once per session in stateful mode, since an SDK server serves one transport.
+   */
+  createServer: () => SdkServerLike | Promise<SdkServerLike>;
+  /**
+   * Stateful mode: `initialize` creates a session (`Mcp-Session-Id`, MCP 2025-06-18/2025-11-25
+   * `basic/transports` session management) that later requests, GET streams and DELETE use. Default
+   * false: stateless, a fresh server and transport per request, and GET/DELETE answered 405 by the guard.
+   */
+  stateful?: boolean;
+  /**
+   * Generates session ids. They must be globally unique and unguessable (MCP `basic/transports`: "SHOULD
+   * be globally unique and cryptographically secure"). Default `crypto.randomUUID`.
+   */
+  sessionIdGenerator?: () => string;
+  /** Most open sessions in all; at the limit, creating one closes the least recently used. Default 1000. */
+  maxSessions?: number;
+  /**
+   * Most open sessions per caller (issuer, subject and client of the token); at the limit, creating one
+   * closes that caller's least recently used session, so one caller cannot crowd out the others. Default 16.
+   */
+  maxSessionsPerCaller?: number;
+  /**
+   * A session with no request in flight and no open stream for this long is closed, in milliseconds.
+   * Default 1 800 000 (30 minutes). `0` disables the idle timeout.
+   */
+  sessionIdleTimeoutMs?: number;
+  /** Passed to every SDK transport. */
+  transportOptions?: SdkTransportOptions;
+  /** Called when a request names a session it may not use (audit). Errors it throws are ignored. */
+  onSessionRefused?: (event: SessionRefusedEvent) => void;
+}
+
+/** The handler returned by {@link sdkStreamableHttpHandler}. */
+export interface SdkStreamableHttpHandler extends McpHttpHandler {
+  /** Number of open sessions (always 0 when stateless). */
+  readonly sessionCount: number;
+  /** Closes every session and stops the idle timer. The handler stays usable. */
+  close(): Promise<void>;
+}
+
+/** Who opened a session: the token's issuer, subject and client. */
+interface Owner {
+  iss: string | undefined;
+  sub: string | undefined;
+  clientId: string;
+}
+
+interface Session {
+  readonly id: string;
+  readonly transport: StreamableHTTPServerTransport;
+  readonly owner: Owner;
+  lastSeen: number;
+  /** Requests in flight and open streams; a session with any is not idle. */
+  active: number;
+  closed: boolean;
+}
+
+const DEFAULT_MAX_SESSIONS = 1000;
+const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
+const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+const SESSION_NOT_FOUND = -32001;
+
+/**
+ * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
+ * `mcpOAuthGuard`, through the SDK's own `StreamableHTTPServerTransport`. The guard authenticates and
+ * authorizes every request first and sets `req.auth`; the transport hands it to tool handlers as
+ * `extra.authInfo`. List results are filtered by the guard on the way out.
+ *
+ * Stateless (default): each POST gets a new server and transport, closed when the answer is done.
+ *
+ * Stateful: sessions are kept in a bounded map (`maxSessions`, `maxSessionsPerCaller`, idle timeout) and
+ * each is bound to the issuer, subject and client of the token that initialized it. A session id is never
+ * authentication (MCP security best practices, "Session hijacking"): a request whose token belongs to
+ * someone else gets the same 404 `Session not found` (JSON-RPC -32001) as an unknown id, so a session's
+ * existence is not revealed to other users, and a client that switched accounts starts a new session as
+ * the transport spec prescribes for 404. A token refresh or step-up keeps the session (same caller).
+ * A request without `Mcp-Session-Id` other than `initialize` gets 400. DELETE ends the session.
+ *
+ * The SDK transport's own DNS-rebinding checks are turned off: the guard validates `Origin` itself.
+ *
+ * @example
+ * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler: sdkStreamableHttpHandler({ createServer: buildServer }) }));
+ * @throws ConfigurationError when an option is invalid.
+ */
+export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOptions): SdkStreamableHttpHandler {
+  if (typeof options?.createServer !== 'function') {
+    throw new ConfigurationError('options.createServer', 'is required: a function returning a new McpServer');
+  }
+  const stateful = options.stateful ?? false;
+  const generateId = options.sessionIdGenerator ?? randomUUID;
+  const maxSessions = positiveInteger(options.maxSessions, DEFAULT_MAX_SESSIONS, 'options.maxSessions');
+  const maxPerCaller = positiveInteger(options.maxSessionsPerCaller, DEFAULT_MAX_SESSIONS_PER_CALLER, 'options.maxSessionsPerCaller');
+  const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs < 0) {
+    throw new ConfigurationError('options.sessionIdleTimeoutMs', 'must be a number of milliseconds ≥ 0');
+  }
+  const transportOptions: SdkTransportOptions = options.transportOptions ?? {};
+  const onSessionRefused = options.onSessionRefused;
+  // Map order is least recently used first: every use moves a session to the end.
+  const sessions = new Map<string, Session>();
+  let sweeper: NodeJS.Timeout | undefined;
+
+  async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
+    const server = await options.createServer();
+    const transport = new StreamableHTTPServerTransport({
+      ...transportOptions,
+      sessionIdGenerator: undefined,
+      enableDnsRebindingProtection: false,
+    });
+    res.once('close', () => {
+      void transport.close().catch(() => {});
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  async function handleStateful(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    const header = req.headers['mcp-session-id'];
+    const id = requestId(req);
+    if (Array.isArray(header)) {
+      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: send one Mcp-Session-Id header'));
+      return;
+    }
+    if (header === undefined) {
+      if (req.method === 'POST' && req.body && 'method' in req.body && req.body.method === 'initialize' && 'id' in req.body) {
+        await openSession(req, res, context.auth);
+        return;
+      }
+      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+      return;
+    }
+    const session = sessions.get(header);
+    const refusal = session === undefined ? 'session_unknown' : sameOwner(session.owner, context.auth) ? undefined : 'session_owner_mismatch';
+    if (session === undefined || refusal !== undefined) {
+      report(refusal ?? 'session_unknown', header, context.auth, req.method ?? 'POST');
+      writeJson(res, 404, jsonRpcError(id, SESSION_NOT_FOUND, 'Session not found'));
+      return;
+    }
+    touch(session);
+    session.active++;
+    res.once('close', () => {
+      session.active--;
+      session.lastSeen = Date.now();
+    });
+    await session.transport.handleRequest(req, res, req.body);
+  }
+
+  async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo): Promise<void> {
+    const owner: Owner = { iss: auth.extra.iss, sub: auth.extra.sub, clientId: auth.clientId };
+    makeRoomFor(owner);
+    const server = await options.createServer();
+    let session: Session | undefined;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      ...transportOptions,
+      sessionIdGenerator: generateId,
+      enableDnsRebindingProtection: false,
+      onsessioninitialized: (sessionId) => {
+        // Registered before the initialize answer is written, so the client's next request finds it.
+        session = { id: sessionId, transport, owner, lastSeen: Date.now(), active: 1, closed: false };
+        sessions.set(sessionId, session);
+        startSweeper();
+      },
+    });
+    // Set before connect: the SDK server chains its own close handler after this one.
+    transport.onclose = () => {
+      if (session) forget(session);
+    };
+    res.once('close', () => {
+      if (session) {
+        session.active--;
+        session.lastSeen = Date.now();
+      } else {
+        // initialize was refused by the transport: nothing will ever use this pair again.
+        void transport.close().catch(() => {});
+      }
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  function touch(session: Session): void {
+    session.lastSeen = Date.now();
+    sessions.delete(session.id);
+    sessions.set(session.id, session);
+  }
+
+  function forget(session: Session): void {
+    session.closed = true;
+    if (sessions.get(session.id) === session) sessions.delete(session.id);
+    if (sessions.size === 0) stopSweeper();
+  }
+
+  function closeSession(session: Session): void {
+    if (session.closed) return;
+    forget(session);
+    void session.transport.close().catch(() => {});
+  }
+
+  function makeRoomFor(owner: Owner): void {
+    let mine = 0;
+    let oldestMine: Session | undefined;
+    for (const s of sessions.values()) {
+      if (!sameOwnerAs(s.owner, owner)) continue;
+      mine++;
+      oldestMine ??= s;
+    }
+    if (mine >= maxPerCaller && oldestMine) closeSession(oldestMine);
+    while (sessions.size >= maxSessions) {
+      const oldest = sessions.values().next().value as Session;
+      closeSession(oldest);
+    }
+  }
+
+  function startSweeper(): void {
+    if (sweeper !== undefined || idleTimeoutMs === 0) return;
+    const every = Math.min(60_000, Math.max(10, Math.floor(idleTimeoutMs / 2)));
+    sweeper = setInterval(() => {
+      const deadline = Date.now() - idleTimeoutMs;
+      for (const s of [...sessions.values()]) {
+        if (s.active <= 0 && s.lastSeen <= deadline) closeSession(s);
+      }
+    }, every);
+    sweeper.unref();
+  }
+
+  function stopSweeper(): void {
+    if (sweeper !== undefined) clearInterval(sweeper);
+    sweeper = undefined;
+  }
+
+  function report(reason: SessionRefusalReason, sessionId: string, auth: AuthInfo, httpMethod: string): void {
+    if (!onSessionRefused) return;
+    const event: SessionRefusedEvent = { reason, sessionId, clientId: auth.clientId, httpMethod };
+    if (auth.extra.sub !== undefined) event.subject = auth.extra.sub;
+    try {
+      onSessionRefused(event);
+    } catch {
+      // Auditing must never break serving.
+    }
+  }
+
+  return {
+    kind: 'http',
+    supportsGet: stateful,
+    supportsDelete: stateful,
+    get sessionCount() {
+      return sessions.size;
+    },
+    handle(req, res, context) {
+      return stateful ? handleStateful(req, res, context) : handleStateless(req, res);
+    },
+    async close() {
+      stopSweeper();
+      const all = [...sessions.values()];
+      for (const s of all) forget(s);
+      await Promise.all(all.map((s) => s.transport.close().catch(() => {})));
+    },
+  };
+}
+
+function sameOwner(owner: Owner, auth: AuthInfo): boolean {
+  return owner.clientId === auth.clientId && owner.sub === auth.extra.sub && owner.iss === auth.extra.iss;
+}
+
+function sameOwnerAs(a: Owner, b: Owner): boolean {
+  return a.clientId === b.clientId && a.sub === b.sub && a.iss === b.iss;
+}
+
+function requestId(req: GuardedRequest): JsonRpcId | null {
+  const id = (req.body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(name, 'must be an integer ≥ 1');
+  return value;
+}

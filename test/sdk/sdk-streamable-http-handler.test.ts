@@ -1,0 +1,387 @@
+// The SDK adapter: examples/sdk-server.ts (McpServer.registerTool) behind the guard, with a real oidc-provider
+// issuing RFC 8707 JWT access tokens, driven by raw HTTP and by the SDK's own client.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/sdk-server.js';
+import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { send, type HttpAnswer } from '../helpers/http-client.js';
+
+const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
+const PROTOCOL = '2025-11-25';
+
+let as: AuthorizationServer;
+let otherClientId: string;
+
+before(async () => {
+  as = await startAuthorizationServer();
+  // A second client, registered like any MCP client would (RFC 7591), to mint a same-user other-client token.
+  const reg = await fetch(`${as.issuer}/reg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+  });
+  assert.equal(reg.status, 201);
+  otherClientId = ((await reg.json()) as { client_id: string }).client_id;
+});
+after(async () => {
+  await as?.close();
+});
+
+async function startServer(stateful: boolean, json: boolean): Promise<RunningSdkNotesServer> {
+  const server = await startSdkNotesServer({ issuer: as.issuer, stateful, transportOptions: { enableJsonResponse: json } });
+  as.addResource(server.url, { scopes: NOTES_SCOPES });
+  await server.router.guard.ready();
+  return server;
+}
+
+const token = (server: RunningSdkNotesServer, scope: string, sub = 'alice', clientId?: string) =>
+  as.issueAccessToken({ resource: server.url, scope, sub, ...(clientId ? { clientId } : {}) });
+
+/** The JSON-RPC messages of an answer: the JSON body, or the data of each SSE event. */
+function messages(answer: HttpAnswer): any[] {
+  const type = String(answer.headers['content-type'] ?? '');
+  if (type.startsWith('application/json')) return [answer.json];
+  if (!type.startsWith('text/event-stream')) return [];
+  const out: any[] = [];
+  for (const block of answer.text.replace(/\r\n?/g, '\n').split('\n\n')) {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart());
+    if (data.length && data.join('') !== '') out.push(JSON.parse(data.join('\n')));
+  }
+  return out;
+}
+
+function post(server: RunningSdkNotesServer, accessToken: string, body: unknown, sessionId?: string): Promise<HttpAnswer> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${accessToken}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': PROTOCOL,
+  };
+  if (sessionId) headers['mcp-session-id'] = sessionId;
+  return send(server.url, { method: 'POST', headers, body: JSON.stringify(body) });
+}
+
+const initialize = (id: number | string = 0) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+});
+const toolsList = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+const call = (name: string, args: Record<string, unknown> = {}, id = 2) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+/** Connects the SDK's own client with a fixed bearer token. */
+async function sdkClient(server: RunningSdkNotesServer, accessToken: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+    requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+  });
+  const client = new Client({ name: 'sdk-adapter-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const textOf = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text);
+
+for (const stateful of [false, true]) {
+  for (const json of [false, true]) {
+    describe(`SDK server ${stateful ? 'stateful' : 'stateless'}, ${json ? 'JSON' : 'SSE'} answers`, () => {
+      let server: RunningSdkNotesServer;
+      before(async () => {
+        server = await startServer(stateful, json);
+      });
+      after(async () => {
+        await server?.close();
+      });
+
+      /** Initializes when stateful; returns the session id to send. */
+      async function open(accessToken: string): Promise<string | undefined> {
+        if (!stateful) return undefined;
+        const init = await post(server, accessToken, initialize());
+        assert.equal(init.status, 200);
+        const sid = init.headers['mcp-session-id'];
+        assert.equal(typeof sid, 'string');
+        const initialized = await post(server, accessToken, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid as string);
+        assert.equal(initialized.status, 202);
+        return sid as string;
+      }
+
+      test('the SDK client: extra.authInfo reaches the tool; tools/list is filtered by scope', async () => {
+        const readToken = await token(server, 'notes:read');
+        const { client } = await sdkClient(server, readToken);
+        try {
+          const who = JSON.parse(textOf(await client.callTool({ name: 'whoami', arguments: {} })));
+          assert.deepEqual(who, { subject: 'alice', client: 'mcp-oauth-guard-service', scopes: ['notes:read'] });
+          const { tools } = await client.listTools();
+          assert.deepEqual(tools.map((t) => t.name), ['whoami', 'notes_list']);
+        } finally {
+          await client.close();
+        }
+      });
+
+      test(`raw tools/list answers ${json ? 'application/json' : 'text/event-stream'}, filtered, with a correct length`, async () => {
+        const readToken = await token(server, 'notes:read');
+        const sid = await open(readToken);
+        const answer = await post(server, readToken, toolsList, sid);
+        assert.equal(answer.status, 200);
+        assert.match(String(answer.headers['content-type']), json ? /^application\/json/ : /^text\/event-stream/);
+        if (json) assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.text));
+        const [response] = messages(answer).filter((m) => m.id === 1);
+        assert.deepEqual(response.result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
+        const admin = await token(server, 'notes:admin', 'carol');
+        const adminSid = await open(admin);
+        const all = messages(await post(server, admin, toolsList, adminSid)).find((m) => m.id === 1);
+        assert.deepEqual(all.result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list', 'notes_add', 'notes_clear']);
+      });
+
+      test('notes_add with a read token: 403 insufficient_scope naming granted and needed scopes; the SDK never sees it', async () => {
+        const readToken = await token(server, 'notes:read', 'dave');
+        const sid = await open(readToken);
+        const denied = await post(server, readToken, call('notes_add', { text: 'x' }), sid);
+        assert.equal(denied.status, 403);
+        const challenge = String(denied.headers['www-authenticate']);
+        assert.match(challenge, /^Bearer /);
+        assert.match(challenge, /error="insufficient_scope"/);
+        const scopes = /\bscope="([^"]*)"/.exec(challenge)?.[1]?.split(' ').sort();
+        assert.deepEqual(scopes, ['notes:read', 'notes:write']);
+        assert.equal(denied.json.id, 2);
+        assert.equal(server.store.list('dave').length, 0);
+        // After step-up (a token with notes:write), the call goes through, in the same session when stateful.
+        const writeToken = await token(server, 'notes:read notes:write', 'dave');
+        const ok = messages(await post(server, writeToken, call('notes_add', { text: 'hello' }), sid)).find((m) => m.id === 2);
+        assert.equal(ok.result.content[0].text, 'added note #1');
+        assert.deepEqual(server.store.list('dave'), ['hello']);
+      });
+
+      test('argument errors are tool results with isError', async () => {
+        const writeToken = await token(server, 'notes:write', 'erin');
+        const sid = await open(writeToken);
+        const bad = messages(await post(server, writeToken, call('notes_add', { text: '' }), sid)).find((m) => m.id === 2);
+        assert.equal(bad.result.isError, true);
+      });
+
+      test('notifications get 202', async () => {
+        const readToken = await token(server, 'notes:read');
+        const sid = await open(readToken);
+        const answer = await post(server, readToken, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, sid);
+        assert.equal(answer.status, 202);
+      });
+
+      test('a request without a token gets 401, session id or not', async () => {
+        const answer = await send(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'anything' },
+          body: JSON.stringify(toolsList),
+        });
+        assert.equal(answer.status, 401);
+      });
+    });
+  }
+}
+
+describe('SDK server, stateful sessions', () => {
+  let server: RunningSdkNotesServer;
+  before(async () => {
+    server = await startServer(true, false);
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  async function openSession(accessToken: string): Promise<string> {
+    const init = await post(server, accessToken, initialize());
+    assert.equal(init.status, 200);
+    return init.headers['mcp-session-id'] as string;
+  }
+
+  test("another subject's token with a session id gets 404 Session not found, like an unknown id", async () => {
+    const alice = await token(server, 'notes:admin', 'alice');
+    const sid = await openSession(alice);
+    const mallory = await token(server, 'notes:admin', 'mallory');
+    const hijack = await post(server, mallory, call('whoami'), sid);
+    assert.equal(hijack.status, 404);
+    assert.deepEqual(hijack.json, { jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Session not found' } });
+    const unknown = await post(server, mallory, call('whoami'), 'no-such-session');
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.json, hijack.json);
+    // The owner still uses it.
+    const mine = messages(await post(server, alice, call('whoami'), sid)).find((m) => m.id === 2);
+    assert.equal(JSON.parse(mine.result.content[0].text).subject, 'alice');
+  });
+
+  test('the same user through another client may not use the session either', async () => {
+    const alice = await token(server, 'notes:read', 'alice');
+    const sid = await openSession(alice);
+    const viaOtherClient = await token(server, 'notes:read', 'alice', otherClientId);
+    assert.equal((await post(server, viaOtherClient, call('whoami'), sid)).status, 404);
+  });
+
+  test('a refreshed token of the same caller keeps the session', async () => {
+    const first = await token(server, 'notes:read', 'frank');
+    const sid = await openSession(first);
+    const second = await token(server, 'notes:read notes:write', 'frank');
+    const answer = messages(await post(server, second, call('whoami'), sid)).find((m) => m.id === 2);
+    assert.deepEqual(JSON.parse(answer.result.content[0].text).scopes, ['notes:read', 'notes:write']);
+  });
+
+  test('requests other than initialize without Mcp-Session-Id get 400', async () => {
+    const alice = await token(server, 'notes:read');
+    const answer = await post(server, alice, toolsList);
+    assert.equal(answer.status, 400);
+    assert.equal(answer.json.error.message, 'Bad Request: Mcp-Session-Id header is required');
+  });
+
+  test('GET opens the standalone stream for the owner only; DELETE ends the session', async () => {
+    const alice = await token(server, 'notes:read', 'grace');
+    const sid = await openSession(alice);
+    const before = server.handler.sessionCount;
+    const mallory = await token(server, 'notes:read', 'mallory');
+    const stolen = await send(server.url, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${mallory}`, accept: 'text/event-stream', 'mcp-session-id': sid },
+    });
+    assert.equal(stolen.status, 404);
+    // The owner's GET stream: read the status and headers, then hang up.
+    const controller = new AbortController();
+    const stream = await fetch(server.url, {
+      headers: { authorization: `Bearer ${alice}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
+      signal: controller.signal,
+    });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+    controller.abort();
+    await stream.body?.cancel().catch(() => {});
+
+    const otherDelete = await send(server.url, { method: 'DELETE', headers: { authorization: `Bearer ${mallory}`, 'mcp-session-id': sid } });
+    assert.equal(otherDelete.status, 404);
+    const del = await send(server.url, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${alice}`, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
+    });
+    assert.equal(del.status, 200);
+    assert.equal(server.handler.sessionCount, before - 1);
+    const after = await post(server, alice, toolsList, sid);
+    assert.equal(after.status, 404);
+  });
+
+  test('the SDK client keeps one session across calls and ends it with terminateSession', async () => {
+    const alice = await token(server, 'notes:read notes:write', 'heidi');
+    const { client, transport } = await sdkClient(server, alice);
+    const sid = transport.sessionId;
+    assert.equal(typeof sid, 'string');
+    await client.callTool({ name: 'notes_add', arguments: { text: 'one' } });
+    assert.equal(textOf(await client.callTool({ name: 'notes_list', arguments: {} })), '1. one');
+    assert.equal(transport.sessionId, sid);
+    await transport.terminateSession();
+    await client.close();
+    assert.equal((await post(server, alice, toolsList, sid)).status, 404);
+  });
+});
+
+describe('SDK server, stateless', () => {
+  let server: RunningSdkNotesServer;
+  before(async () => {
+    server = await startServer(false, false);
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  test('GET and DELETE get 405 from the guard', async () => {
+    const alice = await token(server, 'notes:read');
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await send(server.url, { method, headers: { authorization: `Bearer ${alice}`, accept: 'text/event-stream' } });
+      assert.equal(answer.status, 405, method);
+      assert.equal(answer.headers.allow, 'POST, OPTIONS');
+    }
+  });
+
+  test('every request gets its own server: requests without initialize work and no session id is issued', async () => {
+    const alice = await token(server, 'notes:read');
+    for (let i = 0; i < 3; i++) {
+      const answer = await post(server, alice, call('whoami', {}, 10 + i));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers['mcp-session-id'], undefined);
+      assert.equal(messages(answer).find((m) => m.id === 10 + i).result.isError, undefined);
+    }
+  });
+});
+
+describe('sdkStreamableHttpHandler options and bounds', () => {
+  test('rejects bad options at construction, naming the setting', () => {
+    assert.throws(() => sdkStreamableHttpHandler({} as never), (e: unknown) => e instanceof ConfigurationError && e.setting === 'options.createServer');
+    assert.throws(
+      () => sdkStreamableHttpHandler({ createServer: () => ({}) as never, maxSessions: 0 }),
+      (e: unknown) => e instanceof ConfigurationError && e.setting === 'options.maxSessions',
+    );
+    assert.throws(
+      () => sdkStreamableHttpHandler({ createServer: () => ({}) as never, sessionIdleTimeoutMs: -1 }),
+      (e: unknown) => e instanceof ConfigurationError && e.setting === 'options.sessionIdleTimeoutMs',
+    );
+  });
+
+  test('per-caller and total session limits close the least recently used; idle sessions expire; refusals are reported', async () => {
+    const { mcpOAuthGuard } = await import('../../src/index.js');
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore, notesPolicy } = await import('../../examples/notes-server.js');
+    const express = (await import('express')).default;
+    const refused: SessionRefusedEvent[] = [];
+    const store = new NotesStore();
+    const handler = sdkStreamableHttpHandler({
+      createServer: () => createSdkNotesServer(store),
+      stateful: true,
+      maxSessions: 3,
+      maxSessionsPerCaller: 2,
+      sessionIdleTimeoutMs: 300,
+      onSessionRefused: (e) => refused.push(e),
+    });
+    const app = express();
+    const http = app.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    as.addResource(url, { scopes: NOTES_SCOPES });
+    const router = mcpOAuthGuard({ issuer: as.issuer, resource: url, policy: notesPolicy, handler });
+    app.use(router);
+    const running = { url, store, handler, router, server: http, close: async () => {} } as unknown as RunningSdkNotesServer;
+    try {
+      const a = await token(running, 'notes:read', 'ann');
+      const b = await token(running, 'notes:read', 'bob');
+      const open = async (t: string) => (await post(running, t, initialize())).headers['mcp-session-id'] as string;
+      const a1 = await open(a);
+      const a2 = await open(a);
+      const a3 = await open(a); // ann's third: her least recently used (a1) is closed
+      assert.equal(handler.sessionCount, 2);
+      assert.equal((await post(running, a, toolsList, a1)).status, 404);
+      const b1 = await open(b); // 3 in all
+      await post(running, a, toolsList, a2); // a2 is now more recent than a3
+      const b2 = await open(b); // total limit: the least recently used overall (a3) is closed
+      assert.equal(handler.sessionCount, 3);
+      assert.equal((await post(running, a, toolsList, a3)).status, 404);
+      assert.equal((await post(running, a, toolsList, a2)).status, 200);
+      assert.equal((await post(running, b, toolsList, a2)).status, 404);
+      assert.deepEqual(
+        refused.map((e) => [e.reason, e.subject]),
+        [
+          ['session_unknown', 'ann'],
+          ['session_unknown', 'ann'],
+          ['session_owner_mismatch', 'bob'],
+        ],
+      );
+      // Idle expiry: after the timeout with nothing in flight every session is gone.
+      await new Promise((r) => setTimeout(r, 700));
+      assert.equal(handler.sessionCount, 0);
+      assert.equal((await post(running, b, toolsList, b1)).status, 404);
+      assert.equal((await post(running, b, toolsList, b2)).status, 404);
+    } finally {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+});
