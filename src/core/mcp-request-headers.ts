@@ -60,11 +60,7 @@ export function bodyProtocolVersion(message: JsonRpcMessage): string | undefined
 }
 
 /** Header values the check needs; the adapter passes them as Node gives them (lowercase names). */
-export interface McpRequestHeaders {
-  'mcp-protocol-version'?: string | string[];
-  'mcp-method'?: string | string[];
-  'mcp-name'?: string | string[];
-}
+export type McpRequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 function single(v: string | string[] | undefined, name: string): string | undefined {
   if (Array.isArray(v)) throw mismatch(`${name} header sent more than once`);
