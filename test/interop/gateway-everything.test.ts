@@ -1,0 +1,269 @@
+/**
+ * The gateway in front of a real third-party MCP server: `@modelcontextprotocol/server-everything` in
+ * Streamable HTTP mode, with the demo authorization server minting real JWT access tokens and the MCP
+ * SDK client talking to the gateway. The upstream runs with a preload that keeps it on 127.0.0.1 and
+ * records the headers of every request it receives.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const PRELOAD = resolve(ROOT, 'test/helpers/everything-loopback-preload.mjs');
+const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+const BASE = 'mcp:basic';
+const TOOLS = 'mcp:tools';
+const ADMIN = 'mcp:admin';
+
+/** get-env reveals the server's environment: admin only. Everything else needs mcp:tools. */
+const POLICY = {
+  scopesSupported: [BASE, TOOLS, ADMIN],
+  requiredScopes: [BASE],
+  tools: { '*': [TOOLS], 'get-env': [ADMIN] },
+  prompts: { '*': [] },
+  resources: { '*': [] },
+};
+
+interface Recorded {
+  method: string;
+  url: string;
+  headers: Record<string, string | undefined>;
+}
+
+let dir: string;
+let recordFile: string;
+let as: AuthorizationServer;
+let everything: ChildProcess;
+let gateway: RunningGateway;
+const logLines: string[] = [];
+const clients: Client[] = [];
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/** Starts server-everything on 127.0.0.1 with a free port and resolves its endpoint URL. */
+function startEverything(): Promise<string> {
+  everything = spawn(process.execPath, ['--import', PRELOAD, EVERYTHING, 'streamableHttp'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', EVERYTHING_RECORD_FILE: recordFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return withTimeout(
+    new Promise<string>((resolvePromise, reject) => {
+      everything.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /EVERYTHING_PORT=(\d+) HOST=(\S+)/.exec(output);
+        if (match) {
+          assert.equal(match[2], '127.0.0.1', 'server-everything must listen on loopback only');
+          resolvePromise(`http://127.0.0.1:${match[1]}/mcp`);
+        }
+      });
+      everything.stderr!.resume();
+      everything.once('exit', (code) => reject(new Error(`server-everything exited early (${code}): ${output}`)));
+    }),
+    15_000,
+    'server-everything start',
+  );
+}
+
+async function connect(scope: string, extraHeaders: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport; token: string }> {
+  const token = await as.issueAccessToken({ resource: gateway.resource, scope, sub: 'demo-user' });
+  const transport = new StreamableHTTPClientTransport(new URL(gateway.resource), {
+    requestInit: { headers: { Authorization: `Bearer ${token}`, ...extraHeaders } },
+  });
+  const client = new Client({ name: 'gateway-interop', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+    model: 'test-model',
+    role: 'assistant',
+    content: { type: 'text', text: `sampled reply to ${request.params.messages.length} message(s)` },
+  }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada Lovelace', check: true } }));
+  clients.push(client);
+  await withTimeout(client.connect(transport), 10_000, 'initialize');
+  return { client, transport, token };
+}
+
+function recorded(): Recorded[] {
+  return readFileSync(recordFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Recorded);
+}
+
+function logged(): Record<string, unknown>[] {
+  return logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('gateway in front of @modelcontextprotocol/server-everything', { timeout: 60_000 }, () => {
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-everything-'));
+    recordFile = join(dir, 'upstream-requests.jsonl');
+    writeFileSync(recordFile, '');
+    const policyFile = join(dir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify(POLICY));
+    as = await startAuthorizationServer({ extraScopes: [BASE, TOOLS, ADMIN] });
+    const upstream = await startEverything();
+    const config = loadGatewayConfig({
+      MCP_AUTH_UPSTREAM: upstream,
+      MCP_AUTH_ISSUER: as.issuer,
+      MCP_AUTH_POLICY: policyFile,
+      MCP_AUTH_IDENTITY_HEADERS: 'on',
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
+    gateway = await startGateway(config, { log: (line) => logLines.push(line), warn: () => {} });
+    as.addResource(gateway.resource, { scopes: [BASE, TOOLS, ADMIN] });
+  });
+
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => {});
+    await gateway?.shutdown();
+    if (everything && everything.exitCode === null) {
+      everything.kill('SIGKILL');
+    }
+    await as?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('filters tools/list by the token\'s scopes', async () => {
+    const { client } = await connect(`${BASE} ${TOOLS}`);
+    const names = (await withTimeout(client.listTools(), 10_000, 'tools/list')).tools.map((t) => t.name);
+    for (const name of ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request']) {
+      assert.ok(names.includes(name), `${name} is listed: ${names.join(', ')}`);
+    }
+    assert.ok(!names.includes('get-env'), 'get-env needs mcp:admin and must not be listed');
+
+    const admin = await connect(`${BASE} ${TOOLS} ${ADMIN}`);
+    const adminNames = (await withTimeout(admin.client.listTools(), 10_000, 'tools/list (admin)')).tools.map((t) => t.name);
+    assert.ok(adminNames.includes('get-env'));
+    assert.ok(adminNames.length > names.length);
+  });
+
+  it('calls tools, including one that streams progress notifications over SSE', async () => {
+    const { client } = await connect(`${BASE} ${TOOLS}`);
+    const echo = await withTimeout(client.callTool({ name: 'echo', arguments: { message: 'through the gateway' } }), 10_000, 'echo');
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: through the gateway' }]);
+    const sum = await withTimeout(client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } }), 10_000, 'get-sum');
+    assert.match(JSON.stringify(sum.content), /42/);
+
+    const progress: Progress[] = [];
+    const long = await withTimeout(
+      client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, CallToolResultSchema, {
+        onprogress: (p) => progress.push(p),
+        timeout: 10_000,
+      }),
+      15_000,
+      'trigger-long-running-operation',
+    );
+    assert.match(JSON.stringify(long.content), /Long running operation completed/);
+    assert.deepEqual(progress.map((p) => p.progress), [1, 2, 3]);
+    assert.ok(progress.every((p) => p.total === 3));
+  });
+
+  it('serves prompts and resources', async () => {
+    const { client } = await connect(`${BASE} ${TOOLS}`);
+    const prompts = (await withTimeout(client.listPrompts(), 10_000, 'prompts/list')).prompts.map((p) => p.name);
+    assert.ok(prompts.includes('simple-prompt'), prompts.join(', '));
+    const prompt = await withTimeout(client.getPrompt({ name: 'simple-prompt' }), 10_000, 'prompts/get');
+    assert.ok(prompt.messages.length > 0);
+    const args = await withTimeout(client.getPrompt({ name: 'args-prompt', arguments: { city: 'Lisbon' } }), 10_000, 'prompts/get args');
+    assert.match(JSON.stringify(args.messages), /Lisbon/);
+
+    const resources = (await withTimeout(client.listResources(), 10_000, 'resources/list')).resources;
+    assert.ok(resources.length > 0);
+    const read = await withTimeout(client.readResource({ uri: resources[0]!.uri }), 10_000, 'resources/read');
+    assert.equal(read.contents[0]?.uri, resources[0]!.uri);
+    const templates = (await withTimeout(client.listResourceTemplates(), 10_000, 'resources/templates/list')).resourceTemplates;
+    assert.ok(templates.some((t) => t.uriTemplate.startsWith('demo://resource/dynamic/text/')));
+    const dynamic = await withTimeout(client.readResource({ uri: 'demo://resource/dynamic/text/1' }), 10_000, 'resources/read dynamic');
+    assert.equal(dynamic.contents[0]?.uri, 'demo://resource/dynamic/text/1');
+  });
+
+  it('refuses a call the token has no scope for with 403 before it reaches the upstream', async () => {
+    const { transport, token } = await connect(`${BASE} ${TOOLS}`);
+    const res = await fetch(gateway.resource, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': transport.sessionId!,
+        'MCP-Protocol-Version': transport.protocolVersion ?? '2025-11-25',
+        // Forwarded when a request passes, so the upstream's record shows whether this one did.
+        'User-Agent': 'refused-call-probe',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'get-env', arguments: {} } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(res.status, 403);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer /);
+    assert.match(challenge, /error="insufficient_scope"/);
+    assert.match(challenge, /mcp:admin/);
+    const body = (await res.json()) as { id: unknown; error: { code: number } };
+    assert.equal(body.id, 99);
+    assert.ok(!recorded().some((r) => r.headers['user-agent'] === 'refused-call-probe'), 'the refused call never reached the upstream');
+    const line = logged().find((l) => l.name === 'get-env' && l.decision === 'deny');
+    assert.ok(line, 'the refusal is logged');
+    assert.equal(line.status, 403);
+    assert.equal(line.reason, 'scope_insufficient');
+  });
+
+  it('completes sampling and elicitation round trips: the client\'s response reaches the upstream on the same session (202)', async () => {
+    const { client, transport } = await connect(`${BASE} ${TOOLS}`);
+    const sessionId = transport.sessionId!;
+    const logStart = logLines.length;
+    const sampled = await withTimeout(client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 20 } }), 15_000, 'sampling');
+    assert.match(JSON.stringify(sampled.content), /sampled reply to 1 message/);
+
+    const elicited = await withTimeout(client.callTool({ name: 'trigger-elicitation-request', arguments: {} }), 15_000, 'elicitation');
+    assert.match(JSON.stringify(elicited.content), /Ada Lovelace/);
+
+    // Each answer the client posted is a JSON-RPC response (no method): allowed with the base scopes, 202.
+    const responses = logged()
+      .slice(logStart)
+      .filter((l) => l.httpMethod === 'POST' && l.method === undefined && l.decision === 'allow');
+    assert.equal(responses.length, 2, JSON.stringify(logged().slice(logStart)));
+    assert.ok(responses.every((l) => l.status === 202));
+    const upstreamPosts = recorded().filter((r) => r.method === 'POST' && r.headers['mcp-session-id'] === sessionId);
+    assert.ok(upstreamPosts.length >= 5, 'initialized notification, two calls and two client responses, on one session');
+  });
+
+  it('never forwards the Authorization header or cookies, and sends identity headers instead', async () => {
+    const { client, transport } = await connect(`${BASE} ${TOOLS}`, { Cookie: 'sid=browser-cookie' });
+    await withTimeout(client.callTool({ name: 'echo', arguments: { message: 'x' } }), 10_000, 'echo');
+    const sessionId = transport.sessionId!;
+    await withTimeout(transport.terminateSession(), 10_000, 'DELETE');
+    const all = recorded();
+    assert.ok(all.length > 10);
+    for (const r of all) {
+      assert.equal(r.headers.authorization, undefined, `${r.method} ${r.url} carried Authorization`);
+      assert.equal(r.headers.cookie, undefined, `${r.method} ${r.url} carried a cookie`);
+      assert.equal(r.headers['x-mcp-subject'], 'demo-user');
+      assert.ok(r.headers['x-mcp-scopes']?.includes(BASE));
+    }
+    assert.ok(all.some((r) => r.method === 'GET'), 'the standalone SSE stream (GET) was proxied');
+    assert.ok(all.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === sessionId), 'DELETE was proxied with the session');
+    const tokens = new Set(logLines.join('\n').match(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g) ?? []);
+    assert.equal(tokens.size, 0, 'no token in the request log');
+  });
+});
