@@ -64,7 +64,16 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     jwks.keys.push({ ...(await exportJWK(pair.publicKey)), kid: `key-${alg}`, alg, use: 'sig' });
   }
   const client = options.introspectionClient ?? { clientId: 'rs-client', clientSecret: 'rs-secret' };
-  const expectedBasic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;
+  // RFC 6749 §2.3.1: id and secret are form-urlencoded before the Basic encoding; decode the same way.
+  const isIntrospectionClient = (authorization: string | undefined): boolean => {
+    const match = /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(authorization ?? '');
+    if (match === null) return false;
+    const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon === -1) return false;
+    const formDecode = (value: string): string => decodeURIComponent(value.replace(/\+/g, ' '));
+    return formDecode(decoded.slice(0, colon)) === client.clientId && formDecode(decoded.slice(colon + 1)) === client.clientSecret;
+  };
 
   const counts = new Map<string, number>();
   const introspection = new Map<string, Record<string, unknown>>();
@@ -100,7 +109,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       case '/introspect': {
         let body = '';
         for await (const chunk of req) body += String(chunk);
-        if (req.method !== 'POST' || req.headers.authorization !== expectedBasic) {
+        if (req.method !== 'POST' || !isIntrospectionClient(req.headers.authorization)) {
           res.setHeader('www-authenticate', 'Basic realm="introspection"');
           return json(res, 401, { error: 'invalid_client' });
         }

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
+import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
+import type { TokenVerifierOptions } from '../../src/core/token-verifier.js';
+import { assertGuardError } from '../helpers/assert-guard-error.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
+
+const RESOURCE = 'https://mcp.example.com/mcp';
+
+describe('createTokenVerifier', () => {
+  let issuer: TestIssuer;
+  before(async () => {
+    issuer = await startTestIssuer({ algs: ['ES256'] });
+  });
+  after(() => issuer.close());
+
+  const options = (overrides: Partial<TokenVerifierOptions> = {}): TokenVerifierOptions => ({
+    issuer: issuer.issuer,
+    resource: RESOURCE,
+    httpTimeoutMs: 1000,
+    ...overrides,
+  });
+
+  describe('configuration', () => {
+    const expectSetting = (build: () => unknown, setting: string): void => {
+      assert.throws(build, (e: unknown) => e instanceof ConfigurationError && e.setting === setting, setting);
+    };
+    it('refuses an http issuer on a non-loopback host', () => {
+      expectSetting(() => createTokenVerifier(options({ issuer: 'http://as.example.com' })), 'issuer');
+    });
+    it('refuses none and HS* algorithms, naming the setting', () => {
+      expectSetting(() => createTokenVerifier(options({ algorithms: ['ES256', 'HS256'] })), 'algorithms');
+      expectSetting(() => createTokenVerifier(options({ algorithms: ['none'] })), 'algorithms');
+    });
+    it('refuses other bad settings, naming each', () => {
+      expectSetting(() => createTokenVerifier(options({ resource: '' })), 'resource');
+      expectSetting(() => createTokenVerifier(options({ resource: 'not a url' })), 'resource');
+      expectSetting(() => createTokenVerifier(options({ jwksUri: 'http://keys.example.com/jwks' })), 'jwksUri');
+      expectSetting(() => createTokenVerifier(options({ httpTimeoutMs: 0 })), 'httpTimeoutMs');
+      expectSetting(() => createTokenVerifier(options({ clockToleranceSeconds: -1 })), 'clockToleranceSeconds');
+      expectSetting(() => createTokenVerifier(options({ audiences: [''] })), 'audiences');
+      expectSetting(() => createTokenVerifier(options({ introspection: { clientId: 'a', clientSecret: '' } })), 'introspection.clientSecret');
+      expectSetting(() => createTokenVerifier(options({ tokenCache: { maxEntries: 0 } })), 'tokenCache.maxEntries');
+    });
+    it('does not touch the network when constructed', () => {
+      const before = issuer.totalRequests();
+      createTokenVerifier(options());
+      assert.equal(issuer.totalRequests(), before);
+    });
+  });
+
+  it('discovers the issuer once and returns the SDK-shaped AuthInfo', async () => {
+    const fresh = await startTestIssuer({ algs: ['ES256'] });
+    try {
+      const verifier = createTokenVerifier(options({ issuer: fresh.issuer }));
+      const token = await fresh.sign({ aud: RESOURCE, sub: 'u1', client_id: 'app', scope: 'notes:read notes:write' });
+      const auth = await verifier.verify(token);
+      assert.equal(auth.token, token);
+      assert.equal(auth.clientId, 'app');
+      assert.deepEqual(auth.scopes, ['notes:read', 'notes:write']);
+      assert.equal(auth.resource?.href, new URL(RESOURCE).href);
+      assert.equal(auth.extra.sub, 'u1');
+      assert.equal(auth.extra.iss, fresh.issuer);
+      assert.equal(auth.extra.tokenType, 'jwt');
+      assert.equal(typeof auth.expiresAt, 'number');
+      await verifier.verify(await fresh.sign({ aud: RESOURCE }));
+      assert.equal(fresh.requests('/.well-known/oauth-authorization-server'), 1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('reads scopes from scp and the client from azp', async () => {
+    const verifier = createTokenVerifier(options());
+    const auth = await verifier.verify(await issuer.sign({ aud: RESOURCE, scp: ['a', 'b'], azp: 'spa' }));
+    assert.deepEqual(auth.scopes, ['a', 'b']);
+    assert.equal(auth.clientId, 'spa');
+  });
+
+  it('serves a cached token without verifying it again', async () => {
+    const verifier = createTokenVerifier(options());
+    const token = await issuer.sign({ aud: RESOURCE });
+    const first = await verifier.verify(token);
+    issuer.setJwksDown(true); // any verification work would now fail
+    try {
+      assert.equal(await verifier.verify(token), first);
+    } finally {
+      issuer.setJwksDown(false);
+    }
+  });
+
+  it('keeps at most tokenCache.maxEntries tokens, evicting the least recently used', async () => {
+    const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 2 } }));
+    const tokens = await Promise.all([1, 2, 3].map((n) => issuer.sign({ aud: RESOURCE, jti: `t${n}` })));
+    const a = await verifier.verify(tokens[0]!);
+    const b = await verifier.verify(tokens[1]!);
+    const c = await verifier.verify(tokens[2]!);
+    assert.equal(await verifier.verify(tokens[2]!), c);
+    assert.equal(await verifier.verify(tokens[1]!), b);
+    assert.notEqual(await verifier.verify(tokens[0]!), a, 'the first token was evicted and verified again');
+  });
+
+  it('verifies every time with tokenCache: false', async () => {
+    const verifier = createTokenVerifier(options({ tokenCache: false }));
+    const token = await issuer.sign({ aud: RESOURCE });
+    assert.notEqual(await verifier.verify(token), await verifier.verify(token));
+  });
+
+  it('does no discovery when jwksUri is configured', async () => {
+    const fresh = await startTestIssuer({ algs: ['ES256'] });
+    try {
+      const verifier = createTokenVerifier(options({ issuer: fresh.issuer, jwksUri: fresh.jwksUri }));
+      await verifier.ready();
+      await verifier.verify(await fresh.sign({ aud: RESOURCE }));
+      assert.equal(fresh.requests('/.well-known/oauth-authorization-server'), 0);
+      assert.equal(fresh.requests('/jwks'), 1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('answers 503 when discovery fails, from verify and from ready', async () => {
+    const down = await startTestIssuer({ algs: ['ES256'] });
+    try {
+      down.setDiscoveryDown(true);
+      const verifier = createTokenVerifier(options({ issuer: down.issuer }));
+      await assertGuardError(verifier.ready(), AuthorizationServerUnavailableError, 'authorization_server_unavailable', 503);
+      const token = await down.sign({ aud: RESOURCE });
+      await assertGuardError(verifier.verify(token), AuthorizationServerUnavailableError, 'authorization_server_unavailable', 503);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('refuses opaque tokens and JWEs when introspection is not configured', async () => {
+    const verifier = createTokenVerifier(options());
+    await assertGuardError(verifier.verify('opaque-token'), InvalidTokenError, 'token_invalid', 401);
+    await assertGuardError(verifier.verify('a.b.c.d.e'), InvalidTokenError, 'token_invalid', 401);
+  });
+
+  describe('with introspection', () => {
+    const introspection = { clientId: 'rs-client', clientSecret: 'rs-secret' };
+
+    it('introspects an opaque token, caches the answer, and still verifies JWTs locally', async () => {
+      const verifier = createTokenVerifier(options({ introspection }));
+      issuer.setIntrospection('opaque-1', { active: true, aud: RESOURCE, iss: issuer.issuer, sub: 'u2', scope: 'x y', client_id: 'cli', exp: Math.floor(Date.now() / 1000) + 60 });
+      const before = issuer.requests('/introspect');
+      const auth = await verifier.verify('opaque-1');
+      assert.equal(auth.extra.tokenType, 'introspection');
+      assert.deepEqual(auth.scopes, ['x', 'y']);
+      assert.equal(auth.clientId, 'cli');
+      assert.equal(await verifier.verify('opaque-1'), auth);
+      assert.equal(issuer.requests('/introspect'), before + 1);
+
+      const jwt = await verifier.verify(await issuer.sign({ aud: RESOURCE }));
+      assert.equal(jwt.extra.tokenType, 'jwt');
+      assert.equal(issuer.requests('/introspect'), before + 1);
+    });
+
+    it('introspects a new token once for concurrent requests', async () => {
+      const verifier = createTokenVerifier(options({ introspection }));
+      issuer.setIntrospection('opaque-burst', { active: true, aud: RESOURCE });
+      const before = issuer.requests('/introspect');
+      const results = await Promise.all(Array.from({ length: 5 }, () => verifier.verify('opaque-burst')));
+      assert.ok(results.every((r) => r === results[0]));
+      assert.equal(issuer.requests('/introspect'), before + 1);
+    });
+
+    it('sends a JWE to introspection', async () => {
+      const verifier = createTokenVerifier(options({ introspection }));
+      const before = issuer.requests('/introspect');
+      await assertGuardError(verifier.verify('a.b.c.d.e'), InvalidTokenError, 'token_inactive', 401);
+      assert.equal(issuer.requests('/introspect'), before + 1);
+    });
+
+    it('rejects an introspected token for another resource', async () => {
+      const verifier = createTokenVerifier(options({ introspection }));
+      issuer.setIntrospection('opaque-2', { active: true, aud: 'https://other.example.com' });
+      await assertGuardError(verifier.verify('opaque-2'), InvalidTokenError, 'token_audience', 401);
+    });
+  });
+});
