@@ -168,6 +168,12 @@ function memoryOf(child: ChildProcess, what: string): Promise<NodeJS.MemoryUsage
   return answer;
 }
 
+function cpuOf(child: ChildProcess): Promise<NodeJS.CpuUsage> {
+  const answer = waitFor<ServerReport, NodeJS.CpuUsage>(child, 'server CPU usage', (m) => (m.type === 'cpu' ? m.usage : undefined), 10_000);
+  child.send({ type: 'cpu' } satisfies ServerCommand);
+  return answer;
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -197,6 +203,15 @@ async function main(): Promise<void> {
   const load = new LoadProcess(loadChild);
   const [bare, guarded] = await Promise.all([startServer('bare', issuer), startServer('guarded', issuer)]);
   const urls: Record<Scenario, string> = { bare: bare.url, cached: guarded.url, fresh: guarded.url };
+  const serverOf: Record<Scenario, ChildProcess> = { bare: bare.child, cached: guarded.child, fresh: guarded.child };
+  const measure = async (scenario: Scenario, seconds: number): Promise<RunSummary> => {
+    const before = await cpuOf(serverOf[scenario]);
+    const summary = await load.run(urls[scenario], scenario, seconds);
+    const after = await cpuOf(serverOf[scenario]);
+    const micros = after.user - before.user + (after.system - before.system);
+    checkRun(summary);
+    return { ...summary, serverCpuUsPerRequest: summary.totalRequests > 0 ? Math.round((micros / summary.totalRequests) * 10) / 10 : 0 };
+  };
 
   // Both answer the same list: the token may see every tool, so filtering runs but removes nothing.
   let mint = await load.mint(guarded.url, 20_000);
@@ -212,8 +227,7 @@ async function main(): Promise<void> {
   // Warm-up (JIT, JWKS, connection pools): not recorded. Sizes the fresh-token pool too.
   let freshUsed = 0;
   for (const scenario of ['bare', 'cached', 'fresh'] as const) {
-    const warm = await load.run(urls[scenario], scenario, WARMUP);
-    checkRun(warm);
+    const warm = await measure(scenario, WARMUP);
     if (scenario === 'fresh') freshUsed = Math.ceil(((warm.tokensUsed ?? 0) * DURATION) / WARMUP);
   }
 
@@ -222,13 +236,13 @@ async function main(): Promise<void> {
     const results: RunSummary[] = [];
     for (const scenario of ['bare', 'cached', 'fresh'] as const) {
       if (scenario === 'fresh') mint = await load.mint(guarded.url, Math.ceil(freshUsed * POOL_HEADROOM) + 2_000);
-      const summary = await load.run(urls[scenario], scenario, DURATION);
-      checkRun(summary);
+      const summary = await measure(scenario, DURATION);
       if (summary.tokensExhausted) throw new Error(`fresh: the pool of ${mint.count} tokens ran out; tokens were reused`);
       if (scenario === 'fresh') freshUsed = Math.max(freshUsed, summary.tokensUsed ?? 0);
       results.push(summary);
       console.log(
-        `  round ${round + 1} ${scenario.padEnd(6)} ${summary.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${summary.p99Ms} ms`,
+        `  round ${round + 1} ${scenario.padEnd(6)} ${summary.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
+          `p99 ${String(summary.p99Ms).padStart(4)} ms  server CPU ${summary.serverCpuUsPerRequest} µs/req`,
       );
     }
     runs.push(results);
@@ -240,12 +254,16 @@ async function main(): Promise<void> {
   const rows = (['bare', 'cached', 'fresh'] as const).map((scenario, i) => {
     const own = runs.map((r) => r[i]!);
     const ratios = runs.map((r) => r[i]!.requestsPerSecond / r[0]!.requestsPerSecond);
+    // Bare CPU per request over this scenario's: the throughput ratio a CPU-bound server would see.
+    const cpuRatios = runs.map((r) => (r[0]!.serverCpuUsPerRequest ?? 0) / (r[i]!.serverCpuUsPerRequest ?? 1));
     return {
       scenario,
       requestsPerSecond: Math.round(median(own.map((s) => s.requestsPerSecond))),
       p99Ms: median(own.map((s) => s.p99Ms)),
       ratioToBare: Number(median(ratios).toFixed(3)),
       roundRatios: ratios.map((x) => Number(x.toFixed(3))),
+      serverCpuUsPerRequest: Math.round(median(own.map((s) => s.serverCpuUsPerRequest ?? 0)) * 10) / 10,
+      cpuRatioToBare: Number(median(cpuRatios).toFixed(3)),
       roundRequestsPerSecond: own.map((s) => Math.round(s.requestsPerSecond)),
     };
   });
@@ -266,13 +284,18 @@ async function main(): Promise<void> {
     fresh: 'guarded, new token/request',
   };
   console.log('');
-  console.log(`${'scenario'.padEnd(28)}${'req/s'.padStart(9)}${'p99 ms'.padStart(9)}${'ratio'.padStart(8)}   per round`);
+  console.log(
+    `${'scenario'.padEnd(28)}${'req/s'.padStart(9)}${'p99 ms'.padStart(9)}${'ratio'.padStart(8)}` +
+      `${'CPU µs/req'.padStart(12)}${'CPU ratio'.padStart(11)}   ratio per round`,
+  );
   for (const row of rows) {
     console.log(
       `${label[row.scenario].padEnd(28)}${String(row.requestsPerSecond).padStart(9)}${String(row.p99Ms).padStart(9)}` +
-        `${row.ratioToBare.toFixed(3).padStart(8)}   ${row.roundRatios.map((x) => x.toFixed(3)).join(' ')}`,
+        `${row.ratioToBare.toFixed(3).padStart(8)}${String(row.serverCpuUsPerRequest).padStart(12)}` +
+        `${row.cpuRatioToBare.toFixed(3).padStart(11)}   ${row.roundRatios.map((x) => x.toFixed(3)).join(' ')}`,
     );
   }
+  console.log('ratio: req/s over bare req/s of the same round (median); CPU ratio: bare server CPU per request over this one\'s');
   console.log('');
   console.log(`peers, per-request verification: ${PEERS.perRequestVerification.low}–${PEERS.perRequestVerification.high} of bare (${PEERS.perRequestVerification.note})`);
   console.log(`peers, with a verified-token cache: about ${PEERS.withTokenCache.value} of bare`);

@@ -55,12 +55,13 @@ export const REQUEST_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Messages the parent sends a server process. */
-export type ServerCommand = { type: 'memory' } | { type: 'stop' };
+export type ServerCommand = { type: 'memory' } | { type: 'cpu' } | { type: 'stop' };
 
 /** Messages a server process sends its parent. */
 export type ServerReport =
   | { type: 'ready'; url: string }
   | { type: 'memory'; usage: NodeJS.MemoryUsage }
+  | { type: 'cpu'; usage: NodeJS.CpuUsage }
   | { type: 'error'; message: string };
 
 /** One load run, as the parent asks for it. */
@@ -83,6 +84,11 @@ export interface RunSummary {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /**
+   * Server CPU time (user + system, every thread) per completed request, in microseconds; set by the
+   * parent. Less sensitive than req/s to other load on the machine.
+   */
+  serverCpuUsPerRequest?: number;
   /** `fresh` only: tokens used, and whether the pool ran out (then tokens were reused, which flatters). */
   tokensUsed?: number;
   tokensExhausted?: boolean;

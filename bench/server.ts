@@ -4,7 +4,8 @@
  *
  * Usage: `node --import tsx bench/server.ts bare|guarded [issuer]`. Talks to its parent over IPC: reports
  * `ready` with the endpoint URL once it can serve (the guarded one after issuer discovery), answers
- * `memory` with `process.memoryUsage()` after a full GC when `--expose-gc` is on, exits on `stop`.
+ * `memory` with `process.memoryUsage()` after a full GC when `--expose-gc` is on, `cpu` with
+ * `process.cpuUsage()` (all threads, the crypto thread pool included), exits on `stop`.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
     if (command.type === 'memory') {
       (globalThis as { gc?: () => void }).gc?.();
       send({ type: 'memory', usage: process.memoryUsage() });
+    } else if (command.type === 'cpu') {
+      send({ type: 'cpu', usage: process.cpuUsage() });
     } else if (command.type === 'stop') {
       server.closeAllConnections();
       server.close();
