@@ -4,7 +4,7 @@ import type { AuthInfo } from '../core/auth-info.js';
 import { createGuard, type Guard } from '../core/create-guard.js';
 import { ConfigurationError, GuardError, RequestRejectedError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
-import type { HandlerResult, McpMessageHandler } from '../core/handler.js';
+import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/handler.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { SettingNames } from '../core/resolve-guard-options.js';
 import { setEndpointCors, setMetadataCors } from './cors.js';
@@ -155,12 +155,22 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
     res: ServerResponse,
     id: JsonRpcId | null,
   ): Promise<void> {
-    const signal = abortSignalFor(res);
     const sessionId = req.headers['mcp-session-id'];
     const isRequest = 'method' in message && 'id' in message;
+    // The signal is made on first read: most handlers never look at it, and an AbortController with its
+    // 'close' listener costs more than all of the guard's checks of a cached token.
+    let signal: AbortSignal | undefined;
+    const context: HandlerContext = {
+      auth,
+      get signal() {
+        return (signal ??= abortSignalFor(res));
+      },
+      protocolVersion,
+      sessionId: typeof sessionId === 'string' ? sessionId : undefined,
+    };
     let result: HandlerResult;
     try {
-      result = await fn(message, { auth, signal, protocolVersion, sessionId: typeof sessionId === 'string' ? sessionId : undefined });
+      result = await fn(message, context);
     } catch {
       // The handler failed: a server fault. The client learns nothing of its internals.
       writeError(res, guard.errorResponse(undefined, id));
@@ -176,7 +186,7 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       return;
     }
     if (isAsyncIterable(result)) {
-      await streamMessages(result, message, auth, protocolVersion, res, signal, id);
+      await streamMessages(result, message, auth, protocolVersion, res, context.signal, id);
       return;
     }
     writeJson(res, 200, guard.filterResponse(message, result, auth, protocolVersion));
@@ -307,9 +317,17 @@ function authorizationHeader(req: IncomingMessage): string | string[] | undefine
   return found.length === 1 ? found[0] : found;
 }
 
-/** An AbortSignal that fires when the client goes away before the answer is complete. */
+/**
+ * An AbortSignal that fires when the client goes away before the answer is complete; already aborted when
+ * that happened before it was asked for.
+ */
 function abortSignalFor(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
+  if (res.writableFinished) return controller.signal;
+  if (res.closed || res.destroyed) {
+    controller.abort();
+    return controller.signal;
+  }
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });

@@ -1,0 +1,100 @@
+// The abort signal a plain function handler is given: made on first read, and right whenever it is read.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import express from 'express';
+import { mcpOAuthGuard, type HandlerContext, type JsonRpcMessage } from '../../src/index.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
+import { postMcp } from '../helpers/http-client.js';
+
+describe('mcpOAuthGuard handler context signal', () => {
+  let issuer: TestIssuer;
+  let server: Server;
+  let url: string;
+  let token: string;
+  /** What each test's handler does, by tool name. */
+  const behaviours = new Map<string, (context: HandlerContext) => Promise<void>>();
+  /** Resolves when the server has seen the next connection close. */
+  let serverSocketClosed: Promise<void>;
+
+  before(async () => {
+    issuer = await startTestIssuer();
+    const app = express();
+    server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    server.on('connection', (socket: Socket) => {
+      serverSocketClosed = new Promise((resolve) => socket.once('close', () => setImmediate(resolve)));
+    });
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    app.use(
+      mcpOAuthGuard({
+        issuer: issuer.issuer,
+        resource: url,
+        handler: async (message: JsonRpcMessage, context) => {
+          const name = 'params' in message ? String(message.params?.name) : '';
+          await behaviours.get(name)?.(context);
+          return { jsonrpc: '2.0', id: 'id' in message ? (message.id as number) : 0, result: { content: [] } };
+        },
+      }),
+    );
+    token = await issuer.sign({ aud: url, sub: 'alice', client_id: 'c' });
+  });
+  after(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await issuer?.close();
+  });
+
+  /** Sends a tools/call and drops the connection once the handler has started. */
+  async function callAndHangUp(name: string, started: Promise<void>): Promise<void> {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
+    req.on('error', () => {});
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }));
+    await started;
+    req.destroy();
+  }
+
+  test('a signal read before the client hangs up fires when it does', async () => {
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    let aborted!: Promise<void>;
+    behaviours.set('early', async (context) => {
+      const signal = context.signal;
+      assert.equal(signal.aborted, false);
+      aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      markStarted();
+      await aborted;
+    });
+    await callAndHangUp('early', started);
+    await aborted;
+  });
+
+  test('a signal first read after the client hung up is already aborted', async () => {
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    let gone!: () => void;
+    const clientGone = new Promise<void>((resolve) => (gone = resolve));
+    let seen: boolean | undefined;
+    behaviours.set('late', async (context) => {
+      markStarted();
+      await clientGone;
+      seen = context.signal.aborted;
+    });
+    await callAndHangUp('late', started);
+    await serverSocketClosed;
+    gone();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(seen, true);
+  });
+
+  test('a completed answer never aborts the signal, whenever it is read', async () => {
+    let kept: HandlerContext | undefined;
+    behaviours.set('done', async (context) => {
+      kept = context;
+    });
+    const res = await postMcp(url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'done' } }, token);
+    assert.equal(res.status, 200);
+    assert.equal(kept?.signal.aborted, false);
+  });
+});
