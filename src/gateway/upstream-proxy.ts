@@ -343,7 +343,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           if (!res.write(chunk)) {
             // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
             incoming.pause();
-            res.once('drain', () => incoming.resume());
+            res.once('drain', () => {
+              // Bytes moving to the client count as activity: a slow reader is not an idle upstream.
+              resetIdle();
+              incoming.resume();
+            });
           }
         });
         incoming.once('end', () => finish(undefined));

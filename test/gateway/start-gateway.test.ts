@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+
+let as: AuthorizationServer;
+let upstream: Server;
+let gateway: RunningGateway;
+let token: string;
+const lines: string[] = [];
+
+/** An upstream whose tools/call answers over SSE after 400 ms, and whose GET stream never ends by itself. */
+function startUpstream(): Promise<string> {
+  upstream = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(': open\n\n');
+      return;
+    }
+    req.resume();
+    req.once('end', () => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n');
+      setTimeout(() => res.end('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n\n'), 400);
+    });
+  });
+  upstream.listen(0, '127.0.0.1');
+  return once(upstream, 'listening').then(() => `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`);
+}
+
+describe('startGateway', () => {
+  before(async () => {
+    as = await startAuthorizationServer({ extraScopes: ['mcp:basic'] });
+    const config = loadGatewayConfig({
+      MCP_AUTH_UPSTREAM: await startUpstream(),
+      MCP_AUTH_ISSUER: as.issuer,
+      PORT: '0',
+      MCP_AUTH_SHUTDOWN_TIMEOUT_MS: '3000',
+    });
+    gateway = await startGateway(config, { log: (line) => lines.push(line), warn: () => {} });
+    as.addResource(gateway.resource, { scopes: ['mcp:basic'] });
+    token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'user-42' });
+  });
+
+  after(async () => {
+    await gateway?.shutdown();
+    upstream?.closeAllConnections();
+    upstream?.close();
+    await as?.close();
+  });
+
+  it('listens on the real port and serves metadata for the default resource', async () => {
+    assert.match(gateway.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(gateway.resource, `${gateway.url}/mcp`);
+    const res = await fetch(`${gateway.url}/.well-known/oauth-protected-resource/mcp`, { signal: AbortSignal.timeout(5000) });
+    assert.equal(res.status, 200);
+    const metadata = (await res.json()) as { resource: string; authorization_servers: string[] };
+    assert.equal(metadata.resource, gateway.resource);
+    assert.deepEqual(metadata.authorization_servers, [as.issuer]);
+  });
+
+  it('on shutdown ends standalone GET streams at once, lets a call in progress finish, and logs each request', async () => {
+    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' };
+    const stream = await fetch(gateway.resource, { headers, signal: AbortSignal.timeout(5000) });
+    assert.equal(stream.status, 200);
+    const streamText = stream.text();
+    const call = fetch(gateway.resource, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } }),
+      signal: AbortSignal.timeout(5000),
+    });
+    // Wait until the call reached the upstream.
+    for (let i = 0; i < 200 && gateway.proxy.inFlight < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(gateway.proxy.inFlight, 2);
+
+    const started = Date.now();
+    const stopping = gateway.shutdown();
+    assert.equal(await streamText, ': open\n\n', 'the GET stream is ended cleanly');
+    const answer = await call;
+    assert.equal(answer.status, 200);
+    assert.match(await answer.text(), /"id":1/);
+    await stopping;
+    assert.ok(Date.now() - started < 2500, 'shutdown did not wait for the deadline');
+    await assert.rejects(fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2000) }));
+
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const get = entries.find((e) => e.httpMethod === 'GET' && e.path === '/mcp');
+    const post = entries.find((e) => e.httpMethod === 'POST' && e.path === '/mcp');
+    assert.ok(get && post, lines.join('\n'));
+    assert.equal(get.decision, 'allow');
+    assert.equal(get.status, 200);
+    assert.deepEqual(
+      { method: post.method, name: post.name, decision: post.decision, reason: post.reason, subject: post.subject, status: post.status },
+      { method: 'tools/call', name: 'slow', decision: 'allow', reason: 'allowed', subject: 'user-42', status: 200 },
+    );
+    assert.ok(typeof post.durationMs === 'number' && post.durationMs >= 300);
+    assert.ok(!lines.join('\n').includes(token));
+  });
+});
