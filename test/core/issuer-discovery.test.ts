@@ -74,6 +74,21 @@ describe('createIssuerDiscovery', () => {
     }
   });
 
+  it('gives up on a hanging issuer within the timeout, in milliseconds, without trying the second location', async () => {
+    const issuer = await startTestIssuer({ discovery: 'both' });
+    try {
+      issuer.setDiscoveryHang(true);
+      const discover = createIssuerDiscovery({ issuer: issuer.issuer, timeoutMs: 300 });
+      const started = performance.now();
+      await assertGuardError(discover(), AuthorizationServerUnavailableError, 'authorization_server_unavailable', 503);
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed >= 250 && elapsed < 1500, `gave up after ${elapsed} ms`);
+      assert.equal(issuer.requests('/.well-known/openid-configuration'), 0);
+    } finally {
+      await issuer.close();
+    }
+  });
+
   it('answers 503 when the issuer is unreachable', async () => {
     // Port 1 on loopback: nothing listens there, and no test server can be given it.
     const discover = createIssuerDiscovery({ issuer: 'http://127.0.0.1:1', timeoutMs: 1000 });

@@ -47,6 +47,8 @@ export interface TestIssuer {
   setJwksHang(hang: boolean): void;
   /** Metadata documents answer 500 while true. */
   setDiscoveryDown(down: boolean): void;
+  /** Metadata requests never get an answer while true. */
+  setDiscoveryHang(hang: boolean): void;
   /** The introspection answer for `token` (default `{ active: false }`). */
   setIntrospection(token: string, response: Record<string, unknown>): void;
   /** Stops the server and drops open connections (hanging ones included). */
@@ -81,6 +83,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   let jwksDown = false;
   let jwksHang = false;
   let discoveryDown = false;
+  let discoveryHang = false;
   let metadata: Record<string, unknown> = {};
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -89,6 +92,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   };
 
   const serveMetadata = (res: ServerResponse, served: boolean): void => {
+    if (discoveryHang) return; // never answered; close() drops the socket
     if (!served) return json(res, 404, { error: 'not_found' });
     if (discoveryDown) return json(res, 500, { error: 'server_error' });
     json(res, 200, metadata);
@@ -159,6 +163,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     setJwksDown: (down) => void (jwksDown = down),
     setJwksHang: (hang) => void (jwksHang = hang),
     setDiscoveryDown: (down) => void (discoveryDown = down),
+    setDiscoveryHang: (hang) => void (discoveryHang = hang),
     setIntrospection: (token, response) => void introspection.set(token, response),
     close: () =>
       new Promise<void>((resolve) => {
