@@ -309,7 +309,10 @@ function renderConsent(interaction: Interaction, clientName: string): string {
       );
     }
   }
+  // oidc-provider also reports resource scopes as missing OpenID scopes; list each permission once.
+  const listed = new Set(Object.values(missingResourceScopes).flat());
   for (const scope of missingOIDCScope) {
+    if (listed.has(scope)) continue;
     items.push(`<li><code class="scope">${escapeHtml(scope)}</code></li>`);
   }
   // Native clients are always asked to confirm (oidc-provider's `native_client_prompt`), even with nothing new.
