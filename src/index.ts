@@ -53,3 +53,16 @@ export { extractBearerToken } from './core/bearer-token.js';
 export { compilePolicy, type CompiledPolicy } from './core/compile-policy.js';
 export { loadPolicyFile } from './core/load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
+export { filterListResponse, type FilterListResponseOptions } from './express/filter-list-response.js';
+export {
+  createUpstreamProxy,
+  GATEWAY_JSONRPC_CODE,
+  type IdentityHeaderNames,
+  type UpstreamProxy,
+  type UpstreamProxyOptions,
+  type UpstreamFailure,
+  type UpstreamFailureReason,
+} from './gateway/upstream-proxy.js';
+export { startGateway, type RunningGateway, type StartGatewayOptions } from './gateway/start-gateway.js';
+export { loadGatewayConfig, parseGatewayArgs, gatewayHelp, GATEWAY_SETTINGS, type GatewayConfig } from './gateway/gateway-config.js';
+export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './gateway/request-log.js';
