@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
 import { AuthorizationServerUnavailableError, ConfigurationError } from './errors.js';
+import { isLoopbackHost } from './canonical-resource.js';
 
 /** Default wait before a failed discovery is attempted again, in milliseconds. */
 export const DEFAULT_DISCOVERY_RETRY_MS = 5_000;
@@ -154,10 +155,7 @@ export function assertSecureUrl(setting: string, value: string): URL {
 
 /** True for `http:` URLs on 127.0.0.0/8, `[::1]`, `localhost` or a `.localhost` name (RFC 6761 §6.3). */
 export function isLoopbackHttpUrl(url: URL): boolean {
-  if (url.protocol !== 'http:') return false;
-  const host = url.hostname;
-  if (host === 'localhost' || host.endsWith('.localhost') || host === '[::1]') return true;
-  return /^127(?:\.\d{1,3}){3}$/.test(host);
+  return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
 /**
