@@ -10,20 +10,15 @@
  * Env: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER (required),
  * MCP_AUTH_RESOURCE (default http://HOST:PORT/mcp) and the other MCP_AUTH_* variables.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import express from 'express';
 import {
-  ConfigurationError,
   dispatchTable,
-  loadOptionsFromEnv,
   mcpOAuthGuard,
   type AuthInfo,
   type GuardOptions,
-  type McpOAuthGuardRouter,
   type PolicyDefinition,
 } from '../src/index.js';
+import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 
 /** The notes server's policy; also used by the SDK example so both behave the same. */
 export const notesPolicy: PolicyDefinition = {
@@ -137,13 +132,8 @@ export interface NotesServerOptions extends Partial<GuardOptions> {
 }
 
 /** A running notes server. */
-export interface RunningNotesServer {
-  /** The MCP endpoint URL (the canonical resource). */
-  url: string;
-  server: Server;
-  router: McpOAuthGuardRouter;
+export interface RunningNotesServer extends GuardedServer {
   store: NotesStore;
-  close(): Promise<void>;
 }
 
 /**
@@ -151,70 +141,21 @@ export interface RunningNotesServer {
  * actually bound, so port 0 works in tests.
  */
 export async function startNotesServer(options: NotesServerOptions): Promise<RunningNotesServer> {
-  const host = options.host ?? '127.0.0.1';
-  const app = express();
-  app.disable('x-powered-by');
-  const server = app.listen(options.port ?? 0, host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  const { host = '127.0.0.1', port = 0, ...guardOptions } = options;
   const store = new NotesStore();
-  let router: McpOAuthGuardRouter;
-  try {
-    router = mcpOAuthGuard({
+  const running = await listenWithGuard(host, port, (defaultResource) =>
+    mcpOAuthGuard({
       policy: notesPolicy,
       challengeScopes: notesChallengeScopes,
       resourceName: 'Notes (mcp-oauth-guard example)',
-      ...options,
-      resource: options.resource ?? `http://${hostInUrl}:${port}/mcp`,
+      ...guardOptions,
+      resource: guardOptions.resource ?? defaultResource,
       handler: createNotesHandler(store),
-    });
-  } catch (error) {
-    server.close();
-    throw error;
-  }
-  app.use(router);
-  return {
-    url: router.guard.resource,
-    server,
-    router,
-    store,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+    }),
+  );
+  return { ...running, store };
 }
 
-async function main(): Promise<void> {
-  const host = process.env.HOST?.trim() || '127.0.0.1';
-  const port = Number(process.env.PORT?.trim() || '3000');
-  if (!process.env.MCP_AUTH_ISSUER?.trim()) {
-    console.error(
-      'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +
-        'or run `npm run demo` to start a local authorization server, this server and a client together.',
-    );
-    process.exit(2);
-  }
-  try {
-    const hostInUrl = host.includes(':') ? `[${host}]` : host;
-    const fromEnv = loadOptionsFromEnv(process.env, { resource: `http://${hostInUrl}:${port}/mcp` });
-    const running = await startNotesServer({ policy: notesPolicy, ...fromEnv, host, port });
-    console.log(`notes MCP server: ${running.url}  (issuer ${fromEnv.issuer})`);
-    const stop = (): void => void running.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      console.error(`configuration error: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void runExampleFromEnv('notes MCP server', (options) => startNotesServer({ policy: notesPolicy, ...options }));
 }
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

@@ -13,16 +13,14 @@
  * Env: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER (required), MCP_SDK_STATEFUL=1 for
  * sessions, MCP_AUTH_RESOURCE (default http://HOST:PORT/mcp) and the other MCP_AUTH_* variables.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo as SdkAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import express from 'express';
 import { z } from 'zod';
-import { ConfigurationError, loadOptionsFromEnv, mcpOAuthGuard, type AuthInfo, type GuardOptions, type McpOAuthGuardRouter } from '../src/index.js';
+import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from '../src/index.js';
 import { sdkStreamableHttpHandler, type SdkStreamableHttpHandler, type SdkTransportOptions } from '../src/sdk/index.js';
 import { NotesStore, noteOwner, notesChallengeScopes, notesPolicy } from './notes-server.js';
+import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 
 const text = (t: string, isError = false) => ({ content: [{ type: 'text' as const, text: t }], ...(isError ? { isError: true } : {}) });
 
@@ -79,14 +77,9 @@ export interface SdkNotesServerOptions extends Partial<GuardOptions> {
 }
 
 /** A running SDK notes server. */
-export interface RunningSdkNotesServer {
-  /** The MCP endpoint URL (the canonical resource). */
-  url: string;
-  server: Server;
-  router: McpOAuthGuardRouter;
+export interface RunningSdkNotesServer extends GuardedServer {
   handler: SdkStreamableHttpHandler;
   store: NotesStore;
-  close(): Promise<void>;
 }
 
 /**
@@ -95,71 +88,32 @@ export interface RunningSdkNotesServer {
  */
 export async function startSdkNotesServer(options: SdkNotesServerOptions): Promise<RunningSdkNotesServer> {
   const { host = '127.0.0.1', port = 0, stateful = false, transportOptions, ...guardOptions } = options;
-  const app = express();
-  app.disable('x-powered-by');
-  const server = app.listen(port, host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const bound = (server.address() as AddressInfo).port;
-  const hostInUrl = host.includes(':') ? `[${host}]` : host;
   const store = new NotesStore();
   const handler = sdkStreamableHttpHandler({ createServer: () => createSdkNotesServer(store), stateful, transportOptions });
-  let router: McpOAuthGuardRouter;
-  try {
-    router = mcpOAuthGuard({
+  const running = await listenWithGuard(host, port, (defaultResource) =>
+    mcpOAuthGuard({
       policy: notesPolicy,
       challengeScopes: notesChallengeScopes,
       resourceName: 'Notes (mcp-oauth-guard SDK example)',
       ...guardOptions,
-      resource: guardOptions.resource ?? `http://${hostInUrl}:${bound}/mcp`,
+      resource: guardOptions.resource ?? defaultResource,
       handler,
-    });
-  } catch (error) {
-    server.close();
-    throw error;
-  }
-  app.use(router);
+    }),
+  );
   return {
-    url: router.guard.resource,
-    server,
-    router,
+    ...running,
     handler,
     store,
     close: async () => {
       await handler.close();
-      await new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      await running.close();
     },
   };
 }
 
-async function main(): Promise<void> {
-  const host = process.env.HOST?.trim() || '127.0.0.1';
-  const port = Number(process.env.PORT?.trim() || '3000');
-  if (!process.env.MCP_AUTH_ISSUER?.trim()) {
-    console.error('MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com).');
-    process.exit(2);
-  }
-  try {
-    const hostInUrl = host.includes(':') ? `[${host}]` : host;
-    const fromEnv = loadOptionsFromEnv(process.env, { resource: `http://${hostInUrl}:${port}/mcp` });
-    const stateful = process.env.MCP_SDK_STATEFUL === '1' || process.env.MCP_SDK_STATEFUL === 'true';
-    const running = await startSdkNotesServer({ policy: notesPolicy, ...fromEnv, host, port, stateful });
-    console.log(`notes MCP server (SDK, ${stateful ? 'stateful' : 'stateless'}): ${running.url}  (issuer ${fromEnv.issuer})`);
-    const stop = (): void => void running.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      console.error(`configuration error: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const stateful = process.env.MCP_SDK_STATEFUL === '1' || process.env.MCP_SDK_STATEFUL === 'true';
+  void runExampleFromEnv(`notes MCP server (SDK, ${stateful ? 'stateful' : 'stateless'})`, (options) =>
+    startSdkNotesServer({ policy: notesPolicy, ...options, stateful }),
+  );
 }
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();
