@@ -9,14 +9,20 @@
  *
  * Settings (environment): BENCH_ROUNDS (3), BENCH_DURATION (seconds per run, 5), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write a V8 CPU profile of the guarded server to
- * `.bench-results/profiles/`). Results also go to `.bench-results/latest.json`. Exits 0 whatever the
+ * `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
+ * compiling it first).
+ *
+ * The library is compiled with `tsc` (the build's settings) into `.bench-results/dist` and the guarded server
+ * loads that, as users run the package: tsx's on-the-fly transform keeps function names with a
+ * `defineProperty` call on every closure it creates, a per-request cost the published code does not have
+ * (and Express, loaded from `node_modules`, never pays). Results also go to `.bench-results/latest.json`. Exits 0 whatever the
  * ratios (they are information, not assertions); 1 if a process failed or a run saw errors.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { LoadCommand, LoadReport, RunSummary, Scenario, ServerCommand, ServerMode, ServerReport } from './scenario.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,6 +33,7 @@ const DURATION = readInt('BENCH_DURATION', 5);
 const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 /** The whole script is stopped, children included, if it runs longer than this. */
 const WATCHDOG_MS = 300_000;
 /** Fresh-token pool: this many times the tokens the last fresh run used (never reuse a token). */
@@ -154,10 +161,27 @@ class LoadProcess {
   }
 }
 
-async function startServer(mode: ServerMode, issuer: string): Promise<{ child: ChildProcess; url: string }> {
+/** Compiles `src/` as the build does (JavaScript only) and returns the entry point's file URL. */
+function buildLibrary(): string {
+  const outDir = join(RESULTS_DIR, 'dist');
+  rmSync(outDir, { recursive: true, force: true });
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const args = ['-p', 'tsconfig.build.json', '--outDir', outDir, '--declaration', 'false', '--declarationMap', 'false', '--sourceMap', 'false'];
+  try {
+    execFileSync(process.execPath, [tsc, ...args], { cwd: ROOT, stdio: 'pipe' });
+  } catch (error) {
+    // tsc still emits on type errors; benchmark what it wrote, but say so.
+    if (!existsSync(join(outDir, 'index.js'))) throw error;
+    console.warn('bench: tsc reported type errors; benchmarking the JavaScript it emitted anyway');
+  }
+  return pathToFileURL(join(outDir, 'index.js')).href;
+}
+
+async function startServer(mode: ServerMode, issuer: string, library?: string): Promise<{ child: ChildProcess; url: string }> {
   const execArgv = ['--expose-gc'];
   if (CPU_PROFILE && mode === 'guarded') execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`);
-  const child = start('server.ts', mode === 'guarded' ? [mode, issuer] : [mode], execArgv);
+  const args = mode === 'guarded' ? [mode, issuer, ...(library === undefined ? [] : [library])] : [mode];
+  const child = start('server.ts', args, execArgv);
   const url = await waitFor<ServerReport, string>(child, `${mode} server`, (m) => (m.type === 'ready' ? m.url : undefined), 30_000);
   return { child, url };
 }
@@ -198,10 +222,11 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const began = Date.now();
 
+  const library = FROM_SOURCE ? undefined : buildLibrary();
   const loadChild = start('load.ts', []);
   const issuer = await waitFor<LoadReport, string>(loadChild, 'load process', (m) => (m.type === 'issuer' ? m.issuer : undefined), 30_000);
   const load = new LoadProcess(loadChild);
-  const [bare, guarded] = await Promise.all([startServer('bare', issuer), startServer('guarded', issuer)]);
+  const [bare, guarded] = await Promise.all([startServer('bare', issuer), startServer('guarded', issuer, library)]);
   const urls: Record<Scenario, string> = { bare: bare.url, cached: guarded.url, fresh: guarded.url };
   const serverOf: Record<Scenario, ChildProcess> = { bare: bare.child, cached: guarded.child, fresh: guarded.child };
   const measure = async (scenario: Scenario, seconds: number): Promise<RunSummary> => {
@@ -221,7 +246,7 @@ async function main(): Promise<void> {
   }
   console.log(
     `bench: ${ROUNDS} rounds × (bare, cached, fresh) × ${DURATION} s, ${WARMUP} s warm-up each, ${CONNECTIONS} connections, ` +
-      `pipelining 1; node ${process.version}, ${os.cpus().length} CPUs`,
+      `pipelining 1; node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)}; library ${FROM_SOURCE ? 'from src/ via tsx' : 'compiled by tsc'}`,
   );
 
   // Warm-up (JIT, JWKS, connection pools): not recorded. Sizes the fresh-token pool too.
@@ -312,6 +337,8 @@ async function main(): Promise<void> {
     node: process.version,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
+    library: FROM_SOURCE ? 'src via tsx' : 'compiled by tsc',
+    loadAverage: os.loadavg(),
     settings: { rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, pipelining: 1 },
     rows,
     runs,

@@ -2,7 +2,8 @@
  * One benchmark server, in its own process: `bare` (Express, `express.json()`, a fixed tools/list answer) or
  * `guarded` (the same answer from a plain function handler behind `mcpOAuthGuard`).
  *
- * Usage: `node --import tsx bench/server.ts bare|guarded [issuer]`. Talks to its parent over IPC: reports
+ * Usage: `node --import tsx bench/server.ts bare|guarded [issuer] [library]`, where `library` is the file URL
+ * of the package entry point to benchmark (default the TypeScript source, `src/index.ts`). Talks to its parent over IPC: reports
  * `ready` with the endpoint URL once it can serve (the guarded one after issuer discovery), answers
  * `memory` with `process.memoryUsage()` after a full GC when `--expose-gc` is on, `cpu` with
  * `process.cpuUsage()` (all threads, the crypto thread pool included), exits on `stop`.
@@ -10,7 +11,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { mcpOAuthGuard, type JsonRpcMessage, type JsonRpcResponse } from '../src/index.js';
+import type { JsonRpcMessage, JsonRpcResponse } from '../src/index.js';
 import { POLICY, TOOLS, type ServerCommand, type ServerMode, type ServerReport } from './scenario.js';
 
 const send = (report: ServerReport): void => void process.send?.(report);
@@ -51,6 +52,8 @@ async function main(): Promise<void> {
   } else {
     const issuer = process.argv[3];
     if (!issuer) throw new Error('guarded mode needs the issuer URL');
+    const library = process.argv[4] ?? new URL('../src/index.js', import.meta.url).href;
+    const { mcpOAuthGuard } = (await import(library)) as typeof import('../src/index.js');
     const router = mcpOAuthGuard({ issuer, resource: url, policy: POLICY, handler: toolsHandler });
     await router.guard.ready();
     app.use(router);
