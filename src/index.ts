@@ -8,6 +8,7 @@ export {
   type HttpHandlerOptions,
   type McpHttpHandler,
 } from './express/http-handler.js';
+export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './express/fetch-handler.js';
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './core/create-guard.js';
 export type { GuardOptions } from './core/guard-options.js';
 export { loadOptionsFromEnv, ENV_SETTING_NAMES, ASYMMETRIC_ALGORITHMS } from './core/load-options-from-env.js';
