@@ -17,7 +17,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import { McpServer, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
 import express from 'express';
 import { z } from 'zod';
 import { ConfigurationError, loadOptionsFromEnv, mcpOAuthGuard, type AuthInfo, type GuardOptions, type McpOAuthGuardRouter } from '../src/index.js';
@@ -71,8 +71,11 @@ export interface Sdk2NotesServerOptions extends Partial<GuardOptions> {
   port?: number;
   /** How 2026-07-28 answers are shaped (the SDK's `responseMode`): `auto` (default), `sse` or `json`. */
   responseMode?: Sdk2McpHandlerOptions['responseMode'];
-  /** Replaces the server factory (tests add tools to the notes server with it). Default: the notes server. */
-  createServer?: (store: NotesStore) => McpServer;
+  /**
+   * Replaces the server factory, given the shared store and the SDK's request context (tests add tools to
+   * the notes server with it). Default: {@link createSdk2NotesServer}.
+   */
+  createServer?: (store: NotesStore, context: McpRequestContext) => McpServer;
 }
 
 /** A running SDK 2.x notes server. */
@@ -102,7 +105,7 @@ export async function startSdk2NotesServer(options: Sdk2NotesServerOptions): Pro
   const bound = (server.address() as AddressInfo).port;
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
   const store = new NotesStore();
-  const handler = sdk2McpHandler({ createServer: () => createServer(store), ...(responseMode !== undefined && { responseMode }) });
+  const handler = sdk2McpHandler({ createServer: (context) => createServer(store, context), ...(responseMode !== undefined && { responseMode }) });
   let router: McpOAuthGuardRouter;
   try {
     router = mcpOAuthGuard({
