@@ -117,10 +117,13 @@ function toRequest(req: GuardedRequest, auth: AuthInfo, signal: AbortSignal): Re
   const method = req.method ?? 'GET';
   const headers = new Headers();
   const raw = req.rawHeaders;
+  // Headers the client's Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
+  const connection = req.headers.connection;
+  const hopByHop = connection ? connection.toLowerCase().split(',').map((t) => t.trim()) : undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     // HTTP/2 pseudo-headers (`:path`) are not header fields.
-    if (name.charCodeAt(0) === 0x3a || DROPPED_REQUEST_HEADERS.has(name)) continue;
+    if (name.charCodeAt(0) === 0x3a || DROPPED_REQUEST_HEADERS.has(name) || hopByHop?.includes(name)) continue;
     headers.append(name, raw[i + 1]!);
   }
   const init: RequestInit = { method, headers, signal };
@@ -130,7 +133,12 @@ function toRequest(req: GuardedRequest, auth: AuthInfo, signal: AbortSignal): Re
 
 function requestUrl(req: IncomingMessage, auth: AuthInfo): string {
   // Express rewrites `req.url` under a mount path; `originalUrl` is what the client asked for.
-  const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+  let path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+  if (!path.startsWith('/')) {
+    // An absolute-form target (`POST http://host/mcp`, RFC 9112 §3.2.2): only its path and query count.
+    const target = new URL(path, 'http://invalid');
+    path = `${target.pathname}${target.search}`;
+  }
   if (auth.resource) return `${auth.resource.origin}${path}`;
   const tls = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
   return `${tls ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${path}`;

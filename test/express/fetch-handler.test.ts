@@ -115,6 +115,8 @@ describe('fetchHandler: the Request', () => {
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2025-11-25',
         'x-trace': ['one', 'two'],
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'for the next hop only',
         // Pretty-printed on the wire: the handler gets the re-serialized message, so its length differs.
         host: new URL(url).host,
       },
@@ -129,6 +131,7 @@ describe('fetchHandler: the Request', () => {
     assert.equal(request.headers.get('proxy-authorization'), null);
     assert.equal(request.headers.get('content-length'), null);
     assert.equal(request.headers.get('connection'), null);
+    assert.equal(request.headers.get('x-hop'), null);
     assert.equal(request.headers.get('content-type'), 'application/json');
     assert.equal(request.headers.get('mcp-protocol-version'), '2025-11-25');
     assert.equal(request.headers.get('x-trace'), 'one, two');
