@@ -314,19 +314,30 @@ export function compilePolicy(
   function filterItems(spec: ListSpec, items: readonly unknown[], auth: AuthInfo): unknown[] {
     const table = spec.kind === 'tool' ? tools : spec.kind === 'prompt' ? prompts : resources;
     const methodRule = methods.lookup(spec.useMethod);
-    // A static method rule is the same for every item: apply it once.
-    const shared = methodRule?.scopes !== undefined ? unionWith(base, methodRule.scopes) : undefined;
-    return items.filter((item) => {
-      if (typeof item !== 'object' || item === null) return false;
+    // A static method rule is the same for every item: check it once. Lists run on every tools/list, so
+    // static item rules take a path that allocates nothing but the output array.
+    const staticMethod = methodRule === undefined || methodRule.scopes !== undefined;
+    const granted = effectiveScopes(auth);
+    if (staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)))) return [];
+    const kept: unknown[] = [];
+    for (const item of items) {
+      if (typeof item !== 'object' || item === null) continue;
       const key = (item as Record<string, unknown>)[spec.itemKey];
-      if (typeof key !== 'string') return false;
+      if (typeof key !== 'string') continue;
+      const rule = table.lookup(key);
+      if (staticMethod && (rule === undefined || rule.scopes !== undefined)) {
+        if (rule === undefined || hasAll(granted, rule.scopes!)) kept.push(item);
+        continue;
+      }
+      // A function rule sees the request that would use this item.
       const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
-      const scopes = shared ?? applyRule(base, methodRule, auth, message);
-      if (scopes instanceof RuleFailure) return false;
-      const required = applyRule(scopes, table.lookup(key), auth, message);
-      if (required instanceof RuleFailure) return false;
-      return findMissing(required, auth) === undefined;
-    });
+      const scopes = applyRule(base, methodRule, auth, message);
+      if (scopes instanceof RuleFailure) continue;
+      const required = applyRule(scopes, rule, auth, message);
+      if (required instanceof RuleFailure) continue;
+      if (findMissing(required, auth) === undefined) kept.push(item);
+    }
+    return kept;
   }
 
   return {
@@ -609,4 +620,10 @@ function describeTarget(message: JsonRpcMessage | undefined): string {
 function sanitize(text: string): string {
   const short = text.length > 80 ? `${text.slice(0, 77)}...` : text;
   return short.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?');
+}
+
+/** True when every scope in `required` is in `granted`. */
+function hasAll(granted: ReadonlySet<string>, required: readonly string[]): boolean {
+  for (let i = 0; i < required.length; i++) if (!granted.has(required[i]!)) return false;
+  return true;
 }

@@ -21,7 +21,7 @@ export interface CreateTokenCacheOptions extends TokenCacheOptions {
 export interface TokenCache {
   /**
    * The cached identity for `token`, or `undefined` when absent or expired. An expired entry is deleted, never
-   * returned. A hit makes the entry the most recently used.
+   * returned. A hit marks the entry as recently used, which spares it from the next eviction.
    */
   get(token: string): AuthInfo | undefined;
   /**
@@ -39,11 +39,15 @@ interface Entry {
   info: AuthInfo;
   /** Expiry, milliseconds since the epoch. */
   expiresAtMs: number;
+  /** Set by a hit since the entry last reached the head of the eviction queue. */
+  used: boolean;
 }
 
 /**
- * Creates a {@link TokenCache}: an LRU over a `Map`, whose insertion order is the recency order (a hit is
- * deleted and re-inserted; the first key is the eviction victim).
+ * Creates a {@link TokenCache}: a second-chance (clock) approximation of LRU over a `Map` in insertion
+ * order. A hit only sets a flag, so the hot path is one lookup and one write, with no reordering of the
+ * map; eviction gives each flagged entry at the head one more round (clearing its flag) and removes the
+ * first unflagged or expired one. Each pass clears flags, so eviction is amortized O(1).
  *
  * @throws ConfigurationError naming `tokenCache.maxEntries` or `tokenCache.maxTtlSeconds` when not a positive
  *   number (`maxEntries` must be an integer).
@@ -60,13 +64,25 @@ export function createTokenCache(options: CreateTokenCacheOptions = {}): TokenCa
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
 
+  function evictOne(nowMs: number): void {
+    for (;;) {
+      const head = entries.entries().next().value as [string, Entry];
+      entries.delete(head[0]);
+      if (!head[1].used || head[1].expiresAtMs <= nowMs) return;
+      head[1].used = false;
+      entries.set(head[0], head[1]);
+    }
+  }
+
   return {
     get(token) {
       const entry = entries.get(token);
       if (entry === undefined) return undefined;
-      entries.delete(token);
-      if (entry.expiresAtMs <= now()) return undefined;
-      entries.set(token, entry);
+      if (entry.expiresAtMs <= now()) {
+        entries.delete(token);
+        return undefined;
+      }
+      entry.used = true;
       return entry.info;
     },
     set(token, info, ttlSeconds = maxTtlSeconds) {
@@ -75,11 +91,8 @@ export function createTokenCache(options: CreateTokenCacheOptions = {}): TokenCa
       if (info.expiresAt !== undefined) expiresAtMs = Math.min(expiresAtMs, info.expiresAt * 1000);
       if (!(expiresAtMs > nowMs)) return;
       entries.delete(token);
-      if (entries.size >= maxEntries) {
-        // The first key is the least recently used; expired entries age out the same way.
-        entries.delete(entries.keys().next().value as string);
-      }
-      entries.set(token, { info, expiresAtMs });
+      if (entries.size >= maxEntries) evictOne(nowMs);
+      entries.set(token, { info, expiresAtMs, used: false });
     },
     clear() {
       entries.clear();

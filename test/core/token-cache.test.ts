@@ -34,6 +34,17 @@ describe('createTokenCache', () => {
     assert.equal(cache.size, 2);
   });
 
+  it('stays within maxEntries when every entry is in use (second chance terminates)', () => {
+    const cache = createTokenCache({ maxEntries: 3 });
+    for (let i = 0; i < 50; i++) {
+      cache.set(`t${i}`, info(`t${i}`));
+      for (let j = Math.max(0, i - 2); j <= i; j++) cache.get(`t${j}`);
+      assert.ok(cache.size <= 3);
+    }
+    assert.ok(cache.get('t49'));
+    assert.equal(cache.get('t0'), undefined);
+  });
+
   it('counts a hit as a use', () => {
     const cache = createTokenCache({ maxEntries: 2 });
     cache.set('a', info('a'));
