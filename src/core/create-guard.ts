@@ -53,8 +53,11 @@ export interface Guard {
   readonly verifier: TokenVerifier;
   /** Throws 403 when `Origin` is present and not allowed. */
   checkOrigin(origin: string | undefined): void;
-  /** Reads the Bearer token (header only) and verifies it. Throws 400/401/503 `GuardError`s. */
-  authenticate(authorization: string | string[] | undefined, url: string): Promise<AuthInfo>;
+  /**
+   * Reads the Bearer token (header only) and verifies it: the identity itself for a token already in the
+   * cache (no promise on the hot path), else a promise. Throws or rejects with 400/401/503 `GuardError`s.
+   */
+  authenticate(authorization: string | string[] | undefined, url: string): AuthInfo | Promise<AuthInfo>;
   /** Parses one JSON-RPC message (400 on bad JSON, bad JSON-RPC, batches, excessive depth). */
   parseMessage(body: string): ParsedBody;
   /**
@@ -125,9 +128,9 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     policy,
     verifier,
     checkOrigin,
-    async authenticate(authorization, url) {
+    authenticate(authorization, url) {
       const token = extractBearerToken({ authorization }, url);
-      return verifier.verify(token);
+      return verifier.cached?.(token) ?? verifier.verify(token);
     },
     parseMessage(body) {
       return parseJsonRpcMessage(body, maxJsonDepth);

@@ -154,6 +154,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
       return pending;
     },
+    cached(token: string): AuthInfo | undefined {
+      return cache?.get(token);
+    },
     async ready(): Promise<void> {
       await discover();
     },

@@ -7,6 +7,11 @@ import type { AuthInfo } from './auth-info.js';
  */
 export interface TokenVerifier {
   verify(token: string): Promise<AuthInfo>;
+  /**
+   * The identity of an already verified, unexpired token, synchronously; `undefined` when it must be
+   * verified. Lets adapters skip a promise on the hot path. Optional for custom verifiers.
+   */
+  cached?(token: string): AuthInfo | undefined;
   /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
   ready(): Promise<void>;
 }

@@ -117,7 +117,9 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       } else if (parsed) {
         id = parsed.id;
       }
-      auth = await guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      const pending = guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      // A cached token comes back as the identity itself: no promise, no extra microtask.
+      auth = pending instanceof Promise ? await pending : pending;
       if (!parsed) {
         throw new RequestRejectedError('Unsupported Media Type: send the JSON-RPC message as application/json', {
           status: 415,
@@ -240,7 +242,9 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
           headers: { Allow: allowHeader },
         });
       }
-      auth = await guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      const pending = guard.authenticate(authorizationHeader(req), req.url ?? '/');
+      // A cached token comes back as the identity itself: no promise, no extra microtask.
+      auth = pending instanceof Promise ? await pending : pending;
       const requiredScopes = guard.authorizeBase(auth);
       guard.report('allow', 'allowed', 200, { httpMethod: req.method ?? 'GET', auth, requiredScopes });
       req.auth = auth;
