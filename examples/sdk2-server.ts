@@ -14,15 +14,13 @@
  * Env: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER (required), MCP_AUTH_RESOURCE
  * (default http://HOST:PORT/mcp) and the other MCP_AUTH_* variables.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { McpServer, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
-import express from 'express';
 import { z } from 'zod';
-import { ConfigurationError, loadOptionsFromEnv, mcpOAuthGuard, type AuthInfo, type GuardOptions, type McpOAuthGuardRouter } from '../src/index.js';
+import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from '../src/index.js';
 import { sdk2McpHandler, type Sdk2McpHandler, type Sdk2McpHandlerOptions } from '../src/sdk/sdk2.js';
 import { NotesStore, noteOwner, notesChallengeScopes, notesPolicy } from './notes-server.js';
+import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
@@ -79,14 +77,9 @@ export interface Sdk2NotesServerOptions extends Partial<GuardOptions> {
 }
 
 /** A running SDK 2.x notes server. */
-export interface RunningSdk2NotesServer {
-  /** The MCP endpoint URL (the canonical resource). */
-  url: string;
-  server: Server;
-  router: McpOAuthGuardRouter;
+export interface RunningSdk2NotesServer extends GuardedServer {
   handler: Sdk2McpHandler;
   store: NotesStore;
-  close(): Promise<void>;
 }
 
 /**
@@ -95,71 +88,35 @@ export interface RunningSdk2NotesServer {
  */
 export async function startSdk2NotesServer(options: Sdk2NotesServerOptions): Promise<RunningSdk2NotesServer> {
   const { host = '127.0.0.1', port = 0, responseMode, createServer = createSdk2NotesServer, ...guardOptions } = options;
-  const app = express();
-  app.disable('x-powered-by');
-  const server = app.listen(port, host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const bound = (server.address() as AddressInfo).port;
-  const hostInUrl = host.includes(':') ? `[${host}]` : host;
   const store = new NotesStore();
   const handler = sdk2McpHandler({ createServer: (context) => createServer(store, context), ...(responseMode !== undefined && { responseMode }) });
-  let router: McpOAuthGuardRouter;
+  let running: GuardedServer;
   try {
-    router = mcpOAuthGuard({
-      policy: notesPolicy,
-      challengeScopes: notesChallengeScopes,
-      resourceName: 'Notes (mcp-oauth-guard SDK 2.x example)',
-      ...guardOptions,
-      resource: guardOptions.resource ?? `http://${hostInUrl}:${bound}/mcp`,
-      handler,
-    });
+    running = await listenWithGuard(host, port, (defaultResource) =>
+      mcpOAuthGuard({
+        policy: notesPolicy,
+        challengeScopes: notesChallengeScopes,
+        resourceName: 'Notes (mcp-oauth-guard SDK 2.x example)',
+        ...guardOptions,
+        resource: guardOptions.resource ?? defaultResource,
+        handler,
+      }),
+    );
   } catch (error) {
-    server.close();
     await handler.close();
     throw error;
   }
-  app.use(router);
   return {
-    url: router.guard.resource,
-    server,
-    router,
+    ...running,
     handler,
     store,
     close: async () => {
       await handler.close();
-      await new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      await running.close();
     },
   };
 }
 
-async function main(): Promise<void> {
-  const host = process.env.HOST?.trim() || '127.0.0.1';
-  const port = Number(process.env.PORT?.trim() || '3000');
-  if (!process.env.MCP_AUTH_ISSUER?.trim()) {
-    console.error('MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com).');
-    process.exit(2);
-  }
-  try {
-    const hostInUrl = host.includes(':') ? `[${host}]` : host;
-    const fromEnv = loadOptionsFromEnv(process.env, { resource: `http://${hostInUrl}:${port}/mcp` });
-    const running = await startSdk2NotesServer({ policy: notesPolicy, ...fromEnv, host, port });
-    console.log(`notes MCP server (SDK 2.x): ${running.url}  (issuer ${fromEnv.issuer})`);
-    const stop = (): void => void running.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      console.error(`configuration error: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void runExampleFromEnv('notes MCP server (SDK 2.x)', (options) => startSdk2NotesServer({ policy: notesPolicy, ...options }));
 }
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();
