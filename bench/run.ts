@@ -7,7 +7,7 @@
  * token on every request (`fresh`); each guarded result is divided by the bare result of its own round and
  * the medians are reported, with the guarded server's memory after the last `fresh` run against bare's.
  *
- * Settings (environment): BENCH_ROUNDS (5), BENCH_DURATION (seconds per run, 3), BENCH_WARMUP (seconds, 2),
+ * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write a V8 CPU profile of the guarded server to
  * `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first).
@@ -28,8 +28,8 @@ import type { LoadCommand, LoadReport, RunSummary, Scenario, ServerCommand, Serv
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(ROOT, '.bench-results');
 
-const ROUNDS = readInt('BENCH_ROUNDS', 5);
-const DURATION = readInt('BENCH_DURATION', 3);
+const ROUNDS = readInt('BENCH_ROUNDS', 9);
+const DURATION = readInt('BENCH_DURATION', 2);
 const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
