@@ -16,6 +16,13 @@ export interface HttpHandlerContext {
   protocolVersion?: string;
   /** Fires when the client goes away. */
   signal: AbortSignal;
+  /**
+   * Filters a JSON-RPC response the way the guard filters list results for this caller: a success
+   * response to `request` (same id, by value and type) whose method is a list method comes back with only
+   * the items the caller may use; anything else comes back unchanged. For handlers that store or replay
+   * responses themselves (e.g. an event store for `Last-Event-ID` resumption), so replays are filtered too.
+   */
+  filterResponse(request: JsonRpcMessage, response: JsonRpcMessage): JsonRpcMessage;
 }
 
 /**

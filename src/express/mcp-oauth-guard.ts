@@ -139,7 +139,13 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
           const caller = auth;
           filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion));
         }
-        await handler.handle(req as GuardedRequest, res, { auth, protocolVersion, signal: abortSignalFor(res) });
+        const caller = auth;
+        await handler.handle(req as GuardedRequest, res, {
+          auth,
+          protocolVersion,
+          signal: abortSignalFor(res),
+          filterResponse: (request, response) => guard.filterResponse(request, response, caller, protocolVersion),
+        });
         return;
       }
       await dispatchToFunction(handler, msg, auth, protocolVersion, req, res, id);
@@ -248,7 +254,14 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       const requiredScopes = guard.authorizeBase(auth);
       guard.report('allow', 'allowed', 200, { httpMethod: req.method ?? 'GET', auth, requiredScopes });
       req.auth = auth;
-      await (handler as McpHttpHandler).handle(req as GuardedRequest, res, { auth, signal: abortSignalFor(res) });
+      const caller = auth;
+      const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
+      await (handler as McpHttpHandler).handle(req as GuardedRequest, res, {
+        auth,
+        protocolVersion,
+        signal: abortSignalFor(res),
+        filterResponse: (request, response) => guard.filterResponse(request, response, caller, protocolVersion),
+      });
     } catch (error) {
       deny(req, res, error, null, undefined, auth);
     }
@@ -319,6 +332,10 @@ function authorizationHeader(req: IncomingMessage): string | string[] | undefine
   }
   if (found === undefined) return undefined;
   return found.length === 1 ? found[0] : found;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**

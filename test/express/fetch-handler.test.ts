@@ -50,7 +50,7 @@ before(async () => {
       if (!res.writableFinished) controller.abort();
     });
     const auth = { token: 't', clientId: 'c', scopes: [], extra: { claims: {}, tokenType: 'jwt' as const } };
-    void handler.handle(Object.assign(req, { auth }), res, { auth, signal: controller.signal });
+    void handler.handle(Object.assign(req, { auth }), res, { auth, signal: controller.signal, filterResponse: (_request, response) => response });
   });
   app.use(router);
   as.addResource(url, { scopes: NOTES_SCOPES });

@@ -64,7 +64,7 @@ async function startFront(options: UpstreamProxyOptions): Promise<{ url: string;
       const text = Buffer.concat(chunks).toString('utf8');
       const guarded = Object.assign(req, { auth: AUTH, body: text ? JSON.parse(text) : undefined }) as GuardedRequest;
       const controller = new AbortController();
-      void proxy.handle(guarded, res, { auth: AUTH, signal: controller.signal });
+      void proxy.handle(guarded, res, { auth: AUTH, signal: controller.signal, filterResponse: (_request, response) => response });
     });
   });
   return { url: `${await listen(server)}/mcp`, proxy, failures };
