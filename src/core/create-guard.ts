@@ -8,6 +8,7 @@ import { GuardError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
+import { checkRequestTarget } from './check-request-target.js';
 import { createOriginCheck } from './origin-check.js';
 import { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
@@ -137,6 +138,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     },
     authorize(message, auth, headers) {
       const protocolVersion = checkMcpRequestHeaders(headers, message);
+      checkRequestTarget(message);
       const decision = policy.authorize(message, auth);
       if (!decision.allowed) throw policy.insufficientScopeError(decision, auth, message);
       return { protocolVersion, requiredScopes: decision.requiredScopes };

@@ -116,7 +116,7 @@ export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): Ur
   for (const [key, value] of entries) {
     if (key === '*') wildcard = value;
     else if (isUriTemplate(key)) templates.push({ matcher: compileUriTemplate(key), value, order: order++ });
-    else exact.set(lowercaseScheme(key), value);
+    else exact.set(normalizeResourceUri(key) ?? lowercaseScheme(key), value);
   }
   templates.sort(
     (a, b) =>
@@ -127,9 +127,13 @@ export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): Ur
   return {
     wildcard,
     find(uri: string): T | undefined {
-      const hit = exact.size === 0 ? undefined : exact.get(lowercaseScheme(uri));
+      // Look up the URI the way the MCP SDKs resolve it (WHATWG URL serialization), so that no other
+      // spelling of a protected resource (" x", dot segments, default port, host case) can select a
+      // weaker rule than the resource the server will actually read.
+      const key = normalizeResourceUri(uri) ?? lowercaseScheme(uri);
+      const hit = exact.size === 0 ? undefined : exact.get(key);
       if (hit !== undefined) return hit;
-      for (const t of templates) if (t.matcher.matches(uri)) return t.value;
+      for (const t of templates) if (t.matcher.matches(key)) return t.value;
       return wildcard;
     },
   };
@@ -161,4 +165,17 @@ function lowercaseScheme(uri: string): string {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+/**
+ * The URI as the MCP SDKs resolve it before reading a resource: `new URL(uri).href` (WHATWG URL
+ * serialization: leading/trailing spaces and tabs/newlines removed, dot segments resolved, default port
+ * dropped, scheme and special-scheme host lowercased). `undefined` when it does not parse.
+ */
+export function normalizeResourceUri(uri: string): string | undefined {
+  try {
+    return new URL(uri).href;
+  } catch {
+    return undefined;
+  }
 }

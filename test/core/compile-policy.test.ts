@@ -400,3 +400,33 @@ test('scopesSupported defaults to every static scope, requiredScopes first', () 
   assert.deepEqual(policy.scopesSupported, ['mcp', 'mcp:tools', 'notes:read', 'notes:admin', 'notes:write']);
   assert.deepEqual(policy.requiredScopes, ['mcp']);
 });
+
+const uriPolicy = compilePolicy({
+  resources: { 'notes://host/secret': ['admin'], 'https://example.com/doc': ['admin'], '*': ['read'] },
+});
+const uriReader: AuthInfo = { token: 't', clientId: 'c', scopes: ['read'], extra: { claims: {}, tokenType: 'jwt' } };
+const readUri = (uri: string): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri } });
+
+test('every spelling of a protected resource URI resolves to its own rule, as the SDKs resolve it', () => {
+  for (const uri of [
+    'notes://host/secret',
+    'notes://host/x/../secret',
+    'notes://host/./secret',
+    'https://EXAMPLE.com/doc',
+    'https://example.com:443/doc',
+    'https://example.com/./doc',
+    'HTTPS://example.com/doc',
+  ]) {
+    assert.deepEqual(uriPolicy.requiredScopesFor(readUri(uri), uriReader), ['admin'], uri);
+    assert.equal(uriPolicy.authorize(readUri(uri), uriReader).allowed, false, uri);
+  }
+});
+
+test('resources/list items are filtered by the same URI resolution', () => {
+  const result = uriPolicy.filterListResult(
+    'resources/list',
+    { resources: [{ uri: 'https://EXAMPLE.com:443/./doc' }, { uri: 'notes://host/other' }] },
+    uriReader,
+  );
+  assert.deepEqual(result.resources, [{ uri: 'notes://host/other' }]);
+});
