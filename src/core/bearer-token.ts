@@ -59,10 +59,10 @@ export function extractBearerToken(headers: BearerTokenHeaders, url?: string): s
   // repeated headers with ", ", so a comma means two credentials.
   if (value.includes(',')) throw multipleTokens();
   if (!BEARER_SCHEME.test(value)) {
-    throw new InvalidRequestError('Authorization header must use the Bearer scheme (RFC 6750 §2.1)', 'token_malformed');
+    throw new InvalidRequestError('Authorization header must use the Bearer scheme (RFC 6750 section 2.1)', 'token_malformed');
   }
   throw new InvalidRequestError(
-    'Bearer token is malformed: expected exactly one b64token after "Bearer " (RFC 6750 §2.1)',
+    'Bearer token is malformed: expected exactly one b64token after "Bearer " (RFC 6750 section 2.1)',
     'token_malformed',
   );
 }
@@ -93,12 +93,12 @@ function rejectQueryToken(url: string): void {
   if (!query.includes('access') && !query.includes('%')) return;
   if (new URLSearchParams(query).has('access_token')) {
     throw new InvalidRequestError(
-      'Access tokens must not be sent in the query string; use the Authorization header (RFC 6750 §2.3, MCP authorization)',
+      'Access tokens must not be sent in the query string; use the Authorization header (RFC 6750 section 2.3, MCP authorization)',
       'token_in_query',
     );
   }
 }
 
 function multipleTokens(): InvalidRequestError {
-  return new InvalidRequestError('Send exactly one Authorization header (RFC 6750 §2)', 'token_multiple');
+  return new InvalidRequestError('Send exactly one Authorization header (RFC 6750 section 2)', 'token_multiple');
 }

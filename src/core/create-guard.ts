@@ -4,7 +4,7 @@ import { extractBearerToken } from './bearer-token.js';
 import { compilePolicy, type CompiledPolicy } from './compile-policy.js';
 import { createTokenVerifier } from './create-token-verifier.js';
 import type { DecisionEvent, DecisionReason } from './decision.js';
-import { GuardError } from './errors.js';
+import { ConfigurationError, GuardError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
@@ -87,7 +87,7 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const resolved = resolveGuardOptions(options, names);
   const policy = compilePolicy(resolved.policy ?? {}, names.policy ?? 'options.policy');
-  const verifier = createTokenVerifier({ ...resolved, resource: resolved.resource });
+  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, resource: resolved.resource }));
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const metadata = buildProtectedResourceMetadata({
     resource: resolved.resource,
@@ -191,4 +191,21 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       return verifier.ready();
     },
   };
+}
+
+/**
+ * Runs `build`, reporting a `ConfigurationError` under the name the user configured: the token verifier
+ * names its settings by option path (`jwksUri`, `introspection.endpoint`), which becomes
+ * `MCP_AUTH_JWKS_URI` for options loaded from the environment, `options.jwksUri` otherwise.
+ */
+function withSettingNames<T>(names: SettingNames, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    const detail = error.message.startsWith(`${error.setting}: `) ? error.message.slice(error.setting.length + 2) : error.message;
+    const top = error.setting.split('.')[0] as keyof GuardOptions;
+    const renamed = names[error.setting as keyof SettingNames] ?? (names[top] !== undefined && error.setting === top ? names[top] : undefined);
+    throw new ConfigurationError(renamed ?? `options.${error.setting}`, detail);
+  }
 }

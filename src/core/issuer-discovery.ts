@@ -138,7 +138,7 @@ export function assertSecureUrl(setting: string, value: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigurationError(setting, `"${value}" is not an absolute URL`);
+    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; use an https URL (http only on loopback hosts)`);
   }
   if (url.protocol !== 'https:' && !isLoopbackHttpUrl(url)) {
     throw new ConfigurationError(

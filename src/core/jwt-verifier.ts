@@ -180,7 +180,7 @@ async function verifyWithEachCandidate(
  */
 function checkTokenType(typ: unknown, strict: boolean): void {
   if (typ === undefined) {
-    if (strict) throw new InvalidTokenError('access token must declare typ "at+jwt" (RFC 9068 §2.1)', 'token_type');
+    if (strict) throw new InvalidTokenError('access token must declare typ "at+jwt" (RFC 9068 section 2.1)', 'token_type');
     return;
   }
   if (typeof typ !== 'string') throw wrongType();

@@ -1,8 +1,8 @@
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
+import { createGuard } from './create-guard.js';
 import { loadPolicyFile } from './load-policy-file.js';
-import { compilePolicy } from './compile-policy.js';
-import { resolveGuardOptions, type SettingNames } from './resolve-guard-options.js';
+import type { SettingNames } from './resolve-guard-options.js';
 
 /** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
 export const ENV_SETTING_NAMES = {
@@ -72,7 +72,12 @@ export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
  */
 export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
   const options: GuardOptions = { ...defaults, issuer: read(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: read(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
-  const names: SettingNames = { ...ENV_SETTING_NAMES };
+  const names: Record<string, string | undefined> = {
+    ...ENV_SETTING_NAMES,
+    'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+    'introspection.clientSecret': INTROSPECTION_SECRET,
+    'introspection.endpoint': INTROSPECTION_ENDPOINT,
+  };
   if (!read(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
 
   const set = <K extends keyof GuardOptions>(key: K, value: GuardOptions[K] | undefined): void => {
@@ -114,7 +119,7 @@ export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<Gua
     options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}) };
   }
 
-  resolveGuardOptions(options, names);
-  if (options.policy) compilePolicy(options.policy, 'MCP_AUTH_POLICY');
+  // Build (and drop) a guard: every check runs under the variables' names, and nothing reaches the network.
+  createGuard(options, names);
   return options;
 }

@@ -7,7 +7,10 @@ import type { GuardOptions } from './guard-options.js';
  * as `options.x`; options loaded from the environment as the variable (`MCP_AUTH_ISSUER`, …), so the
  * message always names what the user actually has to change.
  */
-export type SettingNames = Partial<Record<keyof GuardOptions, string>>;
+export type SettingNames = Partial<Record<keyof GuardOptions, string>> & {
+  /** Nested settings, by option path (e.g. `introspection.endpoint`). */
+  readonly [path: string]: string | undefined;
+};
 
 /** Options after validation, with defaults applied and derived values computed once. */
 export interface ResolvedGuardOptions extends GuardOptions {

@@ -260,3 +260,24 @@ test('environment values override the defaults parameter', () => {
   assert.equal(options.clockToleranceSeconds, 10);
   assert.equal(options.resourceName, 'Default name');
 });
+
+test('settings checked by the token verifier and the origin check are reported under their variables', () => {
+  const base = { MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_RESOURCE: 'http://127.0.0.1:3000/mcp' };
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ MCP_AUTH_JWKS_URI: 'notaurl' }, 'MCP_AUTH_JWKS_URI', /is not an absolute URL; use an https URL/],
+    [{ MCP_AUTH_JWKS_URI: 'http://keys.example.com/jwks' }, 'MCP_AUTH_JWKS_URI', /loopback/],
+    [{ MCP_AUTH_ALLOWED_ORIGINS: 'x' }, 'MCP_AUTH_ALLOWED_ORIGINS', /is not an origin/],
+    [
+      { MCP_AUTH_INTROSPECTION_CLIENT_ID: 'a', MCP_AUTH_INTROSPECTION_CLIENT_SECRET: 'b', MCP_AUTH_INTROSPECTION_ENDPOINT: 'http://evil.example/i' },
+      'MCP_AUTH_INTROSPECTION_ENDPOINT',
+      /use https/,
+    ],
+  ];
+  for (const [extra, setting, message] of cases) {
+    assert.throws(
+      () => loadOptionsFromEnv({ ...base, ...extra }),
+      (e: unknown) => e instanceof ConfigurationError && e.setting === setting && e.message.startsWith(`${setting}: `) && message.test(e.message),
+      setting,
+    );
+  }
+});
