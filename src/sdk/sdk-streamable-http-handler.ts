@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   StreamableHTTPServerTransport,
   type StreamableHTTPServerTransportOptions,
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
+import { isListMethod } from '../core/compile-policy.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, type JsonRpcId } from '../core/jsonrpc.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../express/http-handler.js';
 import { writeJson } from '../express/write-response.js';
 
@@ -96,10 +98,19 @@ interface Owner {
   clientId: string;
 }
 
+/** A list request of a session whose response is not sent yet, and the filter of the caller who sent it. */
+interface PendingList {
+  readonly id: JsonRpcId;
+  readonly request: JsonRpcMessage;
+  readonly filterResponse: HttpHandlerContext['filterResponse'];
+}
+
 interface Session {
   readonly id: string;
   readonly transport: StreamableHTTPServerTransport;
   readonly owner: Owner;
+  /** List requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
+  readonly pendingLists: Map<JsonRpcId, PendingList[]>;
   lastSeen: number;
   /** Requests in flight and open streams; a session with any is not idle. */
   active: number;
@@ -110,6 +121,18 @@ const DEFAULT_MAX_SESSIONS = 1000;
 const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
 const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 const SESSION_NOT_FOUND = -32001;
+/**
+ * Most list requests one session may have in flight. Each costs an entry until its response is sent; a
+ * request the client cancels never gets one, so without a bound those entries could pile up.
+ */
+const MAX_PENDING_LISTS = 64;
+/**
+ * Request headers the SDK transport must not see. The guard has verified the token; the SDK copies every
+ * header into `extra.requestInfo.headers` for tools, and a tool that can read the bearer token can replay
+ * it elsewhere (token passthrough, forbidden by MCP `basic/authorization` "Access Token Privilege
+ * Restriction"). Cookies are ambient credentials an MCP endpoint has no use for.
+ */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'] as const;
 
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
@@ -126,6 +149,18 @@ const SESSION_NOT_FOUND = -32001;
  * existence is not revealed to other users, and a client that switched accounts starts a new session as
  * the transport spec prescribes for 404. A token refresh or step-up keeps the session (same caller).
  * A request without `Mcp-Session-Id` other than `initialize` gets 400. DELETE ends the session.
+ * A caller whose token has neither `sub` nor a client id cannot be told apart from other such callers, so
+ * its `initialize` gets 400 (JSON-RPC -32000 `Bad Request: stateful sessions need an identified caller`)
+ * and it never matches a session; stateless mode serves it normally. The per-caller and total limits
+ * count sessions still being opened, so concurrent `initialize` calls cannot overshoot them: a caller
+ * already opening `maxSessionsPerCaller` sessions at once gets 429 (JSON-RPC -32000) for the next one.
+ *
+ * The SDK never sees the `Authorization`, `Proxy-Authorization` and `Cookie` headers (they are removed
+ * from the request once the guard has verified the caller), so `extra.requestInfo.headers` holds no
+ * credentials. The token is still in `extra.authInfo.token`, as the SDK's `AuthInfo` shape requires.
+ *
+ * With an `eventStore` (resumable streams), each list result is filtered for the caller before the SDK
+ * stores it, so a `Last-Event-ID` replay shows no more than the live answer did.
  *
  * The SDK transport's own DNS-rebinding checks are turned off: the guard validates `Origin` itself.
  *
@@ -149,6 +184,9 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   const onSessionRefused = options.onSessionRefused;
   // Map order is least recently used first: every use moves a session to the end.
   const sessions = new Map<string, Session>();
+  // Sessions being opened (createServer and connect are awaited before the SDK registers them): counted by
+  // the limits, so concurrent initialize requests cannot each see room for themselves.
+  const opening = new Set<Owner>();
   let sweeper: NodeJS.Timeout | undefined;
 
   async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
@@ -162,6 +200,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       void transport.close().catch(() => {});
     });
     await server.connect(transport);
+    hideCredentials(req);
     await transport.handleRequest(req, res, req.body);
   }
 
@@ -174,7 +213,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     }
     if (header === undefined) {
       if (req.method === 'POST' && req.body && 'method' in req.body && req.body.method === 'initialize' && 'id' in req.body) {
-        await openSession(req, res, context.auth);
+        await openSession(req, res, context.auth, id);
         return;
       }
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
@@ -187,31 +226,66 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       writeJson(res, 404, jsonRpcError(id, SESSION_NOT_FOUND, 'Session not found'));
       return;
     }
+    const listEntry = req.method === 'POST' && req.body ? recordListRequest(session, req.body, context) : undefined;
+    if (listEntry === false) {
+      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many list requests in flight in this session'));
+      return;
+    }
     touch(session);
     session.active++;
     res.once('close', () => {
       session.active--;
       session.lastSeen = Date.now();
+      // An error status means the SDK refused the request before dispatching it (wrong protocol version,
+      // bad Accept…): no response will ever be sent for it, and a stale entry could later filter another
+      // request's response that reuses the id.
+      if (listEntry && res.statusCode >= 400) forgetListRequest(session.pendingLists, listEntry);
     });
+    hideCredentials(req);
     await session.transport.handleRequest(req, res, req.body);
   }
 
-  async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo): Promise<void> {
+  async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
     const owner: Owner = { iss: auth.extra.iss, sub: auth.extra.sub, clientId: auth.clientId };
-    makeRoomFor(owner);
+    if (!isIdentified(owner)) {
+      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: stateful sessions need an identified caller'));
+      return;
+    }
+    // The slot is taken before the first await and given back in `finally` unless the session got it.
+    if (!makeRoomFor(owner)) {
+      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many sessions being opened; retry later'));
+      return;
+    }
+    opening.add(owner);
+    try {
+      await connectSession(req, res, owner);
+    } finally {
+      opening.delete(owner);
+    }
+  }
+
+  async function connectSession(req: GuardedRequest, res: ServerResponse, owner: Owner): Promise<void> {
     const server = await options.createServer();
     let session: Session | undefined;
+    const pendingLists = new Map<JsonRpcId, PendingList[]>();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       ...transportOptions,
       sessionIdGenerator: generateId,
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        session = { id: sessionId, transport, owner, lastSeen: Date.now(), active: 1, closed: false };
+        session = { id: sessionId, transport, owner, pendingLists, lastSeen: Date.now(), active: 1, closed: false };
+        opening.delete(owner);
         sessions.set(sessionId, session);
         startSweeper();
       },
     });
+    // Every message the SDK server emits goes through `send`, which stores it in the event store (if any)
+    // and then writes it. The guard filters list results only as they are written to the POST's answer, so
+    // the stored copy, replayed on a GET with Last-Event-ID, would be the unfiltered list: filter here,
+    // before it is stored. (The guard's filter then runs again on the live answer; filtering is idempotent.)
+    const sendUnfiltered = transport.send.bind(transport);
+    transport.send = (message, sendOptions) => sendUnfiltered(filterOutgoing(pendingLists, message), sendOptions);
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
       if (session) forget(session);
@@ -226,6 +300,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       }
     });
     await server.connect(transport);
+    hideCredentials(req);
     await transport.handleRequest(req, res, req.body);
   }
 
@@ -247,7 +322,12 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     void session.transport.close().catch(() => {});
   }
 
-  function makeRoomFor(owner: Owner): void {
+  /**
+   * Makes room for one more session of `owner` by closing least recently used sessions, counting sessions
+   * still being opened. False when the room is all taken by sessions being opened (nothing can be closed).
+   * Synchronous on purpose: the caller reserves the slot before anything else can run.
+   */
+  function makeRoomFor(owner: Owner): boolean {
     let mine = 0;
     let oldestMine: Session | undefined;
     for (const s of sessions.values()) {
@@ -255,11 +335,16 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       mine++;
       oldestMine ??= s;
     }
-    if (mine >= maxPerCaller && oldestMine) closeSession(oldestMine);
-    while (sessions.size >= maxSessions) {
-      const oldest = sessions.values().next().value as Session;
-      closeSession(oldest);
+    for (const o of opening) if (sameOwnerAs(o, owner)) mine++;
+    if (mine >= maxPerCaller) {
+      if (!oldestMine) return false;
+      closeSession(oldestMine);
     }
+    while (sessions.size + opening.size >= maxSessions) {
+      if (sessions.size === 0) return false;
+      closeSession(sessions.values().next().value as Session);
+    }
+    return true;
   }
 
   function startSweeper(): void {
@@ -309,12 +394,98 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   };
 }
 
+/**
+ * Whether a caller can be told apart from others: a token with neither a subject nor a client id says
+ * nothing about who holds it, so two such callers would look like one and could share a session.
+ */
+function isIdentified(owner: Owner): boolean {
+  return owner.sub !== undefined || owner.clientId !== '';
+}
+
 function sameOwner(owner: Owner, auth: AuthInfo): boolean {
-  return owner.clientId === auth.clientId && owner.sub === auth.extra.sub && owner.iss === auth.extra.iss;
+  return isIdentified(owner) && owner.clientId === auth.clientId && owner.sub === auth.extra.sub && owner.iss === auth.extra.iss;
 }
 
 function sameOwnerAs(a: Owner, b: Owner): boolean {
-  return a.clientId === b.clientId && a.sub === b.sub && a.iss === b.iss;
+  return isIdentified(a) && a.clientId === b.clientId && a.sub === b.sub && a.iss === b.iss;
+}
+
+/**
+ * Remembers a list request of `session` so that its response is filtered for this caller before the SDK
+ * stores or writes it (see `filterOutgoing`). False when the session already has
+ * {@link MAX_PENDING_LISTS} list requests in flight (dropping an entry instead would let that response
+ * be stored unfiltered); undefined when `message` is not a list request.
+ */
+function recordListRequest(session: Session, message: JsonRpcMessage, context: HttpHandlerContext): PendingList | false | undefined {
+  if (!('method' in message) || !('id' in message) || !isListMethod(message.method)) return undefined;
+  let count = 0;
+  for (const list of session.pendingLists.values()) count += list.length;
+  if (count >= MAX_PENDING_LISTS) return false;
+  const entry: PendingList = { id: message.id, request: message, filterResponse: context.filterResponse };
+  const sameId = session.pendingLists.get(message.id);
+  if (sameId) sameId.push(entry);
+  else session.pendingLists.set(message.id, [entry]);
+  return entry;
+}
+
+function forgetListRequest(pendingLists: Map<JsonRpcId, PendingList[]>, entry: PendingList): void {
+  const entries = pendingLists.get(entry.id);
+  const at = entries?.indexOf(entry) ?? -1;
+  if (at === -1) return;
+  entries!.splice(at, 1);
+  if (entries!.length === 0) pendingLists.delete(entry.id);
+}
+
+/**
+ * Filters an outgoing response to a recorded list request. When a client reused an id for several list
+ * requests at once, which request a response answers is unknown, so every recorded filter for that id is
+ * applied (each only touches a response to its own method) and one entry is used up.
+ */
+function filterOutgoing(pendingLists: Map<JsonRpcId, PendingList[]>, message: JSONRPCMessage): JSONRPCMessage {
+  if ('method' in message || !('id' in message) || (typeof message.id !== 'string' && typeof message.id !== 'number')) return message;
+  const entries = pendingLists.get(message.id);
+  if (!entries) return message;
+  let out = message as unknown as JsonRpcMessage;
+  for (const { request, filterResponse } of entries) out = filterResponse(request, out);
+  entries.shift();
+  if (entries.length === 0) pendingLists.delete(message.id);
+  return out as unknown as JSONRPCMessage;
+}
+
+/**
+ * Removes credential headers ({@link CREDENTIAL_HEADERS}) from `req` before the SDK converts it. The SDK's
+ * Node transport builds its `Request` with `@hono/node-server`, which reads header values from both
+ * `req.headers` (single lookups) and `req.rawHeaders` (the full list), so both are cleaned. Node computes
+ * `headers` and `headersDistinct` lazily from `rawHeaders` using the original count, so they are
+ * materialized first: computing them from a shorter list would fail. The guard has finished with these
+ * headers by the time the handler runs.
+ */
+function hideCredentials(req: IncomingMessage): void {
+  const raw = req.rawHeaders;
+  let hasCredential = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (isCredentialHeader(raw[i]!)) {
+      hasCredential = true;
+      break;
+    }
+  }
+  if (!hasCredential) return;
+  const headers = req.headers;
+  const distinct = req.headersDistinct;
+  for (const name of CREDENTIAL_HEADERS) {
+    delete headers[name];
+    delete distinct[name];
+  }
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!isCredentialHeader(raw[i]!)) kept.push(raw[i]!, raw[i + 1]!);
+  }
+  req.rawHeaders = kept;
+}
+
+function isCredentialHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'authorization' || lower === 'proxy-authorization' || lower === 'cookie';
 }
 
 function requestId(req: GuardedRequest): JsonRpcId | null {

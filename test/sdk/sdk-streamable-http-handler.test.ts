@@ -1,12 +1,14 @@
 // The SDK adapter: examples/sdk-server.ts (McpServer.registerTool) behind the guard, with a real oidc-provider
 // issuing RFC 8707 JWT access tokens, driven by raw HTTP and by the SDK's own client.
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
 import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/sdk-server.js';
 import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
+import type { AuthInfo } from '../../src/core/auth-info.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { send, type HttpAnswer } from '../helpers/http-client.js';
 
@@ -378,6 +380,255 @@ describe('sdkStreamableHttpHandler options and bounds', () => {
       assert.equal(handler.sessionCount, 0);
       assert.equal((await post(running, b, toolsList, b1)).status, 404);
       assert.equal((await post(running, b, toolsList, b2)).status, 404);
+    } finally {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+});
+
+/** A guarded Express app around a handler built by the test, with the notes policy and scopes. */
+async function startWith(handler: ReturnType<typeof sdkStreamableHttpHandler>): Promise<{ running: RunningSdkNotesServer; close: () => Promise<void> }> {
+  const { mcpOAuthGuard } = await import('../../src/index.js');
+  const { NotesStore, notesPolicy } = await import('../../examples/notes-server.js');
+  const express = (await import('express')).default;
+  const app = express();
+  const http = app.listen(0, '127.0.0.1');
+  await new Promise((r) => http.once('listening', r));
+  const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+  as.addResource(url, { scopes: NOTES_SCOPES });
+  const router = mcpOAuthGuard({ issuer: as.issuer, resource: url, policy: notesPolicy, handler });
+  app.use(router);
+  await router.guard.ready();
+  const running = { url, store: new NotesStore(), handler, router, server: http } as unknown as RunningSdkNotesServer;
+  return {
+    running,
+    close: async () => {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    },
+  };
+}
+
+describe('SDK server: credentials never reach tools', () => {
+  for (const stateful of [false, true]) {
+    test(`${stateful ? 'stateful' : 'stateless'}: extra.requestInfo.headers holds no Authorization, Proxy-Authorization or Cookie`, async () => {
+      const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+      const { NotesStore } = await import('../../examples/notes-server.js');
+      const store = new NotesStore();
+      const handler = sdkStreamableHttpHandler({
+        stateful,
+        createServer: () => {
+          const server = createSdkNotesServer(store);
+          server.registerTool('echo_headers', { description: 'Returns the request headers the tool sees.' }, (extra) => ({
+            content: [{ type: 'text', text: JSON.stringify(extra.requestInfo?.headers ?? null) }],
+          }));
+          return server;
+        },
+      });
+      const { running, close } = await startWith(handler);
+      try {
+        const admin = await token(running, 'notes:admin', 'ivan');
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${admin}`,
+          'proxy-authorization': 'Basic c2VjcmV0OnNlY3JldA==',
+          cookie: 'session=secret-cookie',
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': PROTOCOL,
+          'x-trace': 'kept',
+        };
+        if (stateful) {
+          const init = await send(running.url, { method: 'POST', headers, body: JSON.stringify(initialize()) });
+          assert.equal(init.status, 200);
+          headers['mcp-session-id'] = init.headers['mcp-session-id'] as string;
+        }
+        const answer = await send(running.url, { method: 'POST', headers, body: JSON.stringify(call('echo_headers')) });
+        assert.equal(answer.status, 200);
+        const seen = messages(answer).find((m) => m.id === 2).result.content[0].text as string;
+        assert.equal(JSON.parse(seen)['x-trace'], 'kept');
+        assert.ok(!seen.includes(admin), 'the token must not be visible');
+        assert.ok(!/authorization|cookie|secret/i.test(seen), seen);
+      } finally {
+        await close();
+      }
+    });
+  }
+});
+
+describe('SDK server, stateful with an event store', () => {
+  test('a Last-Event-ID replay of tools/list is filtered for the caller like the live answer', async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
+    const store = new NotesStore();
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      createServer: () => createSdkNotesServer(store),
+      transportOptions: { eventStore: new InMemoryEventStore() },
+    });
+    const { running, close } = await startWith(handler);
+    try {
+      const readToken = await token(running, 'notes:read', 'judy');
+      const init = await post(running, readToken, initialize());
+      const sid = init.headers['mcp-session-id'] as string;
+      assert.equal((await post(running, readToken, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).status, 202);
+      const live = await post(running, readToken, toolsList, sid);
+      assert.equal(live.status, 200);
+      assert.deepEqual(messages(live).find((m) => m.id === 1).result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
+      const priming = /^id: (.+)$/m.exec(live.text)?.[1];
+      assert.ok(priming, 'the SSE answer starts with a priming event');
+
+      // Resume after the priming event: the stream replays the tools/list response; read until it arrives.
+      const controller = new AbortController();
+      const resumed = await fetch(running.url, {
+        headers: {
+          authorization: `Bearer ${readToken}`,
+          accept: 'text/event-stream',
+          'mcp-session-id': sid,
+          'mcp-protocol-version': PROTOCOL,
+          'last-event-id': priming,
+        },
+        signal: controller.signal,
+      });
+      assert.equal(resumed.status, 200);
+      const reader = resumed.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      let replayed: any;
+      const deadline = Date.now() + 5000;
+      while (!replayed && Date.now() < deadline) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        replayed = messages({ status: 200, headers: { 'content-type': 'text/event-stream' }, text: `${text}\n\n`, json: undefined }).find((m) => m.id === 1);
+      }
+      controller.abort();
+      await reader.cancel().catch(() => {});
+      assert.ok(replayed, `tools/list response replayed: ${text}`);
+      assert.deepEqual(replayed.result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('SDK server, session limits under concurrency', () => {
+  test('200 concurrent initialize calls of one caller leave at most maxSessionsPerCaller sessions', async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const store = new NotesStore();
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      maxSessionsPerCaller: 4,
+      // Slow enough that every initialize is in flight before any session is registered.
+      createServer: async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        return createSdkNotesServer(store);
+      },
+    });
+    const { running, close } = await startWith(handler);
+    try {
+      const t = await token(running, 'notes:read', 'kim');
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => post(running, t, initialize(i))));
+      const statuses = answers.map((a) => a.status);
+      assert.ok(statuses.every((s) => s === 200 || s === 429), String([...new Set(statuses)]));
+      assert.ok(statuses.includes(200));
+      const refused = answers.find((a) => a.status === 429);
+      if (refused) assert.equal(refused.json.error.code, -32000);
+      assert.ok(handler.sessionCount <= 4, `sessions: ${handler.sessionCount}`);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a session that fails to open gives its slot back', async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const store = new NotesStore();
+    let fail = true;
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      maxSessionsPerCaller: 1,
+      maxSessions: 1,
+      createServer: () => {
+        if (fail) {
+          fail = false;
+          throw new Error('boom');
+        }
+        return createSdkNotesServer(store);
+      },
+    });
+    const { running, close } = await startWith(handler);
+    try {
+      const t = await token(running, 'notes:read', 'lee');
+      assert.equal((await post(running, t, initialize())).status, 500);
+      assert.equal((await post(running, t, initialize())).status, 200);
+      assert.equal(handler.sessionCount, 1);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('SDK server, callers without identity', () => {
+  /** Serves the handler directly, as the guard would, with the caller given by the test. */
+  async function serveAs(handler: ReturnType<typeof sdkStreamableHttpHandler>, auth: AuthInfo) {
+    const http = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      const controller = new AbortController();
+      res.once('close', () => controller.abort());
+      await handler.handle(Object.assign(req, { auth, body }), res, {
+        auth,
+        protocolVersion: PROTOCOL,
+        signal: controller.signal,
+        filterResponse: (_request, response) => response,
+      });
+    });
+    http.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    return { url: `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`, http };
+  }
+  const anonymous: AuthInfo = { token: 't', clientId: '', scopes: ['notes:read'], extra: { claims: {}, tokenType: 'jwt' } };
+
+  test('initialize with neither sub nor client id gets 400, and no session is created', async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const handler = sdkStreamableHttpHandler({ stateful: true, createServer: () => createSdkNotesServer(new NotesStore()) });
+    const { url, http } = await serveAs(handler, anonymous);
+    try {
+      const answer = await send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(initialize(7)),
+      });
+      assert.equal(answer.status, 400);
+      assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'Bad Request: stateful sessions need an identified caller' } });
+      assert.equal(handler.sessionCount, 0);
+    } finally {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+
+  test('a caller identified by its client id alone still gets a session', async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const handler = sdkStreamableHttpHandler({ stateful: true, createServer: () => createSdkNotesServer(new NotesStore()) });
+    const { url, http } = await serveAs(handler, { ...anonymous, clientId: 'svc' });
+    try {
+      const answer = await send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(initialize()),
+      });
+      assert.equal(answer.status, 200);
+      assert.equal(handler.sessionCount, 1);
     } finally {
       await handler.close();
       http.closeAllConnections();
