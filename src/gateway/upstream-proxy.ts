@@ -1,9 +1,14 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { isListMethod } from '../core/compile-policy.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, type JsonRpcId } from '../core/jsonrpc.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../express/http-handler.js';
+import { createEventStreamRewriter, type EventStreamRewriter } from './event-stream-rewriter.js';
+import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from './session-registry.js';
+
+export type { SessionRefusalReason } from './session-registry.js';
 
 /**
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
@@ -43,10 +48,31 @@ export interface UpstreamProxyOptions {
    */
   maxResponseBytes?: number;
   /**
+   * Most upstream sessions remembered (each bound to its caller, see {@link createUpstreamProxy}); when a new
+   * one is issued at the limit, the least recently used is forgotten (preferring one with nothing in
+   * progress), and its caller's next request gets 404 and starts a new session. Default 10 000.
+   */
+  maxSessions?: number;
+  /**
+   * A session with no request or stream in progress and no use for this long is forgotten, in milliseconds;
+   * its caller's next request gets 404 and starts a new session. An open GET stream keeps the session in
+   * use. Default 3 600 000 (1 hour).
+   */
+  sessionIdleTimeoutMs?: number;
+  /**
    * Called when the upstream exchange fails (before or after the response started), for logs. Never given
    * upstream error text beyond Node's error code.
    */
   onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
+  /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
+  onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
+}
+
+/** A request refused because of the session it named, as reported to {@link UpstreamProxyOptions.onSessionRefused}. */
+export interface SessionRefusal {
+  reason: SessionRefusalReason;
+  /** The `Mcp-Session-Id` the request carried. */
+  sessionId: string;
 }
 
 /** Why an upstream exchange failed; a stable code for logs. */
@@ -58,6 +84,8 @@ export type UpstreamFailureReason =
   | 'upstream_reset'
   | 'upstream_auth'
   | 'upstream_too_large'
+  | 'upstream_session_conflict'
+  | 'upstream_unfilterable'
   | 'gateway_shutdown';
 
 /** A failed upstream exchange, as reported to {@link UpstreamProxyOptions.onUpstreamError}. */
@@ -86,9 +114,22 @@ export interface UpstreamProxy extends McpHttpHandler {
 /** JSON-RPC code of the 502 and 504 bodies: the standard "Internal error" (JSON-RPC 2.0 §5.1), as the fault is server-side. */
 export const GATEWAY_JSONRPC_CODE = -32603;
 
+/** JSON-RPC code of the 404 `Session not found` body, as the MCP SDKs answer it. */
+export const SESSION_NOT_FOUND_JSONRPC_CODE = -32001;
+
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
+const DEFAULT_MAX_SESSIONS = 10_000;
+const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
+
+/** `result` keys of the four list methods, to recognise a replayed list answer whose request was forgotten. */
+const LIST_RESULT_KEYS: ReadonlyArray<readonly [string, string]> = [
+  ['tools', 'tools/list'],
+  ['prompts', 'prompts/list'],
+  ['resources', 'resources/list'],
+  ['resourceTemplates', 'resources/templates/list'],
+];
 
 /**
  * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
@@ -172,6 +213,17 @@ interface Exchange {
  *   never carry upstream error text. Once the response has started, a failure or idle timeout ends an event
  *   stream cleanly and cuts any other body.
  * - The client going away aborts the upstream request, and the upstream going away ends the client's answer.
+ * - Sessions: a session id is never authentication (MCP security best practices, "Session hijacking"). When
+ *   an upstream answer carries an `Mcp-Session-Id` the gateway has not seen (the `initialize` answer), the
+ *   session is bound to the caller: the token's issuer, subject and client. A request naming a session that
+ *   is another caller's, unknown (never issued, forgotten after `sessionIdleTimeoutMs` or past `maxSessions`,
+ *   or issued before a restart), or named by a token with neither subject nor client id, gets 404 with the
+ *   JSON-RPC error -32001 `Session not found` and is not forwarded; the same answer in every case, so the
+ *   existence of another user's session is not revealed, and a conforming client starts a new session. A
+ *   successful DELETE, or an upstream 404, forgets the session.
+ * - Resumed streams: a GET with `Last-Event-ID` may replay the answer to an earlier list request; list
+ *   answers in it are filtered with the caller's `filterResponse`, as the guard filtered the original POST
+ *   answer. The gateway remembers, per session, the ids of list requests answered with an event stream.
  *
  * @throws ConfigurationError when `upstream` is not an absolute http(s) URL or an option is out of range.
  */
@@ -181,6 +233,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   const maxResponseBytes = checkTimeout(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
+  const sessions = createSessionRegistry({
+    maxSessions: checkTimeout(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
+    idleTimeoutMs: checkTimeout(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
+  });
   const isHttps = upstream.protocol === 'https:';
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
   const ownAgent = options.agent === undefined;
@@ -194,8 +250,32 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   };
   const exchanges = new Set<Exchange>();
   const onUpstreamError = options.onUpstreamError;
+  const onSessionRefused = options.onSessionRefused;
+
+  /**
+   * Checks the session a request names. Returns the caller's session, `null` when the request names none,
+   * or `undefined` after answering 404 (the request must not be forwarded).
+   */
+  function checkSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession | null | undefined {
+    const header = req.headers['mcp-session-id'];
+    if (header === undefined) return null;
+    // Node joins repeated headers into one string; an array would be no session id the gateway issued either.
+    const sessionId = typeof header === 'string' ? header : header.join(', ');
+    const found = sessions.lookup(sessionId, context.auth);
+    if ('session' in found) return found.session;
+    try {
+      onSessionRefused?.(req, { reason: found.refused, sessionId });
+    } catch {
+      // Logging must never break serving.
+    }
+    // One answer for every refusal: whether the session exists, and whose it is, stays unknown to the caller.
+    writeJsonRpcError(res, 404, requestId(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found');
+    return undefined;
+  }
 
   function forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    const session = checkSession(req, res, context);
+    if (session === undefined) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
       const headers = forwardedHeaders(req.headers, identity, context);
@@ -220,6 +300,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         end: () => finish({ reason: 'gateway_shutdown', status: 503, message: 'Service unavailable: the gateway is shutting down' }),
       };
       exchanges.add(exchange);
+      // An exchange in progress (a GET stream above all) keeps its session from expiring.
+      session?.acquire();
 
       /**
        * Ends the exchange once. `failure` undefined: the upstream answer is complete, or the client left.
@@ -233,6 +315,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         clearTimeout(connectTimer);
         clearTimeout(idleTimer);
         exchanges.delete(exchange);
+        session?.release();
         res.off('close', onClientClose);
         const complete = failure === undefined && upstreamRes?.complete === true;
         if (upstreamReq && !upstreamReq.destroyed && !complete) upstreamReq.destroy();
@@ -325,7 +408,24 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           finish({ reason: 'upstream_too_large', status: 502, message: 'Bad gateway: the upstream response is too large' });
           return;
         }
-        res.writeHead(status, responseHeaders(incoming.headers));
+        if (!trackSession(status, incoming.headers)) {
+          finish({ reason: 'upstream_session_conflict', status: 502, message: 'Bad gateway: the upstream MCP server issued a session id that is in use' });
+          return;
+        }
+        let rewriter: EventStreamRewriter | undefined;
+        if (session && isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
+          // A resumed stream may replay the answer to an earlier list request: filter it as the original was.
+          const encoding = String(incoming.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+          if (encoding !== 'identity') {
+            finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
+            return;
+          }
+          const resumed = session;
+          rewriter = createEventStreamRewriter((data) => filterReplayed(data, resumed, context), maxResponseBytes);
+        }
+        const headers = responseHeaders(incoming.headers);
+        if (rewriter) delete headers['content-length'];
+        res.writeHead(status, headers);
         // Event streams must reach the client event by event, not when a buffer fills.
         if (isEventStream) res.flushHeaders();
 
@@ -340,7 +440,18 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
               return;
             }
           }
-          if (!res.write(chunk)) {
+          let out: Buffer | string = chunk;
+          if (rewriter) {
+            const rewritten = rewriter.push(chunk);
+            if (rewritten === undefined) {
+              // An event too large to check must not be passed on unchecked: end the stream here.
+              finish({ reason: 'upstream_too_large' });
+              return;
+            }
+            if (rewritten === '') return;
+            out = rewritten;
+          }
+          if (!res.write(out)) {
             // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
             incoming.pause();
             res.once('drain', () => {
@@ -353,6 +464,29 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         incoming.once('end', () => finish(undefined));
         incoming.once('aborted', () => finish({ reason: 'upstream_reset' }));
         incoming.once('error', (error: NodeJS.ErrnoException) => finish({ reason: 'upstream_reset', code: error.code }));
+      }
+
+      /**
+       * Keeps the session registry in step with the upstream's answer. Returns false when the upstream issued
+       * a session id bound to another caller (a broken or hostile upstream): that answer must not be passed on.
+       */
+      function trackSession(status: number, headers: IncomingHttpHeaders): boolean {
+        const ok = status >= 200 && status < 300;
+        if (session && (status === 404 || (ok && method === 'DELETE'))) {
+          // Ended, or unknown to the upstream (expired there, or the upstream restarted).
+          sessions.forget(session.id);
+          return true;
+        }
+        if (!ok) return true;
+        const issued = headers['mcp-session-id'];
+        if (typeof issued === 'string' && issued !== '' && issued !== session?.id) {
+          // A token without identity is not bound; its later requests naming the session get 404.
+          if (sessions.bind(issued, context.auth) === 'conflict') return false;
+        }
+        if (session && method === 'POST' && isEventStream && isListRequest(req.body)) {
+          session.recordListRequest(req.body.id, req.body.method);
+        }
+        return true;
       }
 
       start();
@@ -370,6 +504,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     },
     close() {
       for (const exchange of [...exchanges]) exchange.end();
+      sessions.clear();
       if (ownAgent) agent.destroy();
     },
   };
@@ -469,7 +604,51 @@ function requestId(message: unknown): JsonRpcId | null {
 }
 
 function writeGatewayError(res: ServerResponse, status: 502 | 504 | number, id: JsonRpcId | null, message: string): void {
-  const text = JSON.stringify(jsonRpcError(id, GATEWAY_JSONRPC_CODE, message));
+  writeJsonRpcError(res, status, id, GATEWAY_JSONRPC_CODE, message);
+}
+
+function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string): void {
+  const text = JSON.stringify(jsonRpcError(id, code, message));
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+function isListRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string } {
+  return message !== undefined && 'method' in message && 'id' in message && isListMethod(message.method);
+}
+
+/**
+ * The data of one replayed SSE event with list answers filtered, or undefined to keep it as it was. A list
+ * answer is recognised by the id of a list request the gateway forwarded in this session; when older ids were
+ * dropped to stay within the bound, by the shape of its result instead (fail closed: better filter a look-alike
+ * than pass a list unfiltered).
+ */
+function filterReplayed(data: string, session: BoundSession, context: HttpHandlerContext): string | undefined {
+  const first = data.trimStart()[0];
+  if (first !== '{' && first !== '[') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  let changed = false;
+  const filterOne = (message: unknown): unknown => {
+    if (typeof message !== 'object' || message === null || 'method' in message || !('result' in message)) return message;
+    const { id, result } = message as { id?: unknown; result?: unknown };
+    if ((typeof id !== 'string' && typeof id !== 'number') || typeof result !== 'object' || result === null) return message;
+    const recorded = session.listMethodFor(id);
+    const method = recorded === 'overflowed' ? inferListMethod(result) : recorded;
+    if (method === undefined) return message;
+    const filtered = context.filterResponse({ jsonrpc: '2.0', id, method }, message as JsonRpcMessage);
+    if (filtered !== message) changed = true;
+    return filtered;
+  };
+  const out = Array.isArray(parsed) ? parsed.map(filterOne) : filterOne(parsed);
+  return changed ? JSON.stringify(out) : undefined;
+}
+
+function inferListMethod(result: object): string | undefined {
+  for (const [key, method] of LIST_RESULT_KEYS) if (Array.isArray((result as Record<string, unknown>)[key])) return method;
+  return undefined;
 }

@@ -5,14 +5,31 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import type { AuthInfo } from '../../src/core/auth-info.js';
 import { ConfigurationError } from '../../src/core/errors.js';
-import type { GuardedRequest } from '../../src/express/http-handler.js';
-import { createUpstreamProxy, GATEWAY_JSONRPC_CODE, type UpstreamFailure, type UpstreamProxy, type UpstreamProxyOptions } from '../../src/gateway/upstream-proxy.js';
+import type { GuardedRequest, JsonRpcMessage } from '../../src/express/http-handler.js';
+import {
+  createUpstreamProxy,
+  GATEWAY_JSONRPC_CODE,
+  type SessionRefusal,
+  type UpstreamFailure,
+  type UpstreamProxy,
+  type UpstreamProxyOptions,
+} from '../../src/gateway/upstream-proxy.js';
 
 const AUTH: AuthInfo = {
   token: 'secret-token-value',
   clientId: 'client-1',
   scopes: ['mcp:read', 'mcp:tools'],
   extra: { sub: 'alice', claims: { sub: 'alice' }, tokenType: 'jwt' },
+};
+
+/** Callers by test token: `Authorization: Bearer bob` makes the request bob's. */
+const CALLERS: Record<string, AuthInfo> = {
+  alice: AUTH,
+  'alice-refreshed': { ...AUTH, token: 'another-token', scopes: ['mcp:read'] },
+  bob: { ...AUTH, token: 'bob-token', extra: { sub: 'bob', claims: { sub: 'bob' }, tokenType: 'jwt' } },
+  'alice-other-client': { ...AUTH, token: 'alice-2', clientId: 'client-2' },
+  'alice-other-issuer': { ...AUTH, token: 'alice-3', extra: { ...AUTH.extra, iss: 'https://other.example' } },
+  anonymous: { token: 'anon', clientId: '', scopes: [], extra: { claims: {}, tokenType: 'introspection' } },
 };
 
 const servers: Server[] = [];
@@ -53,21 +70,28 @@ async function startUpstream(handle: UpstreamHandler): Promise<{ url: string; re
  * The part of the guard the proxy relies on: it parses the body into `req.body`, sets `req.auth`, and
  * calls the handler. Kept minimal so these tests exercise the proxy alone.
  */
-async function startFront(options: UpstreamProxyOptions): Promise<{ url: string; proxy: UpstreamProxy; failures: UpstreamFailure[] }> {
+async function startFront(
+  options: UpstreamProxyOptions,
+  filterResponse: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage = (_request, response) => response,
+): Promise<{ url: string; proxy: UpstreamProxy; failures: UpstreamFailure[]; refusals: SessionRefusal[] }> {
   const failures: UpstreamFailure[] = [];
-  const proxy = createUpstreamProxy({ ...options, onUpstreamError: (_req, f) => failures.push(f) });
+  const refusals: SessionRefusal[] = [];
+  const proxy = createUpstreamProxy({ ...options, onUpstreamError: (_req, f) => failures.push(f), onSessionRefused: (_req, r) => refusals.push(r) });
   proxies.push(proxy);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const guarded = Object.assign(req, { auth: AUTH, body: text ? JSON.parse(text) : undefined }) as GuardedRequest;
+      // The bearer token names the test caller; the real guard would have verified it.
+      const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const auth = (token && CALLERS[token]) || AUTH;
+      const guarded = Object.assign(req, { auth, body: text ? JSON.parse(text) : undefined }) as GuardedRequest;
       const controller = new AbortController();
-      void proxy.handle(guarded, res, { auth: AUTH, signal: controller.signal, filterResponse: (_request, response) => response });
+      void proxy.handle(guarded, res, { auth, signal: controller.signal, filterResponse });
     });
   });
-  return { url: `${await listen(server)}/mcp`, proxy, failures };
+  return { url: `${await listen(server)}/mcp`, proxy, failures, refusals };
 }
 
 function jsonReply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
@@ -77,6 +101,7 @@ function jsonReply(res: ServerResponse, status: number, body: unknown, headers: 
 }
 
 const CALL = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } };
+const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
 
 function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
   return fetch(url, {
@@ -89,8 +114,14 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}, 
 
 describe('createUpstreamProxy', () => {
   it('forwards the allow-listed headers and the parsed body, and never the token or cookies', async () => {
-    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }));
+    const upstream = await startUpstream((_req, res, body) =>
+      JSON.parse(body).method === 'initialize'
+        ? jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'session-1' })
+        : jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }),
+    );
     const front = await startFront({ upstream: upstream.url });
+    await (await post(front.url, INITIALIZE)).arrayBuffer();
+    upstream.received.length = 0;
     const res = await post(front.url, CALL, {
       Authorization: 'Bearer secret-token-value',
       Cookie: 'session=abc',
@@ -291,7 +322,9 @@ describe('createUpstreamProxy', () => {
 
   it('proxies GET (standalone SSE stream) and DELETE (session end) with the session header', async () => {
     const upstream = await startUpstream((req, res) => {
-      if (req.method === 'GET') {
+      if (req.method === 'POST') {
+        jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 's-1' });
+      } else if (req.method === 'GET') {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         res.end('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
       } else {
@@ -300,6 +333,8 @@ describe('createUpstreamProxy', () => {
       }
     });
     const front = await startFront({ upstream: upstream.url });
+    await (await post(front.url, INITIALIZE)).arrayBuffer();
+    upstream.received.length = 0;
     const get = await fetch(front.url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 's-1', 'Last-Event-ID': 'e-1', Authorization: 'Bearer secret-token-value' }, signal: AbortSignal.timeout(5000) });
     assert.equal(get.status, 200);
     assert.match(await get.text(), /list_changed/);
