@@ -361,6 +361,8 @@ export function compilePolicy(
       else if (complete) filtered[spec.resultKey] = [];
       if (complete && hasCacheHints(protocolVersion ?? readProtocolVersion(message))) {
         filtered.cacheScope = 'private';
+        // 2026-07-28 results carry a required resultType; a list that reaches here is complete.
+        if (result.resultType === undefined) filtered.resultType = 'complete';
         const ttl = result.ttlMs;
         filtered.ttlMs = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? ttl : 0;
       }

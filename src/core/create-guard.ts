@@ -118,6 +118,20 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     });
   }
 
+  /**
+   * A `resources/read` result marked `cacheScope: "public"` may be served by shared caches to any token
+   * (MCP 2026-07-28 caching). When the resource needs more than the base scopes, that would hand it to
+   * callers without them, so such a result is downgraded to `private`.
+   */
+  function keepRestrictedReadPrivate(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo): JsonRpcMessage {
+    if (!('result' in response) || !('id' in request) || response.id !== request.id) return response;
+    const result = response.result as Record<string, unknown> | undefined;
+    if (result?.cacheScope !== 'public') return response;
+    const required = policy.requiredScopesFor(request, auth);
+    if (required.every((s) => policy.requiredScopes.includes(s))) return response;
+    return { ...response, result: { ...result, cacheScope: 'private' } };
+  }
+
   return {
     options: resolved,
     resource: resolved.resource,
@@ -151,6 +165,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     },
     filterResponse(request, response, auth, protocolVersion) {
       const method = (request as { method?: unknown }).method;
+      if (method === 'resources/read') return keepRestrictedReadPrivate(request, response, auth);
       if (typeof method !== 'string' || !policy.isListMethod(method)) return response;
       if (!('id' in request) || !('result' in response)) return response;
       if (response.id !== request.id) return response;
@@ -177,9 +192,9 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
         event.clientId = ctx.auth.clientId;
         event.grantedScopes = ctx.auth.scopes;
       }
-      if (typeof message?.method === 'string') event.method = message.method;
+      if (typeof message?.method === 'string') event.method = bounded(message.method);
       const target = message?.params?.name ?? message?.params?.uri;
-      if (typeof target === 'string') event.name = target;
+      if (typeof target === 'string') event.name = bounded(target);
       if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
       try {
         onDecision(event);
@@ -208,4 +223,9 @@ function withSettingNames<T>(names: SettingNames, build: () => T): T {
     const renamed = names[error.setting as keyof SettingNames] ?? (names[top] !== undefined && error.setting === top ? names[top] : undefined);
     throw new ConfigurationError(renamed ?? `options.${error.setting}`, detail);
   }
+}
+
+/** Client-chosen strings reach audit logs: keep one request from writing a megabyte-long line. */
+function bounded(value: string, max = 256): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
 import type { AuthInfo } from '../core/auth-info.js';
@@ -5,7 +6,8 @@ import { createGuard, type Guard } from '../core/create-guard.js';
 import { ConfigurationError, GuardError, RequestRejectedError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/handler.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { HEADER_MIRRORING_PROTOCOL_VERSION } from '../core/mcp-request-headers.js';
 import type { SettingNames } from '../core/resolve-guard-options.js';
 import { setEndpointCors, setMetadataCors } from './cors.js';
 import { filterListResponse } from './filter-list-response.js';
@@ -197,7 +199,7 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       await streamMessages(result, message, auth, protocolVersion, res, context.signal, id);
       return;
     }
-    writeJson(res, 200, guard.filterResponse(message, result, auth, protocolVersion));
+    writeJson(res, httpStatusFor(result, protocolVersion), guard.filterResponse(message, result, auth, protocolVersion));
   }
 
   async function streamMessages(
@@ -221,8 +223,10 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
         if (next.done || signal.aborted) break;
         const m = next.value;
         const isFinal = !('method' in m) && 'id' in m && m.id === id;
-        writeEvent(res, isFinal ? guard.filterResponse(request, m, auth, protocolVersion) : m);
+        const writable = writeEvent(res, isFinal ? guard.filterResponse(request, m, auth, protocolVersion) : m);
         if (isFinal) break;
+        // A chatty handler must not fill memory faster than the client reads: wait for the socket.
+        if (!writable) await once(res, 'drain', { signal });
       }
     } catch {
       if (!signal.aborted) writeEvent(res, jsonRpcError(id, -32603, 'Internal error'));
@@ -309,6 +313,26 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
     next();
   });
   return Object.assign(router, { guard });
+}
+
+/**
+ * The HTTP status of a handler's JSON answer. 2026-07-28 gives some JSON-RPC errors their own status
+ * (Streamable HTTP): an unimplemented method is 404 with -32601; header mismatch, a missing client
+ * capability and an unsupported protocol version are 400. Earlier revisions answer every JSON-RPC
+ * response with 200.
+ */
+function httpStatusFor(response: JsonRpcMessage, protocolVersion: string | undefined): number {
+  if (protocolVersion === undefined || protocolVersion < HEADER_MIRRORING_PROTOCOL_VERSION || !('error' in response)) return 200;
+  switch (response.error.code) {
+    case JsonRpcErrorCode.MethodNotFound:
+      return 404;
+    case JsonRpcErrorCode.HeaderMismatch:
+    case JsonRpcErrorCode.MissingRequiredClientCapability:
+    case JsonRpcErrorCode.UnsupportedProtocolVersion:
+      return 400;
+    default:
+      return 200;
+  }
 }
 
 /** `application/json`, with or without parameters, any case (RFC 9110 §8.3.1). */

@@ -269,7 +269,7 @@ test('list rule functions get a synthetic call for each item', () => {
   assert.deepEqual(seen, [{ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'a' } }]);
 });
 
-test('2026-07-28 filtered lists are marked cacheScope "private"; ttlMs is kept, or 0 when missing', () => {
+test('2026-07-28 filtered lists are marked cacheScope "private" and resultType "complete"; ttlMs is kept, or 0 when missing', () => {
   const policy = compilePolicy({});
   const listRequest = request('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } });
   const withTtl = policy.filterListResult(
@@ -280,7 +280,7 @@ test('2026-07-28 filtered lists are marked cacheScope "private"; ttlMs is kept, 
   );
   assert.deepEqual(withTtl, { resultType: 'complete', tools: [], ttlMs: 300000, cacheScope: 'private' });
   const withoutTtl = policy.filterListResult('prompts/list', { prompts: [] }, authWith(), undefined, '2026-07-28');
-  assert.deepEqual(withoutTtl, { prompts: [], cacheScope: 'private', ttlMs: 0 });
+  assert.deepEqual(withoutTtl, { prompts: [], cacheScope: 'private', resultType: 'complete', ttlMs: 0 });
   const negative = policy.filterListResult('resources/list', { resources: [], ttlMs: -5 }, authWith(), listRequest);
   assert.equal(negative.ttlMs, 0);
 });

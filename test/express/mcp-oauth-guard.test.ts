@@ -24,6 +24,7 @@ describe('mcpOAuthGuard (Express adapter)', () => {
     'prompts/list': () => ({ prompts: [{ name: 'summary' }, { name: 'secret' }] }),
     'resources/list': () => ({ resources: [{ uri: 'notes://alice/1', name: 'n1' }, { uri: 'admin://config', name: 'cfg' }] }),
     'resources/templates/list': () => ({ resourceTemplates: [{ uriTemplate: 'notes://{user}/{id}', name: 't' }] }),
+    'resources/read': (params) => ({ contents: [{ uri: String(params.uri), text: 'note' }], cacheScope: 'public', ttlMs: 1000 }),
     'notifications/initialized': () => undefined,
   });
   const handler: McpMessageHandler = async (message, context) => {
@@ -285,6 +286,30 @@ describe('mcpOAuthGuard (Express adapter)', () => {
       assert.equal(res.status, 400);
     });
 
+    test('an unknown method gets 404 with -32601 (a 2025 request would get 200)', async () => {
+      const modern = await postMcp(app.url, { jsonrpc: '2.0', id: 22, method: 'foo/bar', params: { _meta: meta } }, readToken, {
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'foo/bar',
+      });
+      assert.equal(modern.status, 404);
+      assert.equal(modern.json.error.code, -32601);
+      const legacy = await postMcp(app.url, { jsonrpc: '2.0', id: 23, method: 'foo/bar' }, readToken);
+      assert.equal(legacy.status, 200);
+      assert.equal(legacy.json.error.code, -32601);
+    });
+
+    test('a public resources/read result for a scope-restricted resource is kept private', async () => {
+      const res = await postMcp(
+        app.url,
+        { jsonrpc: '2.0', id: 24, method: 'resources/read', params: { uri: 'notes://alice/1', _meta: meta } },
+        readToken,
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'resources/read', 'mcp-name': 'notes://alice/1' },
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.json.result.cacheScope, 'private');
+      assert.equal(res.json.result.ttlMs, 1000);
+    });
+
     test('filtered lists are marked cacheScope private', async () => {
       const res = await postMcp(app.url, { jsonrpc: '2.0', id: 21, method: 'tools/list', params: { _meta: meta } }, readToken, {
         'mcp-protocol-version': '2026-07-28',
@@ -292,7 +317,21 @@ describe('mcpOAuthGuard (Express adapter)', () => {
       });
       assert.equal(res.status, 200);
       assert.equal(res.json.result.cacheScope, 'private');
+      assert.equal(res.json.result.resultType, 'complete');
     });
+  });
+
+  test('a resource URI spelled with stray whitespace is refused with -32602 before the policy runs', async () => {
+    const res = await postMcp(app.url, { jsonrpc: '2.0', id: 25, method: 'resources/read', params: { uri: ' admin://config' } }, readToken);
+    assert.equal(res.status, 400);
+    assert.equal(res.json.error.code, -32602);
+  });
+
+  test('the decision hook bounds client-chosen names', async () => {
+    decisions.length = 0;
+    await postMcp(app.url, { jsonrpc: '2.0', id: 26, method: 'tools/call', params: { name: 'n'.repeat(3000) } }, readToken);
+    assert.equal(decisions.length, 1);
+    assert.ok(decisions[0]!.name!.length <= 257);
   });
 
   test('the decision hook reports allows and denies with stable reasons and never the token', async () => {
