@@ -98,7 +98,8 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   });
   const metadataJson = JSON.stringify(metadata);
   const checkOrigin = createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins');
-  const challengeScopes = resolved.challengeScopes ?? policy.requiredScopes;
+  // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
+  const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
   const bareChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;

@@ -14,6 +14,7 @@ export const ENV_SETTING_NAMES = {
   policy: 'MCP_AUTH_POLICY',
   clockToleranceSeconds: 'MCP_AUTH_CLOCK_TOLERANCE',
   allowedOrigins: 'MCP_AUTH_ALLOWED_ORIGINS',
+  challengeScopes: 'MCP_AUTH_CHALLENGE_SCOPES',
   authorizationServers: 'MCP_AUTH_AUTHORIZATION_SERVERS',
   strictJwtAccessTokens: 'MCP_AUTH_STRICT_JWT',
   resourceName: 'MCP_AUTH_RESOURCE_NAME',
@@ -98,6 +99,7 @@ export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<Gua
   if (policyPath) set('policy', loadPolicyFile(policyPath, 'MCP_AUTH_POLICY'));
   set('clockToleranceSeconds', readInteger(env, 'MCP_AUTH_CLOCK_TOLERANCE', 0, 300));
   set('allowedOrigins', readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
+  set('challengeScopes', readList(env, 'MCP_AUTH_CHALLENGE_SCOPES'));
   set('authorizationServers', readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
   set('strictJwtAccessTokens', readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
   set('resourceName', read(env, 'MCP_AUTH_RESOURCE_NAME'));

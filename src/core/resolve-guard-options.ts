@@ -1,4 +1,5 @@
 import { canonicalizeResourceUri, isLoopbackHost } from './canonical-resource.js';
+import { isScopeToken } from './compile-policy.js';
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 
@@ -83,6 +84,12 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
   }
   checkUrlList(options.audiences, nameOf(names, 'audiences'));
+  if (options.challengeScopes !== undefined) {
+    const list = options.challengeScopes;
+    if (!Array.isArray(list) || !list.every(isScopeToken)) {
+      throw new ConfigurationError(nameOf(names, 'challengeScopes'), 'must be a list of scope tokens (RFC 6749 section 3.3: no spaces, quotes or backslashes)');
+    }
+  }
   const allowedOrigins = checkUrlList(options.allowedOrigins, nameOf(names, 'allowedOrigins')) ?? [];
   if (options.resourceDocumentation !== undefined) {
     try {

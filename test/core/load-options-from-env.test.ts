@@ -37,6 +37,7 @@ test('the variable names', () => {
     policy: 'MCP_AUTH_POLICY',
     clockToleranceSeconds: 'MCP_AUTH_CLOCK_TOLERANCE',
     allowedOrigins: 'MCP_AUTH_ALLOWED_ORIGINS',
+    challengeScopes: 'MCP_AUTH_CHALLENGE_SCOPES',
     authorizationServers: 'MCP_AUTH_AUTHORIZATION_SERVERS',
     strictJwtAccessTokens: 'MCP_AUTH_STRICT_JWT',
     resourceName: 'MCP_AUTH_RESOURCE_NAME',
@@ -280,4 +281,13 @@ test('settings checked by the token verifier and the origin check are reported u
       setting,
     );
   }
+});
+
+test('MCP_AUTH_CHALLENGE_SCOPES sets the scopes of the bare 401 challenge and is checked', () => {
+  const base = { MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_RESOURCE: 'http://127.0.0.1:3000/mcp' };
+  assert.deepEqual(loadOptionsFromEnv({ ...base, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read, profile' }).challengeScopes, ['notes:read', 'profile']);
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read "x"' }),
+    (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_CHALLENGE_SCOPES',
+  );
 });
