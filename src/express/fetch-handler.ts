@@ -1,7 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
-import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import { jsonRpcError, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
+import { writeJson } from './write-response.js';
 
 /** What a {@link FetchHandle} is given besides the `Request`. */
 export interface FetchHandlerContext {
@@ -68,7 +69,9 @@ const DROPPED_REQUEST_HEADERS = new Set([
  * The `Request`:
  * - URL: the origin of the canonical resource the token was accepted for (`auth.resource`) with the
  *   request's path and query, so the handler sees the public URL even behind a proxy; the `Host` header
- *   (and `http:`, or `https:` on TLS sockets) only when there is no resource.
+ *   (and `http:`, or `https:` on TLS sockets) only when there is no resource. Of an absolute-form target
+ *   (`POST http://host/mcp`, RFC 9112 §3.2.2) only the path and query are used. A target that yields no
+ *   valid URL gets 400 with JSON-RPC -32600 `Invalid request target`, and the handler is not called.
  * - headers: as sent (duplicates kept), minus `Authorization`, `Proxy-Authorization`, `Cookie`, hop-by-hop
  *   headers, `Content-Length` and `Content-Encoding`.
  * - body (POST): the JSON of the authorized message, also given as `context.parsedBody`.
@@ -98,7 +101,13 @@ export function fetchHandler(handle: FetchHandle, options: FetchHandlerOptions =
     supportsDelete: options.supportsDelete ?? true,
     async handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
       const { signal } = context;
-      const request = toRequest(req, context.auth, signal);
+      const url = requestUrl(req, context.auth);
+      if (url === undefined) {
+        const id = (req.body as { id?: unknown } | undefined)?.id;
+        writeJson(res, 400, jsonRpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'Invalid request target'));
+        return;
+      }
+      const request = toRequest(req, url, signal);
       const handlerContext: FetchHandlerContext = { auth: context.auth, signal };
       if (req.method === 'POST' && req.body !== undefined) handlerContext.parsedBody = req.body;
       if (context.protocolVersion !== undefined) handlerContext.protocolVersion = context.protocolVersion;
@@ -113,7 +122,7 @@ export function fetchHandler(handle: FetchHandle, options: FetchHandlerOptions =
 }
 
 /** Builds the WHATWG `Request` the handler sees (see {@link fetchHandler}). */
-function toRequest(req: GuardedRequest, auth: AuthInfo, signal: AbortSignal): Request {
+function toRequest(req: GuardedRequest, url: URL, signal: AbortSignal): Request {
   const method = req.method ?? 'GET';
   const headers = new Headers();
   const raw = req.rawHeaders;
@@ -128,20 +137,41 @@ function toRequest(req: GuardedRequest, auth: AuthInfo, signal: AbortSignal): Re
   }
   const init: RequestInit = { method, headers, signal };
   if (method === 'POST' && req.body !== undefined) init.body = JSON.stringify(req.body);
-  return new Request(requestUrl(req, auth), init);
+  return new Request(url, init);
 }
 
-function requestUrl(req: IncomingMessage, auth: AuthInfo): string {
+/**
+ * An absolute-form target's scheme and authority (RFC 9112 §3.2.2, RFC 3986 §3). Matched by text, not
+ * parsed as a URL: its authority is the client's to choose (an out-of-range port, an unknown host) and
+ * is not used anyway.
+ */
+const ABSOLUTE_FORM_PREFIX = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/** The URL the handler sees (see {@link fetchHandler}), or undefined when the target yields none. */
+function requestUrl(req: IncomingMessage, auth: AuthInfo): URL | undefined {
   // Express rewrites `req.url` under a mount path; `originalUrl` is what the client asked for.
   let path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
   if (!path.startsWith('/')) {
-    // An absolute-form target (`POST http://host/mcp`, RFC 9112 §3.2.2): only its path and query count.
-    const target = new URL(path, 'http://invalid');
-    path = `${target.pathname}${target.search}`;
+    // An absolute-form target (`POST http://host/mcp`): only its path and query count.
+    const prefix = ABSOLUTE_FORM_PREFIX.exec(path);
+    if (!prefix) return undefined;
+    path = path.slice(prefix[0].length);
+    if (!path.startsWith('/')) path = `/${path}`;
   }
-  if (auth.resource) return `${auth.resource.origin}${path}`;
-  const tls = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
-  return `${tls ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${path}`;
+  const hash = path.indexOf('#');
+  if (hash !== -1) path = path.slice(0, hash);
+  let base: string;
+  if (auth.resource) base = auth.resource.origin;
+  else {
+    const tls = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
+    base = `${tls ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`;
+  }
+  try {
+    return new URL(`${base}${path}`);
+  } catch {
+    // A Host header that is no host, for instance.
+    return undefined;
+  }
 }
 
 /** Writes the handler's `Response` to `res`, streaming its body (see {@link fetchHandler}). */

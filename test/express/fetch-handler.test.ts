@@ -2,8 +2,8 @@
 // HTTP on loopback. What the handler sees of the request, and how its Response reaches the client.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -11,6 +11,7 @@ import express from 'express';
 import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
 import { notesPolicy, notesTools } from '../../examples/notes-server.js';
 import { fetchHandler, mcpOAuthGuard, type FetchHandle, type FetchHandlerContext, type McpOAuthGuardRouter } from '../../src/index.js';
+import type { GuardedRequest } from '../../src/express/http-handler.js';
 import { postMcp, send } from '../helpers/http-client.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
@@ -102,6 +103,54 @@ const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-c
 const call = (name: string, id = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 
 describe('fetchHandler: the Request', () => {
+  /** Sends one request line and headers as typed, so the target can be in absolute form (RFC 9112 §3.2.2). */
+  function rawPost(target: string, body: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(new URL(origin).port), '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('error', reject);
+      socket.on('end', () => {
+        resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]));
+      });
+      // write, not end: a client that half-closes first gets its request aborted by Node's server.
+      socket.write(
+        `POST ${target} HTTP/1.1\r\nHost: ${new URL(origin).host}\r\nAuthorization: Bearer ${readToken}\r\n` +
+          'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n' +
+          `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    });
+  }
+
+  test('an absolute-form target: only its path and query are used, even when its authority is not a valid URL', async () => {
+    for (const authority of ['x:99999', 'evil.example']) {
+      const { seen } = recording(() => Response.json({ jsonrpc: '2.0', id: 1, result: { content: [] } }));
+      const status = await rawPost(`http://${authority}/mcp?tenant=b`, JSON.stringify(call('whoami')));
+      assert.equal(status, 200, authority);
+      assert.equal((await seen).request.url, `${url}?tenant=b`);
+    }
+  });
+
+  test('a target that yields no URL gets 400 Invalid request target; the handler is not called', async () => {
+    let called = false;
+    behaviour = () => {
+      called = true;
+      return new Response(null, { status: 204 });
+    };
+    const auth = { token: 't', clientId: 'c', scopes: [], extra: { claims: {}, tokenType: 'jwt' as const } };
+    const written: { status?: number; body?: string } = {};
+    const res = {
+      writeHead: (status: number) => (written.status = status),
+      end: (body: string) => (written.body = body),
+    } as unknown as ServerResponse;
+    const req = { method: 'POST', url: '*', headers: {}, rawHeaders: [], auth, body: call('whoami', 3), socket: {} } as unknown as GuardedRequest;
+    await handler.handle(req, res, { auth, signal: new AbortController().signal, filterResponse: (_request, response) => response });
+    assert.equal(called, false);
+    assert.equal(written.status, 400);
+    assert.deepEqual(JSON.parse(written.body!), { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid request target' } });
+  });
+
   test('absolute URL from the resource, method, headers without credentials, JSON body, parsed message and caller', async () => {
     const { seen } = recording(() => Response.json({ jsonrpc: '2.0', id: 1, result: { content: [] } }));
     const message = call('whoami');
