@@ -67,7 +67,8 @@ before(async () => {
       res.write(': open\n\n');
       return;
     }
-    res.json({ jsonrpc: '2.0', id: body?.id ?? null, result: { content: [] } });
+    // Express's res.json, as a plain Express MCP handler answers.
+    (res as unknown as express.Response).json({ jsonrpc: '2.0', id: body?.id ?? null, result: { content: [] } });
   });
   app.use(log.middleware);
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
