@@ -49,8 +49,9 @@ export interface Sdk2McpHandler extends McpHttpHandler {
  * `authInfo` and hands it to tools as `ctx.http.authInfo` (the guard's `AuthInfo`, plus
  * `resourceMetadataUrl` set to the guard's metadata URL so that scope challenges the SDK itself raises
  * name the same document as the guard's). It also gets the authorized message as `parsedBody`, so it acts
- * on exactly what was authorized. The `Authorization` and `Cookie` headers are not in the request it sees
- * (`ctx.http.req`): tools cannot forward the caller's token by copying headers. List results are filtered
+ * on exactly what was authorized. The `Authorization`, `Proxy-Authorization` and `Cookie` headers are not in
+ * the request it sees (`ctx.http.req`), so tools copying headers forward no credentials; the raw token is
+ * only in `ctx.http.authInfo.token`, as the SDK's `AuthInfo` shape requires. List results are filtered
  * by the guard on the way out, JSON and SSE answers alike.
  *
  * Stateless only, as the SDK 2.x entry is: GET and DELETE (2025 session operations) get 405 from the guard.
