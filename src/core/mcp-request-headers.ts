@@ -81,6 +81,7 @@ function single(v: string | string[] | undefined, name: string): string | undefi
  * Failure: 400 with JSON-RPC -32020 (HeaderMismatch). Run it before any session lookup.
  */
 export function checkMcpRequestHeaders(headers: McpRequestHeaders, message: JsonRpcMessage): string | undefined {
+  checkParamHeaders(headers);
   const headerVersion = single(headers['mcp-protocol-version'], 'MCP-Protocol-Version');
   const bodyVersion = bodyProtocolVersion(message);
   if (headerVersion !== undefined && bodyVersion !== undefined && headerVersion !== bodyVersion) {
@@ -126,4 +127,23 @@ function printable(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
   const clean = s.replace(/[^\x20-\x7e]/g, '?');
   return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
+}
+
+const PARAM_PREFIX = 'mcp-param-';
+
+/**
+ * `Mcp-Param-{Name}` headers mirror tool arguments the tool's schema marks with `x-mcp-header`
+ * (2026-07-28). Which argument each one mirrors is known to the server that owns the tool schema, so
+ * matching values against the body is left to it; what any server must refuse is checked here: a
+ * value with invalid characters or a malformed base64 sentinel, or the same header sent twice.
+ */
+function checkParamHeaders(headers: McpRequestHeaders): void {
+  for (const name in headers) {
+    if (name.length <= PARAM_PREFIX.length || !name.startsWith(PARAM_PREFIX)) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    const label = `Mcp-Param-${printable(name.slice(PARAM_PREFIX.length))}`;
+    const raw = single(value, label);
+    if (raw !== undefined && decodeMirroredHeaderValue(raw) === undefined) throw mismatch(`${label} header value is malformed`);
+  }
 }

@@ -269,3 +269,20 @@ test('a client response (no method) passes: nothing is mirrored for it', () => {
   assert.equal(checkMcpRequestHeaders({ 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': 'x' }, response), V2026);
   assert.equal(checkMcpRequestHeaders({}, { jsonrpc: '2.0', id: 2, error: { code: -1, message: 'declined' } }), undefined);
 });
+
+test('Mcp-Param-* values must be well formed (plain visible ASCII or a valid base64 sentinel)', () => {
+  const call = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 'sql', arguments: { region: 'us' } } };
+  assert.equal(checkMcpRequestHeaders({ 'mcp-param-region': 'us-west1' }, call), undefined);
+  assert.equal(checkMcpRequestHeaders({ 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=' }, call), undefined);
+  for (const value of ['=?base64?!!!?=', 'caf\u00e9', 'a\u0001b']) {
+    assert.throws(
+      () => checkMcpRequestHeaders({ 'mcp-param-region': value }, call),
+      (e: unknown) => e instanceof RequestRejectedError && e.jsonRpcCode === -32020 && /Mcp-Param-region header value is malformed/.test(e.message),
+      JSON.stringify(value),
+    );
+  }
+  assert.throws(
+    () => checkMcpRequestHeaders({ 'mcp-param-region': ['a', 'b'] }, call),
+    (e: unknown) => e instanceof RequestRejectedError && e.jsonRpcCode === -32020,
+  );
+});
