@@ -40,7 +40,11 @@ function startNotesServerProcess(issuer: string, port: number): Promise<ChildPro
   });
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`notes server did not start in time:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Never leave the child behind: the demo promises every process stopped.
+      child.kill('SIGKILL');
+      reject(new Error(`notes server did not start in time:\n${output}`));
+    }, 20_000);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (output.includes('notes MCP server:')) {

@@ -52,14 +52,17 @@ export const JsonRpcErrorCode = {
   UnsupportedProtocolVersion: -32022,
 } as const;
 
+/** A request: has a `method` and an `id` (it expects a response). */
 export function isJsonRpcRequest(m: JsonRpcMessage): m is JsonRpcRequest {
   return 'method' in m && 'id' in m;
 }
 
+/** A notification: has a `method` and no `id` (answered with nothing; 202 over HTTP). */
 export function isJsonRpcNotification(m: JsonRpcMessage): m is JsonRpcNotification {
   return 'method' in m && !('id' in m);
 }
 
+/** A response (to a request of the other side): no `method`; carries `result` or `error`. */
 export function isJsonRpcResponse(m: JsonRpcMessage): m is JsonRpcResponse {
   return !('method' in m);
 }
