@@ -31,6 +31,7 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
   let rest = '';
   let lines: string[] = [];
   let held = 0;
+  let afterCr = false;
 
   function finishEvent(): string {
     const event = lines;
@@ -62,10 +63,15 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
 
   return {
     push(chunk) {
-      let text = rest + decoder.decode(chunk, { stream: true });
-      // A `\r` at the very end may be the first half of `\r\n`: keep it until the next chunk says.
-      const trailingCr = text.endsWith('\r');
-      if (trailingCr) text = text.slice(0, -1);
+      let decoded = decoder.decode(chunk, { stream: true });
+      if (afterCr && decoded !== '') {
+        // The previous chunk ended with `\r`, already taken as a line end: a `\n` here completes that `\r\n`.
+        if (decoded.startsWith('\n')) decoded = decoded.slice(1);
+        afterCr = false;
+      }
+      const text = rest + decoded;
+      // A `\r` at the very end is a line end now (no waiting for the next chunk to deliver the event).
+      if (text.endsWith('\r')) afterCr = true;
       let out = '';
       let start = 0;
       LINE_END.lastIndex = 0;
@@ -80,7 +86,7 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
         lines.push(line);
         held += line.length + 1;
       }
-      rest = text.slice(start) + (trailingCr ? '\r' : '');
+      rest = text.slice(start);
       if (held + rest.length > maxEventLength) return undefined;
       return out;
     },

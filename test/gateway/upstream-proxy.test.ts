@@ -374,3 +374,258 @@ describe('createUpstreamProxy', () => {
     assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1/mcp', idleTimeoutMs: 0 }), ConfigurationError);
   });
 });
+
+/**
+ * An upstream that mints a session id for each `initialize` and knows which it issued: it answers 404 for
+ * any other id, as MCP servers do. GET opens an event stream; DELETE ends the session.
+ */
+async function startSessionUpstream(): Promise<Awaited<ReturnType<typeof startUpstream>> & { issued: string[] }> {
+  const issued: string[] = [];
+  const live = new Set<string>();
+  const upstream = await startUpstream((req, res, body) => {
+    const sid = req.headers['mcp-session-id'];
+    const message = body ? (JSON.parse(body) as { id?: number; method?: string }) : undefined;
+    if (req.method === 'POST' && message?.method === 'initialize') {
+      const id = `sess-${issued.length + 1}`;
+      issued.push(id);
+      live.add(id);
+      jsonReply(res, 200, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25' } }, { 'Mcp-Session-Id': id });
+      return;
+    }
+    if (typeof sid !== 'string' || !live.has(sid)) {
+      jsonReply(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      return;
+    }
+    if (req.method === 'DELETE') {
+      live.delete(sid);
+      res.writeHead(200, { 'Content-Length': '0' }).end();
+    } else if (req.method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'sampling/createMessage', id: 1, params: { secret: `for ${sid}` } })}\n\n`);
+    } else {
+      jsonReply(res, 200, { jsonrpc: '2.0', id: message?.id, result: { session: sid } });
+    }
+  });
+  return { ...upstream, issued };
+}
+
+function bearer(token: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { Authorization: `Bearer ${token}`, ...extra };
+}
+
+async function initialize(url: string, token: string): Promise<string> {
+  const res = await post(url, INITIALIZE, bearer(token));
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+  const sid = res.headers.get('mcp-session-id');
+  assert.ok(sid);
+  return sid;
+}
+
+const NOT_FOUND = (id: number | null) => ({ jsonrpc: '2.0', id, error: { code: -32001, message: 'Session not found' } });
+
+describe('createUpstreamProxy sessions', () => {
+  it('lets the session\'s owner use it, also with a refreshed token (same issuer, subject and client)', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url });
+    const sid = await initialize(front.url, 'alice');
+    for (const token of ['alice', 'alice-refreshed']) {
+      const res = await post(front.url, CALL, bearer(token, { 'Mcp-Session-Id': sid }));
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, result: { session: sid } });
+    }
+    assert.equal(upstream.received.length, 3);
+    assert.deepEqual(front.refusals, []);
+  });
+
+  it('answers 404 Session not found to another caller\'s token, without forwarding, as for an unknown id', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url });
+    const sid = await initialize(front.url, 'alice');
+    const before = upstream.received.length;
+    for (const token of ['bob', 'alice-other-client', 'alice-other-issuer']) {
+      const res = await post(front.url, CALL, bearer(token, { 'Mcp-Session-Id': sid }));
+      assert.equal(res.status, 404, token);
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      assert.deepEqual(await res.json(), NOT_FOUND(7));
+    }
+    const unknown = await post(front.url, CALL, bearer('bob', { 'Mcp-Session-Id': 'sess-999' }));
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(await unknown.json(), NOT_FOUND(7), 'a foreign session and an unknown one look the same');
+    assert.equal(upstream.received.length, before, 'the upstream never saw the refused requests');
+    assert.deepEqual(front.refusals, [
+      { reason: 'session_owner_mismatch', sessionId: sid },
+      { reason: 'session_owner_mismatch', sessionId: sid },
+      { reason: 'session_owner_mismatch', sessionId: sid },
+      { reason: 'session_unknown', sessionId: 'sess-999' },
+    ]);
+    // The owner's session is untouched.
+    const own = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': sid }));
+    assert.equal(own.status, 200);
+    await own.arrayBuffer();
+  });
+
+  it('refuses another caller\'s GET stream and DELETE, so its server requests and the session stay the owner\'s', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url });
+    const sid = await initialize(front.url, 'alice');
+    const before = upstream.received.length;
+    const get = await fetch(front.url, { headers: bearer('bob', { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': 'e-1' }), signal: AbortSignal.timeout(5000) });
+    assert.equal(get.status, 404);
+    assert.deepEqual(await get.json(), NOT_FOUND(null));
+    const del = await fetch(front.url, { method: 'DELETE', headers: bearer('bob', { 'Mcp-Session-Id': sid }), signal: AbortSignal.timeout(5000) });
+    assert.equal(del.status, 404);
+    assert.deepEqual(await del.json(), NOT_FOUND(null));
+    assert.equal(upstream.received.length, before);
+
+    const controller = new AbortController();
+    const own = await fetch(front.url, { headers: bearer('alice', { Accept: 'text/event-stream', 'Mcp-Session-Id': sid }), signal: controller.signal });
+    assert.equal(own.status, 200);
+    const first = await own.body!.getReader().read();
+    assert.match(new TextDecoder().decode(first.value), new RegExp(`for ${sid}`));
+    controller.abort();
+  });
+
+  it('answers 404 to a session id it never saw issued, e.g. after a gateway restart', async () => {
+    const upstream = await startSessionUpstream();
+    const first = await startFront({ upstream: upstream.url });
+    const sid = await initialize(first.url, 'alice');
+    const restarted = await startFront({ upstream: upstream.url });
+    const before = upstream.received.length;
+    const res = await post(restarted.url, CALL, bearer('alice', { 'Mcp-Session-Id': sid }));
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), NOT_FOUND(7));
+    assert.equal(upstream.received.length, before);
+    assert.deepEqual(restarted.refusals, [{ reason: 'session_unknown', sessionId: sid }]);
+  });
+
+  it('binds no session to a token with neither subject nor client id', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url });
+    const sid = await initialize(front.url, 'anonymous');
+    const before = upstream.received.length;
+    const res = await post(front.url, CALL, bearer('anonymous', { 'Mcp-Session-Id': sid }));
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), NOT_FOUND(7));
+    assert.equal(upstream.received.length, before);
+    assert.deepEqual(front.refusals, [{ reason: 'session_no_identity', sessionId: sid }]);
+  });
+
+  it('forgets a session after a successful DELETE, and when the upstream answers 404 for it', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url });
+    const sid = await initialize(front.url, 'alice');
+    const del = await fetch(front.url, { method: 'DELETE', headers: bearer('alice', { 'Mcp-Session-Id': sid }), signal: AbortSignal.timeout(5000) });
+    assert.equal(del.status, 200);
+    await del.arrayBuffer();
+    const before = upstream.received.length;
+    const after = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': sid }));
+    assert.equal(after.status, 404);
+    await after.arrayBuffer();
+    assert.equal(upstream.received.length, before, 'the ended session is not forwarded any more');
+    assert.deepEqual(front.refusals, [{ reason: 'session_unknown', sessionId: sid }]);
+
+    // A session the upstream no longer knows (expired there): its 404 passes through once, then the gateway forgets it.
+    const second = await initialize(front.url, 'alice');
+    const ended = await fetch(upstream.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': second } });
+    assert.equal(ended.status, 200);
+    const gone = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': second }));
+    assert.equal(gone.status, 404);
+    await gone.arrayBuffer();
+    const count = upstream.received.length;
+    const again = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': second }));
+    assert.equal(again.status, 404);
+    await again.arrayBuffer();
+    assert.equal(upstream.received.length, count);
+  });
+
+  it('keeps at most maxSessions, forgetting the least recently used', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url, maxSessions: 2 });
+    const s1 = await initialize(front.url, 'alice');
+    const s2 = await initialize(front.url, 'bob');
+    // Using s1 makes s2 the least recently used.
+    const use = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': s1 }));
+    assert.equal(use.status, 200);
+    await use.arrayBuffer();
+    const s3 = await initialize(front.url, 'alice');
+    const statuses: number[] = [];
+    for (const [sid, token] of [[s1, 'alice'], [s2, 'bob'], [s3, 'alice']] as const) {
+      const res = await post(front.url, CALL, bearer(token, { 'Mcp-Session-Id': sid }));
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    assert.deepEqual(statuses, [200, 404, 200]);
+  });
+
+  it('forgets a session idle for sessionIdleTimeoutMs, but not one with an open GET stream', async () => {
+    const upstream = await startSessionUpstream();
+    const front = await startFront({ upstream: upstream.url, sessionIdleTimeoutMs: 150 });
+    const idle = await initialize(front.url, 'alice');
+    const streaming = await initialize(front.url, 'bob');
+    const controller = new AbortController();
+    const stream = await fetch(front.url, { headers: bearer('bob', { Accept: 'text/event-stream', 'Mcp-Session-Id': streaming }), signal: controller.signal });
+    assert.equal(stream.status, 200);
+    await stream.body!.getReader().read();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const expired = await post(front.url, CALL, bearer('alice', { 'Mcp-Session-Id': idle }));
+    assert.equal(expired.status, 404);
+    assert.deepEqual(await expired.json(), NOT_FOUND(7));
+    const alive = await post(front.url, CALL, bearer('bob', { 'Mcp-Session-Id': streaming }));
+    assert.equal(alive.status, 200, 'the open GET stream kept the session in use');
+    await alive.arrayBuffer();
+    controller.abort();
+  });
+
+  it('refuses an upstream answer that issues a session id already bound to another caller', async () => {
+    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'fixed' }));
+    const front = await startFront({ upstream: upstream.url });
+    assert.equal(await initialize(front.url, 'alice'), 'fixed');
+    const res = await post(front.url, INITIALIZE, bearer('bob'));
+    assert.equal(res.status, 502);
+    assert.equal(res.headers.get('mcp-session-id'), null);
+    assert.equal(((await res.json()) as { error: { code: number } }).error.code, GATEWAY_JSONRPC_CODE);
+    assert.equal(front.failures[0]?.reason, 'upstream_session_conflict');
+  });
+
+  it('filters a list answer replayed on a resumed GET stream (Last-Event-ID), as the original answer was', async () => {
+    const tools = [{ name: 'echo' }, { name: 'get-env' }];
+    const listEvent = (id: number | string) => `id: ev-${id}\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { tools } })}\n\n`;
+    const upstream = await startUpstream((req, res, body) => {
+      const message = body ? (JSON.parse(body) as { id: number; method: string }) : undefined;
+      if (message?.method === 'initialize') {
+        jsonReply(res, 200, { jsonrpc: '2.0', id: message.id, result: {} }, { 'Mcp-Session-Id': 'sess-lists' });
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      if (req.method === 'POST') {
+        res.end(listEvent(message!.id));
+        return;
+      }
+      // The replay: the list answer split across chunks with \r\n line ends, then an unrelated answer with id 5.
+      const replay = `: replay\r\n\r\n${listEvent(3).replaceAll('\n', '\r\n')}${listEvent(5)}`;
+      const cut = replay.indexOf('get-env');
+      res.write(replay.slice(0, cut));
+      setTimeout(() => res.end(replay.slice(cut)), 20);
+    });
+    // The caller may not see get-env: the filter the guard hands to the handler drops it.
+    const front = await startFront({ upstream: upstream.url }, (request, response) => {
+      if ((request as { method?: string }).method !== 'tools/list' || !('result' in response)) return response;
+      const listed = (response.result.tools as { name: string }[]).filter((t) => t.name !== 'get-env');
+      return { ...response, result: { ...response.result, tools: listed } };
+    });
+    const sid = await initialize(front.url, 'alice');
+    const list = await post(front.url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, bearer('alice', { 'Mcp-Session-Id': sid }));
+    assert.equal(list.status, 200);
+    await list.text();
+    const resumed = await fetch(front.url, { headers: bearer('alice', { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': 'ev-1' }), signal: AbortSignal.timeout(5000) });
+    assert.equal(resumed.status, 200);
+    const text = await resumed.text();
+    const events = text.split('\n\n').filter(Boolean);
+    assert.equal(events.length, 3, text);
+    assert.equal(events[0], ': replay');
+    assert.equal(events[1], `id: ev-3\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 3, result: { tools: [{ name: 'echo' }] } })}`);
+    // Id 5 was never a list request in this session: its answer passes unchanged.
+    assert.equal(`${events[2]}\n\n`, listEvent(5));
+  });
+});
