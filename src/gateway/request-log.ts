@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DecisionEvent, DecisionHook, DecisionReason } from '../core/decision.js';
-import type { UpstreamFailure, UpstreamFailureReason } from './upstream-proxy.js';
+import type { SessionRefusal, SessionRefusalReason, UpstreamFailure, UpstreamFailureReason } from './upstream-proxy.js';
 
 /**
  * One line of the request log. Identifiers only: the token, the request body and the query string
@@ -18,10 +18,13 @@ export interface RequestLogEntry {
   method?: string;
   /** Tool, prompt or resource the request named. */
   name?: string;
-  /** The guard's decision; absent for requests it does not decide on (metadata, health). */
+  /**
+   * The decision; absent for requests nobody decides on (metadata, health). A request the guard allowed
+   * but the gateway refused for the session it named is logged as `deny` with the session reason.
+   */
   decision?: 'allow' | 'deny';
-  /** Why (stable code). */
-  reason?: DecisionReason;
+  /** Why (stable code): the guard's reason, or the gateway's session refusal. */
+  reason?: DecisionReason | SessionRefusalReason;
   /** Scopes the operation required, when the policy was evaluated. */
   requiredScopes?: string[];
   /** Token subject, when a token was verified. */
@@ -52,6 +55,8 @@ export interface RequestLog {
   onDecision: DecisionHook;
   /** Pass as the upstream proxy's `onUpstreamError`. */
   onUpstreamError(req: IncomingMessage, failure: UpstreamFailure): void;
+  /** Pass as the upstream proxy's `onSessionRefused`. The session id itself is not logged. */
+  onSessionRefused(req: IncomingMessage, refusal: SessionRefusal): void;
 }
 
 /**
@@ -105,6 +110,13 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
     onUpstreamError(req, failure) {
       const entry = entries.get(req);
       if (entry) entry.upstreamError = failure.reason;
+    },
+    onSessionRefused(req, refusal) {
+      const entry = entries.get(req);
+      if (!entry) return;
+      // The guard had allowed the request; the gateway overrules it, and the log must say so.
+      entry.decision = 'deny';
+      entry.reason = refusal.reason;
     },
   };
 }

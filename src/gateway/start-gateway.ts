@@ -71,7 +71,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
       : config.guard;
   const requestLog = createRequestLog(options.log ? { write: options.log } : {});
-  const proxy = createUpstreamProxy({ ...config.proxy, onUpstreamError: requestLog.onUpstreamError });
+  const proxy = createUpstreamProxy({
+    ...config.proxy,
+    onUpstreamError: requestLog.onUpstreamError,
+    onSessionRefused: requestLog.onSessionRefused,
+  });
   const userHook = guardOptions.onDecision;
   const router = mcpOAuthGuard({
     ...guardOptions,
