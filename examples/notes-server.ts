@@ -37,8 +37,11 @@ export const notesPolicy: PolicyDefinition = {
 /** What the 401 challenge asks a new client for: read access. */
 export const notesChallengeScopes = ['notes:read'];
 
-/** Protocol revisions this example speaks, newest first. */
+/** Protocol revisions this example speaks with `initialize`, newest first. */
 const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+/** The stateless revision, discovered with `server/discover` instead of `initialize`. */
+const STATELESS_VERSION = '2026-07-28';
+const SERVER_INFO = { name: 'notes-example', version: '1.0.0' };
 
 /** The tool list (JSON Schema inputs). The guard filters it by the caller's scopes. */
 export const notesTools = [
@@ -105,10 +108,18 @@ export function createNotesHandler(store = new NotesStore()) {
       return {
         protocolVersion: SUPPORTED_VERSIONS.includes(asked) ? asked : SUPPORTED_VERSIONS[0],
         capabilities: { tools: { listChanged: false } },
-        serverInfo: { name: 'notes-example', version: '1.0.0' },
+        serverInfo: SERVER_INFO,
         instructions: 'Personal notes. Reading needs notes:read, adding notes:write, clearing notes:admin.',
       };
     },
+    // 2026-07-28: stateless clients discover versions and capabilities instead of initializing.
+    'server/discover': () => ({
+      supportedVersions: [STATELESS_VERSION, ...SUPPORTED_VERSIONS],
+      capabilities: { tools: { listChanged: false } },
+      ttlMs: 3_600_000,
+      cacheScope: 'public',
+      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+    }),
     ping: () => ({}),
     'notifications/initialized': () => undefined,
     'tools/list': () => ({ tools: notesTools }),

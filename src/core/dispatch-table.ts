@@ -1,5 +1,6 @@
 import type { HandlerContext, McpMessageHandler } from './handler.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcMessage, type JsonRpcResponse } from './jsonrpc.js';
+import { HEADER_MIRRORING_PROTOCOL_VERSION } from './mcp-request-headers.js';
 
 /**
  * One method of a dispatch table: gets `params` (or `{}`) and the context, returns the JSON-RPC
@@ -29,7 +30,8 @@ export class JsonRpcMethodError extends Error {
  * Turns a table `{ "initialize": fn, "tools/list": fn, "tools/call": fn, ... }` into an
  * {@link McpMessageHandler}, the way a hand-written MCP server dispatches: unknown request methods get
  * -32601 (Method not found); notifications and client responses are delivered (when the table has
- * the notification's method) and get no answer.
+ * the notification's method) and get no answer. For 2026-07-28 requests a result without `resultType`
+ * gets `resultType: "complete"`.
  *
  * Lookup is by own property only, so a method named `constructor` or `__proto__` is never resolved
  * through the prototype chain.
@@ -47,8 +49,10 @@ export function dispatchTable(table: Readonly<Record<string, MethodHandler>>): M
     const id = message.id;
     if (!fn) return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `Method not found: ${message.method}`);
     try {
-      const result = (await fn(message.params ?? {}, context)) ?? {};
-      return { jsonrpc: '2.0', id, result };
+      const result: Record<string, unknown> = (await fn(message.params ?? {}, context)) ?? {};
+      // 2026-07-28: every result carries resultType; a method handler's result is a complete one.
+      const modern = context.protocolVersion !== undefined && context.protocolVersion >= HEADER_MIRRORING_PROTOCOL_VERSION;
+      return { jsonrpc: '2.0', id, result: modern && result.resultType === undefined ? { resultType: 'complete', ...result } : result };
     } catch (error) {
       if (error instanceof JsonRpcMethodError) return jsonRpcError(id, error.code, error.message, error.data);
       return jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error');

@@ -148,3 +148,12 @@ test('the table is copied when built: later changes to it have no effect', async
   assert.deepEqual(await handle(request('ping'), context), { jsonrpc: '2.0', id: 1, result: { v: 1 } });
   assert.deepEqual(await handle(request('tools/list'), context), { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found: tools/list' } });
 });
+
+test('2026-07-28 results get resultType "complete" unless the method set one; older ones are untouched', async () => {
+  const handler = dispatchTable({ 'tools/list': () => ({ tools: [] }), 'tasks/get': () => ({ resultType: 'input_required' }) });
+  const ctx = (protocolVersion?: string) => ({ auth: {} as never, signal: new AbortController().signal, protocolVersion });
+  const list = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
+  assert.deepEqual(await handler(list, ctx('2026-07-28')), { jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } });
+  assert.deepEqual(await handler(list, ctx('2025-11-25')), { jsonrpc: '2.0', id: 1, result: { tools: [] } });
+  assert.deepEqual(await handler({ ...list, method: 'tasks/get' }, ctx('2026-07-28')), { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required' } });
+});

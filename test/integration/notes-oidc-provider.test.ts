@@ -151,4 +151,30 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     assert.equal(res.status, 200);
     assert.equal(res.json.result.protocolVersion, '2025-06-18');
   });
+
+  test('a stateless 2026-07-28 client: server/discover, filtered tools/list, step-up, all through the guard', async () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const headers = (method: string, name?: string) => ({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    });
+    const reader = await token('notes:read', 'erin');
+    const discover = await postMcp(notes.url, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } }, reader, headers('server/discover'));
+    assert.equal(discover.status, 200);
+    assert.equal(discover.json.result.resultType, 'complete');
+    assert.deepEqual(discover.json.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']);
+    const list = await postMcp(notes.url, { jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: meta } }, reader, headers('tools/list'));
+    assert.equal(list.json.result.resultType, 'complete');
+    assert.equal(list.json.result.cacheScope, 'private');
+    assert.deepEqual(list.json.result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
+    const add = { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'notes_add', arguments: { text: 'x' }, _meta: meta } };
+    const denied = await postMcp(notes.url, add, reader, headers('tools/call', 'notes_add'));
+    assert.equal(denied.status, 403);
+    const ok = await postMcp(notes.url, add, await token('notes:write', 'erin'), headers('tools/call', 'notes_add'));
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.result.resultType, 'complete');
+    const unknown = await postMcp(notes.url, { jsonrpc: '2.0', id: 'u', method: 'nope/nope', params: { _meta: meta } }, reader, headers('nope/nope'));
+    assert.equal(unknown.status, 404);
+  });
 });
