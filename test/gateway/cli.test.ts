@@ -170,6 +170,15 @@ describe('gateway configuration', () => {
     assert.deepEqual(config.proxy.identityHeaders, DEFAULT_IDENTITY_HEADERS);
   });
 
+  it('passes the session bounds to the proxy', () => {
+    const args = parseGatewayArgs(['--max-sessions', '500', '--session-idle-timeout-ms=60000'], base);
+    assert.equal(args.help, false);
+    if (args.help) return;
+    const config = loadGatewayConfig(args.settings);
+    assert.equal(config.proxy.maxSessions, 500);
+    assert.equal(config.proxy.sessionIdleTimeoutMs, 60_000);
+  });
+
   it('applies defaults: port 8080, identity headers off, proxy timeouts left to the proxy', () => {
     const config = loadGatewayConfig(base);
     assert.equal(config.port, 8080);
@@ -194,6 +203,8 @@ describe('gateway configuration', () => {
     assert.equal(setting(() => loadGatewayConfig({ ...base, HOST: '0.0.0.0' })), 'MCP_AUTH_RESOURCE');
     assert.equal(setting(() => loadGatewayConfig({ ...base, MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS: 'soon' })), 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS');
     assert.equal(setting(() => loadGatewayConfig({ ...base, MCP_AUTH_IDENTITY_HEADERS: 'subject=Authorization' })), 'MCP_AUTH_IDENTITY_HEADERS');
+    assert.equal(setting(() => loadGatewayConfig({ ...base, MCP_AUTH_MAX_SESSIONS: '0' })), 'MCP_AUTH_MAX_SESSIONS');
+    assert.equal(setting(() => loadGatewayConfig({ ...base, MCP_AUTH_SESSION_IDLE_TIMEOUT_MS: '1h' })), 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS');
     assert.equal(setting(() => parseGatewayArgs(['--port'], {})), '--port');
     assert.equal(setting(() => parseGatewayArgs(['--introspection-client-secret', 's3cret'], {})), '--introspection-client-secret');
   });

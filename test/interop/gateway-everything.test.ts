@@ -248,6 +248,49 @@ describe('gateway in front of @modelcontextprotocol/server-everything', { timeou
     assert.ok(upstreamPosts.length >= 5, 'initialized notification, two calls and two client responses, on one session');
   });
 
+  it('binds the upstream session to its user: another user\'s token naming it gets 404 and never reaches the upstream', async () => {
+    const { client, transport } = await connect(`${BASE} ${TOOLS}`);
+    const sessionId = transport.sessionId!;
+    const intruder = await as.issueAccessToken({ resource: gateway.resource, scope: `${BASE} ${TOOLS}`, sub: 'other-user' });
+    const headers = {
+      Authorization: `Bearer ${intruder}`,
+      Accept: 'application/json, text/event-stream',
+      'Mcp-Session-Id': sessionId,
+      'MCP-Protocol-Version': transport.protocolVersion ?? '2025-11-25',
+      'User-Agent': 'session-hijack-probe',
+    };
+    const logStart = logLines.length;
+    const call = await fetch(gateway.resource, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hijack' } } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(call.status, 404);
+    assert.deepEqual(await call.json(), { jsonrpc: '2.0', id: 41, error: { code: -32001, message: 'Session not found' } });
+    const stream = await fetch(gateway.resource, { headers: { ...headers, Accept: 'text/event-stream' }, signal: AbortSignal.timeout(10_000) });
+    assert.equal(stream.status, 404);
+    await stream.arrayBuffer();
+    const del = await fetch(gateway.resource, { method: 'DELETE', headers, signal: AbortSignal.timeout(10_000) });
+    assert.equal(del.status, 404);
+    await del.arrayBuffer();
+    assert.ok(!recorded().some((r) => r.headers['user-agent'] === 'session-hijack-probe'), 'no refused request reached the upstream');
+    const refusals = logged()
+      .slice(logStart)
+      .filter((l) => l.subject === 'other-user');
+    assert.deepEqual(
+      refusals.map((l) => [l.httpMethod, l.decision, l.reason, l.subject, l.status]),
+      [
+        ['POST', 'deny', 'session_owner_mismatch', 'other-user', 404],
+        ['GET', 'deny', 'session_owner_mismatch', 'other-user', 404],
+        ['DELETE', 'deny', 'session_owner_mismatch', 'other-user', 404],
+      ],
+    );
+    // The owner's session still works.
+    const echo = await withTimeout(client.callTool({ name: 'echo', arguments: { message: 'still mine' } }), 10_000, 'echo');
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: still mine' }]);
+  });
+
   it('never forwards the Authorization header or cookies, and sends identity headers instead', async () => {
     const { client, transport } = await connect(`${BASE} ${TOOLS}`, { Cookie: 'sid=browser-cookie' });
     await withTimeout(client.callTool({ name: 'echo', arguments: { message: 'x' } }), 10_000, 'echo');
