@@ -33,7 +33,8 @@ before(async () => {
   assert.equal(response.status, 201);
   clientId = ((await response.json()) as { client_id: string }).client_id;
   // Every registration from here on is the client's doing.
-  as.provider.on('registration_create.success', (ctx: { method?: string; path?: string }) => {
+  as.provider.on('registration_create.success', (...args: unknown[]) => {
+    const ctx = args[0] as { method?: string; path?: string };
     registrations++;
     registrationPosts.push(`${ctx.method} ${ctx.path}`);
   });
