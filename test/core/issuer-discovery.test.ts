@@ -74,15 +74,14 @@ describe('createIssuerDiscovery', () => {
     }
   });
 
-  it('gives up on a hanging issuer within the timeout, in milliseconds, without trying the second location', async () => {
+  // A discovery that ignored the timeout would hang here until the test's own timeout fails it.
+  it('gives up on a hanging issuer after the timeout, without trying the second location', { timeout: 10_000 }, async () => {
     const issuer = await startTestIssuer({ discovery: 'both' });
     try {
       issuer.setDiscoveryHang(true);
       const discover = createIssuerDiscovery({ issuer: issuer.issuer, timeoutMs: 300 });
-      const started = performance.now();
       await assertGuardError(discover(), AuthorizationServerUnavailableError, 'authorization_server_unavailable', 503);
-      const elapsed = performance.now() - started;
-      assert.ok(elapsed >= 250 && elapsed < 1500, `gave up after ${elapsed} ms`);
+      assert.equal(issuer.requests('/.well-known/oauth-authorization-server'), 1, 'the first location was asked, and never answered');
       assert.equal(issuer.requests('/.well-known/openid-configuration'), 0);
     } finally {
       await issuer.close();
