@@ -75,17 +75,17 @@ describe('mcpOAuthGuard handler context signal', () => {
     const started = new Promise<void>((resolve) => (markStarted = resolve));
     let gone!: () => void;
     const clientGone = new Promise<void>((resolve) => (gone = resolve));
-    let seen: boolean | undefined;
+    let markRead!: (aborted: boolean) => void;
+    const read = new Promise<boolean>((resolve) => (markRead = resolve));
     behaviours.set('late', async (context) => {
       markStarted();
       await clientGone;
-      seen = context.signal.aborted;
+      markRead(context.signal.aborted);
     });
     await callAndHangUp('late', started);
     await serverSocketClosed;
     gone();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(seen, true);
+    assert.equal(await read, true);
   });
 
   test('a completed answer never aborts the signal, whenever it is read', async () => {
