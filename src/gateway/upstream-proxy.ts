@@ -59,6 +59,8 @@ export interface UpstreamProxyOptions {
    * use. Default 3 600 000 (1 hour).
    */
   sessionIdleTimeoutMs?: number;
+  /** Clock for session idle expiry, in milliseconds, e.g. a fake one in tests. Default `Date.now`. */
+  now?: () => number;
   /**
    * Called when the upstream exchange fails (before or after the response started), for logs. Never given
    * upstream error text beyond Node's error code.
@@ -236,6 +238,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const sessions = createSessionRegistry({
     maxSessions: checkTimeout(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
     idleTimeoutMs: checkTimeout(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
+    ...(options.now ? { now: options.now } : {}),
   });
   const isHttps = upstream.protocol === 'https:';
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
