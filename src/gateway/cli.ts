@@ -34,6 +34,11 @@ async function main(): Promise<void> {
   try {
     gateway = await startGateway(config);
   } catch (error) {
+    if (error instanceof ConfigurationError) {
+      process.stderr.write(`${PROGRAM}: configuration error: ${describe(error)}\n`);
+      process.exitCode = 2;
+      return;
+    }
     const code = (error as NodeJS.ErrnoException).code;
     const hint = code === 'EADDRINUSE' ? `port ${config.port} is in use; set PORT or --port to a free port` : code === 'EACCES' ? `not allowed to listen on ${config.host}:${config.port}` : (error as Error).message;
     process.stderr.write(`${PROGRAM}: cannot start: ${hint}\n`);

@@ -66,38 +66,48 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostInUrl}:${port}`;
 
-  const guardOptions =
-    config.resourceIsDefault && port !== config.port
-      ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
-      : config.guard;
-  const requestLog = createRequestLog(options.log ? { write: options.log } : {});
-  const proxy = createUpstreamProxy({
-    ...config.proxy,
-    onUpstreamError: requestLog.onUpstreamError,
-    onSessionRefused: requestLog.onSessionRefused,
-  });
-  const userHook = guardOptions.onDecision;
-  const router = mcpOAuthGuard({
-    ...guardOptions,
-    onDecision: (event: DecisionEvent) => {
-      requestLog.onDecision(event);
-      userHook?.(event);
-    },
-    handler: proxy,
-    settingNames: ENV_SETTING_NAMES,
-  });
+  // Everything below may still refuse the configuration; then nothing may be left listening.
+  let router: McpOAuthGuardRouter;
+  let proxy: UpstreamProxy;
+  let requestLog: ReturnType<typeof createRequestLog>;
+  try {
+    const guardOptions =
+      config.resourceIsDefault && port !== config.port
+        ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
+        : config.guard;
+    requestLog = createRequestLog(options.log ? { write: options.log } : {});
+    proxy = createUpstreamProxy({
+      ...config.proxy,
+      onUpstreamError: requestLog.onUpstreamError,
+      onSessionRefused: requestLog.onSessionRefused,
+    });
+    const userHook = guardOptions.onDecision;
+    router = mcpOAuthGuard({
+      ...guardOptions,
+      onDecision: (event: DecisionEvent) => {
+        requestLog.onDecision(event);
+        userHook?.(event);
+      },
+      handler: proxy,
+      settingNames: ENV_SETTING_NAMES,
+    });
 
-  const expressApp = express();
-  expressApp.disable('x-powered-by');
-  expressApp.use(requestLog.middleware);
-  expressApp.get('/healthz', (_req, res) => {
-    res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? 'stopping' : 'ok' });
-  });
-  expressApp.use(router);
-  expressApp.use((_req, res) => {
-    res.status(404).json({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } });
-  });
-  app = expressApp;
+    const expressApp = express();
+    expressApp.disable('x-powered-by');
+    expressApp.use(requestLog.middleware);
+    expressApp.get('/healthz', (_req, res) => {
+      res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? 'stopping' : 'ok' });
+    });
+    expressApp.use(router);
+    expressApp.use((_req, res) => {
+      res.status(404).json({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } });
+    });
+    app = expressApp;
+  } catch (error) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
 
   router.guard.ready().catch(() => {
     // The error text names URLs only; still, keep the line generic and stable for log alerts.

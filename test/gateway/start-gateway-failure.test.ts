@@ -1,0 +1,60 @@
+// A configuration the guard refuses after the gateway started listening must leave nothing running.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
+import { startGateway } from '../../src/gateway/start-gateway.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+test('startGateway closes its listener when the guard refuses the configuration', async () => {
+  const config = loadGatewayConfig({
+    MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp',
+    MCP_AUTH_ISSUER: 'http://127.0.0.1:9',
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  // Bypass load-time validation to reach the path after listen().
+  const port = await freePort();
+  const broken = { ...config, resourceIsDefault: false, port, guard: { ...config.guard, allowedOrigins: ['not an origin'] } };
+  await assert.rejects(
+    startGateway(broken, { log: () => {}, warn: () => {} }),
+    (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_ALLOWED_ORIGINS',
+  );
+  assert.equal(await portIsFree(port), true, 'the listener was closed');
+});
+
+test('the CLI exits 2 with one line when a setting is refused, instead of hanging', { timeout: 20_000 }, async () => {
+  const cli = fileURLToPath(new URL('../../src/gateway/cli.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', cli, '--upstream', 'http://127.0.0.1:9/mcp', '--issuer', 'http://127.0.0.1:9', '--port', '0', '--jwks-uri', 'notaurl'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: '', HOST: '' } },
+  );
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^mcp-oauth-guard: configuration error: MCP_AUTH_JWKS_URI \(--jwks-uri\): "notaurl" is not an absolute URL/);
+  assert.equal(stderr.trim().split('\n').length, 1);
+});
