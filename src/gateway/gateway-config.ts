@@ -51,6 +51,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_CHALLENGE_SCOPES', flag: '--challenge-scopes', value: '<list>', description: 'Scopes the 401 challenge asks a new client for (what to request first), e.g. notes:read.', defaultValue: "the policy's requiredScopes" },
   { env: 'MCP_AUTH_AUDIENCE', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
   { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata.', defaultValue: 'the issuer' },
   { env: 'MCP_AUTH_JWKS_URI', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
