@@ -328,7 +328,7 @@ describe('sdkStreamableHttpHandler options and bounds', () => {
     );
   });
 
-  test('per-caller and total session limits close the least recently used; idle sessions expire; refusals are reported', async () => {
+  test('per-caller and total session limits close the least recently used; refusals are reported', async () => {
     const { mcpOAuthGuard } = await import('../../src/index.js');
     const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
     const { NotesStore, notesPolicy } = await import('../../examples/notes-server.js');
@@ -340,7 +340,8 @@ describe('sdkStreamableHttpHandler options and bounds', () => {
       stateful: true,
       maxSessions: 3,
       maxSessionsPerCaller: 2,
-      sessionIdleTimeoutMs: 300,
+      // No idle expiry here (see the next test): only the limits close sessions.
+      sessionIdleTimeoutMs: 0,
       onSessionRefused: (e) => refused.push(e),
     });
     const app = express();
@@ -375,15 +376,51 @@ describe('sdkStreamableHttpHandler options and bounds', () => {
           ['session_owner_mismatch', 'bob'],
         ],
       );
-      // Idle expiry: after the timeout with nothing in flight every session is gone.
-      await new Promise((r) => setTimeout(r, 700));
-      assert.equal(handler.sessionCount, 0);
-      assert.equal((await post(running, b, toolsList, b1)).status, 404);
-      assert.equal((await post(running, b, toolsList, b2)).status, 404);
+      assert.equal((await post(running, b, toolsList, b1)).status, 200, 'sessions within the limits stay open');
+      assert.equal((await post(running, b, toolsList, b2)).status, 200);
     } finally {
       await handler.close();
       http.closeAllConnections();
       await new Promise((r) => http.close(r));
+    }
+  });
+
+  // Waits on the sessions' close, not on the clock: with idle expiry broken the test times out.
+  test('idle sessions with nothing in flight are closed, and then refused as unknown', { timeout: 10_000 }, async (t) => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const store = new NotesStore();
+    const refused: SessionRefusedEvent[] = [];
+    let closed = 0;
+    let markAllClosed!: () => void;
+    const allClosed = new Promise<void>((resolve) => (markAllClosed = resolve));
+    const handler = sdkStreamableHttpHandler({
+      createServer: () => {
+        const server = createSdkNotesServer(store);
+        server.server.onclose = () => {
+          if (++closed === 2) markAllClosed();
+        };
+        return server;
+      },
+      stateful: true,
+      sessionIdleTimeoutMs: 1,
+      onSessionRefused: (e) => refused.push(e),
+    });
+    const { running, close } = await startWith(handler);
+    try {
+      const b = await token(running, 'notes:read', 'bob');
+      const open = async () => (await post(running, b, initialize())).headers['mcp-session-id'] as string;
+      const b1 = await open();
+      const b2 = await open();
+      assert.ok(b1 && b2 && b1 !== b2);
+      // On the test's timeout, stop waiting so that `finally` releases the servers.
+      await Promise.race([allClosed, new Promise((_, reject) => t.signal.addEventListener('abort', () => reject(new Error('idle sessions were not closed')), { once: true }))]);
+      assert.equal(handler.sessionCount, 0);
+      assert.equal((await post(running, b, toolsList, b1)).status, 404);
+      assert.equal((await post(running, b, toolsList, b2)).status, 404);
+      assert.deepEqual(refused.map((e) => [e.reason, e.subject]), [['session_unknown', 'bob'], ['session_unknown', 'bob']]);
+    } finally {
+      await close();
     }
   });
 });
@@ -459,7 +496,7 @@ describe('SDK server: credentials never reach tools', () => {
 });
 
 describe('SDK server, stateful with an event store', () => {
-  test('a Last-Event-ID replay of tools/list is filtered for the caller like the live answer', async () => {
+  test('a Last-Event-ID replay of tools/list is filtered for the caller like the live answer', { timeout: 10_000 }, async () => {
     const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
     const { NotesStore } = await import('../../examples/notes-server.js');
     const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
@@ -498,8 +535,7 @@ describe('SDK server, stateful with an event store', () => {
       const decoder = new TextDecoder();
       let text = '';
       let replayed: any;
-      const deadline = Date.now() + 5000;
-      while (!replayed && Date.now() < deadline) {
+      while (!replayed) {
         const { done, value } = await reader.read();
         if (done) break;
         text += decoder.decode(value, { stream: true });
@@ -516,29 +552,51 @@ describe('SDK server, stateful with an event store', () => {
 });
 
 describe('SDK server, session limits under concurrency', () => {
-  test('200 concurrent initialize calls of one caller leave at most maxSessionsPerCaller sessions', async () => {
+  test('200 concurrent initialize calls of one caller leave at most maxSessionsPerCaller sessions', { timeout: 30_000 }, async () => {
     const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
     const { NotesStore } = await import('../../examples/notes-server.js');
     const store = new NotesStore();
+    // No session is registered until every initialize has either reached createServer or been answered,
+    // so all 200 are in flight at once.
+    const total = 200;
+    let creating = 0;
+    let answeredEarly = 0;
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const checkGate = () => {
+      if (creating + answeredEarly === total) openGate();
+    };
     const handler = sdkStreamableHttpHandler({
       stateful: true,
       maxSessionsPerCaller: 4,
-      // Slow enough that every initialize is in flight before any session is registered.
       createServer: async () => {
-        await new Promise((r) => setTimeout(r, 20));
+        creating++;
+        checkGate();
+        await gate;
         return createSdkNotesServer(store);
       },
     });
     const { running, close } = await startWith(handler);
     try {
       const t = await token(running, 'notes:read', 'kim');
-      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => post(running, t, initialize(i))));
+      const answers = await Promise.all(
+        Array.from({ length: total }, (_, i) =>
+          post(running, t, initialize(i)).then((answer) => {
+            if (answer.status !== 200) {
+              answeredEarly++;
+              checkGate();
+            }
+            return answer;
+          }),
+        ),
+      );
       const statuses = answers.map((a) => a.status);
       assert.ok(statuses.every((s) => s === 200 || s === 429), String([...new Set(statuses)]));
-      assert.ok(statuses.includes(200));
+      assert.equal(creating, 4, 'only maxSessionsPerCaller sessions were being opened at once');
+      assert.equal(statuses.filter((s) => s === 200).length, 4);
       const refused = answers.find((a) => a.status === 429);
-      if (refused) assert.equal(refused.json.error.code, -32000);
-      assert.ok(handler.sessionCount <= 4, `sessions: ${handler.sessionCount}`);
+      assert.equal(refused?.json.error.code, -32000);
+      assert.equal(handler.sessionCount, 4);
     } finally {
       await close();
     }
