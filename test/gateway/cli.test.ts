@@ -113,8 +113,16 @@ describe('mcp-oauth-guard CLI', () => {
     children.push(child);
     let stdout = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    const deadline = Date.now() + 15_000;
-    while (!stdout.includes('"event":"listening"') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+    // Until the CLI says it listens, or exits (then the parse below fails with what it printed).
+    await new Promise<void>((resolveWait) => {
+      const check = () => {
+        if (!stdout.includes('"event":"listening"')) return;
+        child.stdout!.off('data', check);
+        resolveWait();
+      };
+      child.stdout!.on('data', check);
+      child.once('exit', () => resolveWait());
+    });
     const started = JSON.parse(stdout.split('\n')[0]!) as { event: string; url: string; resource: string };
     assert.equal(started.event, 'listening');
     assert.equal(started.resource, `${started.url}/mcp`, 'the default resource names the real port');
