@@ -27,6 +27,11 @@ export interface McpOAuthGuardOptions extends GuardOptions {
   settingNames?: SettingNames;
 }
 
+/** The part of Express's Router runtime the guard calls (not in its published types). */
+interface RouterHandle {
+  handle(req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void;
+}
+
 /** The router returned by {@link mcpOAuthGuard}, with the guard it uses (`guard.ready()` runs discovery now). */
 export type McpOAuthGuardRouter = Router & { readonly guard: Guard };
 
@@ -286,33 +291,46 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
     res.writeHead(204, { Allow: allowHeader }).end();
   }
 
-  const router = Router();
-  router.use((req: Req, res, next) => {
+  /** Serves the guard's own paths; returns false for anything else. */
+  function serve(req: Req, res: ServerResponse): boolean {
     const path = (req as { path?: string }).path ?? '/';
     if (path === endpointPath || path === endpointPathSlash) {
       switch (req.method) {
         case 'POST':
           void handlePost(req, res);
-          return;
+          return true;
         case 'GET':
         case 'DELETE':
           void handleGetOrDelete(req, res);
-          return;
+          return true;
         case 'OPTIONS':
           handleEndpointOptions(req, res);
-          return;
+          return true;
         default:
           deny(req, res, new RequestRejectedError('Method not allowed', { status: 405, reason: 'method_not_allowed', jsonRpcCode: -32600, headers: { Allow: allowHeader } }), null);
-          return;
+          return true;
       }
     }
     if (metadataPaths.has(path)) {
       serveMetadata(req, res);
-      return;
+      return true;
     }
-    next();
+    return false;
+  }
+
+  // A real Express Router (use/get/handle work as usual, and routes added to it run after the guard's),
+  // but requests for the guard's own paths are served without the router's layer dispatch: a nested
+  // router level measured about 5% of the cost of a request with a cached token.
+  const base = Router();
+  base.use((req: Req, res, next) => {
+    if (!serve(req, res)) next();
   });
-  return Object.assign(router, { guard });
+  const router = function mcpOAuthGuardRouter(req: Req, res: ServerResponse, next: (error?: unknown) => void): void {
+    if (!serve(req, res)) (router as unknown as RouterHandle).handle(req, res, next);
+  };
+  Object.setPrototypeOf(router, Object.getPrototypeOf(base));
+  Object.assign(router, base, { guard });
+  return router as unknown as McpOAuthGuardRouter;
 }
 
 /**
