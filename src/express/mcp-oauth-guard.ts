@@ -136,13 +136,14 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
       }
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
-      const { protocolVersion, requiredScopes } = guard.authorize(msg, auth, req.headers);
+      const { protocolVersion, requiredScopes } = guard.authorize(msg, auth, mirroredHeaders(req));
       guard.report('allow', 'allowed', 200, { httpMethod: 'POST', message: msg, auth, requiredScopes });
       req.auth = auth;
       if (isHttpHandler(handler)) {
         req.body = msg;
-        if ('id' in msg && 'method' in msg && guard.policy.isListMethod(msg.method)) {
-          // The handler writes its own answer (JSON or SSE): its list result is filtered on the way out.
+        if ('id' in msg && 'method' in msg && (guard.policy.isListMethod(msg.method) || msg.method === 'resources/read')) {
+          // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
+          // restricted resource read is kept out of shared caches.
           const caller = auth;
           filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion));
         }
@@ -374,6 +375,34 @@ function authorizationHeader(req: IncomingMessage): string | string[] | undefine
   }
   if (found === undefined) return undefined;
   return found.length === 1 ? found[0] : found;
+}
+
+/**
+ * The headers the 2026-07-28 mirroring check reads. Node joins a repeated custom header into one
+ * comma-separated string, so `Mcp-Param-Region: eu` twice would look like the single value `eu, us`;
+ * repeated `Mcp-*` headers are therefore found in the raw list and handed on as arrays, which the check
+ * refuses (-32020).
+ */
+function mirroredHeaders(req: IncomingMessage): IncomingMessage['headers'] {
+  const raw = req.rawHeaders;
+  let seen: Set<string> | undefined;
+  let repeated: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length < 5 || (name.charCodeAt(0) | 0x20) !== 0x6d) continue; // not "m…"
+    const lower = name.toLowerCase();
+    if (!lower.startsWith('mcp-')) continue;
+    if ((seen ??= new Set()).has(lower)) (repeated ??= new Set()).add(lower);
+    else seen.add(lower);
+  }
+  if (repeated === undefined) return req.headers;
+  const headers: IncomingMessage['headers'] = { ...req.headers };
+  for (const name of repeated) {
+    const values: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+    headers[name] = values;
+  }
+  return headers;
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {

@@ -269,6 +269,13 @@ describe('mcpOAuthGuard (Express adapter)', () => {
       assert.equal(bad.json.error.code, -32020);
     });
 
+    test('an Mcp-* header sent twice is refused even though Node joins the values', async () => {
+      const res = await postMcp(app.url, modernCall('echo'), readToken, { ...headers('echo'), 'mcp-param-region': ['eu', 'us'] });
+      assert.equal(res.status, 400);
+      assert.equal(res.json.error.code, -32020);
+      assert.match(res.json.error.message, /Mcp-Param-region header sent more than once/);
+    });
+
     test('a missing Mcp-Method gets -32020', async () => {
       const res = await postMcp(app.url, modernCall('echo'), readToken, { 'mcp-protocol-version': '2026-07-28', 'mcp-name': 'echo' });
       assert.equal(res.status, 400);
