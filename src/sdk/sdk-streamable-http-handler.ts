@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   StreamableHTTPServerTransport,
+  type EventStore,
   type StreamableHTTPServerTransportOptions,
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -268,9 +269,12 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const server = await options.createServer();
     let session: Session | undefined;
     const pendingLists = new Map<JsonRpcId, PendingList[]>();
+    // The id is chosen here so the event store can be scoped to this one session.
+    const sessionId = generateId();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       ...transportOptions,
-      sessionIdGenerator: generateId,
+      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId) } : {}),
+      sessionIdGenerator: () => sessionId,
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
@@ -497,4 +501,32 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(name, 'must be an integer ≥ 1');
   return value;
+}
+
+/**
+ * One session's view of a shared event store. The SDK replays whatever stream a `Last-Event-ID` names,
+ * whichever session asks, so with one store for all sessions an event id would work as a bearer
+ * capability for another caller's stream. Here event ids carry the session id, and an id from another
+ * session is unknown: the SDK then answers 400 ("Invalid event ID format") and replays nothing.
+ */
+function scopeEventStore(store: EventStore, sessionId: string): EventStore {
+  const tag = `${sessionId}:`;
+  const own = (eventId: string): string | undefined => (eventId.startsWith(tag) ? eventId.slice(tag.length) : undefined);
+  return {
+    async storeEvent(streamId, message) {
+      return tag + (await store.storeEvent(streamId, message));
+    },
+    async getStreamIdForEventId(eventId) {
+      const inner = own(eventId);
+      if (inner === undefined) return undefined;
+      // A store without this lookup gets no conflict check from the SDK; keep it that way with a name no
+      // live stream uses.
+      return store.getStreamIdForEventId ? store.getStreamIdForEventId(inner) : `${tag}replay`;
+    },
+    async replayEventsAfter(lastEventId, { send }) {
+      const inner = own(lastEventId);
+      if (inner === undefined) throw new Error('event id of another session');
+      return store.replayEventsAfter(inner, { send: (eventId, message) => send(tag + eventId, message) });
+    },
+  };
 }

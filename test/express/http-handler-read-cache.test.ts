@@ -12,7 +12,7 @@ let app: GuardedApp;
 let adminToken: string;
 
 function inner(req: GuardedRequest, res: ServerResponse): void {
-  const message = req.body as { id: number; params: { uri: string } };
+  const message = req.body as unknown as { id: number; params: { uri: string } };
   const result = { contents: [{ uri: message.params.uri, text: 'content' }], cacheScope: 'public', ttlMs: 60_000 };
   if (req.headers['x-answer'] === 'sse') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });

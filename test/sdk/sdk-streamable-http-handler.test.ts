@@ -551,6 +551,47 @@ describe('SDK server, stateful with an event store', () => {
   });
 });
 
+describe('SDK server, stateful with a shared event store', () => {
+  test("a Last-Event-ID from another caller's session replays nothing", { timeout: 10_000 }, async () => {
+    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+    const { NotesStore } = await import('../../examples/notes-server.js');
+    const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      createServer: () => createSdkNotesServer(new NotesStore()),
+      transportOptions: { eventStore: new InMemoryEventStore() },
+    });
+    const { running, close } = await startWith(handler);
+    try {
+      const aliceToken = await token(running, 'notes:admin', 'alice');
+      const aliceSid = (await post(running, aliceToken, initialize())).headers['mcp-session-id'] as string;
+      await post(running, aliceToken, { jsonrpc: '2.0', method: 'notifications/initialized' }, aliceSid);
+      const aliceWho = await post(running, aliceToken, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, aliceSid);
+      const aliceEvent = /^id: (.+)$/m.exec(aliceWho.text)?.[1];
+      assert.ok(aliceEvent, 'the SSE answer carries event ids');
+      assert.ok(aliceEvent.startsWith(`${aliceSid}:`), 'event ids are scoped to the session');
+
+      const bobToken = await token(running, 'notes:read', 'bob');
+      const bobSid = (await post(running, bobToken, initialize())).headers['mcp-session-id'] as string;
+      await post(running, bobToken, { jsonrpc: '2.0', method: 'notifications/initialized' }, bobSid);
+      const stolen = await fetch(running.url, {
+        headers: {
+          authorization: `Bearer ${bobToken}`,
+          accept: 'text/event-stream',
+          'mcp-session-id': bobSid,
+          'mcp-protocol-version': PROTOCOL,
+          'last-event-id': aliceEvent,
+        },
+      });
+      const body = await stolen.text();
+      assert.equal(stolen.status, 400);
+      assert.doesNotMatch(body, /alice/);
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('SDK server, session limits under concurrency', () => {
   test('200 concurrent initialize calls of one caller leave at most maxSessionsPerCaller sessions', { timeout: 30_000 }, async () => {
     const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
