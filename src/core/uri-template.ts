@@ -110,13 +110,17 @@ export interface UriLookup<T> {
  */
 export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): UriLookup<T> {
   const exact = new Map<string, T>();
+  const templateKeys = new Map<string, T>();
   const templates: { matcher: UriTemplateMatcher; value: T; order: number }[] = [];
   let wildcard: T | undefined;
   let order = 0;
   for (const [key, value] of entries) {
     if (key === '*') wildcard = value;
-    else if (isUriTemplate(key)) templates.push({ matcher: compileUriTemplate(key), value, order: order++ });
-    else exact.set(normalizeResourceUri(key) ?? lowercaseScheme(key), value);
+    else if (isUriTemplate(key)) {
+      compileUriTemplate(key); // reports a malformed key as written
+      if (!templateKeys.has(key)) templateKeys.set(key, value);
+      templates.push({ matcher: compileUriTemplate(normalizeTemplateLiterals(key)), value, order: order++ });
+    } else exact.set(normalizeResourceUri(key) ?? lowercaseScheme(key), value);
   }
   templates.sort(
     (a, b) =>
@@ -127,6 +131,9 @@ export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): Ur
   return {
     wildcard,
     find(uri: string): T | undefined {
+      // A template string from resources/templates/list that is itself a policy key.
+      const template = templateKeys.size === 0 ? undefined : templateKeys.get(uri);
+      if (template !== undefined) return template;
       // Look up the URI the way the MCP SDKs resolve it (WHATWG URL serialization), so that no other
       // spelling of a protected resource (" x", dot segments, default port, host case) can select a
       // weaker rule than the resource the server will actually read.
@@ -178,4 +185,25 @@ export function normalizeResourceUri(uri: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+const PLACEHOLDER = /mcpguardvar(\d+)x/g;
+
+/**
+ * A template with its literal parts in the form {@link normalizeResourceUri} gives URIs (scheme and host
+ * lowercased, non-ASCII percent-encoded, default port and dot segments resolved), so that it matches the
+ * resolved URIs it is compared with. Expressions are kept as written; a template whose structure would
+ * change under resolution (an expression dropped by a dot segment, say) is kept as written too.
+ */
+function normalizeTemplateLiterals(template: string): string {
+  const expressions: string[] = [];
+  const withPlaceholders = template.replace(/\{[^}]*\}/g, (expression) => `mcpguardvar${expressions.push(expression) - 1}x`);
+  const resolved = normalizeResourceUri(withPlaceholders);
+  if (resolved === undefined) return template;
+  let restored = 0;
+  const result = resolved.replace(PLACEHOLDER, (_match, index: string) => {
+    restored++;
+    return expressions[Number(index)] ?? '';
+  });
+  return restored === expressions.length ? result : template;
 }

@@ -430,3 +430,24 @@ test('resources/list items are filtered by the same URI resolution', () => {
   );
   assert.deepEqual(result.resources, [{ uri: 'notes://host/other' }]);
 });
+
+test('URI templates match resolved URIs, and template list items match their own key first', () => {
+  const policy = compilePolicy({
+    resources: {
+      'https://Docs.example.com/private/{id}': ['admin'],
+      'notes://x/café/{id}': ['admin'],
+      'notes://x/search{?q}': ['admin'],
+      'notes://x/doc{#section}': ['admin'],
+      '*': ['read'],
+    },
+  });
+  for (const uri of ['https://docs.example.com/private/1', 'notes://x/café/1', 'notes://x/caf%C3%A9/1', 'notes://x/search?q=a']) {
+    assert.deepEqual(policy.requiredScopesFor(readUri(uri), uriReader), ['admin'], uri);
+  }
+  const listed = policy.filterListResult(
+    'resources/templates/list',
+    { resourceTemplates: ['notes://x/search{?q}', 'notes://x/doc{#section}', 'notes://x/café/{id}', 'other://{x}'].map((uriTemplate) => ({ uriTemplate })) },
+    uriReader,
+  );
+  assert.deepEqual(listed.resourceTemplates, [{ uriTemplate: 'other://{x}' }]);
+});
