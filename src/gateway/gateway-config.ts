@@ -47,6 +47,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_IDENTITY_HEADERS', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H>', description: `Send the caller's subject, client id and scopes to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId} and ${DEFAULT_IDENTITY_HEADERS.scopes}. Never the token.`, defaultValue: 'off', bare: true },
   { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
   { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', flag: '--idle-timeout-ms', value: '<ms>', description: 'Time allowed with no bytes from the upstream: before its response headers (then 504) and within a stream (then the stream ends).', defaultValue: '300000' },
+  { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
   { env: 'MCP_AUTH_MAX_SESSIONS', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
@@ -143,6 +144,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const connectTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000);
   const idleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', 1, 86_400_000);
   const maxSessions = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000);
+  const maxSessionsPerCaller = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000);
   const sessionIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
   const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const identityHeaders = parseIdentityHeaders(read(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
@@ -152,6 +154,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(identityHeaders ? { identityHeaders } : {}),
     ...(maxSessions !== undefined ? { maxSessions } : {}),
+    ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
   return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, settings };

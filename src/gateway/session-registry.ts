@@ -15,6 +15,12 @@ export type SessionRefusalReason = 'session_unknown' | 'session_owner_mismatch' 
 export interface SessionRegistryOptions {
   /** Most sessions held; binding one more evicts the least recently used idle one (else the oldest). */
   maxSessions: number;
+  /**
+   * Most sessions one caller (issuer, subject, client) holds; binding one more forgets that caller's own least
+   * recently used session, so no single caller can push everyone else's sessions out. Default: no limit
+   * beyond `maxSessions`.
+   */
+  maxSessionsPerCaller?: number;
   /** A session with no exchange in progress and no use for this long is forgotten, in milliseconds. */
   idleTimeoutMs: number;
   /** Clock, in milliseconds. Default `Date.now`. */
@@ -85,6 +91,7 @@ interface Entry extends BoundSession {
  */
 export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
   const { maxSessions, idleTimeoutMs } = options;
+  const maxPerCaller = options.maxSessionsPerCaller;
   const now = options.now ?? Date.now;
   // Map order is least recently used first: every use moves an entry to the end.
   const sessions = new Map<string, Entry>();
@@ -105,6 +112,18 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
     for (const entry of sessions.values()) {
       if (at - entry.lastSeen < idleTimeoutMs) break;
       if (entry.active <= 0) sessions.delete(entry.id);
+    }
+  }
+
+  /** Forgets the caller's least recently used sessions (idle ones first) until one more fits. */
+  function makeRoomForCaller(owner: string): void {
+    const own: Entry[] = [];
+    for (const entry of sessions.values()) if (entry.owner === owner) own.push(entry);
+    // Map order is recency order (touch re-inserts), so own[0] is the least recently used.
+    while (own.length >= maxPerCaller!) {
+      const at = own.findIndex((entry) => entry.active <= 0);
+      const [victim] = own.splice(at === -1 ? 0 : at, 1);
+      sessions.delete(victim!.id);
     }
   }
 
@@ -183,6 +202,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
       }
       sessions.delete(sessionId);
       sweep();
+      if (maxPerCaller !== undefined) makeRoomForCaller(owner);
       while (sessions.size >= maxSessions) evictOne();
       sessions.set(sessionId, createEntry(sessionId, owner));
       return 'bound';

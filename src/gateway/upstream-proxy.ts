@@ -54,6 +54,11 @@ export interface UpstreamProxyOptions {
    */
   maxSessions?: number;
   /**
+   * Most upstream sessions one caller (issuer, subject, client) holds; one more forgets that caller's own
+   * least recently used session, so one caller cannot push out everyone else's. Default 16.
+   */
+  maxSessionsPerCaller?: number;
+  /**
    * A session with no request or stream in progress and no use for this long is forgotten, in milliseconds;
    * its caller's next request gets 404 and starts a new session. An open GET stream keeps the session in
    * use. Default 3 600 000 (1 hour).
@@ -123,6 +128,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
 const DEFAULT_MAX_SESSIONS = 10_000;
+const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
 const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
 
 /** `result` keys of the four list methods, to recognise a replayed list answer whose request was forgotten. */
@@ -237,6 +243,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const sessions = createSessionRegistry({
     maxSessions: checkTimeout(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
+    maxSessionsPerCaller: checkTimeout(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
     idleTimeoutMs: checkTimeout(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
     ...(options.now ? { now: options.now } : {}),
   });

@@ -56,6 +56,16 @@ describe('createSessionRegistry', () => {
     assert.equal(registry.size, 1, 'binding sweeps expired sessions');
   });
 
+  it('one caller past maxSessionsPerCaller loses its own oldest session, never anyone else\'s', () => {
+    const registry = createSessionRegistry({ maxSessions: 100, maxSessionsPerCaller: 3, idleTimeoutMs: 60_000 });
+    registry.bind('bob-1', BOB);
+    for (let i = 0; i < 50; i++) registry.bind(`alice-${i}`, ALICE);
+    assert.ok('session' in registry.lookup('bob-1', BOB), "another caller's session survives the flood");
+    assert.equal(registry.size, 4);
+    assert.deepEqual(registry.lookup('alice-46', ALICE), { refused: 'session_unknown' });
+    for (const id of ['alice-47', 'alice-48', 'alice-49']) assert.ok('session' in registry.lookup(id, ALICE), id);
+  });
+
   it('evicts the least recently used session at maxSessions, preferring one with nothing in progress', () => {
     const registry = createSessionRegistry({ maxSessions: 2, idleTimeoutMs: 60_000 });
     registry.bind('a', ALICE);
