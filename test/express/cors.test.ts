@@ -1,12 +1,11 @@
 // CORS headers as a browser sees them, over real HTTP: the metadata is open to any origin; the endpoint
 // echoes an allowed origin and lets the browser send the MCP headers.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setEndpointCors, setMetadataCors } from '../../src/express/cors.js';
 import { send } from '../helpers/http-client.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 
 const MCP_REQUEST_HEADERS =
   'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID';
@@ -26,14 +25,9 @@ before(async () => {
     }
     res.writeHead(204).end();
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
 });
-after(() => {
-  server.closeAllConnections();
-  server.close();
-});
+after(() => closeServer(server));
 
 describe('setMetadataCors', () => {
   test('a plain request gets Access-Control-Allow-Origin * and nothing else', async () => {

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { RequestRejectedError } from '../../src/core/errors.js';
 import { readBody } from '../../src/express/read-body.js';
 import { send } from '../helpers/http-client.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 
 const LIMIT = 16;
 
@@ -56,14 +56,9 @@ before(async () => {
       },
     );
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
 });
-after(() => {
-  server.closeAllConnections();
-  server.close();
-});
+after(() => closeServer(server));
 
 function assertTooLarge(outcome: Outcome): void {
   assert.equal(outcome.ok, false);

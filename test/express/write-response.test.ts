@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { GuardHttpResponse } from '../../src/core/create-guard.js';
 import { jsonRpcError, type JsonRpcMessage } from '../../src/core/jsonrpc.js';
 import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from '../../src/express/write-response.js';
 import { send } from '../helpers/http-client.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 
 let server: Server;
 let base: string;
@@ -52,14 +52,9 @@ before(async () => {
       }
     }
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
 });
-after(() => {
-  server.closeAllConnections();
-  server.close();
-});
+after(() => closeServer(server));
 
 describe('writeJson', () => {
   test('Content-Length is the byte length of the multibyte body, not its character count', async () => {
