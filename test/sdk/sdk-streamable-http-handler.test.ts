@@ -495,18 +495,24 @@ describe('SDK server: credentials never reach tools', () => {
   }
 });
 
-describe('SDK server, stateful with an event store', () => {
-  test('a Last-Event-ID replay of tools/list is filtered for the caller like the live answer', { timeout: 10_000 }, async () => {
-    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
-    const { NotesStore } = await import('../../examples/notes-server.js');
-    const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
-    const store = new NotesStore();
-    const handler = sdkStreamableHttpHandler({
+/** A stateful notes server whose sessions all share one SDK in-memory event store (resumable streams). */
+async function startWithSharedEventStore() {
+  const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
+  const { NotesStore } = await import('../../examples/notes-server.js');
+  const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
+  const store = new NotesStore();
+  return startWith(
+    sdkStreamableHttpHandler({
       stateful: true,
       createServer: () => createSdkNotesServer(store),
       transportOptions: { eventStore: new InMemoryEventStore() },
-    });
-    const { running, close } = await startWith(handler);
+    }),
+  );
+}
+
+describe('SDK server, stateful with an event store', () => {
+  test('a Last-Event-ID replay of tools/list is filtered for the caller like the live answer', { timeout: 10_000 }, async () => {
+    const { running, close } = await startWithSharedEventStore();
     try {
       const readToken = await token(running, 'notes:read', 'judy');
       const init = await post(running, readToken, initialize());
@@ -553,15 +559,7 @@ describe('SDK server, stateful with an event store', () => {
 
 describe('SDK server, stateful with a shared event store', () => {
   test("a Last-Event-ID from another caller's session replays nothing", { timeout: 10_000 }, async () => {
-    const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
-    const { NotesStore } = await import('../../examples/notes-server.js');
-    const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
-    const handler = sdkStreamableHttpHandler({
-      stateful: true,
-      createServer: () => createSdkNotesServer(new NotesStore()),
-      transportOptions: { eventStore: new InMemoryEventStore() },
-    });
-    const { running, close } = await startWith(handler);
+    const { running, close } = await startWithSharedEventStore();
     try {
       const aliceToken = await token(running, 'notes:admin', 'alice');
       const aliceSid = (await post(running, aliceToken, initialize())).headers['mcp-session-id'] as string;
