@@ -53,3 +53,19 @@ export function postMcp(url: string, message: unknown, token?: string, headers: 
     body: typeof message === 'string' ? message : JSON.stringify(message),
   });
 }
+
+/** The JSON-RPC messages of an answer: the JSON body, or the data of each SSE event. */
+export function messages(answer: HttpAnswer): any[] {
+  const type = String(answer.headers['content-type'] ?? '');
+  if (type.startsWith('application/json')) return [answer.json];
+  if (!type.startsWith('text/event-stream')) return [];
+  const out: any[] = [];
+  for (const block of answer.text.replace(/\r\n?/g, '\n').split('\n\n')) {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart());
+    if (data.length && data.join('') !== '') out.push(JSON.parse(data.join('\n')));
+  }
+  return out;
+}

@@ -10,7 +10,8 @@ import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/
 import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
 import type { AuthInfo } from '../../src/core/auth-info.js';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { send, type HttpAnswer } from '../helpers/http-client.js';
+import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
+import { SequentialEventStore } from '../helpers/sequential-event-store.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const PROTOCOL = '2025-11-25';
@@ -43,21 +44,6 @@ async function startServer(stateful: boolean, json: boolean): Promise<RunningSdk
 const token = (server: RunningSdkNotesServer, scope: string, sub = 'alice', clientId?: string) =>
   as.issueAccessToken({ resource: server.url, scope, sub, ...(clientId ? { clientId } : {}) });
 
-/** The JSON-RPC messages of an answer: the JSON body, or the data of each SSE event. */
-function messages(answer: HttpAnswer): any[] {
-  const type = String(answer.headers['content-type'] ?? '');
-  if (type.startsWith('application/json')) return [answer.json];
-  if (!type.startsWith('text/event-stream')) return [];
-  const out: any[] = [];
-  for (const block of answer.text.replace(/\r\n?/g, '\n').split('\n\n')) {
-    const data = block
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).trimStart());
-    if (data.length && data.join('') !== '') out.push(JSON.parse(data.join('\n')));
-  }
-  return out;
-}
 
 function post(server: RunningSdkNotesServer, accessToken: string, body: unknown, sessionId?: string): Promise<HttpAnswer> {
   const headers: Record<string, string> = {
@@ -495,17 +481,16 @@ describe('SDK server: credentials never reach tools', () => {
   }
 });
 
-/** A stateful notes server whose sessions all share one SDK in-memory event store (resumable streams). */
+/** A stateful notes server whose sessions all share one event store (resumable streams). */
 async function startWithSharedEventStore() {
   const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
   const { NotesStore } = await import('../../examples/notes-server.js');
-  const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
   const store = new NotesStore();
   return startWith(
     sdkStreamableHttpHandler({
       stateful: true,
       createServer: () => createSdkNotesServer(store),
-      transportOptions: { eventStore: new InMemoryEventStore() },
+      transportOptions: { eventStore: new SequentialEventStore() },
     }),
   );
 }

@@ -11,7 +11,7 @@ import { startAuthorizationServer, type AuthorizationServer } from '../../exampl
 import { createSdk2NotesServer, startSdk2NotesServer, type RunningSdk2NotesServer, type Sdk2NotesServerOptions } from '../../examples/sdk2-server.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { sdk2McpHandler } from '../../src/sdk/sdk2.js';
-import { send, type HttpAnswer } from '../helpers/http-client.js';
+import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const LEGACY = '2025-11-25';
@@ -77,21 +77,6 @@ async function startServer(options: Partial<Sdk2NotesServerOptions> = {}): Promi
 
 const token = (server: RunningSdk2NotesServer, scope: string, sub = 'alice') => as.issueAccessToken({ resource: server.url, scope, sub });
 
-/** The JSON-RPC messages of an answer: the JSON body, or the data of each SSE event. */
-function messages(answer: HttpAnswer): any[] {
-  const type = String(answer.headers['content-type'] ?? '');
-  if (type.startsWith('application/json')) return [answer.json];
-  if (!type.startsWith('text/event-stream')) return [];
-  const out: any[] = [];
-  for (const block of answer.text.replace(/\r\n?/g, '\n').split('\n\n')) {
-    const data = block
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).trimStart());
-    if (data.length && data.join('') !== '') out.push(JSON.parse(data.join('\n')));
-  }
-  return out;
-}
 
 const answerTo = (answer: HttpAnswer, id: number) => messages(answer).find((m) => m.id === id);
 
