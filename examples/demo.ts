@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from './authorization-server.js';
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../test/fixtures/authorization-server.js';
 import { McpOAuthClient, formatTranscriptEvent, type AuthorizationMode } from './pkce-client.js';
 
 const HOST = '127.0.0.1';

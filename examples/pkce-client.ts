@@ -30,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
-import { DEMO_PASSWORD, DEMO_USERNAME } from './authorization-server.js';
+import { DEMO_PASSWORD, DEMO_USERNAME } from '../test/fixtures/authorization-server.js';
 import { authorizeAsHeadlessUser, createCookieJar, type CookieJar } from './headless-user.js';
 import { findBearerChallenge } from './www-authenticate-parse.js';
 

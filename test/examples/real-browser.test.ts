@@ -19,7 +19,7 @@ import {
   DEMO_USERNAME,
   startAuthorizationServer,
   type AuthorizationServer,
-} from '../../examples/authorization-server.js';
+} from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpOAuthClient, type TranscriptEvent } from '../../examples/pkce-client.js';
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 

@@ -1,7 +1,7 @@
 // The notes example behind the guard, against a real oidc-provider issuing RFC 8707 JWT access tokens.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
 

@@ -11,9 +11,9 @@ import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.j
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
-import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer, type AuthorizationServer } from '../../examples/authorization-server.js';
+import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import { HeadlessOAuthClientProvider } from '../../examples/sdk-oauth-provider.js';
+import { HeadlessOAuthClientProvider } from '../fixtures/sdk-oauth-provider.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 
