@@ -6,6 +6,7 @@ import type { AuthInfo } from './auth-info.js';
 import { ConfigurationError, InsufficientScopeError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 import { compileScopeHierarchy, type ScopeExpander } from './scope-hierarchy.js';
 import { compileUriLookup, compileUriTemplate, isUriTemplate, type UriLookup } from './uri-template.js';
 
@@ -359,7 +360,7 @@ export function compilePolicy(
       const complete = result.resultType === undefined || result.resultType === 'complete';
       if (Array.isArray(items)) filtered[spec.resultKey] = filterItems(spec, items, auth);
       else if (complete) filtered[spec.resultKey] = [];
-      if (complete && hasCacheHints(protocolVersion ?? readProtocolVersion(message))) {
+      if (complete && isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message))) {
         filtered.cacheScope = 'private';
         // 2026-07-28 results carry a required resultType; a list that reaches here is complete.
         if (result.resultType === undefined) filtered.resultType = 'complete';
@@ -415,10 +416,6 @@ const POLICY_KEYS: readonly string[] = [
   'resources',
   'scopeHierarchy',
 ];
-/** The MCP request field holding the protocol revision (2026-07-28 `basic/index`, `_meta`). */
-const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
-/** First revision with `cacheScope`/`ttlMs` (`server/utilities/caching`). */
-const CACHE_HINTS_SINCE = '2026-07-28';
 
 type RuleFunction = (auth: AuthInfo, message: JsonRpcMessage) => readonly string[];
 
@@ -584,21 +581,7 @@ function syntheticRequest(method: string, param: string, value: unknown): JsonRp
   return { jsonrpc: '2.0', id: 0, method, params: { [param]: value } };
 }
 
-function readProtocolVersion(message: JsonRpcMessage | undefined): string | undefined {
-  if (message === undefined) return undefined;
-  const meta = asRecord(asRecord((message as { params?: unknown }).params)?._meta);
-  const version = meta?.[PROTOCOL_VERSION_META];
-  return typeof version === 'string' ? version : undefined;
-}
 
-/**
- * Revisions are dates (`YYYY-MM-DD`), so they compare as strings. A non-date value (a draft name) is taken
- * as newer: marking a list private is always safe, sharing it never is.
- */
-function hasCacheHints(version: string | undefined): boolean {
-  if (version === undefined || version === '') return false;
-  return !/^\d{4}-\d{2}-\d{2}$/.test(version) || version >= CACHE_HINTS_SINCE;
-}
 
 function describeTarget(message: JsonRpcMessage | undefined): string {
   const method = (message as { method?: unknown } | undefined)?.method;

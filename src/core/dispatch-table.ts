@@ -1,6 +1,6 @@
 import type { HandlerContext, McpMessageHandler } from './handler.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcMessage, type JsonRpcResponse } from './jsonrpc.js';
-import { HEADER_MIRRORING_PROTOCOL_VERSION } from './mcp-request-headers.js';
+import { isStatelessRevision } from './protocol-version.js';
 
 /**
  * One method of a dispatch table: gets `params` (or `{}`) and the context, returns the JSON-RPC
@@ -51,7 +51,7 @@ export function dispatchTable(table: Readonly<Record<string, MethodHandler>>): M
     try {
       const result: Record<string, unknown> = (await fn(message.params ?? {}, context)) ?? {};
       // 2026-07-28: every result carries resultType; a method handler's result is a complete one.
-      const modern = context.protocolVersion !== undefined && context.protocolVersion >= HEADER_MIRRORING_PROTOCOL_VERSION;
+      const modern = isStatelessRevision(context.protocolVersion);
       return { jsonrpc: '2.0', id, result: modern && result.resultType === undefined ? { resultType: 'complete', ...result } : result };
     } catch (error) {
       if (error instanceof JsonRpcMethodError) return jsonRpcError(id, error.code, error.message, error.data);

@@ -73,3 +73,13 @@ export function jsonRpcError(id: JsonRpcId | null, code: number, message: string
   if (data !== undefined) error.data = data;
   return { jsonrpc: '2.0', id, error };
 }
+
+/**
+ * The id of a JSON-RPC request, for the answer to it: `null` for notifications, responses and anything
+ * that is not a message (JSON-RPC 2.0 §5: an error about an unidentifiable request carries `null`).
+ */
+export function requestIdOf(message: unknown): JsonRpcId | null {
+  if (typeof message !== 'object' || message === null || !('method' in message)) return null;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}

@@ -1,11 +1,6 @@
 import { RequestRejectedError } from './errors.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
-
-/** The first protocol revision that mirrors body fields into headers (stateless Streamable HTTP). */
-export const HEADER_MIRRORING_PROTOCOL_VERSION = '2026-07-28';
-
-/** `_meta` key carrying the protocol version in 2026-07-28 request bodies. */
-export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+import { bodyProtocolVersion, isStatelessRevision, PROTOCOL_VERSION_META_KEY } from './protocol-version.js';
 
 /** Methods whose target is mirrored in `Mcp-Name`, and the params field it mirrors. */
 const NAME_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
@@ -49,16 +44,6 @@ export function decodeMirroredHeaderValue(raw: string): string | undefined {
   }
 }
 
-/** The protocol version a message declares in `params._meta`, if any. */
-export function bodyProtocolVersion(message: JsonRpcMessage): string | undefined {
-  const params = (message as { params?: unknown }).params;
-  if (typeof params !== 'object' || params === null) return undefined;
-  const meta = (params as Record<string, unknown>)._meta;
-  if (typeof meta !== 'object' || meta === null) return undefined;
-  const v = (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY];
-  return typeof v === 'string' ? v : undefined;
-}
-
 /** Header values the check needs; the adapter passes them as Node gives them (lowercase names). */
 export type McpRequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -92,7 +77,7 @@ export function checkMcpRequestHeaders(headers: McpRequestHeaders, message: Json
   if (typeof method !== 'string') return version; // a response to a server request: nothing is mirrored
   // Mirroring is required of requests; notifications are checked when they carry the headers.
   const isRequest = 'id' in message;
-  const modern = version !== undefined && version >= HEADER_MIRRORING_PROTOCOL_VERSION;
+  const modern = isStatelessRevision(version);
   if (modern && headerVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
   if (modern && isRequest && bodyVersion === undefined) {
     throw mismatch(`request body lacks _meta["${PROTOCOL_VERSION_META_KEY}"] matching the MCP-Protocol-Version header`);

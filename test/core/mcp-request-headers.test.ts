@@ -2,14 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RequestRejectedError } from '../../src/core/errors.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import {
-  bodyProtocolVersion,
-  checkMcpRequestHeaders,
-  decodeMirroredHeaderValue,
-  HEADER_MIRRORING_PROTOCOL_VERSION,
-  PROTOCOL_VERSION_META_KEY,
-  type McpRequestHeaders,
-} from '../../src/core/mcp-request-headers.js';
+import { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from '../../src/core/mcp-request-headers.js';
+import { bodyProtocolVersion, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../src/core/protocol-version.js';
 
 const V2026 = '2026-07-28';
 
@@ -33,7 +27,7 @@ function assertMismatch(headers: McpRequestHeaders, message: JsonRpcMessage, exp
 }
 
 test('the first mirroring revision is 2026-07-28', () => {
-  assert.equal(HEADER_MIRRORING_PROTOCOL_VERSION, V2026);
+  assert.equal(STATELESS_PROTOCOL_VERSION, V2026);
   assert.equal(PROTOCOL_VERSION_META_KEY, 'io.modelcontextprotocol/protocolVersion');
 });
 
