@@ -7,8 +7,8 @@ export {
   type HttpHandlerContext,
   type HttpHandlerOptions,
   type McpHttpHandler,
-} from './express/http-handler.js';
-export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './express/fetch-handler.js';
+} from './http/http-handler.js';
+export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './core/create-guard.js';
 export type { GuardOptions } from './core/guard-options.js';
 export { loadOptionsFromEnv, ENV_SETTING_NAMES, ASYMMETRIC_ALGORITHMS } from './core/load-options-from-env.js';
@@ -54,7 +54,7 @@ export { extractBearerToken } from './core/bearer-token.js';
 export { compilePolicy, type CompiledPolicy } from './core/compile-policy.js';
 export { loadPolicyFile } from './core/load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
-export { filterListResponse, type FilterListResponseOptions } from './express/filter-list-response.js';
+export { filterListResponse, type FilterListResponseOptions } from './http/filter-list-response.js';
 export {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,

@@ -49,7 +49,7 @@ export interface RequestLogOptions {
 
 /** The pieces to wire into the gateway: a middleware first in the chain, and the two hooks. */
 export interface RequestLog {
-  /** Express/Connect middleware: starts the entry for a request and writes it when the answer ends. */
+  /** Starts the entry for a request, runs `next` in its context, and writes the entry when the answer ends (Connect-shaped). */
   middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Pass as the guard's `onDecision`. */
   onDecision: DecisionHook;

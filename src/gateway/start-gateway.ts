@@ -1,10 +1,12 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import { createGuard, type Guard } from '../core/create-guard.js';
 import type { DecisionEvent } from '../core/decision.js';
 import { ENV_SETTING_NAMES, loadOptionsFromEnv } from '../core/load-options-from-env.js';
-import { mcpOAuthGuard, type McpOAuthGuardRouter } from '../express/mcp-oauth-guard.js';
+import { createRequestPipeline, type RequestPipeline } from '../http/request-pipeline.js';
+import { requestPath } from '../http/request-headers.js';
+import { writeJson } from '../http/write-response.js';
 import { defaultResource, type GatewayConfig } from './gateway-config.js';
 import { createRequestLog } from './request-log.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
@@ -27,8 +29,12 @@ export interface RunningGateway {
   readonly server: Server;
   /** The upstream proxy, for its in-flight count. */
   readonly proxy: UpstreamProxy;
-  /** The guard router in use. */
-  readonly router: McpOAuthGuardRouter;
+  /** The guard in use (`guard.ready()` runs discovery now). */
+  readonly guard: Guard;
+  /** The request pipeline serving the MCP endpoint and the metadata. */
+  readonly pipeline: RequestPipeline;
+  /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
+  readonly router: { readonly guard: Guard };
   /**
    * Graceful shutdown: stops accepting connections, ends standalone GET streams at once (they never
    * finish by themselves; clients reconnect elsewhere), gives other requests in progress up to
@@ -67,7 +73,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const url = `http://${hostInUrl}:${port}`;
 
   // Everything below may still refuse the configuration; then nothing may be left listening.
-  let router: McpOAuthGuardRouter;
+  let pipeline: RequestPipeline;
   let proxy: UpstreamProxy;
   let requestLog: ReturnType<typeof createRequestLog>;
   try {
@@ -82,34 +88,35 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       onSessionRefused: requestLog.onSessionRefused,
     });
     const userHook = guardOptions.onDecision;
-    router = mcpOAuthGuard({
-      ...guardOptions,
-      onDecision: (event: DecisionEvent) => {
-        requestLog.onDecision(event);
-        userHook?.(event);
+    const guard = createGuard(
+      {
+        ...guardOptions,
+        onDecision: (event: DecisionEvent) => {
+          requestLog.onDecision(event);
+          userHook?.(event);
+        },
       },
-      handler: proxy,
-      settingNames: ENV_SETTING_NAMES,
-    });
-
-    const expressApp = express();
-    expressApp.disable('x-powered-by');
-    expressApp.use(requestLog.middleware);
-    expressApp.get('/healthz', (_req, res) => {
-      res.status(shuttingDown ? 503 : 200).json({ status: shuttingDown ? 'stopping' : 'ok' });
-    });
-    expressApp.use(router);
-    expressApp.use((_req, res) => {
-      res.status(404).json({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } });
-    });
-    app = expressApp;
+      ENV_SETTING_NAMES,
+    );
+    pipeline = createRequestPipeline(guard, proxy);
+    const served = pipeline;
+    // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
+    app = (req, res) =>
+      requestLog.middleware(req, res, () => {
+        if (served.serve(req, res)) return;
+        if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+          writeJson(res, shuttingDown ? 503 : 200, { status: shuttingDown ? 'stopping' : 'ok' });
+          return;
+        }
+        writeJson(res, 404, NOT_FOUND);
+      });
   } catch (error) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw error;
   }
 
-  router.guard.ready().catch(() => {
+  pipeline.guard.ready().catch(() => {
     // The error text names URLs only; still, keep the line generic and stable for log alerts.
     warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'authorization server discovery failed; requests get 503 until it succeeds' }));
   });
@@ -132,8 +139,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return closing;
   };
 
-  return { url, resource: router.guard.resource, server, proxy, router, shutdown };
+  const guard = pipeline.guard;
+  return { url, resource: guard.resource, server, proxy, guard, pipeline, router: { guard }, shutdown };
 }
+
+const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

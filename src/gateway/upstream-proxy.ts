@@ -3,8 +3,9 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { isListMethod } from '../core/compile-policy.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
-import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../express/http-handler.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { createEventStreamRewriter, type EventStreamRewriter } from './event-stream-rewriter.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from './session-registry.js';
 
@@ -279,7 +280,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       // Logging must never break serving.
     }
     // One answer for every refusal: whether the session exists, and whose it is, stays unknown to the caller.
-    writeJsonRpcError(res, 404, requestId(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found');
+    writeJsonRpcError(res, 404, requestIdOf(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found');
     return undefined;
   }
 
@@ -295,7 +296,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         headers['content-type'] = 'application/json';
         headers['content-length'] = body.length;
       }
-      const id = requestId(req.body);
+      const id = requestIdOf(req.body);
       let settled = false;
       let isEventStream = false;
       let upstreamReq: ClientRequest | undefined;
@@ -411,8 +412,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           finish({ reason: 'upstream_auth', status: 502, message: 'Bad gateway: the upstream MCP server refused the gateway' });
           return;
         }
-        const contentType = String(incoming.headers['content-type'] ?? '').toLowerCase();
-        isEventStream = contentType.startsWith('text/event-stream');
+        isEventStream = mediaType(incoming.headers['content-type']) === EVENT_STREAM_MEDIA_TYPE;
         const declared = Number(incoming.headers['content-length']);
         if (!isEventStream && Number.isFinite(declared) && declared > maxResponseBytes) {
           finish({ reason: 'upstream_too_large', status: 502, message: 'Bad gateway: the upstream response is too large' });
@@ -605,12 +605,6 @@ function responseHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
     if (value !== undefined) out[name] = value;
   }
   return out;
-}
-
-function requestId(message: unknown): JsonRpcId | null {
-  if (typeof message !== 'object' || message === null || !('method' in message)) return null;
-  const id = (message as { id?: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function writeGatewayError(res: ServerResponse, status: 502 | 504 | number, id: JsonRpcId | null, message: string): void {

@@ -10,9 +10,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { isListMethod } from '../core/compile-policy.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
-import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../express/http-handler.js';
-import { writeJson } from '../express/write-response.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
+import { writeJson } from '../http/write-response.js';
 
 /**
  * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
@@ -207,7 +207,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
 
   async function handleStateful(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const header = req.headers['mcp-session-id'];
-    const id = requestId(req);
+    const id = requestIdOf(req.body);
     if (Array.isArray(header)) {
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: send one Mcp-Session-Id header'));
       return;
@@ -490,11 +490,6 @@ function hideCredentials(req: IncomingMessage): void {
 function isCredentialHeader(name: string): boolean {
   const lower = name.toLowerCase();
   return lower === 'authorization' || lower === 'proxy-authorization' || lower === 'cookie';
-}
-
-function requestId(req: GuardedRequest): JsonRpcId | null {
-  const id = (req.body as { id?: unknown } | undefined)?.id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function positiveInteger(value: number | undefined, fallback: number, name: string): number {

@@ -12,8 +12,8 @@ import {
 import type { AuthInfo } from '../core/auth-info.js';
 import { protectedResourceMetadataUrls } from '../core/canonical-resource.js';
 import { ConfigurationError } from '../core/errors.js';
-import { fetchHandler } from '../express/fetch-handler.js';
-import type { McpHttpHandler } from '../express/http-handler.js';
+import { fetchHandler } from '../http/fetch-handler.js';
+import type { McpHttpHandler } from '../http/http-handler.js';
 
 /**
  * Options of {@link sdk2McpHandler}: a server factory, and the options of the SDK's `createMcpHandler`

@@ -5,7 +5,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import type { AuthInfo } from '../../src/core/auth-info.js';
 import { ConfigurationError } from '../../src/core/errors.js';
-import type { GuardedRequest, JsonRpcMessage } from '../../src/express/http-handler.js';
+import type { GuardedRequest, JsonRpcMessage } from '../../src/http/http-handler.js';
 import {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,

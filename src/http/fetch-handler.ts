@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
 import { writeJson } from './write-response.js';
 
@@ -194,7 +195,7 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
     if (reader) await reader.cancel().catch(() => {});
     return;
   }
-  if (isEventStream(headers['content-type'])) {
+  if (mediaType(headers['content-type']) === EVENT_STREAM_MEDIA_TYPE) {
     // The client should see the stream open even if the first event takes a while.
     res.flushHeaders();
   }
@@ -231,12 +232,6 @@ function toNodeHeaders(from: Headers): OutgoingHttpHeaders {
   const cookies = from.getSetCookie();
   if (cookies.length > 0) out['set-cookie'] = cookies;
   return out;
-}
-
-function isEventStream(contentType: OutgoingHttpHeaders[string]): boolean {
-  if (typeof contentType !== 'string') return false;
-  const semi = contentType.indexOf(';');
-  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'text/event-stream';
 }
 
 /** Resolves when `res` can take more data, or when it is gone (the loop then stops reading). */

@@ -5,7 +5,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import { after, before, describe, test } from 'node:test';
 import type { GuardHttpResponse } from '../../src/core/create-guard.js';
 import { jsonRpcError, type JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from '../../src/express/write-response.js';
+import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from '../../src/http/write-response.js';
 import { send } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { RequestRejectedError } from '../../src/core/errors.js';
-import { readBody } from '../../src/express/read-body.js';
+import { readBody } from '../../src/http/read-body.js';
 import { send } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { mediaType } from '../core/media-type.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {
@@ -404,15 +405,6 @@ export function filterListResponse(
     end: patchedEnd,
     flushHeaders: patchedFlushHeaders,
   });
-}
-
-/** The media type of a Content-Type value, lowercased, without parameters (RFC 9110 §8.3.1). */
-function mediaType(value: unknown): string | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (typeof text !== 'string' && typeof text !== 'number') return undefined;
-  const s = String(text);
-  const semi = s.indexOf(';');
-  return (semi === -1 ? s : s.slice(0, semi)).trim().toLowerCase();
 }
 
 /** A header from `writeHead`'s headers argument (object, or flat `[name, value, …]` array). */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { setEndpointCors, setMetadataCors } from '../../src/express/cors.js';
+import { setEndpointCors, setMetadataCors } from '../../src/http/cors.js';
 import { send } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 

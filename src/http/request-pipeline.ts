@@ -1,0 +1,225 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '../core/auth-info.js';
+import type { Guard } from '../core/create-guard.js';
+import { ConfigurationError, GuardError, RequestRejectedError } from '../core/errors.js';
+import type { McpMessageHandler } from '../core/handler.js';
+import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { abortSignalFor } from './abort-signal.js';
+import { answerWithFunction } from './answer-with-function.js';
+import { setEndpointCors } from './cors.js';
+import { filterListResponse } from './filter-list-response.js';
+import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
+import { readBody } from './read-body.js';
+import { authorizationHeader, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
+import { createMetadataResponder } from './serve-metadata.js';
+import { writeError } from './write-response.js';
+
+/** The MCP server behind the guard: a plain message function, or an HTTP handler that writes its own answer. */
+export type McpHandler = McpMessageHandler | McpHttpHandler;
+
+/**
+ * The guard's request flow on `node:http`, for one guard and one handler. See {@link createRequestPipeline}.
+ */
+export interface RequestPipeline {
+  readonly guard: Guard;
+  /**
+   * Serves `req` when it is for the MCP endpoint (the path of the resource) or the metadata documents, and
+   * returns true; returns false, having written nothing, for any other path.
+   */
+  serve(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+/**
+ * Throws unless `handler` is a function or an {@link McpHttpHandler}; adapters call it before building a guard,
+ * so a missing handler is the error reported.
+ *
+ * @throws ConfigurationError naming `options.handler`.
+ */
+export function checkHandler(handler: unknown): asserts handler is McpHandler {
+  if (typeof handler !== 'function' && !isHttpHandler(handler)) {
+    throw new ConfigurationError(
+      'options.handler',
+      'is required: pass an async function (message, context) => response, or httpHandler(...)/an SDK adapter',
+    );
+  }
+}
+
+type Req = IncomingMessage & { body?: unknown; auth?: AuthInfo };
+
+/**
+ * The one request pipeline every adapter shares (Express, plain `node:http`, the SDK adapters, the
+ * gateway). For a POST to the MCP endpoint, in this order:
+ *
+ * `Origin` check → body read (bounded) → JSON-RPC parse → token (header only) → mirrored headers and
+ * scope policy → handler → filtered response.
+ *
+ * The body is parsed before the token is checked only so that a 401 carries the request's id; a bad body
+ * is still reported after a missing or bad token. GET and DELETE (2025 sessions) go to an
+ * {@link McpHttpHandler} that supports them, after the token and the base scopes; otherwise 405. Every
+ * refusal is a standard answer (status, `WWW-Authenticate`, JSON-RPC error) reported to `onDecision`.
+ *
+ * @example
+ * const pipeline = createRequestPipeline(createGuard(options), handler);
+ * http.createServer((req, res) => { if (!pipeline.serve(req, res)) res.writeHead(404).end(); });
+ * @throws ConfigurationError when `handler` is neither a function nor an {@link McpHttpHandler}.
+ */
+export function createRequestPipeline(guard: Guard, handler: McpHandler): RequestPipeline {
+  checkHandler(handler);
+  const httpHandler = isHttpHandler(handler) ? handler : undefined;
+  const metadataPaths = new Set(guard.metadataPaths);
+  const endpointPath = guard.resourcePath;
+  const endpointPathSlash = endpointPath.endsWith('/') ? endpointPath : `${endpointPath}/`;
+  const maxBodyBytes = guard.options.maxBodyBytes;
+  const serveMetadata = createMetadataResponder(guard);
+  const allowHeader = [
+    'POST',
+    ...(httpHandler && httpHandler.supportsGet !== false ? ['GET'] : []),
+    ...(httpHandler && httpHandler.supportsDelete !== false ? ['DELETE'] : []),
+    'OPTIONS',
+  ].join(', ');
+
+  function deny(req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo): void {
+    const answer = guard.errorResponse(error, id);
+    if (error instanceof GuardError) {
+      guard.report('deny', error.reason, answer.status, {
+        httpMethod: req.method ?? 'POST',
+        message,
+        auth,
+        requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
+      });
+    }
+    writeError(res, answer);
+  }
+
+  function checkOrigin(req: Req, res: ServerResponse): void {
+    const origin = req.headers.origin;
+    guard.checkOrigin(origin);
+    if (origin !== undefined) setEndpointCors(res, origin, false);
+  }
+
+  async function authenticate(req: Req): Promise<AuthInfo> {
+    const pending = guard.authenticate(authorizationHeader(req), req.url ?? '/');
+    // A cached token comes back as the identity itself: no promise, no extra microtask.
+    return pending instanceof Promise ? await pending : pending;
+  }
+
+  function contextFor(res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
+    return {
+      auth,
+      protocolVersion,
+      signal: abortSignalFor(res),
+      filterResponse: (request, response) => guard.filterResponse(request, response, auth, protocolVersion),
+    };
+  }
+
+  async function servePost(req: Req, res: ServerResponse): Promise<void> {
+    let id: JsonRpcId | null = null;
+    let message: JsonRpcMessage | undefined;
+    let auth: AuthInfo | undefined;
+    try {
+      checkOrigin(req, res);
+      const body = await readBody(req, maxBodyBytes);
+      // A body parser that ran before the guard (express.json()) leaves its result; it was JSON.
+      const isJson = mediaType(req.headers['content-type']) === JSON_MEDIA_TYPE || (req.body !== undefined && req.readableEnded);
+      const parsed = isJson ? guard.parseMessage(body) : undefined;
+      if (parsed?.ok) {
+        message = parsed.message;
+        id = requestIdOf(message);
+      } else if (parsed) {
+        id = parsed.id;
+      }
+      auth = await authenticate(req);
+      if (!parsed) {
+        throw new RequestRejectedError('Unsupported Media Type: send the JSON-RPC message as application/json', {
+          status: 415,
+          reason: 'unsupported_media_type',
+          jsonRpcCode: -32600,
+        });
+      }
+      if (!parsed.ok) throw parsed.error;
+      const msg = parsed.message;
+      const { protocolVersion, requiredScopes } = guard.authorize(msg, auth, mirroredHeaders(req));
+      guard.report('allow', 'allowed', 200, { httpMethod: 'POST', message: msg, auth, requiredScopes });
+      req.auth = auth;
+      if (!httpHandler) {
+        await answerWithFunction(guard, handler as McpMessageHandler, { message: msg, id, auth, protocolVersion }, req, res);
+        return;
+      }
+      req.body = msg;
+      const caller = auth;
+      if ('id' in msg && 'method' in msg && (guard.policy.isListMethod(msg.method) || msg.method === 'resources/read')) {
+        // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
+        // restricted resource read is kept out of shared caches.
+        filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion));
+      }
+      await httpHandler.handle(req as GuardedRequest, res, contextFor(res, caller, protocolVersion));
+    } catch (error) {
+      deny(req, res, error, id, message, auth);
+    }
+  }
+
+  async function serveGetOrDelete(req: Req, res: ServerResponse): Promise<void> {
+    let auth: AuthInfo | undefined;
+    try {
+      checkOrigin(req, res);
+      const supported = httpHandler !== undefined && (req.method === 'GET' ? httpHandler.supportsGet !== false : httpHandler.supportsDelete !== false);
+      if (!supported) throw methodNotAllowed(`Method not allowed: ${req.method} is not supported by this MCP endpoint`);
+      auth = await authenticate(req);
+      const requiredScopes = guard.authorizeBase(auth);
+      guard.report('allow', 'allowed', 200, { httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      req.auth = auth;
+      await httpHandler.handle(req as GuardedRequest, res, contextFor(res, auth, firstHeader(req.headers['mcp-protocol-version'])));
+    } catch (error) {
+      deny(req, res, error, null, undefined, auth);
+    }
+  }
+
+  function serveEndpointOptions(req: Req, res: ServerResponse): void {
+    const origin = req.headers.origin;
+    try {
+      guard.checkOrigin(origin);
+    } catch (error) {
+      deny(req, res, error, null);
+      return;
+    }
+    if (origin !== undefined) {
+      const requested = req.headers['access-control-request-headers'];
+      setEndpointCors(res, origin, true, typeof requested === 'string' ? requested : undefined);
+    }
+    res.writeHead(204, { Allow: allowHeader }).end();
+  }
+
+  function methodNotAllowed(text: string): RequestRejectedError {
+    return new RequestRejectedError(text, { status: 405, reason: 'method_not_allowed', jsonRpcCode: -32600, headers: { Allow: allowHeader } });
+  }
+
+  return {
+    guard,
+    serve(req, res) {
+      const path = requestPath(req);
+      if (path === endpointPath || path === endpointPathSlash) {
+        switch (req.method) {
+          case 'POST':
+            void servePost(req, res);
+            return true;
+          case 'GET':
+          case 'DELETE':
+            void serveGetOrDelete(req, res);
+            return true;
+          case 'OPTIONS':
+            serveEndpointOptions(req, res);
+            return true;
+          default:
+            deny(req, res, methodNotAllowed('Method not allowed'), null);
+            return true;
+        }
+      }
+      if (path !== undefined && metadataPaths.has(path)) {
+        serveMetadata(req, res);
+        return true;
+      }
+      return false;
+    },
+  };
+}

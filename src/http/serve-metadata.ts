@@ -1,0 +1,29 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Guard } from '../core/create-guard.js';
+import { jsonRpcError } from '../core/jsonrpc.js';
+import { setMetadataCors } from './cors.js';
+import { writeJson } from './write-response.js';
+
+/**
+ * Serves the protected-resource metadata (RFC 9728 §3): `GET`/`HEAD` with the document, precomputed once
+ * and cacheable for `metadataMaxAgeSeconds`; `OPTIONS` for browser preflights (open CORS, no credentials);
+ * anything else 405.
+ */
+export function createMetadataResponder(guard: Guard): (req: IncomingMessage, res: ServerResponse) => void {
+  const body = Buffer.from(guard.metadataJson);
+  const cacheControl = `public, max-age=${guard.options.metadataMaxAgeSeconds}`;
+  return function serveMetadata(req, res) {
+    if (req.method === 'OPTIONS') {
+      setMetadataCors(res, true);
+      res.writeHead(204).end();
+      return;
+    }
+    setMetadataCors(res, false);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      writeJson(res, 405, jsonRpcError(null, -32600, 'Method not allowed: the metadata is read with GET'), { Allow: 'GET, HEAD, OPTIONS' });
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, 'Cache-Control': cacheControl });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+}
