@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 test('the demo completes by itself, prints each step and only redacted tokens', { timeout: 90_000 }, async () => {
-  const script = fileURLToPath(new URL('../../examples/demo.ts', import.meta.url));
+  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -1,6 +1,6 @@
 // The demo's login and consent pages driven by a real browser (headless Chromium through playwright-core),
 // from the PKCE client's authorization URL to tokens in the client, including a step-up. The scripted
-// headless user (examples/headless-user.ts) only proves the pages work for a form parser; this proves they
+// headless user (examples/demo/headless-user.ts) only proves the pages work for a form parser; this proves they
 // work for the browser a person would use: real form submission, cookies, redirects to the loopback listener.
 //
 // The browser is Debian's `chromium` found on PATH; browsers are never downloaded. .ci/run installs the
@@ -21,7 +21,7 @@ import {
   type AuthorizationServer,
 } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import { McpOAuthClient, type TranscriptEvent } from '../../examples/pkce-client.js';
+import { McpOAuthClient, type TranscriptEvent } from '../../examples/demo/pkce-client.js';
 
 /**
  * Flags from the issue: headless without a GPU or sandbox (containers), and nothing that phones home or

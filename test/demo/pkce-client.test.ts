@@ -15,8 +15,8 @@ import {
   redactToken,
   runPkceClientFlow,
   type TranscriptEvent,
-} from '../../examples/pkce-client.js';
-import { findBearerChallenge, parseWwwAuthenticate } from '../../examples/www-authenticate-parse.js';
+} from '../../examples/demo/pkce-client.js';
+import { findBearerChallenge, parseWwwAuthenticate } from '../../examples/demo/www-authenticate-parse.js';
 
 describe('WWW-Authenticate parsing', () => {
   it('reads the MCP Bearer challenge', () => {
@@ -264,7 +264,7 @@ describe('PKCE demo client against a stand-in MCP server', () => {
     as.addResource(standIn.url, { scopes: DEMO_SCOPES });
     const opened: string[] = [];
     try {
-      const { authorizeAsHeadlessUser } = await import('../../examples/headless-user.js');
+      const { authorizeAsHeadlessUser } = await import('../../examples/demo/headless-user.js');
       const client = new McpOAuthClient({
         mcpUrl: standIn.url,
         mode: 'browser',

@@ -18,7 +18,7 @@
  *
  * Tokens only ever leave this module redacted ({@link redactToken}).
  *
- * CLI: `tsx examples/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"]
+ * CLI: `tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"]
  * [--client-id <id>] [--call <tool> [--args '<json>']]`.
  *
  * @module
@@ -30,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
-import { DEMO_PASSWORD, DEMO_USERNAME } from '../test/fixtures/authorization-server.js';
+import { DEMO_PASSWORD, DEMO_USERNAME } from '../../test/fixtures/authorization-server.js';
 import { authorizeAsHeadlessUser, createCookieJar, type CookieJar } from './headless-user.js';
 import { findBearerChallenge } from './www-authenticate-parse.js';
 
@@ -709,7 +709,7 @@ async function main(argv: string[]): Promise<void> {
   const callArgs = take('--args');
   const [mcpUrl] = args;
   if (!mcpUrl) {
-    console.error('usage: tsx examples/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"] [--client-id <id>] [--call <tool> [--args \'<json>\']]');
+    console.error('usage: tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"] [--client-id <id>] [--call <tool> [--args \'<json>\']]');
     process.exitCode = 2;
     return;
   }

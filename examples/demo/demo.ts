@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../test/fixtures/authorization-server.js';
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../../test/fixtures/authorization-server.js';
 import { McpOAuthClient, formatTranscriptEvent, type AuthorizationMode } from './pkce-client.js';
 
 const HOST = '127.0.0.1';
@@ -33,7 +33,7 @@ function freePort(): Promise<number> {
 
 /** Starts examples/notes-server.ts as a child process and resolves once it listens. */
 function startNotesServerProcess(issuer: string, port: number): Promise<ChildProcess> {
-  const script = fileURLToPath(new URL('./notes-server.ts', import.meta.url));
+  const script = fileURLToPath(new URL('../notes-server.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, MCP_AUTH_ISSUER: issuer, HOST, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
