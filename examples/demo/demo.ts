@@ -15,7 +15,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../../test/fixtures/authorization-server.js';
-import { McpOAuthClient, formatTranscriptEvent, type AuthorizationMode } from './pkce-client.js';
+import { McpOAuthClient } from './mcp-oauth-client.js';
+import { formatTranscriptEvent } from './transcript.js';
+import type { AuthorizationMode } from './user-sign-in.js';
 
 const HOST = '127.0.0.1';
 const DEMO_TIMEOUT_MS = 120_000;

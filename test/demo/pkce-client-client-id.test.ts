@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import { McpOAuthClient, type TranscriptEvent } from '../../examples/demo/pkce-client.js';
+import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
+import type { TranscriptEvent } from '../../examples/demo/transcript.js';
 
 let as: AuthorizationServer;
 let notes: RunningNotesServer;

@@ -6,16 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import {
-  canonicalResourceUrl,
-  defaultAuthorizationMode,
-  McpHttpError,
-  McpOAuthClient,
-  protectedResourceMetadataCandidates,
-  redactToken,
-  runPkceClientFlow,
-  type TranscriptEvent,
-} from '../../examples/demo/pkce-client.js';
+import { McpHttpError } from '../../examples/demo/mcp-errors.js';
+import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
+import { canonicalResourceUrl, protectedResourceMetadataCandidates } from '../../examples/demo/resource-url.js';
+import { runPkceClientFlow } from '../../examples/demo/run-pkce-client-flow.js';
+import { redactToken, type TranscriptEvent } from '../../examples/demo/transcript.js';
+import { defaultAuthorizationMode } from '../../examples/demo/user-sign-in.js';
 import { findBearerChallenge, parseWwwAuthenticate } from '../../examples/demo/www-authenticate-parse.js';
 
 describe('WWW-Authenticate parsing', () => {

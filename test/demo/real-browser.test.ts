@@ -21,7 +21,8 @@ import {
   type AuthorizationServer,
 } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import { McpOAuthClient, type TranscriptEvent } from '../../examples/demo/pkce-client.js';
+import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
+import type { TranscriptEvent } from '../../examples/demo/transcript.js';
 
 /**
  * Flags from the issue: headless without a GPU or sandbox (containers), and nothing that phones home or
