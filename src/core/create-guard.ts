@@ -11,6 +11,7 @@ import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-he
 import { checkRequestTarget } from './check-request-target.js';
 import { createOriginCheck } from './origin-check.js';
 import { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
+import { createResponseFilter } from './response-filter.js';
 import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
 import type { TokenVerifier } from './token-verifier.js';
@@ -103,6 +104,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   const bareChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;
+  const filterResponse = createResponseFilter(policy);
 
   function challengeFor(error: GuardError): string | undefined {
     if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
@@ -119,19 +121,6 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     });
   }
 
-  /**
-   * A `resources/read` result marked `cacheScope: "public"` may be served by shared caches to any token
-   * (MCP 2026-07-28 caching). When the resource needs more than the base scopes, that would hand it to
-   * callers without them, so such a result is downgraded to `private`.
-   */
-  function keepRestrictedReadPrivate(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo): JsonRpcMessage {
-    if (!('result' in response) || !('id' in request) || response.id !== request.id) return response;
-    const result = response.result as Record<string, unknown> | undefined;
-    if (result?.cacheScope !== 'public') return response;
-    const required = policy.requiredScopesFor(request, auth);
-    if (required.every((s) => policy.requiredScopes.includes(s))) return response;
-    return { ...response, result: { ...result, cacheScope: 'private' } };
-  }
 
   return {
     options: resolved,
@@ -164,16 +153,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       if (!decision.allowed) throw policy.insufficientScopeError(decision, auth, undefined);
       return decision.requiredScopes;
     },
-    filterResponse(request, response, auth, protocolVersion) {
-      const method = (request as { method?: unknown }).method;
-      if (method === 'resources/read') return keepRestrictedReadPrivate(request, response, auth);
-      if (typeof method !== 'string' || !policy.isListMethod(method)) return response;
-      if (!('id' in request) || !('result' in response)) return response;
-      if (response.id !== request.id) return response;
-      const result = response.result;
-      if (typeof result !== 'object' || result === null) return response;
-      return { ...response, result: policy.filterListResult(method, result, auth, request, protocolVersion) };
-    },
+    filterResponse,
     errorResponse(error, id = null) {
       if (error instanceof GuardError) {
         const headers: Record<string, string> = { ...error.headers };

@@ -1,15 +1,15 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { isListMethod } from '../core/compile-policy.js';
+import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { filterJsonText, isFilteredRequest } from '../core/response-filter.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
-import { createEventStreamRewriter, type EventStreamRewriter } from './event-stream-rewriter.js';
-import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from './session-registry.js';
+import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
 
-export type { SessionRefusalReason } from './session-registry.js';
+export type { SessionRefusalReason } from '../core/session-registry.js';
 
 /**
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
@@ -131,14 +131,6 @@ const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
 const DEFAULT_MAX_SESSIONS = 10_000;
 const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
 const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
-
-/** `result` keys of the four list methods, to recognise a replayed list answer whose request was forgotten. */
-const LIST_RESULT_KEYS: ReadonlyArray<readonly [string, string]> = [
-  ['tools', 'tools/list'],
-  ['prompts', 'prompts/list'],
-  ['resources', 'resources/list'],
-  ['resourceTemplates', 'resources/templates/list'],
-];
 
 /**
  * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
@@ -431,7 +423,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             return;
           }
           const resumed = session;
-          rewriter = createEventStreamRewriter((data) => filterReplayed(data, resumed, context), maxResponseBytes);
+          rewriter = createEventStreamRewriter((data) => filterJsonText(data, resumed.requestFor, context.filterResponse), { maxEventBytes: maxResponseBytes });
         }
         const headers = responseHeaders(incoming.headers);
         if (rewriter) delete headers['content-length'];
@@ -450,18 +442,20 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
               return;
             }
           }
-          let out: Buffer | string = chunk;
+          let writable: boolean;
           if (rewriter) {
-            const rewritten = rewriter.push(chunk);
-            if (rewritten === undefined) {
+            const pieces = rewriter.push(chunk);
+            if (pieces === undefined) {
               // An event too large to check must not be passed on unchecked: end the stream here.
               finish({ reason: 'upstream_too_large' });
               return;
             }
-            if (rewritten === '') return;
-            out = rewritten;
+            writable = true;
+            for (const piece of pieces) writable = res.write(piece);
+          } else {
+            writable = res.write(chunk);
           }
-          if (!res.write(out)) {
+          if (!writable) {
             // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
             incoming.pause();
             res.once('drain', () => {
@@ -471,7 +465,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             });
           }
         });
-        incoming.once('end', () => finish(undefined));
+        incoming.once('end', () => {
+          if (rewriter && !settled) for (const piece of rewriter.end()) res.write(piece);
+          finish(undefined);
+        });
         incoming.once('aborted', () => finish({ reason: 'upstream_reset' }));
         incoming.once('error', (error: NodeJS.ErrnoException) => finish({ reason: 'upstream_reset', code: error.code }));
       }
@@ -491,10 +488,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         const issued = headers['mcp-session-id'];
         if (typeof issued === 'string' && issued !== '' && issued !== session?.id) {
           // A token without identity is not bound; its later requests naming the session get 404.
-          if (sessions.bind(issued, context.auth) === 'conflict') return false;
+          if (sessions.bind(issued, context.auth, undefined) === 'conflict') return false;
         }
-        if (session && method === 'POST' && isEventStream && isListRequest(req.body)) {
-          session.recordListRequest(req.body.id, req.body.method);
+        if (session && method === 'POST' && isEventStream && isFilteredRequest(req.body)) {
+          session.recordRequest(req.body);
         }
         return true;
       }
@@ -617,42 +614,4 @@ function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | 
   res.end(text);
 }
 
-function isListRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string } {
-  return message !== undefined && 'method' in message && 'id' in message && isListMethod(message.method);
-}
 
-/**
- * The data of one replayed SSE event with list answers filtered, or undefined to keep it as it was. A list
- * answer is recognised by the id of a list request the gateway forwarded in this session; when older ids were
- * dropped to stay within the bound, by the shape of its result instead (fail closed: better filter a look-alike
- * than pass a list unfiltered).
- */
-function filterReplayed(data: string, session: BoundSession, context: HttpHandlerContext): string | undefined {
-  const first = data.trimStart()[0];
-  if (first !== '{' && first !== '[') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-  let changed = false;
-  const filterOne = (message: unknown): unknown => {
-    if (typeof message !== 'object' || message === null || 'method' in message || !('result' in message)) return message;
-    const { id, result } = message as { id?: unknown; result?: unknown };
-    if ((typeof id !== 'string' && typeof id !== 'number') || typeof result !== 'object' || result === null) return message;
-    const recorded = session.listMethodFor(id);
-    const method = recorded === 'overflowed' ? inferListMethod(result) : recorded;
-    if (method === undefined) return message;
-    const filtered = context.filterResponse({ jsonrpc: '2.0', id, method }, message as JsonRpcMessage);
-    if (filtered !== message) changed = true;
-    return filtered;
-  };
-  const out = Array.isArray(parsed) ? parsed.map(filterOne) : filterOne(parsed);
-  return changed ? JSON.stringify(out) : undefined;
-}
-
-function inferListMethod(result: object): string | undefined {
-  for (const [key, method] of LIST_RESULT_KEYS) if (Array.isArray((result as Record<string, unknown>)[key])) return method;
-  return undefined;
-}

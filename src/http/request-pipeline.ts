@@ -5,10 +5,11 @@ import { ConfigurationError, GuardError, RequestRejectedError } from '../core/er
 import type { McpMessageHandler } from '../core/handler.js';
 import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { isFilteredRequest } from '../core/response-filter.js';
 import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
 import { setEndpointCors } from './cors.js';
-import { filterListResponse } from './filter-list-response.js';
+import { filterListResponse } from './filter-written-response.js';
 import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
 import { readBody } from './read-body.js';
 import { authorizationHeader, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
@@ -148,7 +149,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       }
       req.body = msg;
       const caller = auth;
-      if ('id' in msg && 'method' in msg && (guard.policy.isListMethod(msg.method) || msg.method === 'resources/read')) {
+      if (isFilteredRequest(msg)) {
         // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
         // restricted resource read is kept out of shared caches.
         filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion));

@@ -8,8 +8,9 @@ import {
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
-import { isListMethod } from '../core/compile-policy.js';
 import { ConfigurationError } from '../core/errors.js';
+import { isFilteredRequest } from '../core/response-filter.js';
+import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { writeJson } from '../http/write-response.js';
@@ -33,8 +34,7 @@ export type SdkTransportOptions = Omit<
   'sessionIdGenerator' | 'onsessioninitialized' | 'onsessionclosed' | 'enableDnsRebindingProtection' | 'allowedHosts' | 'allowedOrigins'
 >;
 
-/** Why a request naming a session was refused (all are answered 404 `Session not found`). */
-export type SessionRefusalReason = 'session_unknown' | 'session_owner_mismatch';
+export type { SessionRefusalReason } from '../core/session-registry.js';
 
 /** Told to {@link SdkStreamableHttpHandlerOptions.onSessionRefused}. Never carries the token. */
 export interface SessionRefusedEvent {
@@ -92,13 +92,6 @@ export interface SdkStreamableHttpHandler extends McpHttpHandler {
   close(): Promise<void>;
 }
 
-/** Who opened a session: the token's issuer, subject and client. */
-interface Owner {
-  iss: string | undefined;
-  sub: string | undefined;
-  clientId: string;
-}
-
 /** A list request of a session whose response is not sent yet, and the filter of the caller who sent it. */
 interface PendingList {
   readonly id: JsonRpcId;
@@ -106,17 +99,14 @@ interface PendingList {
   readonly filterResponse: HttpHandlerContext['filterResponse'];
 }
 
-interface Session {
-  readonly id: string;
+/** What the adapter keeps with each session in the registry. */
+interface SdkSession {
   readonly transport: StreamableHTTPServerTransport;
-  readonly owner: Owner;
-  /** List requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
+  /** Filtered requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
   readonly pendingLists: Map<JsonRpcId, PendingList[]>;
-  lastSeen: number;
-  /** Requests in flight and open streams; a session with any is not idle. */
-  active: number;
-  closed: boolean;
 }
+
+type Session = BoundSession<SdkSession>;
 
 const DEFAULT_MAX_SESSIONS = 1000;
 const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
@@ -183,11 +173,13 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   }
   const transportOptions: SdkTransportOptions = options.transportOptions ?? {};
   const onSessionRefused = options.onSessionRefused;
-  // Map order is least recently used first: every use moves a session to the end.
-  const sessions = new Map<string, Session>();
-  // Sessions being opened (createServer and connect are awaited before the SDK registers them): counted by
-  // the limits, so concurrent initialize requests cannot each see room for themselves.
-  const opening = new Set<Owner>();
+  const registry = createSessionRegistry<SdkSession>({
+    maxSessions,
+    maxSessionsPerCaller: maxPerCaller,
+    idleTimeoutMs,
+    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it.
+    onForget: (session) => void session.value.transport.close().catch(() => {}),
+  });
   let sweeper: NodeJS.Timeout | undefined;
 
   async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
@@ -220,52 +212,49 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
       return;
     }
-    const session = sessions.get(header);
-    const refusal = session === undefined ? 'session_unknown' : sameOwner(session.owner, context.auth) ? undefined : 'session_owner_mismatch';
-    if (session === undefined || refusal !== undefined) {
-      report(refusal ?? 'session_unknown', header, context.auth, req.method ?? 'POST');
+    const found = registry.lookup(header, context.auth);
+    if ('refused' in found) {
+      report(found.refused, header, context.auth, req.method ?? 'POST');
       writeJson(res, 404, jsonRpcError(id, SESSION_NOT_FOUND, 'Session not found'));
       return;
     }
+    const session = found.session;
     const listEntry = req.method === 'POST' && req.body ? recordListRequest(session, req.body, context) : undefined;
     if (listEntry === false) {
       writeJson(res, 429, jsonRpcError(id, -32000, 'Too many list requests in flight in this session'));
       return;
     }
-    touch(session);
-    session.active++;
+    session.acquire();
     res.once('close', () => {
-      session.active--;
-      session.lastSeen = Date.now();
+      session.release();
       // An error status means the SDK refused the request before dispatching it (wrong protocol version,
       // bad Accept…): no response will ever be sent for it, and a stale entry could later filter another
       // request's response that reuses the id.
-      if (listEntry && res.statusCode >= 400) forgetListRequest(session.pendingLists, listEntry);
+      if (listEntry && res.statusCode >= 400) forgetListRequest(session.value.pendingLists, listEntry);
     });
     hideCredentials(req);
-    await session.transport.handleRequest(req, res, req.body);
+    await session.value.transport.handleRequest(req, res, req.body);
   }
 
   async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
-    const owner: Owner = { iss: auth.extra.iss, sub: auth.extra.sub, clientId: auth.clientId };
-    if (!isIdentified(owner)) {
+    // The slot is taken before the first await and given back in `finally` unless the session got it.
+    const reservation = registry.reserve(auth);
+    if (reservation === 'no_identity') {
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: stateful sessions need an identified caller'));
       return;
     }
-    // The slot is taken before the first await and given back in `finally` unless the session got it.
-    if (!makeRoomFor(owner)) {
+    if (reservation === 'busy') {
       writeJson(res, 429, jsonRpcError(id, -32000, 'Too many sessions being opened; retry later'));
       return;
     }
-    opening.add(owner);
     try {
-      await connectSession(req, res, owner);
+      await connectSession(req, res, auth, reservation);
     } finally {
-      opening.delete(owner);
+      reservation.release();
     }
   }
 
-  async function connectSession(req: GuardedRequest, res: ServerResponse, owner: Owner): Promise<void> {
+  async function connectSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, reservation: SessionReservation<SdkSession>): Promise<void> {
     const server = await options.createServer();
     let session: Session | undefined;
     const pendingLists = new Map<JsonRpcId, PendingList[]>();
@@ -278,9 +267,11 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        session = { id: sessionId, transport, owner, pendingLists, lastSeen: Date.now(), active: 1, closed: false };
-        opening.delete(owner);
-        sessions.set(sessionId, session);
+        if (reservation.bind(sessionId, { transport, pendingLists }) !== 'bound') return;
+        const found = registry.lookup(sessionId, auth);
+        if (!('session' in found)) return;
+        session = found.session;
+        session.acquire();
         startSweeper();
       },
     });
@@ -292,12 +283,12 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     transport.send = (message, sendOptions) => sendUnfiltered(filterOutgoing(pendingLists, message), sendOptions);
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
-      if (session) forget(session);
+      if (session) registry.forget(session.id, false);
+      if (registry.size === 0) stopSweeper();
     };
     res.once('close', () => {
       if (session) {
-        session.active--;
-        session.lastSeen = Date.now();
+        session.release();
       } else {
         // initialize was refused by the transport: nothing will ever use this pair again.
         void transport.close().catch(() => {});
@@ -308,57 +299,12 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     await transport.handleRequest(req, res, req.body);
   }
 
-  function touch(session: Session): void {
-    session.lastSeen = Date.now();
-    sessions.delete(session.id);
-    sessions.set(session.id, session);
-  }
-
-  function forget(session: Session): void {
-    session.closed = true;
-    if (sessions.get(session.id) === session) sessions.delete(session.id);
-    if (sessions.size === 0) stopSweeper();
-  }
-
-  function closeSession(session: Session): void {
-    if (session.closed) return;
-    forget(session);
-    void session.transport.close().catch(() => {});
-  }
-
-  /**
-   * Makes room for one more session of `owner` by closing least recently used sessions, counting sessions
-   * still being opened. False when the room is all taken by sessions being opened (nothing can be closed).
-   * Synchronous on purpose: the caller reserves the slot before anything else can run.
-   */
-  function makeRoomFor(owner: Owner): boolean {
-    let mine = 0;
-    let oldestMine: Session | undefined;
-    for (const s of sessions.values()) {
-      if (!sameOwnerAs(s.owner, owner)) continue;
-      mine++;
-      oldestMine ??= s;
-    }
-    for (const o of opening) if (sameOwnerAs(o, owner)) mine++;
-    if (mine >= maxPerCaller) {
-      if (!oldestMine) return false;
-      closeSession(oldestMine);
-    }
-    while (sessions.size + opening.size >= maxSessions) {
-      if (sessions.size === 0) return false;
-      closeSession(sessions.values().next().value as Session);
-    }
-    return true;
-  }
-
   function startSweeper(): void {
     if (sweeper !== undefined || idleTimeoutMs === 0) return;
     const every = Math.min(60_000, Math.max(10, Math.floor(idleTimeoutMs / 2)));
     sweeper = setInterval(() => {
-      const deadline = Date.now() - idleTimeoutMs;
-      for (const s of [...sessions.values()]) {
-        if (s.active <= 0 && s.lastSeen <= deadline) closeSession(s);
-      }
+      registry.sweep();
+      if (registry.size === 0) stopSweeper();
     }, every);
     sweeper.unref();
   }
@@ -384,34 +330,18 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     supportsGet: stateful,
     supportsDelete: stateful,
     get sessionCount() {
-      return sessions.size;
+      return registry.size;
     },
     handle(req, res, context) {
       return stateful ? handleStateful(req, res, context) : handleStateless(req, res);
     },
     async close() {
       stopSweeper();
-      const all = [...sessions.values()];
-      for (const s of all) forget(s);
-      await Promise.all(all.map((s) => s.transport.close().catch(() => {})));
+      const all = [...registry.sessions()];
+      for (const session of all) registry.forget(session.id, false);
+      await Promise.all(all.map((session) => session.value.transport.close().catch(() => {})));
     },
   };
-}
-
-/**
- * Whether a caller can be told apart from others: a token with neither a subject nor a client id says
- * nothing about who holds it, so two such callers would look like one and could share a session.
- */
-function isIdentified(owner: Owner): boolean {
-  return owner.sub !== undefined || owner.clientId !== '';
-}
-
-function sameOwner(owner: Owner, auth: AuthInfo): boolean {
-  return isIdentified(owner) && owner.clientId === auth.clientId && owner.sub === auth.extra.sub && owner.iss === auth.extra.iss;
-}
-
-function sameOwnerAs(a: Owner, b: Owner): boolean {
-  return isIdentified(a) && a.clientId === b.clientId && a.sub === b.sub && a.iss === b.iss;
 }
 
 /**
@@ -421,14 +351,14 @@ function sameOwnerAs(a: Owner, b: Owner): boolean {
  * be stored unfiltered); undefined when `message` is not a list request.
  */
 function recordListRequest(session: Session, message: JsonRpcMessage, context: HttpHandlerContext): PendingList | false | undefined {
-  if (!('method' in message) || !('id' in message) || !isListMethod(message.method)) return undefined;
+  if (!isFilteredRequest(message)) return undefined;
   let count = 0;
-  for (const list of session.pendingLists.values()) count += list.length;
+  for (const list of session.value.pendingLists.values()) count += list.length;
   if (count >= MAX_PENDING_LISTS) return false;
   const entry: PendingList = { id: message.id, request: message, filterResponse: context.filterResponse };
-  const sameId = session.pendingLists.get(message.id);
+  const sameId = session.value.pendingLists.get(message.id);
   if (sameId) sameId.push(entry);
-  else session.pendingLists.set(message.id, [entry]);
+  else session.value.pendingLists.set(message.id, [entry]);
   return entry;
 }
 

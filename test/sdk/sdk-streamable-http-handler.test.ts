@@ -677,11 +677,15 @@ describe('SDK server, callers without identity', () => {
   }
   const anonymous: AuthInfo = { token: 't', clientId: '', scopes: ['notes:read'], extra: { claims: {}, tokenType: 'jwt' } };
 
-  test('initialize with neither sub nor client id gets 400, and no session is created', async () => {
+  // An empty subject identifies nobody: the same rule as the gateway's (one definition, callerKey).
+  for (const [label, caller] of [
+    ['neither sub nor client id', anonymous],
+    ['an empty sub and no client id', { ...anonymous, extra: { ...anonymous.extra, sub: '' } }],
+  ] as const) test(`initialize with ${label} gets 400, and no session is created`, async () => {
     const { createSdkNotesServer } = await import('../../examples/sdk-server.js');
     const { NotesStore } = await import('../../examples/notes-server.js');
     const handler = sdkStreamableHttpHandler({ stateful: true, createServer: () => createSdkNotesServer(new NotesStore()) });
-    const { url, http } = await serveAs(handler, anonymous);
+    const { url, http } = await serveAs(handler, caller);
     try {
       const answer = await send(url, {
         method: 'POST',

@@ -1,6 +1,8 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
-import { mediaType } from '../core/media-type.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { answering, filterJsonText } from '../core/response-filter.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {
@@ -14,8 +16,6 @@ export interface FilterListResponseOptions {
 }
 
 const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-const LF = 0x0a;
-const CR = 0x0d;
 
 type Mode = 'undecided' | 'pass' | 'json' | 'sse' | 'closed';
 type HeadersArg = OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
@@ -90,14 +90,10 @@ export function filterListResponse(
   let heldChunks: Buffer[] = [];
   let heldBytes = 0;
   let heldEndCallbacks: Array<() => void> = [];
-  // SSE: the event being assembled, and line-scanner state that survives chunk boundaries.
-  let partial: Buffer[] = [];
-  let partialBytes = 0;
-  let lineEmpty = true;
-  let previousWasCr = false;
-  let eventEndedOnCr = false;
-  let lastEventRewritten = false;
-  let matched = false;
+  // SSE: the project's one event-stream parser, stopping after the matching response.
+  let events: EventStreamRewriter | undefined;
+  const lookup = answering(request);
+  const rewriteData = (data: string): string | undefined => filterJsonText(data, lookup, (_request, response) => filter(response));
 
   function restore(): void {
     for (const name of ['writeHead', 'write', 'end', 'flushHeaders'] as const) {
@@ -107,35 +103,13 @@ export function filterListResponse(
     delete (res as unknown as Record<string, unknown>).headersSent;
   }
 
-  function isMatch(value: unknown): value is JsonRpcMessage {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      !('method' in value) &&
-      (value as { id?: unknown }).id === requestId
-    );
-  }
-
-  /** Filters the matching message(s) in a parsed payload; undefined when nothing matched. */
-  function filterPayload(payload: unknown): unknown {
-    if (Array.isArray(payload)) {
-      let hit = false;
-      const out = payload.map((m) => {
-        if (!isMatch(m)) return m;
-        hit = true;
-        return filter(m);
-      });
-      return hit ? out : undefined;
-    }
-    return isMatch(payload) ? filter(payload) : undefined;
-  }
 
   function decide(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
     const type = mediaType(headerValue(headers, 'content-type') ?? res.getHeader('content-type'));
     const encoding = String(headerValue(headers, 'content-encoding') ?? res.getHeader('content-encoding') ?? 'identity')
       .trim()
       .toLowerCase();
-    if (type !== 'application/json' && type !== 'text/event-stream') {
+    if (type !== JSON_MEDIA_TYPE && type !== EVENT_STREAM_MEDIA_TYPE) {
       mode = 'pass';
       restore();
       realWriteHead(...headArgs(status, statusMessage, headers));
@@ -145,7 +119,7 @@ export function filterListResponse(
       failClosed();
       return;
     }
-    if (type === 'application/json') {
+    if (type === JSON_MEDIA_TYPE) {
       mode = 'json';
       heldStatus = status;
       heldMessage = statusMessage;
@@ -156,6 +130,7 @@ export function filterListResponse(
       return;
     }
     mode = 'sse';
+    events = createEventStreamRewriter(rewriteData, { maxEventBytes: maxBuffered, once: true });
     res.removeHeader('content-length');
     realWriteHead(...headArgs(status, statusMessage, withoutHeaders(headers, ['content-length'])));
   }
@@ -184,17 +159,10 @@ export function filterListResponse(
   function finishJson(): void {
     const body = Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
-    let out: Buffer | string = body;
-    let changed = false;
-    try {
-      const filtered = filterPayload(JSON.parse(body.toString('utf8')));
-      if (filtered !== undefined) {
-        out = JSON.stringify(filtered);
-        changed = true;
-      }
-    } catch {
-      // Not JSON: forwarded as written.
-    }
+    // Not JSON, or no matching response: forwarded as written.
+    const filtered = filterJsonText(body.toString('utf8'), lookup, (_request, response) => filter(response));
+    const out: Buffer | string = filtered ?? body;
+    const changed = filtered !== undefined;
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
     const headers = withoutHeaders(heldHeaders, drop) ?? {};
@@ -208,117 +176,16 @@ export function filterListResponse(
     });
   }
 
-  /** Writes one complete SSE event: rewritten if it carries the matching response, else byte for byte. */
-  function emitEvent(bytes: Buffer): void {
-    const rewritten = matched ? undefined : rewriteEvent(bytes);
-    lastEventRewritten = rewritten !== undefined;
-    if (rewritten !== undefined) matched = true;
-    realWrite(rewritten ?? bytes);
-  }
-
-  function rewriteEvent(bytes: Buffer): string | undefined {
-    const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
-    let type = '';
-    const data: string[] = [];
-    for (const line of lines) {
-      if (line === '' || line.startsWith(':')) continue;
-      const { field, value } = splitField(line);
-      if (field === 'event') type = value;
-      else if (field === 'data') data.push(value);
-    }
-    // Clients act only on `message` events (the default type); others carry no JSON-RPC message.
-    if (data.length === 0 || (type !== '' && type !== 'message')) return undefined;
-    const text = data.join('\n');
-    const first = text.trimStart()[0];
-    if (first !== '{' && first !== '[') return undefined;
-    let filtered: unknown;
-    try {
-      filtered = filterPayload(JSON.parse(text));
-    } catch {
-      return undefined;
-    }
-    if (filtered === undefined) return undefined;
-    // Keep the other fields (`id`, `event`, `retry`, comments) in order; one `data` line replaces them all.
-    const out: string[] = [];
-    let dataWritten = false;
-    for (const line of lines) {
-      if (line === '') continue;
-      if (!line.startsWith(':') && splitField(line).field === 'data') {
-        if (!dataWritten) out.push(`data: ${JSON.stringify(filtered)}`);
-        dataWritten = true;
-        continue;
-      }
-      out.push(line);
-    }
-    return `${out.join('\n')}\n\n`;
-  }
-
-  /** Feeds bytes to the SSE scanner; complete events are written at once, the rest is held. */
+  /** Feeds bytes to the event-stream parser and writes what it completed; only the event being assembled is held. */
   function feedSse(buf: Buffer, cb?: Callback): boolean {
-    let i = 0;
-    if (eventEndedOnCr) {
-      // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
-      eventEndedOnCr = false;
-      if (buf.length > 0 && buf[0] === LF) {
-        previousWasCr = false;
-        i = 1;
-        if (!lastEventRewritten) realWrite(buf.subarray(0, 1));
-      }
+    const pieces = events!.push(buf);
+    if (pieces === undefined) {
+      // An event too large to check must not be passed on unchecked.
+      failClosed();
+      if (cb) process.nextTick(cb);
+      return true;
     }
-    let start = i;
-    const n = buf.length;
-    for (; i < n; i++) {
-      const b = buf[i]!;
-      if (b === LF && previousWasCr) {
-        previousWasCr = false;
-        continue;
-      }
-      previousWasCr = b === CR;
-      if (b !== CR && b !== LF) {
-        lineEmpty = false;
-        continue;
-      }
-      if (!lineEmpty) {
-        lineEmpty = true;
-        continue;
-      }
-      // A blank line: the event is complete.
-      let end = i + 1;
-      if (b === CR) {
-        if (end < n) {
-          if (buf[end] === LF) end++;
-          previousWasCr = false;
-        } else {
-          eventEndedOnCr = true;
-        }
-      }
-      const piece = buf.subarray(start, end);
-      const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
-      partial = [];
-      partialBytes = 0;
-      emitEvent(event);
-      start = end;
-      i = end - 1;
-      if (matched) {
-        // Nothing left to rewrite: hand the rest of the stream to `res` directly.
-        const rest = buf.subarray(end);
-        mode = 'pass';
-        restore();
-        if (rest.length > 0) realWrite(rest);
-        if (cb) process.nextTick(cb);
-        return !res.writableNeedDrain;
-      }
-    }
-    if (start < n) {
-      const rest = buf.subarray(start);
-      partial.push(rest);
-      partialBytes += rest.length;
-      if (partialBytes > maxBuffered) {
-        failClosed();
-        if (cb) process.nextTick(cb);
-        return true;
-      }
-    }
+    for (const piece of pieces) realWrite(piece);
     if (cb) process.nextTick(cb);
     return !res.writableNeedDrain;
   }
@@ -369,7 +236,6 @@ export function filterListResponse(
     if (mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
     if (chunk != null) writeBytes(toBuffer(chunk, encoding));
     // Writing the last chunk may have completed the match and handed the stream back to `res`.
-    if ((mode as Mode) === 'pass') return res.end(cb);
     if (mode === 'closed') {
       if (cb) process.nextTick(cb);
       return res;
@@ -381,12 +247,7 @@ export function filterListResponse(
     }
     if (mode === 'sse') {
       // An event cut off by the end of the stream: still rewritten if it is the matching one.
-      if (partialBytes > 0) {
-        const event = Buffer.concat(partial, partialBytes);
-        partial = [];
-        partialBytes = 0;
-        emitEvent(event);
-      }
+      for (const piece of events!.end()) realWrite(piece);
       restore();
       realEnd(undefined, cb);
     }
@@ -455,10 +316,3 @@ function toBuffer(chunk: Chunk, encoding: BufferEncoding | undefined): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
-/** Splits an SSE line into field name and value (one leading space of the value is dropped). */
-function splitField(line: string): { field: string; value: string } {
-  const colon = line.indexOf(':');
-  if (colon === -1) return { field: line, value: '' };
-  const value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1);
-  return { field: line.slice(0, colon), value };
-}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthInfo } from '../../src/core/auth-info.js';
-import { createSessionRegistry } from '../../src/gateway/session-registry.js';
+import { createSessionRegistry } from '../../src/core/session-registry.js';
 
 function caller(sub: string | undefined, clientId = 'client-1', iss = 'https://as.example'): AuthInfo {
   return { token: `t-${sub}`, clientId, scopes: [], extra: { ...(sub !== undefined ? { sub } : {}), iss, claims: {}, tokenType: 'jwt' } };
@@ -94,19 +94,63 @@ describe('createSessionRegistry', () => {
     assert.deepEqual(registry.lookup('s', ALICE), { refused: 'session_unknown' });
   });
 
-  it('remembers list requests by id and type, bounded, and says when older ones were dropped', () => {
+  it('keeps filtered requests by id and type, bounded, and infers the request from the answer once older ones were dropped', () => {
     const registry = createSessionRegistry({ maxSessions: 10, idleTimeoutMs: 60_000 });
     registry.bind('s', ALICE);
     const found = registry.lookup('s', ALICE);
     assert.ok('session' in found);
     const session = found.session;
-    session.recordListRequest(1, 'tools/list');
-    session.recordListRequest('1', 'prompts/list');
-    assert.equal(session.listMethodFor(1), 'tools/list');
-    assert.equal(session.listMethodFor('1'), 'prompts/list');
-    assert.equal(session.listMethodFor(2), undefined);
-    for (let i = 100; i < 400; i++) session.recordListRequest(i, 'resources/list');
-    assert.equal(session.listMethodFor(399), 'resources/list');
-    assert.equal(session.listMethodFor(1), 'overflowed');
+    const list = (id: number | string, method: string) => ({ jsonrpc: '2.0' as const, id, method });
+    const answer = (id: number | string, result: Record<string, unknown>) => ({ jsonrpc: '2.0' as const, id, result });
+    session.recordRequest(list(1, 'tools/list'));
+    session.recordRequest(list('1', 'prompts/list'));
+    session.recordRequest({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a', arguments: { big: 'x'.repeat(1000) } } });
+    assert.equal((session.requestFor(1, answer(1, {})) as { method: string }).method, 'tools/list');
+    assert.equal((session.requestFor('1', answer('1', {})) as { method: string }).method, 'prompts/list');
+    assert.deepEqual(session.requestFor(2, answer(2, {})), { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a' } }, 'only what filtering needs is kept');
+    assert.equal(session.requestFor(3, answer(3, { tools: [] })), undefined);
+    for (let i = 100; i < 400; i++) session.recordRequest(list(i, 'resources/list'));
+    assert.equal((session.requestFor(399, answer(399, {})) as { method: string }).method, 'resources/list');
+    assert.deepEqual(session.requestFor(1, answer(1, { tools: [] })), { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'inferred from the shape');
+    assert.deepEqual(session.requestFor(1, answer(1, { contents: [] })), { jsonrpc: '2.0', id: 1, method: 'resources/read', params: {} });
+    assert.equal(session.requestFor(1, answer(1, { content: [] })), undefined);
+  });
+
+  it('counts sessions being opened: a reservation takes a slot, binds into it, or gives it back', () => {
+    const registry = createSessionRegistry({ maxSessions: 3, maxSessionsPerCaller: 2, idleTimeoutMs: 60_000 });
+    const first = registry.reserve(ALICE);
+    const second = registry.reserve(ALICE);
+    assert.ok(typeof first === 'object' && typeof second === 'object');
+    assert.equal(registry.reserve(ALICE), 'busy', 'both of the caller\'s slots are being opened');
+    assert.equal(first.bind('a1', undefined), 'bound');
+    const third = registry.reserve(ALICE);
+    assert.ok(typeof third === 'object', 'an opened session can make room for the next');
+    assert.deepEqual(registry.lookup('a1', ALICE), { refused: 'session_unknown' });
+    second.release();
+    second.release();
+    third.release();
+    assert.equal(registry.reserve(caller('', '')), 'no_identity');
+    const bob = registry.reserve(BOB);
+    assert.ok(typeof bob === 'object');
+    assert.equal(bob.bind('b1', undefined), 'bound');
+    assert.ok('session' in registry.lookup('b1', BOB));
+  });
+
+  it('tells onForget of every session that leaves: expiry, eviction, forget and clear', () => {
+    let now = 0;
+    const gone: string[] = [];
+    const registry = createSessionRegistry<string>({ maxSessions: 2, idleTimeoutMs: 100, now: () => now, onForget: (s) => gone.push(`${s.id}=${s.value}`) });
+    registry.bind('a', ALICE, 'A');
+    registry.bind('b', BOB, 'B');
+    registry.bind('c', BOB, 'C');
+    assert.deepEqual(gone, ['a=A']);
+    registry.forget('b');
+    registry.forget('c', false);
+    registry.bind('d', ALICE, 'D');
+    now = 100;
+    registry.sweep();
+    registry.bind('e', ALICE, 'E');
+    registry.clear();
+    assert.deepEqual(gone, ['a=A', 'b=B', 'd=D', 'e=E']);
   });
 });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { filterListResponse, type FilterListResponseOptions } from '../../src/http/filter-list-response.js';
+import { filterListResponse, type FilterListResponseOptions } from '../../src/http/filter-written-response.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
 
 const LIST_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };

@@ -1,0 +1,177 @@
+/**
+ * The project's one Server-Sent Events parser (WHATWG HTML §9.2 event stream format: `\n`, `\r\n` or `\r`
+ * line ends, multi-line `data:`, `id:`, `event:`, `retry:`, comments), incremental over byte chunks.
+ * See {@link createEventStreamRewriter}.
+ */
+
+/** Options of {@link createEventStreamRewriter}. */
+export interface EventStreamRewriterOptions {
+  /** Most bytes held for the event being assembled; past it `push` returns `undefined`. */
+  maxEventBytes: number;
+  /**
+   * Stop after the first rewritten event and pass the rest of the stream through unparsed (an answer to
+   * one request has one response). Default false: every event is offered to `rewrite`.
+   */
+  once?: boolean;
+}
+
+/** An incremental rewriter of one event stream. */
+export interface EventStreamRewriter {
+  /**
+   * Feeds bytes; returns what to write now, in order: complete events byte for byte, or rewritten. Only the
+   * event being assembled is held back. `undefined` when that event grew past `maxEventBytes`: it cannot be
+   * checked, so the stream must be ended (fail closed).
+   */
+  push(chunk: Uint8Array): Buffer[] | undefined;
+  /**
+   * The stream ended: an event still unterminated is offered to `rewrite` like any other and returned
+   * (clients discard an incomplete event, but a list in it must still not pass unfiltered).
+   */
+  end(): Buffer[];
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Creates a rewriter for one event stream. For each complete `message` event (the default type) that has
+ * data, `rewrite` gets the data (multi-line data joined with `\n`) and returns the replacement data, which
+ * must be one line (JSON.stringify output is), or `undefined` to keep the event byte for byte. A rewritten
+ * event keeps its other fields (`id`, `event`, `retry`, comments) in order, with `\n` line ends.
+ *
+ * @example
+ * const rewriter = createEventStreamRewriter((data) => data.includes('secret') ? '{}' : undefined, { maxEventBytes: 1 << 20 });
+ * for (const piece of rewriter.push(chunk) ?? []) res.write(piece);
+ */
+export function createEventStreamRewriter(rewrite: (data: string) => string | undefined, options: EventStreamRewriterOptions): EventStreamRewriter {
+  const { maxEventBytes, once = false } = options;
+  let partial: Buffer[] = [];
+  let partialBytes = 0;
+  let lineEmpty = true;
+  let previousWasCr = false;
+  let eventEndedOnCr = false;
+  let lastRewritten = false;
+  let done = false;
+
+  function emit(event: Buffer, out: Buffer[]): void {
+    const replaced = rewriteEvent(event, rewrite);
+    lastRewritten = replaced !== undefined;
+    if (replaced === undefined) {
+      out.push(event);
+      return;
+    }
+    out.push(Buffer.from(replaced));
+    if (once) done = true;
+  }
+
+  return {
+    push(chunk) {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      if (done) return buf.length > 0 ? [buf] : [];
+      const out: Buffer[] = [];
+      let i = 0;
+      if (eventEndedOnCr) {
+        // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
+        eventEndedOnCr = false;
+        if (buf.length > 0 && buf[0] === LF) {
+          previousWasCr = false;
+          i = 1;
+          if (!lastRewritten) out.push(buf.subarray(0, 1));
+        }
+      }
+      let start = i;
+      const n = buf.length;
+      for (; i < n; i++) {
+        const b = buf[i]!;
+        if (b === LF && previousWasCr) {
+          previousWasCr = false;
+          continue;
+        }
+        previousWasCr = b === CR;
+        if (b !== CR && b !== LF) {
+          lineEmpty = false;
+          continue;
+        }
+        if (!lineEmpty) {
+          lineEmpty = true;
+          continue;
+        }
+        // A blank line: the event is complete.
+        let end = i + 1;
+        if (b === CR) {
+          if (end < n) {
+            if (buf[end] === LF) end++;
+            previousWasCr = false;
+          } else {
+            eventEndedOnCr = true;
+          }
+        }
+        const piece = buf.subarray(start, end);
+        const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
+        partial = [];
+        partialBytes = 0;
+        emit(event, out);
+        start = end;
+        i = end - 1;
+        if (done) {
+          if (end < n) out.push(buf.subarray(end));
+          return out;
+        }
+      }
+      if (start < n) {
+        const rest = buf.subarray(start);
+        partial.push(rest);
+        partialBytes += rest.length;
+        if (partialBytes > maxEventBytes) return undefined;
+      }
+      return out;
+    },
+    end() {
+      if (done || partialBytes === 0) return [];
+      const event = Buffer.concat(partial, partialBytes);
+      partial = [];
+      partialBytes = 0;
+      const out: Buffer[] = [];
+      emit(event, out);
+      return out;
+    },
+  };
+}
+
+/** The rewritten event, or undefined when it is no `message` event with data or `rewrite` keeps it. */
+function rewriteEvent(bytes: Buffer, rewrite: (data: string) => string | undefined): string | undefined {
+  const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
+  let type = '';
+  const data: string[] = [];
+  for (const line of lines) {
+    if (line === '' || line.startsWith(':')) continue;
+    const { field, value } = splitField(line);
+    if (field === 'event') type = value;
+    else if (field === 'data') data.push(value);
+  }
+  // Clients act only on `message` events (the default type); others carry no JSON-RPC message.
+  if (data.length === 0 || (type !== '' && type !== 'message')) return undefined;
+  const replacement = rewrite(data.join('\n'));
+  if (replacement === undefined) return undefined;
+  // Keep the other fields in order; one `data` line replaces them all.
+  const out: string[] = [];
+  let dataWritten = false;
+  for (const line of lines) {
+    if (line === '') continue;
+    if (!line.startsWith(':') && splitField(line).field === 'data') {
+      if (!dataWritten) out.push(`data: ${replacement}`);
+      dataWritten = true;
+      continue;
+    }
+    out.push(line);
+  }
+  return `${out.join('\n')}\n\n`;
+}
+
+/** Splits an SSE line into field name and value (one leading space of the value is dropped). */
+function splitField(line: string): { field: string; value: string } {
+  const colon = line.indexOf(':');
+  if (colon === -1) return { field: line, value: '' };
+  const value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1);
+  return { field: line.slice(0, colon), value };
+}

@@ -1,0 +1,61 @@
+// Entry point `mcp-oauth-guard/core`: the framework-free resource server and its building blocks, for
+// adapters to other frameworks and runtimes. Nothing here imports node:http or Express. Re-exports only.
+export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './create-guard.js';
+export type { GuardOptions } from './guard-options.js';
+export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
+export { loadOptionsFromEnv } from './load-options-from-env.js';
+export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
+export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
+export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
+export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
+export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions } from './token-verifier.js';
+export { createTokenVerifier } from './create-token-verifier.js';
+export { extractBearerToken } from './bearer-token.js';
+export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
+export { loadPolicyFile } from './load-policy-file.js';
+export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';
+export { canonicalizeResourceUri, protectedResourceMetadataUrls, isLoopbackHost } from './canonical-resource.js';
+export { formatBearerChallenge, quoteHeaderValue, type BearerChallengeParams } from './www-authenticate.js';
+export { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
+export { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
+export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from './mcp-request-headers.js';
+export { isStatelessRevision, httpStatusForResponse, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
+export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';
+export { createEventStreamRewriter, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';
+export {
+  createSessionRegistry,
+  callerKey,
+  type BindOutcome,
+  type BoundSession,
+  type SessionRegistry,
+  type SessionRegistryOptions,
+  type SessionRefusalReason,
+  type SessionReservation,
+} from './session-registry.js';
+export {
+  GuardError,
+  MissingTokenError,
+  InvalidRequestError,
+  InvalidTokenError,
+  InsufficientScopeError,
+  AuthorizationServerUnavailableError,
+  RequestRejectedError,
+  ConfigurationError,
+  type BearerErrorCode,
+} from './errors.js';
+export {
+  JsonRpcErrorCode,
+  jsonRpcError,
+  isJsonRpcNotification,
+  isJsonRpcRequest,
+  isJsonRpcResponse,
+  requestIdOf,
+  type JsonRpcErrorObject,
+  type JsonRpcErrorResponse,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type JsonRpcSuccess,
+} from './jsonrpc.js';
