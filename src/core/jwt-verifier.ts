@@ -10,20 +10,10 @@ import {
 } from 'jose';
 import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
+import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 
-/**
- * Default JWS algorithms: asymmetric only (RFC 7518 §3.3–3.5, RFC 8037 `EdDSA`, RFC 9864 `Ed25519`).
- * Symmetric `HS*` would let anyone holding the shared secret mint tokens, and `none` is no signature at all.
- */
-export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze([
-  'RS256', 'RS384', 'RS512',
-  'PS256', 'PS384', 'PS512',
-  'ES256', 'ES384', 'ES512',
-  'EdDSA', 'Ed25519',
-]);
+export { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
-/** Every asymmetric JWS algorithm jose 6 can verify; anything else in `algorithms` is a typo. */
-const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set([...DEFAULT_JWT_ALGORITHMS, 'ML-DSA-44', 'ML-DSA-65', 'ML-DSA-87']);
 
 /** Claims RFC 9068 §2.2 requires of a JWT access token, beyond `iss`, `aud` and `exp`. */
 const RFC9068_CLAIMS = ['exp', 'iat', 'jti', 'sub', 'client_id'];
@@ -88,8 +78,8 @@ export function resolveJwtAlgorithms(algorithms: readonly string[] | undefined):
     if (/^HS\d+$/i.test(alg)) {
       throw new ConfigurationError('algorithms', `"${alg}" is symmetric: a resource server must not hold a key that can mint tokens; use an asymmetric algorithm`);
     }
-    if (!SUPPORTED_ALGORITHMS.has(alg)) {
-      throw new ConfigurationError('algorithms', `"${alg}" is not a supported asymmetric JWS algorithm (${[...SUPPORTED_ALGORITHMS].join(', ')})`);
+    if (!isSupportedJwsAlgorithm(alg)) {
+      throw new ConfigurationError('algorithms', `"${alg}" is not a supported asymmetric JWS algorithm (${SUPPORTED_JWS_ALGORITHMS.join(', ')})`);
     }
   }
   return Object.freeze([...algorithms]);

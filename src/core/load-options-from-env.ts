@@ -1,3 +1,4 @@
+import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
@@ -58,11 +59,6 @@ function readBoolean(env: Env, name: string): boolean | undefined {
   throw new ConfigurationError(name, `must be true or false (got "${v}")`);
 }
 
-/** JWS algorithms the guard can accept: asymmetric only (RFC 8725 §3.1; no `none`, no HS* with public keys). */
-export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
-];
-
 /**
  * Reads the guard's options from environment variables (see the README's table) and validates them
  * all, so a misconfiguration fails at start-up with a message naming the variable and the fix.
@@ -89,8 +85,8 @@ export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<Gua
   const algorithms = readList(env, 'MCP_AUTH_ALGORITHMS');
   if (algorithms) {
     for (const alg of algorithms) {
-      if (!ASYMMETRIC_ALGORITHMS.includes(alg)) {
-        throw new ConfigurationError('MCP_AUTH_ALGORITHMS', `"${alg}" is not allowed; use asymmetric algorithms only: ${ASYMMETRIC_ALGORITHMS.join(', ')}`);
+      if (!isSupportedJwsAlgorithm(alg)) {
+        throw new ConfigurationError('MCP_AUTH_ALGORITHMS', `"${alg}" is not allowed; use asymmetric algorithms only: ${SUPPORTED_JWS_ALGORITHMS.join(', ')}`);
       }
     }
     set('algorithms', algorithms);

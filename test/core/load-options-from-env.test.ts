@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { ASYMMETRIC_ALGORITHMS, ENV_SETTING_NAMES, loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
+import { SUPPORTED_JWS_ALGORITHMS } from '../../src/core/jws-algorithms.js';
+import { ENV_SETTING_NAMES, loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'options-env-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -145,9 +146,10 @@ test('a bad default resource is reported as the default, not as the variable', (
   );
 });
 
-test('MCP_AUTH_ALGORITHMS refuses HS256 and none, listing what is allowed', () => {
-  const allowed = ASYMMETRIC_ALGORITHMS.join(', ');
-  assert.equal(allowed, 'RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519');
+test('MCP_AUTH_ALGORITHMS refuses HS256 and none, listing what is allowed; ML-DSA is allowed as in the options', () => {
+  const allowed = SUPPORTED_JWS_ALGORITHMS.join(', ');
+  assert.equal(allowed, 'RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519, ML-DSA-44, ML-DSA-65, ML-DSA-87');
+  assert.deepEqual(loadOptionsFromEnv({ ...base, MCP_AUTH_ALGORITHMS: 'ES256, ML-DSA-65' }).algorithms, ['ES256', 'ML-DSA-65']);
   for (const alg of ['HS256', 'none', 'rs256']) {
     assert.throws(
       () => loadOptionsFromEnv({ ...base, MCP_AUTH_ALGORITHMS: `RS256, ${alg}` }),

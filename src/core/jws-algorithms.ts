@@ -1,0 +1,25 @@
+/**
+ * The one list of JWS algorithms the guard knows, for tokens (and, later, proofs). Asymmetric only: a
+ * symmetric `HS*` key would let anyone holding it mint tokens, and `none` is no signature (RFC 8725 §3.1).
+ */
+
+/**
+ * Accepted when `algorithms` is not set: RFC 7518 §3.3–3.5 (`RS*`, `PS*`, `ES*`), RFC 8037 `EdDSA`,
+ * RFC 9864 `Ed25519`.
+ */
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256', 'RS384', 'RS512',
+  'PS256', 'PS384', 'PS512',
+  'ES256', 'ES384', 'ES512',
+  'EdDSA', 'Ed25519',
+]);
+
+/** Every asymmetric JWS algorithm jose 6 verifies: the defaults plus ML-DSA (opt-in). Anything else is a typo. */
+export const SUPPORTED_JWS_ALGORITHMS: readonly string[] = Object.freeze([...DEFAULT_JWT_ALGORITHMS, 'ML-DSA-44', 'ML-DSA-65', 'ML-DSA-87']);
+
+const SUPPORTED = new Set(SUPPORTED_JWS_ALGORITHMS);
+
+/** Whether `alg` is one of {@link SUPPORTED_JWS_ALGORITHMS} (exact, case-sensitive, as JOSE compares). */
+export function isSupportedJwsAlgorithm(alg: unknown): alg is string {
+  return typeof alg === 'string' && SUPPORTED.has(alg);
+}
