@@ -1,3 +1,4 @@
+import { checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
 import type { AuthInfo } from './auth-info.js';
 import { buildAuthInfo } from './auth-info-from-claims.js';
@@ -193,11 +194,7 @@ function requireString(setting: string, value: unknown): string {
 }
 
 function readAudiences(value: readonly string[] | undefined): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.some((a) => typeof a !== 'string' || a.length === 0)) {
-    throw new ConfigurationError('audiences', 'must be a list of non-empty strings');
-  }
-  return [...value];
+  return checkStringList(value, 'audiences') ?? [];
 }
 
 function readNumber(

@@ -1,3 +1,4 @@
+import { parseIntegerSetting, parseListSetting } from './settings.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
@@ -38,17 +39,11 @@ function read(env: Env, name: string): string | undefined {
 
 /** A list separated by commas and/or white space. */
 function readList(env: Env, name: string): string[] | undefined {
-  const v = read(env, name);
-  return v === undefined ? undefined : v.split(/[\s,]+/).filter(Boolean);
+  return parseListSetting(read(env, name));
 }
 
 function readInteger(env: Env, name: string, min: number, max: number): number | undefined {
-  const v = read(env, name);
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-    throw new ConfigurationError(name, `must be a whole number from ${min} to ${max} (got "${v}")`);
-  }
-  return Number(v);
+  return parseIntegerSetting(read(env, name), name, min, max);
 }
 
 function readBoolean(env: Env, name: string): boolean | undefined {

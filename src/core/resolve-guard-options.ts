@@ -1,3 +1,4 @@
+import { checkInteger, checkStringList } from './settings.js';
 import { canonicalizeResourceUri, isLoopbackHost } from './canonical-resource.js';
 import { isScopeToken } from './compile-policy.js';
 import { ConfigurationError } from './errors.js';
@@ -50,22 +51,6 @@ export function checkIssuer(issuer: unknown, setting: string): string {
   return issuer;
 }
 
-function checkPositiveInteger(value: unknown, setting: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
-    throw new ConfigurationError(setting, `must be a whole number from 1 to ${max} (got ${String(value)})`);
-  }
-  return value;
-}
-
-function checkUrlList(value: unknown, setting: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length === 0)) {
-    throw new ConfigurationError(setting, 'must be a list of non-empty strings');
-  }
-  return value as string[];
-}
-
 /**
  * Validates options at start-up and applies defaults. Throws `ConfigurationError` naming the setting.
  * Token-verification options are validated again (and in depth) by the token verifier.
@@ -79,18 +64,18 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     throw new ConfigurationError(nameOf(names, 'resource'), 'is required: set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp');
   }
   const resource = canonicalizeResourceUri(options.resource, nameOf(names, 'resource'));
-  const authorizationServers = checkUrlList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? [issuer];
+  const authorizationServers = checkStringList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? [issuer];
   if (authorizationServers.length === 0) {
     throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
   }
-  checkUrlList(options.audiences, nameOf(names, 'audiences'));
+  checkStringList(options.audiences, nameOf(names, 'audiences'));
   if (options.challengeScopes !== undefined) {
     const list = options.challengeScopes;
     if (!Array.isArray(list) || !list.every(isScopeToken)) {
       throw new ConfigurationError(nameOf(names, 'challengeScopes'), 'must be a list of scope tokens (RFC 6749 section 3.3: no spaces, quotes or backslashes)');
     }
   }
-  const allowedOrigins = checkUrlList(options.allowedOrigins, nameOf(names, 'allowedOrigins')) ?? [];
+  const allowedOrigins = checkStringList(options.allowedOrigins, nameOf(names, 'allowedOrigins')) ?? [];
   if (options.resourceDocumentation !== undefined) {
     try {
       new URL(options.resourceDocumentation);
@@ -109,8 +94,8 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     resourcePath: path === '' ? '/' : path,
     authorizationServers,
     allowedOrigins,
-    maxBodyBytes: checkPositiveInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, 64 * 1_048_576),
-    maxJsonDepth: checkPositiveInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, 1_000),
-    metadataMaxAgeSeconds: checkPositiveInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, 31_536_000),
+    maxBodyBytes: checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, { max: 64 * 1_048_576 }),
+    maxJsonDepth: checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }),
+    metadataMaxAgeSeconds: checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }),
   };
 }

@@ -2,7 +2,8 @@ import { isLoopbackHost } from '../core/canonical-resource.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
-import { checkIdentityHeaders, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+import { parseIntegerSetting } from '../core/settings.js';
+import { checkIdentityHeaders, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {
@@ -226,17 +227,7 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
 }
 
 function checkUpstream(upstream: string): void {
-  let url: URL;
-  try {
-    url = new URL(upstream);
-  } catch {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM', `"${upstream}" is not an absolute URL; give the full upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM', `must be an http or https URL (got ${url.protocol})`);
-  }
-  if (url.username || url.password) throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'must not contain credentials; the gateway sends none upstream');
-  if (upstream.includes('#')) throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'must not contain a fragment');
+  parseUpstreamUrl(upstream, 'MCP_AUTH_UPSTREAM');
 }
 
 function read(settings: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
@@ -245,10 +236,5 @@ function read(settings: Readonly<Record<string, string | undefined>>, name: stri
 }
 
 function readInteger(settings: Readonly<Record<string, string | undefined>>, name: string, min: number, max: number): number | undefined {
-  const v = read(settings, name);
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-    throw new ConfigurationError(name, `must be a whole number from ${min} to ${max} (got "${v}")`);
-  }
-  return Number(v);
+  return parseIntegerSetting(read(settings, name), name, min, max);
 }

@@ -6,6 +6,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, isFilteredRequest } from '../core/response-filter.js';
+import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
 
@@ -517,32 +518,21 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   };
 }
 
-function parseUpstreamUrl(value: unknown): URL {
-  const setting = 'upstream';
+/**
+ * The upstream MCP endpoint: an absolute http(s) URL without credentials (they would be sent with every
+ * request and show up in logs and process listings) or fragment.
+ *
+ * @throws ConfigurationError naming `setting`.
+ */
+export function parseUpstreamUrl(value: unknown, setting = 'upstream'): URL {
   if (typeof value !== 'string' || value.length === 0) {
     throw new ConfigurationError(setting, 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; give the full upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigurationError(setting, `must be an http or https URL (got ${url.protocol})`);
-  }
-  // Credentials in the URL would be sent with every request and show up in logs and process listings.
-  if (url.username || url.password) throw new ConfigurationError(setting, 'must not contain credentials');
-  if (value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
-  return url;
+  return parseUrlSetting(value, setting, { protocols: ['http:', 'https:'], example: 'http://127.0.0.1:3001/mcp' });
 }
 
 function checkTimeout(value: unknown, setting: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > 2_147_483_647) {
-    throw new ConfigurationError(setting, `must be a whole number from 1 to 2147483647 (got ${String(value)})`);
-  }
-  return value;
+  return checkInteger(value, setting, fallback, { max: MAX_TIMER_MS });
 }
 
 /**

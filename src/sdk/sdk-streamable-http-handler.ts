@@ -10,6 +10,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
 import { isFilteredRequest } from '../core/response-filter.js';
+import { checkInteger } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
@@ -165,8 +166,8 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   }
   const stateful = options.stateful ?? false;
   const generateId = options.sessionIdGenerator ?? randomUUID;
-  const maxSessions = positiveInteger(options.maxSessions, DEFAULT_MAX_SESSIONS, 'options.maxSessions');
-  const maxPerCaller = positiveInteger(options.maxSessionsPerCaller, DEFAULT_MAX_SESSIONS_PER_CALLER, 'options.maxSessionsPerCaller');
+  const maxSessions = checkInteger(options.maxSessions, 'options.maxSessions', DEFAULT_MAX_SESSIONS);
+  const maxPerCaller = checkInteger(options.maxSessionsPerCaller, 'options.maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
   const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs < 0) {
     throw new ConfigurationError('options.sessionIdleTimeoutMs', 'must be a number of milliseconds ≥ 0');
@@ -422,11 +423,6 @@ function isCredentialHeader(name: string): boolean {
   return lower === 'authorization' || lower === 'proxy-authorization' || lower === 'cookie';
 }
 
-function positiveInteger(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(name, 'must be an integer ≥ 1');
-  return value;
-}
 
 /**
  * One session's view of a shared event store. The SDK replays whatever stream a `Last-Event-ID` names,

@@ -1,0 +1,86 @@
+/**
+ * The one set of setting validators: every option and environment variable that is an integer, a list or
+ * a URL is checked here, so a bad value gets the same message wherever it is configured. Each throws a
+ * `ConfigurationError` naming the setting (an option path such as `options.maxBodyBytes`, or a variable
+ * such as `MCP_AUTH_MAX_BODY_BYTES`).
+ */
+import { ConfigurationError } from './errors.js';
+
+/** Largest delay Node's timers take, in milliseconds (2^31 - 1). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * An integer option: `fallback` when undefined, else a whole number within `min`..`max`.
+ *
+ * @example
+ * checkInteger(options.maxSessions, 'options.maxSessions', 1000, { min: 1 }); // 1000 when unset
+ */
+export function checkInteger(value: unknown, setting: string, fallback: number, range: { min?: number; max?: number } = {}): number {
+  if (value === undefined) return fallback;
+  const min = range.min ?? 1;
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigurationError(setting, `must be a whole number from ${min} to ${max} (got ${String(value)})`);
+  }
+  return value;
+}
+
+/**
+ * An integer written as text (an environment variable or a flag): undefined when unset or blank, else
+ * decimal digits within `min`..`max`.
+ */
+export function parseIntegerSetting(text: string | undefined, setting: string, min: number, max: number): number | undefined {
+  const v = text?.trim();
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new ConfigurationError(setting, `must be a whole number from ${min} to ${max} (got "${v}")`);
+  }
+  return Number(v);
+}
+
+/** A list written as text, separated by commas and/or white space; undefined when unset or blank. */
+export function parseListSetting(text: string | undefined): string[] | undefined {
+  const v = text?.trim();
+  if (v === undefined || v === '') return undefined;
+  return v.split(/[\s,]+/).filter(Boolean);
+}
+
+/** A list option: undefined when unset, else an array of non-empty strings (copied). */
+export function checkStringList(value: unknown, setting: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length === 0)) {
+    throw new ConfigurationError(setting, 'must be a list of non-empty strings');
+  }
+  return [...(value as string[])];
+}
+
+/** Rules of {@link parseUrlSetting}. */
+export interface UrlSettingRules {
+  /** Allowed schemes, with the colon, e.g. `['http:', 'https:']`. */
+  protocols: readonly string[];
+  /** An example value for the "not an absolute URL" message. */
+  example: string;
+  /** Refuse `user:password@` (it would be sent with every request and show up in logs). Default true. */
+  noCredentials?: boolean;
+  /** Refuse a fragment, even an empty one. Default true. */
+  noFragment?: boolean;
+}
+
+/** An absolute URL setting, parsed (WHATWG URL) and checked against `rules`. */
+export function parseUrlSetting(value: unknown, setting: string, rules: UrlSettingRules): URL {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new ConfigurationError(setting, `is required: set it to an absolute URL, e.g. ${rules.example}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; give the full URL, e.g. ${rules.example}`);
+  }
+  if (!rules.protocols.includes(url.protocol)) {
+    throw new ConfigurationError(setting, `must be an ${rules.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL (got ${url.protocol})`);
+  }
+  if ((rules.noCredentials ?? true) && (url.username || url.password)) throw new ConfigurationError(setting, 'must not contain credentials');
+  if ((rules.noFragment ?? true) && value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
+  return url;
+}
