@@ -7,6 +7,7 @@ import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
+import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
 
@@ -156,19 +157,7 @@ const FORWARDED_REQUEST_HEADERS = new Set([
  * guard owns it) and `WWW-Authenticate` (the upstream's challenges would send the client to the wrong
  * authorization server).
  */
-const DROPPED_RESPONSE_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'set-cookie',
-  'www-authenticate',
-]);
+const DROPPED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP_HEADERS, 'proxy-authenticate', 'proxy-authorization', 'set-cookie', 'www-authenticate']);
 
 const RESERVED_IDENTITY_NAMES = new Set([
   'authorization',
@@ -582,10 +571,7 @@ function headerSafe(value: string): string {
 function responseHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   // Headers named by Connection are hop-by-hop as well (RFC 9110 §7.6.1).
-  const connection = String(incoming.connection ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
+  const connection = connectionHeaderNames(incoming.connection);
   for (const name in incoming) {
     if (DROPPED_RESPONSE_HEADERS.has(name) || name.startsWith('access-control-') || connection.includes(name)) continue;
     const value = incoming[name];

@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from './hop-by-hop-headers.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
 import { writeJson } from './write-response.js';
 
@@ -47,20 +48,7 @@ export interface FetchHandlerOptions {
  * - `content-length`, `content-encoding`: the body is re-serialized from the parsed message, so the
  *   client's framing no longer describes it.
  */
-const DROPPED_REQUEST_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'content-length',
-  'content-encoding',
-]);
+const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', ...HOP_BY_HOP_HEADERS, 'content-length', 'content-encoding']);
 
 /**
  * Serves a fetch-shaped MCP handler (`(Request) => Response`) behind `mcpOAuthGuard`. The guard
@@ -129,7 +117,7 @@ function toRequest(req: GuardedRequest, url: URL, signal: AbortSignal): Request 
   const raw = req.rawHeaders;
   // Headers the client's Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
   const connection = req.headers.connection;
-  const hopByHop = connection ? connection.toLowerCase().split(',').map((t) => t.trim()) : undefined;
+  const hopByHop = connection ? connectionHeaderNames(connection) : undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     // HTTP/2 pseudo-headers (`:path`) are not header fields.
