@@ -3,14 +3,14 @@
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './create-guard.js';
 export type { GuardOptions } from './guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
-export { loadOptionsFromEnv } from './load-options-from-env.js';
+export { loadOptionsFromEnv, type EnvironmentVariables } from './load-options-from-env.js';
 export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
 export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
-export { extractBearerToken } from './bearer-token.js';
+export { extractBearerToken, type BearerTokenHeaders } from './bearer-token.js';
 export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';

@@ -29,24 +29,25 @@ export const ENV_SETTING_NAMES = {
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
 const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** Environment variables as `process.env` holds them: name → value. */
+export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
 
 /** A value, trimmed, or undefined when unset or blank. */
-function read(env: Env, name: string): string | undefined {
+function read(env: EnvironmentVariables, name: string): string | undefined {
   const v = env[name]?.trim();
   return v ? v : undefined;
 }
 
 /** A list separated by commas and/or white space. */
-function readList(env: Env, name: string): string[] | undefined {
+function readList(env: EnvironmentVariables, name: string): string[] | undefined {
   return parseListSetting(read(env, name));
 }
 
-function readInteger(env: Env, name: string, min: number, max: number): number | undefined {
+function readInteger(env: EnvironmentVariables, name: string, min: number, max: number): number | undefined {
   return parseIntegerSetting(read(env, name), name, min, max);
 }
 
-function readBoolean(env: Env, name: string): boolean | undefined {
+function readBoolean(env: EnvironmentVariables, name: string): boolean | undefined {
   const v = read(env, name)?.toLowerCase();
   if (v === undefined) return undefined;
   if (v === 'true' || v === '1' || v === 'yes') return true;
@@ -62,7 +63,7 @@ function readBoolean(env: Env, name: string): boolean | undefined {
  * @param defaults - Values used when a variable is unset, e.g. `{ resource: 'http://127.0.0.1:3000/mcp' }`.
  * @throws ConfigurationError naming the variable.
  */
-export function loadOptionsFromEnv(env: Env = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
+export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
   const options: GuardOptions = { ...defaults, issuer: read(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: read(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
   const names: Record<string, string | undefined> = {
     ...ENV_SETTING_NAMES,

@@ -1,0 +1,81 @@
+// The published entry points: what each exports, what none exports, which layers import what, and that
+// every type named in an exported signature can be imported from some entry point.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts'];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+const importsOf = (file: string): string[] =>
+  [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:import|export)[^'"]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
+
+test('the main entry is the middleware API; CLI internals are exported nowhere', async () => {
+  const main = await import('../../src/index.js');
+  for (const name of ['mcpOAuthGuard', 'createRequestPipeline', 'httpHandler', 'fetchHandler', 'loadOptionsFromEnv', 'dispatchTable', 'ConfigurationError', 'jsonRpcError']) {
+    assert.equal(typeof (main as Record<string, unknown>)[name], 'function', name);
+  }
+  const entries = [main, await import('../../src/core/index.js'), await import('../../src/gateway/index.js')];
+  for (const name of ['parseGatewayArgs', 'GATEWAY_SETTINGS', 'ENV_SETTING_NAMES', 'gatewayHelp', 'ASYMMETRIC_ALGORITHMS']) {
+    for (const entry of entries) assert.equal(name in entry, false, name);
+  }
+  const gateway = await import('../../src/gateway/index.js');
+  for (const name of ['startGateway', 'loadGatewayConfig', 'createUpstreamProxy', 'createRequestLog']) assert.equal(typeof (gateway as Record<string, unknown>)[name], 'function', name);
+  const core = await import('../../src/core/index.js');
+  for (const name of ['createGuard', 'compilePolicy', 'createResponseFilter', 'createSessionRegistry', 'createEventStreamRewriter']) assert.equal(typeof (core as Record<string, unknown>)[name], 'function', name);
+});
+
+test('layers: src/core imports neither node:http nor Express; only src/express imports Express', () => {
+  for (const file of sourceFiles('src')) {
+    const imports = importsOf(file);
+    if (file.startsWith(join('src', 'core'))) {
+      assert.ok(!imports.some((i) => i === 'node:http' || i === 'node:https' || i === 'express' || i.startsWith('../')), `${file}: ${imports.join(', ')}`);
+    }
+    if (!file.startsWith(join('src', 'express'))) assert.ok(!imports.includes('express'), `${file} imports express`);
+  }
+});
+
+test('every type named in an exported signature is exported by an entry point', () => {
+  const program = ts.createProgram(ENTRIES.map((e) => join(ROOT, e)), { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, skipLibCheck: true, noEmit: true });
+  const checker = program.getTypeChecker();
+  const resolve = (s: ts.Symbol): ts.Symbol => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
+  const exported = new Set<ts.Symbol>();
+  const roots: ts.Symbol[] = [];
+  for (const entry of ENTRIES) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(join(ROOT, entry))!)!;
+    for (const s of checker.getExportsOfModule(module)) {
+      exported.add(resolve(s));
+      roots.push(resolve(s));
+    }
+  }
+  const missing = new Set<string>();
+  const seen = new Set<ts.Node>();
+  const visit = (node: ts.Node, owner: string): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    // Function bodies and initializers are not part of a signature.
+    if (ts.isBlock(node) || (ts.isVariableDeclaration(node) && node.initializer && node.type === undefined)) return;
+    if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node)) {
+      const at = ts.isTypeReferenceNode(node) ? node.typeName : node.expression;
+      const symbol = checker.getSymbolAtLocation(at);
+      const target = symbol && resolve(symbol);
+      const declaration = target?.declarations?.[0];
+      if (target && declaration && !(target.flags & ts.SymbolFlags.TypeParameter)) {
+        const file = declaration.getSourceFile().fileName;
+        if (file.startsWith(join(ROOT, 'src')) && !exported.has(target)) missing.add(`${target.name} (${relative(ROOT, file)}), in ${owner}`);
+      }
+    }
+    node.forEachChild((child) => visit(child, owner));
+  };
+  for (const symbol of roots) for (const declaration of symbol.declarations ?? []) visit(declaration, symbol.name);
+  assert.deepEqual([...missing].sort(), []);
+});
