@@ -106,10 +106,15 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
   }
 
   function contextFor(res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
+    // The signal is made on first read: an AbortController with its 'close' listener is a per-request cost
+    // most handlers (the gateway's proxy among them) never need.
+    let signal: AbortSignal | undefined;
     return {
       auth,
       protocolVersion,
-      signal: abortSignalFor(res),
+      get signal() {
+        return (signal ??= abortSignalFor(res));
+      },
       filterResponse: (request, response) => guard.filterResponse(request, response, auth, protocolVersion),
     };
   }
