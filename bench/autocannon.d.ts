@@ -32,6 +32,7 @@ declare module 'autocannon' {
     non2xx: number;
     latency: Histogram;
     requests: Histogram;
+    throughput: Histogram;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

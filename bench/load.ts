@@ -4,7 +4,8 @@
  * mints the tokens; the guarded server fetches the metadata and the JWKS once, before any load.
  *
  * Driven by its parent over IPC (see `LoadCommand`): `mint` prepares a pool of never-used tokens for the
- * next `fresh` run (outside any measurement), `run` loads one URL with autocannon and reports a summary.
+ * next `fresh` run (outside any measurement), `token` mints the one reused token of another resource (the
+ * gateway's), `run` loads one URL with autocannon and reports a summary.
  * Every scenario builds its request the same way (a `setupRequest` that sets the Authorization header),
  * so the client-side cost is the same whichever token it carries.
  */
@@ -22,6 +23,8 @@ const send = (report: LoadReport): void => void process.send?.(report);
 
 let issuer: TestIssuer;
 let reusedToken: string | undefined;
+/** Reused tokens of other resources, by resource. */
+const tokensByResource = new Map<string, string>();
 let pool: string[] = [];
 let serial = 0;
 
@@ -54,9 +57,14 @@ async function mint(resource: string, count: number): Promise<void> {
   pool = tokens;
 }
 
+function reusedFor(resource: string | undefined): string {
+  const token = resource === undefined ? reusedToken : tokensByResource.get(resource);
+  if (token === undefined) throw new Error(`no token minted for ${resource ?? 'the first resource'}`);
+  return token;
+}
+
 async function run(request: RunRequest): Promise<RunSummary> {
-  if (reusedToken === undefined) throw new Error('mint before running');
-  const fixed = `Bearer ${reusedToken}`;
+  const fixed = `Bearer ${reusedFor(request.tokenResource)}`;
   let next = 0;
   let exhausted = false;
   const tokens = pool;
@@ -74,7 +82,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
     url: request.url,
     method: 'POST',
     headers: { ...REQUEST_HEADERS },
-    body: REQUEST_BODY,
+    body: request.body ?? REQUEST_BODY,
     connections: request.connections,
     pipelining: 1,
     duration: request.durationSeconds,
@@ -94,6 +102,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     totalRequests: result.requests.total,
+    bytesPerSecond: result.throughput.average,
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -113,6 +122,14 @@ async function handle(command: LoadCommand): Promise<void> {
       }
       return;
     }
+    case 'token':
+      try {
+        if (!tokensByResource.has(command.resource)) tokensByResource.set(command.resource, await mintToken(command.resource));
+        send({ type: 'token', id: command.id });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
     case 'run':
       try {
         send({ type: 'result', id: command.id, summary: await run(command.run) });
@@ -124,8 +141,8 @@ async function handle(command: LoadCommand): Promise<void> {
       try {
         const response = await fetch(command.url, {
           method: 'POST',
-          headers: { ...REQUEST_HEADERS, authorization: `Bearer ${reusedToken}` },
-          body: REQUEST_BODY,
+          headers: { ...REQUEST_HEADERS, authorization: `Bearer ${reusedFor(command.tokenResource)}` },
+          body: command.body ?? REQUEST_BODY,
         });
         send({ type: 'probed', id: command.id, status: response.status, body: await response.text() });
       } catch (error) {

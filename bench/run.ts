@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: the guard's overhead as a share of a bare Express endpoint, measured in one script.
+ * `npm run bench`: the guard's overhead as a share of a bare Express endpoint, then the gateway hop as a share
+ * of an upstream alone (next to nginx and a minimal Node proxy, see `hop.ts`), measured in one script.
  *
+ * Express part:
  * Processes (so that no two share an event loop): a bare server, a guarded server (`bench/server.ts`), and a
  * load generator (`bench/load.ts`, autocannon's API, also hosting the test issuer and minting tokens).
  * After a warm-up, rounds alternate bare → guarded with one reused token (`cached`) → guarded with a new
@@ -8,24 +10,32 @@
  * the medians are reported, with the guarded server's memory after the last `fresh` run against bare's.
  *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
- * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write a V8 CPU profile of the guarded server to
+ * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write V8 CPU profiles of the guarded server and the gateway to
  * `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
- * compiling it first).
+ * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway (run one part), BENCH_WORKLOADS=call,list
+ * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway (what it measures in front of the
+ * upstream), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
+ * points at /dev/null, as deployed; or dropped).
  *
  * The library is compiled with `tsc` (the build's settings) into `.bench-results/dist` and the guarded server
  * loads that, as users run the package: tsx's on-the-fly transform keeps function names with a
  * `defineProperty` call on every closure it creates, a per-request cost the published code does not have
  * (and Express, loaded from `node_modules`, never pays). Results also go to `.bench-results/latest.json`. Exits 0 whatever the
- * ratios (they are information, not assertions); 1 if a process failed or a run saw errors.
+ * ratios (they are information, not assertions); 1 if a process failed or a run saw errors. A watchdog stops
+ * everything once the run takes half again as long as planned, plus three minutes.
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { LoadCommand, LoadReport, RunSummary, Scenario, ServerCommand, ServerMode, ServerReport } from './scenario.js';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { HOP_TARGETS, HOP_WORKLOADS, type GatewayLogMode } from './hop-scenario.js';
+import { runHopBench } from './hop.js';
+import { LoadProcess } from './load-client.js';
+import { killAll, ROOT, startScript, stopAll, waitFor } from './processes.js';
+import type { RunSummary, Scenario, ServerCommand, ServerMode, ServerReport } from './scenario.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(ROOT, '.bench-results');
 
 const ROUNDS = readInt('BENCH_ROUNDS', 9);
@@ -34,8 +44,16 @@ const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
+const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway'] as const, 'all');
+const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
+const WORKLOADS = readList('BENCH_WORKLOADS', HOP_WORKLOADS);
+const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream'));
+/** Seconds of load the settings plan for (the watchdog allows half again as long, plus start-up and installs). */
+const PLANNED_SECONDS =
+  (ONLY === 'gateway' ? 0 : 3 * WARMUP + ROUNDS * 3 * DURATION) + (ONLY === 'express' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION));
 /** The whole script is stopped, children included, if it runs longer than this. */
-const WATCHDOG_MS = 300_000;
+const WATCHDOG_MS = (PLANNED_SECONDS * 1.5 + 180) * 1000;
 /** Fresh-token pool: this many times the tokens the last fresh run used (never reuse a token). */
 const POOL_HEADROOM = 1.6;
 
@@ -46,6 +64,21 @@ const PEERS = {
 };
 const TARGETS: Record<'cached' | 'fresh', number> = { cached: 0.95, fresh: PEERS.perRequestVerification.high };
 
+function readChoice<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(choices as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function readList<T extends string>(name: string, choices: readonly T[]): T[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [...choices];
+  const picked = raw.split(/[\s,]+/).filter(Boolean);
+  for (const p of picked) if (!(choices as readonly string[]).includes(p)) throw new Error(`${name}: "${p}" is not one of ${choices.join(', ')}`);
+  return choices.filter((c) => picked.includes(c));
+}
+
 function readInt(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -54,115 +87,12 @@ function readInt(name: string, fallback: number): number {
   return value;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Child processes: every one is tracked and killed on the way out, errors and signals included.
-
-const children = new Set<ChildProcess>();
-
-function start(script: string, args: string[], execArgv: string[] = []): ChildProcess {
-  const child = fork(join(ROOT, 'bench', script), args, {
-    cwd: ROOT,
-    execArgv: ['--import', 'tsx', ...execArgv],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-/** Waits for the first message `pick` accepts; rejects if the child exits or reports an error first. */
-function waitFor<M extends { type: string }, T>(child: ChildProcess, what: string, pick: (m: M) => T | undefined, timeoutMs = 120_000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (message: M): void => {
-      if (message.type === 'error') {
-        cleanup();
-        reject(new Error(`${what}: ${(message as unknown as { message: string }).message}`));
-        return;
-      }
-      const value = pick(message);
-      if (value === undefined) return;
-      cleanup();
-      resolve(value);
-    };
-    const onExit = (code: number | null, signal: string | null): void => {
-      cleanup();
-      reject(new Error(`${what}: the process exited (${signal ?? code})`));
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`${what}: no answer after ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-async function stopAll(): Promise<void> {
-  const exits = [...children].map(
-    (child) =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-        }, 5_000);
-        child.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        if (child.connected) child.send({ type: 'stop' } satisfies ServerCommand | LoadCommand);
-        else child.kill('SIGKILL');
-      }),
-  );
-  await Promise.all(exits);
-}
-
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    process.exit(130);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------
-
-let nextId = 1;
-
-class LoadProcess {
-  constructor(private readonly child: ChildProcess) {}
-
-  private ask<T>(command: LoadCommand & { id: number }, what: string, pick: (m: LoadReport) => T | undefined): Promise<T> {
-    const answer = waitFor<LoadReport, T>(this.child, what, (m) => ('id' in m && m.id === command.id ? pick(m) : undefined));
-    this.child.send(command);
-    return answer;
-  }
-
-  mint(resource: string, count: number): Promise<{ count: number; ms: number }> {
-    return this.ask({ type: 'mint', id: nextId++, resource, count }, 'minting tokens', (m) => (m.type === 'minted' ? m : undefined));
-  }
-
-  probe(url: string): Promise<{ status: number; body: string }> {
-    return this.ask({ type: 'probe', id: nextId++, url }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
-  }
-
-  run(url: string, scenario: Scenario, durationSeconds: number): Promise<RunSummary> {
-    return this.ask(
-      { type: 'run', id: nextId++, run: { url, scenario, durationSeconds, connections: CONNECTIONS } },
-      `load run (${scenario})`,
-      (m) => (m.type === 'result' ? m.summary : undefined),
-    );
-  }
-}
-
 /** Compiles `src/` as the build does (JavaScript only) and returns the entry point's file URL. */
 function buildLibrary(): string {
+  if (LIBRARY_DIR !== undefined) {
+    if (!existsSync(join(LIBRARY_DIR, 'index.js'))) throw new Error(`BENCH_LIBRARY: no index.js in ${LIBRARY_DIR}`);
+    return pathToFileURL(join(LIBRARY_DIR, 'index.js')).href;
+  }
   const outDir = join(RESULTS_DIR, 'dist');
   rmSync(outDir, { recursive: true, force: true });
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -181,7 +111,7 @@ async function startServer(mode: ServerMode, issuer: string, library?: string): 
   const execArgv = ['--expose-gc'];
   if (CPU_PROFILE && mode === 'guarded') execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`);
   const args = mode === 'guarded' ? [mode, issuer, ...(library === undefined ? [] : [library])] : [mode];
-  const child = start('server.ts', args, execArgv);
+  const child = startScript('server.ts', args, { execArgv });
   const url = await waitFor<ServerReport, string>(child, `${mode} server`, (m) => (m.type === 'ready' ? m.url : undefined), 30_000);
   return { child, url };
 }
@@ -214,24 +144,54 @@ function checkRun(summary: RunSummary): void {
 
 async function main(): Promise<void> {
   const watchdog = setTimeout(() => {
-    console.error(`bench: still running after ${WATCHDOG_MS / 1000} s; stopping everything`);
-    for (const child of children) child.kill('SIGKILL');
+    console.error(`bench: still running after ${Math.round(WATCHDOG_MS / 1000)} s; stopping everything`);
+    killAll();
     process.exit(1);
   }, WATCHDOG_MS);
   watchdog.unref();
   mkdirSync(RESULTS_DIR, { recursive: true });
   const began = Date.now();
-
   const library = FROM_SOURCE ? undefined : buildLibrary();
-  const loadChild = start('load.ts', []);
-  const issuer = await waitFor<LoadReport, string>(loadChild, 'load process', (m) => (m.type === 'issuer' ? m.issuer : undefined), 30_000);
-  const load = new LoadProcess(loadChild);
+  const libraryNote = FROM_SOURCE ? 'from src/ via tsx' : LIBRARY_DIR !== undefined ? `from BENCH_LIBRARY` : 'compiled by tsc';
+  console.log(`bench: about ${Math.round(PLANNED_SECONDS / 60)} min of load planned (watchdog at ${Math.round(WATCHDOG_MS / 1000)} s)`);
+
+  const report: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    library: libraryNote,
+    loadAverage: os.loadavg(),
+  };
+  if (ONLY !== 'gateway') Object.assign(report, await expressBench(library, libraryNote));
+  if (ONLY !== 'express') {
+    report.gatewayHop = await runHopBench({
+      rounds: ROUNDS,
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      connections: CONNECTIONS,
+      library: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
+      ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
+      ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
+      gatewayLog: GATEWAY_LOG,
+      workloads: WORKLOADS,
+      targets: HOP_IN_FRONT,
+    });
+  }
+  report.elapsedSeconds = Math.round((Date.now() - began) / 1000);
+  writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten .bench-results/latest.json (${report.elapsedSeconds} s)`);
+}
+
+/** The Express part: bare Express, guarded with a reused token, guarded with a new token per request. */
+async function expressBench(library: string | undefined, libraryNote: string): Promise<Record<string, unknown>> {
+  const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), CONNECTIONS);
   const [bare, guarded] = await Promise.all([startServer('bare', issuer), startServer('guarded', issuer, library)]);
   const urls: Record<Scenario, string> = { bare: bare.url, cached: guarded.url, fresh: guarded.url };
   const serverOf: Record<Scenario, ChildProcess> = { bare: bare.child, cached: guarded.child, fresh: guarded.child };
   const measure = async (scenario: Scenario, seconds: number): Promise<RunSummary> => {
     const before = await cpuOf(serverOf[scenario]);
-    const summary = await load.run(urls[scenario], scenario, seconds);
+    const summary = await load.run({ url: urls[scenario], scenario, durationSeconds: seconds });
     const after = await cpuOf(serverOf[scenario]);
     const micros = after.user - before.user + (after.system - before.system);
     checkRun(summary);
@@ -246,7 +206,7 @@ async function main(): Promise<void> {
   }
   console.log(
     `bench: ${ROUNDS} rounds × (bare, cached, fresh) × ${DURATION} s, ${WARMUP} s warm-up each, ${CONNECTIONS} connections, ` +
-      `pipelining 1; node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)}; library ${FROM_SOURCE ? 'from src/ via tsx' : 'compiled by tsc'}`,
+      `pipelining 1; node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)}; library ${libraryNote}`,
   );
 
   // Warm-up (JIT, JWKS, connection pools): not recorded. Sizes the fresh-token pool too.
@@ -332,23 +292,14 @@ async function main(): Promise<void> {
       `bare RSS ${memory.bare.rssMB} MB, heap ${memory.bare.heapUsedMB} MB; ratio RSS ${memory.rssRatio}, heap ${memory.heapUsedRatio}`,
   );
 
-  const report = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    library: FROM_SOURCE ? 'src via tsx' : 'compiled by tsc',
-    loadAverage: os.loadavg(),
+  return {
     settings: { rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, pipelining: 1 },
     rows,
     runs,
     memory,
     peers: PEERS,
     verdicts,
-    elapsedSeconds: Math.round((Date.now() - began) / 1000),
   };
-  writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\nwritten .bench-results/latest.json (${report.elapsedSeconds} s)`);
 }
 
 function mb(bytes: number): number {

@@ -3,6 +3,7 @@
  * answer, the policy the guarded server enforces and the request every scenario sends.
  */
 import type { PolicyDefinition } from '../src/index.js';
+import type { HopTarget } from './hop-scenario.js';
 
 /** The servers' processes. */
 export type ServerMode = 'bare' | 'guarded';
@@ -67,20 +68,27 @@ export type ServerReport =
 /** One load run, as the parent asks for it. */
 export interface RunRequest {
   url: string;
-  scenario: Scenario;
+  /** An Express scenario, or a target of the gateway-hop benchmark (which sends its reused token). */
+  scenario: Scenario | HopTarget;
   durationSeconds: number;
   connections: number;
+  /** The body to POST. Default {@link REQUEST_BODY}. */
+  body?: string;
+  /** Send the reused token minted for this resource (see the `token` command) instead of the first one. */
+  tokenResource?: string;
 }
 
 /** What the parent keeps of one autocannon run. */
 export interface RunSummary {
-  scenario: Scenario;
+  scenario: Scenario | HopTarget;
   /** Mean of autocannon's per-second samples. */
   requestsPerSecond: number;
   /** Latency percentiles, in milliseconds. */
   p50Ms: number;
   p99Ms: number;
   totalRequests: number;
+  /** Mean of autocannon's per-second samples of bytes received. */
+  bytesPerSecond: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -97,14 +105,16 @@ export interface RunSummary {
 /** Messages the parent sends the load process. */
 export type LoadCommand =
   | { type: 'mint'; id: number; resource: string; count: number }
+  | { type: 'token'; id: number; resource: string }
   | { type: 'run'; id: number; run: RunRequest }
-  | { type: 'probe'; id: number; url: string }
+  | { type: 'probe'; id: number; url: string; body?: string; tokenResource?: string }
   | { type: 'stop' };
 
 /** Messages the load process sends its parent. */
 export type LoadReport =
   | { type: 'issuer'; issuer: string }
   | { type: 'minted'; id: number; count: number; ms: number }
+  | { type: 'token'; id: number }
   | { type: 'result'; id: number; summary: RunSummary }
   | { type: 'probed'; id: number; status: number; body: string }
   | { type: 'error'; id?: number; message: string };

@@ -1,0 +1,47 @@
+/**
+ * The mcp-oauth-guard gateway under benchmark, in its own process, started as the CLI starts it: settings
+ * through `loadGatewayConfig`, then `startGateway`, on 127.0.0.1 with a free port and the default resource
+ * (`http://127.0.0.1:PORT/mcp`).
+ *
+ * Usage: `node --import tsx bench/gateway.ts <library> <upstream URL> <issuer> <policy file> [stdout|off]`,
+ * where `library` is the file URL of the package entry point (`index.js` of the compiled library, or
+ * `src/index.ts`); the gateway modules are loaded from beside it. The log mode: `stdout` (default) keeps the
+ * gateway's own per-request log, one JSON line per request to stdout, as deployed (the parent points stdout
+ * at /dev/null); `off` gives it a writer that drops the line (the entry is still built). Reports `ready` with
+ * the resource URL once issuer discovery is done, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
+ */
+import { failHop, serveHopCommands, type GatewayLogMode, type HopReport } from './hop-scenario.js';
+
+async function main(): Promise<void> {
+  const [library, upstream, issuer, policyFile, logArg] = process.argv.slice(2);
+  if (!library || !upstream || !issuer || !policyFile) throw new Error('usage: gateway.ts <library> <upstream> <issuer> <policy file> [stdout|off]');
+  const logMode = (logArg ?? 'stdout') as GatewayLogMode;
+  if (logMode !== 'stdout' && logMode !== 'off') throw new Error(`unknown log mode ${logMode}`);
+  const ext = library.endsWith('.ts') ? 'ts' : 'js';
+  const { loadGatewayConfig } = (await import(new URL(`gateway/gateway-config.${ext}`, library).href)) as typeof import('../src/gateway/gateway-config.js');
+  const { startGateway } = (await import(new URL(`gateway/start-gateway.${ext}`, library).href)) as typeof import('../src/gateway/start-gateway.js');
+
+  const config = loadGatewayConfig({
+    MCP_AUTH_UPSTREAM: upstream,
+    MCP_AUTH_ISSUER: issuer,
+    MCP_AUTH_POLICY: policyFile,
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  const gateway = await startGateway(config, {
+    ...(logMode === 'off' ? { log: () => {} } : {}),
+    warn: (line) => void process.stderr.write(`gateway: ${line}\n`),
+  });
+  // `guard` since the gateway left Express; builds from before that (BENCH_LIBRARY) have `router.guard`.
+  const guard = gateway.guard ?? (gateway as unknown as { router: { guard: typeof gateway.guard } }).router.guard;
+  await guard.ready();
+  serveHopCommands(() => {
+    gateway.server.closeAllConnections();
+    gateway.proxy.close();
+    gateway.server.close();
+  });
+  const report: HopReport = { type: 'ready', url: gateway.resource };
+  process.send?.(report);
+}
+
+main().catch(failHop);

@@ -1,0 +1,107 @@
+/**
+ * What the gateway-hop benchmark serves and sends, shared by its processes: the upstream's two answers, the
+ * gateway's policy, the two requests, and the messages the hop processes exchange with the parent.
+ *
+ * Two workloads: `call`, a small `tools/call` answered with a small JSON result (the per-request cost of a
+ * hop), and `list`, a `tools/list` of 1,000 tools (about 150 KB) of which the gateway's policy hides every
+ * second one from the benchmark token (the cost of filtering a large answer). The token may call
+ * {@link CALLED_TOOL}.
+ */
+import { performance } from 'node:perf_hooks';
+import type { PolicyDefinition } from '../src/index.js';
+
+/** What stands in front of the upstream (or not, for `upstream`), in the order each round runs them. */
+export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway'] as const;
+export type HopTarget = (typeof HOP_TARGETS)[number];
+
+export const HOP_WORKLOADS = ['call', 'list'] as const;
+export type HopWorkload = (typeof HOP_WORKLOADS)[number];
+
+/** Tools in the `list` answer. */
+export const LIST_SIZE = 1_000;
+
+/** The name of tool `i`: `tool_0000` … `tool_0999`. */
+export function toolName(i: number): string {
+  return `tool_${String(i).padStart(4, '0')}`;
+}
+
+/** The 1,000 tools, each about 150 bytes of JSON. */
+export function listTools(): Array<{ name: string; description: string; inputSchema: object }> {
+  return Array.from({ length: LIST_SIZE }, (_, i) => ({
+    name: toolName(i),
+    description: `Looks up records in collection ${i}.`,
+    inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  }));
+}
+
+/** The tool the `call` workload calls; visible to the benchmark token. */
+export const CALLED_TOOL = toolName(0);
+
+/** The small result the upstream answers every `tools/call` with. */
+export const CALL_RESULT = { content: [{ type: 'text', text: 'Found 3 records matching "notes".' }], isError: false };
+
+/** A scope the benchmark token does not hold: every odd-numbered tool needs it. */
+export const HIDDEN_SCOPE = 'billing:admin';
+
+/**
+ * The gateway's policy: the base scope `mcp`, every tool readable with `notes:read` (implied by the token's
+ * `notes:admin`), and every odd-numbered tool needing {@link HIDDEN_SCOPE}, which the token lacks: the
+ * filtered list keeps 500 of the 1,000 tools.
+ */
+export function gatewayPolicy(): PolicyDefinition {
+  const tools: Record<string, string[]> = { '*': ['notes:read'] };
+  for (let i = 1; i < LIST_SIZE; i += 2) tools[toolName(i)] = [HIDDEN_SCOPE];
+  return {
+    requiredScopes: ['mcp'],
+    tools,
+    scopeHierarchy: { 'notes:admin': ['notes:write'], 'notes:write': ['notes:read'] },
+  };
+}
+
+/** The JSON-RPC request each workload POSTs. */
+export const HOP_BODIES: Record<HopWorkload, string> = {
+  call: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: CALLED_TOOL, arguments: { query: 'notes' } } }),
+  list: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+};
+
+/** Tools each target's `list` answer carries: all of them, except behind the gateway. */
+export function expectedTools(target: HopTarget): number {
+  return target === 'gateway' ? LIST_SIZE / 2 : LIST_SIZE;
+}
+
+/** How the gateway writes its per-request log (`BENCH_GATEWAY_LOG`). */
+export type GatewayLogMode = 'stdout' | 'off';
+
+/** Messages the parent sends a hop process (upstream, minimal Node proxy, gateway). */
+export type HopCommand = { type: 'stats' } | { type: 'stop' };
+
+/** What a hop process measures of itself: CPU (all threads) and event-loop utilisation since start. */
+export interface HopStats {
+  cpu: NodeJS.CpuUsage;
+  elu: { idle: number; active: number; utilization: number };
+}
+
+/** Messages a hop process sends its parent. */
+export type HopReport = { type: 'ready'; url: string } | { type: 'stats'; stats: HopStats } | { type: 'error'; message: string };
+
+/** Answers `stats` and `stop` from the parent; `stop` closes `server` and exits (so `--cpu-prof` writes its profile). */
+export function serveHopCommands(close: () => void): void {
+  process.on('message', (command: HopCommand) => {
+    if (command.type === 'stats') {
+      const elu = performance.eventLoopUtilization();
+      const report: HopReport = { type: 'stats', stats: { cpu: process.cpuUsage(), elu: { idle: elu.idle, active: elu.active, utilization: elu.utilization } } };
+      process.send?.(report);
+    } else if (command.type === 'stop') {
+      close();
+      process.exit(0);
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+/** Reports a start-up failure to the parent and exits. */
+export function failHop(error: unknown): void {
+  const report: HopReport = { type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  process.send?.(report);
+  process.exit(1);
+}

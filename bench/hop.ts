@@ -1,0 +1,379 @@
+/**
+ * The gateway hop, measured against the upstream alone: part of `npm run bench` (see `run.ts`).
+ *
+ * One raw `node:http` upstream MCP server (`upstream.ts`), and in front of it, each in its own process:
+ * nginx `proxy_pass` (`nginx.ts`), a minimal Node proxy (`node-proxy.ts`, the floor for any Node gateway) and
+ * the mcp-oauth-guard gateway (`gateway.ts`, one reused valid token). Every server process is pinned to one
+ * CPU and the load generator (autocannon, `load.ts`, which also hosts the issuer) to the other. For each
+ * workload (`call`: a small `tools/call`; `list`: a 1,000-tool `tools/list` the gateway filters to 500), after
+ * a warm-up of each target, rounds alternate upstream → nginx → minimal proxy → gateway; each result is divided
+ * by the upstream's result of its own round, and medians are reported, with the gateway over nginx and over
+ * the minimal proxy (also per round).
+ *
+ * Besides req/s, each run records the busy share of the servers' CPU (from `/proc/stat`: a hop that leaves it
+ * idle is waiting, not working), CPU time per request of the hop and of the upstream, and the hop's
+ * event-loop utilisation (Node processes).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { LoadProcess } from './load-client.js';
+import { findNginx, startNginx } from './nginx.js';
+import { cpuTimes, onExit, pinning, processCpuMicros, ROOT, run, startScript, stopAll, waitFor, which } from './processes.js';
+import {
+  CALL_RESULT,
+  HOP_BODIES,
+  HOP_TARGETS,
+  expectedTools,
+  gatewayPolicy,
+  type GatewayLogMode,
+  type HopReport,
+  type HopStats,
+  type HopTarget,
+  type HopWorkload,
+} from './hop-scenario.js';
+import type { RunSummary } from './scenario.js';
+
+/** Settings of {@link runHopBench}. */
+export interface HopSettings {
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  /** File URL of the library entry point the gateway is loaded from (compiled `index.js`, or `src/index.ts`). */
+  library: string;
+  /**
+   * Run the hop servers as plain JavaScript transpiled into this directory, instead of through tsx (whose
+   * transform adds a `defineProperty` call to every closure, a per-request cost of the upstream and the
+   * minimal proxy that would flatter the gateway's ratios).
+   */
+  compiledScriptsDir?: string;
+  /** Write a V8 CPU profile of the gateway to this directory. */
+  cpuProfileDir?: string;
+  gatewayLog: GatewayLogMode;
+  workloads: readonly HopWorkload[];
+  /** Targets in front of the upstream to measure (the upstream alone always is). */
+  targets: readonly HopTarget[];
+}
+
+/** Targets the gateway is held to, printed next to the figures (information, not assertions). */
+export const HOP_TARGET_RATIOS = {
+  callOverNodeProxy: 0.8,
+  callOverNginxGoal: 0.5,
+  listOverNginx: 0.5,
+} as const;
+
+/** One measured run of one target. */
+export interface HopRun {
+  target: HopTarget;
+  workload: HopWorkload;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  totalRequests: number;
+  /** Mean bytes received per answer (headers included). */
+  bytesPerAnswer: number;
+  /** Busy share of the servers' CPU during the run (0–1); undefined unpinned or off Linux. */
+  serverCpuBusy?: number;
+  /** Busy share of the load generator's CPU (0–1). */
+  loadCpuBusy?: number;
+  /** CPU time of the hop process per request (µs, every thread); undefined for the upstream alone. */
+  hopCpuUsPerRequest?: number;
+  /** Event-loop utilisation of the hop process during the run (Node processes only). */
+  hopEventLoopUtilization?: number;
+  /** CPU time of the upstream per request (µs). */
+  upstreamCpuUsPerRequest?: number;
+}
+
+interface Hop {
+  target: HopTarget;
+  child: ChildProcess;
+  url: string;
+  /** Whether it answers `stats` over IPC (Node processes). */
+  ipc: boolean;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+/** The hop processes' scripts, and what they import. */
+const HOP_SCRIPTS = ['hop-scenario.ts', 'upstream.ts', 'node-proxy.ts', 'gateway.ts'];
+
+/** Transpiles the hop scripts (types stripped, nothing added) into `outDir`, beside each other. */
+function transpileHopScripts(outDir: string): void {
+  mkdirSync(outDir, { recursive: true });
+  for (const file of HOP_SCRIPTS) {
+    const { outputText } = ts.transpileModule(readFileSync(join(ROOT, 'bench', file), 'utf8'), {
+      fileName: file,
+      compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    });
+    writeFileSync(join(outDir, file.replace(/\.ts$/, '.js')), outputText);
+  }
+}
+
+let compiledDir: string | undefined;
+
+async function startHop(target: HopTarget, script: string, args: string[], cpu: number | undefined, options: { execArgv?: string[]; stdout?: 'inherit' | 'ignore' } = {}): Promise<Hop> {
+  const compiled = compiledDir === undefined ? undefined : join(compiledDir, script.replace(/\.ts$/, '.js'));
+  const child = startScript(script, args, { cpu, ...options, ...(compiled ? { compiled } : {}) });
+  const url = await waitFor<HopReport, string>(child, target, (m) => (m.type === 'ready' ? m.url : undefined), 60_000);
+  return { target, child, url, ipc: true };
+}
+
+function statsOf(hop: Hop): Promise<HopStats> {
+  const answer = waitFor<HopReport, HopStats>(hop.child, `${hop.target} stats`, (m) => (m.type === 'stats' ? m.stats : undefined), 10_000);
+  hop.child.send({ type: 'stats' });
+  return answer;
+}
+
+/** CPU (µs) and, for Node processes, event-loop times of `hop` so far. */
+async function sample(hop: Hop): Promise<{ cpu?: number; active?: number; idle?: number }> {
+  if (!hop.ipc) return { cpu: processCpuMicros(hop.child.pid) };
+  const stats = await statsOf(hop);
+  return { cpu: stats.cpu.user + stats.cpu.system, active: stats.elu.active, idle: stats.elu.idle };
+}
+
+function checkAnswer(target: HopTarget, workload: HopWorkload, probe: { status: number; body: string }): void {
+  const fail = (why: string): never => {
+    throw new Error(`${target} (${workload}) answered wrongly: ${why}: ${probe.status} ${probe.body.slice(0, 300)}`);
+  };
+  if (probe.status !== 200) fail('status');
+  let message: { id?: unknown; result?: { tools?: unknown[] } };
+  try {
+    message = JSON.parse(probe.body) as typeof message;
+  } catch {
+    return fail('not JSON');
+  }
+  if (message.id !== 1) fail('id');
+  if (workload === 'call' && JSON.stringify(message.result) !== JSON.stringify(CALL_RESULT)) fail('result');
+  if (workload === 'list' && message.result?.tools?.length !== expectedTools(target)) {
+    fail(`${message.result?.tools?.length} tools, expected ${expectedTools(target)}`);
+  }
+}
+
+/** Runs the gateway-hop benchmark and prints its report; returns what goes to `latest.json`. */
+export async function runHopBench(settings: HopSettings): Promise<Record<string, unknown>> {
+  const began = Date.now();
+  const pin = pinning();
+  const cpus = os.cpus().length;
+  const pinned = pin.ok && cpus >= 2;
+  const loadCpu = pinned ? 0 : undefined;
+  const serverCpu = pinned ? 1 : undefined;
+  if (pinned) {
+    // The parent too (every thread), so that its own work between runs stays off the servers' CPU.
+    try {
+      run(which('taskset')!, ['--all-tasks', '--pid', '--cpu-list', String(loadCpu), String(process.pid)], 5_000);
+    } catch {
+      // Only noise.
+    }
+  }
+  const pinNote = pinned
+    ? 'servers pinned to CPU 1, load generator to CPU 0'
+    : `NOT pinned (${pin.ok ? `${cpus} CPU` : pin.why}): servers and load generator share the CPUs, ratios are less telling`;
+
+  compiledDir = settings.compiledScriptsDir;
+  if (compiledDir !== undefined) transpileHopScripts(compiledDir);
+  const nginx = settings.targets.includes('nginx') ? findNginx((line) => console.log(line)) : { why: 'not in BENCH_TARGETS' };
+  if ('why' in nginx) console.log(`bench: the nginx line is skipped: ${nginx.why}`);
+
+  const dir = mkdtempSync(join(os.tmpdir(), 'mcp-bench-gateway-'));
+  onExit(() => rmSync(dir, { recursive: true, force: true }));
+  const policyFile = join(dir, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify(gatewayPolicy()));
+
+  const loadChild = startScript('load.ts', [], { cpu: loadCpu });
+  const { load, issuer } = await LoadProcess.ready(loadChild, settings.connections);
+  const upstream = await startHop('upstream', 'upstream.ts', [], serverCpu);
+  const gatewayArgv = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : [];
+  const wanted = new Set<HopTarget>(['upstream', ...settings.targets]);
+  const [nodeProxy, gateway] = await Promise.all([
+    wanted.has('node-proxy') ? startHop('node-proxy', 'node-proxy.ts', [upstream.url], serverCpu) : undefined,
+    // Always started: its resource is the audience of the token every target is sent.
+    startHop('gateway', 'gateway.ts', [settings.library, upstream.url, issuer, policyFile, settings.gatewayLog], serverCpu, {
+      execArgv: gatewayArgv,
+      // Its request log goes where a deployment's would, but not onto the terminal.
+      stdout: 'ignore',
+    }),
+  ]);
+  const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : [])];
+  let nginxSkipped = !wanted.has('nginx') ? 'not in BENCH_TARGETS' : 'why' in nginx ? nginx.why : undefined;
+  if (wanted.has('nginx') && !('why' in nginx)) {
+    try {
+      const started = await startNginx(nginx.path, upstream.url, serverCpu);
+      hops.push({ target: 'nginx', child: started.child, url: started.url, ipc: false });
+    } catch (error) {
+      nginxSkipped = error instanceof Error ? error.message : String(error);
+      console.log(`bench: the nginx line is skipped: ${nginxSkipped}`);
+    }
+  }
+  const byTarget = new Map(hops.map((h) => [h.target, h]));
+  const targets = HOP_TARGETS.filter((t) => byTarget.has(t));
+  await load.token(gateway.url);
+  for (const workload of settings.workloads) {
+    for (const target of targets) {
+      const probe = await load.probe(byTarget.get(target)!.url, { body: HOP_BODIES[workload], tokenResource: gateway.url });
+      checkAnswer(target, workload, probe);
+    }
+  }
+
+  console.log('');
+  console.log(
+    `bench (gateway hop): ${settings.rounds} rounds × (${targets.join(', ')}) × ${settings.durationSeconds} s per workload ` +
+      `(${settings.workloads.join(', ')}), ${settings.warmupSeconds} s warm-up each, ${settings.connections} connections; ${pinNote}; ` +
+      `gateway log ${settings.gatewayLog}${'why' in nginx ? '' : `; nginx ${nginx.version}`}`,
+  );
+
+  const measure = async (target: HopTarget, workload: HopWorkload, seconds: number): Promise<HopRun> => {
+    const hop = byTarget.get(target)!;
+    const inFront = target === 'upstream' ? undefined : hop;
+    const coreBefore = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
+    const loadBefore = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
+    const [upBefore, hopBefore] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
+    const summary: RunSummary = await load.run({ url: hop.url, scenario: target, durationSeconds: seconds, body: HOP_BODIES[workload], tokenResource: gateway.url });
+    const [upAfter, hopAfter] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
+    const coreAfter = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
+    const loadAfter = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
+    if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
+      throw new Error(`${target} (${workload}): ${summary.non2xx} non-2xx answers, ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`);
+    }
+    const n = summary.totalRequests || 1;
+    const perRequest = (a?: { cpu?: number }, b?: { cpu?: number }): number | undefined =>
+      a?.cpu !== undefined && b?.cpu !== undefined ? round1((b.cpu - a.cpu) / n) : undefined;
+    const busy = (a?: { busy: number; total: number }, b?: { busy: number; total: number }): number | undefined =>
+      a && b && b.total > a.total ? round3((b.busy - a.busy) / (b.total - a.total)) : undefined;
+    const elu =
+      hopBefore?.active !== undefined && hopAfter?.active !== undefined
+        ? round3((hopAfter.active - hopBefore.active) / (hopAfter.active - hopBefore.active + (hopAfter.idle! - hopBefore.idle!)))
+        : undefined;
+    return {
+      target,
+      workload,
+      requestsPerSecond: summary.requestsPerSecond,
+      p50Ms: summary.p50Ms,
+      p99Ms: summary.p99Ms,
+      totalRequests: summary.totalRequests,
+      bytesPerAnswer: summary.requestsPerSecond > 0 ? Math.round(summary.bytesPerSecond / summary.requestsPerSecond) : 0,
+      serverCpuBusy: busy(coreBefore, coreAfter),
+      loadCpuBusy: busy(loadBefore, loadAfter),
+      hopCpuUsPerRequest: inFront ? perRequest(hopBefore, hopAfter) : undefined,
+      hopEventLoopUtilization: elu,
+      upstreamCpuUsPerRequest: perRequest(upBefore, upAfter),
+    };
+  };
+
+  const results: Record<string, HopRun[][]> = {};
+  for (const workload of settings.workloads) {
+    for (const target of targets) await measure(target, workload, settings.warmupSeconds);
+    const rounds: HopRun[][] = [];
+    for (let round = 0; round < settings.rounds; round++) {
+      const runs: HopRun[] = [];
+      for (const target of targets) {
+        const r = await measure(target, workload, settings.durationSeconds);
+        runs.push(r);
+        console.log(
+          `  ${workload} round ${round + 1} ${target.padEnd(10)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
+            `server CPU busy ${fmtPct(r.serverCpuBusy)}  load CPU busy ${fmtPct(r.loadCpuBusy)}` +
+            (r.hopCpuUsPerRequest !== undefined ? `  hop ${r.hopCpuUsPerRequest} µs/req` : '') +
+            (r.hopEventLoopUtilization !== undefined && target !== 'upstream' ? ` ELU ${r.hopEventLoopUtilization.toFixed(2)}` : '') +
+            `  upstream ${r.upstreamCpuUsPerRequest ?? '?'} µs/req`,
+        );
+      }
+      rounds.push(runs);
+    }
+    results[workload] = rounds;
+  }
+  await stopAll();
+
+  const ratioOf = (rounds: HopRun[][], a: HopTarget, b: HopTarget): { median: number; perRound: number[] } | undefined => {
+    if (!targets.includes(a) || !targets.includes(b)) return undefined;
+    const per = rounds.map((runs) => runs.find((r) => r.target === a)!.requestsPerSecond / runs.find((r) => r.target === b)!.requestsPerSecond);
+    return { median: round3(median(per)), perRound: per.map(round3) };
+  };
+  const label: Record<HopTarget, string> = {
+    upstream: 'upstream alone',
+    nginx: 'nginx proxy_pass',
+    'node-proxy': 'minimal Node proxy',
+    gateway: 'mcp-oauth-guard gateway',
+  };
+  const title: Record<HopWorkload, string> = {
+    call: 'small tools/call',
+    list: 'tools/list, 1,000 tools (~150 KB), gateway filters to 500',
+  };
+  const report: Record<string, unknown> = {};
+  for (const workload of settings.workloads) {
+    const rounds = results[workload]!;
+    const rows = targets.map((target) => {
+      const own = rounds.map((runs) => runs.find((r) => r.target === target)!);
+      const pick = (f: (r: HopRun) => number | undefined): number | undefined => {
+        const values = own.map(f).filter((v): v is number => v !== undefined);
+        return values.length ? median(values) : undefined;
+      };
+      return {
+        target,
+        requestsPerSecond: Math.round(median(own.map((r) => r.requestsPerSecond))),
+        p99Ms: median(own.map((r) => r.p99Ms)),
+        shareOfUpstream: ratioOf(rounds, target, 'upstream')!,
+        serverCpuBusy: pick((r) => r.serverCpuBusy),
+        loadCpuBusy: pick((r) => r.loadCpuBusy),
+        hopCpuUsPerRequest: pick((r) => r.hopCpuUsPerRequest),
+        hopEventLoopUtilization: target === 'upstream' ? undefined : pick((r) => r.hopEventLoopUtilization),
+        upstreamCpuUsPerRequest: pick((r) => r.upstreamCpuUsPerRequest),
+        bytesPerAnswer: Math.round(median(own.map((r) => r.bytesPerAnswer))),
+      };
+    });
+    const overNginx = ratioOf(rounds, 'gateway', 'nginx');
+    const overNodeProxy = ratioOf(rounds, 'gateway', 'node-proxy');
+    console.log('');
+    console.log(`gateway hop, ${title[workload]}:`);
+    console.log(
+      `${'target'.padEnd(26)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}` +
+        `${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}${'B/answer'.padStart(10)}   share per round`,
+    );
+    for (const row of rows) {
+      console.log(
+        `${label[row.target].padEnd(26)}${String(row.requestsPerSecond).padStart(8)}${String(row.p99Ms).padStart(8)}${row.shareOfUpstream.median.toFixed(3).padStart(7)}` +
+          `${fmtPct(row.serverCpuBusy).padStart(9)}${fmtPct(row.loadCpuBusy).padStart(10)}${(row.hopCpuUsPerRequest?.toFixed(1) ?? '-').padStart(12)}` +
+          `${(row.hopEventLoopUtilization?.toFixed(2) ?? '-').padStart(9)}${(row.upstreamCpuUsPerRequest?.toFixed(1) ?? '-').padStart(11)}` +
+          `${String(row.bytesPerAnswer).padStart(10)}   ${row.shareOfUpstream.perRound.map((x) => x.toFixed(2)).join(' ')}`,
+      );
+    }
+    const line = (name: string, r: { median: number; perRound: number[] } | undefined, target?: number, note = ''): void => {
+      if (r === undefined) {
+        console.log(`${name}: not measured${name.includes('nginx') && nginxSkipped ? ` (nginx skipped: ${nginxSkipped})` : ''}`);
+        return;
+      }
+      const verdict = target === undefined ? '' : ` (target ≥ ${target.toFixed(2)}: ${r.median >= target ? 'MET' : 'BELOW'})`;
+      console.log(`${name}: ${r.median.toFixed(3)}${verdict}${note}   per round ${r.perRound.map((x) => x.toFixed(2)).join(' ')}`);
+    };
+    if (workload === 'call') {
+      line('gateway / minimal Node proxy', overNodeProxy, HOP_TARGET_RATIOS.callOverNodeProxy);
+      line('gateway / nginx', overNginx, undefined, ` (longer-term goal ≥ ${HOP_TARGET_RATIOS.callOverNginxGoal.toFixed(2)}: ${overNginx && overNginx.median >= HOP_TARGET_RATIOS.callOverNginxGoal ? 'MET' : 'not yet'})`);
+    } else {
+      line('gateway / nginx', overNginx, HOP_TARGET_RATIOS.listOverNginx);
+      line('gateway / minimal Node proxy', overNodeProxy);
+    }
+    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, runs: rounds };
+  }
+  console.log(
+    'share: req/s over the upstream-alone req/s of the same round (median); srv CPU / load CPU: busy share of the CPU the servers / ' +
+      'the load generator are pinned to; hop µs/req: CPU time of the process in front of the upstream per request; ELU: its event-loop utilisation',
+  );
+  return {
+    settings: { ...settings, library: undefined, compiledScriptsDir: undefined, pinned, nginx: 'why' in nginx ? undefined : nginx.version, nginxSkipped },
+    targets: HOP_TARGET_RATIOS,
+    ...report,
+    elapsedSeconds: Math.round((Date.now() - began) / 1000),
+  };
+}
+
+function fmtPct(x: number | undefined): string {
+  return x === undefined ? '-' : `${Math.round(x * 100)}%`;
+}

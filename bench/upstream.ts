@@ -1,0 +1,58 @@
+/**
+ * The gateway-hop benchmark's upstream MCP server, in its own process: raw `node:http`, no framework, the
+ * answers prepared at start-up. POST `/mcp` with `tools/call` gets a small JSON result, with `tools/list` the
+ * 1,000-tool list (about 150 KB); both `application/json` with a `Content-Length`. Anything else gets a
+ * JSON-RPC error.
+ *
+ * Usage: `node --import tsx bench/upstream.ts`. Reports `ready` with its endpoint URL over IPC, answers
+ * `stats`, exits on `stop` (see `hop-scenario.ts`).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CALL_RESULT, failHop, listTools, serveHopCommands, type HopReport } from './hop-scenario.js';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+// The list answer around its id, so that each answer is two copies and no serialisation.
+const LIST_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+const LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ tools: listTools() })}}`);
+const CALL_TAIL = `,"result":${JSON.stringify(CALL_RESULT)}}`;
+
+function answer(message: { id?: unknown; method?: unknown }): { status: number; body: Buffer | string } {
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? JSON.stringify(message.id) : 'null';
+  if (message.method === 'tools/call') return { status: 200, body: `{"jsonrpc":"2.0","id":${id}${CALL_TAIL}` };
+  if (message.method === 'tools/list') return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), LIST_TAIL]) };
+  return { status: 200, body: `{"jsonrpc":"2.0","id":${id},"error":{"code":-32601,"message":"Method not found"}}` };
+}
+
+const server = createServer((req, res) => {
+  if (req.method !== 'POST') {
+    res.writeHead(405, { allow: 'POST', 'content-length': '0' }).end();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    let message: { id?: unknown; method?: unknown };
+    try {
+      message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof message;
+    } catch {
+      res.writeHead(400, { ...JSON_HEADERS, 'content-length': '0' }).end();
+      return;
+    }
+    const { status, body } = answer(message ?? {});
+    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+});
+// Autocannon and the proxies keep their connections for the whole run.
+server.keepAliveTimeout = 60_000;
+
+server.once('error', failHop);
+server.listen(0, '127.0.0.1', () => {
+  serveHopCommands(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const report: HopReport = { type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+  process.send?.(report);
+});
