@@ -219,8 +219,11 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   await load.token(gateway.url);
   for (const workload of settings.workloads) {
     for (const target of targets) {
-      const probe = await load.probe(byTarget.get(target)!.url, { body: HOP_BODIES[workload], tokenResource: gateway.url });
-      checkAnswer(target, workload, probe);
+      // Twice: a second answer must be the same as the first (e.g. if anything along the way caches).
+      const options = { body: HOP_BODIES[workload], tokenResource: gateway.url };
+      const [first, second] = [await load.probe(byTarget.get(target)!.url, options), await load.probe(byTarget.get(target)!.url, options)];
+      checkAnswer(target, workload, first);
+      if (second.status !== first.status || second.body !== first.body) throw new Error(`${target} (${workload}): a second answer differs from the first`);
     }
   }
 
