@@ -26,6 +26,8 @@ export interface GuardHttpResponse {
 
 /** Request facts the decision hook is told about. */
 export interface DecisionContext {
+  /** The adapter's request, passed on to `onDecision`. */
+  request?: object;
   httpMethod: string;
   message?: JsonRpcMessage;
   auth?: AuthInfo;
@@ -178,7 +180,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       if (typeof target === 'string') event.name = bounded(target);
       if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
       try {
-        onDecision(event);
+        onDecision(event, ctx.request);
       } catch {
         // Auditing must never break serving.
       }

@@ -50,5 +50,10 @@ export interface DecisionEvent {
   httpMethod: string;
 }
 
-/** Receives every decision. Must not throw; errors are swallowed so auditing cannot break serving. */
-export type DecisionHook = (event: DecisionEvent) => void;
+/**
+ * Receives every decision, with the adapter's request object when there is one (the `node:http` request
+ * for the Express, `node:http` and gateway adapters), to find per-request state without a context store.
+ * That request still carries the `Authorization` header: log fields of it, never the object itself.
+ * Must not throw; errors are swallowed so auditing cannot break serving.
+ */
+export type DecisionHook = (event: DecisionEvent, request?: object) => void;

@@ -91,9 +91,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const guard = createGuard(
       {
         ...guardOptions,
-        onDecision: (event: DecisionEvent) => {
-          requestLog.onDecision(event);
-          userHook?.(event);
+        onDecision: (event: DecisionEvent, request?: object) => {
+          requestLog.onDecision(event, request);
+          userHook?.(event, request);
         },
       },
       ENV_SETTING_NAMES,
