@@ -12,7 +12,7 @@ export {
   type McpHttpHandler,
 } from './http/http-handler.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
-export { filterListResponse, type FilterListResponseOptions } from './http/filter-written-response.js';
+export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
 export { loadOptionsFromEnv, type EnvironmentVariables } from './core/load-options-from-env.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
 export type { Guard, GuardHttpResponse, DecisionContext } from './core/create-guard.js';

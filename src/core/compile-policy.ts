@@ -85,6 +85,12 @@ export interface CompiledPolicy {
     protocolVersion?: string,
   ): Record<string, unknown>;
   /**
+   * A key under which this caller's {@link CompiledPolicy.filterListResult} of `method` may be reused for a
+   * byte-identical answer: the method, the stateless flag and the caller's effective scopes. Undefined when a
+   * rule the filter consults is a function (it may depend on anything in the token or the request).
+   */
+  listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined;
+  /**
    * Builds the 403 `insufficient_scope` error for a denied decision (RFC 6750 §3.1, MCP 2025-11-25 step-up).
    * See {@link createInsufficientScopeError}.
    */
@@ -341,9 +347,20 @@ export function compilePolicy(
     return kept;
   }
 
+  const hasFunction = (rules: PolicyDefinition['tools']): boolean => rules !== undefined && Object.values(rules).some((r) => typeof r === 'function');
+  const staticItems = { tool: !hasFunction(definition.tools), prompt: !hasFunction(definition.prompts), resource: !hasFunction(definition.resources) };
+
   return {
     scopesSupported,
     requiredScopes: base,
+    listFilterKey(method, auth, message, protocolVersion) {
+      const spec = LIST_SPECS.get(method);
+      if (spec === undefined || !staticItems[spec.kind]) return undefined;
+      const methodRule = methods.lookup(spec.useMethod);
+      if (methodRule !== undefined && methodRule.scopes === undefined) return undefined;
+      const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
+      return `${method} ${stateless ? 'stateless' : 'session'} ${[...effectiveScopes(auth)].sort().join(' ')}`;
+    },
     expandScopes: expand,
     requiredScopesFor(message, auth) {
       const required = evaluate(message, auth);

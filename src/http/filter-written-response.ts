@@ -13,6 +13,36 @@ export interface FilterListResponseOptions {
    * (16 MiB).
    */
   maxBufferedBytes?: number;
+  /**
+   * Reuse the filtered answer when the upstream's answer is byte for byte the last one seen under `key`
+   * (after the canonical `{"jsonrpc":"2.0","id":<id>,"result":` prefix, so the id may differ): list answers
+   * rarely change, and parsing and re-serialising a large one is most of a gateway's work. `key` must cover
+   * everything the filter depends on (see `CompiledPolicy.listFilterKey`).
+   */
+  memo?: { key: string; store: ListAnswerMemo };
+}
+
+/** Filtered JSON list answers by filter key: the upstream's bytes after the prefix, and the filtered rest. */
+export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: string | undefined }>;
+
+/** Keys a {@link ListAnswerMemo} keeps (oldest forgotten first): a few methods times a few scope sets. */
+export const LIST_ANSWER_MEMO_KEYS = 32;
+/** Largest answer a {@link ListAnswerMemo} keeps, in bytes. */
+export const LIST_ANSWER_MEMO_MAX_BYTES = 1_048_576;
+/** Most bytes a {@link ListAnswerMemo} holds in all (answers and their filtered forms); oldest forgotten first. */
+export const LIST_ANSWER_MEMO_TOTAL_BYTES = 8 * 1_048_576;
+
+/** Stores one answer in a memo, keeping it within {@link LIST_ANSWER_MEMO_KEYS} and {@link LIST_ANSWER_MEMO_TOTAL_BYTES}. */
+function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest: string | undefined): void {
+  store.delete(key);
+  store.set(key, { rest, filteredRest });
+  let total = 0;
+  for (const entry of store.values()) total += entry.rest.length + (entry.filteredRest?.length ?? 0) * 3;
+  for (const [oldest, entry] of store) {
+    if (store.size <= LIST_ANSWER_MEMO_KEYS && total <= LIST_ANSWER_MEMO_TOTAL_BYTES) break;
+    total -= entry.rest.length + (entry.filteredRest?.length ?? 0) * 3;
+    store.delete(oldest);
+  }
 }
 
 const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -156,12 +186,52 @@ export function filterListResponse(
     realEnd(body);
   }
 
-  function finishJson(): void {
+  /** Whether the held chunks are `prefix` followed by `rest`, compared in place. */
+  function heldEquals(prefix: Buffer, rest: Buffer): boolean {
+    if (heldBytes !== prefix.length + rest.length) return false;
+    let at = 0;
+    for (const chunk of heldChunks) {
+      let i = 0;
+      if (at < prefix.length) {
+        const n = Math.min(prefix.length - at, chunk.length);
+        if (chunk.compare(prefix, at, at + n, 0, n) !== 0) return false;
+        i = n;
+        at += n;
+      }
+      if (i < chunk.length) {
+        const offset = at - prefix.length;
+        if (chunk.compare(rest, offset, offset + chunk.length - i, i) !== 0) return false;
+        at += chunk.length - i;
+      }
+    }
+    return true;
+  }
+
+  /** The filtered body (undefined: forward as written), reusing or filling `options.memo`. */
+  function filterHeld(): { body?: Buffer; filtered: string | undefined } {
+    const memo = options.memo;
+    const prefixText = `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
+    const prefix = memo === undefined ? undefined : Buffer.from(prefixText);
+    const seen = memo?.store.get(memo.key);
+    // Only a rewritten answer is reused: one the filter left alone is forwarded as written anyway.
+    if (prefix !== undefined && seen?.filteredRest !== undefined && heldEquals(prefix, seen.rest)) {
+      heldChunks = [];
+      return { filtered: prefixText + seen.filteredRest };
+    }
     const body = Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
     // Not JSON, or no matching response: forwarded as written.
     const filtered = filterJsonText(body.toString('utf8'), lookup, (_request, response) => filter(response));
-    const out: Buffer | string = filtered ?? body;
+    const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filtered === undefined || filtered.startsWith(prefixText))) {
+      remember(memo.store, memo.key, Buffer.from(body.subarray(prefix.length)), filtered?.slice(prefixText.length));
+    }
+    return { body, filtered };
+  }
+
+  function finishJson(): void {
+    const { body, filtered } = filterHeld();
+    const out: Buffer | string = filtered ?? body!;
     const changed = filtered !== undefined;
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);

@@ -451,3 +451,15 @@ test('URI templates match resolved URIs, and template list items match their own
   );
   assert.deepEqual(listed.resourceTemplates, [{ uriTemplate: 'other://{x}' }]);
 });
+
+test('listFilterKey: method, revision kind and effective scopes; none when a rule the list filter reads is a function', () => {
+  const auth = (scopes: string[]): AuthInfo => ({ token: 't', clientId: 'c', scopes, extra: { claims: {}, tokenType: 'jwt' } });
+  const policy = compilePolicy({ tools: { admin: ['a'] }, scopeHierarchy: { 'all': ['a'] } });
+  assert.equal(policy.listFilterKey('tools/list', auth(['b', 'a'])), 'tools/list session a b');
+  assert.equal(policy.listFilterKey('tools/list', auth(['all'])), policy.listFilterKey('tools/list', auth(['all', 'a'])), 'implied scopes count');
+  assert.notEqual(policy.listFilterKey('tools/list', auth(['a']), undefined, '2026-07-28'), policy.listFilterKey('tools/list', auth(['a'])));
+  assert.equal(policy.listFilterKey('tools/call', auth(['a'])), undefined);
+  const dynamic = compilePolicy({ tools: { admin: () => ['a'] } });
+  assert.equal(dynamic.listFilterKey('tools/list', auth(['a'])), undefined);
+  assert.notEqual(dynamic.listFilterKey('prompts/list', auth(['a'])), undefined, 'prompts have no function rule');
+});

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { filterListResponse, type FilterListResponseOptions } from '../../src/http/filter-written-response.js';
+import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from '../../src/http/filter-written-response.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
 
 const LIST_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };
@@ -369,4 +369,61 @@ test('a notification (no id) is never intercepted', async () => {
     { jsonrpc: '2.0', method: 'notifications/initialized' },
   );
   assert.equal((await get(url)).body.toString(), JSON.stringify(LIST_RESPONSE));
+});
+
+describe('filterListResponse: reusing a filtered answer (memo)', () => {
+  /** Serves answers from `bodies` in turn, filtering with a counting filter and one shared memo. */
+  async function memoServer(bodies: string[], key = 'k', store: ListAnswerMemo = new Map()) {
+    let filtered = 0;
+    let next = 0;
+    const server = createServer((req, res) => {
+      const id = Number(new URL(req.url!, 'http://x').searchParams.get('id') ?? 7);
+      const body = bodies[next++]!.replace('"id":7', `"id":${id}`);
+      filterListResponse(res, { ...LIST_REQUEST, id }, (response) => (filtered++, dropSecrets(response)), { memo: { key, store } });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(body);
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    return { store, filtered: () => filtered, fetchAnswer: async (id = 7) => JSON.parse((await get(`${url}?id=${id}`)).body.toString()) };
+  }
+
+  test('the same upstream bytes are filtered once; another id reuses it with its own id', async () => {
+    const body = JSON.stringify(LIST_RESPONSE);
+    const { filtered, fetchAnswer } = await memoServer([body, body, body]);
+    assert.deepEqual(await fetchAnswer(7), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
+    assert.deepEqual(await fetchAnswer(7), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
+    assert.deepEqual(await fetchAnswer(9), { jsonrpc: '2.0', id: 9, result: FILTERED_RESULT });
+    assert.equal(filtered(), 1);
+  });
+
+  test('changed upstream bytes are filtered again', async () => {
+    const changed = JSON.stringify({ ...LIST_RESPONSE, result: { tools: [...TOOLS, { name: 'secret_two' }, { name: 'new_tool' }] } });
+    const { filtered, fetchAnswer } = await memoServer([JSON.stringify(LIST_RESPONSE), changed]);
+    await fetchAnswer();
+    assert.deepEqual((await fetchAnswer()).result.tools.map((t: { name: string }) => t.name), ['public_tool', 'other_tool', 'new_tool']);
+    assert.equal(filtered(), 2);
+  });
+
+  test('another key (other effective scopes) never reuses the answer', async () => {
+    const store: ListAnswerMemo = new Map();
+    const body = JSON.stringify(LIST_RESPONSE);
+    const a = await memoServer([body], 'scopes-a', store);
+    const b = await memoServer([body], 'scopes-b', store);
+    await a.fetchAnswer();
+    await b.fetchAnswer();
+    assert.equal(a.filtered() + b.filtered(), 2);
+    assert.deepEqual([...store.keys()], ['scopes-a', 'scopes-b']);
+  });
+
+  test('the memo is bounded: answers over 1 MiB are not kept', async () => {
+    const big = JSON.stringify({ ...LIST_RESPONSE, result: { tools: [...TOOLS, { name: 'x'.repeat(1_100_000) }] } });
+    const { store, filtered, fetchAnswer } = await memoServer([big, big]);
+    await fetchAnswer();
+    await fetchAnswer();
+    assert.equal(filtered(), 2);
+    assert.equal(store.size, 0);
+  });
 });
