@@ -23,7 +23,7 @@ export interface FilterListResponseOptions {
 }
 
 /** Filtered JSON list answers by filter key: the upstream's bytes after the prefix, and the filtered rest. */
-export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: string | undefined }>;
+export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: Buffer | undefined }>;
 
 /** Keys a {@link ListAnswerMemo} keeps (oldest forgotten first): a few methods times a few scope sets. */
 export const LIST_ANSWER_MEMO_KEYS = 32;
@@ -33,14 +33,14 @@ export const LIST_ANSWER_MEMO_MAX_BYTES = 1_048_576;
 export const LIST_ANSWER_MEMO_TOTAL_BYTES = 8 * 1_048_576;
 
 /** Stores one answer in a memo, keeping it within {@link LIST_ANSWER_MEMO_KEYS} and {@link LIST_ANSWER_MEMO_TOTAL_BYTES}. */
-function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest: string | undefined): void {
+function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest: Buffer | undefined): void {
   store.delete(key);
   store.set(key, { rest, filteredRest });
   let total = 0;
-  for (const entry of store.values()) total += entry.rest.length + (entry.filteredRest?.length ?? 0) * 3;
+  for (const entry of store.values()) total += entry.rest.length + (entry.filteredRest?.length ?? 0);
   for (const [oldest, entry] of store) {
     if (store.size <= LIST_ANSWER_MEMO_KEYS && total <= LIST_ANSWER_MEMO_TOTAL_BYTES) break;
-    total -= entry.rest.length + (entry.filteredRest?.length ?? 0) * 3;
+    total -= entry.rest.length + (entry.filteredRest?.length ?? 0);
     store.delete(oldest);
   }
 }
@@ -207,32 +207,31 @@ export function filterListResponse(
     return true;
   }
 
-  /** The filtered body (undefined: forward as written), reusing or filling `options.memo`. */
-  function filterHeld(): { body?: Buffer; filtered: string | undefined } {
+  /** The answer to write and whether it was rewritten, reusing or filling `options.memo`. */
+  function filterHeld(): { out: Buffer | string; changed: boolean } {
     const memo = options.memo;
-    const prefixText = `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
-    const prefix = memo === undefined ? undefined : Buffer.from(prefixText);
+    const prefixText = memo === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
+    const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
     const seen = memo?.store.get(memo.key);
-    // Only a rewritten answer is reused: one the filter left alone is forwarded as written anyway.
+    // Only a rewritten answer is reused: one the filter left alone is forwarded as written anyway. Kept as
+    // bytes, so a hit costs two copies and no parse, filter, serialisation or UTF-8 encoding.
     if (prefix !== undefined && seen?.filteredRest !== undefined && heldEquals(prefix, seen.rest)) {
       heldChunks = [];
-      return { filtered: prefixText + seen.filteredRest };
+      return { out: Buffer.concat([prefix, seen.filteredRest], prefix.length + seen.filteredRest.length), changed: true };
     }
     const body = Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
     // Not JSON, or no matching response: forwarded as written.
     const filtered = filterJsonText(body.toString('utf8'), lookup, (_request, response) => filter(response));
     const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filtered === undefined || filtered.startsWith(prefixText))) {
-      remember(memo.store, memo.key, Buffer.from(body.subarray(prefix.length)), filtered?.slice(prefixText.length));
+    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filtered === undefined || filtered.startsWith(prefixText!))) {
+      remember(memo.store, memo.key, Buffer.from(body.subarray(prefix.length)), filtered === undefined ? undefined : Buffer.from(filtered.slice(prefixText!.length)));
     }
-    return { body, filtered };
+    return filtered === undefined ? { out: body, changed: false } : { out: filtered, changed: true };
   }
 
   function finishJson(): void {
-    const { body, filtered } = filterHeld();
-    const out: Buffer | string = filtered ?? body!;
-    const changed = filtered !== undefined;
+    const { out, changed } = filterHeld();
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
     const headers = withoutHeaders(heldHeaders, drop) ?? {};
