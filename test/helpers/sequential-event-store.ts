@@ -10,6 +10,11 @@ export class SequentialEventStore implements EventStore {
   private readonly events: { id: string; streamId: string; message: JSONRPCMessage }[] = [];
   private next = 0;
 
+  /** The messages stored so far, in order (what a `Last-Event-ID` replay would send). */
+  stored(): JSONRPCMessage[] {
+    return this.events.map((e) => e.message);
+  }
+
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const id = `${streamId}_${String(this.next++).padStart(8, '0')}`;
     this.events.push({ id, streamId, message });

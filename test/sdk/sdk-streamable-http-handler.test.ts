@@ -722,3 +722,57 @@ describe('SDK server, callers without identity', () => {
     }
   });
 });
+
+describe('SDK server, stateful with an event store: a restricted public read', () => {
+  test('the copy the event store keeps is downgraded to private like the live answer', { timeout: 10_000 }, async () => {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { createGuard } = await import('../../src/core/create-guard.js');
+    // A real guard's filter: mem://private needs a scope beyond the base, so a public cache hint must go.
+    const guard = createGuard({
+      issuer: 'http://127.0.0.1:9',
+      resource: 'http://127.0.0.1:9/mcp',
+      handler: undefined as never,
+      policy: { requiredScopes: ['base'], resources: { 'mem://private': ['secret'] } },
+    } as never);
+    const eventStore = new SequentialEventStore();
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      transportOptions: { eventStore },
+      createServer: () => {
+        const server = new McpServer({ name: 'reads', version: '1.0.0' });
+        server.registerResource('private', 'mem://private', {}, async (uri) => ({ contents: [{ uri: uri.href, text: 'x' }], cacheScope: 'public' }));
+        return server;
+      },
+    });
+    const auth: AuthInfo = { token: 't', clientId: 'c', scopes: ['base', 'secret'], extra: { sub: 'u', claims: {}, tokenType: 'jwt' } };
+    const http = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      await handler.handle(Object.assign(req, { auth, body }), res, {
+        auth,
+        protocolVersion: PROTOCOL,
+        signal: new AbortController().signal,
+        filterResponse: (request, response) => guard.filterResponse(request, response, auth, PROTOCOL),
+      });
+    });
+    http.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    const headers = (sid?: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, ...(sid ? { 'mcp-session-id': sid } : {}) });
+    try {
+      const init = await send(url, { method: 'POST', headers: headers(), body: JSON.stringify(initialize()) });
+      const sid = init.headers['mcp-session-id'] as string;
+      assert.ok(sid);
+      await send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      const read = await send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'mem://private' } }) });
+      assert.equal(read.status, 200);
+      const stored = eventStore.stored().find((m) => 'id' in m && m.id === 5) as { result?: { cacheScope?: string } } | undefined;
+      assert.equal(stored?.result?.cacheScope, 'private', JSON.stringify(eventStore.stored()));
+    } finally {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+});
