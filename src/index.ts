@@ -3,6 +3,8 @@
 // in `mcp-oauth-guard/gateway`; the SDK adapters in `mcp-oauth-guard/sdk` and `mcp-oauth-guard/sdk2`.
 export { mcpOAuthGuard, type McpOAuthGuardOptions, type McpOAuthGuardRouter } from './express/mcp-oauth-guard.js';
 export { createRequestPipeline, type McpHandler, type RequestPipeline } from './http/request-pipeline.js';
+// The guard itself, for createRequestPipeline; its building blocks are in mcp-oauth-guard/core.
+export { createGuard } from './core/create-guard.js';
 export {
   httpHandler,
   isHttpHandler,

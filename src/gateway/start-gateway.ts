@@ -45,7 +45,8 @@ export interface RunningGateway {
 
 /**
  * Starts the gateway: an HTTP server on `config.host:config.port` with `GET /healthz`, the RFC 9728
- * metadata, and the MCP endpoint guarded by `mcpOAuthGuard` and forwarded by the upstream proxy.
+ * metadata, and the MCP endpoint served by the request pipeline (`createRequestPipeline`) and forwarded by
+ * the upstream proxy. Plain `node:http`: no router runs per request.
  *
  * It listens before building the guard, so that with port 0 and the default resource
  * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
