@@ -359,7 +359,8 @@ export function compilePolicy(
       const methodRule = methods.lookup(spec.useMethod);
       if (methodRule !== undefined && methodRule.scopes === undefined) return undefined;
       const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
-      return `${method} ${stateless ? 'stateless' : 'session'} ${[...effectiveScopes(auth)].sort().join(' ')}`;
+      // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
+      return JSON.stringify([method, stateless, [...effectiveScopes(auth)].sort()]);
     },
     expandScopes: expand,
     requiredScopesFor(message, auth) {

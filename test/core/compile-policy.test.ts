@@ -455,7 +455,8 @@ test('URI templates match resolved URIs, and template list items match their own
 test('listFilterKey: method, revision kind and effective scopes; none when a rule the list filter reads is a function', () => {
   const auth = (scopes: string[]): AuthInfo => ({ token: 't', clientId: 'c', scopes, extra: { claims: {}, tokenType: 'jwt' } });
   const policy = compilePolicy({ tools: { admin: ['a'] }, scopeHierarchy: { 'all': ['a'] } });
-  assert.equal(policy.listFilterKey('tools/list', auth(['b', 'a'])), 'tools/list session a b');
+  assert.equal(policy.listFilterKey('tools/list', auth(['b', 'a'])), JSON.stringify(['tools/list', false, ['a', 'b']]));
+  assert.notEqual(policy.listFilterKey('tools/list', auth(['a b'])), policy.listFilterKey('tools/list', auth(['a', 'b'])), 'a scope with a space is another scope set');
   assert.equal(policy.listFilterKey('tools/list', auth(['all'])), policy.listFilterKey('tools/list', auth(['all', 'a'])), 'implied scopes count');
   assert.notEqual(policy.listFilterKey('tools/list', auth(['a']), undefined, '2026-07-28'), policy.listFilterKey('tools/list', auth(['a'])));
   assert.equal(policy.listFilterKey('tools/call', auth(['a'])), undefined);
