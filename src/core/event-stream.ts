@@ -25,13 +25,15 @@ export interface EventStreamRewriter {
   push(chunk: Uint8Array): Buffer[] | undefined;
   /**
    * The stream ended: an event still unterminated is offered to `rewrite` like any other and returned
-   * (clients discard an incomplete event, but a list in it must still not pass unfiltered).
+   * still unterminated (clients discard an incomplete event, but a list in it must not pass unfiltered).
    */
   end(): Buffer[];
 }
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** A UTF-8 byte order mark, which a stream may start with and every SSE parser skips (WHATWG HTML §9.2.5). */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
  * Creates a rewriter for one event stream. For each complete `message` event (the default type) that has
@@ -64,75 +66,100 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
     if (once) done = true;
   }
 
+  // The first bytes, held until it is known whether they are a byte order mark (it may be split across chunks).
+  let head: Buffer | undefined = Buffer.alloc(0);
+
+  function scan(buf: Buffer): Buffer[] | undefined {
+    if (done) return buf.length > 0 ? [buf] : [];
+    const out: Buffer[] = [];
+    let i = 0;
+    if (eventEndedOnCr) {
+      // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
+      eventEndedOnCr = false;
+      if (buf.length > 0 && buf[0] === LF) {
+        previousWasCr = false;
+        i = 1;
+        if (!lastRewritten) out.push(buf.subarray(0, 1));
+      }
+    }
+    let start = i;
+    const n = buf.length;
+    for (; i < n; i++) {
+      const b = buf[i]!;
+      if (b === LF && previousWasCr) {
+        previousWasCr = false;
+        continue;
+      }
+      previousWasCr = b === CR;
+      if (b !== CR && b !== LF) {
+        lineEmpty = false;
+        continue;
+      }
+      if (!lineEmpty) {
+        lineEmpty = true;
+        continue;
+      }
+      // A blank line: the event is complete.
+      let end = i + 1;
+      if (b === CR) {
+        if (end < n) {
+          if (buf[end] === LF) end++;
+          previousWasCr = false;
+        } else {
+          eventEndedOnCr = true;
+        }
+      }
+      const piece = buf.subarray(start, end);
+      const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
+      partial = [];
+      partialBytes = 0;
+      emit(event, out);
+      start = end;
+      i = end - 1;
+      if (done) {
+        if (end < n) out.push(buf.subarray(end));
+        return out;
+      }
+    }
+    if (start < n) {
+      const rest = buf.subarray(start);
+      partial.push(rest);
+      partialBytes += rest.length;
+      if (partialBytes > maxEventBytes) return undefined;
+    }
+    return out;
+  }
+
   return {
     push(chunk) {
       const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (done) return buf.length > 0 ? [buf] : [];
-      const out: Buffer[] = [];
-      let i = 0;
-      if (eventEndedOnCr) {
-        // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
-        eventEndedOnCr = false;
-        if (buf.length > 0 && buf[0] === LF) {
-          previousWasCr = false;
-          i = 1;
-          if (!lastRewritten) out.push(buf.subarray(0, 1));
-        }
+      if (head === undefined) return scan(buf);
+      // Skipped by clients, so it must be skipped here too: else the first line is no `data` field to this
+      // parser but is one to the client, and the event would pass unfiltered. The mark itself passes on.
+      const start = head.length > 0 ? Buffer.concat([head, buf]) : buf;
+      const n = Math.min(start.length, BOM.length);
+      if (start.compare(BOM, 0, n, 0, n) !== 0) {
+        head = undefined;
+        return scan(start);
       }
-      let start = i;
-      const n = buf.length;
-      for (; i < n; i++) {
-        const b = buf[i]!;
-        if (b === LF && previousWasCr) {
-          previousWasCr = false;
-          continue;
-        }
-        previousWasCr = b === CR;
-        if (b !== CR && b !== LF) {
-          lineEmpty = false;
-          continue;
-        }
-        if (!lineEmpty) {
-          lineEmpty = true;
-          continue;
-        }
-        // A blank line: the event is complete.
-        let end = i + 1;
-        if (b === CR) {
-          if (end < n) {
-            if (buf[end] === LF) end++;
-            previousWasCr = false;
-          } else {
-            eventEndedOnCr = true;
-          }
-        }
-        const piece = buf.subarray(start, end);
-        const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
-        partial = [];
-        partialBytes = 0;
-        emit(event, out);
-        start = end;
-        i = end - 1;
-        if (done) {
-          if (end < n) out.push(buf.subarray(end));
-          return out;
-        }
+      if (start.length < BOM.length) {
+        head = Buffer.from(start);
+        return [];
       }
-      if (start < n) {
-        const rest = buf.subarray(start);
-        partial.push(rest);
-        partialBytes += rest.length;
-        if (partialBytes > maxEventBytes) return undefined;
-      }
-      return out;
+      head = undefined;
+      const out = scan(start.subarray(BOM.length));
+      return out === undefined ? undefined : [start.subarray(0, BOM.length), ...out];
     },
     end() {
+      if (head !== undefined && head.length > 0) return [head];
       if (done || partialBytes === 0) return [];
       const event = Buffer.concat(partial, partialBytes);
       partial = [];
       partialBytes = 0;
       const out: Buffer[] = [];
       emit(event, out);
+      // A cut-off event stays cut off: rewritten if need be, but never completed into one clients dispatch.
+      if (lastRewritten) out[out.length - 1] = out[out.length - 1]!.subarray(0, -1);
       return out;
     },
   };

@@ -38,8 +38,18 @@ describe('createEventStreamRewriter', () => {
     assert.equal(run(['data: {"x":1}\n\ndata: {"x":2}\n\n'], 1000, true), 'data: {"X":1}\n\ndata: {"x":2}\n\n');
   });
 
-  it('an event cut off by the end of the stream is still offered to the rewrite', () => {
-    assert.equal(run(['data: {"y":0}\n\ndata: {"x":1}\n']), 'data: {"y":0}\n\ndata: {"X":1}\n\n');
+  it('an event cut off by the end of the stream is still offered to the rewrite, and stays cut off', () => {
+    assert.equal(run(['data: {"y":0}\n\ndata: {"x":1}\n']), 'data: {"y":0}\n\ndata: {"X":1}\n');
     assert.equal(run(['data: {"y":0}\n']), 'data: {"y":0}\n');
+  });
+
+  it('a byte order mark at the start is passed on and skipped, also when split across chunks', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const event = Buffer.from('data: {"x":1}\n\n');
+    assert.equal(run([Buffer.concat([bom, event])]), '\ufeffdata: {"X":1}\n\n');
+    assert.equal(run([bom.subarray(0, 1), bom.subarray(1, 2), Buffer.concat([bom.subarray(2), event])]), '\ufeffdata: {"X":1}\n\n');
+    assert.equal(run([bom.subarray(0, 2)]), '\ufffd', 'a lone partial mark is passed on at the end');
+    // Only at the start: a mark later in the stream is data like any other.
+    assert.equal(run(['data: {"y":0}\n\n', Buffer.concat([bom, event])]), 'data: {"y":0}\n\n\ufeffdata: {"x":1}\n\n');
   });
 });

@@ -263,6 +263,16 @@ describe('filterListResponse: text/event-stream', () => {
     assert.ok(!text.includes('secret_tool'));
   });
 
+  test('a stream starting with a byte order mark is still filtered (clients skip the mark)', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`data: ${JSON.stringify(LIST_RESPONSE)}\n\n`)]));
+    });
+    const text = (await get(url)).body.toString();
+    assert.ok(!text.includes('secret_tool'), text);
+    assert.deepEqual(sseData(text.replace(/^\ufeff/, '')), [{ jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+  });
+
   test('non-matching ids, other event types and non-JSON data pass through untouched', async () => {
     const stream =
       `event: message\ndata: ${JSON.stringify({ ...LIST_RESPONSE, id: '7' })}\n\n` +
