@@ -94,7 +94,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         ...guardOptions,
         onDecision: (event: DecisionEvent, request?: object) => {
           requestLog.onDecision(event, request);
-          userHook?.(event, request);
+          // Gateway hooks are configuration, not request handlers: they get the event, not the request and
+          // its Authorization header.
+          userHook?.(event);
         },
       },
       ENV_SETTING_NAMES,

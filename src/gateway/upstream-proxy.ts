@@ -5,7 +5,7 @@ import { createEventStreamRewriter, type EventStreamRewriter } from '../core/eve
 import { ConfigurationError } from '../core/errors.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { filterJsonText, isFilteredRequest } from '../core/response-filter.js';
+import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
@@ -250,9 +250,11 @@ class ExchangeList {
  *   JSON-RPC error -32001 `Session not found` and is not forwarded; the same answer in every case, so the
  *   existence of another user's session is not revealed, and a conforming client starts a new session. A
  *   successful DELETE, or an upstream 404, forgets the session.
- * - Resumed streams: a GET with `Last-Event-ID` may replay the answer to an earlier list request; list
- *   answers in it are filtered with the caller's `filterResponse`, as the guard filtered the original POST
- *   answer. The gateway remembers, per session, the ids of list requests answered with an event stream.
+ * - Resumed streams: a GET with `Last-Event-ID` may replay the answer to an earlier list request or
+ *   `resources/read`; such answers in it are filtered with the caller's `filterResponse`, as the guard
+ *   filtered the original POST answer. The gateway keeps, per session, what filtering needs of those requests
+ *   answered with an event stream (bounded); answers it cannot match, and every answer on a resumed stream
+ *   without a session, are recognised by the shape of their result (fail closed).
  *
  * @throws ConfigurationError when `upstream` is not an absolute http(s) URL or an option is out of range.
  */
@@ -445,15 +447,17 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           return;
         }
         let rewriter: EventStreamRewriter | undefined;
-        if (session && isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
-          // A resumed stream may replay the answer to an earlier list request: filter it as the original was.
+        if (isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
+          // A resumed stream may replay the answer to an earlier list request or read: filter it as the
+          // original was. Without a session (a stateless upstream with a shared event store) no request was
+          // kept, so answers are recognised by their shape (fail closed).
           const encoding = String(incoming.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
           if (encoding !== 'identity') {
             finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
             return;
           }
-          const resumed = session;
-          rewriter = createEventStreamRewriter((data) => filterJsonText(data, resumed.requestFor, context.filterResponse), { maxEventBytes: maxResponseBytes });
+          const lookup = session ? session.requestFor : inferRequest;
+          rewriter = createEventStreamRewriter((data) => filterJsonText(data, lookup, context.filterResponse), { maxEventBytes: maxResponseBytes });
         }
         const headers = responseHeaders(incoming.headers);
         if (rewriter) delete headers['content-length'];

@@ -625,6 +625,21 @@ describe('createUpstreamProxy sessions', () => {
     assert.deepEqual(seen, ['resources/read mem://restricted'], 'the replay was filtered with the kept request, URI included');
   });
 
+  it('a resumed stream without a session is filtered too, answers recognised by their shape (fail closed)', async () => {
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`id: e1\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 3, result: { tools: [{ name: 'echo' }, { name: 'get-env' }] } })}\n\n`);
+    });
+    const front = await startFront({ upstream: upstream.url }, (request, response) => {
+      if ((request as { method?: string }).method !== 'tools/list' || !('result' in response)) return response;
+      return { ...response, result: { tools: (response.result.tools as { name: string }[]).filter((t) => t.name !== 'get-env') } };
+    });
+    const resumed = await fetch(front.url, { headers: bearer('alice', { Accept: 'text/event-stream', 'Last-Event-ID': 'e0' }), signal: AbortSignal.timeout(5000) });
+    const text = await resumed.text();
+    assert.match(text, /"echo"/);
+    assert.doesNotMatch(text, /get-env/);
+  });
+
   it('filters a list answer replayed on a resumed GET stream (Last-Event-ID), as the original answer was', async () => {
     const tools = [{ name: 'echo' }, { name: 'get-env' }];
     let markFirstEventRead!: () => void;
