@@ -55,8 +55,8 @@ export interface BoundSession<T = undefined> {
   requestFor(id: JsonRpcId, response: JsonRpcMessage): JsonRpcMessage | undefined;
 }
 
-/** Outcome of binding a session id. */
-export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity';
+/** Outcome of binding a session id (`'full'`: every slot is taken by sessions still being opened). */
+export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity' | 'full';
 
 /** A slot taken for a session still being opened; see {@link SessionRegistry.reserve}. */
 export interface SessionReservation<T> {
@@ -77,7 +77,8 @@ export interface SessionRegistry<T = undefined> {
   lookup(sessionId: string, auth: AuthInfo): { session: BoundSession<T> } | { refused: SessionRefusalReason };
   /**
    * Binds a session id just issued to the caller of `auth`: `'bound'` when new, `'known'` when already bound
-   * to this caller, `'conflict'` when bound to someone else, `'no_identity'` when the caller cannot own one.
+   * to this caller, `'conflict'` when bound to someone else, `'no_identity'` when the caller cannot own one,
+   * `'full'` when no slot can be freed (all are taken by sessions being opened).
    */
   bind(sessionId: string, auth: AuthInfo, value?: T): BindOutcome;
   /**
@@ -168,10 +169,12 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
   function sweep(): void {
     if (idleTimeoutMs === 0) return;
     const at = now();
-    for (const entry of [...entries.values()]) {
+    const gone: Entry<T>[] = [];
+    for (const entry of entries.values()) {
       if (at - entry.lastSeen < idleTimeoutMs) break;
-      if (entry.active <= 0) remove(entry);
+      if (entry.active <= 0) gone.push(entry);
     }
+    for (const entry of gone) remove(entry);
   }
 
   /** Forgets the caller's least recently used sessions (idle ones first) until one more fits; false if none can go. */
@@ -189,6 +192,16 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
       count--;
     }
     return true;
+  }
+
+  /** Whether one more session of `owner` can be made room for (an open session to evict where a limit is reached). */
+  function canMakeRoom(owner: string): boolean {
+    let own = 0;
+    let ownOpening = 0;
+    for (const entry of entries.values()) if (entry.owner === owner) own++;
+    for (const o of opening) if (o === owner) ownOpening++;
+    if (maxPerCaller !== undefined && own + ownOpening >= maxPerCaller && own === 0) return false;
+    return entries.size + opening.length < maxSessions || entries.size > 0;
   }
 
   /** Evicts least recently used sessions (idle ones first) until one more fits; false if none can go. */
@@ -254,8 +267,7 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
     if (existing !== undefined) remove(existing);
     if (!reserved) {
       sweep();
-      makeRoomForCaller(owner);
-      makeRoom();
+      if (!canMakeRoom(owner) || !makeRoomForCaller(owner) || !makeRoom()) return 'full';
     }
     entries.set(sessionId, createEntry(sessionId, owner, value));
     return 'bound';
@@ -287,8 +299,9 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
       const owner = callerKey(auth);
       if (owner === undefined) return 'no_identity';
       sweep();
-      // Synchronous on purpose: the slot is taken before anything else can run.
-      if (!makeRoomForCaller(owner) || !makeRoom()) return 'busy';
+      // Synchronous on purpose: the slot is taken before anything else can run. Nothing is evicted unless
+      // the slot can then be had.
+      if (!canMakeRoom(owner) || !makeRoomForCaller(owner) || !makeRoom()) return 'busy';
       opening.push(owner);
       let held = true;
       const release = (): void => {

@@ -154,3 +154,26 @@ describe('createSessionRegistry', () => {
     assert.deepEqual(gone, ['a=A', 'b=B', 'd=D', 'e=E']);
   });
 });
+
+describe('createSessionRegistry bounds with sessions being opened', () => {
+  it('bind refuses rather than exceed maxSessions when every slot is being opened', () => {
+    const registry = createSessionRegistry({ maxSessions: 2, idleTimeoutMs: 60_000 });
+    assert.equal(typeof registry.reserve(ALICE), 'object');
+    assert.equal(typeof registry.reserve(BOB), 'object');
+    assert.equal(registry.bind('x', caller('carol')), 'full');
+    assert.equal(registry.size, 0);
+  });
+
+  it('a reservation that cannot be had evicts nothing', () => {
+    const registry = createSessionRegistry({ maxSessions: 2, maxSessionsPerCaller: 5, idleTimeoutMs: 60_000 });
+    const bob = registry.reserve(BOB);
+    assert.ok(typeof bob === 'object');
+    assert.equal(bob.bind('b1', undefined), 'bound');
+    assert.equal(typeof registry.reserve(ALICE), 'object');
+    // One slot holds Bob's open session, the other Alice's opening: Carol may evict Bob's (least recently used).
+    assert.equal(typeof registry.reserve(caller('carol')), 'object');
+    assert.deepEqual(registry.lookup('b1', BOB), { refused: 'session_unknown' });
+    // Now both slots are being opened: nothing can go, and nothing went.
+    assert.equal(registry.reserve(caller('dave')), 'busy');
+  });
+});
