@@ -114,8 +114,9 @@ const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
 const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 const SESSION_NOT_FOUND = -32001;
 /**
- * Most list requests one session may have in flight. Each costs an entry until its response is sent; a
- * request the client cancels never gets one, so without a bound those entries could pile up.
+ * Most list and read requests one session may have in flight. Each costs an entry until its response is sent,
+ * it is cancelled, or (without an event store) its stream closes; the bound keeps a client that never lets
+ * answers arrive from piling them up.
  */
 const MAX_PENDING_LISTS = 64;
 /**
@@ -222,16 +223,20 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const session = found.session;
     const listEntry = req.method === 'POST' && req.body ? recordListRequest(session, req.body, context) : undefined;
     if (listEntry === false) {
-      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many list requests in flight in this session'));
+      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many list and read requests in flight in this session'));
       return;
     }
+    // A cancelled request gets no response (MCP `basic/utilities/cancellation`), so its entry would stay.
+    if (req.method === 'POST' && req.body) forgetCancelled(session.value.pendingLists, req.body);
     session.acquire();
     res.once('close', () => {
       session.release();
       // An error status means the SDK refused the request before dispatching it (wrong protocol version,
       // bad Accept…): no response will ever be sent for it, and a stale entry could later filter another
-      // request's response that reuses the id.
-      if (listEntry && res.statusCode >= 400) forgetListRequest(session.value.pendingLists, listEntry);
+      // request's response that reuses the id. Without an event store, a response not sent by the time its
+      // stream closed is sent nowhere, so its entry can go too; with one, it may still be stored for a
+      // replay and must be filtered then.
+      if (listEntry && (res.statusCode >= 400 || !transportOptions.eventStore)) forgetListRequest(session.value.pendingLists, listEntry);
     });
     hideCredentials(req);
     await session.value.transport.handleRequest(req, res, req.body);
@@ -361,6 +366,15 @@ function recordListRequest(session: Session, message: JsonRpcMessage, context: H
   if (sameId) sameId.push(entry);
   else session.value.pendingLists.set(message.id, [entry]);
   return entry;
+}
+
+/** Forgets the oldest entry of a request the client cancels with `notifications/cancelled`. */
+function forgetCancelled(pendingLists: Map<JsonRpcId, PendingList[]>, message: JsonRpcMessage): void {
+  if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+  const entry = pendingLists.get(requestId)?.[0];
+  if (entry) forgetListRequest(pendingLists, entry);
 }
 
 function forgetListRequest(pendingLists: Map<JsonRpcId, PendingList[]>, entry: PendingList): void {

@@ -776,3 +776,59 @@ describe('SDK server, stateful with an event store: a restricted public read', (
     }
   });
 });
+
+describe('SDK server, stateful: cancelled reads do not use up the in-flight bound', () => {
+  test('65 reads cancelled by the client leave the session able to read', { timeout: 20_000 }, async () => {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    let release!: () => void;
+    const never = new Promise<void>((r) => (release = r));
+    const handler = sdkStreamableHttpHandler({
+      stateful: true,
+      transportOptions: { eventStore: new SequentialEventStore() },
+      createServer: () => {
+        const server = new McpServer({ name: 'slow', version: '1.0.0' });
+        server.registerResource('slow', 'mem://slow', {}, async (uri) => {
+          await never;
+          return { contents: [{ uri: uri.href, text: 'late' }] };
+        });
+        server.registerResource('fast', 'mem://fast', {}, async (uri) => ({ contents: [{ uri: uri.href, text: 'ok' }] }));
+        return server;
+      },
+    });
+    const auth: AuthInfo = { token: 't', clientId: 'c', scopes: [], extra: { sub: 'u', claims: {}, tokenType: 'jwt' } };
+    const http = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      await handler.handle(Object.assign(req, { auth, body }), res, { auth, protocolVersion: PROTOCOL, signal: new AbortController().signal, filterResponse: (_q, r) => r });
+    });
+    http.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    const headers = (sid?: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, ...(sid ? { 'mcp-session-id': sid } : {}) });
+    const read = (sid: string, id: number, uri: string) => send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri } }) });
+    try {
+      const init = await send(url, { method: 'POST', headers: headers(), body: JSON.stringify(initialize()) });
+      const sid = init.headers['mcp-session-id'] as string;
+      await send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      for (let id = 100; id < 165; id++) {
+        const controller = new AbortController();
+        const pending = fetch(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'mem://slow' } }), signal: controller.signal })
+          .then((r) => r.body?.cancel())
+          .catch(() => {});
+        const cancelled = await send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } }) });
+        assert.equal(cancelled.status, 202);
+        controller.abort();
+        await pending;
+      }
+      const answer = await read(sid, 999, 'mem://fast');
+      assert.equal(answer.status, 200, answer.text);
+      assert.match(answer.text, /"text":"ok"/);
+    } finally {
+      release();
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+});
