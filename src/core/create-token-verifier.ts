@@ -1,4 +1,4 @@
-import { checkStringList } from './settings.js';
+import { checkNumber, checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
 import type { AuthInfo } from './auth-info.js';
 import { buildAuthInfo } from './auth-info-from-claims.js';
@@ -59,10 +59,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const jwksUri = options.jwksUri === undefined ? undefined : assertSecureUrl('jwksUri', options.jwksUri);
   const algorithms = resolveJwtAlgorithms(options.algorithms);
-  const clockToleranceSeconds = readNumber('clockToleranceSeconds', options.clockToleranceSeconds, DEFAULT_CLOCK_TOLERANCE_SECONDS);
-  const httpTimeoutMs = readNumber('httpTimeoutMs', options.httpTimeoutMs, DEFAULT_HTTP_TIMEOUT_MS, { integer: true, positive: true });
-  const jwksCooldownMs = readNumber('jwksCooldownMs', options.jwksCooldownMs, DEFAULT_JWKS_COOLDOWN_MS);
-  const jwksCacheMaxAgeMs = readNumber('jwksCacheMaxAgeMs', options.jwksCacheMaxAgeMs, DEFAULT_JWKS_CACHE_MAX_AGE_MS);
+  const clockToleranceSeconds = checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', DEFAULT_CLOCK_TOLERANCE_SECONDS);
+  const httpTimeoutMs = checkNumber(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS, { integer: true, positive: true });
+  const jwksCooldownMs = checkNumber(options.jwksCooldownMs, 'jwksCooldownMs', DEFAULT_JWKS_COOLDOWN_MS);
+  const jwksCacheMaxAgeMs = checkNumber(options.jwksCacheMaxAgeMs, 'jwksCacheMaxAgeMs', DEFAULT_JWKS_CACHE_MAX_AGE_MS);
   const strictJwtAccessTokens = options.strictJwtAccessTokens ?? false;
   if (typeof strictJwtAccessTokens !== 'boolean') throw new ConfigurationError('strictJwtAccessTokens', 'must be true or false');
 
@@ -73,7 +73,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     requireString('introspection.clientId', introspection.clientId);
     requireString('introspection.clientSecret', introspection.clientSecret);
     introspectionEndpoint = resolveIntrospectionEndpoint(introspection.endpoint);
-    introspectionTtlSeconds = readNumber('introspection.cacheTtlSeconds', introspection.cacheTtlSeconds, DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
+    introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
   }
 
   const cache: TokenCache | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});
@@ -197,17 +197,3 @@ function readAudiences(value: readonly string[] | undefined): string[] {
   return checkStringList(value, 'audiences') ?? [];
 }
 
-function readNumber(
-  setting: string,
-  value: number | undefined,
-  fallback: number,
-  rules: { integer?: boolean; positive?: boolean } = {},
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ConfigurationError(setting, 'must be a finite, non-negative number');
-  }
-  if (rules.integer === true && !Number.isInteger(value)) throw new ConfigurationError(setting, 'must be a whole number');
-  if (rules.positive === true && value === 0) throw new ConfigurationError(setting, 'must be greater than zero');
-  return value;
-}

@@ -26,6 +26,23 @@ export function checkInteger(value: unknown, setting: string, fallback: number, 
 }
 
 /**
+ * A number option (seconds, milliseconds): `fallback` when undefined, else finite and ≥ 0; `integer` and
+ * `positive` narrow it further.
+ *
+ * @example
+ * checkNumber(options.httpTimeoutMs, 'httpTimeoutMs', 5000, { integer: true, positive: true });
+ */
+export function checkNumber(value: unknown, setting: string, fallback: number, rules: { integer?: boolean; positive?: boolean } = {}): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ConfigurationError(setting, 'must be a finite, non-negative number');
+  }
+  if (rules.integer === true && !Number.isInteger(value)) throw new ConfigurationError(setting, 'must be a whole number');
+  if (rules.positive === true && value === 0) throw new ConfigurationError(setting, 'must be greater than zero');
+  return value;
+}
+
+/**
  * An integer written as text (an environment variable or a flag): undefined when unset or blank, else
  * decimal digits within `min`..`max`.
  */

@@ -1,5 +1,5 @@
+import { checkInteger, checkNumber } from './settings.js';
 import type { AuthInfo } from './auth-info.js';
-import { ConfigurationError } from './errors.js';
 import type { TokenCacheOptions } from './token-verifier.js';
 
 /** Default {@link TokenCacheOptions.maxEntries}. */
@@ -53,14 +53,8 @@ interface Entry {
  *   number (`maxEntries` must be an integer).
  */
 export function createTokenCache(options: CreateTokenCacheOptions = {}): TokenCache {
-  const maxEntries = options.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES;
-  const maxTtlSeconds = options.maxTtlSeconds ?? DEFAULT_TOKEN_CACHE_MAX_TTL_SECONDS;
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-    throw new ConfigurationError('tokenCache.maxEntries', 'must be a positive integer');
-  }
-  if (typeof maxTtlSeconds !== 'number' || !(maxTtlSeconds > 0)) {
-    throw new ConfigurationError('tokenCache.maxTtlSeconds', 'must be a positive number of seconds');
-  }
+  const maxEntries = checkInteger(options.maxEntries, 'tokenCache.maxEntries', DEFAULT_TOKEN_CACHE_MAX_ENTRIES);
+  const maxTtlSeconds = checkNumber(options.maxTtlSeconds, 'tokenCache.maxTtlSeconds', DEFAULT_TOKEN_CACHE_MAX_TTL_SECONDS, { positive: true });
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
 

@@ -2,8 +2,8 @@ import { isLoopbackHost } from '../core/canonical-resource.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
-import { parseIntegerSetting } from '../core/settings.js';
-import { checkIdentityHeaders, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+import { parseIntegerSetting, parseListSetting } from '../core/settings.js';
+import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {
@@ -210,14 +210,14 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
   if (['off', 'false', 'no', '0'].includes(lower)) return undefined;
   if (['on', 'true', 'yes', '1'].includes(lower)) return { ...DEFAULT_IDENTITY_HEADERS };
   const names: IdentityHeaderNames = {};
-  for (const part of value.split(/[\s,]+/).filter(Boolean)) {
+  for (const part of parseListSetting(value) ?? []) {
     const eq = part.indexOf('=');
     const key = eq === -1 ? part : part.slice(0, eq);
     const header = eq === -1 ? '' : part.slice(eq + 1);
     if (key !== 'subject' && key !== 'clientId' && key !== 'scopes') {
       throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes`);
     }
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+    if (!isHeaderName(header)) {
       throw new ConfigurationError(setting, `"${part}" needs a header name after "=", e.g. ${key}=${DEFAULT_IDENTITY_HEADERS[key]}`);
     }
     names[key] = header;

@@ -3,7 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
@@ -171,6 +171,11 @@ const RESERVED_IDENTITY_NAMES = new Set([
 ]);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Whether `name` is a valid header field name (an RFC 9110 §5.1 token). */
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name);
+}
 
 interface Failure {
   reason: UpstreamFailureReason;
@@ -583,7 +588,7 @@ export function checkIdentityHeaders(names: IdentityHeaderNames | undefined, set
     const name = names[key];
     if (name === undefined) continue;
     const lower = typeof name === 'string' ? name.toLowerCase() : '';
-    if (!HEADER_NAME.test(lower)) throw new ConfigurationError(setting, `${key}: "${String(name)}" is not a valid header name`);
+    if (!isHeaderName(lower)) throw new ConfigurationError(setting, `${key}: "${String(name)}" is not a valid header name`);
     if (FORWARDED_REQUEST_HEADERS.has(lower) || lower.startsWith('mcp-') || RESERVED_IDENTITY_NAMES.has(lower)) {
       throw new ConfigurationError(setting, `${key}: "${name}" is reserved; choose a name such as X-MCP-Subject`);
     }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
-import { jsonRpcError, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { jsonRpcError, requestIdOf, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from './hop-by-hop-headers.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
@@ -92,8 +92,7 @@ export function fetchHandler(handle: FetchHandle, options: FetchHandlerOptions =
       const { signal } = context;
       const url = requestUrl(req, context.auth);
       if (url === undefined) {
-        const id = (req.body as { id?: unknown } | undefined)?.id;
-        writeJson(res, 400, jsonRpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'Invalid request target'));
+        writeJson(res, 400, jsonRpcError(requestIdOf(req.body), -32600, 'Invalid request target'));
         return;
       }
       const request = toRequest(req, url, signal);
@@ -215,7 +214,7 @@ function toNodeHeaders(from: Headers): OutgoingHttpHeaders {
   from.forEach((value, name) => {
     // `Headers` gives names lowercased and repeated values joined with ", ", which would corrupt cookies
     // (their dates contain commas), so Set-Cookie is read as a list below.
-    if (name !== 'set-cookie' && name !== 'transfer-encoding') out[name] = value;
+    if (name !== 'set-cookie' && !HOP_BY_HOP_HEADERS.has(name)) out[name] = value;
   });
   const cookies = from.getSetCookie();
   if (cookies.length > 0) out['set-cookie'] = cookies;

@@ -10,7 +10,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
 import { isFilteredRequest } from '../core/response-filter.js';
-import { checkInteger } from '../core/settings.js';
+import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
@@ -169,10 +169,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   const generateId = options.sessionIdGenerator ?? randomUUID;
   const maxSessions = checkInteger(options.maxSessions, 'options.maxSessions', DEFAULT_MAX_SESSIONS);
   const maxPerCaller = checkInteger(options.maxSessionsPerCaller, 'options.maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
-  const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs < 0) {
-    throw new ConfigurationError('options.sessionIdleTimeoutMs', 'must be a number of milliseconds ≥ 0');
-  }
+  const idleTimeoutMs = checkNumber(options.sessionIdleTimeoutMs, 'options.sessionIdleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   const transportOptions: SdkTransportOptions = options.transportOptions ?? {};
   const onSessionRefused = options.onSessionRefused;
   const registry = createSessionRegistry<SdkSession>({
