@@ -19,6 +19,7 @@ export { formatBearerChallenge, quoteHeaderValue, type BearerChallengeParams } f
 export { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 export { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from './mcp-request-headers.js';
+export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jws-algorithms.js';
 export { isStatelessRevision, httpStatusForResponse, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
 export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';
 export { createEventStreamRewriter, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';

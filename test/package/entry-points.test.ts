@@ -34,13 +34,17 @@ test('the main entry is the middleware API; CLI internals are exported nowhere',
   for (const name of ['createGuard', 'compilePolicy', 'createResponseFilter', 'createSessionRegistry', 'createEventStreamRewriter']) assert.equal(typeof (core as Record<string, unknown>)[name], 'function', name);
 });
 
-test('layers: src/core imports neither node:http nor Express; only src/express imports Express', () => {
+test('layers: src/core imports neither node:http nor Express; only src/express imports Express; only the main entry imports src/express', () => {
   for (const file of sourceFiles('src')) {
     const imports = importsOf(file);
     if (file.startsWith(join('src', 'core'))) {
       assert.ok(!imports.some((i) => i === 'node:http' || i === 'node:https' || i === 'express' || i.startsWith('../')), `${file}: ${imports.join(', ')}`);
     }
     if (!file.startsWith(join('src', 'express'))) assert.ok(!imports.includes('express'), `${file} imports express`);
+    // Adapters sit on the pipeline (src/http), never on the Express adapter: only the main entry reaches it.
+    if (file !== join('src', 'index.ts') && !file.startsWith(join('src', 'express'))) {
+      assert.ok(!imports.some((i) => /(^|\/)express\//.test(i)), `${file} imports from src/express: ${imports.join(', ')}`);
+    }
   }
 });
 
