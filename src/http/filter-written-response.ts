@@ -208,7 +208,7 @@ export function filterListResponse(
   }
 
   /** The answer to write and whether it was rewritten, reusing or filling `options.memo`. */
-  function filterHeld(): { out: Buffer | string; changed: boolean } {
+  function filterHeld(): { out: Buffer | string | readonly Buffer[]; changed: boolean } {
     const memo = options.memo;
     const prefixText = memo === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
     const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
@@ -217,7 +217,8 @@ export function filterListResponse(
     // bytes, so a hit costs two copies and no parse, filter, serialisation or UTF-8 encoding.
     if (prefix !== undefined && seen?.filteredRest !== undefined && heldEquals(prefix, seen.rest)) {
       heldChunks = [];
-      return { out: Buffer.concat([prefix, seen.filteredRest], prefix.length + seen.filteredRest.length), changed: true };
+      // Written as two buffers in one corked write: no copy of a large answer, no allocation to collect.
+      return { out: [prefix, seen.filteredRest], changed: true };
     }
     const body = Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
@@ -235,14 +236,19 @@ export function filterListResponse(
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
     const headers = withoutHeaders(heldHeaders, drop) ?? {};
-    const length = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
+    const parts = typeof out === 'string' || Buffer.isBuffer(out) ? [out] : out;
+    let length = 0;
+    for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
     restore();
     realWriteHead(...headArgs(heldStatus, heldMessage, appendHeader(headers, 'Content-Length', String(length))));
     const callbacks = heldEndCallbacks;
     heldEndCallbacks = [];
-    realEnd(out, () => {
+    res.cork();
+    for (let i = 0; i < parts.length - 1; i++) realWrite(parts[i]!);
+    realEnd(parts[parts.length - 1], () => {
       for (const cb of callbacks) cb();
     });
+    res.uncork();
   }
 
   /** Feeds bytes to the event-stream parser and writes what it completed; only the event being assembled is held. */
