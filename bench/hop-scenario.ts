@@ -14,7 +14,12 @@ import type { PolicyDefinition } from '../src/index.js';
 export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway'] as const;
 export type HopTarget = (typeof HOP_TARGETS)[number];
 
-export const HOP_WORKLOADS = ['call', 'list'] as const;
+/**
+ * `call`: a small tools/call. `list`: the 1,000-tool tools/list, the same bytes every time (the gateway may
+ * reuse its filtered answer). `list-fresh`: the same list with a `nextCursor` that changes on every answer,
+ * so nothing can be reused and every answer is parsed and filtered.
+ */
+export const HOP_WORKLOADS = ['call', 'list', 'list-fresh'] as const;
 export type HopWorkload = (typeof HOP_WORKLOADS)[number];
 
 /** Tools in the `list` answer. */
@@ -62,6 +67,7 @@ export function gatewayPolicy(): PolicyDefinition {
 export const HOP_BODIES: Record<HopWorkload, string> = {
   call: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: CALLED_TOOL, arguments: { query: 'notes' } } }),
   list: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  'list-fresh': JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { cursor: 'fresh' } }),
 };
 
 /** Tools each target's `list` answer carries: all of them, except behind the gateway. */

@@ -13,7 +13,7 @@
  * BENCH_CONNECTIONS (16), BENCH_CPU_PROF=1 (write V8 CPU profiles of the guarded server and the gateway to
  * `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway (run one part), BENCH_WORKLOADS=call,list
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway (run one part), BENCH_WORKLOADS=call,list,list-fresh
  * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway (what it measures in front of the
  * upstream), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
  * points at /dev/null, as deployed; or dropped).

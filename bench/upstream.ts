@@ -16,11 +16,18 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const LIST_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 const LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ tools: listTools() })}}`);
 const CALL_TAIL = `,"result":${JSON.stringify(CALL_RESULT)}}`;
+// The `list-fresh` answer: the same list, with a nextCursor that changes on every answer.
+const FRESH_TAIL = Buffer.from(`,"result":{"tools":${JSON.stringify(listTools())},"nextCursor":"`);
+let freshCounter = 0;
 
 function answer(message: { id?: unknown; method?: unknown }): { status: number; body: Buffer | string } {
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? JSON.stringify(message.id) : 'null';
   if (message.method === 'tools/call') return { status: 200, body: `{"jsonrpc":"2.0","id":${id}${CALL_TAIL}` };
-  if (message.method === 'tools/list') return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), LIST_TAIL]) };
+  if (message.method === 'tools/list') {
+    const cursor = (message as { params?: { cursor?: unknown } }).params?.cursor;
+    if (cursor === 'fresh') return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), FRESH_TAIL, Buffer.from(`c${freshCounter++}"}}`)]) };
+    return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), LIST_TAIL]) };
+  }
   return { status: 200, body: `{"jsonrpc":"2.0","id":${id},"error":{"code":-32601,"message":"Method not found"}}` };
 }
 
