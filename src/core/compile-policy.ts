@@ -7,7 +7,7 @@ import { ConfigurationError, InsufficientScopeError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { PolicyDefinition } from './policy-definition.js';
 import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
-import { compileScopeHierarchy, type ScopeExpander } from './scope-hierarchy.js';
+import { compileScopeHierarchy } from './scope-hierarchy.js';
 import { compileUriLookup, compileUriTemplate, isUriTemplate, type UriLookup } from './uri-template.js';
 
 /**
