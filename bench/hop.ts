@@ -43,7 +43,7 @@ export interface HopSettings {
   warmupSeconds: number;
   connections: number;
   /** File URL of the library entry point the gateway is loaded from (compiled `index.js`, or `src/index.ts`). */
-  library: string;
+  entryUrl: string;
   /**
    * Run the hop servers as plain JavaScript transpiled into this directory, instead of through tsx (whose
    * transform adds a `defineProperty` call to every closure, a per-request cost of the upstream and the
@@ -197,7 +197,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   const [nodeProxy, gateway] = await Promise.all([
     wanted.has('node-proxy') ? startHop('node-proxy', 'node-proxy.ts', [upstream.url], serverCpu) : undefined,
     // Always started: its resource is the audience of the token every target is sent.
-    startHop('gateway', 'gateway.ts', [settings.library, upstream.url, issuer, policyFile, settings.gatewayLog], serverCpu, {
+    startHop('gateway', 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog], serverCpu, {
       execArgv: gatewayArgv,
       // Its request log goes where a deployment's would, but not onto the terminal.
       stdout: 'ignore',
@@ -377,7 +377,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
       'the load generator are pinned to; hop µs/req: CPU time of the process in front of the upstream per request; ELU: its event-loop utilisation',
   );
   return {
-    settings: { ...settings, library: undefined, compiledScriptsDir: undefined, pinned, nginx: 'why' in nginx ? undefined : nginx.version, nginxSkipped },
+    settings: { ...settings, entryUrl: undefined, compiledScriptsDir: undefined, pinned, nginx: 'why' in nginx ? undefined : nginx.version, nginxSkipped },
     targets: HOP_TARGET_RATIOS,
     ...report,
     elapsedSeconds: Math.round((Date.now() - began) / 1000),

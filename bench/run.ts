@@ -170,7 +170,7 @@ async function main(): Promise<void> {
       durationSeconds: DURATION,
       warmupSeconds: WARMUP,
       connections: CONNECTIONS,
-      library: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
+      entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
       ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
       gatewayLog: GATEWAY_LOG,
