@@ -7,6 +7,8 @@
  * second one from the benchmark token (the cost of filtering a large answer). The token may call
  * {@link CALLED_TOOL}.
  */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { PolicyDefinition } from '../src/index.js';
 
@@ -103,6 +105,25 @@ export function serveHopCommands(close: () => void): void {
     }
   });
   process.on('disconnect', () => process.exit(0));
+}
+
+/**
+ * Starts a hop process's server on a loopback port, keeps client connections for the whole run, and reports
+ * `ready` with its `/mcp` URL; on `stop` it closes the server and its connections, then runs `onStop`.
+ */
+export function listenHop(server: Server, onStop?: () => void): void {
+  // Autocannon and the proxies keep their connections for the whole run.
+  server.keepAliveTimeout = 60_000;
+  server.once('error', failHop);
+  server.listen(0, '127.0.0.1', () => {
+    serveHopCommands(() => {
+      server.closeAllConnections();
+      server.close();
+      onStop?.();
+    });
+    const report: HopReport = { type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+    process.send?.(report);
+  });
 }
 
 /** Reports a start-up failure to the parent and exits. */

@@ -8,8 +8,7 @@
  * IPC, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { failHop, serveHopCommands, type HopReport } from './hop-scenario.js';
+import { listenHop } from './hop-scenario.js';
 
 const upstream = new URL(process.argv[2] ?? '');
 const agent = new Agent({ keepAlive: true });
@@ -48,15 +47,4 @@ const server = createServer((req, res) => {
     outgoing.end(body);
   });
 });
-server.keepAliveTimeout = 60_000;
-
-server.once('error', failHop);
-server.listen(0, '127.0.0.1', () => {
-  serveHopCommands(() => {
-    server.closeAllConnections();
-    server.close();
-    agent.destroy();
-  });
-  const report: HopReport = { type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
-  process.send?.(report);
-});
+listenHop(server, () => agent.destroy());

@@ -8,8 +8,7 @@
  * `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { CALL_RESULT, failHop, listTools, serveHopCommands, type HopReport } from './hop-scenario.js';
+import { CALL_RESULT, listenHop, listTools } from './hop-scenario.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 // The list answer around its id, so that each answer is two copies and no serialisation.
@@ -51,15 +50,4 @@ const server = createServer((req, res) => {
     res.end(body);
   });
 });
-// Autocannon and the proxies keep their connections for the whole run.
-server.keepAliveTimeout = 60_000;
-
-server.once('error', failHop);
-server.listen(0, '127.0.0.1', () => {
-  serveHopCommands(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const report: HopReport = { type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
-  process.send?.(report);
-});
+listenHop(server);
