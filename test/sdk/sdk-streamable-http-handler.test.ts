@@ -9,6 +9,7 @@ import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/
 import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/sdk-server.js';
 import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
 import type { AuthInfo } from '../../src/core/auth-info.js';
+import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
 import { SequentialEventStore } from '../helpers/sequential-event-store.js';
@@ -655,26 +656,29 @@ describe('SDK server, session limits under concurrency', () => {
   });
 });
 
+/**
+ * Serves the adapter directly, as the guard would, with the caller (and the guard's filter) given by the test.
+ * Mirrors the pipeline's hand-off: parsed body in `req.body`, the caller in `req.auth` and the context.
+ */
+async function serveAs(
+  handler: ReturnType<typeof sdkStreamableHttpHandler>,
+  auth: AuthInfo,
+  filterResponse: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage = (_request, response) => response,
+) {
+  const http = createHttpServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
+    await handler.handle(Object.assign(req, { auth, body }), res, { auth, protocolVersion: PROTOCOL, signal: controller.signal, filterResponse });
+  });
+  http.listen(0, '127.0.0.1');
+  await new Promise((r) => http.once('listening', r));
+  return { url: `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`, http };
+}
+
 describe('SDK server, callers without identity', () => {
-  /** Serves the handler directly, as the guard would, with the caller given by the test. */
-  async function serveAs(handler: ReturnType<typeof sdkStreamableHttpHandler>, auth: AuthInfo) {
-    const http = createHttpServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-      const controller = new AbortController();
-      res.once('close', () => controller.abort());
-      await handler.handle(Object.assign(req, { auth, body }), res, {
-        auth,
-        protocolVersion: PROTOCOL,
-        signal: controller.signal,
-        filterResponse: (_request, response) => response,
-      });
-    });
-    http.listen(0, '127.0.0.1');
-    await new Promise((r) => http.once('listening', r));
-    return { url: `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`, http };
-  }
   const anonymous: AuthInfo = { token: 't', clientId: '', scopes: ['notes:read'], extra: { claims: {}, tokenType: 'jwt' } };
 
   // An empty subject identifies nobody: the same rule as the gateway's (one definition, callerKey).
@@ -745,20 +749,7 @@ describe('SDK server, stateful with an event store: a restricted public read', (
       },
     });
     const auth: AuthInfo = { token: 't', clientId: 'c', scopes: ['base', 'secret'], extra: { sub: 'u', claims: {}, tokenType: 'jwt' } };
-    const http = createHttpServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-      await handler.handle(Object.assign(req, { auth, body }), res, {
-        auth,
-        protocolVersion: PROTOCOL,
-        signal: new AbortController().signal,
-        filterResponse: (request, response) => guard.filterResponse(request, response, auth, PROTOCOL),
-      });
-    });
-    http.listen(0, '127.0.0.1');
-    await new Promise((r) => http.once('listening', r));
-    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    const { url, http } = await serveAs(handler, auth, (request, response) => guard.filterResponse(request, response, auth, PROTOCOL));
     const headers = (sid?: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, ...(sid ? { 'mcp-session-id': sid } : {}) });
     try {
       const init = await send(url, { method: 'POST', headers: headers(), body: JSON.stringify(initialize()) });
@@ -796,15 +787,7 @@ describe('SDK server, stateful: cancelled reads do not use up the in-flight boun
       },
     });
     const auth: AuthInfo = { token: 't', clientId: 'c', scopes: [], extra: { sub: 'u', claims: {}, tokenType: 'jwt' } };
-    const http = createHttpServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-      await handler.handle(Object.assign(req, { auth, body }), res, { auth, protocolVersion: PROTOCOL, signal: new AbortController().signal, filterResponse: (_q, r) => r });
-    });
-    http.listen(0, '127.0.0.1');
-    await new Promise((r) => http.once('listening', r));
-    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+    const { url, http } = await serveAs(handler, auth);
     const headers = (sid?: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, ...(sid ? { 'mcp-session-id': sid } : {}) });
     const read = (sid: string, id: number, uri: string) => send(url, { method: 'POST', headers: headers(sid), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri } }) });
     try {
