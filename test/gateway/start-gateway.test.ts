@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
@@ -76,6 +76,40 @@ describe('startGateway', () => {
     const metadata = (await res.json()) as { resource: string; authorization_servers: string[] };
     assert.equal(metadata.resource, gateway.resource);
     assert.deepEqual(metadata.authorization_servers, [as.issuer]);
+  });
+
+  it('serves /healthz, a JSON-RPC 404 elsewhere (asterisk-form targets included), and a bare 401 without a token', async () => {
+    const health = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(5000) });
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    const notFound = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
+    const other = await fetch(`${gateway.url}/elsewhere?x=1`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+    assert.equal(other.status, 404);
+    assert.deepEqual(await other.json(), notFound);
+    // A request target that is no path at all (RFC 9112 §3.2.4) reaches neither the endpoint nor a crash.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('error', reject);
+      socket.on('end', () => resolve(text));
+      socket.write(`OPTIONS * HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nConnection: close\r\n\r\n`);
+    });
+    assert.match(raw, /^HTTP\/1\.1 404 /);
+    assert.deepEqual(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)), notFound);
+    const anonymous = await fetch(gateway.resource, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(anonymous.status, 401);
+    // No policy here, so no scope to ask for: the bare challenge names the metadata only (RFC 6750 §3, RFC 9728 §5.1).
+    assert.equal(anonymous.headers.get('www-authenticate'), `Bearer resource_metadata="${gateway.url}/.well-known/oauth-protected-resource/mcp"`);
+    assert.deepEqual(await anonymous.json(), { jsonrpc: '2.0', id: 9, error: { code: -32001, message: 'Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"' } });
+    // The next test reads the request log from the start.
+    lines.length = 0;
   });
 
   it('on shutdown ends standalone GET streams at once, lets a call in progress finish, and logs each request', { timeout: 20_000 }, async () => {
