@@ -102,10 +102,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     if (origin !== undefined) setEndpointCors(res, origin, false);
   }
 
-  async function authenticate(req: Req): Promise<AuthInfo> {
-    const pending = guard.authenticate(authorizationHeader(req), req.url ?? '/');
-    // A cached token comes back as the identity itself: no promise, no extra microtask.
-    return pending instanceof Promise ? await pending : pending;
+  /** The caller: the identity itself for a cached token, so callers await only a real verification. */
+  function authenticate(req: Req): AuthInfo | Promise<AuthInfo> {
+    return guard.authenticate(authorizationHeader(req), req.url ?? '/');
   }
 
   function contextFor(res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
@@ -135,7 +134,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       } else if (parsed) {
         id = parsed.id;
       }
-      auth = await authenticate(req);
+      const pending = authenticate(req);
+      // A cached token costs no promise and no extra microtask.
+      auth = pending instanceof Promise ? await pending : pending;
       if (!parsed) {
         throw new RequestRejectedError('Unsupported Media Type: send the JSON-RPC message as application/json', {
           status: 415,
@@ -172,7 +173,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       checkOrigin(req, res);
       const supported = httpHandler !== undefined && (req.method === 'GET' ? httpHandler.supportsGet !== false : httpHandler.supportsDelete !== false);
       if (!supported) throw methodNotAllowed(`Method not allowed: ${req.method} is not supported by this MCP endpoint`);
-      auth = await authenticate(req);
+      const pending = authenticate(req);
+      // A cached token costs no promise and no extra microtask.
+      auth = pending instanceof Promise ? await pending : pending;
       const requiredScopes = guard.authorizeBase(auth);
       guard.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
       req.auth = auth;
