@@ -28,6 +28,8 @@ export interface EventStreamRewriter {
    * still unterminated (clients discard an incomplete event, but a list in it must not pass unfiltered).
    */
   end(): Buffer[];
+  /** True once a `once` rewriter has rewritten its event: the rest passes unparsed, and may bypass it. */
+  readonly done: boolean;
 }
 
 const LF = 0x0a;
@@ -149,6 +151,9 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
       head = undefined;
       const out = scan(start.subarray(BOM.length));
       return out === undefined ? undefined : [start.subarray(0, BOM.length), ...out];
+    },
+    get done() {
+      return done;
     },
     end() {
       if (head !== undefined && head.length > 0) return [head];

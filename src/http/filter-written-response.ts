@@ -26,11 +26,11 @@ export interface FilterListResponseOptions {
 export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: Buffer | undefined }>;
 
 /** Keys a {@link ListAnswerMemo} keeps (oldest forgotten first): a few methods times a few scope sets. */
-export const LIST_ANSWER_MEMO_KEYS = 32;
+const LIST_ANSWER_MEMO_KEYS = 32;
 /** Largest answer a {@link ListAnswerMemo} keeps, in bytes. */
-export const LIST_ANSWER_MEMO_MAX_BYTES = 1_048_576;
+const LIST_ANSWER_MEMO_MAX_BYTES = 1_048_576;
 /** Most bytes a {@link ListAnswerMemo} holds in all (answers and their filtered forms); oldest forgotten first. */
-export const LIST_ANSWER_MEMO_TOTAL_BYTES = 8 * 1_048_576;
+const LIST_ANSWER_MEMO_TOTAL_BYTES = 8 * 1_048_576;
 
 /** Stores one answer in a memo, keeping it within {@link LIST_ANSWER_MEMO_KEYS} and {@link LIST_ANSWER_MEMO_TOTAL_BYTES}. */
 function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest: Buffer | undefined): void {
@@ -123,7 +123,8 @@ export function filterListResponse(
   // SSE: the project's one event-stream parser, stopping after the matching response.
   let events: EventStreamRewriter | undefined;
   const lookup = answering(request);
-  const rewriteData = (data: string): string | undefined => filterJsonText(data, lookup, (_request, response) => filter(response));
+  const filterMatching = (_request: JsonRpcMessage, response: JsonRpcMessage): JsonRpcMessage => filter(response);
+  const rewriteData = (data: string): string | undefined => filterJsonText(data, lookup, filterMatching);
 
   function restore(): void {
     for (const name of ['writeHead', 'write', 'end', 'flushHeaders'] as const) {
@@ -208,7 +209,7 @@ export function filterListResponse(
   }
 
   /** The answer to write and whether it was rewritten, reusing or filling `options.memo`. */
-  function filterHeld(): { out: Buffer | string | readonly Buffer[]; changed: boolean } {
+  function filterHeld(): { out: Buffer | readonly Buffer[]; changed: boolean } {
     const memo = options.memo;
     const prefixText = memo === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
     const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
@@ -223,10 +224,12 @@ export function filterListResponse(
     const body = Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
     // Not JSON, or no matching response: forwarded as written.
-    const filtered = filterJsonText(body.toString('utf8'), lookup, (_request, response) => filter(response));
+    const filteredText = filterJsonText(body.toString('utf8'), lookup, filterMatching);
+    // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
+    const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);
     const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filtered === undefined || filtered.startsWith(prefixText!))) {
-      remember(memo.store, memo.key, Buffer.from(body.subarray(prefix.length)), filtered === undefined ? undefined : Buffer.from(filtered.slice(prefixText!.length)));
+    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filteredText === undefined || filteredText.startsWith(prefixText!))) {
+      remember(memo.store, memo.key, body.subarray(prefix.length), filtered?.subarray(prefix.length));
     }
     return filtered === undefined ? { out: body, changed: false } : { out: filtered, changed: true };
   }
@@ -236,9 +239,9 @@ export function filterListResponse(
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
     const headers = withoutHeaders(heldHeaders, drop) ?? {};
-    const parts = typeof out === 'string' || Buffer.isBuffer(out) ? [out] : out;
+    const parts = Buffer.isBuffer(out) ? [out] : out;
     let length = 0;
-    for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+    for (const part of parts) length += part.length;
     restore();
     realWriteHead(...headArgs(heldStatus, heldMessage, appendHeader(headers, 'Content-Length', String(length))));
     const callbacks = heldEndCallbacks;
@@ -261,6 +264,11 @@ export function filterListResponse(
       return true;
     }
     for (const piece of pieces) realWrite(piece);
+    if (events!.done) {
+      // The response is written: hand the rest of the stream to `res` directly.
+      mode = 'pass';
+      restore();
+    }
     if (cb) process.nextTick(cb);
     return !res.writableNeedDrain;
   }
@@ -311,6 +319,7 @@ export function filterListResponse(
     if (mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
     if (chunk != null) writeBytes(toBuffer(chunk, encoding));
     // Writing the last chunk may have completed the match and handed the stream back to `res`.
+    if ((mode as Mode) === 'pass') return res.end(cb);
     if (mode === 'closed') {
       if (cb) process.nextTick(cb);
       return res;
