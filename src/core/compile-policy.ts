@@ -186,6 +186,8 @@ export function compilePolicy(
   const allowedDecisions = new WeakMap<readonly string[], AuthorizationDecision>();
   // Expanded granted scopes per AuthInfo; `source` guards against a replaced `scopes` array.
   const effectiveCache = new WeakMap<AuthInfo, { source: readonly string[]; length: number; set: ReadonlySet<string> }>();
+  // The sorted JSON of an effective scope set, for list memo keys.
+  const scopeKeys = new WeakMap<ReadonlySet<string>, string>();
 
   function unionWith(scopes: readonly string[], extra: readonly string[]): readonly string[] {
     if (extra.length === 0) return scopes;
@@ -360,7 +362,11 @@ export function compilePolicy(
       if (methodRule !== undefined && methodRule.scopes === undefined) return undefined;
       const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
       // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
-      return JSON.stringify([method, stateless, [...effectiveScopes(auth)].sort()]);
+      // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.
+      const set = effectiveScopes(auth);
+      let scopes = scopeKeys.get(set);
+      if (scopes === undefined) scopeKeys.set(set, (scopes = JSON.stringify([...set].sort())));
+      return `[${JSON.stringify(method)},${stateless},${scopes}]`;
     },
     expandScopes: expand,
     requiredScopesFor(message, auth) {
@@ -466,6 +472,9 @@ const LIST_SPECS: ReadonlyMap<string, ListSpec> = new Map<string, ListSpec>([
     { kind: 'resource', resultKey: 'resourceTemplates', itemKey: 'uriTemplate', useMethod: 'resources/read', paramName: 'uri' },
   ],
 ]);
+
+/** The result key of each list method's answer (`tools` for `tools/list`, …), in a fixed order. */
+export const LIST_RESULT_KEYS: ReadonlyArray<readonly [resultKey: string, method: string]> = [...LIST_SPECS].map(([method, spec]) => [spec.resultKey, method] as const);
 
 /** A rule function failed; `scopes` are those gathered before it. */
 class RuleFailure {

@@ -9,7 +9,7 @@
  *   `"private"`.
  */
 import type { AuthInfo } from './auth-info.js';
-import { isListMethod, type CompiledPolicy } from './compile-policy.js';
+import { isListMethod, LIST_RESULT_KEYS, type CompiledPolicy } from './compile-policy.js';
 import type { JsonRpcId, JsonRpcMessage } from './jsonrpc.js';
 import { PROTOCOL_VERSION_META_KEY } from './protocol-version.js';
 
@@ -20,14 +20,8 @@ export type ResponseFilter = (request: JsonRpcMessage, response: JsonRpcMessage,
 export type RequestLookup = (id: JsonRpcId, response: JsonRpcMessage) => JsonRpcMessage | undefined;
 
 const READ_METHOD = 'resources/read';
-
-/** Result keys of the list methods, to recognise an answer whose request was not kept. */
-const LIST_RESULT_KEYS: ReadonlyArray<readonly [string, string]> = [
-  ['tools', 'tools/list'],
-  ['prompts', 'prompts/list'],
-  ['resources', 'resources/list'],
-  ['resourceTemplates', 'resources/templates/list'],
-];
+/** Longest read URI a kept request holds; a longer one is not kept and the read counts as restricted. */
+const MAX_KEPT_URI_LENGTH = 4096;
 
 /** Whether answers to `method` are rewritten for the caller (list methods and `resources/read`). */
 export function isFilteredMethod(method: unknown): method is string {
@@ -69,7 +63,7 @@ export function createResponseFilter(policy: CompiledPolicy): ResponseFilter {
  * Rewrites the responses in a parsed payload (one message, or a batch array) whose request `lookup` finds,
  * with `filter(request, response)`. Returns undefined when nothing was rewritten.
  */
-export function filterPayload(
+function filterPayload(
   payload: unknown,
   lookup: RequestLookup,
   filter: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage,
@@ -120,12 +114,12 @@ export function answering(request: JsonRpcMessage): RequestLookup {
  * What a kept copy of a request needs for filtering its answer later: method, id, the URI of a read, and
  * the protocol version. The rest (arguments, cursors) is dropped, so keeping many costs little.
  */
-export function requestForReplay(request: JsonRpcMessage & { id: JsonRpcId; method: string }, maxUriLength = 4096): JsonRpcMessage {
+export function requestForReplay(request: JsonRpcMessage & { id: JsonRpcId; method: string }): JsonRpcMessage {
   const params = (request as { params?: Record<string, unknown> }).params;
   const kept: Record<string, unknown> = {};
   const uri = params?.uri;
   // A longer URI is not kept: the read is then taken as restricted (fail closed).
-  if (request.method === READ_METHOD && typeof uri === 'string' && uri.length <= maxUriLength) kept.uri = uri;
+  if (request.method === READ_METHOD && typeof uri === 'string' && uri.length <= MAX_KEPT_URI_LENGTH) kept.uri = uri;
   const meta = params?._meta as Record<string, unknown> | undefined;
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   if (typeof version === 'string' && version.length <= 64) kept._meta = { [PROTOCOL_VERSION_META_KEY]: version };
