@@ -39,7 +39,7 @@ export interface BoundSession<T = undefined> {
   readonly id: string;
   /** What the adapter keeps with the session (an SDK transport, nothing for the gateway). */
   readonly value: T;
-  /** Marks an exchange (request, response stream, GET stream) in progress: the session is not idle meanwhile. */
+  /** Marks an exchange (request, response stream, GET stream) in progress: the session is not idle meanwhile. Call it after `lookup`. */
   acquire(): void;
   /** Ends what {@link acquire} started and counts as use. */
   release(): void;
@@ -232,8 +232,8 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
       lastSeen: now(),
       active: 0,
       acquire() {
+        // Taken right after the lookup that touched it; an active session never expires, and release touches.
         entry.active++;
-        touch(entry);
       },
       release() {
         entry.active--;

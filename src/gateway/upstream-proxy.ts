@@ -527,7 +527,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         const issued = headers['mcp-session-id'];
         if (typeof issued === 'string' && issued !== '' && issued !== session?.id) {
           // A token without identity is not bound; its later requests naming the session get 404.
-          if (sessions.bind(issued, context.auth, undefined) === 'conflict') return false;
+          if (sessions.bind(issued, context.auth) === 'conflict') return false;
         }
         if (session && method === 'POST' && isEventStream && isFilteredRequest(req.body)) {
           session.recordRequest(req.body);
