@@ -1,4 +1,4 @@
-import { parseIntegerSetting, parseListSetting } from './settings.js';
+import { parseIntegerSetting, parseListSetting, readSetting } from './settings.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
@@ -32,23 +32,17 @@ const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
 /** Environment variables as `process.env` holds them: name → value. */
 export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
 
-/** A value, trimmed, or undefined when unset or blank. */
-function read(env: EnvironmentVariables, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v ? v : undefined;
-}
-
 /** A list separated by commas and/or white space. */
 function readList(env: EnvironmentVariables, name: string): string[] | undefined {
-  return parseListSetting(read(env, name));
+  return parseListSetting(readSetting(env, name));
 }
 
 function readInteger(env: EnvironmentVariables, name: string, min: number, max: number): number | undefined {
-  return parseIntegerSetting(read(env, name), name, min, max);
+  return parseIntegerSetting(readSetting(env, name), name, min, max);
 }
 
 function readBoolean(env: EnvironmentVariables, name: string): boolean | undefined {
-  const v = read(env, name)?.toLowerCase();
+  const v = readSetting(env, name)?.toLowerCase();
   if (v === undefined) return undefined;
   if (v === 'true' || v === '1' || v === 'yes') return true;
   if (v === 'false' || v === '0' || v === 'no') return false;
@@ -64,20 +58,20 @@ function readBoolean(env: EnvironmentVariables, name: string): boolean | undefin
  * @throws ConfigurationError naming the variable.
  */
 export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
-  const options: GuardOptions = { ...defaults, issuer: read(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: read(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
+  const options: GuardOptions = { ...defaults, issuer: readSetting(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: readSetting(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
   const names: Record<string, string | undefined> = {
     ...ENV_SETTING_NAMES,
     'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
     'introspection.clientSecret': INTROSPECTION_SECRET,
     'introspection.endpoint': INTROSPECTION_ENDPOINT,
   };
-  if (!read(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
+  if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
 
   const set = <K extends keyof GuardOptions>(key: K, value: GuardOptions[K] | undefined): void => {
     if (value !== undefined) options[key] = value;
   };
   set('audiences', readList(env, 'MCP_AUTH_AUDIENCE'));
-  set('jwksUri', read(env, 'MCP_AUTH_JWKS_URI'));
+  set('jwksUri', readSetting(env, 'MCP_AUTH_JWKS_URI'));
   const algorithms = readList(env, 'MCP_AUTH_ALGORITHMS');
   if (algorithms) {
     for (const alg of algorithms) {
@@ -87,21 +81,21 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     }
     set('algorithms', algorithms);
   }
-  const policyPath = read(env, 'MCP_AUTH_POLICY');
+  const policyPath = readSetting(env, 'MCP_AUTH_POLICY');
   if (policyPath) set('policy', loadPolicyFile(policyPath, 'MCP_AUTH_POLICY'));
   set('clockToleranceSeconds', readInteger(env, 'MCP_AUTH_CLOCK_TOLERANCE', 0, 300));
   set('allowedOrigins', readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
   set('challengeScopes', readList(env, 'MCP_AUTH_CHALLENGE_SCOPES'));
   set('authorizationServers', readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
   set('strictJwtAccessTokens', readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
-  set('resourceName', read(env, 'MCP_AUTH_RESOURCE_NAME'));
-  set('resourceDocumentation', read(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
+  set('resourceName', readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
+  set('resourceDocumentation', readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
   set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
   set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
 
-  const clientId = read(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
-  const clientSecret = read(env, INTROSPECTION_SECRET);
-  const endpoint = read(env, INTROSPECTION_ENDPOINT);
+  const clientId = readSetting(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
+  const clientSecret = readSetting(env, INTROSPECTION_SECRET);
+  const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
   // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
   if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined) {
     if (!clientId || !clientSecret) {

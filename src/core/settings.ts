@@ -6,6 +6,17 @@
  */
 import { ConfigurationError } from './errors.js';
 
+/**
+ * A setting as text (an environment variable, a flag): trimmed, or undefined when unset or blank.
+ *
+ * @example
+ * readSetting(process.env, 'MCP_AUTH_ISSUER');
+ */
+export function readSetting(settings: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const v = settings[name]?.trim();
+  return v ? v : undefined;
+}
+
 /** Largest delay Node's timers take, in milliseconds (2^31 - 1). */
 export const MAX_TIMER_MS = 2_147_483_647;
 

@@ -2,7 +2,7 @@ import { isLoopbackHost } from '../core/canonical-resource.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
-import { parseIntegerSetting, parseListSetting } from '../core/settings.js';
+import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
@@ -129,14 +129,14 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
  * @throws ConfigurationError naming the variable and the fix.
  */
 export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>): GatewayConfig {
-  const host = read(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
+  const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
   const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
-  const upstream = read(settings, 'MCP_AUTH_UPSTREAM');
+  const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
   if (upstream === undefined) {
     throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
   }
   checkUpstream(upstream);
-  const resourceIsDefault = read(settings, 'MCP_AUTH_RESOURCE') === undefined;
+  const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
   if (resourceIsDefault && !isLoopbackHost(host)) {
     // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
     throw new ConfigurationError('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
@@ -148,7 +148,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const maxSessionsPerCaller = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000);
   const sessionIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
   const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-  const identityHeaders = parseIdentityHeaders(read(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
+  const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
   const proxy: UpstreamProxyOptions = {
     upstream,
     ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
@@ -230,11 +230,6 @@ function checkUpstream(upstream: string): void {
   parseUpstreamUrl(upstream, 'MCP_AUTH_UPSTREAM');
 }
 
-function read(settings: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
-  const v = settings[name]?.trim();
-  return v ? v : undefined;
-}
-
 function readInteger(settings: Readonly<Record<string, string | undefined>>, name: string, min: number, max: number): number | undefined {
-  return parseIntegerSetting(read(settings, name), name, min, max);
+  return parseIntegerSetting(readSetting(settings, name), name, min, max);
 }
