@@ -88,13 +88,9 @@ export interface UrlSettingRules {
   protocols: readonly string[];
   /** An example value for the "not an absolute URL" message. */
   example: string;
-  /** Refuse `user:password@` (it would be sent with every request and show up in logs). Default true. */
-  noCredentials?: boolean;
-  /** Refuse a fragment, even an empty one. Default true. */
-  noFragment?: boolean;
 }
 
-/** An absolute URL setting, parsed (WHATWG URL) and checked against `rules`. */
+/** An absolute URL setting, parsed (WHATWG URL): one of `rules.protocols`, no credentials, no fragment. */
 export function parseUrlSetting(value: unknown, setting: string, rules: UrlSettingRules): URL {
   if (typeof value !== 'string' || value.length === 0) {
     throw new ConfigurationError(setting, `is required: set it to an absolute URL, e.g. ${rules.example}`);
@@ -108,7 +104,8 @@ export function parseUrlSetting(value: unknown, setting: string, rules: UrlSetti
   if (!rules.protocols.includes(url.protocol)) {
     throw new ConfigurationError(setting, `must be an ${rules.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL (got ${url.protocol})`);
   }
-  if ((rules.noCredentials ?? true) && (url.username || url.password)) throw new ConfigurationError(setting, 'must not contain credentials');
-  if ((rules.noFragment ?? true) && value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
+  // Credentials would be sent with every request and show up in logs; a fragment (even empty) means nothing here.
+  if (url.username || url.password) throw new ConfigurationError(setting, 'must not contain credentials');
+  if (value.includes('#')) throw new ConfigurationError(setting, 'must not contain a fragment');
   return url;
 }
