@@ -1,9 +1,10 @@
 import { checkInteger, checkNumber } from './settings.js';
-import type { AuthInfo } from './auth-info.js';
 import type { TokenCacheOptions } from './token-verifier.js';
 
 /** Default {@link TokenCacheOptions.maxEntries}. */
 export const DEFAULT_TOKEN_CACHE_MAX_ENTRIES = 10_000;
+/** Default {@link TokenCacheOptions.maxBytes}: 32 MiB. */
+export const DEFAULT_TOKEN_CACHE_MAX_BYTES = 32 * 1_048_576;
 /** Default {@link TokenCacheOptions.maxTtlSeconds}, in seconds. */
 export const DEFAULT_TOKEN_CACHE_MAX_TTL_SECONDS = 300;
 
@@ -13,86 +14,135 @@ export interface CreateTokenCacheOptions extends TokenCacheOptions {
   now?: () => number;
 }
 
+/** What {@link TokenCache.set} is told about an entry besides its value. */
+export interface TokenCacheEntryOptions {
+  /** Upper bound on how long the entry is reused, in seconds; default and ceiling `maxTtlSeconds`. */
+  ttlSeconds?: number;
+  /** The entry's estimated memory, in bytes, counted against `maxBytes`. Default 0 (entries only). */
+  bytes?: number;
+}
+
 /**
- * A bounded cache of verified tokens, so a token seen again costs a map lookup and a clock read instead of a
- * signature check or an introspection call. Keys are the token strings themselves: memory is bounded by
- * `maxEntries` × token size (tokens are limited by Node's 16 KB header limit).
+ * A bounded cache of verified tokens, so a token seen again costs a digest, a map lookup and a clock read
+ * instead of a signature check or an introspection call. Keys are whatever the caller chooses (the token
+ * verifier uses a SHA-256 digest of the token, so the cache never holds a token); values carry `expiresAt`
+ * (seconds since the epoch), past which they are never returned.
  */
-export interface TokenCache {
+export interface TokenCache<V extends { readonly expiresAt?: number }> {
   /**
-   * The cached identity for `token`, or `undefined` when absent or expired. An expired entry is deleted, never
-   * returned. A hit marks the entry as recently used, which spares it from the next eviction.
+   * The cached value for `key`, or `undefined` when absent or expired. An expired entry is deleted, never
+   * returned. A hit makes the entry the most recently used.
    */
-  get(token: string): AuthInfo | undefined;
+  get(key: string): V | undefined;
   /**
-   * Caches `info` for at most `ttlSeconds` (default and upper bound: `maxTtlSeconds`), and never past
-   * `info.expiresAt`. Evicts the least recently used entry when full. Does nothing for a TTL ≤ 0.
+   * Caches `value` for at most `ttlSeconds` (default and upper bound: `maxTtlSeconds`), and never past
+   * `value.expiresAt`. Evicts least recently used entries until both bounds hold. Does nothing for a TTL ≤ 0
+   * or an entry larger than `maxBytes` on its own.
    */
-  set(token: string, info: AuthInfo, ttlSeconds?: number): void;
+  set(key: string, value: V, entry?: TokenCacheEntryOptions): void;
   /** Forgets every entry (for example after a key compromise). */
   clear(): void;
   /** Number of entries held, expired ones included until they are looked up or evicted. */
   readonly size: number;
+  /** Sum of the held entries' `bytes` estimates; never above `maxBytes`. */
+  readonly bytes: number;
 }
 
-interface Entry {
-  info: AuthInfo;
+/** A cache entry, also a node of the recency list (most recent at `head`). */
+interface Entry<V> {
+  key: string;
+  value: V;
   /** Expiry, milliseconds since the epoch. */
   expiresAtMs: number;
-  /** Set by a hit since the entry last reached the head of the eviction queue. */
-  used: boolean;
+  bytes: number;
+  newer: Entry<V> | undefined;
+  older: Entry<V> | undefined;
 }
 
 /**
- * Creates a {@link TokenCache}: a second-chance (clock) approximation of LRU over a `Map` in insertion
- * order. A hit only sets a flag, so the hot path is one lookup and one write, with no reordering of the
- * map; eviction gives each flagged entry at the head one more round (clearing its flag) and removes the
- * first unflagged or expired one. Each pass clears flags, so eviction is amortized O(1).
+ * Creates a {@link TokenCache}: a `Map` for lookups and a doubly linked recency list for exact LRU order,
+ * bounded both in entries and in (estimated) bytes. Every operation is O(1): a hit relinks one node, and
+ * eviction takes the list's tail. (An earlier version scanned the `Map` from its start to evict, which gets
+ * slower as deletions leave holes at the front of V8's hash table: a full cache evicting on every request
+ * slowed down over time.)
  *
- * @throws ConfigurationError naming `tokenCache.maxEntries` or `tokenCache.maxTtlSeconds` when not a positive
- *   number (`maxEntries` must be an integer).
+ * @example
+ * const cache = createTokenCache<{ expiresAt?: number }>({ maxEntries: 1000, maxBytes: 4 * 1_048_576 });
+ * cache.set(digest, identity, { bytes: 2_048 });
+ *
+ * @throws ConfigurationError naming `tokenCache.maxEntries`, `tokenCache.maxBytes` or `tokenCache.maxTtlSeconds`
+ *   when not a positive number (`maxEntries` and `maxBytes` must be integers).
  */
-export function createTokenCache(options: CreateTokenCacheOptions = {}): TokenCache {
+export function createTokenCache<V extends { readonly expiresAt?: number }>(options: CreateTokenCacheOptions = {}): TokenCache<V> {
   const maxEntries = checkInteger(options.maxEntries, 'tokenCache.maxEntries', DEFAULT_TOKEN_CACHE_MAX_ENTRIES);
+  const maxBytes = checkInteger(options.maxBytes, 'tokenCache.maxBytes', DEFAULT_TOKEN_CACHE_MAX_BYTES);
   const maxTtlSeconds = checkNumber(options.maxTtlSeconds, 'tokenCache.maxTtlSeconds', DEFAULT_TOKEN_CACHE_MAX_TTL_SECONDS, { positive: true });
   const now = options.now ?? Date.now;
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, Entry<V>>();
+  let head: Entry<V> | undefined;
+  let tail: Entry<V> | undefined;
+  let bytes = 0;
 
-  function evictOne(nowMs: number): void {
-    for (;;) {
-      const head = entries.entries().next().value as [string, Entry];
-      entries.delete(head[0]);
-      if (!head[1].used || head[1].expiresAtMs <= nowMs) return;
-      head[1].used = false;
-      entries.set(head[0], head[1]);
-    }
+  function unlink(entry: Entry<V>): void {
+    if (entry.newer) entry.newer.older = entry.older;
+    else head = entry.older;
+    if (entry.older) entry.older.newer = entry.newer;
+    else tail = entry.newer;
+    entry.newer = entry.older = undefined;
+  }
+
+  function pushHead(entry: Entry<V>): void {
+    entry.older = head;
+    if (head) head.newer = entry;
+    head = entry;
+    tail ??= entry;
+  }
+
+  function remove(entry: Entry<V>): void {
+    unlink(entry);
+    entries.delete(entry.key);
+    bytes -= entry.bytes;
   }
 
   return {
-    get(token) {
-      const entry = entries.get(token);
+    get(key) {
+      const entry = entries.get(key);
       if (entry === undefined) return undefined;
       if (entry.expiresAtMs <= now()) {
-        entries.delete(token);
+        remove(entry);
         return undefined;
       }
-      entry.used = true;
-      return entry.info;
+      if (entry !== head) {
+        unlink(entry);
+        pushHead(entry);
+      }
+      return entry.value;
     },
-    set(token, info, ttlSeconds = maxTtlSeconds) {
+    set(key, value, entry = {}) {
       const nowMs = now();
+      const ttlSeconds = entry.ttlSeconds ?? maxTtlSeconds;
       let expiresAtMs = nowMs + Math.min(ttlSeconds, maxTtlSeconds) * 1000;
-      if (info.expiresAt !== undefined) expiresAtMs = Math.min(expiresAtMs, info.expiresAt * 1000);
-      if (!(expiresAtMs > nowMs)) return;
-      entries.delete(token);
-      if (entries.size >= maxEntries) evictOne(nowMs);
-      entries.set(token, { info, expiresAtMs, used: false });
+      if (value.expiresAt !== undefined) expiresAtMs = Math.min(expiresAtMs, value.expiresAt * 1000);
+      const size = Math.max(0, entry.bytes ?? 0);
+      const previous = entries.get(key);
+      if (previous !== undefined) remove(previous);
+      if (!(expiresAtMs > nowMs) || size > maxBytes) return;
+      while (tail !== undefined && (entries.size >= maxEntries || bytes + size > maxBytes)) remove(tail);
+      const created: Entry<V> = { key, value, expiresAtMs, bytes: size, newer: undefined, older: undefined };
+      entries.set(key, created);
+      pushHead(created);
+      bytes += size;
     },
     clear() {
       entries.clear();
+      head = tail = undefined;
+      bytes = 0;
     },
     get size() {
       return entries.size;
+    },
+    get bytes() {
+      return bytes;
     },
   };
 }
