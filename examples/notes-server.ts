@@ -135,7 +135,6 @@ export function createNotesHandler(store = new NotesStore()) {
 
 /** Options of {@link startNotesServer}. */
 export interface NotesServerOptions extends Partial<GuardOptions> {
-  issuer: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */

@@ -65,7 +65,6 @@ export function createSdkNotesServer(store: NotesStore): McpServer {
 
 /** Options of {@link startSdkNotesServer}. */
 export interface SdkNotesServerOptions extends Partial<GuardOptions> {
-  issuer: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */

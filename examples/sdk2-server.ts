@@ -62,7 +62,6 @@ export function createSdk2NotesServer(store: NotesStore): McpServer {
 
 /** Options of {@link startSdk2NotesServer}. */
 export interface Sdk2NotesServerOptions extends Partial<GuardOptions> {
-  issuer: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */

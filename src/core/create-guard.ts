@@ -90,7 +90,7 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const resolved = resolveGuardOptions(options, names);
   const policy = compilePolicy(resolved.policy ?? {}, names.policy ?? 'options.policy');
-  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, resource: resolved.resource }));
+  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource }));
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const metadata = buildProtectedResourceMetadata({
     resource: resolved.resource,

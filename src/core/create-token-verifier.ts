@@ -1,3 +1,5 @@
+import { hash } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { checkNumber, checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
 import type { AuthInfo } from './auth-info.js';
@@ -5,7 +7,8 @@ import { buildAuthInfo } from './auth-info-from-claims.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from './errors.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS, createIntrospectionVerifier, resolveIntrospectionEndpoint, type IntrospectToken } from './introspection-verifier.js';
 import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './issuer-discovery.js';
-import { createJwtVerifier, resolveJwtAlgorithms } from './jwt-verifier.js';
+import { checkIssuers } from './issuer-identifier.js';
+import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
 import type { TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
 
@@ -20,33 +23,39 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 
 /**
  * Creates the {@link TokenVerifier} of a resource server: JWT access tokens (RFC 9068) are checked locally
- * against the issuer's JWKS; other tokens are introspected (RFC 7662) when `introspection` is configured and
- * refused otherwise. Verified tokens are cached until `exp` (bounded by the cache's TTL).
+ * against their issuer's JWKS; other tokens are introspected (RFC 7662) when `introspection` is configured and
+ * refused otherwise. Verified identities are cached until `exp` (bounded by the cache's TTL, entries and bytes).
  *
- * Every option is checked here, at start-up, and everything derivable is computed once: the issuer's metadata
+ * Every option is checked here, at start-up, and everything derivable is computed once: each issuer's metadata
  * is discovered on first use (or by `ready()`), never per request, and only when `jwksUri` or the
- * introspection endpoint is not configured. A cached token costs a map lookup and a clock read.
+ * introspection endpoint is not configured. A cached token costs a SHA-256 digest, a map lookup and a clock read.
  *
- * Routing by token shape: three dot-separated parts (compact JWS) go to JWT verification, unless the issuer
- * publishes no `jwks_uri` and introspection is configured; five parts (compact JWE, RFC 7516 §7.1) and
- * anything else go to introspection when configured, else they are `invalid_token` (reason `token_invalid`).
+ * Several issuers: a JWT's unverified `iss` picks the issuer, compared exactly; one naming no trusted issuer is
+ * refused (`token_issuer`) before any request to anyone. The token is then verified with that issuer's keys
+ * only, so a token claiming issuer A but signed by issuer B fails. Opaque tokens carry no issuer and go to the
+ * introspection endpoint of `introspection.issuer`.
  *
- * Returned identities are frozen and shared by every request presenting the same token (see `buildAuthInfo`);
- * concurrent requests with the same not-yet-cached token share one verification. Failures are not cached:
- * every request with a bad token is checked again (an unknown `kid` refetches the JWKS at most once per
- * `jwksCooldownMs`; each unknown opaque token costs one introspection call, so rate-limit upstream).
+ * Routing by token shape: three dot-separated parts (compact JWS) go to JWT verification, unless the token's
+ * issuer is the introspecting one, publishes no `jwks_uri` and no `jwksUri` is set; five parts (compact JWE,
+ * RFC 7516 §7.1) and anything else go to introspection when configured, else they are `invalid_token` (reason
+ * `token_invalid`).
  *
- * @throws ConfigurationError naming the faulty setting (`issuer`, `resource`, `audiences`, `jwksUri`,
+ * The cache is keyed by a digest of the token and keeps only the identity (claims, scopes, client); each answer
+ * is a fresh frozen {@link AuthInfo} carrying the presented token, sharing the frozen `scopes` and `extra` of
+ * every request with the same token. Concurrent requests with the same not-yet-cached token share one
+ * verification. Failures are not cached: every request with a bad token is checked again (an unknown `kid`
+ * refetches the JWKS at most once per `jwksCooldownMs`; each unknown opaque token costs one introspection call,
+ * so rate-limit upstream).
+ *
+ * @throws ConfigurationError naming the faulty setting (`issuer`, `issuers`, `resource`, `audiences`, `jwksUri`,
  *   `algorithms`, `clockToleranceSeconds`, `httpTimeoutMs`, `jwksCooldownMs`, `jwksCacheMaxAgeMs`,
- *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`,
- *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxTtlSeconds`).
+ *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`, `introspection.issuer`,
+ *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`).
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'token verifier options are required');
 
-  const issuer = requireString('issuer', options.issuer);
-  const issuerUrl = assertSecureUrl('issuer', issuer);
-  if (issuerUrl.search !== '') throw new ConfigurationError('issuer', 'must not contain a query string (RFC 8414 §2)');
+  const issuers = checkIssuers(options.issuer, options.issuers, { issuer: 'issuer', issuers: 'issuers' });
 
   const resource = requireString('resource', options.resource);
   let resourceUrl: URL;
@@ -58,6 +67,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const audiences = [resource, ...readAudiences(options.audiences)];
 
   const jwksUri = options.jwksUri === undefined ? undefined : assertSecureUrl('jwksUri', options.jwksUri);
+  if (jwksUri !== undefined && issuers.length > 1) {
+    throw new ConfigurationError('jwksUri', "names one issuer's keys; with several issuers, leave it unset and each issuer's jwks_uri is discovered from its metadata");
+  }
   const algorithms = resolveJwtAlgorithms(options.algorithms);
   const clockToleranceSeconds = checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', DEFAULT_CLOCK_TOLERANCE_SECONDS);
   const httpTimeoutMs = checkNumber(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS, { integer: true, positive: true });
@@ -69,71 +81,79 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const introspection = options.introspection;
   let introspectionEndpoint: URL | undefined;
   let introspectionTtlSeconds = DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS;
+  let introspectionIssuer: string | undefined;
   if (introspection !== undefined) {
     requireString('introspection.clientId', introspection.clientId);
     requireString('introspection.clientSecret', introspection.clientSecret);
     introspectionEndpoint = resolveIntrospectionEndpoint(introspection.endpoint);
     introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
+    introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
   }
 
-  const cache: TokenCache | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});
+  const cache: TokenCache<CachedIdentity> | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});
 
-  // Discovery only when something is left to learn from the issuer's metadata.
-  const needsDiscovery = jwksUri === undefined || (introspection !== undefined && introspectionEndpoint === undefined);
-  const discover: DiscoverIssuer = needsDiscovery
-    ? createIssuerDiscovery({ issuer, timeoutMs: httpTimeoutMs })
-    : fixedMetadata({ issuer, jwks_uri: jwksUri?.href, introspection_endpoint: introspectionEndpoint?.href });
-
-  const verifyJwt = createJwtVerifier({
-    issuer,
-    audiences,
-    algorithms,
-    clockToleranceSeconds,
-    strictJwtAccessTokens,
-    jwksUri: jwksUri ?? (() => discover().then(readJwksUri)),
-    httpTimeoutMs,
-    jwksCooldownMs,
-    jwksCacheMaxAgeMs,
-  });
+  const trusted = new Map<string, TrustedIssuer>();
+  for (const issuer of issuers) {
+    const introspects = issuer === introspectionIssuer;
+    // Discovery only when something is left to learn from the issuer's metadata.
+    const needsDiscovery = jwksUri === undefined || (introspects && introspectionEndpoint === undefined);
+    const discover: DiscoverIssuer = needsDiscovery
+      ? createIssuerDiscovery({ issuer, timeoutMs: httpTimeoutMs })
+      : fixedMetadata({ issuer, jwks_uri: jwksUri?.href, introspection_endpoint: introspectionEndpoint?.href });
+    const verifyJwt = createJwtVerifier({
+      issuer,
+      audiences,
+      algorithms,
+      clockToleranceSeconds,
+      strictJwtAccessTokens,
+      jwksUri: jwksUri ?? (() => discover().then(readJwksUri)),
+      httpTimeoutMs,
+      jwksCooldownMs,
+      jwksCacheMaxAgeMs,
+    });
+    trusted.set(issuer, { issuer, discover, verifyJwt, introspects });
+  }
+  const onlyIssuer = issuers.length === 1 ? (trusted.get(issuers[0] as string) as TrustedIssuer) : undefined;
 
   const introspect: IntrospectToken | undefined =
-    introspection === undefined
+    introspection === undefined || introspectionIssuer === undefined
       ? undefined
       : createIntrospectionVerifier({
-          issuer,
+          issuer: introspectionIssuer,
           audiences,
           clientId: introspection.clientId,
           clientSecret: introspection.clientSecret,
-          metadata: discover,
+          metadata: (trusted.get(introspectionIssuer) as TrustedIssuer).discover,
           endpoint: introspectionEndpoint,
           timeoutMs: httpTimeoutMs,
           clockToleranceSeconds,
         });
 
-  const verifyByIntrospection = async (token: string): Promise<AuthInfo> => {
+  const verifyByIntrospection = async (token: string, key: string): Promise<AuthInfo> => {
     const response = await (introspect as IntrospectToken)(token);
     const info = buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' });
-    cache?.set(token, info, introspectionTtlSeconds);
+    cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(JSON.stringify(response).length) });
     return info;
   };
 
-  const verifyAsJwt = async (token: string): Promise<AuthInfo> => {
-    const { payload } = await verifyJwt(token);
+  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer): Promise<AuthInfo> => {
+    const { payload } = await issuer.verifyJwt(token);
     const info = buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' });
-    cache?.set(token, info);
+    cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(jwtPayloadLength(token)) });
     return info;
   };
 
-  const verifyUncached = async (token: string): Promise<AuthInfo> => {
+  const verifyUncached = async (token: string, key: string): Promise<AuthInfo> => {
     const dots = countDots(token);
     if (dots === 2) {
+      const issuer = onlyIssuer ?? selectIssuer(token, trusted, issuers);
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
-      if (introspect !== undefined && jwksUri === undefined && (await discover()).jwks_uri === undefined) {
-        return verifyByIntrospection(token);
+      if (introspect !== undefined && issuer.introspects && jwksUri === undefined && (await issuer.discover()).jwks_uri === undefined) {
+        return verifyByIntrospection(token, key);
       }
-      return verifyAsJwt(token);
+      return verifyAsJwt(token, key, issuer);
     }
-    if (introspect !== undefined) return verifyByIntrospection(token);
+    if (introspect !== undefined) return verifyByIntrospection(token, key);
     throw new InvalidTokenError(
       dots === 4 ? 'encrypted (JWE) access tokens are not supported' : 'access token is not a JWT and introspection is not configured',
       'token_invalid',
@@ -144,24 +164,112 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   // verification: one signature check, one introspection call. Entries live only while in flight.
   const inFlight = new Map<string, Promise<AuthInfo>>();
 
+  const cached = (token: string, key: string): AuthInfo | undefined => {
+    const identity = cache?.get(key);
+    return identity === undefined ? undefined : withToken(identity, token);
+  };
+
   return {
     verify(token: string): Promise<AuthInfo> {
-      const cached = cache?.get(token);
-      if (cached !== undefined) return Promise.resolve(cached);
-      let pending = inFlight.get(token);
+      const key = tokenDigest(token);
+      const hit = cached(token, key);
+      if (hit !== undefined) return Promise.resolve(hit);
+      let pending = inFlight.get(key);
       if (pending === undefined) {
-        pending = verifyUncached(token).finally(() => inFlight.delete(token));
-        inFlight.set(token, pending);
+        pending = verifyUncached(token, key).finally(() => inFlight.delete(key));
+        inFlight.set(key, pending);
       }
       return pending;
     },
     cached(token: string): AuthInfo | undefined {
-      return cache?.get(token);
+      return cache === undefined ? undefined : cached(token, tokenDigest(token));
     },
     async ready(): Promise<void> {
-      await discover();
+      await Promise.all([...trusted.values()].map((issuer) => issuer.discover()));
     },
   };
+}
+
+/** One trusted issuer and what verifies its tokens; built at start-up, talking to the network on first use. */
+interface TrustedIssuer {
+  readonly issuer: string;
+  readonly discover: DiscoverIssuer;
+  readonly verifyJwt: VerifyJwt;
+  /** Whether opaque tokens are introspected at this issuer. */
+  readonly introspects: boolean;
+}
+
+/** What the cache keeps of a verified token: its identity, never the token. */
+type CachedIdentity = Omit<AuthInfo, 'token'>;
+
+function identityOf(info: AuthInfo): CachedIdentity {
+  const { token: _token, ...identity } = info;
+  return identity;
+}
+
+function withToken(identity: CachedIdentity, token: string): AuthInfo {
+  return Object.freeze({ token, ...identity });
+}
+
+/**
+ * The cache key of a token: its SHA-256 digest, so that the cache holds no token and a key is 43 characters
+ * whatever the token's size. A collision would need a SHA-256 second preimage.
+ */
+function tokenDigest(token: string): string {
+  return hash('sha256', token, 'base64url');
+}
+
+/**
+ * Estimated memory of a cached identity, in bytes, from the length of its claims as JSON: V8 keeps parsed
+ * claims in about twice their JSON size (object shapes, one-byte strings, arrays), plus a fixed cost for the
+ * entry, its digest key, the frozen `AuthInfo` parts and the recency list. Measured by `npm run bench`'s
+ * cache figure; an estimate, not an exact count, but proportional to what a token's claims cost.
+ */
+export function estimateIdentityBytes(claimsJsonLength: number): number {
+  return 2 * claimsJsonLength + 640;
+}
+
+/** Length of a compact JWS's decoded payload, from its base64url segment (no decoding needed). */
+function jwtPayloadLength(token: string): number {
+  const start = token.indexOf('.') + 1;
+  const end = token.indexOf('.', start);
+  return Math.floor(((end - start) * 3) / 4);
+}
+
+/**
+ * Picks the issuer named by a JWT's (not yet verified) `iss`. Only a trusted issuer is ever contacted: any other
+ * value is refused here, before a metadata or JWKS request.
+ */
+function selectIssuer(token: string, trusted: ReadonlyMap<string, TrustedIssuer>, issuers: readonly string[]): TrustedIssuer {
+  let iss: unknown;
+  try {
+    iss = decodeJwt(token).iss;
+  } catch (error) {
+    throw new InvalidTokenError('access token is malformed or cannot be verified', 'token_invalid', error);
+  }
+  const issuer = typeof iss === 'string' ? trusted.get(iss) : undefined;
+  if (issuer !== undefined) return issuer;
+  throw new InvalidTokenError(
+    typeof iss === 'string'
+      ? `access token was issued by ${describeClaimValue(iss)} (iss), which is not a trusted issuer: expected one of ${issuers.join(', ')}`
+      : `access token has no iss; expected one of ${issuers.join(', ')}`,
+    'token_issuer',
+  );
+}
+
+/** The introspecting issuer: the one configured, or the only issuer. */
+function resolveIntrospectionIssuer(configured: unknown, issuers: readonly string[]): string {
+  if (configured === undefined) {
+    if (issuers.length === 1) return issuers[0] as string;
+    throw new ConfigurationError(
+      'introspection.issuer',
+      `is required with several issuers: opaque tokens name no issuer, so say which one introspects them (one of ${issuers.join(', ')})`,
+    );
+  }
+  if (typeof configured !== 'string' || !issuers.includes(configured)) {
+    throw new ConfigurationError('introspection.issuer', `must be one of the configured issuers, exactly as spelt: ${issuers.join(', ')}`);
+  }
+  return configured;
 }
 
 function fixedMetadata(metadata: ServerMetadata): DiscoverIssuer {

@@ -14,7 +14,7 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
    * path the endpoint is served at.
    */
   resource: string;
-  /** Authorization servers listed in metadata (RFC 9728 §2). Default `[issuer]`. */
+  /** Authorization servers listed in metadata (RFC 9728 §2). Default: every trusted issuer (`issuer` or `issuers`). */
   authorizationServers?: readonly string[];
   /** Scope policy; see `PolicyDefinition`. Default: no scopes required. */
   policy?: PolicyDefinition;

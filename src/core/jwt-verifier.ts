@@ -101,6 +101,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
     clockTolerance: options.clockToleranceSeconds,
   };
   const strict = options.strictJwtAccessTokens;
+  const expected: Expected = { issuer: options.issuer, audiences: options.audiences };
 
   let remoteKeySet: RemoteJWKSet | undefined;
   const openKeySet = async (): Promise<RemoteJWKSet> => {
@@ -131,9 +132,9 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
       verified = await jwtVerify(token, getKey, verifyOptions);
     } catch (error) {
       if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
-        verified = await verifyWithEachCandidate(token, error, verifyOptions);
+        verified = await verifyWithEachCandidate(token, error, verifyOptions, expected);
       } else {
-        throw toGuardError(error);
+        throw toGuardError(error, expected);
       }
     }
     checkTokenType(verified.protectedHeader.typ, strict);
@@ -150,13 +151,14 @@ async function verifyWithEachCandidate(
   token: string,
   candidates: joseErrors.JWKSMultipleMatchingKeys,
   verifyOptions: JWTVerifyOptions,
+  expected: Expected,
 ): Promise<VerifiedJwt> {
   let lastError: unknown = candidates;
   for await (const key of candidates) {
     try {
       return await jwtVerify(token, key, verifyOptions);
     } catch (error) {
-      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw toGuardError(error);
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw toGuardError(error, expected);
       lastError = error;
     }
   }
@@ -199,18 +201,47 @@ function isTokenKeyError(error: unknown): boolean {
   );
 }
 
+/** What a token was checked against, named in refusals so that a mismatch can be seen at a glance. */
+interface Expected {
+  readonly issuer: string;
+  /** This resource first, then the extra audiences. */
+  readonly audiences: readonly string[];
+}
+
+/**
+ * A claim value from an unverified token, fit to quote in an `error_description` and a log line: strings as
+ * they are (printable ASCII, quotes and backslashes replaced, at most 120 characters), arrays as a list of at
+ * most three, anything else by its type. Issuers and audiences are not secrets; the token itself is never quoted.
+ */
+export function describeClaimValue(value: unknown): string {
+  if (typeof value === 'string') {
+    const printable = value.replace(/[^\x20-\x7e]|["\\]/g, '?');
+    return printable.length > 120 ? `${printable.slice(0, 120)}...` : printable;
+  }
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, 3).map(describeClaimValue).join(', ');
+    return `[${shown}${value.length > 3 ? `, and ${value.length - 3} more` : ''}]`;
+  }
+  return value === undefined ? 'nothing' : `a ${value === null ? 'null' : typeof value}`;
+}
+
 /** Maps a jose failure (by its stable `code`) to the answer the client gets. Messages never quote the token. */
-function toGuardError(error: unknown): GuardError {
+function toGuardError(error: unknown, expected: Expected): GuardError {
   if (error instanceof GuardError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   switch (code) {
     case 'ERR_JWT_EXPIRED':
       return invalid('access token expired', 'token_expired', error);
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED': {
-      const { claim, reason } = error as joseErrors.JWTClaimValidationFailed;
+      const { claim, reason, payload } = error as joseErrors.JWTClaimValidationFailed;
       // A missing `iss` or `aud` is as much "not for us" as a wrong one.
-      if (claim === 'iss') return invalid('access token was issued by another authorization server', 'token_issuer', error);
-      if (claim === 'aud') return invalid('access token was not issued for this resource (aud)', 'token_audience', error);
+      if (claim === 'iss') {
+        return invalid(`access token was issued by ${describeClaimValue(payload.iss)} (iss), not by the expected issuer ${expected.issuer}`, 'token_issuer', error);
+      }
+      if (claim === 'aud') {
+        const accepted = expected.audiences.length === 1 ? (expected.audiences[0] as string) : `one of ${expected.audiences.join(', ')}`;
+        return invalid(`access token was issued for ${describeClaimValue(payload.aud)} (aud), not for this resource: expected ${accepted}`, 'token_audience', error);
+      }
       if (reason === 'check_failed') {
         if (claim === 'nbf') return invalid('access token is not valid yet (nbf)', 'token_not_yet_valid', error);
         if (claim === 'typ') return invalid('token is not a JWT access token (unexpected typ)', 'token_type', error);

@@ -9,6 +9,7 @@ import type { SettingNames } from './resolve-guard-options.js';
 /** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
 export const ENV_SETTING_NAMES = {
   issuer: 'MCP_AUTH_ISSUER',
+  issuers: 'MCP_AUTH_ISSUER',
   resource: 'MCP_AUTH_RESOURCE',
   audiences: 'MCP_AUTH_AUDIENCE',
   jwksUri: 'MCP_AUTH_JWKS_URI',
@@ -28,6 +29,8 @@ export const ENV_SETTING_NAMES = {
 
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
 const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
+const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
+const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
 
 /** Environment variables as `process.env` holds them: name → value. */
 export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
@@ -58,12 +61,25 @@ function readBoolean(env: EnvironmentVariables, name: string): boolean | undefin
  * @throws ConfigurationError naming the variable.
  */
 export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
-  const options: GuardOptions = { ...defaults, issuer: readSetting(env, 'MCP_AUTH_ISSUER') ?? defaults.issuer ?? '', resource: readSetting(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
+  // One issuer or several (comma- or space-separated), compared exactly as written.
+  const issuerList = readList(env, 'MCP_AUTH_ISSUER');
+  const options: GuardOptions = { ...defaults, resource: readSetting(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
+  if (issuerList !== undefined && issuerList.length > 1) {
+    options.issuers = issuerList;
+    delete options.issuer;
+  } else if (issuerList !== undefined) {
+    options.issuer = issuerList[0];
+    delete options.issuers;
+  } else if (options.issuers === undefined) {
+    options.issuer = defaults.issuer ?? '';
+  }
   const names: Record<string, string | undefined> = {
     ...ENV_SETTING_NAMES,
     'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
     'introspection.clientSecret': INTROSPECTION_SECRET,
     'introspection.endpoint': INTROSPECTION_ENDPOINT,
+    'introspection.issuer': INTROSPECTION_ISSUER,
+    'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
   };
   if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
 
@@ -92,19 +108,22 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
   set('resourceDocumentation', readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
   set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
   set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
+  const tokenCacheMaxBytes = readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824);
+  if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 
   const clientId = readSetting(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
   const clientSecret = readSetting(env, INTROSPECTION_SECRET);
   const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
+  const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
   // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
-  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined) {
+  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined) {
     if (!clientId || !clientSecret) {
       throw new ConfigurationError(
         clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
         'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or none of the MCP_AUTH_INTROSPECTION_* variables to accept JWTs only',
       );
     }
-    options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}) };
+    options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}), ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}) };
   }
 
   // Build (and drop) a guard: every check runs under the variables' names, and nothing reaches the network.

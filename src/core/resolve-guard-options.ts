@@ -1,8 +1,11 @@
 import { checkInteger, checkStringList } from './settings.js';
-import { canonicalizeResourceUri, isLoopbackHost } from './canonical-resource.js';
+import { canonicalizeResourceUri } from './canonical-resource.js';
+import { checkIssuers } from './issuer-identifier.js';
 import { isScopeToken } from './compile-policy.js';
 import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
+
+export { checkIssuer } from './issuer-identifier.js';
 
 /**
  * Names under which each setting is reported in start-up errors. Options passed in code are reported
@@ -18,6 +21,8 @@ export type SettingNames = Partial<Record<keyof GuardOptions, string>> & {
 export interface ResolvedGuardOptions extends GuardOptions {
   /** Canonical resource URI (RFC 8707 §2). */
   resource: string;
+  /** Every trusted issuer, from `issuer` or `issuers`, exactly as configured. */
+  issuers: readonly string[];
   /** Path of the MCP endpoint (from the canonical resource); `/` for a path-less resource. */
   resourcePath: string;
   authorizationServers: readonly string[];
@@ -31,26 +36,6 @@ function nameOf(names: SettingNames, key: keyof GuardOptions): string {
   return names[key] ?? `options.${key}`;
 }
 
-/** Checks an issuer identifier: https, or http on loopback only; no query or fragment (RFC 8414 §2). */
-export function checkIssuer(issuer: unknown, setting: string): string {
-  if (typeof issuer !== 'string' || issuer.length === 0) {
-    throw new ConfigurationError(setting, 'is required: set it to your authorization server\'s issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)');
-  }
-  let url: URL;
-  try {
-    url = new URL(issuer);
-  } catch {
-    throw new ConfigurationError(setting, `"${issuer}" is not an absolute URL; use the issuer identifier from your authorization server's metadata`);
-  }
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new ConfigurationError(setting, `http is only allowed on loopback hosts; use https for ${url.host}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigurationError(setting, 'must be an https URL');
-  // Check the raw string too: an empty query (`?`) or fragment (`#`) leaves url.search and url.hash empty.
-  if (url.search || url.hash || /[?#]/.test(issuer)) throw new ConfigurationError(setting, 'must not have a query or fragment (RFC 8414 §2)');
-  return issuer;
-}
-
 /**
  * Validates options at start-up and applies defaults. Throws `ConfigurationError` naming the setting.
  * Token-verification options are validated again (and in depth) by the token verifier.
@@ -59,12 +44,12 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('options', 'mcpOAuthGuard needs an options object with at least issuer, resource and handler');
   }
-  const issuer = checkIssuer(options.issuer, nameOf(names, 'issuer'));
+  const issuers = checkIssuers(options.issuer, options.issuers, { issuer: nameOf(names, 'issuer'), issuers: nameOf(names, 'issuers') });
   if (typeof options.resource !== 'string' || options.resource.length === 0) {
     throw new ConfigurationError(nameOf(names, 'resource'), 'is required: set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp');
   }
   const resource = canonicalizeResourceUri(options.resource, nameOf(names, 'resource'));
-  const authorizationServers = checkStringList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? [issuer];
+  const authorizationServers = checkStringList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? issuers;
   if (authorizationServers.length === 0) {
     throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
   }
@@ -89,7 +74,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
   const path = new URL(resource).pathname;
   return {
     ...options,
-    issuer,
+    issuers,
     resource,
     resourcePath: path === '' ? '/' : path,
     authorizationServers,

@@ -26,20 +26,40 @@ export interface IntrospectionOptions {
   endpoint?: string;
   /** How long an `active` introspection answer is reused, in seconds (capped by `exp`). Default 60. */
   cacheTtlSeconds?: number;
+  /**
+   * The issuer whose introspection endpoint answers for opaque tokens, which name no issuer of their own.
+   * Default: the issuer, when only one is configured; required (a start-up error otherwise) with several.
+   */
+  issuer?: string;
 }
 
 /** Options of the verified-token cache. */
 export interface TokenCacheOptions {
   /** Maximum entries; least recently used are evicted first. Default 10 000. */
   maxEntries?: number;
+  /**
+   * Maximum estimated memory of the cached identities, in bytes (the claims kept for `AuthInfo`, never the
+   * token itself); least recently used are evicted first. Default 33 554 432 (32 MiB).
+   */
+  maxBytes?: number;
   /** Upper bound on how long a verified JWT is reused, in seconds, whatever its `exp`. Default 300. */
   maxTtlSeconds?: number;
 }
 
 /** Options of {@link TokenVerifier}. */
 export interface TokenVerifierOptions {
-  /** Issuer identifier; `iss` must equal it exactly. https, or http on a loopback host only. */
-  issuer: string;
+  /**
+   * Issuer identifier (RFC 8414 §2); `iss` must equal it exactly, with no trailing-slash or case "fixing"
+   * (RFC 8414 §3.3). https, or http on a loopback host only. Give either `issuer` or `issuers`.
+   */
+  issuer?: string;
+  /**
+   * Several trusted issuers (a migration between identity providers, or Entra v1 and v2 side by side). A JWT's
+   * unverified `iss` selects one, exactly as spelt; a token naming no listed issuer is refused before anything is
+   * fetched, and each issuer's metadata and keys are discovered on its own, on first use. Opaque tokens are
+   * introspected at `introspection.issuer`.
+   */
+  issuers?: readonly string[];
   /** This server's canonical resource URI (RFC 8707 §2); `aud` must contain it or one of `audiences`. */
   resource: string;
   /** Extra accepted audiences. Default none. */

@@ -40,7 +40,7 @@ export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> =
  */
 export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM', flag: '--upstream', value: '<url>', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required.' },
-  { env: 'MCP_AUTH_ISSUER', flag: '--issuer', value: '<url>', description: "Your authorization server's issuer URL; tokens must carry it as iss. Required." },
+  { env: 'MCP_AUTH_ISSUER', flag: '--issuer', value: '<url[,url…]>', description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
   { env: 'MCP_AUTH_RESOURCE', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
   { env: 'MCP_AUTH_POLICY', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
   { env: 'HOST', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
@@ -55,7 +55,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
   { env: 'MCP_AUTH_CHALLENGE_SCOPES', flag: '--challenge-scopes', value: '<list>', description: 'Scopes the 401 challenge asks a new client for (what to request first), e.g. notes:read.', defaultValue: "the policy's requiredScopes" },
   { env: 'MCP_AUTH_AUDIENCE', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
-  { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata.', defaultValue: 'the issuer' },
+  { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata.', defaultValue: 'every issuer' },
   { env: 'MCP_AUTH_JWKS_URI', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
   { env: 'MCP_AUTH_ALGORITHMS', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: 'RS*, PS*, ES*, EdDSA' },
   { env: 'MCP_AUTH_CLOCK_TOLERANCE', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: '5' },
@@ -66,6 +66,8 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: '5000' },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET', value: '<secret>', description: 'Its client secret. Environment only, so it never shows in process listings.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_INTROSPECTION_ISSUER', flag: '--introspection-issuer', value: '<url>', description: 'With several issuers, the one whose introspection endpoint answers for opaque tokens.', defaultValue: 'the issuer, when there is one' },
+  { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: '33554432' },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
 ];
 

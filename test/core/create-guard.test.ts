@@ -188,7 +188,8 @@ describe('createGuard: authenticate with a real issuer', () => {
     const second = guard.authenticate(`Bearer ${token}`, '/mcp');
     assert.equal(second instanceof Promise, false, 'a cached token is answered without a promise');
     assert.equal(typeof (second as { then?: unknown }).then, 'undefined');
-    assert.equal(second, auth);
+    assert.equal((second as typeof auth).extra, auth.extra, 'the cached identity');
+    assert.deepEqual(second, auth);
     assert.equal(issuer.requests('/jwks'), jwksFetches);
   });
 

@@ -31,6 +31,7 @@ function isConfigError(setting: string, message: string | RegExp) {
 test('the variable names', () => {
   assert.deepEqual(ENV_SETTING_NAMES, {
     issuer: 'MCP_AUTH_ISSUER',
+    issuers: 'MCP_AUTH_ISSUER',
     resource: 'MCP_AUTH_RESOURCE',
     audiences: 'MCP_AUTH_AUDIENCE',
     jwksUri: 'MCP_AUTH_JWKS_URI',

@@ -19,6 +19,7 @@ function isConfigError(setting: string, message: string | RegExp) {
 test('defaults are applied and derived values computed', () => {
   assert.deepEqual(resolveGuardOptions(base), {
     issuer: 'https://auth.example.com',
+    issuers: ['https://auth.example.com'],
     resource: 'https://mcp.example.com/mcp',
     resourcePath: '/mcp',
     authorizationServers: ['https://auth.example.com'],

@@ -12,6 +12,8 @@ export interface TestIssuerOptions {
   metadata?: Record<string, unknown>;
   /** Client credentials the introspection endpoint accepts (HTTP Basic). Default `rs-client` / `rs-secret`. */
   introspectionClient?: { clientId: string; clientSecret: string };
+  /** Spell the issuer with a trailing slash (`http://127.0.0.1:<port>/`), as Entra v1 does. Default false. */
+  trailingSlash?: boolean;
 }
 
 /** Options of {@link TestIssuer.sign}. */
@@ -26,7 +28,7 @@ export interface SignOptions {
 
 /** A real authorization server stand-in on 127.0.0.1: metadata, JWKS and introspection over node:http. */
 export interface TestIssuer {
-  /** Issuer identifier, `http://127.0.0.1:<port>` (no trailing slash). */
+  /** Issuer identifier, `http://127.0.0.1:<port>` (no trailing slash unless `trailingSlash`). */
   issuer: string;
   jwksUri: string;
   introspectionEndpoint: string;
@@ -132,20 +134,21 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const issuer = `http://127.0.0.1:${port}`;
+  const origin = `http://127.0.0.1:${port}`;
+  const issuer = options.trailingSlash ? `${origin}/` : origin;
   metadata = {
     issuer,
-    jwks_uri: `${issuer}/jwks`,
-    introspection_endpoint: `${issuer}/introspect`,
-    token_endpoint: `${issuer}/token`,
+    jwks_uri: `${origin}/jwks`,
+    introspection_endpoint: `${origin}/introspect`,
+    token_endpoint: `${origin}/token`,
     response_types_supported: ['code'],
     ...options.metadata,
   };
 
   return {
     issuer,
-    jwksUri: `${issuer}/jwks`,
-    introspectionEndpoint: `${issuer}/introspect`,
+    jwksUri: `${origin}/jwks`,
+    introspectionEndpoint: `${origin}/introspect`,
     jwks,
     async sign(claims = {}, signOptions = {}) {
       const alg = signOptions.alg ?? (algs[0] as string);
