@@ -1,15 +1,14 @@
 import {
-  createRemoteJWKSet,
   errors as joseErrors,
   jwtVerify,
   type JWTHeaderParameters,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
-  type RemoteJWKSet,
 } from 'jose';
 import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
+import { createJwksKeySet } from './jwks-key-set.js';
 import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 
 export { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
@@ -34,7 +33,7 @@ export interface JwtVerifierOptions {
   jwksUri: URL | (() => Promise<URL>);
   /** Timeout of a JWKS fetch, in milliseconds (integer). */
   httpTimeoutMs: number;
-  /** Minimum wait before refetching the JWKS for an unknown `kid`, in milliseconds. */
+  /** Minimum time between two JWKS fetches, successful or not, in milliseconds. */
   jwksCooldownMs: number;
   /** Maximum age of the cached JWKS, in milliseconds. */
   jwksCacheMaxAgeMs: number;
@@ -86,11 +85,11 @@ export function resolveJwtAlgorithms(algorithms: readonly string[] | undefined):
 }
 
 /**
- * Creates a {@link VerifyJwt} over jose's `jwtVerify` and `createRemoteJWKSet`.
+ * Creates a {@link VerifyJwt} over jose's `jwtVerify` and the issuer's key set ({@link createJwksKeySet}).
  *
  * Keys come only from the configured or discovered `jwks_uri`: jose's remote key set never follows a token's
  * `jku` or `x5u` header and never uses an embedded `jwk` (RFC 8725 §3.10), so an attacker cannot supply the key
- * that checks their own signature. An unknown `kid` triggers at most one JWKS refetch per cooldown.
+ * that checks their own signature. At most one JWKS fetch starts per cooldown, whether fetches succeed or fail.
  */
 export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
   const verifyOptions: JWTVerifyOptions = {
@@ -103,25 +102,21 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
   const strict = options.strictJwtAccessTokens;
   const expected: Expected = { issuer: options.issuer, audiences: options.audiences };
 
-  let remoteKeySet: RemoteJWKSet | undefined;
-  const openKeySet = async (): Promise<RemoteJWKSet> => {
-    const url = typeof options.jwksUri === 'function' ? await options.jwksUri() : options.jwksUri;
-    remoteKeySet ??= createRemoteJWKSet(url, {
-      timeoutDuration: options.httpTimeoutMs,
-      cooldownDuration: options.jwksCooldownMs,
-      cacheMaxAge: options.jwksCacheMaxAgeMs,
-    });
-    return remoteKeySet;
-  };
+  const keySet = createJwksKeySet({
+    jwksUri: options.jwksUri,
+    httpTimeoutMs: options.httpTimeoutMs,
+    cooldownMs: options.jwksCooldownMs,
+    maxAgeMs: options.jwksCacheMaxAgeMs,
+  });
 
   // Separates "the token names no key we know" (the token's fault) from "the key set is unreachable or
   // broken" (the authorization server's): only the key resolver talks to the network.
   const getKey: JWTVerifyGetKey = async (protectedHeader, token) => {
-    const keySet = remoteKeySet ?? (await openKeySet());
     try {
       return await keySet(protectedHeader, token);
     } catch (error) {
-      if (isTokenKeyError(error)) throw error;
+      // The key set's own 503 carries the Retry-After of its backoff.
+      if (isTokenKeyError(error) || error instanceof GuardError) throw error;
       throw new AuthorizationServerUnavailableError("the authorization server's signing keys (JWKS) are unavailable", 5, error);
     }
   };

@@ -76,9 +76,17 @@ export interface TokenVerifierOptions {
   introspection?: IntrospectionOptions;
   /** Timeout of every outbound call (discovery, JWKS, introspection), in milliseconds. Default 5000. */
   httpTimeoutMs?: number;
-  /** Minimum wait before refetching the JWKS for an unknown `kid`, in milliseconds. Default 30 000. */
+  /**
+   * Minimum time between two JWKS fetches of an issuer, in milliseconds, whatever the traffic and whether the last
+   * fetch succeeded or failed: an unknown `kid` refetches at most this often, and while the JWKS endpoint fails,
+   * requests that need it get 503 with `Retry-After` (tokens whose `kid` is in the cached set keep working).
+   * Default 30 000.
+   */
   jwksCooldownMs?: number;
-  /** Maximum age of the cached JWKS before it is refetched, in milliseconds. Default 600 000. */
+  /**
+   * Maximum age of the cached JWKS before it is refetched, in milliseconds; a set that could not be refreshed past
+   * it is no longer used (503), so a key the issuer withdrew is not accepted longer, outage or not. Default 600 000.
+   */
   jwksCacheMaxAgeMs?: number;
   /** Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). */
   tokenCache?: TokenCacheOptions | false;

@@ -1,0 +1,140 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as joseErrors,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JWSHeaderParameters,
+  type RemoteJWKSet,
+} from 'jose';
+import { AuthorizationServerUnavailableError, GuardError } from './errors.js';
+
+/** Options of {@link createJwksKeySet}. */
+export interface JwksKeySetOptions {
+  /** The JWKS location, or how to learn it (issuer discovery, which has its own backoff) on first use. */
+  jwksUri: URL | (() => Promise<URL>);
+  /** Timeout of one JWKS fetch, in milliseconds (integer). */
+  httpTimeoutMs: number;
+  /**
+   * Minimum time between two JWKS fetches, in milliseconds, whatever their outcome and whatever the traffic:
+   * an unknown `kid`, an expired set and a failed fetch all wait for it.
+   */
+  cooldownMs: number;
+  /** Maximum age of the fetched set, in milliseconds; an older set is refetched and, until that succeeds, unused. */
+  maxAgeMs: number;
+  /** Current time in milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * The key resolver `jwtVerify` calls with a token's protected header.
+ *
+ * @throws jose's `JWKSNoMatchingKey` or `JWKSMultipleMatchingKeys` (the token's problem) and
+ *   `JOSENotSupported` (an `alg` no JWK can serve), unchanged.
+ * @throws AuthorizationServerUnavailableError (503, `Retry-After` = seconds until the next fetch may start) when
+ *   the set cannot be fetched, or when the last fetch failed and the token names a key the set lacks.
+ */
+export type JwksKeySet = (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+
+/** A fetched key set and when it was fetched. */
+interface FetchedKeys {
+  readonly resolve: ReturnType<typeof createLocalJWKSet>;
+  readonly fetchedAtMs: number;
+}
+
+/**
+ * An issuer's signing keys, fetched with jose's `createRemoteJWKSet` (its `reload()`: timeout, no redirects,
+ * JWKS validation) and resolved with jose's `createLocalJWKSet`, under one rule jose does not keep: **at most one
+ * fetch starts per `cooldownMs`**. jose restarts its cooldown only after a successful fetch, so while the JWKS
+ * endpoint failed, every token with an unknown `kid` (a junk token needs no valid signature) caused a new
+ * request to the authorization server. Here the clock starts when a fetch starts, success or not.
+ *
+ * - Concurrent callers share the fetch in progress.
+ * - A token whose `kid` is in a set younger than `maxAgeMs` is served from it, even while fetches fail.
+ * - An unknown `kid` refetches when the cooldown allows. Otherwise it is the token's problem after a successful
+ *   fetch (jose's `JWKSNoMatchingKey`, then 401), and the authorization server's after a failed one (503):
+ *   a key just rotated in cannot be told from a junk `kid` while the JWKS is unreachable.
+ * - A set older than `maxAgeMs` is refetched, and not used once that failed (503): `maxAgeMs` bounds how long a
+ *   key the issuer withdrew stays accepted, outage or not.
+ *
+ * Nothing is fetched until the first call.
+ */
+export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
+  const now = options.now ?? Date.now;
+  const { cooldownMs, maxAgeMs } = options;
+  let remote: RemoteJWKSet | undefined;
+  let keys: FetchedKeys | undefined;
+  /** No fetch starts before this time. */
+  let nextFetchAtMs = 0;
+  /** The outcome of the last fetch, when it failed. */
+  let lastFailure: unknown;
+  let pending: Promise<void> | undefined;
+
+  const unavailable = (cause: unknown): AuthorizationServerUnavailableError =>
+    new AuthorizationServerUnavailableError(
+      "the authorization server's signing keys (JWKS) are unavailable",
+      Math.max(1, Math.ceil((nextFetchAtMs - now()) / 1000)),
+      cause,
+    );
+
+  const openRemote = async (): Promise<RemoteJWKSet> => {
+    if (remote !== undefined) return remote;
+    const url = typeof options.jwksUri === 'function' ? await options.jwksUri() : options.jwksUri;
+    // Only jose's fetch is used (`reload()`); its own freshness and cooldown rules are replaced by the above.
+    remote ??= createRemoteJWKSet(url, { timeoutDuration: options.httpTimeoutMs });
+    return remote;
+  };
+
+  const fetchKeys = async (): Promise<void> => {
+    let set: RemoteJWKSet;
+    try {
+      set = await openRemote();
+    } catch (error) {
+      // Discovery failed: no JWKS request was made, so the JWKS cooldown is not spent. Discovery backs off itself.
+      throw error instanceof GuardError ? error : unavailable(error);
+    }
+    nextFetchAtMs = now() + cooldownMs;
+    try {
+      await set.reload();
+      const jwks = set.jwks();
+      if (jwks === undefined) throw new joseErrors.JWKSInvalid('JSON Web Key Set missing after a successful fetch');
+      keys = { resolve: createLocalJWKSet(jwks), fetchedAtMs: now() };
+      lastFailure = undefined;
+    } catch (error) {
+      lastFailure = error;
+      throw unavailable(error);
+    }
+  };
+
+  /** Waits for the fetch in progress, or starts one; callers check the cooldown first. */
+  const refresh = (): Promise<void> => {
+    pending ??= fetchKeys().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+
+  const mayFetch = (): boolean => pending !== undefined || now() >= nextFetchAtMs;
+
+  return async (protectedHeader, token) => {
+    if (keys === undefined || now() >= keys.fetchedAtMs + maxAgeMs) {
+      if (mayFetch()) await refresh();
+      // Not fetchable yet: the set is usable only as the result of the last fetch (then it is younger than the
+      // cooldown, as when `maxAgeMs` < `cooldownMs`); after a failed fetch, an expired set is not.
+      else if (keys === undefined || lastFailure !== undefined) throw unavailable(lastFailure);
+    }
+    const current = keys as FetchedKeys;
+    try {
+      return await current.resolve(protectedHeader, token);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+      // The issuer may have rotated its keys since the set was fetched.
+      if (mayFetch()) {
+        await refresh();
+        return (keys as FetchedKeys).resolve(protectedHeader, token);
+      }
+      if (lastFailure !== undefined) throw unavailable(lastFailure);
+      throw error;
+    }
+  };
+}
