@@ -30,6 +30,7 @@ export const ENV_SETTING_NAMES = {
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
 const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
 const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
+const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL';
 const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
 
 /** Environment variables as `process.env` holds them: name → value. */
@@ -79,6 +80,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     'introspection.clientSecret': INTROSPECTION_SECRET,
     'introspection.endpoint': INTROSPECTION_ENDPOINT,
     'introspection.issuer': INTROSPECTION_ISSUER,
+    'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
     'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
   };
   if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
@@ -115,15 +117,23 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
   const clientSecret = readSetting(env, INTROSPECTION_SECRET);
   const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
   const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
+  // Seconds a revoked opaque token may stay usable; 0 asks the introspection endpoint on every request.
+  const cacheTtlSeconds = readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400);
   // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
-  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined) {
+  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined) {
     if (!clientId || !clientSecret) {
       throw new ConfigurationError(
         clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
         'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or none of the MCP_AUTH_INTROSPECTION_* variables to accept JWTs only',
       );
     }
-    options.introspection = { clientId, clientSecret, ...(endpoint ? { endpoint } : {}), ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}) };
+    options.introspection = {
+      clientId,
+      clientSecret,
+      ...(endpoint ? { endpoint } : {}),
+      ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}),
+      ...(cacheTtlSeconds !== undefined ? { cacheTtlSeconds } : {}),
+    };
   }
 
   // Build (and drop) a guard: every check runs under the variables' names, and nothing reaches the network.

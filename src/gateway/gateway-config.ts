@@ -69,6 +69,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_INTROSPECTION_ISSUER', flag: '--introspection-issuer', value: '<url>', description: 'With several issuers, the one whose introspection endpoint answers for opaque tokens.', defaultValue: 'the issuer, when there is one' },
   { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: '33554432' },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
+  { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: '60' },
 ];
 
 /** Everything the gateway needs, validated. */
