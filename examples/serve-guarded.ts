@@ -79,7 +79,8 @@ export async function runExampleFromEnv(
   try {
     const fromEnv = loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
     const running = await start({ ...fromEnv, host, port });
-    console.log(`${label}: ${running.url}  (issuer ${fromEnv.issuer})`);
+    const issuers = fromEnv.issuers ?? [fromEnv.issuer];
+    console.log(`${label}: ${running.url}  (${issuers.length === 1 ? 'issuer' : 'issuers'} ${issuers.join(', ')})`);
     const stop = (): void => void running.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);

@@ -16,6 +16,7 @@ export {
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
 export { loadOptionsFromEnv, type EnvironmentVariables } from './core/load-options-from-env.js';
+export { explainFailure } from './core/explain-failure.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
 export type { Guard, GuardHttpResponse, DecisionContext } from './core/create-guard.js';
 export type { GuardOptions } from './core/guard-options.js';

@@ -32,6 +32,8 @@ export interface DecisionContext {
   message?: JsonRpcMessage;
   auth?: AuthInfo;
   requiredScopes?: readonly string[];
+  /** On a deny, the message the client was told. */
+  detail?: string;
 }
 
 /**
@@ -179,6 +181,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       const target = message?.params?.name ?? message?.params?.uri;
       if (typeof target === 'string') event.name = bounded(target);
       if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
+      if (ctx.detail !== undefined) event.detail = bounded(ctx.detail, 512);
       try {
         onDecision(event, ctx.request);
       } catch {

@@ -185,7 +185,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       return cache === undefined ? undefined : cached(token, tokenDigest(token));
     },
     async ready(): Promise<void> {
-      await Promise.all([...trusted.values()].map((issuer) => issuer.discover()));
+      const outcomes = await Promise.allSettled([...trusted.values()].map((issuer) => issuer.discover()));
+      const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+      if (failures.length === 1) throw failures[0];
+      if (failures.length > 1) {
+        const retryAfter = Math.min(...failures.map((failure) => Number((failure as AuthorizationServerUnavailableError).headers?.['Retry-After']) || 5));
+        throw new AuthorizationServerUnavailableError(
+          'authorization server metadata is unavailable',
+          retryAfter,
+          new AggregateError(failures, `${failures.length} of ${outcomes.length} issuers could not be discovered`),
+        );
+      }
     },
   };
 }

@@ -48,6 +48,11 @@ export interface DecisionEvent {
   grantedScopes?: string[];
   /** HTTP method of the request. */
   httpMethod: string;
+  /**
+   * On a deny, what the client was told (the `error_description`): for token refusals, what was expected and
+   * what the token carried (issuer, audience), never the token. At most 512 characters.
+   */
+  detail?: string;
 }
 
 /**

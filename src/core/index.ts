@@ -10,6 +10,8 @@ export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler
 export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
+export { explainFailure } from './explain-failure.js';
+export { IssuerDiscoveryError } from './issuer-discovery.js';
 export { extractBearerToken, type BearerTokenHeaders } from './bearer-token.js';
 export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';

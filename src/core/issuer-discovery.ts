@@ -104,24 +104,69 @@ export async function discoverIssuerMetadata(issuer: string, timeoutMs: number):
     execute: isLoopbackHttpUrl(server) ? [client.allowInsecureRequests] : [],
   });
 
-  let config: client.Configuration;
-  try {
-    config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions('oauth2'));
-  } catch (error) {
-    if (!isWorthFallingBack(error)) throw error;
-    config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions('oidc'));
+  const attempts: string[] = [];
+  let config: client.Configuration | undefined;
+  for (const algorithm of ['oauth2', 'oidc'] as const) {
+    try {
+      config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions(algorithm));
+      break;
+    } catch (error) {
+      attempts.push(`GET ${wellKnownUrl(server, algorithm)}: ${describeDiscoveryFailure(error, timeoutMs)}`);
+      if (algorithm === 'oidc' || !isWorthFallingBack(error)) throw new IssuerDiscoveryError(issuer, attempts, error);
+    }
   }
 
-  const metadata = config.serverMetadata();
+  const metadata = (config as client.Configuration).serverMetadata();
   if (metadata.issuer !== issuer) {
     throw new ConfigurationError(
       'issuer',
-      `the authorization server calls itself "${metadata.issuer}"; configure exactly that string, as tokens carry it in "iss"`,
+      `the authorization server calls itself "${metadata.issuer}", not "${issuer}"; configure exactly that string, as tokens carry it in "iss"`,
     );
   }
   if (metadata.jwks_uri !== undefined) assertSecureUrl('jwks_uri', metadata.jwks_uri);
   if (metadata.introspection_endpoint !== undefined) assertSecureUrl('introspection_endpoint', metadata.introspection_endpoint);
   return metadata;
+}
+
+/**
+ * Discovery failed at every location tried. The message names each URL and what it answered (an HTTP status, a
+ * network error, a timeout, an `issuer` that differs), for the operator's log; clients only ever see a 503.
+ */
+export class IssuerDiscoveryError extends Error {
+  /** One line per location tried: `GET <url>: <what happened>`. */
+  readonly attempts: readonly string[];
+  constructor(issuer: string, attempts: readonly string[], cause: unknown) {
+    super(`discovery of issuer ${issuer} failed: ${attempts.join('; ')}`, { cause });
+    this.name = 'IssuerDiscoveryError';
+    this.attempts = attempts;
+  }
+}
+
+/** The metadata URL openid-client requests: RFC 8414 §3.1 inserts the well-known path, OpenID appends it. */
+function wellKnownUrl(issuer: URL, algorithm: 'oauth2' | 'oidc'): string {
+  const path = issuer.pathname === '/' ? '' : issuer.pathname;
+  if (algorithm === 'oauth2') return `${issuer.origin}/.well-known/oauth-authorization-server${path}`;
+  return `${issuer.origin}${path.replace(/\/$/, '')}/.well-known/openid-configuration`;
+}
+
+/** What one discovery request came to, in words; never a response body beyond the `issuer` it named. */
+function describeDiscoveryFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof client.ClientError) {
+    if (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT') return `no answer within ${timeoutMs} ms`;
+    const cause = error.cause as { status?: unknown; body?: { issuer?: unknown }; attribute?: unknown } | undefined;
+    if (error.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && cause?.attribute === 'issuer') {
+      return `the metadata names issuer ${JSON.stringify(String(cause.body?.issuer))}, which is not the configured issuer (compared exactly, RFC 8414 section 3.3)`;
+    }
+    if (cause instanceof Response) return `HTTP ${cause.status}${cause.status === 404 ? ' (no metadata document here)' : ''}`;
+    return error.message;
+  }
+  if (error instanceof TypeError) {
+    const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+    const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+    return detail === undefined ? error.message : `${error.message} (${detail})`;
+  }
+  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

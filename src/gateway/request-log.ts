@@ -24,6 +24,8 @@ export interface RequestLogEntry {
   decision?: 'allow' | 'deny';
   /** Why (stable code): the guard's reason, or the gateway's session refusal. */
   reason?: DecisionReason | SessionRefusalReason;
+  /** On a deny by the guard, what the client was told (expected and actual issuer or audience, …; never the token). */
+  detail?: string;
   /** Scopes the operation required, when the policy was evaluated. */
   requiredScopes?: string[];
   /** Token subject, when a token was verified. */
@@ -104,6 +106,7 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
       if (event.requiredScopes?.length) entry.requiredScopes = [...event.requiredScopes];
       if (event.subject !== undefined) entry.subject = event.subject;
       if (event.clientId) entry.clientId = event.clientId;
+      if (event.detail !== undefined) entry.detail = event.detail;
     },
     onUpstreamError(req, failure) {
       const entry = entries.get(req);
@@ -128,6 +131,7 @@ function ordered(e: RequestLogEntry): RequestLogEntry {
     ...(e.method !== undefined ? { method: e.method } : {}),
     ...(e.name !== undefined ? { name: e.name } : {}),
     ...(e.decision !== undefined ? { decision: e.decision, reason: e.reason } : {}),
+    ...(e.detail !== undefined ? { detail: e.detail } : {}),
     ...(e.requiredScopes !== undefined ? { requiredScopes: e.requiredScopes } : {}),
     ...(e.subject !== undefined ? { subject: e.subject } : {}),
     ...(e.clientId !== undefined ? { clientId: e.clientId } : {}),

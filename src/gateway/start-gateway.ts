@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createGuard, type Guard } from '../core/create-guard.js';
 import type { DecisionEvent } from '../core/decision.js';
+import { explainFailure } from '../core/explain-failure.js';
 import { ENV_SETTING_NAMES, loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { createRequestPipeline, type RequestPipeline } from '../http/request-pipeline.js';
 import { requestPath } from '../http/request-headers.js';
@@ -119,9 +120,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     throw error;
   }
 
-  pipeline.guard.ready().catch(() => {
-    // The error text names URLs only; still, keep the line generic and stable for log alerts.
-    warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'authorization server discovery failed; requests get 503 until it succeeds' }));
+  pipeline.guard.ready().catch((error: unknown) => {
+    // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
+    warn(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        event: 'warning',
+        message: 'authorization server discovery failed; requests get 503 until it succeeds',
+        detail: explainFailure(error),
+      }),
+    );
   });
 
   let closing: Promise<void> | undefined;

@@ -91,6 +91,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
         message,
         auth,
         requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
+        detail: error.message,
       });
     }
     writeError(res, answer);

@@ -13,7 +13,7 @@ import { createRequestLog } from '../../src/gateway/request-log.js';
 import { postMcp, send } from '../helpers/http-client.js';
 
 const SCOPES = ['x:read', 'x:admin'];
-const FIELD_ORDER = ['time', 'httpMethod', 'path', 'method', 'name', 'decision', 'reason', 'requiredScopes', 'subject', 'clientId', 'status', 'durationMs', 'upstreamError', 'aborted'];
+const FIELD_ORDER = ['time', 'httpMethod', 'path', 'method', 'name', 'decision', 'reason', 'detail', 'requiredScopes', 'subject', 'clientId', 'status', 'durationMs', 'upstreamError', 'aborted'];
 
 let as: AuthorizationServer;
 let server: Server;
@@ -131,6 +131,18 @@ describe('createRequestLog', () => {
     assert.ok(!text.includes(token.slice(0, 20)), text);
     assert.ok(!text.includes('secret-value'), text);
     assert.ok(!text.includes('access_token'), text);
+  });
+
+  test('a token for another resource: the line says which audience was expected and which the token carried', async () => {
+    const other = 'http://127.0.0.1:9/other-mcp';
+    as.addResource(other, { scopes: SCOPES });
+    const foreign = await as.issueAccessToken({ resource: other, scope: 'x:read', sub: 'alice' });
+    const res = await postMcp(url, call('echo'), foreign);
+    assert.equal(res.status, 401);
+    const entry = await nextLine();
+    assert.equal(entry.reason, 'token_audience');
+    assert.equal(entry.detail, `access token was issued for ${other} (aud), not for this resource: expected ${url}`);
+    assert.ok(!JSON.stringify(entry).includes(foreign));
   });
 
   test('a request without a token: deny token_missing, 401, no caller fields', async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway } from '../../src/gateway/start-gateway.js';
+import { startTestIssuer } from '../helpers/fake-issuer.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,4 +58,27 @@ test('the CLI exits 2 with one line when a setting is refused, instead of hangin
   assert.equal(code, 2, stderr);
   assert.match(stderr, /^mcp-oauth-guard: configuration error: MCP_AUTH_JWKS_URI \(--jwks-uri\): "notaurl" is not an absolute URL/);
   assert.equal(stderr.trim().split('\n').length, 1);
+});
+
+test('a failed discovery is logged with what each URL answered', { timeout: 20_000 }, async () => {
+  const issuer = await startTestIssuer({ discovery: 'oauth2' });
+  const warnings: string[] = [];
+  const config = loadGatewayConfig({
+    MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp',
+    MCP_AUTH_ISSUER: `${issuer.issuer}/not-an-issuer`,
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  const gateway = await startGateway(config, { log: () => {}, warn: (line) => warnings.push(line) });
+  try {
+    for (let i = 0; i < 50 && warnings.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(warnings.length, 1);
+    const warning = JSON.parse(warnings[0]!) as { message: string; detail: string };
+    assert.equal(warning.message, 'authorization server discovery failed; requests get 503 until it succeeds');
+    assert.ok(warning.detail.includes(`GET ${issuer.issuer}/.well-known/oauth-authorization-server/not-an-issuer: HTTP 404`), warning.detail);
+    assert.ok(warning.detail.includes('openid-configuration: HTTP 404'), warning.detail);
+  } finally {
+    await gateway.shutdown();
+    await issuer.close();
+  }
 });
