@@ -1,14 +1,4 @@
-import { InvalidRequestError, MissingTokenError } from './errors.js';
-
-/**
- * `credentials = "Bearer" 1*SP b64token` with `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`
- * (RFC 6750 §2.1). The scheme is case-insensitive (RFC 9110 §11.1); the `i` flag is harmless for the token
- * class, which already holds both cases. Compiled once: this runs on every request.
- */
-const BEARER_CREDENTIALS = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
-
-/** Only the scheme, to tell "wrong scheme" from "bad token" on the (cold) failure path. */
-const BEARER_SCHEME = /^Bearer(?: |$)/i;
+import { readAccessToken } from './authorization-header.js';
 
 /** Lower-case header name compared against `rawHeaders` entries. */
 const AUTHORIZATION = 'authorization';
@@ -25,46 +15,22 @@ export interface BearerTokenHeaders {
 
 /**
  * Extracts the access token from the `Authorization: Bearer` header (RFC 6750 §2.1), the only place MCP
- * allows it. Form-encoded body tokens (§2.2) are never read and query tokens (§2.3) are refused.
- *
- * Order of checks: an `access_token` query parameter is refused first, even beside a valid header, because
- * such a URL leaks the token into logs and `Referer` headers whatever else the request carries.
+ * allows it. Form-encoded body tokens (§2.2) and query tokens (§2.3) are never read. The guard itself also
+ * knows the `DPoP` scheme (RFC 9449); here `DPoP …` is another scheme.
  *
  * @param headers - The request headers; see {@link BearerTokenHeaders} on duplicate headers.
  * @param url - The request target (`req.url`, path and query), checked for `access_token`. Optional.
  * @returns The token, exactly as sent (no decoding).
- * @throws MissingTokenError (401, bare challenge per RFC 6750 §3.1) when there is no `Authorization` header
- *   or it is empty.
- * @throws InvalidRequestError (400, `invalid_request`) with reason `token_in_query` for a query token,
- *   `token_multiple` for two `Authorization` headers (an array of several values, or values joined by a
- *   comma), `token_malformed` for another scheme or a token outside the b64token grammar (tabs, several
+ * @throws MissingTokenError (401, bare challenge per RFC 6750 §3.1, so that the client starts the OAuth flow)
+ *   when there is no `Authorization` header, an empty one, `Bearer` with no token, or another scheme (`Basic …`);
+ *   also when the only token is an `access_token` query parameter, which is never read.
+ * @throws InvalidRequestError (400, `invalid_request`) with reason `token_in_query` for a query token beside an
+ *   `Authorization` header, `token_multiple` for two `Authorization` headers (an array of several values, or
+ *   values joined by a comma), `token_malformed` for a token outside the b64token grammar (tabs, several
  *   tokens, trailing spaces…).
  */
 export function extractBearerToken(headers: BearerTokenHeaders, url?: string): string {
-  if (url !== undefined) rejectQueryToken(url);
-
-  let value = headers.authorization;
-  if (typeof value !== 'string') {
-    if (value === undefined || value.length === 0) throw new MissingTokenError();
-    if (value.length > 1) throw multipleTokens();
-    value = value[0] as string;
-  }
-  if (value.length === 0) throw new MissingTokenError();
-
-  const match = BEARER_CREDENTIALS.exec(value);
-  if (match !== null) return match[1] as string;
-
-  // Cold path from here on: tell the client precisely what was wrong, without echoing the value.
-  // A comma never occurs in a single credential of either common scheme; proxies and `fetch` join
-  // repeated headers with ", ", so a comma means two credentials.
-  if (value.includes(',')) throw multipleTokens();
-  if (!BEARER_SCHEME.test(value)) {
-    throw new InvalidRequestError('Authorization header must use the Bearer scheme (RFC 6750 section 2.1)', 'token_malformed');
-  }
-  throw new InvalidRequestError(
-    'Bearer token is malformed: expected exactly one b64token after "Bearer " (RFC 6750 section 2.1)',
-    'token_malformed',
-  );
+  return readAccessToken(headers, url).token;
 }
 
 /**
@@ -82,23 +48,4 @@ export function countAuthorizationHeaders(rawHeaders: readonly string[]): number
     if (name.length === AUTHORIZATION.length && name.toLowerCase() === AUTHORIZATION) count++;
   }
   return count;
-}
-
-/** Throws when the query string carries `access_token` (RFC 6750 §2.3, which MCP forbids). */
-function rejectQueryToken(url: string): void {
-  const start = url.indexOf('?');
-  if (start === -1) return;
-  const query = url.slice(start + 1);
-  // Only parse when the name could be there, literally or percent-encoded (`access%5Ftoken`).
-  if (!query.includes('access') && !query.includes('%')) return;
-  if (new URLSearchParams(query).has('access_token')) {
-    throw new InvalidRequestError(
-      'Access tokens must not be sent in the query string; use the Authorization header (RFC 6750 section 2.3, MCP authorization)',
-      'token_in_query',
-    );
-  }
-}
-
-function multipleTokens(): InvalidRequestError {
-  return new InvalidRequestError('Send exactly one Authorization header (RFC 6750 section 2)', 'token_multiple');
 }

@@ -41,17 +41,25 @@ export class GuardError extends Error {
   }
 }
 
-/** JSON-RPC code used in the body of 401 answers (server-defined range, JSON-RPC 2.0 §5.1). */
-export const UNAUTHORIZED_JSONRPC_CODE = -32001;
-/** JSON-RPC code used in the body of 403 answers. */
-export const FORBIDDEN_JSONRPC_CODE = -32003;
-/** JSON-RPC code used in the body of 503 answers. */
-export const UNAVAILABLE_JSONRPC_CODE = -32002;
+// The JSON-RPC codes of the guard's own refusals sit outside -32768..-32000, which JSON-RPC 2.0 §5.1 reserves and
+// MCP 2026-07-28 (basic, "Error Codes") partitions: new codes SHOULD be allocated outside it, -32000..-32019 is
+// legacy with no meaning a receiver may assume (the TypeScript SDK reads -32001 as a request timeout), and -32002
+// meant "Resource not found" up to MCP 2025-11-25. The last three digits are the HTTP status, for reading logs.
 
-/** The request carried no credentials: 401 with a bare challenge, no `error` (RFC 6750 §3.1). */
+/** JSON-RPC code in the body of 401 answers (no, invalid or wrongly presented token, or a bad DPoP proof). */
+export const UNAUTHORIZED_JSONRPC_CODE = -31401;
+/** JSON-RPC code in the body of 403 `insufficient_scope` answers. */
+export const FORBIDDEN_JSONRPC_CODE = -31403;
+/** JSON-RPC code in the body of 503 answers (the authorization server cannot be reached). */
+export const UNAVAILABLE_JSONRPC_CODE = -31503;
+
+/**
+ * The request carried no OAuth credentials (no `Authorization` header, an empty one, or another scheme such as
+ * `Basic`): 401 with a bare challenge, no `error` (RFC 6750 §3.1), so that the client starts the OAuth flow.
+ */
 export class MissingTokenError extends GuardError {
-  constructor() {
-    super('Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"', {
+  constructor(message = 'Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"') {
+    super(message, {
       status: 401,
       reason: 'token_missing',
       jsonRpcCode: UNAUTHORIZED_JSONRPC_CODE,

@@ -40,31 +40,33 @@ describe('extractBearerToken', () => {
     await assertGuardError(() => extractBearerToken({ authorization: 'Bearer abc def' }), InvalidRequestError, 'token_malformed', 400);
   });
 
-  it('refuses another scheme', async () => {
-    const error = await assertGuardError(
-      () => extractBearerToken({ authorization: 'Basic dXNlcjpwYXNz' }),
-      InvalidRequestError,
-      'token_malformed',
-      400,
-    );
-    assert.equal(error.bearerError, 'invalid_request');
-    assert.match(error.message, /Bearer scheme/);
+  it('answers another scheme with a bare 401, so that the client starts the OAuth flow', async () => {
+    for (const authorization of ['Basic dXNlcjpwYXNz', 'DPoP abc']) {
+      const error = await assertGuardError(() => extractBearerToken({ authorization }), MissingTokenError, 'token_missing', 401);
+      assert.equal(error.bearerError, undefined);
+    }
+  });
+
+  it('answers an empty Bearer with a bare 401', async () => {
+    for (const empty of ['Bearer ', 'Bearer']) {
+      await assertGuardError(() => extractBearerToken({ authorization: empty }), MissingTokenError, 'token_missing', 401);
+    }
   });
 
   it('refuses characters outside the b64token grammar and misplaced padding', async () => {
-    for (const bad of ['Bearer abc$', 'Bearer a=b', 'Bearer =abc', 'Bearer ', 'Bearer', `Bearer ${TOKEN} `]) {
+    for (const bad of ['Bearer abc$', 'Bearer a=b', 'Bearer =abc', `Bearer ${TOKEN} `]) {
       await assertGuardError(() => extractBearerToken({ authorization: bad }), InvalidRequestError, 'token_malformed', 400);
     }
   });
 
-  it('refuses an access_token query parameter, even beside a valid header', async () => {
+  it('refuses an access_token query parameter beside a header; with no header it is never read (401)', async () => {
     await assertGuardError(
       () => extractBearerToken({ authorization: `Bearer ${TOKEN}` }, '/mcp?x=1&access_token=abc'),
       InvalidRequestError,
       'token_in_query',
       400,
     );
-    await assertGuardError(() => extractBearerToken({}, '/mcp?access%5Ftoken=abc'), InvalidRequestError, 'token_in_query', 400);
+    await assertGuardError(() => extractBearerToken({}, '/mcp?access%5Ftoken=abc'), MissingTokenError, 'token_missing', 401);
     assert.equal(extractBearerToken({ authorization: `Bearer ${TOKEN}` }, '/mcp?access=1&token=2'), TOKEN);
   });
 

@@ -87,7 +87,7 @@ describe('createGuard: errorResponse', () => {
     assert.equal(answer.status, 401);
     assert.deepEqual(answer.headers, { 'WWW-Authenticate': `Bearer scope="mcp", resource_metadata="${METADATA_URL}"` });
     assert.equal(answer.body.id, 3);
-    assert.equal(answer.body.error.code, -32001);
+    assert.equal(answer.body.error.code, -31401);
     assert.equal(Object.hasOwn(answer.body.error, 'data'), false);
   });
 
@@ -110,7 +110,7 @@ describe('createGuard: errorResponse', () => {
     assert.deepEqual(answer.headers, {
       'WWW-Authenticate': `Bearer error="invalid_token", error_description="token expired", scope="mcp", resource_metadata="${METADATA_URL}"`,
     });
-    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'token expired', data: { error: 'invalid_token' } } });
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -31401, message: 'token expired', data: { error: 'invalid_token' } } });
   });
 
   test('InsufficientScopeError: 403 whose challenge names required ∪ granted', () => {
@@ -119,7 +119,7 @@ describe('createGuard: errorResponse', () => {
     assert.deepEqual(answer.headers, {
       'WWW-Authenticate': `Bearer error="insufficient_scope", error_description="needs x:admin", scope="mcp x:admin x:read", resource_metadata="${METADATA_URL}"`,
     });
-    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 9, error: { code: -32003, message: 'needs x:admin', data: { error: 'insufficient_scope' } } });
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 9, error: { code: -31403, message: 'needs x:admin', data: { error: 'insufficient_scope' } } });
   });
 
   test('AuthorizationServerUnavailableError: 503 with Retry-After and no challenge', () => {
@@ -127,7 +127,7 @@ describe('createGuard: errorResponse', () => {
     const answer = guard.errorResponse(error, 1);
     assert.equal(answer.status, 503);
     assert.deepEqual(answer.headers, { 'Retry-After': '7' });
-    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'JWKS unreachable' } });
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 1, error: { code: -31503, message: 'JWKS unreachable' } });
     // The error's own headers are copied, never modified.
     assert.deepEqual(error.headers, { 'Retry-After': '7' });
   });

@@ -16,11 +16,26 @@ import {
   UNAVAILABLE_JSONRPC_CODE,
 } from '../../src/core/errors.js';
 
-describe('JSON-RPC codes of the server-defined range', () => {
-  test('401, 403 and 503 bodies use -32001, -32003 and -32002', () => {
-    assert.equal(UNAUTHORIZED_JSONRPC_CODE, -32001);
-    assert.equal(FORBIDDEN_JSONRPC_CODE, -32003);
-    assert.equal(UNAVAILABLE_JSONRPC_CODE, -32002);
+describe('JSON-RPC codes of the guard\'s refusals', () => {
+  test('401, 403 and 503 bodies use -31401, -31403 and -31503', () => {
+    assert.equal(UNAUTHORIZED_JSONRPC_CODE, -31401);
+    assert.equal(FORBIDDEN_JSONRPC_CODE, -31403);
+    assert.equal(UNAVAILABLE_JSONRPC_CODE, -31503);
+  });
+
+  test('they sit outside the range JSON-RPC reserves and MCP partitions (-32768 to -32000)', () => {
+    // MCP 2026-07-28 basic "Error Codes": new codes SHOULD be outside it; -32002 meant "Resource not found".
+    for (const code of [UNAUTHORIZED_JSONRPC_CODE, FORBIDDEN_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE]) {
+      assert.ok(Number.isInteger(code) && (code < -32768 || code > -32000), String(code));
+    }
+    assert.equal(new Set([UNAUTHORIZED_JSONRPC_CODE, FORBIDDEN_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE]).size, 3);
+  });
+
+  test('every refusal class uses them', () => {
+    assert.equal(new MissingTokenError().jsonRpcCode, UNAUTHORIZED_JSONRPC_CODE);
+    assert.equal(new InvalidTokenError('x').jsonRpcCode, UNAUTHORIZED_JSONRPC_CODE);
+    assert.equal(new InsufficientScopeError('x', [], []).jsonRpcCode, FORBIDDEN_JSONRPC_CODE);
+    assert.equal(new AuthorizationServerUnavailableError('x').jsonRpcCode, UNAVAILABLE_JSONRPC_CODE);
   });
 });
 
@@ -32,7 +47,7 @@ describe('MissingTokenError', () => {
     assert.equal(e.name, 'MissingTokenError');
     assert.equal(e.status, 401);
     assert.equal(e.reason, 'token_missing');
-    assert.equal(e.jsonRpcCode, -32001);
+    assert.equal(e.jsonRpcCode, -31401);
     assert.equal(e.bearerError, undefined);
     assert.deepEqual(e.headers, {});
     assert.match(e.message, /Authorization: Bearer <token>/);
@@ -58,12 +73,12 @@ describe('InvalidRequestError', () => {
 });
 
 describe('InvalidTokenError', () => {
-  test('is 401 invalid_token with -32001; the reason defaults to token_invalid', () => {
+  test('is 401 invalid_token with -31401; the reason defaults to token_invalid', () => {
     const e = new InvalidTokenError('token expired');
     assert.equal(e.name, 'InvalidTokenError');
     assert.equal(e.status, 401);
     assert.equal(e.reason, 'token_invalid');
-    assert.equal(e.jsonRpcCode, -32001);
+    assert.equal(e.jsonRpcCode, -31401);
     assert.equal(e.bearerError, 'invalid_token');
     assert.deepEqual(e.headers, {});
     assert.equal(e.cause, undefined);
@@ -79,12 +94,12 @@ describe('InvalidTokenError', () => {
 });
 
 describe('InsufficientScopeError', () => {
-  test('is 403 insufficient_scope with -32003', () => {
+  test('is 403 insufficient_scope with -31403', () => {
     const e = new InsufficientScopeError('needs x:write', ['x:write'], ['x:read']);
     assert.equal(e.name, 'InsufficientScopeError');
     assert.equal(e.status, 403);
     assert.equal(e.reason, 'scope_insufficient');
-    assert.equal(e.jsonRpcCode, -32003);
+    assert.equal(e.jsonRpcCode, -31403);
     assert.equal(e.bearerError, 'insufficient_scope');
     assert.deepEqual(e.headers, {});
   });
@@ -125,7 +140,7 @@ describe('AuthorizationServerUnavailableError', () => {
     assert.equal(e.name, 'AuthorizationServerUnavailableError');
     assert.equal(e.status, 503);
     assert.equal(e.reason, 'authorization_server_unavailable');
-    assert.equal(e.jsonRpcCode, -32002);
+    assert.equal(e.jsonRpcCode, -31503);
     assert.equal(e.bearerError, undefined);
     assert.deepEqual(e.headers, { 'Retry-After': '5' });
   });

@@ -117,7 +117,7 @@ describe('mcpOAuthGuard on Express 4, with oidc-provider', () => {
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], `Bearer scope="notes:read", resource_metadata="${metadataUrl}"`);
     assert.equal(res.json.id, 1);
-    assert.equal(res.json.error.code, -32001);
+    assert.equal(res.json.error.code, -31401);
   });
 
   test('a read token sees whoami and notes_list only', async () => {
@@ -136,7 +136,7 @@ describe('mcpOAuthGuard on Express 4, with oidc-provider', () => {
     assert.match(header, /^Bearer error="insufficient_scope", error_description="[^"]+", scope="notes:write notes:read", resource_metadata="/);
     assert.ok(header.endsWith(`resource_metadata="${metadataUrl}"`), header);
     assert.equal(res.json.id, 7);
-    assert.equal(res.json.error.code, -32003);
+    assert.equal(res.json.error.code, -31403);
   });
 
   test('notes_add with a write token succeeds, and the note is listed', async () => {

@@ -365,7 +365,7 @@ describe('mcpOAuthGuard (Express adapter)', () => {
       const res = await postMcp(down.url, list, readToken);
       assert.equal(res.status, 503);
       assert.ok(Number(res.headers['retry-after']) > 0);
-      assert.equal(res.json.error.code, -32002);
+      assert.equal(res.json.error.code, -31503);
       assert.equal(res.headers['www-authenticate'], undefined);
     } finally {
       await down.close();

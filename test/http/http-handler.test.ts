@@ -157,7 +157,7 @@ describe('httpHandler', () => {
     const before = seen.length;
     const res = await postMcp(fullUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'admin_tool' } }, token, { 'x-answer': 'json' });
     assert.equal(res.status, 403);
-    assert.equal(res.json.error.code, -32003);
+    assert.equal(res.json.error.code, -31403);
     assert.equal(res.json.error.data.error, 'insufficient_scope');
     const bad = await postMcp(fullUrl, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: ['echo'] } }, token, { 'x-answer': 'json' });
     assert.equal(bad.status, 400);

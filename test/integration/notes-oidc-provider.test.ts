@@ -68,7 +68,7 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], `Bearer scope="notes:read", resource_metadata="${metadataUrl}"`);
     assert.equal(res.json.id, 1);
-    assert.equal(res.json.error.code, -32001);
+    assert.equal(res.json.error.code, -31401);
   });
 
   test('a valid read token sees whoami and notes_list only', async () => {
@@ -106,7 +106,7 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     assert.match(header, /^Bearer error="insufficient_scope", error_description="[^"]+", scope="notes:write notes:read", resource_metadata="/);
     assert.ok(header.endsWith(`resource_metadata="${metadataUrl}"`));
     assert.equal(res.json.id, 7);
-    assert.equal(res.json.error.code, -32003);
+    assert.equal(res.json.error.code, -31403);
     assert.equal(res.json.error.data.error, 'insufficient_scope');
   });
 
@@ -132,7 +132,7 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     const res = await postMcp(notes.url, toolsList, await token('notes:read', 'alice', { resource: otherResource }));
     assert.equal(res.status, 401);
     assert.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_token", error_description="[^"]+", scope="notes:read", resource_metadata="/);
-    assert.equal(res.json.error.code, -32001);
+    assert.equal(res.json.error.code, -31401);
   });
 
   test('an expired token is rejected with invalid_token', async () => {
