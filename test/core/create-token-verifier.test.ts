@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
+import { createTokenVerifier, estimateIdentityBytes } from '../../src/core/create-token-verifier.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
 import type { TokenVerifierOptions } from '../../src/core/token-verifier.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
@@ -101,6 +101,23 @@ describe('createTokenVerifier', () => {
     assert.equal((await verifier.verify(tokens[2]!)).extra, c.extra);
     assert.equal((await verifier.verify(tokens[1]!)).extra, b.extra);
     assert.notEqual((await verifier.verify(tokens[0]!)).extra, a.extra, 'the first token was evicted and verified again');
+  });
+
+  it('bounds the cache in bytes with large tokens, keeping the most recent', async () => {
+    const maxBytes = 1_048_576;
+    const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 100_000, maxBytes } }));
+    // ~6 KB of claims each, as identity providers with group or role claims issue them.
+    const groups = Array.from({ length: 150 }, (_, i) => `group-${i.toString().padStart(4, '0')}-${'g'.repeat(24)}`);
+    const tokens = await Promise.all(Array.from({ length: 400 }, (_, i) => issuer.sign({ aud: RESOURCE, jti: `big-${i}`, groups })));
+    assert.ok(tokens[0]!.length > 6_000, `token size ${tokens[0]!.length}`);
+    for (const token of tokens) await verifier.verify(token);
+    const held = tokens.filter((token) => verifier.cached?.(token) !== undefined).length;
+    const perEntry = estimateIdentityBytes(JSON.stringify(JSON.parse(Buffer.from(tokens[0]!.split('.')[1]!, 'base64url').toString())).length);
+    assert.ok(held > 0 && held <= Math.floor(maxBytes / perEntry), `${held} entries of ~${perEntry} bytes within ${maxBytes}`);
+    assert.ok(held < tokens.length, 'older entries were evicted');
+    assert.ok(tokens.slice(-held).every((token) => verifier.cached?.(token) !== undefined), 'the most recent ones are those kept');
+    const served = verifier.cached?.(tokens.at(-1)!);
+    assert.equal(served?.token, tokens.at(-1), 'each answer carries the token presented');
   });
 
   it('verifies every time with tokenCache: false', async () => {
