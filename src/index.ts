@@ -26,16 +26,23 @@ export type { DecisionEvent, DecisionHook, DecisionReason } from './core/decisio
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/handler.js';
 export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions } from './core/token-verifier.js';
+export type { DpopMode } from './core/token-binding.js';
+export { createMemoryReplayCache, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/replay-cache.js';
 export {
   GuardError,
   MissingTokenError,
   InvalidRequestError,
   InvalidTokenError,
+  InvalidDpopProofError,
   InsufficientScopeError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
   ConfigurationError,
+  UNAUTHORIZED_JSONRPC_CODE,
+  FORBIDDEN_JSONRPC_CODE,
+  UNAVAILABLE_JSONRPC_CODE,
   type BearerErrorCode,
+  type ChallengeErrorCode,
 } from './core/errors.js';
 export {
   JsonRpcErrorCode,

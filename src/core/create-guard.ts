@@ -1,10 +1,12 @@
 import type { AuthInfo } from './auth-info.js';
 import { protectedResourceMetadataUrls } from './canonical-resource.js';
-import { extractBearerToken } from './bearer-token.js';
+import { readAccessToken, type ReadAccessTokenOptions } from './authorization-header.js';
 import { compilePolicy, type CompiledPolicy } from './compile-policy.js';
-import { createTokenVerifier } from './create-token-verifier.js';
+import { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from './create-token-verifier.js';
+import { createDpopAuthenticator, type DpopRequest } from './dpop-authenticator.js';
+import { DPOP_SIGNING_ALGORITHMS } from './dpop-proof.js';
 import type { DecisionEvent, DecisionReason } from './decision.js';
-import { ConfigurationError, GuardError } from './errors.js';
+import { ConfigurationError, GuardError, type BearerErrorCode } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
@@ -13,9 +15,11 @@ import { createOriginCheck } from './origin-check.js';
 import { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 import { createResponseFilter } from './response-filter.js';
 import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
+import { createMemoryReplayCache } from './replay-cache.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
+import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from './token-binding.js';
 import type { TokenVerifier } from './token-verifier.js';
-import { formatBearerChallenge } from './www-authenticate.js';
+import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
 
 /** An HTTP answer the adapter writes as is. */
 export interface GuardHttpResponse {
@@ -57,13 +61,18 @@ export interface Guard {
   readonly metadataJson: string;
   readonly policy: CompiledPolicy;
   readonly verifier: TokenVerifier;
+  /** What the guard does with DPoP (RFC 9449): `off`, `allow` or `require` (see {@link DpopMode}). */
+  readonly dpop: DpopMode;
   /** Throws 403 when `Origin` is present and not allowed. */
   checkOrigin(origin: string | undefined): void;
   /**
-   * Reads the Bearer token (header only) and verifies it: the identity itself for a token already in the
-   * cache (no promise on the hot path), else a promise. Throws or rejects with 400/401/503 `GuardError`s.
+   * Reads the access token (the `Authorization` header only: `Bearer`, or `DPoP` unless `dpop` is `off`) and
+   * verifies it: for a Bearer token already in the cache, the identity itself (no promise on the hot path), else a
+   * promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
+   * and the `DPoP` header values; without it such requests are refused. Throws or rejects with 400/401/503
+   * `GuardError`s.
    */
-  authenticate(authorization: string | string[] | undefined, url: string): AuthInfo | Promise<AuthInfo>;
+  authenticate(authorization: string | string[] | undefined, url: string, request?: DpopRequest): AuthInfo | Promise<AuthInfo>;
   /** Parses one JSON-RPC message (400 on bad JSON, bad JSON-RPC, batches, excessive depth). */
   parseMessage(body: string): ParsedBody;
   /**
@@ -94,22 +103,69 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   const policy = compilePolicy(resolved.policy ?? {}, names.policy ?? 'options.policy');
   const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource }));
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
+  const dpopMode = resolveDpopMode(resolved.dpop, names.dpop ?? 'options.dpop');
   const metadata = buildProtectedResourceMetadata({
     resource: resolved.resource,
     authorizationServers: resolved.authorizationServers,
     scopesSupported: policy.scopesSupported,
     resourceName: resolved.resourceName,
     resourceDocumentation: resolved.resourceDocumentation,
+    ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
   });
   const metadataJson = JSON.stringify(metadata);
   const checkOrigin = createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins');
   // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
   const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
-  const bareChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;
   const filterResponse = createResponseFilter(policy);
 
+  // DPoP (RFC 9449): which schemes are offered, and the proof side of authentication.
+  const offersBearer = dpopMode !== 'require';
+  const offersDpop = dpopMode !== 'off';
+  const replayCache = offersDpop ? (resolved.dpopReplayCache ?? createMemoryReplayCache()) : undefined;
+  if (replayCache !== undefined && typeof (replayCache as { claim?: unknown }).claim !== 'function') {
+    throw new ConfigurationError(names.dpopReplayCache ?? 'options.dpopReplayCache', 'must be an object with a claim(jti, expiresAtMs) method');
+  }
+  const authenticateDpop =
+    replayCache === undefined
+      ? undefined
+      : createDpopAuthenticator({
+          resource: resolved.resource,
+          replayCache,
+          clockToleranceSeconds: resolved.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
+        });
+  const readOptions: ReadAccessTokenOptions = {
+    dpop: offersDpop,
+    missingTokenMessage:
+      dpopMode === 'require'
+        ? 'Authorization required: send a DPoP-bound OAuth 2.1 access token as "Authorization: DPoP <token>" with a DPoP proof header'
+        : undefined,
+  };
+  /**
+   * Refusals of requests that used the DPoP scheme (or a DPoP-bound token), whose error goes in the DPoP
+   * challenge. Errors are made per request, except one shared by concurrent verifications of the same token.
+   */
+  const dpopRefusals = new WeakSet<GuardError>();
+  const rememberDpopRefusal = (error: unknown): never => {
+    if (error instanceof GuardError) dpopRefusals.add(error);
+    throw error;
+  };
+  const refusalFor = (error: GuardError, auth: AuthInfo): GuardError => {
+    if (offersDpop && auth.extra.claims['cnf'] !== undefined) dpopRefusals.add(error);
+    return error;
+  };
+
+  const bareBearerChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
+  const bareDpopChallenge = formatDpopChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
+  // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
+  const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
+
+  /**
+   * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
+   * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
+   * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
+   */
   function challengeFor(error: GuardError): string | undefined {
     if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
     if (error.bearerError === undefined) return undefined;
@@ -117,12 +173,14 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
         ? (error.challengeScopes as readonly string[])
         : challengeScopes;
-    return formatBearerChallenge({
-      resourceMetadata: resourceMetadataUrl,
-      scopes,
-      error: error.bearerError,
-      errorDescription: error.message,
-    });
+    const params = { resourceMetadata: resourceMetadataUrl, scopes, errorDescription: error.message };
+    const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || dpopRefusals.has(error));
+    if (inDpop) {
+      const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
+      return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
+    }
+    const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
+    return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
   }
 
 
@@ -136,10 +194,16 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     metadataJson,
     policy,
     verifier,
+    dpop: dpopMode,
     checkOrigin,
-    authenticate(authorization, url) {
-      const token = extractBearerToken({ authorization }, url);
-      return verifier.cached?.(token) ?? verifier.verify(token);
+    authenticate(authorization, url, request) {
+      const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
+      if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
+      if (dpopMode === 'require') throw dpopRequired();
+      // Hot path: a cached Bearer token costs the lookup and one property read, no promise.
+      const cached = verifier.cached?.(token);
+      if (cached !== undefined) return checkBearerUse(cached, dpopMode);
+      return verifier.verify(token).then((auth) => checkBearerUse(auth, dpopMode));
     },
     parseMessage(body) {
       return parseJsonRpcMessage(body, maxJsonDepth);
@@ -148,13 +212,13 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       const protocolVersion = checkMcpRequestHeaders(headers, message);
       checkRequestTarget(message);
       const decision = policy.authorize(message, auth);
-      if (!decision.allowed) throw policy.insufficientScopeError(decision, auth, message);
+      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
       return { protocolVersion, requiredScopes: decision.requiredScopes };
     },
     authorizeBase(auth) {
       // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
       const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
-      if (!decision.allowed) throw policy.insufficientScopeError(decision, auth, undefined);
+      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
       return decision.requiredScopes;
     },
     filterResponse,

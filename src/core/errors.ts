@@ -4,6 +4,12 @@ import type { DecisionReason } from './decision.js';
 export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
 /**
+ * Error codes a `WWW-Authenticate` challenge can carry: the RFC 6750 §3.1 codes, which the DPoP scheme shares,
+ * and RFC 9449 §7.1 `invalid_dpop_proof`, which only a `DPoP` challenge carries.
+ */
+export type ChallengeErrorCode = BearerErrorCode | 'invalid_dpop_proof';
+
+/**
  * Base class of every request failure the guard answers. It carries all that is needed to answer:
  * HTTP status, the JSON-RPC error code for the body, the RFC 6750 error for `WWW-Authenticate`,
  * and a stable {@link DecisionReason}. Messages never contain a token.
@@ -15,8 +21,11 @@ export class GuardError extends Error {
   readonly reason: DecisionReason;
   /** JSON-RPC error code for the response body. */
   readonly jsonRpcCode: number;
-  /** RFC 6750 error code for the `WWW-Authenticate` challenge; absent when no challenge is due or for a bare 401. */
-  readonly bearerError?: BearerErrorCode;
+  /**
+   * Error code for the `WWW-Authenticate` challenge (RFC 6750 §3.1, RFC 9449 §7.1); absent when no challenge is due
+   * or for a bare 401.
+   */
+  readonly bearerError?: ChallengeErrorCode;
   /** Extra response headers (for example `Retry-After`, `Allow`). */
   readonly headers: Readonly<Record<string, string>>;
 
@@ -26,7 +35,7 @@ export class GuardError extends Error {
       status: number;
       reason: DecisionReason;
       jsonRpcCode: number;
-      bearerError?: BearerErrorCode;
+      bearerError?: ChallengeErrorCode;
       headers?: Record<string, string>;
       cause?: unknown;
     },
@@ -82,6 +91,23 @@ export class InvalidTokenError extends GuardError {
       reason,
       jsonRpcCode: UNAUTHORIZED_JSONRPC_CODE,
       bearerError: 'invalid_token',
+      cause,
+    });
+  }
+}
+
+/**
+ * A DPoP proof (RFC 9449 §4) is missing, invalid, or already used, for a request with the `DPoP` scheme: 401 with
+ * `error="invalid_dpop_proof"` in the `DPoP` challenge (RFC 9449 §7.1). A token not bound to the proof's key is an
+ * {@link InvalidTokenError} instead, as RFC 9449 §7.1 says.
+ */
+export class InvalidDpopProofError extends GuardError {
+  constructor(message: string, reason: DecisionReason = 'dpop_proof_invalid', cause?: unknown) {
+    super(message, {
+      status: 401,
+      reason,
+      jsonRpcCode: UNAUTHORIZED_JSONRPC_CODE,
+      bearerError: 'invalid_dpop_proof',
       cause,
     });
   }

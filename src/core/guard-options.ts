@@ -1,5 +1,7 @@
 import type { DecisionHook } from './decision.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import type { ReplayCache } from './replay-cache.js';
+import type { DpopMode } from './token-binding.js';
 import type { TokenVerifierOptions } from './token-verifier.js';
 
 /**
@@ -36,10 +38,27 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
   resourceDocumentation?: string;
   /** Largest accepted POST body, in bytes; larger gets 413. Default 1 048 576 (1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Longest time to receive a POST body, in milliseconds, counted from the end of the headers to the last byte
+   * (the total, not the gap between bytes). Past it: 408, `Connection: close`, and the connection is closed, so
+   * a client sending a byte now and then cannot hold a connection open. Default 10 000.
+   */
+  bodyTimeoutMs?: number;
   /** Deepest accepted JSON nesting of a message; deeper gets 400 (-32600). Default 64. */
   maxJsonDepth?: number;
   /** `Cache-Control: max-age` of the metadata document, in seconds. Default 3600. */
   metadataMaxAgeSeconds?: number;
+  /**
+   * DPoP, sender-constrained tokens (RFC 9449, MCP SEP-1932): `off`, `allow` or `require`; see {@link DpopMode}.
+   * With `allow`, Bearer tokens work as before and DPoP-bound ones (`cnf.jkt`) need `Authorization: DPoP` and a
+   * proof. Default `allow`.
+   */
+  dpop?: DpopMode;
+  /**
+   * Where the `jti`s of accepted DPoP proofs are remembered, to refuse a replay (RFC 9449 §11.1). Give a shared
+   * store to catch replays across a fleet. Default: in memory, per process (`createMemoryReplayCache()`).
+   */
+  dpopReplayCache?: ReplayCache;
   /** Called with every allow or deny decision (audit, metrics). Never given the token. Default none. */
   onDecision?: DecisionHook;
 }

@@ -13,11 +13,31 @@ export { createTokenVerifier } from './create-token-verifier.js';
 export { explainFailure } from './explain-failure.js';
 export { IssuerDiscoveryError } from './issuer-discovery.js';
 export { extractBearerToken, type BearerTokenHeaders } from './bearer-token.js';
+export { readAccessToken, type AccessTokenCredentials, type AuthorizationScheme, type ReadAccessTokenOptions } from './authorization-header.js';
+export {
+  verifyDpopProof,
+  readDpopProofHeader,
+  accessTokenHash,
+  DPOP_SIGNING_ALGORITHMS,
+  DPOP_PROOF_WINDOW_SECONDS,
+  MAX_DPOP_JTI_LENGTH,
+  type DpopProofExpectations,
+  type VerifiedDpopProof,
+} from './dpop-proof.js';
+export type { DpopRequest } from './dpop-authenticator.js';
+export { boundThumbprint, type DpopMode } from './token-binding.js';
+export {
+  createMemoryReplayCache,
+  DEFAULT_REPLAY_CACHE_MAX_ENTRIES,
+  type ReplayCache,
+  type MemoryReplayCache,
+  type MemoryReplayCacheOptions,
+} from './replay-cache.js';
 export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';
 export { canonicalizeResourceUri, protectedResourceMetadataUrls, isLoopbackHost } from './canonical-resource.js';
-export { formatBearerChallenge, quoteHeaderValue, type BearerChallengeParams } from './www-authenticate.js';
+export { formatBearerChallenge, formatDpopChallenge, quoteHeaderValue, type BearerChallengeParams, type DpopChallengeParams } from './www-authenticate.js';
 export { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 export { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from './mcp-request-headers.js';
@@ -40,11 +60,16 @@ export {
   MissingTokenError,
   InvalidRequestError,
   InvalidTokenError,
+  InvalidDpopProofError,
   InsufficientScopeError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
   ConfigurationError,
+  UNAUTHORIZED_JSONRPC_CODE,
+  FORBIDDEN_JSONRPC_CODE,
+  UNAVAILABLE_JSONRPC_CODE,
   type BearerErrorCode,
+  type ChallengeErrorCode,
 } from './errors.js';
 export {
   JsonRpcErrorCode,

@@ -32,8 +32,9 @@ export interface IntrospectionVerifierOptions {
  * Introspects an opaque access token (RFC 7662) and returns the response once it is known to be an active
  * bearer token for this resource.
  *
- * Checks, in order: `active` is true (§2.2); no `cnf` and a `token_type`, when given, of `Bearer` (a refresh
- * token or a DPoP-bound token is not a bearer access token); `iss`, when given, equals the issuer; `exp` and
+ * Checks, in order: `active` is true (§2.2); a `token_type`, when given, of `Bearer` or `DPoP` (RFC 9449 §6.2; a
+ * refresh token is no access token), and a `DPoP` one bound to a key (`cnf.jkt`); `iss`, when given, equals the
+ * issuer; `exp` and
  * `nbf`, when given, hold with the clock tolerance; `aud` contains this resource or an extra audience.
  *
  * `aud` is required, although RFC 7662 makes it optional: MCP requires the resource server to check that the
@@ -96,12 +97,13 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
     }
     if (response.active !== true) throw invalid('access token is not active', 'token_inactive');
 
-    if (response.cnf !== undefined) {
-      throw invalid('token is sender-constrained (cnf) and cannot be used as a bearer token', 'token_type');
+    // A `cnf` (sender-constrained token) is the guard's to judge, as for JWTs, with the scheme and proof it came with.
+    const tokenType = typeof response.token_type === 'string' ? response.token_type.toLowerCase() : response.token_type;
+    if (tokenType !== undefined && tokenType !== 'bearer' && tokenType !== 'dpop') {
+      throw invalid('token is not an access token (token_type is neither Bearer nor DPoP)', 'token_type');
     }
-    const tokenType = response.token_type;
-    if (tokenType !== undefined && (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer')) {
-      throw invalid('token is not a bearer access token', 'token_type');
+    if (tokenType === 'dpop' && typeof (response.cnf as { jkt?: unknown } | undefined)?.jkt !== 'string') {
+      throw invalid('token_type is DPoP but the token is bound to no key (cnf.jkt)', 'token_binding');
     }
     if (response.iss !== undefined && response.iss !== options.issuer) {
       throw invalid('access token was issued by another authorization server', 'token_issuer');

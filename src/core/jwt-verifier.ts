@@ -133,7 +133,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
       }
     }
     checkTokenType(verified.protectedHeader.typ, strict);
-    if (verified.payload['cnf'] !== undefined) throw senderConstrained();
+    // A `cnf` (sender-constrained token) is the guard's to judge, with the scheme and proof the token came with.
     return verified;
   };
 }
@@ -180,10 +180,6 @@ function checkTokenType(typ: unknown, strict: boolean): void {
 
 function wrongType(): InvalidTokenError {
   return new InvalidTokenError('token is not a JWT access token (unexpected typ)', 'token_type');
-}
-
-function senderConstrained(): InvalidTokenError {
-  return new InvalidTokenError('token is sender-constrained (cnf) and cannot be used as a bearer token', 'token_type');
 }
 
 /** The token's own key problems, as opposed to a JWKS that cannot be fetched or parsed. */

@@ -14,6 +14,10 @@ export interface ProtectedResourceMetadata {
   resource_name?: string;
   /** URL of human-readable documentation (RFC 9728 §2). */
   resource_documentation?: string;
+  /** JWS algorithms accepted for DPoP proofs (RFC 9728 §2); present unless `dpop` is `off`. */
+  dpop_signing_alg_values_supported?: string[];
+  /** `true` when only DPoP-bound tokens are accepted (`dpop: 'require'`, RFC 9728 §2); omitted (false) otherwise. */
+  dpop_bound_access_tokens_required?: boolean;
   /** Further RFC 9728 §2 fields, if configured. */
   [extension: string]: unknown;
 }
@@ -25,6 +29,10 @@ export function buildProtectedResourceMetadata(input: {
   scopesSupported: readonly string[];
   resourceName?: string;
   resourceDocumentation?: string;
+  /** Algorithms accepted for DPoP proofs; omitted when DPoP is off. */
+  dpopSigningAlgValues?: readonly string[];
+  /** Whether only DPoP-bound tokens are accepted. */
+  dpopBoundAccessTokensRequired?: boolean;
 }): ProtectedResourceMetadata {
   const doc: ProtectedResourceMetadata = {
     resource: input.resource,
@@ -34,5 +42,7 @@ export function buildProtectedResourceMetadata(input: {
   };
   if (input.resourceName) doc.resource_name = input.resourceName;
   if (input.resourceDocumentation) doc.resource_documentation = input.resourceDocumentation;
+  if (input.dpopSigningAlgValues) doc.dpop_signing_alg_values_supported = [...input.dpopSigningAlgValues];
+  if (input.dpopBoundAccessTokensRequired) doc.dpop_bound_access_tokens_required = true;
   return doc;
 }

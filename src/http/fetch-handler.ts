@@ -40,7 +40,8 @@ export interface FetchHandlerOptions {
 
 /**
  * Request headers the handler does not get.
- * - Credentials: the guard has verified the token and hands the caller over as `context.auth`. A header
+ * - Credentials (`Authorization`, the `DPoP` proof that went with it, `Proxy-Authorization`, cookies): the guard
+ *   has verified the token and hands the caller over as `context.auth`. A header
  *   copy invites token passthrough (a handler building an upstream request from this one's headers),
  *   which MCP forbids (2025-06-18 onward, `basic/authorization` "Access Token Privilege Restriction");
  *   cookies are ambient credentials an MCP endpoint has no use for.
@@ -48,7 +49,7 @@ export interface FetchHandlerOptions {
  * - `content-length`, `content-encoding`: the body is re-serialized from the parsed message, so the
  *   client's framing no longer describes it.
  */
-const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', ...HOP_BY_HOP_HEADERS, 'content-length', 'content-encoding']);
+const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'dpop', 'proxy-authorization', 'cookie', ...HOP_BY_HOP_HEADERS, 'content-length', 'content-encoding']);
 
 /**
  * Serves a fetch-shaped MCP handler (`(Request) => Response`) behind `mcpOAuthGuard`. The guard

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { DpopRequest } from '../core/dpop-authenticator.js';
 
 /**
  * The Authorization header as sent. Node keeps only the first of duplicated Authorization headers in
@@ -13,6 +14,24 @@ export function authorizationHeader(req: IncomingMessage): string | string[] | u
   }
   if (found === undefined) return undefined;
   return found.length === 1 ? found[0] : found;
+}
+
+/**
+ * What the guard needs of a request to check a DPoP proof. A class, not a closure: one small object per request,
+ * and the `DPoP` header is read (through `headersDistinct`, which keeps a repeated header as two values) only for
+ * a request that uses the DPoP scheme.
+ */
+export class DpopRequestOf implements DpopRequest {
+  readonly #req: IncomingMessage;
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+  }
+  get method(): string {
+    return this.#req.method ?? 'GET';
+  }
+  dpopHeader(): string[] | undefined {
+    return this.#req.headersDistinct['dpop'];
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { setEndpointCors } from './cors.js';
 import { filterListResponse, type ListAnswerMemo } from './filter-written-response.js';
 import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
 import { readBody } from './read-body.js';
-import { authorizationHeader, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
+import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
 import { createMetadataResponder } from './serve-metadata.js';
 import { writeError } from './write-response.js';
 
@@ -72,6 +72,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
   const endpointPath = guard.resourcePath;
   const endpointPathSlash = endpointPath.endsWith('/') ? endpointPath : `${endpointPath}/`;
   const maxBodyBytes = guard.options.maxBodyBytes;
+  const bodyTimeoutMs = guard.options.bodyTimeoutMs;
   // Filtered list answers, reused while the upstream answers the same bytes (see filterListResponse).
   const listMemo: ListAnswerMemo = new Map();
   const serveMetadata = createMetadataResponder(guard);
@@ -105,7 +106,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
 
   /** The caller: the identity itself for a cached token, so callers await only a real verification. */
   function authenticate(req: Req): AuthInfo | Promise<AuthInfo> {
-    return guard.authenticate(authorizationHeader(req), req.url ?? '/');
+    return guard.authenticate(authorizationHeader(req), req.url ?? '/', new DpopRequestOf(req));
   }
 
   function contextFor(res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
@@ -125,7 +126,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     let auth: AuthInfo | undefined;
     try {
       checkOrigin(req, res);
-      const body = await readBody(req, maxBodyBytes);
+      const body = await readBody(req, maxBodyBytes, bodyTimeoutMs);
       // A body parser that ran before the guard (express.json()) leaves its result; it was JSON.
       const isJson = mediaType(req.headers['content-type']) === JSON_MEDIA_TYPE || (req.body !== undefined && req.readableEnded);
       const parsed = isJson ? guard.parseMessage(body) : undefined;

@@ -123,9 +123,10 @@ const MAX_PENDING_LISTS = 64;
  * Request headers the SDK transport must not see. The guard has verified the token; the SDK copies every
  * header into `extra.requestInfo.headers` for tools, and a tool that can read the bearer token can replay
  * it elsewhere (token passthrough, forbidden by MCP `basic/authorization` "Access Token Privilege
- * Restriction"). Cookies are ambient credentials an MCP endpoint has no use for.
+ * Restriction"); the `DPoP` proof that went with a DPoP-bound token goes with it. Cookies are ambient
+ * credentials an MCP endpoint has no use for.
  */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'] as const;
+const CREDENTIAL_HEADERS = ['authorization', 'dpop', 'proxy-authorization', 'cookie'] as const;
 
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
@@ -431,7 +432,7 @@ function hideCredentials(req: IncomingMessage): void {
 
 function isCredentialHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return lower === 'authorization' || lower === 'proxy-authorization' || lower === 'cookie';
+  return lower === 'authorization' || lower === 'dpop' || lower === 'proxy-authorization' || lower === 'cookie';
 }
 
 

@@ -16,12 +16,15 @@ import {
 } from '../../src/core/errors.js';
 import type { GuardOptions } from '../../src/core/guard-options.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
+import { DEFAULT_JWT_ALGORITHMS } from '../../src/core/jws-algorithms.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 const METADATA_URL = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
 const ISSUER = 'https://auth.example.com';
+/** The DPoP challenge a 401 also carries by default (`dpop: 'allow'`, RFC 9449 §7.1). */
+const DPOP_CHALLENGE = (scope = 'mcp') => `DPoP algs="${DEFAULT_JWT_ALGORITHMS.join(' ')}"${scope ? `, scope="${scope}"` : ''}, resource_metadata="${METADATA_URL}"`;
 
 const policy = {
   scopesSupported: ['mcp', 'x:read', 'x:admin', 'offline_access'],
@@ -60,6 +63,7 @@ describe('createGuard: metadata and URLs', () => {
       scopes_supported: ['mcp', 'x:read', 'x:admin'],
       bearer_methods_supported: ['header'],
       resource_name: 'Notes',
+      dpop_signing_alg_values_supported: [...DEFAULT_JWT_ALGORITHMS],
     });
     assert.equal(guard.metadataJson, JSON.stringify(guard.metadata));
   });
@@ -75,6 +79,7 @@ describe('createGuard: metadata and URLs', () => {
       authorization_servers: ['https://a.example', 'https://b.example'],
       scopes_supported: [],
       bearer_methods_supported: ['header'],
+      dpop_signing_alg_values_supported: [...DEFAULT_JWT_ALGORITHMS],
     });
   });
 });
@@ -82,10 +87,10 @@ describe('createGuard: metadata and URLs', () => {
 describe('createGuard: errorResponse', () => {
   const guard = guardWith();
 
-  test('MissingTokenError: 401 with a bare challenge (no error), body -32001 without data', () => {
+  test('MissingTokenError: 401 with a bare challenge (no error) for each scheme, body -31401 without data', () => {
     const answer = guard.errorResponse(new MissingTokenError(), 3);
     assert.equal(answer.status, 401);
-    assert.deepEqual(answer.headers, { 'WWW-Authenticate': `Bearer scope="mcp", resource_metadata="${METADATA_URL}"` });
+    assert.deepEqual(answer.headers, { 'WWW-Authenticate': `Bearer scope="mcp", resource_metadata="${METADATA_URL}", ${DPOP_CHALLENGE()}` });
     assert.equal(answer.body.id, 3);
     assert.equal(answer.body.error.code, -31401);
     assert.equal(Object.hasOwn(answer.body.error, 'data'), false);
@@ -108,7 +113,7 @@ describe('createGuard: errorResponse', () => {
     const answer = guard.errorResponse(new InvalidTokenError('token expired', 'token_expired'));
     assert.equal(answer.status, 401);
     assert.deepEqual(answer.headers, {
-      'WWW-Authenticate': `Bearer error="invalid_token", error_description="token expired", scope="mcp", resource_metadata="${METADATA_URL}"`,
+      'WWW-Authenticate': `Bearer error="invalid_token", error_description="token expired", scope="mcp", resource_metadata="${METADATA_URL}", ${DPOP_CHALLENGE()}`,
     });
     assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -31401, message: 'token expired', data: { error: 'invalid_token' } } });
   });
@@ -154,9 +159,9 @@ describe('createGuard: errorResponse', () => {
 
   test('challengeScopes replaces the policy scopes in challenges; with neither there is no scope', () => {
     const custom = guardWith({ challengeScopes: ['x:read'] });
-    assert.equal(custom.errorResponse(new MissingTokenError()).headers['WWW-Authenticate'], `Bearer scope="x:read", resource_metadata="${METADATA_URL}"`);
+    assert.equal(custom.errorResponse(new MissingTokenError()).headers['WWW-Authenticate'], `Bearer scope="x:read", resource_metadata="${METADATA_URL}", ${DPOP_CHALLENGE('x:read')}`);
     const none = createGuard({ issuer: ISSUER, resource: RESOURCE });
-    assert.equal(none.errorResponse(new MissingTokenError()).headers['WWW-Authenticate'], `Bearer resource_metadata="${METADATA_URL}"`);
+    assert.equal(none.errorResponse(new MissingTokenError()).headers['WWW-Authenticate'], `Bearer resource_metadata="${METADATA_URL}", ${DPOP_CHALLENGE('')}`);
   });
 });
 

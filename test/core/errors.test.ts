@@ -8,6 +8,7 @@ import {
   FORBIDDEN_JSONRPC_CODE,
   GuardError,
   InsufficientScopeError,
+  InvalidDpopProofError,
   InvalidRequestError,
   InvalidTokenError,
   MissingTokenError,
@@ -34,8 +35,19 @@ describe('JSON-RPC codes of the guard\'s refusals', () => {
   test('every refusal class uses them', () => {
     assert.equal(new MissingTokenError().jsonRpcCode, UNAUTHORIZED_JSONRPC_CODE);
     assert.equal(new InvalidTokenError('x').jsonRpcCode, UNAUTHORIZED_JSONRPC_CODE);
+    assert.equal(new InvalidDpopProofError('x').jsonRpcCode, UNAUTHORIZED_JSONRPC_CODE);
     assert.equal(new InsufficientScopeError('x', [], []).jsonRpcCode, FORBIDDEN_JSONRPC_CODE);
     assert.equal(new AuthorizationServerUnavailableError('x').jsonRpcCode, UNAVAILABLE_JSONRPC_CODE);
+  });
+});
+
+describe('InvalidDpopProofError', () => {
+  test('is 401 invalid_dpop_proof (RFC 9449 section 7.1); the reason defaults to dpop_proof_invalid', () => {
+    const e = new InvalidDpopProofError('bad proof');
+    assert.equal(e.status, 401);
+    assert.equal(e.bearerError, 'invalid_dpop_proof');
+    assert.equal(e.reason, 'dpop_proof_invalid');
+    assert.equal(new InvalidDpopProofError('used', 'dpop_proof_replayed').reason, 'dpop_proof_replayed');
   });
 });
 

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { postMcp, send } from '../helpers/http-client.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
@@ -115,7 +116,10 @@ describe('mcpOAuthGuard on Express 4, with oidc-provider', () => {
   test('a request without a token gets 401 with the exact bare challenge', async () => {
     const res = await postMcp(app.url, toolsList);
     assert.equal(res.status, 401);
-    assert.equal(res.headers['www-authenticate'], `Bearer scope="notes:read", resource_metadata="${metadataUrl}"`);
+    assert.equal(
+      res.headers['www-authenticate'],
+      `Bearer scope="notes:read", resource_metadata="${metadataUrl}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", scope="notes:read", resource_metadata="${metadataUrl}"`,
+    );
     assert.equal(res.json.id, 1);
     assert.equal(res.json.error.code, -31401);
   });

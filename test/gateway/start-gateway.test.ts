@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
 
 let as: AuthorizationServer;
 let upstream: Server;
@@ -106,8 +107,9 @@ describe('startGateway', () => {
     });
     assert.equal(anonymous.status, 401);
     // No policy here, so no scope to ask for: the bare challenge names the metadata only (RFC 6750 §3, RFC 9728 §5.1).
-    assert.equal(anonymous.headers.get('www-authenticate'), `Bearer resource_metadata="${gateway.url}/.well-known/oauth-protected-resource/mcp"`);
-    assert.deepEqual(await anonymous.json(), { jsonrpc: '2.0', id: 9, error: { code: -32001, message: 'Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"' } });
+    const metadataUrl = `${gateway.url}/.well-known/oauth-protected-resource/mcp`;
+    assert.equal(anonymous.headers.get('www-authenticate'), `Bearer resource_metadata="${metadataUrl}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", resource_metadata="${metadataUrl}"`);
+    assert.deepEqual(await anonymous.json(), { jsonrpc: '2.0', id: 9, error: { code: -31401, message: 'Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"' } });
     // The next test reads the request log from the start.
     lines.length = 0;
   });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 
@@ -47,6 +48,7 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
         scopes_supported: NOTES_SCOPES,
         bearer_methods_supported: ['header'],
         resource_name: 'Notes (mcp-oauth-guard example)',
+        dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
       });
       assert.equal(res.headers['access-control-allow-origin'], '*');
       assert.equal(res.headers['cache-control'], 'public, max-age=3600');
@@ -66,7 +68,10 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
   test('a request without a token gets 401 with a bare challenge naming the metadata and notes:read', async () => {
     const res = await postMcp(notes.url, toolsList);
     assert.equal(res.status, 401);
-    assert.equal(res.headers['www-authenticate'], `Bearer scope="notes:read", resource_metadata="${metadataUrl}"`);
+    assert.equal(
+      res.headers['www-authenticate'],
+      `Bearer scope="notes:read", resource_metadata="${metadataUrl}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", scope="notes:read", resource_metadata="${metadataUrl}"`,
+    );
     assert.equal(res.json.id, 1);
     assert.equal(res.json.error.code, -31401);
   });

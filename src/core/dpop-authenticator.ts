@@ -1,0 +1,65 @@
+import type { AuthInfo } from './auth-info.js';
+import { InvalidDpopProofError, RequestRejectedError, UNAVAILABLE_JSONRPC_CODE } from './errors.js';
+import { readDpopProofHeader, verifyDpopProof } from './dpop-proof.js';
+import type { ReplayCache } from './replay-cache.js';
+import { checkDpopBinding } from './token-binding.js';
+import type { TokenVerifier } from './token-verifier.js';
+
+/**
+ * What the guard reads of a request besides its `Authorization` header, to check a DPoP proof. Adapters pass it
+ * to `Guard.authenticate`; the `node:http` pipeline does.
+ */
+export interface DpopRequest {
+  /** The request's HTTP method (`POST`, `GET`, `DELETE`), compared with the proof's `htm`. */
+  readonly method: string;
+  /**
+   * Every `DPoP` header value, so that two headers are seen (Node's `req.headersDistinct.dpop`). Called only for
+   * a request with the `DPoP` scheme, so Bearer requests never pay for it.
+   */
+  dpopHeader(): string | readonly string[] | undefined;
+}
+
+/** Options of {@link createDpopAuthenticator}, validated by the guard. */
+export interface DpopAuthenticatorOptions {
+  /** The canonical resource URL, which every proof's `htu` must name. */
+  resource: string;
+  /** Where proof `jti`s are claimed. */
+  replayCache: ReplayCache;
+  /** Clock skew tolerated on a proof's `iat`, in seconds. */
+  clockToleranceSeconds: number;
+  /** Current time in milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Authenticates one `Authorization: DPoP <token>` request. */
+export type AuthenticateDpop = (token: string, request: DpopRequest | undefined, verifier: TokenVerifier) => Promise<AuthInfo>;
+
+/**
+ * Creates the DPoP side of authentication (RFC 9449 §7): the proof is checked first (no network, and a bad proof
+ * costs no token verification), then the token (from the cache when it was seen before), then the binding of the
+ * token to the proof's key, and last the proof's `jti` is claimed, so that only a proof that passed everything
+ * uses up its identifier. The claim is atomic: of two concurrent replays, one wins.
+ */
+export function createDpopAuthenticator(options: DpopAuthenticatorOptions): AuthenticateDpop {
+  const { resource, replayCache, clockToleranceSeconds, now } = options;
+  return async (token, request, verifier) => {
+    if (request === undefined) throw new InvalidDpopProofError('DPoP proofs are not available through this adapter', 'dpop_proof_missing');
+    const proof = readDpopProofHeader(request.dpopHeader());
+    const verified = await verifyDpopProof(proof, { method: request.method, resource, accessToken: token, clockToleranceSeconds, now });
+    const auth = verifier.cached?.(token) ?? (await verifier.verify(token));
+    checkDpopBinding(auth, verified.thumbprint);
+    let fresh: boolean;
+    try {
+      fresh = await replayCache.claim(verified.jti, verified.expiresAtMs);
+    } catch {
+      throw new RequestRejectedError('DPoP proofs cannot be checked for replay right now; retry later', {
+        status: 503,
+        reason: 'dpop_replay_cache_unavailable',
+        jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    if (!fresh) throw new InvalidDpopProofError('DPoP proof was already used (jti replayed): send a fresh proof with every request (RFC 9449 section 11.1)', 'dpop_proof_replayed');
+    return auth;
+  };
+}

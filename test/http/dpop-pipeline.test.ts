@@ -1,0 +1,111 @@
+// DPoP through the node:http pipeline, on real HTTP: the method and every DPoP header reach the guard, htu is the
+// canonical resource whatever Host the request names (behind a proxy, in the gateway), and refusals are the
+// standard answers with their JSON-RPC codes.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createGuard } from '../../src/core/create-guard.js';
+import { FORBIDDEN_JSONRPC_CODE, UNAUTHORIZED_JSONRPC_CODE } from '../../src/core/errors.js';
+import { createRequestPipeline } from '../../src/http/request-pipeline.js';
+import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
+import { send } from '../helpers/http-client.js';
+
+// The public URL clients use; the server itself listens on a loopback port (as behind a reverse proxy).
+const RESOURCE = 'https://mcp.example.com/mcp';
+
+let issuer: TestIssuer;
+let key: DpopKey;
+let server: Server;
+let url: string;
+
+before(async () => {
+  issuer = await startTestIssuer();
+  key = await makeDpopKey();
+  const guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, policy: { scopesSupported: ['mcp', 'x:admin'], tools: { admin_tool: ['x:admin'] } } });
+  const pipeline = createRequestPipeline(guard, (message, context) => ({
+    jsonrpc: '2.0',
+    id: (message as { id: number }).id,
+    result: { sub: context.auth.extra.sub ?? null },
+  }));
+  server = createServer((req, res) => {
+    if (!pipeline.serve(req, res)) res.writeHead(404).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+});
+after(async () => {
+  server?.closeAllConnections();
+  server?.close();
+  await issuer?.close();
+});
+
+const body = (method = 'tools/list', params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+const headers = (token: string, dpop: string | string[]) => ({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  authorization: `DPoP ${token}`,
+  dpop,
+});
+const boundToken = () => issuer.sign({ aud: RESOURCE, sub: 'alice', scope: 'mcp', cnf: { jkt: key.thumbprint } });
+
+describe('DPoP through the request pipeline', () => {
+  test('a proof for the canonical resource is accepted, whatever the Host header says', async () => {
+    const token = await boundToken();
+    const proof = await signDpopProof(key, { htu: RESOURCE, token });
+    const res = await send(url, { headers: { ...headers(token, proof), host: 'internal-backend:8080' }, body: body() });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.result.sub, 'alice');
+  });
+
+  test('a proof naming the Host the request came in on, not the resource, is refused', async () => {
+    const token = await boundToken();
+    const proof = await signDpopProof(key, { htu: url, token });
+    const res = await send(url, { headers: headers(token, proof), body: body() });
+    assert.equal(res.status, 401);
+    assert.match(String(res.headers['www-authenticate']), /DPoP error="invalid_dpop_proof", error_description="DPoP proof \\"htu\\" does not name this resource/);
+    assert.equal(res.json.error.code, UNAUTHORIZED_JSONRPC_CODE);
+    assert.equal(res.json.id, 1);
+  });
+
+  test('two DPoP headers are refused with 400, seen although Node keeps one in req.headers', async () => {
+    const token = await boundToken();
+    const proof = await signDpopProof(key, { htu: RESOURCE, token });
+    const res = await send(url, { headers: headers(token, [proof, proof]), body: body() });
+    assert.equal(res.status, 400);
+    assert.match(String(res.headers['www-authenticate']), /^DPoP error="invalid_request", error_description="Send exactly one DPoP header/);
+    assert.equal(res.json.error.code, -32600);
+  });
+
+  test('the proof must be for this request: a proof for GET is refused on a POST, and a replay is refused', async () => {
+    const token = await boundToken();
+    const forGet = await signDpopProof(key, { htu: RESOURCE, token, htm: 'GET' });
+    assert.equal((await send(url, { headers: headers(token, forGet), body: body() })).status, 401);
+    const proof = await signDpopProof(key, { htu: RESOURCE, token });
+    assert.equal((await send(url, { headers: headers(token, proof), body: body() })).status, 200);
+    const replay = await send(url, { headers: headers(token, proof), body: body() });
+    assert.equal(replay.status, 401);
+    assert.match(String(replay.headers['www-authenticate']), /error_description="DPoP proof was already used/);
+  });
+
+  test('insufficient scope is a 403 in the DPoP challenge, with the forbidden code', async () => {
+    const token = await boundToken();
+    const proof = await signDpopProof(key, { htu: RESOURCE, token });
+    const res = await send(url, { headers: headers(token, proof), body: body('tools/call', { name: 'admin_tool' }) });
+    assert.equal(res.status, 403);
+    assert.match(String(res.headers['www-authenticate']), /^DPoP error="insufficient_scope"/);
+    assert.equal(res.json.error.code, FORBIDDEN_JSONRPC_CODE);
+  });
+
+  test('a Basic header, or a token only in the query, gets the bare 401 that starts the OAuth flow', async () => {
+    for (const extra of [{ headers: { authorization: 'Basic dXNlcjpwYXNz' } }, { query: '?access_token=abc' }]) {
+      const res = await send(`${url}${extra.query ?? ''}`, { headers: { 'content-type': 'application/json', ...extra.headers }, body: body() });
+      assert.equal(res.status, 401);
+      assert.match(String(res.headers['www-authenticate']), /^Bearer resource_metadata="[^"]+", DPoP algs="[^"]+", resource_metadata="/);
+      assert.equal(res.json.error.code, UNAUTHORIZED_JSONRPC_CODE);
+    }
+  });
+});
