@@ -4,7 +4,7 @@ import { ConfigurationError } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
 import { loadPolicyFile } from './load-policy-file.js';
-import type { SettingNames } from './resolve-guard-options.js';
+import { MAX_BODY_TIMEOUT_MS, type SettingNames } from './resolve-guard-options.js';
 
 /** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
 export const ENV_SETTING_NAMES = {
@@ -23,6 +23,7 @@ export const ENV_SETTING_NAMES = {
   resourceName: 'MCP_AUTH_RESOURCE_NAME',
   resourceDocumentation: 'MCP_AUTH_RESOURCE_DOCUMENTATION',
   maxBodyBytes: 'MCP_AUTH_MAX_BODY_BYTES',
+  bodyTimeoutMs: 'MCP_AUTH_BODY_TIMEOUT_MS',
   httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
   introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
 } as const satisfies SettingNames;
@@ -109,6 +110,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
   set('resourceName', readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
   set('resourceDocumentation', readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
   set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
+  set('bodyTimeoutMs', readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
   set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
   const tokenCacheMaxBytes = readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824);
   if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };

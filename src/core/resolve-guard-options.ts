@@ -28,9 +28,15 @@ export interface ResolvedGuardOptions extends GuardOptions {
   authorizationServers: readonly string[];
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
   maxJsonDepth: number;
   metadataMaxAgeSeconds: number;
 }
+
+/** Default {@link GuardOptions.bodyTimeoutMs}, in milliseconds: ample for a 1 MiB body on a slow link. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/** Largest {@link GuardOptions.bodyTimeoutMs}, in milliseconds: Node's own request timeout (300 s). */
+export const MAX_BODY_TIMEOUT_MS = 300_000;
 
 function nameOf(names: SettingNames, key: keyof GuardOptions): string {
   return names[key] ?? `options.${key}`;
@@ -80,6 +86,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     authorizationServers,
     allowedOrigins,
     maxBodyBytes: checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, { max: 64 * 1_048_576 }),
+    bodyTimeoutMs: checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }),
     maxJsonDepth: checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }),
     metadataMaxAgeSeconds: checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }),
   };

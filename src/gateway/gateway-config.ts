@@ -63,6 +63,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_RESOURCE_NAME', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_MAX_BODY_BYTES', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: '1048576' },
+  { env: 'MCP_AUTH_BODY_TIMEOUT_MS', flag: '--body-timeout-ms', value: '<ms>', description: 'Longest time to receive a request body, from the end of its headers to its last byte; then 408 and the connection is closed.', defaultValue: '10000' },
   { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: '5000' },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET', value: '<secret>', description: 'Its client secret. Environment only, so it never shows in process listings.', defaultValue: 'off' },

@@ -10,15 +10,28 @@ function tooLarge(limit: number): RequestRejectedError {
   });
 }
 
+function timedOut(timeoutMs: number): RequestRejectedError {
+  return new RequestRejectedError(`Request body not received within ${timeoutMs} ms`, {
+    status: 408,
+    reason: 'request_timeout',
+    jsonRpcCode: -32600,
+    headers: { Connection: 'close' },
+  });
+}
+
 /**
- * Reads a request body as UTF-8 text, at most `limit` bytes. A declared `Content-Length` over the limit
- * is refused before reading; a body that grows past it stops being buffered at once (the rest is
+ * Reads a request body as UTF-8 text, at most `limit` bytes, within `timeoutMs`. A declared `Content-Length` over
+ * the limit is refused before reading; a body that grows past it stops being buffered at once (the rest is
  * drained and discarded, and the connection is closed after the answer).
+ *
+ * `timeoutMs` bounds the whole read, not the gap between bytes: a client sending one byte a second would
+ * otherwise hold the connection until Node's request timeout (300 s). On expiry the rest is discarded, and the
+ * answer's `Connection: close` makes `node:http` close the socket once the answer is written.
  *
  * If a body parser already ran (e.g. `express.json()` before the guard), its result is re-serialized,
  * so the guard still sees exactly one JSON value.
  */
-export function readBody(req: IncomingMessage & { body?: unknown }, limit: number): Promise<string> {
+export function readBody(req: IncomingMessage & { body?: unknown }, limit: number, timeoutMs: number): Promise<string> {
   if (req.body !== undefined && req.readableEnded) {
     return Promise.resolve(typeof req.body === 'string' ? req.body : JSON.stringify(req.body) ?? '');
   }
@@ -31,11 +44,22 @@ export function readBody(req: IncomingMessage & { body?: unknown }, limit: numbe
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
+    const timer = setTimeout(() => {
+      if (failed) return;
+      failed = true;
+      chunks.length = 0;
+      // What still arrives is discarded (unread bytes would make the close a reset, which can cost the client
+      // the answer); `Connection: close` on the answer makes node:http close the socket once it is written.
+      req.off('data', onData);
+      req.resume();
+      reject(timedOut(timeoutMs));
+    }, timeoutMs);
     const onData = (chunk: Buffer): void => {
       if (failed) return;
       size += chunk.length;
       if (size > limit) {
         failed = true;
+        clearTimeout(timer);
         chunks.length = 0;
         reject(tooLarge(limit));
         return;
@@ -44,9 +68,11 @@ export function readBody(req: IncomingMessage & { body?: unknown }, limit: numbe
     };
     req.on('data', onData);
     req.once('end', () => {
+      clearTimeout(timer);
       if (!failed) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
     req.once('error', (err) => {
+      clearTimeout(timer);
       if (failed) return;
       failed = true;
       reject(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: -32600, headers: { Connection: 'close' } }));

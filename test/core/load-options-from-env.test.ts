@@ -45,6 +45,7 @@ test('the variable names', () => {
     resourceName: 'MCP_AUTH_RESOURCE_NAME',
     resourceDocumentation: 'MCP_AUTH_RESOURCE_DOCUMENTATION',
     maxBodyBytes: 'MCP_AUTH_MAX_BODY_BYTES',
+    bodyTimeoutMs: 'MCP_AUTH_BODY_TIMEOUT_MS',
     httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
     introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
   });
@@ -311,4 +312,15 @@ test('MCP_AUTH_INTROSPECTION_CACHE_TTL sets introspection.cacheTtlSeconds, 0 inc
     () => loadOptionsFromEnv({ ...base, MCP_AUTH_INTROSPECTION_CACHE_TTL: '0' }),
     isConfigError('MCP_AUTH_INTROSPECTION_CLIENT_ID', /^MCP_AUTH_INTROSPECTION_CLIENT_ID: introspection needs both/),
   );
+});
+
+test('MCP_AUTH_BODY_TIMEOUT_MS sets bodyTimeoutMs and is checked', () => {
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_BODY_TIMEOUT_MS: '2500' }).bodyTimeoutMs, 2500);
+  assert.equal('bodyTimeoutMs' in loadOptionsFromEnv(base), false);
+  for (const bad of ['0', '-5', '1e3', '300001']) {
+    assert.throws(
+      () => loadOptionsFromEnv({ ...base, MCP_AUTH_BODY_TIMEOUT_MS: bad }),
+      isConfigError('MCP_AUTH_BODY_TIMEOUT_MS', `must be a whole number from 1 to 300000 (got "${bad}")`),
+    );
+  }
 });

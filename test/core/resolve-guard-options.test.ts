@@ -25,6 +25,7 @@ test('defaults are applied and derived values computed', () => {
     authorizationServers: ['https://auth.example.com'],
     allowedOrigins: [],
     maxBodyBytes: 1_048_576,
+    bodyTimeoutMs: 10_000,
     maxJsonDepth: 64,
     metadataMaxAgeSeconds: 3600,
   });
@@ -47,6 +48,7 @@ test('given values are kept and other options pass through', () => {
     allowedOrigins: ['https://app.example.com'],
     audiences: ['api://mcp'],
     maxBodyBytes: 10,
+    bodyTimeoutMs: 300,
     maxJsonDepth: 1000,
     metadataMaxAgeSeconds: 31_536_000,
     resourceDocumentation: 'https://docs.example.com/mcp',
@@ -57,6 +59,7 @@ test('given values are kept and other options pass through', () => {
   assert.deepEqual(resolved.allowedOrigins, ['https://app.example.com']);
   assert.deepEqual(resolved.audiences, ['api://mcp']);
   assert.equal(resolved.maxBodyBytes, 10);
+  assert.equal(resolved.bodyTimeoutMs, 300);
   assert.equal(resolved.maxJsonDepth, 1000);
   assert.equal(resolved.metadataMaxAgeSeconds, 31_536_000);
   assert.equal(resolved.onDecision, onDecision);
@@ -147,6 +150,9 @@ test('numeric limits must be whole numbers within range', () => {
     ['maxBodyBytes', 0, 'must be a whole number from 1 to 67108864 (got 0)'],
     ['maxBodyBytes', 64 * 1_048_576 + 1, 'must be a whole number from 1 to 67108864 (got 67108865)'],
     ['maxBodyBytes', '1024', 'must be a whole number from 1 to 67108864 (got 1024)'],
+    ['bodyTimeoutMs', 0, 'must be a whole number from 1 to 300000 (got 0)'],
+    ['bodyTimeoutMs', 300_001, 'must be a whole number from 1 to 300000 (got 300001)'],
+    ['bodyTimeoutMs', 2.5, 'must be a whole number from 1 to 300000 (got 2.5)'],
     ['maxJsonDepth', 1.5, 'must be a whole number from 1 to 1000 (got 1.5)'],
     ['maxJsonDepth', 1001, 'must be a whole number from 1 to 1000 (got 1001)'],
     ['metadataMaxAgeSeconds', -1, 'must be a whole number from 1 to 31536000 (got -1)'],

@@ -39,7 +39,7 @@ before(async () => {
         await once(req, 'end');
         req.body = url.searchParams.get('as') === 'string' ? '{"kept":"as is"}' : { jsonrpc: '2.0', id: 1, method: 'ping', params: { é: 'ü' } };
       }
-      return readBody(req, LIMIT);
+      return readBody(req, LIMIT, 5_000);
     };
     run().then(
       (body) => {
