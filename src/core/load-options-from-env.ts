@@ -26,6 +26,7 @@ export const ENV_SETTING_NAMES = {
   bodyTimeoutMs: 'MCP_AUTH_BODY_TIMEOUT_MS',
   httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
   introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+  dpop: 'MCP_AUTH_DPOP',
 } as const satisfies SettingNames;
 
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
@@ -112,6 +113,8 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
   set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
   set('bodyTimeoutMs', readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
   set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
+  // off, allow or require, in any case; the guard checks the value and names the variable.
+  set('dpop', readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase() as GuardOptions['dpop']);
   const tokenCacheMaxBytes = readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824);
   if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 

@@ -27,6 +27,11 @@ export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 8080;
 /** Default time, in milliseconds, a graceful shutdown waits for requests in progress. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * Default `MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS`: far above what one MCP client holds (a POST or two and a GET
+ * stream; a browser opens at most six per origin), low enough that one address cannot hold thousands of sockets.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 128;
 /** Header names used when identity headers are turned on without naming them. */
 export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
   subject: 'X-MCP-Subject',
@@ -52,6 +57,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_MAX_SESSIONS', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
   { env: 'MCP_AUTH_CHALLENGE_SCOPES', flag: '--challenge-scopes', value: '<list>', description: 'Scopes the 401 challenge asks a new client for (what to request first), e.g. notes:read.', defaultValue: "the policy's requiredScopes" },
   { env: 'MCP_AUTH_AUDIENCE', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
@@ -59,6 +65,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_JWKS_URI', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
   { env: 'MCP_AUTH_ALGORITHMS', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: 'RS*, PS*, ES*, EdDSA' },
   { env: 'MCP_AUTH_CLOCK_TOLERANCE', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: '5' },
+  { env: 'MCP_AUTH_DPOP', flag: '--dpop', value: '<off|allow|require>', description: 'DPoP sender-constrained tokens (RFC 9449): "allow" takes Bearer tokens and DPoP-bound ones with a proof, "require" only DPoP-bound ones, "off" refuses DPoP-bound tokens.', defaultValue: 'allow' },
   { env: 'MCP_AUTH_STRICT_JWT', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
   { env: 'MCP_AUTH_RESOURCE_NAME', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
@@ -87,6 +94,8 @@ export interface GatewayConfig {
   proxy: UpstreamProxyOptions;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
+  /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
+  maxConnectionsPerAddress: number;
   /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
   settings: Readonly<Record<string, string | undefined>>;
 }
@@ -152,6 +161,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const maxSessionsPerCaller = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000);
   const sessionIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
   const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const maxConnectionsPerAddress = readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
   const proxy: UpstreamProxyOptions = {
     upstream,
@@ -162,7 +172,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
-  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, settings };
+  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, settings };
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */

@@ -48,7 +48,15 @@ test('the variable names', () => {
     bodyTimeoutMs: 'MCP_AUTH_BODY_TIMEOUT_MS',
     httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
     introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+    dpop: 'MCP_AUTH_DPOP',
   });
+});
+
+test('MCP_AUTH_DPOP sets dpop, in any case; another value fails naming the variable', () => {
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_DPOP: 'require' }).dpop, 'require');
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_DPOP: ' Off ' }).dpop, 'off');
+  assert.equal('dpop' in loadOptionsFromEnv(base), false);
+  assert.throws(() => loadOptionsFromEnv({ ...base, MCP_AUTH_DPOP: 'on' }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_DPOP' && /off, allow, require/.test(e.message));
 });
 
 test('issuer and resource alone are enough; nothing else is invented', () => {

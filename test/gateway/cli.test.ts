@@ -178,6 +178,15 @@ describe('gateway configuration', () => {
     assert.deepEqual(config.proxy.identityHeaders, DEFAULT_IDENTITY_HEADERS);
   });
 
+  it('--dpop sets the DPoP mode; a wrong value is refused naming MCP_AUTH_DPOP', () => {
+    const args = parseGatewayArgs(['--dpop', 'require'], base);
+    assert.equal(args.help, false);
+    if (args.help) return;
+    assert.equal(args.settings.MCP_AUTH_DPOP, 'require');
+    assert.equal(loadGatewayConfig(args.settings).guard.dpop, 'require');
+    assert.throws(() => loadGatewayConfig({ ...base, MCP_AUTH_DPOP: 'maybe' }), (e: unknown) => (e as { setting?: string }).setting === 'MCP_AUTH_DPOP');
+  });
+
   it('passes the session bounds to the proxy', () => {
     const args = parseGatewayArgs(['--max-sessions', '500', '--session-idle-timeout-ms=60000'], base);
     assert.equal(args.help, false);
