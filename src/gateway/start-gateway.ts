@@ -9,6 +9,7 @@ import { createRequestPipeline, type RequestPipeline } from '../http/request-pip
 import { requestPath } from '../http/request-headers.js';
 import { writeJson } from '../http/write-response.js';
 import { defaultResource, type GatewayConfig } from './gateway-config.js';
+import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
 import { createRequestLog } from './request-log.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 
@@ -59,10 +60,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
   let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let shuttingDown = false;
-  const server = createServer((req, res) => {
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => {
     if (app) app(req, res);
     else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
   });
+  limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, rateLimitedWarning(warn));
   server.listen(config.port, config.host);
   await Promise.race([
     once(server, 'listening'),
@@ -103,6 +105,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       ENV_SETTING_NAMES,
     );
     pipeline = createRequestPipeline(guard, proxy);
+    // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
+    // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
+    // requests the pipeline does not read (other paths) hold a connection for minutes.
+    server.requestTimeout = HEADERS_TIMEOUT_MS + guard.options.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
     const served = pipeline;
     // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
     app = (req, res) =>
@@ -152,6 +158,43 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   const guard = pipeline.guard;
   return { url, resource: guard.resource, server, proxy, guard, pipeline, router: { guard }, shutdown };
+}
+
+/**
+ * Time to receive a request's headers, in milliseconds. Node's default (60 s) lets a client trickling header bytes
+ * hold a connection for a minute; real clients send their headers in one packet.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** Added to the header and body timeouts for Node's whole-request timeout, in milliseconds. */
+const REQUEST_TIMEOUT_MARGIN_MS = 5_000;
+/** How often Node checks the header and request timeouts, in milliseconds; its default (30 s) is coarser than them. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+/** Least time between two warnings about refused connections, in milliseconds. */
+const REFUSED_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * A warning line for refused connections, at most one per {@link REFUSED_WARNING_INTERVAL_MS}: a flood of refused
+ * connections must not become a flood of log lines. Each line counts the refusals since the previous one.
+ */
+function rateLimitedWarning(warn: (line: string) => void): (refused: RefusedConnection) => void {
+  let lastWarningAt = -Infinity;
+  let unreported = 0;
+  return ({ address, limit }) => {
+    unreported++;
+    const now = Date.now();
+    if (now - lastWarningAt < REFUSED_WARNING_INTERVAL_MS) return;
+    lastWarningAt = now;
+    warn(
+      JSON.stringify({
+        time: new Date(now).toISOString(),
+        event: 'warning',
+        message: `connections refused: more than ${limit} open from one client address (MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS; 0 behind a reverse proxy)`,
+        address,
+        refused: unreported,
+      }),
+    );
+    unreported = 0;
+  };
 }
 
 const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
