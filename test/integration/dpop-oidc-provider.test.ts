@@ -68,7 +68,9 @@ describe('DPoP with oidc-provider tokens and openid-client proofs', () => {
 
   test('the same token sent as Bearer is refused with invalid_token, naming DPoP', async () => {
     const { token } = await boundToken(notes.url);
-    const res = await fetch(notes.url, { method: 'POST', headers: { ...Object.fromEntries(jsonHeaders()), authorization: `Bearer ${token}` }, body: toolsList });
+    const headers = jsonHeaders();
+    headers.set('authorization', `Bearer ${token}`);
+    const res = await fetch(notes.url, { method: 'POST', headers, body: toolsList });
     assert.equal(res.status, 401);
     const challenge = res.headers.get('www-authenticate') ?? '';
     assert.match(challenge, /^Bearer error="invalid_token", error_description="token is DPoP-bound/);
