@@ -1,6 +1,7 @@
 /**
  * Steps 5 and 6 of the demo client's flow: authorization code with PKCE S256, `resource` set to the MCP
- * server (RFC 8707) in both the authorization request and the code exchange.
+ * server (RFC 8707) in both the authorization request and the code exchange, and in DPoP mode a proof with the
+ * exchange (RFC 9449 §5).
  *
  * @module
  */
@@ -28,6 +29,8 @@ export interface AuthorizationCodeFlowOptions {
   cookies: CookieJar;
   /** Opens a URL for the user in `browser` mode. */
   openBrowser?: (url: string) => void | Promise<void>;
+  /** Signs a DPoP proof for the code exchange, so that the token is bound to this client's key (RFC 9449 §5). */
+  dpop?: oidc.DPoPHandle;
 }
 
 /** Sends the user to authorize, waits for the redirect, and exchanges the code for tokens. */
@@ -67,5 +70,11 @@ export async function runAuthorizationCodeFlow(
     error: callbackUrl.searchParams.get('error') ?? undefined,
     iss: callbackUrl.searchParams.get('iss') ?? undefined,
   });
-  return oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: codeVerifier, expectedState: state }, { resource });
+  return oidc.authorizationCodeGrant(
+    config,
+    callbackUrl,
+    { pkceCodeVerifier: codeVerifier, expectedState: state },
+    { resource },
+    options.dpop ? { DPoP: options.dpop } : undefined,
+  );
 }

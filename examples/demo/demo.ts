@@ -9,7 +9,9 @@
  *    token → filtered tools/list → whoami → notes_add (403, step-up, retry) → notes_list;
  * 4. prints a transcript of every step (tokens redacted) and stops everything.
  *
- * Flags: `--browser` signs in with your real browser instead of the scripted headless user.
+ * Flags: `--browser` signs in with your real browser instead of the scripted headless user. `--dpop` shows the
+ * flow with DPoP (RFC 9449, MCP SEP-1932): the authorization server binds every token to a key of the client, the
+ * guard runs with `MCP_AUTH_DPOP=require`, and each MCP request carries `Authorization: DPoP` and a fresh proof.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -34,10 +36,10 @@ function freePort(): Promise<number> {
 }
 
 /** Starts examples/notes-server.ts as a child process and resolves once it listens. */
-function startNotesServerProcess(issuer: string, port: number): Promise<ChildProcess> {
+function startNotesServerProcess(issuer: string, port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   const script = fileURLToPath(new URL('../notes-server.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, MCP_AUTH_ISSUER: issuer, HOST, PORT: String(port) },
+    env: { ...process.env, MCP_AUTH_ISSUER: issuer, HOST, PORT: String(port), ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -87,6 +89,7 @@ function textOf(result: unknown): string {
 
 async function main(): Promise<void> {
   const mode: AuthorizationMode = process.argv.includes('--browser') ? 'browser' : 'headless';
+  const dpop = process.argv.includes('--dpop');
   let as: AuthorizationServer | undefined;
   let notes: ChildProcess | undefined;
   let client: McpOAuthClient | undefined;
@@ -97,21 +100,23 @@ async function main(): Promise<void> {
   watchdog.unref();
   try {
     heading('1. Authorization server (oidc-provider, in-process)');
-    as = await startAuthorizationServer({ host: HOST });
+    as = await startAuthorizationServer({ host: HOST, requireDpop: dpop });
     const port = await freePort();
     const mcpUrl = `http://${HOST}:${port}/mcp`;
     as.addResource(mcpUrl, { scopes: DEMO_SCOPES });
     console.log(`issuer:      ${as.issuer}`);
     console.log(`demo user:   ${DEMO_USERNAME} / ${DEMO_PASSWORD}`);
     console.log(`resource:    ${mcpUrl} (scopes ${DEMO_SCOPES.join(' ')})`);
+    if (dpop) console.log('DPoP:        required for every client (dpop_bound_access_tokens), RFC 9449');
 
     heading('2. Notes MCP server behind mcp-oauth-guard (own process, env only)');
-    console.log(`MCP_AUTH_ISSUER=${as.issuer} HOST=${HOST} PORT=${port} npm run example`);
-    notes = await startNotesServerProcess(as.issuer, port);
+    const dpopEnv: Record<string, string> = dpop ? { MCP_AUTH_DPOP: 'require' } : {};
+    console.log(`MCP_AUTH_ISSUER=${as.issuer} HOST=${HOST} PORT=${port}${dpop ? ' MCP_AUTH_DPOP=require' : ''} npm run example`);
+    notes = await startNotesServerProcess(as.issuer, port, dpopEnv);
     console.log(`listening:   ${mcpUrl}`);
 
-    heading(`3. PKCE client, ${mode} sign-in, starting from the MCP URL only`);
-    client = new McpOAuthClient({ mcpUrl, mode, onEvent: (e) => console.log(formatTranscriptEvent(e)) });
+    heading(`3. PKCE client, ${mode} sign-in${dpop ? ', DPoP-bound tokens' : ''}, starting from the MCP URL only`);
+    client = new McpOAuthClient({ mcpUrl, mode, dpop, onEvent: (e) => console.log(formatTranscriptEvent(e)) });
     await client.connect();
 
     heading('4. tools/list (filtered by the token\'s scopes)');
@@ -121,6 +126,7 @@ async function main(): Promise<void> {
 
     heading('5. tools/call whoami');
     console.log(textOf(await client.callTool('whoami')));
+    if (dpop) console.log(`token bound to key (cnf.jkt): ${String((client.accessTokenClaims?.cnf as { jkt?: unknown } | undefined)?.jkt)}`);
 
     heading('6. tools/call notes_add (needs notes:write: 403, step-up, retry)');
     console.log(textOf(await client.callTool('notes_add', { text: 'Remember: the audience is the MCP server.' })));

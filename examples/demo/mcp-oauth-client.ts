@@ -13,7 +13,9 @@
  *    receiving the code on a 127.0.0.1 listener (RFC 8252), through the system browser, a printed URL, or a
  *    scripted headless user;
  * 6. exchange the code (with `resource` again);
- * 7. call MCP with the token (JSON or SSE answers);
+ * 7. call MCP with the token (JSON or SSE answers); in DPoP mode (RFC 9449) the token requests carry a proof, so
+ *    the token is bound to a key only this client holds, and every MCP request is `Authorization: DPoP` with a
+ *    fresh proof (openid-client's DPoP handle);
  * 8. on 403 `insufficient_scope`, authorize again for the union of granted and challenged scopes, once.
  *
  * This module holds the MCP side (requests, the answers to 401 and 403, refresh) and the client's state;
@@ -37,7 +39,7 @@ import { unionScopes } from './scopes.js';
 import { peekClaims } from './token-claims.js';
 import { redactToken, type TranscriptEvent, type TranscriptStep } from './transcript.js';
 import type { AuthorizationMode } from './user-sign-in.js';
-import { findBearerChallenge } from './www-authenticate-parse.js';
+import { findChallenge } from './www-authenticate-parse.js';
 
 /** MCP protocol revision sent in `initialize`. */
 export const CLIENT_PROTOCOL_VERSION = '2025-11-25';
@@ -68,6 +70,11 @@ export interface McpOAuthClientOptions {
   openBrowser?: (url: string) => void | Promise<void>;
   /** How long to wait for the redirect back from the authorization server, in ms. Default 300000. */
   authorizationTimeoutMs?: number;
+  /**
+   * Use DPoP (RFC 9449): tokens bound to an ES256 key made for this client, a proof with every token request and
+   * every MCP request. Default false (Bearer).
+   */
+  dpop?: boolean;
 }
 
 /** Result of an MCP `tools/list`. */
@@ -108,6 +115,8 @@ export class McpOAuthClient {
   #protocolVersion: string | undefined;
   #nextId = 1;
   #serverInfo: unknown;
+  /** Signs DPoP proofs with this client's key, once a client id is known (DPoP mode only). */
+  #dpop: oidc.DPoPHandle | undefined;
   readonly #emitter = (step: TranscriptStep, message: string, data?: Record<string, unknown>): void => this.#emit(step, message, data);
 
   constructor(options: McpOAuthClientOptions) {
@@ -187,7 +196,7 @@ export class McpOAuthClient {
   /** Uses the refresh token to get a new access token for the same resource. */
   async refresh(): Promise<void> {
     if (!this.#config || !this.#refreshToken || !this.#resource) throw new Error('nothing to refresh');
-    const tokens = await oidc.refreshTokenGrant(this.#config, this.#refreshToken, { resource: this.#resource });
+    const tokens = await oidc.refreshTokenGrant(this.#config, this.#refreshToken, { resource: this.#resource }, this.#dpop ? { DPoP: this.#dpop } : undefined);
     this.#acceptTokens(tokens, 'refresh');
   }
 
@@ -203,10 +212,25 @@ export class McpOAuthClient {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     };
-    if (this.#accessToken) headers.authorization = `Bearer ${this.#accessToken}`;
     if (this.#sessionId) headers['mcp-session-id'] = this.#sessionId;
     if (this.#protocolVersion) headers['mcp-protocol-version'] = this.#protocolVersion;
+    if (this.#accessToken && this.#dpop && this.#config) {
+      // openid-client sends `Authorization: DPoP <token>` and a fresh proof for this method and URL, with `ath`.
+      return oidc
+        .fetchProtectedResource(this.#config, this.#accessToken, this.#mcpUrl, 'POST', JSON.stringify(body), new Headers(headers), { DPoP: this.#dpop })
+        .catch((error: unknown) => {
+          // A refusal with a challenge is thrown; the MCP side below answers it like any other.
+          if (error instanceof oidc.WWWAuthenticateChallengeError) return error.response;
+          throw error;
+        });
+    }
+    if (this.#accessToken) headers.authorization = `Bearer ${this.#accessToken}`;
     return fetch(this.#mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) });
+  }
+
+  /** The challenge of the scheme this client uses: `DPoP` in DPoP mode (Bearer when the server offers no DPoP one). */
+  #challengeOf(header: string | null): ReturnType<typeof findChallenge> {
+    return (this.#options.dpop ? findChallenge(header, 'DPoP') : undefined) ?? findChallenge(header, 'Bearer');
   }
 
   async #send(body: Record<string, unknown>, method: string, id?: number): Promise<unknown> {
@@ -221,7 +245,7 @@ export class McpOAuthClient {
 
       if (response.status === 401) {
         await response.body?.cancel();
-        const bearer = findBearerChallenge(challenge);
+        const bearer = this.#challengeOf(challenge);
         const hadToken = this.#accessToken !== undefined;
         this.#emit(hadToken ? 'mcp' : 'probe', `${method} → 401 Unauthorized${hadToken ? ' (token rejected)' : ''}`, {
           status: 401,
@@ -244,7 +268,7 @@ export class McpOAuthClient {
 
       if (response.status === 403) {
         await response.body?.cancel();
-        const bearer = findBearerChallenge(challenge);
+        const bearer = this.#challengeOf(challenge);
         this.#emit('mcp', `${method} → 403 Forbidden`, { status: 403, wwwAuthenticate: challenge });
         if (bearer?.params.error === 'insufficient_scope' && !steppedUp) {
           steppedUp = true;
@@ -296,6 +320,11 @@ export class McpOAuthClient {
           this.#emitter,
         );
       }
+      if (this.#options.dpop && !this.#dpop) {
+        // One key for the client's life: every token is bound to it, and every proof is signed with it.
+        this.#dpop = oidc.getDPoPHandle(this.#config, await oidc.randomDPoPKeyPair('ES256'));
+        this.#emit('token', 'DPoP key made (ES256): tokens will be bound to it (RFC 9449)');
+      }
       const tokens = await runAuthorizationCodeFlow(
         {
           config: this.#config,
@@ -306,6 +335,7 @@ export class McpOAuthClient {
           user: this.#options.user,
           cookies: this.#cookies,
           openBrowser: this.#options.openBrowser,
+          dpop: this.#dpop,
         },
         this.#emitter,
       );
@@ -324,6 +354,7 @@ export class McpOAuthClient {
       accessToken: redactToken(tokens.access_token),
       refreshToken: tokens.refresh_token ? redactToken(tokens.refresh_token) : undefined,
       tokenType: tokens.token_type,
+      boundToKey: typeof (claims?.cnf as { jkt?: unknown } | undefined)?.jkt === 'string' ? (claims?.cnf as { jkt: string }).jkt : undefined,
       expiresIn: tokens.expires_in,
       scope: tokens.scope,
       claims,

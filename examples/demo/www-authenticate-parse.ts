@@ -90,6 +90,12 @@ export function parseWwwAuthenticate(header: string): AuthChallenge[] {
 
 /** The first `Bearer` challenge of a response's `WWW-Authenticate` header(s), if any. */
 export function findBearerChallenge(header: string | null | undefined): AuthChallenge | undefined {
+  return findChallenge(header, 'Bearer');
+}
+
+/** The first challenge of `scheme` (`Bearer`, `DPoP`, compared case-insensitively), if any. */
+export function findChallenge(header: string | null | undefined, scheme: string): AuthChallenge | undefined {
   if (!header) return undefined;
-  return parseWwwAuthenticate(header).find((challenge) => challenge.scheme.toLowerCase() === 'bearer');
+  const wanted = scheme.toLowerCase();
+  return parseWwwAuthenticate(header).find((challenge) => challenge.scheme.toLowerCase() === wanted);
 }

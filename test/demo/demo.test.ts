@@ -19,3 +19,22 @@ test('the demo completes by itself, prints each step and only redacted tokens', 
   // A JWT is three base64url parts; a redacted one shows six characters and an ellipsis.
   assert.doesNotMatch(out, /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
 });
+
+test('the demo in --dpop mode: DPoP is required, every token is bound to the client key, the flow completes', { timeout: 90_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, '--dpop'], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, out);
+  assert.ok(out.includes('MCP_AUTH_DPOP=require'), 'the guard runs in require mode');
+  // The bare 401 offers DPoP only; the step-up 403 is told in the DPoP challenge.
+  assert.match(out, /"wwwAuthenticate": "DPoP algs=/);
+  assert.match(out, /"wwwAuthenticate": "DPoP error=\\"insufficient_scope\\"/);
+  assert.match(out, /"tokenType": "dpop"/);
+  const bound = /token bound to key \(cnf\.jkt\): ([A-Za-z0-9_-]{43})/.exec(out);
+  assert.ok(bound, 'whoami ran with a bound token');
+  for (const step of ['added note #1', 'Done: every step passed']) assert.ok(out.includes(step), `transcript lacks ${step}`);
+  assert.doesNotMatch(out, /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
+});

@@ -12,7 +12,7 @@ import { canonicalResourceUrl, protectedResourceMetadataCandidates } from '../..
 import { runPkceClientFlow } from '../../examples/demo/run-pkce-client-flow.js';
 import { redactToken, type TranscriptEvent } from '../../examples/demo/transcript.js';
 import { defaultAuthorizationMode } from '../../examples/demo/user-sign-in.js';
-import { findBearerChallenge, parseWwwAuthenticate } from '../../examples/demo/www-authenticate-parse.js';
+import { findBearerChallenge, findChallenge, parseWwwAuthenticate } from '../../examples/demo/www-authenticate-parse.js';
 
 describe('WWW-Authenticate parsing', () => {
   it('reads the MCP Bearer challenge', () => {
@@ -43,6 +43,13 @@ describe('WWW-Authenticate parsing', () => {
     assert.equal(findBearerChallenge('Basic realm="x"'), undefined);
     assert.equal(findBearerChallenge(null), undefined);
     assert.deepEqual(parseWwwAuthenticate('Bearer'), [{ scheme: 'Bearer', params: {} }]);
+  });
+
+  it('finds the challenge of the scheme a DPoP client uses, beside the Bearer one', () => {
+    const header = 'Bearer scope="a", resource_metadata="http://x/m", DPoP error="invalid_dpop_proof", algs="ES256", scope="a", resource_metadata="http://x/m"';
+    assert.equal(findChallenge(header, 'dpop')?.params.error, 'invalid_dpop_proof');
+    assert.equal(findChallenge(header, 'Bearer')?.params.error, undefined);
+    assert.equal(findChallenge('Bearer realm="x"', 'DPoP'), undefined);
   });
 
   it('computes canonical resource URLs and well-known candidates', () => {
