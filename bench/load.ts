@@ -4,15 +4,15 @@
  * mints the tokens; the guarded server fetches the metadata and the JWKS once, before any load.
  *
  * Driven by its parent over IPC (see `LoadCommand`): `mint` prepares a pool of never-used tokens for the
- * next `fresh` run (outside any measurement), `token` mints the one reused token of another resource (the
- * gateway's), `run` loads one URL with autocannon and reports a summary.
+ * next new-token run (`fresh`, `floor`, `peer`; outside any measurement), `token` mints the one reused token
+ * of another resource (the gateway's), `run` loads one URL with autocannon and reports a summary.
  * Every scenario builds its request the same way (a `setupRequest` that sets the Authorization header),
  * so the client-side cost is the same whichever token it carries.
  */
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { startTestIssuer, type TestIssuer } from '../test/helpers/fake-issuer.js';
-import { REQUEST_BODY, REQUEST_HEADERS, TOKEN_SCOPE, type LoadCommand, type LoadReport, type RunRequest, type RunSummary } from './scenario.js';
+import { REQUEST_BODY, REQUEST_HEADERS, TOKEN_SCOPE, usesNewTokens, type LoadCommand, type LoadReport, type RunRequest, type RunSummary } from './scenario.js';
 
 /** Tokens live 15 minutes: longer than the whole run, so none expires mid-measurement. */
 const TOKEN_LIFETIME_SECONDS = 900;
@@ -68,8 +68,9 @@ async function run(request: RunRequest): Promise<RunSummary> {
   let next = 0;
   let exhausted = false;
   const tokens = pool;
+  const fresh = usesNewTokens(request.scenario);
   const authorization =
-    request.scenario === 'fresh'
+    fresh
       ? (): string => {
           if (next >= tokens.length) {
             exhausted = true;
@@ -95,7 +96,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
       },
     ],
   });
-  if (request.scenario === 'fresh') pool = exhausted ? tokens : tokens.slice(next); // never reuse a token
+  if (fresh) pool = exhausted ? tokens : tokens.slice(next); // never reuse a token
   return {
     scenario: request.scenario,
     requestsPerSecond: result.requests.average,
@@ -106,7 +107,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    ...(request.scenario === 'fresh' ? { tokensUsed: exhausted ? tokens.length : next, tokensExhausted: exhausted } : {}),
+    ...(fresh ? { tokensUsed: exhausted ? tokens.length : next, tokensExhausted: exhausted } : {}),
   };
 }
 

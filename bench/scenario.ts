@@ -5,14 +5,27 @@
 import type { PolicyDefinition } from '../src/index.js';
 import type { HopTarget } from './hop-scenario.js';
 
-/** The servers' processes. */
-export type ServerMode = 'bare' | 'guarded';
+/**
+ * The servers' processes: `bare` (Express alone), `guarded` (mcpOAuthGuard), `floor` (bare plus a bare
+ * `node:crypto` ES256 signature check: what any new-token verification must at least cost) and `peer` (bare
+ * behind the official SDK's `requireBearerAuth` with a jose verifier).
+ */
+export type ServerMode = 'bare' | 'guarded' | 'floor' | 'peer';
 
 /**
- * Load scenarios: `bare` (no guard), `cached` (guarded, one token reused by every request) and `fresh`
- * (guarded, a never-seen token on every request: signature check, cache miss, insert and eviction).
+ * Load scenarios: `bare` (no guard), `cached` (guarded, one token reused by every request), `fresh`
+ * (guarded, a never-seen token on every request: signature check, cache miss, insert and eviction), and the
+ * new-token anchors `floor` and `peer` (their servers, a never-seen token on every request too).
  */
-export type Scenario = 'bare' | 'cached' | 'fresh';
+export type Scenario = 'bare' | 'cached' | 'fresh' | 'floor' | 'peer';
+
+/** The scenarios of the Express part, in the order each round runs them: `fresh` between its two anchors. */
+export const EXPRESS_SCENARIOS = ['bare', 'cached', 'floor', 'fresh', 'peer'] as const satisfies readonly Scenario[];
+
+/** Whether `scenario` sends a never-used token on every request (from the minted pool). */
+export function usesNewTokens(scenario: Scenario | HopTarget): boolean {
+  return scenario === 'fresh' || scenario === 'floor' || scenario === 'peer';
+}
 
 /** The fixed tool list (4 tools, JSON Schema inputs), as a real small MCP server would answer it. */
 export const TOOLS = [
@@ -97,7 +110,7 @@ export interface RunSummary {
    * parent. Less sensitive than req/s to other load on the machine.
    */
   serverCpuUsPerRequest?: number;
-  /** `fresh` only: tokens used, and whether the pool ran out (then tokens were reused, which flatters). */
+  /** New-token scenarios only: tokens used, and whether the pool ran out (then tokens were reused, which flatters). */
   tokensUsed?: number;
   tokensExhausted?: boolean;
 }
