@@ -10,7 +10,7 @@ import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './i
 import { checkIssuers } from './issuer-identifier.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
-import type { TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
+import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
 
 /** Default {@link TokenVerifierOptions.clockToleranceSeconds}, in seconds. */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
@@ -50,7 +50,8 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  * @throws ConfigurationError naming the faulty setting (`issuer`, `issuers`, `resource`, `audiences`, `jwksUri`,
  *   `algorithms`, `clockToleranceSeconds`, `httpTimeoutMs`, `jwksCooldownMs`, `jwksCacheMaxAgeMs`,
  *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`, `introspection.issuer`,
- *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`).
+ *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
+ *   `onTokenVerification`, `onJwksFetch`).
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'token verifier options are required');
@@ -77,6 +78,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const jwksCacheMaxAgeMs = checkNumber(options.jwksCacheMaxAgeMs, 'jwksCacheMaxAgeMs', DEFAULT_JWKS_CACHE_MAX_AGE_MS);
   const strictJwtAccessTokens = options.strictJwtAccessTokens ?? false;
   if (typeof strictJwtAccessTokens !== 'boolean') throw new ConfigurationError('strictJwtAccessTokens', 'must be true or false');
+  const report = observer('onTokenVerification', options.onTokenVerification);
+  const onJwksFetch = observer('onJwksFetch', options.onJwksFetch);
 
   const introspection = options.introspection;
   let introspectionEndpoint: URL | undefined;
@@ -110,6 +113,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       httpTimeoutMs,
       jwksCooldownMs,
       jwksCacheMaxAgeMs,
+      onJwksFetch,
     });
     trusted.set(issuer, { issuer, discover, verifyJwt, introspects });
   }
@@ -166,7 +170,19 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const cached = (token: string, key: string): AuthInfo | undefined => {
     const identity = cache?.get(key);
-    return identity === undefined ? undefined : withToken(identity, token);
+    if (identity === undefined) return undefined;
+    report?.('cache_hit');
+    return withToken(identity, token);
+  };
+
+  // Each caller's outcome is reported, also when it shared another caller's verification.
+  const reportVerified = (info: AuthInfo): AuthInfo => {
+    (report as Observer<TokenVerificationResult>)('verified');
+    return info;
+  };
+  const reportRefused = (error: unknown): never => {
+    (report as Observer<TokenVerificationResult>)(error instanceof InvalidTokenError ? 'refused' : 'unavailable');
+    throw error;
   };
 
   return {
@@ -179,7 +195,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         pending = verifyUncached(token, key).finally(() => inFlight.delete(key));
         inFlight.set(key, pending);
       }
-      return pending;
+      return report === undefined ? pending : pending.then(reportVerified, reportRefused);
     },
     cached(token: string): AuthInfo | undefined {
       return cache === undefined ? undefined : cached(token, tokenDigest(token));
@@ -197,6 +213,26 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         );
       }
     },
+  };
+}
+
+/** A metrics hook, made safe to call on the request's path. */
+type Observer<T> = (result: T) => void;
+
+/**
+ * The hook `value`, wrapped so that an error it throws cannot fail a request; `undefined` when none is set.
+ *
+ * @throws ConfigurationError naming `setting` when `value` is set and not a function.
+ */
+function observer<T extends TokenVerificationResult | JwksFetchResult>(setting: string, value: ((result: T) => void) | undefined): Observer<T> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') throw new ConfigurationError(setting, 'must be a function (result) => void');
+  return (result) => {
+    try {
+      value(result);
+    } catch {
+      // Metrics must never break serving.
+    }
   };
 }
 

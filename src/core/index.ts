@@ -8,7 +8,7 @@ export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
 export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
-export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions } from './token-verifier.js';
+export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
 export { explainFailure } from './explain-failure.js';
 export { IssuerDiscoveryError } from './issuer-discovery.js';

@@ -80,7 +80,7 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
       client.ClientSecretBasic(options.clientSecret),
     );
     built.timeout = toOpenIdClientTimeout(options.timeoutMs);
-    built[client.customFetch] = createTimeoutFetch(options.timeoutMs);
+    built[client.customFetch] = createTimeoutFetch(options.timeoutMs, 'introspection');
     // assertSecureUrl has limited plain http to loopback hosts.
     if (endpoint.protocol === 'http:') client.allowInsecureRequests(built);
     config = built;

@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import { AuthorizationServerUnavailableError, ConfigurationError } from './errors.js';
 import { isLoopbackHost } from './canonical-resource.js';
+import { traceAuthorizationServerFetch, type AuthorizationServerCall } from './tracing.js';
 
 /** Default wait before a failed discovery is attempted again, in milliseconds. */
 export const DEFAULT_DISCOVERY_RETRY_MS = 5_000;
@@ -99,7 +100,7 @@ export async function discoverIssuerMetadata(issuer: string, timeoutMs: number):
   const server = new URL(issuer);
   const discoveryOptions = (algorithm: 'oauth2' | 'oidc'): client.DiscoveryRequestOptions => ({
     algorithm,
-    [client.customFetch]: createTimeoutFetch(timeoutMs),
+    [client.customFetch]: createTimeoutFetch(timeoutMs, 'discovery'),
     timeout: toOpenIdClientTimeout(timeoutMs),
     execute: isLoopbackHttpUrl(server) ? [client.allowInsecureRequests] : [],
   });
@@ -206,15 +207,16 @@ export function isLoopbackHttpUrl(url: URL): boolean {
 /**
  * A `fetch` for openid-client (`customFetch`) that aborts after `timeoutMs` milliseconds. openid-client's own
  * `timeout` is in whole seconds as far as Node's `AbortSignal.timeout` is concerned (it multiplies by 1000 and
- * Node refuses a fractional delay), so millisecond precision is applied here instead.
+ * Node refuses a fractional delay), so millisecond precision is applied here instead. Each request is an HTTP
+ * client span whose `mcp_guard.call` is `call`.
  */
-export function createTimeoutFetch(timeoutMs: number): client.CustomFetch {
-  return (url, init) => {
+export function createTimeoutFetch(timeoutMs: number, call: AuthorizationServerCall): client.CustomFetch {
+  return traceAuthorizationServerFetch(call, (url, init: client.CustomFetchOptions) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     // openid-client's body types are what fetch accepts at run time; the DOM typings are narrower.
     const request = { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout } as RequestInit;
     return fetch(url, request);
-  };
+  });
 }
 
 /** openid-client's `timeout` (seconds): a whole-second upper bound behind {@link createTimeoutFetch}. */

@@ -1,6 +1,7 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   errors as joseErrors,
   type CryptoKey,
   type FlattenedJWSInput,
@@ -8,6 +9,8 @@ import {
   type RemoteJWKSet,
 } from 'jose';
 import { AuthorizationServerUnavailableError, GuardError } from './errors.js';
+import type { JwksFetchResult } from './token-verifier.js';
+import { traceAuthorizationServerFetch } from './tracing.js';
 
 /** Options of {@link createJwksKeySet}. */
 export interface JwksKeySetOptions {
@@ -24,6 +27,8 @@ export interface JwksKeySetOptions {
   maxAgeMs: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
+  /** Told how each JWKS request ended, for metrics; must not throw. Default none. */
+  onFetch?: (result: JwksFetchResult) => void;
 }
 
 /**
@@ -57,7 +62,7 @@ interface FetchedKeys {
  * - A set older than `maxAgeMs` is refetched, and not used once that failed (503): `maxAgeMs` bounds how long a
  *   key the issuer withdrew stays accepted, outage or not.
  *
- * Nothing is fetched until the first call.
+ * Nothing is fetched until the first call. Each JWKS request is an HTTP client span (`mcp_guard.call` = `jwks`).
  */
 export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
   const now = options.now ?? Date.now;
@@ -81,7 +86,7 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     if (remote !== undefined) return remote;
     const url = typeof options.jwksUri === 'function' ? await options.jwksUri() : options.jwksUri;
     // Only jose's fetch is used (`reload()`); its own freshness and cooldown rules are replaced by the above.
-    remote ??= createRemoteJWKSet(url, { timeoutDuration: options.httpTimeoutMs });
+    remote ??= createRemoteJWKSet(url, { timeoutDuration: options.httpTimeoutMs, [customFetch]: tracedJwksFetch });
     return remote;
   };
 
@@ -100,8 +105,10 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
       if (jwks === undefined) throw new joseErrors.JWKSInvalid('JSON Web Key Set missing after a successful fetch');
       keys = { resolve: createLocalJWKSet(jwks), fetchedAtMs: now() };
       lastFailure = undefined;
+      options.onFetch?.('success');
     } catch (error) {
       lastFailure = error;
+      options.onFetch?.('failure');
       throw unavailable(error);
     }
   };
@@ -138,3 +145,6 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     }
   };
 }
+
+/** jose's own fetch (its default), as an HTTP client span. */
+const tracedJwksFetch = traceAuthorizationServerFetch('jwks', (url: string, init: RequestInit) => fetch(url, init));

@@ -10,6 +10,7 @@ import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
 import { createJwksKeySet } from './jwks-key-set.js';
 import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
+import type { JwksFetchResult } from './token-verifier.js';
 
 export { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
@@ -37,6 +38,8 @@ export interface JwtVerifierOptions {
   jwksCooldownMs: number;
   /** Maximum age of the cached JWKS, in milliseconds. */
   jwksCacheMaxAgeMs: number;
+  /** Told the outcome of each JWKS request, for metrics; must not throw. */
+  onJwksFetch?: (result: JwksFetchResult) => void;
 }
 
 /** A verified JWT access token. */
@@ -107,6 +110,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
     httpTimeoutMs: options.httpTimeoutMs,
     cooldownMs: options.jwksCooldownMs,
     maxAgeMs: options.jwksCacheMaxAgeMs,
+    onFetch: options.onJwksFetch,
   });
 
   // Separates "the token names no key we know" (the token's fault) from "the key set is unreachable or

@@ -90,4 +90,25 @@ export interface TokenVerifierOptions {
   jwksCacheMaxAgeMs?: number;
   /** Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). */
   tokenCache?: TokenCacheOptions | false;
+  /**
+   * Told what became of every token check, for metrics (see {@link TokenVerificationResult}). Called on the
+   * request's path, synchronously for a cached token: keep it to a counter increment. Errors it throws are
+   * ignored. Default none.
+   */
+  onTokenVerification?: (result: TokenVerificationResult) => void;
+  /**
+   * Told the outcome of every JWKS request (at most one per `jwksCooldownMs` and issuer), for metrics. Errors it
+   * throws are ignored. Default none.
+   */
+  onJwksFetch?: (result: JwksFetchResult) => void;
 }
+
+/**
+ * What became of one token check: `cache_hit`, a verified identity reused; `verified`, checked now and
+ * accepted; `refused`, not valid for this resource (401); `unavailable`, could not be checked because the
+ * authorization server, its keys or its introspection endpoint failed (503).
+ */
+export type TokenVerificationResult = 'cache_hit' | 'verified' | 'refused' | 'unavailable';
+
+/** How one JWKS request ended: `success` (a valid key set was received) or `failure`. */
+export type JwksFetchResult = 'success' | 'failure';
