@@ -101,7 +101,7 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const resolved = resolveGuardOptions(options, names);
   const policy = compilePolicy(resolved.policy ?? {}, names.policy ?? 'options.policy');
-  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource }));
+  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource, boundTokens: 'return' }));
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const dpopMode = resolveDpopMode(resolved.dpop, names.dpop ?? 'options.dpop');
   const metadata = buildProtectedResourceMetadata({

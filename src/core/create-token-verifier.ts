@@ -51,7 +51,8 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  *   `algorithms`, `clockToleranceSeconds`, `httpTimeoutMs`, `jwksCooldownMs`, `jwksCacheMaxAgeMs`,
  *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`, `introspection.issuer`,
  *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
- *   `onTokenVerification`, `onJwksFetch`).
+ *   `onTokenVerification`, `onJwksFetch`, `boundTokens`). Sender-constrained tokens (`cnf`) are refused unless
+ *   `boundTokens` is `return`.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'token verifier options are required');
@@ -92,6 +93,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
     introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
   }
+
+  const boundTokens = options.boundTokens ?? 'refuse';
+  if (boundTokens !== 'refuse' && boundTokens !== 'return') throw new ConfigurationError('boundTokens', 'must be "refuse" or "return"');
+  /** Refuses a sender-constrained token unless the caller checks the binding itself (see `boundTokens`). */
+  const accept = (info: AuthInfo): AuthInfo => {
+    if (boundTokens === 'refuse' && info.extra.claims['cnf'] !== undefined) {
+      throw new InvalidTokenError('token is sender-constrained (cnf) and cannot be used as a bearer token', 'token_binding');
+    }
+    return info;
+  };
 
   const cache: TokenCache<CachedIdentity> | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});
 
@@ -135,14 +146,14 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const verifyByIntrospection = async (token: string, key: string): Promise<AuthInfo> => {
     const response = await (introspect as IntrospectToken)(token);
-    const info = buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' });
+    const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
     cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(JSON.stringify(response).length) });
     return info;
   };
 
   const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer): Promise<AuthInfo> => {
     const { payload } = await issuer.verifyJwt(token);
-    const info = buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' });
+    const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
     cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(jwtPayloadLength(token)) });
     return info;
   };

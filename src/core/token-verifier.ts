@@ -88,6 +88,13 @@ export interface TokenVerifierOptions {
    * it is no longer used (503), so a key the issuer withdrew is not accepted longer, outage or not. Default 600 000.
    */
   jwksCacheMaxAgeMs?: number;
+  /**
+   * What to do with a sender-constrained token (a `cnf` claim, RFC 7800: DPoP's `cnf.jkt`, mTLS's `x5t#S256`):
+   * `refuse` it as `invalid_token` (reason `token_binding`), since a caller that goes on to treat it as a bearer
+   * token would drop the proof of possession it requires; or `return` it for the caller to check the binding, as
+   * the guard does for DPoP (RFC 9449 §7). Default `refuse`.
+   */
+  boundTokens?: 'refuse' | 'return';
   /** Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). */
   tokenCache?: TokenCacheOptions | false;
   /**

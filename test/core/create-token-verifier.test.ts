@@ -120,6 +120,15 @@ describe('createTokenVerifier', () => {
     assert.equal(served?.token, tokens.at(-1), 'each answer carries the token presented');
   });
 
+  it('refuses a sender-constrained token on its own, and returns it with boundTokens: return for the caller to check', async () => {
+    const bound = await issuer.sign({ aud: RESOURCE, cnf: { jkt: 'k'.repeat(43) } });
+    const refused = await assertGuardError(createTokenVerifier(options()).verify(bound), InvalidTokenError, 'token_binding', 401);
+    assert.match(refused.message, /sender-constrained/);
+    const returned = await createTokenVerifier(options({ boundTokens: 'return' })).verify(bound);
+    assert.deepEqual(returned.extra.claims['cnf'], { jkt: 'k'.repeat(43) });
+    assert.throws(() => createTokenVerifier(options({ boundTokens: 'maybe' as 'refuse' })), (e: unknown) => e instanceof ConfigurationError && e.setting === 'boundTokens');
+  });
+
   it('verifies every time with tokenCache: false', async () => {
     const verifier = createTokenVerifier(options({ tokenCache: false }));
     const token = await issuer.sign({ aud: RESOURCE });
