@@ -24,6 +24,13 @@ export interface SessionRegistryOptions<T> {
   maxSessionsPerCaller?: number;
   /** A session with no exchange in progress and no use for this long is forgotten, in milliseconds; 0 never. */
   idleTimeoutMs: number;
+  /**
+   * What a bound does when one more session would exceed it: `true` (default) forgets the least recently
+   * used session as described above; `false` forgets nothing and refuses the new one (`bind` answers
+   * `'full'` or `'caller_full'`, `reserve` answers `'busy'`), for sessions that hold something live, such as
+   * a process, which must never be taken from under its user. Idle sessions still expire.
+   */
+  evict?: boolean;
   /** Clock, in milliseconds. Default `Date.now`. */
   now?: () => number;
   /**
@@ -55,8 +62,12 @@ export interface BoundSession<T = undefined> {
   requestFor(id: JsonRpcId, response: JsonRpcMessage): JsonRpcMessage | undefined;
 }
 
-/** Outcome of binding a session id (`'full'`: every slot is taken by sessions still being opened). */
-export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity' | 'full';
+/**
+ * Outcome of binding a session id. `'full'`: no slot can be had (every slot is taken by sessions still being
+ * opened or, with `evict: false`, `maxSessions` is reached); `'caller_full'`: with `evict: false`, the caller
+ * already holds `maxSessionsPerCaller` sessions.
+ */
+export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity' | 'full' | 'caller_full';
 
 /** A slot taken for a session still being opened; see {@link SessionRegistry.reserve}. */
 export interface SessionReservation<T> {
@@ -130,13 +141,14 @@ export function callerKey(auth: AuthInfo): string | undefined {
  * session ids to user-specific information).
  *
  * Bounded (`maxSessions`, `maxSessionsPerCaller`; least recently used evicted first, preferring sessions
- * with nothing in progress), counting sessions still being opened; entries expire after `idleTimeoutMs`
+ * with nothing in progress, or with `evict: false` the new session refused), counting sessions still being opened; entries expire after `idleTimeoutMs`
  * without use. Expiry is checked when a session is looked up and swept from the least recently used end
  * when one is bound; `sweep()` does it on demand for adapters that must release what sessions hold.
  */
 export function createSessionRegistry<T = undefined>(options: SessionRegistryOptions<T>): SessionRegistry<T> {
   const { maxSessions, idleTimeoutMs } = options;
   const maxPerCaller = options.maxSessionsPerCaller;
+  const evict = options.evict ?? true;
   const now = options.now ?? Date.now;
   const onForget = options.onForget;
   // Map order is least recently used first: every use moves an entry to the end.
@@ -204,6 +216,23 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
     return entries.size + opening.length < maxSessions || entries.size > 0;
   }
 
+  /** Without eviction: which bound one more session of `owner` would exceed, if any. */
+  function boundReached(owner: string): 'full' | 'caller_full' | undefined {
+    if (maxPerCaller !== undefined) {
+      let own = 0;
+      for (const entry of entries.values()) if (entry.owner === owner) own++;
+      for (const o of opening) if (o === owner) own++;
+      if (own >= maxPerCaller) return 'caller_full';
+    }
+    return entries.size + opening.length >= maxSessions ? 'full' : undefined;
+  }
+
+  /** Makes room for one more session of `owner` by the configured rule; the bound that refused it, if one did. */
+  function admit(owner: string): 'full' | 'caller_full' | undefined {
+    if (!evict) return boundReached(owner);
+    return canMakeRoom(owner) && makeRoomForCaller(owner) && makeRoom() ? undefined : 'full';
+  }
+
   /** Evicts least recently used sessions (idle ones first) until one more fits; false if none can go. */
   function makeRoom(): boolean {
     while (entries.size + opening.length >= maxSessions) {
@@ -267,7 +296,8 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
     if (existing !== undefined) remove(existing);
     if (!reserved) {
       sweep();
-      if (!canMakeRoom(owner) || !makeRoomForCaller(owner) || !makeRoom()) return 'full';
+      const refused = admit(owner);
+      if (refused !== undefined) return refused;
     }
     entries.set(sessionId, createEntry(sessionId, owner, value));
     return 'bound';
@@ -301,7 +331,7 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
       sweep();
       // Synchronous on purpose: the slot is taken before anything else can run. Nothing is evicted unless
       // the slot can then be had.
-      if (!canMakeRoom(owner) || !makeRoomForCaller(owner) || !makeRoom()) return 'busy';
+      if (admit(owner) !== undefined) return 'busy';
       opening.push(owner);
       let held = true;
       const release = (): void => {

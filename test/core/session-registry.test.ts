@@ -176,4 +176,29 @@ describe('createSessionRegistry bounds with sessions being opened', () => {
     // Now both slots are being opened: nothing can go, and nothing went.
     assert.equal(registry.reserve(caller('dave')), 'busy');
   });
+
+  it('with evict: false a bound refuses the new session and forgets nobody\'s, idle ones still expire', () => {
+    let now = 0;
+    const forgotten: string[] = [];
+    const registry = createSessionRegistry({ maxSessions: 3, maxSessionsPerCaller: 2, idleTimeoutMs: 1000, evict: false, now: () => now, onForget: (s) => forgotten.push(s.id) });
+    assert.equal(registry.bind('a1', ALICE), 'bound');
+    assert.equal(registry.bind('a2', ALICE), 'bound');
+    assert.equal(registry.bind('a3', ALICE), 'caller_full', "Alice's own sessions are not given up either");
+    assert.equal(registry.bind('b1', BOB), 'bound');
+    assert.equal(registry.bind('c1', caller('carol')), 'full');
+    assert.equal(registry.reserve(caller('carol')), 'busy');
+    assert.deepEqual(forgotten, []);
+    for (const id of ['a1', 'a2']) assert.ok('session' in registry.lookup(id, ALICE), id);
+    assert.ok('session' in registry.lookup('b1', BOB));
+    // Once Bob's session has been idle past the timeout, it expires and Carol gets the slot; Alice's, in use, stay.
+    for (const id of ['a1', 'a2']) {
+      const found = registry.lookup(id, ALICE);
+      assert.ok('session' in found);
+      found.session.acquire();
+    }
+    now = 1500;
+    assert.equal(registry.bind('c1', caller('carol')), 'bound');
+    assert.ok('session' in registry.lookup('a2', ALICE));
+    assert.deepEqual(forgotten, ['b1']);
+  });
 });
