@@ -119,8 +119,8 @@ export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): Ur
     else if (isUriTemplate(key)) {
       compileUriTemplate(key); // reports a malformed key as written
       if (!templateKeys.has(key)) templateKeys.set(key, value);
-      templates.push({ matcher: compileUriTemplate(normalizeTemplateLiterals(key)), value, order: order++ });
-    } else exact.set(normalizeResourceUri(key) ?? lowercaseScheme(key), value);
+      templates.push({ matcher: compileUriTemplate(resolveResourceTemplate(key) ?? key), value, order: order++ });
+    } else exact.set(resolveResourceUri(key) ?? lowercaseScheme(key), value);
   }
   templates.sort(
     (a, b) =>
@@ -134,10 +134,10 @@ export function compileUriLookup<T>(entries: Iterable<readonly [string, T]>): Ur
       // A template string from resources/templates/list that is itself a policy key.
       const template = templateKeys.size === 0 ? undefined : templateKeys.get(uri);
       if (template !== undefined) return template;
-      // Look up the URI the way the MCP SDKs resolve it (WHATWG URL serialization), so that no other
-      // spelling of a protected resource (" x", dot segments, default port, host case) can select a
-      // weaker rule than the resource the server will actually read.
-      const key = normalizeResourceUri(uri) ?? lowercaseScheme(uri);
+      // Look up the URI in its resolved form, so that no other spelling of a protected resource (" x", dot
+      // segments, default port, host case, percent-encoding) can select a weaker rule than the resource the
+      // server will actually read. Requests must also send that form (checkRequestTarget).
+      const key = resolveResourceUri(uri) ?? lowercaseScheme(uri);
       const hit = exact.size === 0 ? undefined : exact.get(key);
       if (hit !== undefined) return hit;
       for (const t of templates) if (t.matcher.matches(key)) return t.value;
@@ -175,11 +175,32 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * The URI as the MCP SDKs resolve it before reading a resource: `new URL(uri).href` (WHATWG URL
- * serialization: leading/trailing spaces and tabs/newlines removed, dot segments resolved, default port
- * dropped, scheme and special-scheme host lowercased). `undefined` when it does not parse.
+ * The resolved form of a resource URI: the one spelling the policy decides on, and the one a request must send
+ * (see `checkRequestTarget`). `undefined` when it does not parse as an absolute URL.
+ *
+ * 1. `new URL(uri).href`, as the MCP SDKs resolve a URI before reading a resource (WHATWG URL serialization):
+ *    leading and trailing spaces and control characters and embedded tabs and newlines removed, dot segments
+ *    (`%2e` ones included) resolved, a default port dropped, the scheme and a special scheme's host lower-cased,
+ *    characters a URL cannot carry raw (spaces, non-ASCII) percent-encoded.
+ * 2. Percent-encoding normalized (RFC 3986 §6.2.2.1, §6.2.2.2): hexadecimal digits upper-cased, escapes of
+ *    unreserved characters (`%70` for `p`) decoded, as every server that percent-decodes reads them alike.
+ *    The result is parsed once more, since a decoded `.` may complete a dot segment.
+ *
+ * The host of a non-special scheme (`notes://Alice/x`) keeps its case, as WHATWG URL and the SDKs keep it.
+ *
+ * @example
+ * resolveResourceUri('DOCS://private/./%70lan'); // 'docs://private/plan'
+ * resolveResourceUri('https://Example.com:443');  // 'https://example.com/'
  */
-export function normalizeResourceUri(uri: string): string | undefined {
+export function resolveResourceUri(uri: string): string | undefined {
+  const href = parseHref(uri);
+  if (href === undefined) return undefined;
+  if (!href.includes('%')) return href;
+  const escapesNormalized = normalizePercentEncoding(href);
+  return escapesNormalized === href ? href : parseHref(escapesNormalized);
+}
+
+function parseHref(uri: string): string | undefined {
   try {
     return new URL(uri).href;
   } catch {
@@ -187,23 +208,37 @@ export function normalizeResourceUri(uri: string): string | undefined {
   }
 }
 
+// RFC 3986 §2.3: ALPHA / DIGIT / "-" / "." / "_" / "~".
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+function normalizePercentEncoding(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+}
+
 const PLACEHOLDER = /mcpguardvar(\d+)x/g;
 
 /**
- * A template with its literal parts in the form {@link normalizeResourceUri} gives URIs (scheme and host
- * lowercased, non-ASCII percent-encoded, default port and dot segments resolved), so that it matches the
- * resolved URIs it is compared with. Expressions are kept as written; a template whose structure would
- * change under resolution (an expression dropped by a dot segment, say) is kept as written too.
+ * A URI template with its literal parts in resolved form ({@link resolveResourceUri}: scheme and host
+ * lower-cased, non-ASCII percent-encoded, default port and dot segments resolved, escapes normalized) and its
+ * expressions kept as written, so that it matches the resolved URIs it is compared with. `undefined` when the
+ * template does not parse as an absolute URL, or when resolution would change its structure (an expression
+ * dropped by a dot segment, say).
+ *
+ * @example
+ * resolveResourceTemplate('DOCS://x/./{id}'); // 'docs://x/{id}'
  */
-function normalizeTemplateLiterals(template: string): string {
+export function resolveResourceTemplate(template: string): string | undefined {
   const expressions: string[] = [];
   const withPlaceholders = template.replace(/\{[^}]*\}/g, (expression) => `mcpguardvar${expressions.push(expression) - 1}x`);
-  const resolved = normalizeResourceUri(withPlaceholders);
-  if (resolved === undefined) return template;
+  const resolved = resolveResourceUri(withPlaceholders);
+  if (resolved === undefined) return undefined;
   let restored = 0;
   const result = resolved.replace(PLACEHOLDER, (_match, index: string) => {
     restored++;
     return expressions[Number(index)] ?? '';
   });
-  return restored === expressions.length ? result : template;
+  return restored === expressions.length ? result : undefined;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compileUriLookup, compileUriTemplate, isUriTemplate } from '../../src/core/uri-template.js';
+import { compileUriLookup, compileUriTemplate, isUriTemplate, resolveResourceTemplate, resolveResourceUri } from '../../src/core/uri-template.js';
 
 test('{var} matches one path segment, never a "/"', () => {
   const t = compileUriTemplate('notes://{user}/{id}');
@@ -66,4 +66,53 @@ test('a template string is looked up exactly first, then like a URI', () => {
   assert.equal(lookup.find('notes://{user}/{id}'), 'notes');
   assert.equal(lookup.find('file:///{path}'), 'file');
   assert.equal(lookup.find('mem://{x}'), undefined);
+});
+
+test('resolveResourceUri: WHATWG URL resolution, then percent-escapes normalized (RFC 3986 §6.2.2)', () => {
+  const cases: ReadonlyArray<readonly [string, string | undefined]> = [
+    ['DOCS://private/plan', 'docs://private/plan'],
+    ['docs://private/x/../plan', 'docs://private/plan'],
+    ['docs://private/%2e%2E/plan', 'docs://private/plan'],
+    ['https://EXAMPLE.com:443/doc', 'https://example.com/doc'],
+    ['docs://private/%70lan', 'docs://private/plan'],
+    ['docs://%70rivate/plan', 'docs://private/plan'],
+    ['docs://private/%7e%5F%2D%2E', 'docs://private/~_-.'],
+    ['docs://private/caf%c3%a9', 'docs://private/caf%C3%A9'],
+    ['docs://private/a%2fb', 'docs://private/a%2Fb'],
+    ['docs://private/%252e', 'docs://private/%252e'],
+    ['notes://Alice/1', 'notes://Alice/1'],
+    ['not a uri', undefined],
+  ];
+  for (const [uri, resolved] of cases) assert.equal(resolveResourceUri(uri), resolved, uri);
+});
+
+test('resolveResourceUri is idempotent: a resolved URI is its own resolved form', () => {
+  const samples = ['DOCS://a/./b/%2e%2e/%63?x=%7a#%46', 'https://Ex%41mple.com:443/%7E/../a b', 'file:///C:/x/%2E%2e/y', 'urn:ISBN:%30', 'notes://x/.%2E/%2E./q'];
+  for (const uri of samples) {
+    const once = resolveResourceUri(uri);
+    assert.ok(once !== undefined, uri);
+    assert.equal(resolveResourceUri(once), once, uri);
+  }
+});
+
+test('a rule keyed by one spelling applies to every spelling of the URI, percent-encoded ones included', () => {
+  const lookup = compileUriLookup<string>([
+    ['docs://private/plan', 'plan'],
+    ['notes://x/café', 'cafe'],
+    ['docs://private/{id}', 'private'],
+    ['*', 'default'],
+  ]);
+  for (const uri of ['docs://private/plan', 'DOCS://private/plan', 'docs://private/%70lan', 'docs://private/pl%61n', 'docs://private/x/../plan']) {
+    assert.equal(lookup.find(uri), 'plan', uri);
+  }
+  for (const uri of ['notes://x/café', 'notes://x/caf%C3%A9', 'notes://x/caf%c3%a9']) assert.equal(lookup.find(uri), 'cafe', uri);
+  assert.equal(lookup.find('docs://private/other'), 'private');
+});
+
+test('resolveResourceTemplate resolves literal parts and keeps expressions', () => {
+  assert.equal(resolveResourceTemplate('DOCS://x/./{id}'), 'docs://x/{id}');
+  assert.equal(resolveResourceTemplate('file:///{+path}'), 'file:///{+path}');
+  assert.equal(resolveResourceTemplate('notes://x/search{?q}'), 'notes://x/search{?q}');
+  assert.equal(resolveResourceTemplate('notes://x/{a}/../{b}'), undefined, 'a dot segment would drop an expression');
+  assert.equal(resolveResourceTemplate('{+base}/docs'), undefined, 'not an absolute URI template');
 });
