@@ -11,6 +11,7 @@ import type { GuardOptions } from './guard-options.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
 import { checkRequestTarget } from './check-request-target.js';
+import { checkRequestRevision } from './check-request-revision.js';
 import { createOriginCheck } from './origin-check.js';
 import { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 import { createResponseFilter } from './response-filter.js';
@@ -76,8 +77,11 @@ export interface Guard {
   /** Parses one JSON-RPC message (400 on bad JSON, bad JSON-RPC, batches, excessive depth). */
   parseMessage(body: string): ParsedBody;
   /**
-   * Checks mirrored headers (2026-07-28) and the scope policy for one message. Returns the protocol
-   * version and the scopes the message required. Throws 400 (-32020) or 403 (`insufficient_scope`).
+   * Checks one message, in this order: mirrored headers (2026-07-28; 400, -32020), the request's revision (a
+   * method it removed: 404, -32601; a missing or invalid `_meta`: 400, -32602), its target (a name or URI the
+   * policy cannot read exactly as it will be served, a URI not in its resolved form included: 400, -32602), and
+   * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
+   * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
    */
   authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[] };
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
@@ -210,6 +214,8 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     },
     authorize(message, auth, headers) {
       const protocolVersion = checkMcpRequestHeaders(headers, message);
+      // Target checks and scopes apply only to a well-formed request its revision has.
+      checkRequestRevision(message, protocolVersion);
       checkRequestTarget(message);
       const decision = policy.authorize(message, auth);
       if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);

@@ -32,6 +32,7 @@ export type DecisionReason =
   | 'header_mismatch'
   | 'unsupported_protocol_version'
   | 'method_not_allowed'
+  | 'method_not_found'
   | 'unsupported_media_type'
   | 'not_acceptable';
 

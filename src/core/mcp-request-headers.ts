@@ -1,6 +1,6 @@
 import { RequestRejectedError } from './errors.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
-import { bodyProtocolVersion, isStatelessRevision, PROTOCOL_VERSION_META_KEY } from './protocol-version.js';
+import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 
 /** Methods whose target is mirrored in `Mcp-Name`, and the params field it mirrors. */
 const NAME_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
@@ -57,6 +57,7 @@ function single(v: string | string[] | undefined, name: string): string | undefi
  * protocol version (header, else body), if any.
  *
  * - `MCP-Protocol-Version` and `_meta["io.modelcontextprotocol/protocolVersion"]` must agree when both are present.
+ *   A body that lacks the version is not a mismatch: {@link checkRequestRevision} refuses it with -32602.
  * - For 2026-07-28 and later: requests and notifications need `MCP-Protocol-Version` and `Mcp-Method`
  *   equal to `method`; `tools/call`, `prompts/get` and `resources/read` need `Mcp-Name` equal to
  *   `params.name` / `params.uri` after decoding the base64 sentinel form.
@@ -79,9 +80,7 @@ export function checkMcpRequestHeaders(headers: McpRequestHeaders, message: Json
   const isRequest = 'id' in message;
   const modern = isStatelessRevision(version);
   if (modern && headerVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
-  if (modern && isRequest && bodyVersion === undefined) {
-    throw mismatch(`request body lacks _meta["${PROTOCOL_VERSION_META_KEY}"] matching the MCP-Protocol-Version header`);
-  }
+  // A body without the version is malformed, not mismatched: checkRequestRevision answers it with -32602.
 
   const methodHeader = single(headers['mcp-method'], 'Mcp-Method');
   if (methodHeader === undefined) {

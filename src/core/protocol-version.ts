@@ -9,7 +9,27 @@ export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
 /** `_meta` key carrying the protocol version in 2026-07-28 request bodies (`basic/index`). */
 export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
+/** `_meta` key carrying the client's capabilities in 2026-07-28 request bodies (`basic/index`). */
+export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
 const DATED_REVISION = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Client requests that 2026-07-28 removed (`changelog`, SEP-2575 "Deprecated and Removed RPCs"): the
+ * `initialize` handshake, `ping`, `logging/setLevel` (the level is per request in `_meta`),
+ * `resources/subscribe` and `resources/unsubscribe` (replaced by `subscriptions/listen`), and the tasks
+ * methods the tasks extension (SEP-2663) dropped when tasks left the core (`tasks/result`, `tasks/list`).
+ * `tasks/get` and `tasks/cancel` live on in that extension, so they are not listed.
+ */
+const REMOVED_IN_STATELESS_REVISION: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'tasks/result',
+  'tasks/list',
+]);
 
 /**
  * Whether `version` is the stateless revision or later. Revisions are dates (`YYYY-MM-DD`) and compare as
@@ -25,14 +45,28 @@ export function isStatelessRevision(version: string | undefined): boolean {
   return !DATED_REVISION.test(version) || version >= STATELESS_PROTOCOL_VERSION;
 }
 
-/** The protocol version a message declares in `params._meta` (2026-07-28), if any. */
+/**
+ * Whether `method` is a client request that revision `version` no longer has. Such a request is answered
+ * 404 with -32601 (2026-07-28 Streamable HTTP, "Protocol Version Header"), like any method the server does not
+ * implement, and none of the checks that revision defines for other methods applies to it.
+ *
+ * @example
+ * isRemovedMethod('resources/subscribe', '2026-07-28'); // true
+ * isRemovedMethod('resources/subscribe', '2025-11-25'); // false
+ */
+export function isRemovedMethod(method: string, version: string | undefined): boolean {
+  return REMOVED_IN_STATELESS_REVISION.has(method) && isStatelessRevision(version);
+}
+
+/** The protocol version a message declares in `params._meta` (2026-07-28), if any: a non-empty string. */
 export function bodyProtocolVersion(message: JsonRpcMessage | undefined): string | undefined {
   const params = (message as { params?: unknown } | undefined)?.params;
   if (typeof params !== 'object' || params === null) return undefined;
   const meta = (params as Record<string, unknown>)._meta;
   if (typeof meta !== 'object' || meta === null) return undefined;
   const v = (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY];
-  return typeof v === 'string' ? v : undefined;
+  // An empty string names no revision: it is a missing value (-32602), not one the header disagrees with.
+  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 /**

@@ -146,12 +146,14 @@ test('2026-07-28: methods without a named target need no Mcp-Name, and one sent 
   assert.equal(checkMcpRequestHeaders({ ...headers, 'mcp-name': 'anything' }, request2026('tools/list')), V2026);
 });
 
-test('2026-07-28: a request whose body lacks the _meta version is refused', () => {
-  assertMismatch(
-    { 'mcp-protocol-version': V2026, 'mcp-method': 'ping' },
-    { jsonrpc: '2.0', id: 1, method: 'ping' },
-    'Header mismatch: request body lacks _meta["io.modelcontextprotocol/protocolVersion"] matching the MCP-Protocol-Version header',
-  );
+test('2026-07-28: a body that lacks the _meta version is no header mismatch (it is invalid params, checked next)', () => {
+  const headers = { 'mcp-protocol-version': V2026, 'mcp-method': 'tools/list' };
+  for (const params of [undefined, {}, { _meta: null }, { _meta: {} }, { _meta: { [PROTOCOL_VERSION_META_KEY]: 20260728 } }, { _meta: { [PROTOCOL_VERSION_META_KEY]: '' } }]) {
+    const message = { jsonrpc: '2.0', id: 1, method: 'tools/list', ...(params ? { params } : {}) } as JsonRpcMessage;
+    assert.equal(checkMcpRequestHeaders(headers, message), V2026, JSON.stringify(params));
+  }
+  // The header is still required when the body names the revision.
+  assertMismatch({ 'mcp-method': 'tools/list' }, request2026('tools/list'), 'Header mismatch: MCP-Protocol-Version header is required');
 });
 
 test('the header version must equal the _meta version', () => {

@@ -39,7 +39,7 @@ after(async () => {
   await as?.close();
 });
 
-const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
+const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const read = (uri: string, answer: 'json' | 'sse') =>
   postMcp(app.url, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: meta } }, adminToken, {
     'mcp-protocol-version': '2026-07-28',
