@@ -1,16 +1,10 @@
-import {
-  errors as joseErrors,
-  jwtVerify,
-  type JWTHeaderParameters,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  type JWTVerifyOptions,
-} from 'jose';
+import { errors as joseErrors, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
 import { createJwksKeySet } from './jwks-key-set.js';
 import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import type { JwksFetchResult } from './token-verifier.js';
+import { verifyCompactJwt, type CompactJwtKeyResolver, type CompactJwtVerifyOptions } from './verify-compact-jwt.js';
 
 export { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
@@ -88,14 +82,16 @@ export function resolveJwtAlgorithms(algorithms: readonly string[] | undefined):
 }
 
 /**
- * Creates a {@link VerifyJwt} over jose's `jwtVerify` and the issuer's key set ({@link createJwksKeySet}).
+ * Creates a {@link VerifyJwt} over jose's `jwtVerify` checks and the issuer's key set ({@link createJwksKeySet}),
+ * the signature being checked synchronously by `node:crypto` ({@link verifyCompactJwt}: on one CPU, WebCrypto's
+ * thread-pool round trip cost about as much as the signature check itself, on every new token).
  *
  * Keys come only from the configured or discovered `jwks_uri`: jose's remote key set never follows a token's
  * `jku` or `x5u` header and never uses an embedded `jwk` (RFC 8725 §3.10), so an attacker cannot supply the key
  * that checks their own signature. At most one JWKS fetch starts per cooldown, whether fetches succeed or fail.
  */
 export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
-  const verifyOptions: JWTVerifyOptions = {
+  const verifyOptions: CompactJwtVerifyOptions = {
     issuer: options.issuer,
     audience: [...options.audiences],
     algorithms: [...options.algorithms],
@@ -115,7 +111,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
 
   // Separates "the token names no key we know" (the token's fault) from "the key set is unreachable or
   // broken" (the authorization server's): only the key resolver talks to the network.
-  const getKey: JWTVerifyGetKey = async (protectedHeader, token) => {
+  const getKey: CompactJwtKeyResolver = async (protectedHeader, token) => {
     try {
       return await keySet(protectedHeader, token);
     } catch (error) {
@@ -128,7 +124,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
   return async (token) => {
     let verified: VerifiedJwt;
     try {
-      verified = await jwtVerify(token, getKey, verifyOptions);
+      verified = await verifyCompactJwt(token, getKey, verifyOptions);
     } catch (error) {
       if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
         verified = await verifyWithEachCandidate(token, error, verifyOptions, expected);
@@ -149,13 +145,13 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
 async function verifyWithEachCandidate(
   token: string,
   candidates: joseErrors.JWKSMultipleMatchingKeys,
-  verifyOptions: JWTVerifyOptions,
+  verifyOptions: CompactJwtVerifyOptions,
   expected: Expected,
 ): Promise<VerifiedJwt> {
   let lastError: unknown = candidates;
   for await (const key of candidates) {
     try {
-      return await jwtVerify(token, key, verifyOptions);
+      return await verifyCompactJwt(token, key, verifyOptions);
     } catch (error) {
       if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw toGuardError(error, expected);
       lastError = error;

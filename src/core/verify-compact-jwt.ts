@@ -1,0 +1,137 @@
+/**
+ * jose's `jwtVerify` for compact JWTs, with the signature checked synchronously by `node:crypto`
+ * ({@link verifyJwsSignature}, which says why) instead of WebCrypto. Everything else is jose's, or follows it
+ * step by step (jose 6, `lib/jws_verify.js` and `jwt/verify.js`): the same checks in the same order, the same
+ * error classes and codes, so that a token gets the same verdict, and a refused token the same reason, either
+ * way. `test/core/verify-compact-jwt.test.ts` runs generated tokens through both and compares.
+ *
+ * - The claims are checked by jose itself: its claim validation is reachable only through `jwtVerify` (which
+ *   verifies with WebCrypto) and `UnsecuredJWT.decode`, so the verified payload is handed to the latter under a
+ *   constant `{"alg":"none"}` header. Only this module does that, and only after the signature checked out.
+ * - Base64url decoding is jose's (`base64url.decode`), so that exactly the same encodings are accepted.
+ * - Algorithms not verified synchronously (ML-DSA) go to jose's `jwtVerify` unchanged.
+ */
+import {
+  base64url,
+  errors,
+  jwtVerify,
+  UnsecuredJWT,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  type JWTVerifyOptions,
+} from 'jose';
+import { verifiesSynchronously, verifyJwsSignature } from './jws-signature.js';
+
+/** Resolves the verification key from the protected header, as jose's `JWTVerifyGetKey` (CryptoKeys only). */
+export type CompactJwtKeyResolver = (protectedHeader: JWTHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+
+/**
+ * The options of {@link verifyCompactJwt}: jose's `JWTVerifyOptions` without `crit` (no extension beyond
+ * `b64` is recognized, as when jose is given none) and `typ` (checked by the caller, case-insensitively).
+ */
+export type CompactJwtVerifyOptions = Omit<JWTVerifyOptions, 'crit' | 'typ'>;
+
+/** A verified JWT: what `jwtVerify` returns, less the key. */
+export interface VerifiedCompactJwt {
+  payload: JWTPayload;
+  protectedHeader: JWTHeaderParameters;
+}
+
+/** `{"alg":"none"}`, base64url: the header under which jose checks the already verified claims. */
+const NONE_HEADER = 'eyJhbGciOiJub25lIn0';
+
+/** jose's `TextDecoder` for headers and claims: malformed UTF-8 is an error, not U+FFFD. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** jose's `isObject`: a plain object (JSON objects always are; arrays and `null` are not). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Object.prototype.toString.call(value) !== '[object Object]') return false;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+
+function decodeSegment(segment: string, label: string): Uint8Array {
+  try {
+    return base64url.decode(segment);
+  } catch (cause) {
+    throw new errors.JWSInvalid(`Failed to base64url decode the ${label}`, { cause });
+  }
+}
+
+function parseProtectedHeader(segment: string): JWTHeaderParameters {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(strictUtf8.decode(base64url.decode(segment)));
+  } catch (cause) {
+    throw new errors.JWSInvalid('JWS Protected Header is invalid', { cause });
+  }
+  if (!isPlainObject(parsed)) throw new errors.JWSInvalid('JWS Protected Header is invalid');
+  return parsed as JWTHeaderParameters;
+}
+
+/**
+ * RFC 7515 §4.1.11 as jose applies it with no extension of the caller's: `crit`, when present, lists
+ * non-empty names of parameters the header carries; `b64` (RFC 7797) is the only one understood, any other is
+ * `JOSENotSupported`. Returns whether the payload is base64url-encoded (`b64`, true unless listed and false).
+ */
+function checkCritical(header: JWTHeaderParameters): boolean {
+  const { crit } = header;
+  if (crit === undefined) return true;
+  if (!Array.isArray(crit) || crit.length === 0 || crit.some((name) => typeof name !== 'string' || name.length === 0)) {
+    throw new errors.JWSInvalid('"crit" (Critical) Header Parameter MUST be an array of non-empty strings when present');
+  }
+  for (const name of crit as string[]) {
+    if (name !== 'b64') throw new errors.JOSENotSupported(`Extension Header Parameter "${name}" is not recognized`);
+    if (!Object.hasOwn(header, name) || header[name] === undefined) throw new errors.JWSInvalid(`Extension Header Parameter "${name}" is missing`);
+  }
+  if (typeof header.b64 !== 'boolean') throw new errors.JWSInvalid('The "b64" (base64url-encode payload) Header Parameter must be a boolean');
+  return header.b64;
+}
+
+function asciiBytes(text: string, error: () => Error): Buffer {
+  if (NON_ASCII.test(text)) throw error();
+  return Buffer.from(text, 'latin1');
+}
+
+/**
+ * Verifies a compact JWS JWT as jose's `jwtVerify(token, key, options)` would, signature by `node:crypto`.
+ *
+ * @param key - The verification key, or a resolver called with the protected header (after the header checks
+ *   and before the signature, as jose calls it).
+ * @throws jose's errors (`JWSInvalid`, `JWTInvalid`, `JOSEAlgNotAllowed`, `JOSENotSupported`,
+ *   `JWSSignatureVerificationFailed`, `JWTClaimValidationFailed`, `JWTExpired`), the resolver's, and a
+ *   `TypeError` for a key that does not fit the algorithm: whatever `jwtVerify` throws for the same token.
+ */
+export async function verifyCompactJwt(token: string, key: CryptoKey | CompactJwtKeyResolver, options: CompactJwtVerifyOptions): Promise<VerifiedCompactJwt> {
+  if (typeof token !== 'string') throw new errors.JWSInvalid('Compact JWS must be a string or Uint8Array');
+  const { 0: encodedHeader, 1: encodedPayload, 2: encodedSignature, length } = token.split('.');
+  if (length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
+  const header = parseProtectedHeader(encodedHeader as string);
+  const b64 = checkCritical(header);
+  const { alg } = header;
+  if (typeof alg !== 'string' || !alg) throw new errors.JWSInvalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
+  const { algorithms } = options;
+  if (algorithms !== undefined && !algorithms.includes(alg)) throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
+  // Nothing so far depends on the key: jose repeats the same checks and then verifies as it always has.
+  if (!verifiesSynchronously(alg)) return jwtVerify(token, key, options);
+
+  const payloadSegment = encodedPayload as string;
+  // An unencoded payload (RFC 7797) is still signed as its ASCII bytes; jose checks it before the key.
+  const notAscii = (): Error => new errors.JWSInvalid(b64 ? 'The payload is not a valid base64url string' : 'JWS Compact Serialization payload must use only ASCII characters');
+  if (!b64 && NON_ASCII.test(payloadSegment)) throw notAscii();
+  const jws: FlattenedJWSInput = { payload: payloadSegment, protected: encodedHeader as string, signature: encodedSignature as string };
+  const verificationKey = typeof key === 'function' ? await key(header, jws) : key;
+  const signingInput = asciiBytes(token.slice(0, (encodedHeader as string).length + 1 + payloadSegment.length), notAscii);
+  const signature = decodeSegment(encodedSignature as string, 'signature');
+  if (!verifyJwsSignature(alg, verificationKey, signingInput, signature)) throw new errors.JWSSignatureVerificationFailed();
+  if (!b64) throw new errors.JWTInvalid('JWTs MUST NOT use unencoded payload');
+  decodeSegment(payloadSegment, 'payload');
+
+  // jose's claim checks, on the payload whose signature was just verified (`algorithms` is ignored there).
+  const { payload } = UnsecuredJWT.decode(`${NONE_HEADER}.${payloadSegment}.`, options);
+  return { payload, protectedHeader: header };
+}
