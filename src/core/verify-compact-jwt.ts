@@ -8,7 +8,8 @@
  * - The claims are checked by jose itself: its claim validation is reachable only through `jwtVerify` (which
  *   verifies with WebCrypto) and `UnsecuredJWT.decode`, so the verified payload is handed to the latter under a
  *   constant `{"alg":"none"}` header. Only this module does that, and only after the signature checked out.
- * - Base64url decoding is jose's (`base64url.decode`), so that exactly the same encodings are accepted.
+ * - Base64url decoding gives jose's results (`base64url.decode`, or `Buffer` where both read the same), so
+ *   that exactly the same encodings are accepted.
  * - Algorithms not verified synchronously (ML-DSA) go to jose's `jwtVerify` unchanged.
  */
 import {
@@ -46,6 +47,7 @@ const NONE_HEADER = 'eyJhbGciOiJub25lIn0';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 const NON_ASCII = /[^\x00-\x7f]/;
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** jose's `isObject`: a plain object (JSON objects always are; arrays and `null` are not). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -54,9 +56,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
 
+/** Unpadded base64url text, of a length that decodes: what every base64url decoder reads the same way. */
+function isPlainBase64url(segment: string): boolean {
+  return segment.length % 4 !== 1 && BASE64URL.test(segment);
+}
+
+/**
+ * jose's base64url decoding, faster: for plain base64url text (every token a real issuer signs), `Buffer`'s
+ * decoder gives exactly the bytes jose's does, several times faster (jose's runs `atob` and copies byte by
+ * byte on Node 20). Anything else (padding, whitespace, other characters) goes to jose's decoder, which accepts
+ * or refuses it as it always does.
+ */
+function decodeBase64url(segment: string): Uint8Array {
+  return isPlainBase64url(segment) ? Buffer.from(segment, 'base64url') : base64url.decode(segment);
+}
+
 function decodeSegment(segment: string, label: string): Uint8Array {
   try {
-    return base64url.decode(segment);
+    return decodeBase64url(segment);
   } catch (cause) {
     throw new errors.JWSInvalid(`Failed to base64url decode the ${label}`, { cause });
   }
@@ -65,7 +82,7 @@ function decodeSegment(segment: string, label: string): Uint8Array {
 function parseProtectedHeader(segment: string): JWTHeaderParameters {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(strictUtf8.decode(base64url.decode(segment)));
+    parsed = JSON.parse(strictUtf8.decode(decodeBase64url(segment)));
   } catch (cause) {
     throw new errors.JWSInvalid('JWS Protected Header is invalid', { cause });
   }
@@ -129,7 +146,8 @@ export async function verifyCompactJwt(token: string, key: CryptoKey | CompactJw
   const signature = decodeSegment(encodedSignature as string, 'signature');
   if (!verifyJwsSignature(alg, verificationKey, signingInput, signature)) throw new errors.JWSSignatureVerificationFailed();
   if (!b64) throw new errors.JWTInvalid('JWTs MUST NOT use unencoded payload');
-  decodeSegment(payloadSegment, 'payload');
+  // jose's own error for a payload it cannot decode; plain base64url always decodes (and is decoded below).
+  if (!isPlainBase64url(payloadSegment)) decodeSegment(payloadSegment, 'payload');
 
   // jose's claim checks, on the payload whose signature was just verified (`algorithms` is ignored there).
   const { payload } = UnsecuredJWT.decode(`${NONE_HEADER}.${payloadSegment}.`, options);

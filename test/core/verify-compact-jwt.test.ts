@@ -276,6 +276,22 @@ async function buildCases(): Promise<Case[]> {
   // jose decodes with the platform's forgiving base64 (atob on Node 20): padding is accepted there, so here too.
   add('signature with padding', `${h}.${p}.${s}==`, 'accepted');
   add('signature DER-encoded', `${h}.${p}.${sign('sha256', Buffer.from(`${h}.${p}`), es.privateKey).toString('base64url')}`, 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED');
+  {
+    // The last character of an 86-character signature carries 4 bits that decode to nothing: flipping one
+    // of them gives the same signature bytes.
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const flipped = b64[b64.indexOf(s.slice(-1)) ^ 1] as string;
+    add('signature with non-zero unused bits', `${h}.${p}.${s.slice(0, -1)}${flipped}`, 'accepted');
+    // A payload segment with padding, or a space, signed as it is: jose's decoder reads both.
+    for (const [name, payloadSegment] of [
+      ['padding', `${p}${'='.repeat((4 - (p.length % 4)) % 4)}`],
+      ['a space', `${p.slice(0, 8)} ${p.slice(8)}`],
+      ['a length of 4n+1', `${p}${p.length % 4 === 0 ? 'A' : p.length % 4 === 2 ? 'AAA' : 'AA'}`],
+    ] as const) {
+      const input = `${h}.${payloadSegment}`;
+      add(`payload segment with ${name}, signed`, `${input}.${signSegments('ES256', es.privateKey, input)}`, name === 'a length of 4n+1' ? 'ERR_JWS_INVALID' : 'accepted');
+    }
+  }
   add('two segments', `${h}.${p}`, 'ERR_JWS_INVALID');
   add('four segments', `${valid}.x`, 'ERR_JWS_INVALID');
   add('empty string', '', 'ERR_JWS_INVALID');
