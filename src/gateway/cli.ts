@@ -45,9 +45,10 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const upstream = new URL(config.proxy.upstream);
+  // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private.
+  const upstream = config.proxy ? new URL(config.proxy.upstream) : undefined;
   process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, upstream: `${upstream.origin}${upstream.pathname}` })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, ...(upstream ? { upstream: `${upstream.origin}${upstream.pathname}` } : { upstreamCommand: config.stdio?.command }) })}\n`,
   );
 
   let signals = 0;

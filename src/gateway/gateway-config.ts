@@ -1,9 +1,14 @@
+import { statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../core/canonical-resource.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+import { checkChildEnvNames, childEnvironment } from './child-environment.js';
+import { checkProgram, splitCommandLine } from './command-line.js';
+import type { StdioUpstreamOptions } from './stdio-upstream.js';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {
@@ -44,7 +49,11 @@ export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> =
  * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
  */
 export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
-  { env: 'MCP_AUTH_UPSTREAM', flag: '--upstream', value: '<url>', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required.' },
+  { env: 'MCP_AUTH_UPSTREAM', flag: '--upstream', value: '<url>', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
+  { env: 'MCP_AUTH_UPSTREAM_COMMAND', flag: '--upstream-command', value: '"<program> <args…>"', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
+  { env: 'MCP_AUTH_UPSTREAM_CWD', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
+  { env: 'MCP_AUTH_UPSTREAM_ENV', flag: '--upstream-env', value: '<list>', description: "Names of environment variables passed to the stdio upstream. It gets these, PATH, HOME and LANG, and nothing else: never the gateway's settings or secrets.", defaultValue: 'none' },
+  { env: 'MCP_AUTH_IDENTITY_ENV', flag: '--identity-env', value: '[on|off]', description: "Start each stdio upstream process with its caller's subject and client id in MCP_CALLER_SUBJECT and MCP_CALLER_CLIENT_ID. Never the token.", defaultValue: 'off', bare: true },
   { env: 'MCP_AUTH_ISSUER', flag: '--issuer', value: '<url[,url…]>', description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
   { env: 'MCP_AUTH_RESOURCE', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
   { env: 'MCP_AUTH_POLICY', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
@@ -56,6 +65,11 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
   { env: 'MCP_AUTH_MAX_SESSIONS', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', flag: '--max-upstream-processes', value: '<number>', description: "Most stdio upstream processes at once; past it a new session gets 429 (nobody's live process is stopped to make room).", defaultValue: '32' },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', flag: '--max-upstream-processes-per-caller', value: '<number>', description: 'Most stdio upstream processes one caller (issuer, subject, client) holds; past it 429.', defaultValue: '4' },
+  { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: '600000' },
+  { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: '5000' },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: '4194304' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
   { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
@@ -90,8 +104,10 @@ export interface GatewayConfig {
   resourceIsDefault: boolean;
   /** Guard options (issuer, resource, policy, …), as `loadOptionsFromEnv` built them. */
   guard: GuardOptions;
-  /** Upstream proxy options. */
-  proxy: UpstreamProxyOptions;
+  /** Upstream proxy options, for an HTTP upstream (`MCP_AUTH_UPSTREAM`); absent with a stdio one. */
+  proxy?: UpstreamProxyOptions;
+  /** Stdio upstream options (`MCP_AUTH_UPSTREAM_COMMAND`); absent with an HTTP upstream. */
+  stdio?: StdioUpstreamOptions;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
   /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
@@ -145,10 +161,21 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
   const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
   const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
-  if (upstream === undefined) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
+  const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
+  if (upstream !== undefined && upstreamCommand !== undefined) {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
   }
-  checkUpstream(upstream);
+  if (upstream === undefined && upstreamCommand === undefined) {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
+  }
+  if (upstream !== undefined) {
+    checkUpstream(upstream);
+    // Settings of a stdio upstream would silently do nothing here.
+    for (const name of STDIO_ONLY_SETTINGS) {
+      if (readSetting(settings, name) !== undefined) throw new ConfigurationError(name, 'applies to a stdio upstream (MCP_AUTH_UPSTREAM_COMMAND) only; unset it, since MCP_AUTH_UPSTREAM is an HTTP upstream');
+    }
+  }
+  const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, upstreamCommand);
   const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
   if (resourceIsDefault && !isLoopbackHost(host)) {
     // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
@@ -163,8 +190,14 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const maxConnectionsPerAddress = readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
+  if (stdio) {
+    if (identityHeaders) {
+      throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
+    }
+    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, settings };
+  }
   const proxy: UpstreamProxyOptions = {
-    upstream,
+    upstream: upstream!,
     ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(identityHeaders ? { identityHeaders } : {}),
@@ -238,6 +271,68 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
   }
   checkIdentityHeaders(names, setting);
   return names;
+}
+
+/** Settings that mean something only with `MCP_AUTH_UPSTREAM_COMMAND`. */
+const STDIO_ONLY_SETTINGS = [
+  'MCP_AUTH_UPSTREAM_CWD',
+  'MCP_AUTH_UPSTREAM_ENV',
+  'MCP_AUTH_IDENTITY_ENV',
+  'MCP_AUTH_MAX_UPSTREAM_PROCESSES',
+  'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER',
+  'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
+  'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
+  'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
+];
+
+/**
+ * The stdio upstream's settings: the command split and its program found, the working directory checked,
+ * the environment built (from `settings`, then the gateway's own environment for names `settings` lacks).
+ */
+function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>>, commandLine: string): StdioUpstreamOptions {
+  const [command, ...args] = splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND');
+  const cwdSetting = readSetting(settings, 'MCP_AUTH_UPSTREAM_CWD');
+  const cwd = cwdSetting === undefined ? undefined : resolvePath(cwdSetting);
+  if (cwd !== undefined && !isDirectory(cwd)) {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
+  }
+  const names = checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV');
+  const env = childEnvironment(names, { ...process.env, ...settings });
+  checkProgram(command!, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH });
+  const maxProcesses = readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', 1, 100_000);
+  const maxProcessesPerCaller = readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', 1, 100_000);
+  const processIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
+  const stopTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000);
+  const maxLineBytes = readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824);
+  return {
+    command: command!,
+    args,
+    ...(cwd !== undefined ? { cwd } : {}),
+    env,
+    identityEnv: parseSwitch(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV'),
+    ...(maxProcesses !== undefined ? { maxProcesses } : {}),
+    ...(maxProcessesPerCaller !== undefined ? { maxProcessesPerCaller } : {}),
+    ...(processIdleTimeoutMs !== undefined ? { processIdleTimeoutMs } : {}),
+    ...(stopTimeoutMs !== undefined ? { stopTimeoutMs } : {}),
+    ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+  };
+}
+
+/** An on/off setting: `on`, `true`, `yes`, `1` or their opposites; unset is off. */
+function parseSwitch(value: string | undefined, setting: string): boolean {
+  if (value === undefined) return false;
+  const lower = value.toLowerCase();
+  if (['on', 'true', 'yes', '1'].includes(lower)) return true;
+  if (['off', 'false', 'no', '0'].includes(lower)) return false;
+  throw new ConfigurationError(setting, `is "${value}"; use on or off`);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function checkUpstream(upstream: string): void {

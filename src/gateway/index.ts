@@ -1,5 +1,6 @@
-// Entry point `mcp-oauth-guard/gateway`: the gateway as a library — the upstream proxy (an MCP HTTP handler
-// for the request pipeline) and `startGateway`, configured from the same settings as the CLI. Re-exports only.
+// Entry point `mcp-oauth-guard/gateway`: the gateway as a library — the upstream proxy and the stdio upstream
+// (MCP HTTP handlers for the request pipeline) and `startGateway`, configured from the same settings as the CLI.
+// Re-exports only.
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
 export {
@@ -14,4 +15,8 @@ export {
   type UpstreamFailure,
   type UpstreamFailureReason,
 } from './upstream-proxy.js';
+export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
+export type { ChildEndReason, ChildLogEvent } from './stdio-child.js';
+export { childEnvironment, CALLER_CLIENT_ID_ENV, CALLER_SUBJECT_ENV } from './child-environment.js';
+export { splitCommandLine } from './command-line.js';
 export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './request-log.js';

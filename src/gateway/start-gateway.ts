@@ -11,6 +11,7 @@ import { writeJson } from '../http/write-response.js';
 import { defaultResource, type GatewayConfig } from './gateway-config.js';
 import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
 import { createRequestLog } from './request-log.js';
+import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -29,8 +30,8 @@ export interface RunningGateway {
   readonly resource: string;
   /** The HTTP server. */
   readonly server: Server;
-  /** The upstream proxy, for its in-flight count. */
-  readonly proxy: UpstreamProxy;
+  /** The upstream handler (the HTTP proxy, or the stdio upstream with its processes), for its in-flight count. */
+  readonly proxy: UpstreamProxy | StdioUpstream;
   /** The guard in use (`guard.ready()` runs discovery now). */
   readonly guard: Guard;
   /** The request pipeline serving the MCP endpoint and the metadata. */
@@ -78,7 +79,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   // Everything below may still refuse the configuration; then nothing may be left listening.
   let pipeline: RequestPipeline;
-  let proxy: UpstreamProxy;
+  let proxy: UpstreamProxy | StdioUpstream | undefined;
   let requestLog: ReturnType<typeof createRequestLog>;
   try {
     const guardOptions =
@@ -86,11 +87,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
         : config.guard;
     requestLog = createRequestLog(options.log ? { write: options.log } : {});
-    proxy = createUpstreamProxy({
-      ...config.proxy,
-      onUpstreamError: requestLog.onUpstreamError,
-      onSessionRefused: requestLog.onSessionRefused,
-    });
+    const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+    if (config.stdio) {
+      // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
+      const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
+      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event })) });
+    } else {
+      proxy = createUpstreamProxy({ ...config.proxy!, ...hooks });
+    }
     const userHook = guardOptions.onDecision;
     const guard = createGuard(
       {
@@ -123,8 +127,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   } catch (error) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await proxy?.close();
     throw error;
   }
+  const upstream = proxy;
 
   pipeline.guard.ready().catch((error: unknown) => {
     // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
@@ -144,10 +150,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       shuttingDown = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      proxy.endStreams('get');
+      upstream.endStreams('get');
       const deadline = Date.now() + config.shutdownTimeoutMs;
-      while (proxy.inFlight > 0 && Date.now() < deadline) await delay(25);
-      proxy.close();
+      while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
+      // A stdio upstream resolves once every process it started has exited.
+      await upstream.close();
       // Answers just ended still need a moment to flush before their connections go.
       await Promise.race([closed, delay(500)]);
       server.closeAllConnections();
@@ -157,7 +164,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   };
 
   const guard = pipeline.guard;
-  return { url, resource: guard.resource, server, proxy, guard, pipeline, router: { guard }, shutdown };
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, router: { guard }, shutdown };
 }
 
 /**

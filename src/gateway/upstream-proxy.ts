@@ -96,7 +96,14 @@ export type UpstreamFailureReason =
   | 'upstream_too_large'
   | 'upstream_session_conflict'
   | 'upstream_unfilterable'
-  | 'gateway_shutdown';
+  | 'gateway_shutdown'
+  // A stdio upstream's process: exited, could not be started, wrote an oversized line, was stopped, or a
+  // bound on processes refused a new one (429).
+  | 'upstream_exited'
+  | 'upstream_spawn_failed'
+  | 'upstream_line_too_large'
+  | 'upstream_stopped'
+  | 'upstream_busy';
 
 /** A failed upstream exchange, as reported to {@link UpstreamProxyOptions.onUpstreamError}. */
 export interface UpstreamFailure {

@@ -175,7 +175,7 @@ describe('gateway configuration', () => {
     assert.equal(config.guard.resource, 'http://127.0.0.1:9000/mcp');
     assert.equal(config.resourceIsDefault, true);
     assert.equal(config.guard.strictJwtAccessTokens, true);
-    assert.deepEqual(config.proxy.identityHeaders, DEFAULT_IDENTITY_HEADERS);
+    assert.deepEqual(config.proxy?.identityHeaders, DEFAULT_IDENTITY_HEADERS);
   });
 
   it('--dpop sets the DPoP mode; a wrong value is refused naming MCP_AUTH_DPOP', () => {
@@ -192,8 +192,8 @@ describe('gateway configuration', () => {
     assert.equal(args.help, false);
     if (args.help) return;
     const config = loadGatewayConfig(args.settings);
-    assert.equal(config.proxy.maxSessions, 500);
-    assert.equal(config.proxy.sessionIdleTimeoutMs, 60_000);
+    assert.equal(config.proxy?.maxSessions, 500);
+    assert.equal(config.proxy?.sessionIdleTimeoutMs, 60_000);
   });
 
   it('applies defaults: port 8080, identity headers off, proxy timeouts left to the proxy', () => {

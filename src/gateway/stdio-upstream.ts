@@ -1,0 +1,507 @@
+import type { ServerResponse } from 'node:http';
+import type { AuthInfo } from '../core/auth-info.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
+import { httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
+import type { BoundSession } from '../core/session-registry.js';
+import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
+import { ConfigurationError } from '../core/errors.js';
+import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
+import { startEventStream, writeAccepted, writeEvent, writeJson } from '../http/write-response.js';
+import { childEnvironment, withCallerIdentity } from './child-environment.js';
+import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
+import { startStdioChild, type ChildEndReason, type ChildLogEvent, type RequestSink, type StdioChild } from './stdio-child.js';
+import { GATEWAY_JSONRPC_CODE, SESSION_NOT_FOUND_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from './upstream-proxy.js';
+
+/** Options of {@link createStdioUpstream}. */
+export interface StdioUpstreamOptions {
+  /** Program of the stdio MCP server, e.g. `python3`; looked up on the child's `PATH` unless it has a `/`. */
+  command: string;
+  /** Its arguments. Default none. */
+  args?: readonly string[];
+  /** Its working directory. Default: the gateway's. */
+  cwd?: string;
+  /**
+   * The child's whole environment. Default: `PATH`, `HOME` and `LANG` from the gateway's (see
+   * `childEnvironment`); nothing else, so none of the gateway's settings or secrets reach it.
+   */
+  env?: Readonly<Record<string, string>>;
+  /** Adds `MCP_CALLER_SUBJECT` and `MCP_CALLER_CLIENT_ID` of the caller the child serves to its environment. Never the token. Default false. */
+  identityEnv?: boolean;
+  /** Most children running at once; past it, a new session gets 429. Default 32. */
+  maxProcesses?: number;
+  /** Most children one caller (issuer, subject, client) holds; past it, 429. Default 4. */
+  maxProcessesPerCaller?: number;
+  /** A child with no request or stream in progress for this long is stopped, in milliseconds. Default 600 000 (10 minutes). */
+  processIdleTimeoutMs?: number;
+  /**
+   * Time a request may wait for the child's next message about it, in milliseconds; then 504 (or the end of
+   * its event stream) and the child is told the request is cancelled. Default 300 000.
+   */
+  idleTimeoutMs?: number;
+  /** Time between SIGTERM and SIGKILL when a child is stopped, in milliseconds. Default 5 000. */
+  stopTimeoutMs?: number;
+  /** Largest line (one JSON-RPC message) a child may write on stdout, in bytes; a longer one ends the child. Default 4 194 304 (4 MiB). */
+  maxLineBytes?: number;
+  /** Clock for idle expiry, in milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Receives the children's log events (started, exited and why, stderr lines, stdout lines that are not
+   * JSON), each with the session id. Default: one JSON line each on stderr.
+   */
+  log?: (event: ChildLogEvent) => void;
+  /** Called when an exchange fails (the child ended, timed out, or a bound refused it), for logs. */
+  onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
+  /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
+  onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
+}
+
+/** The stdio upstream: an HTTP handler for the request pipeline, with what a graceful shutdown needs. */
+export interface StdioUpstream extends UpstreamProxy {
+  /** Children running, counting those being stopped. */
+  readonly processes: number;
+  /** Ends every exchange and stops every child; resolves once all children exited. */
+  close(): Promise<void>;
+}
+
+/** JSON-RPC code of the 429 answer when a bound on processes is reached (-31xxx as the guard's own codes; 429 is the HTTP status). */
+export const UPSTREAM_BUSY_JSONRPC_CODE = -31429;
+
+const DEFAULT_MAX_PROCESSES = 32;
+const DEFAULT_MAX_PROCESSES_PER_CALLER = 4;
+const DEFAULT_PROCESS_IDLE_TIMEOUT_MS = 600_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+const DEFAULT_MAX_LINE_BYTES = 4 * 1_048_576;
+/** Requests one child may have in flight; past it, 429 (a client that never waits must not fill the gateway). */
+const MAX_PENDING_PER_CHILD = 1024;
+
+/** An open HTTP answer: a POST waiting for its response, or a session's GET stream. */
+interface Exchange {
+  readonly res: ServerResponse;
+  readonly isGet: boolean;
+  /** Whether the client accepts an event stream on this answer. */
+  readonly sse: boolean;
+  /** Delivers a message on this answer's stream; false when it cannot carry it. */
+  push(message: JsonRpcMessage): boolean;
+  /** Ends the exchange: a POST still waiting gets `status` and a JSON-RPC error, a stream is ended. */
+  end(status: number, message: string): void;
+}
+
+interface Slot extends PooledChild {
+  readonly sessionId: string;
+  /** POSTs waiting for an answer from this child, oldest first. */
+  readonly waiting: Set<Exchange>;
+  get: Exchange | undefined;
+}
+
+const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
+  upstream_exited: 'Bad gateway: the upstream MCP server process exited',
+  upstream_spawn_failed: 'Bad gateway: the upstream MCP server process could not be started',
+  upstream_line_too_large: 'Bad gateway: the upstream MCP server wrote a message larger than the gateway accepts',
+  upstream_stopped: 'Bad gateway: the upstream MCP server process was stopped',
+};
+
+/**
+ * Makes a stdio MCP server (any program reading newline-delimited JSON-RPC on stdin and answering on stdout)
+ * an upstream of the gateway: a {@link McpHttpHandler} for the request pipeline, which has already
+ * authenticated, authorized and (for lists) arranged filtering of what it writes, exactly as for the HTTP
+ * upstream proxy.
+ *
+ * - Processes: one per MCP session. A 2025 client's `initialize` starts one and gets the `Mcp-Session-Id`,
+ *   bound to the caller (the project's session registry), so a request naming another caller's session gets
+ *   404 like an unknown one. Requests without a session (2026-07-28, stateless) go to one child per caller.
+ *   A process never serves anyone but the caller it was started for.
+ * - Messages: each client request gets an id unique in its child (and its progress token likewise), so
+ *   concurrent requests with equal ids cannot collide; the answer carries the client's id again. The answer
+ *   is JSON unless the child sends something about the request first (progress, or a request of its own such
+ *   as sampling or elicitation), which turns the answer into an event stream ending with the response. The
+ *   child's other messages go to the one POST waiting on it, else to the session's GET stream, else to the
+ *   newest waiting POST; a request of the child's that no stream can carry is answered with an error at once.
+ *   The client's answers (POSTed responses) go back to the child that asked, with its own id.
+ * - Lifecycle: DELETE stops the child (stdin closed and SIGTERM, SIGKILL after `stopTimeoutMs`). A child that
+ *   exits fails its requests in flight with 502 (or an error event) and its session then answers 404. A
+ *   request with no word from the child for `idleTimeoutMs` gets 504 and the child a `notifications/cancelled`,
+ *   as does a request whose client went away.
+ * - Bounds: `maxProcesses` and `maxProcessesPerCaller` refuse a new process with 429 and JSON-RPC
+ *   {@link UPSTREAM_BUSY_JSONRPC_CODE}; no one's live process is ever stopped to make room. Idle children are
+ *   stopped after `processIdleTimeoutMs`.
+ *
+ * @throws ConfigurationError when `command` is missing or an option is out of range.
+ */
+export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstream {
+  if (typeof options?.command !== 'string' || options.command === '') {
+    throw new ConfigurationError('command', 'is required: the program of the stdio MCP server, e.g. "python3"');
+  }
+  const command = options.command;
+  const args = [...(options.args ?? [])];
+  const baseEnv = options.env ?? childEnvironment([], process.env);
+  const identityEnv = options.identityEnv === true;
+  const idleTimeoutMs = checkTimer(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
+  const stopTimeoutMs = checkTimer(options.stopTimeoutMs, 'stopTimeoutMs', DEFAULT_STOP_TIMEOUT_MS);
+  const maxLineBytes = checkInteger(options.maxLineBytes, 'maxLineBytes', DEFAULT_MAX_LINE_BYTES, { min: 1024, max: 1_073_741_824 });
+  const log = options.log ?? ((event: ChildLogEvent) => void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`));
+  const onUpstreamError = options.onUpstreamError;
+  const onSessionRefused = options.onSessionRefused;
+  const exchanges = new Set<Exchange>();
+
+  const pool = createChildProcessPool<Slot>({
+    maxProcesses: checkInteger(options.maxProcesses, 'maxProcesses', DEFAULT_MAX_PROCESSES, { min: 1, max: 100_000 }),
+    maxProcessesPerCaller: checkInteger(options.maxProcessesPerCaller, 'maxProcessesPerCaller', DEFAULT_MAX_PROCESSES_PER_CALLER, { min: 1, max: 100_000 }),
+    idleTimeoutMs: checkTimer(options.processIdleTimeoutMs, 'processIdleTimeoutMs', DEFAULT_PROCESS_IDLE_TIMEOUT_MS),
+    ...(options.now ? { now: options.now } : {}),
+    createSlot: (sessionId) => ({ sessionId, waiting: new Set(), get: undefined, child: undefined as unknown as StdioChild }),
+    startChild: (slot, sessionId, auth, ended) =>
+      startStdioChild({
+        command,
+        args,
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+        env: identityEnv ? withCallerIdentity(baseEnv, auth) : baseEnv,
+        maxLineBytes,
+        stopTimeoutMs,
+        label: sessionId,
+        log: (event) => {
+          try {
+            log(event);
+          } catch {
+            // Logging must never break serving.
+          }
+        },
+        onMessage: (message) => route(slot, message),
+        onEnd: () => {
+          ended();
+          // Waiting POSTs were failed by the child; the GET stream ends with it.
+          slot.get?.end(502, CHILD_END_MESSAGES.upstream_exited);
+        },
+      }),
+  });
+
+  /** Delivers a message of the child's that answers none of its requests: see {@link createStdioUpstream}. */
+  function route(slot: Slot, message: JsonRpcRequest | JsonRpcNotification): boolean {
+    if (slot.waiting.size === 1) {
+      for (const only of slot.waiting) if (only.push(message)) return true;
+    }
+    if (slot.get?.push(message)) return true;
+    let newest: Exchange | undefined;
+    for (const exchange of slot.waiting) if (exchange.sse) newest = exchange;
+    return newest?.push(message) ?? false;
+  }
+
+  function reportFailure(req: GuardedRequest, res: ServerResponse, reason: UpstreamFailure['reason'], status?: number): void {
+    try {
+      onUpstreamError?.(req, { reason, ...(res.headersSent || status === undefined ? {} : { status }) });
+    } catch {
+      // Logging must never break serving.
+    }
+  }
+
+  function refuseSession(req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal): void {
+    try {
+      onSessionRefused?.(req, refusal);
+    } catch {
+      // Logging must never break serving.
+    }
+    // One answer for every refusal: whether the session exists, and whose it is, stays unknown to the caller.
+    writeJson(res, 404, jsonRpcError(requestIdOf(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found'));
+  }
+
+  function refuseChild(req: GuardedRequest, res: ServerResponse, refusal: ChildRefusal): void {
+    const id = requestIdOf(req.body);
+    if (refusal === 'no_identity') {
+      writeJson(res, 400, jsonRpcError(id, -32600, 'Bad Request: a stdio upstream process is started for one caller, and this token names none (no sub, no client_id)'));
+      return;
+    }
+    reportFailure(req, res, 'upstream_busy', 429);
+    const text =
+      refusal === 'caller_process_limit'
+        ? 'Too many upstream sessions for this caller: end one (DELETE) or retry after one has been idle long enough to be stopped'
+        : 'Too many upstream sessions on this gateway: retry later';
+    writeJson(res, 429, jsonRpcError(id, UPSTREAM_BUSY_JSONRPC_CODE, text), { 'Retry-After': '5' });
+  }
+
+  /** The session a request names, or null when it names none. Undefined after answering 404. */
+  function namedSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo): BoundSession<Slot> | null | undefined {
+    const header = req.headers['mcp-session-id'];
+    if (header === undefined) return null;
+    const sessionId = typeof header === 'string' ? header : header.join(', ');
+    const found = pool.lookup(sessionId, auth);
+    if ('session' in found) return found.session;
+    refuseSession(req, res, { reason: found.refused, sessionId });
+    return undefined;
+  }
+
+  function post(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
+    const message = req.body!;
+    const stateless = isStatelessRevision(context.protocolVersion);
+    let session: BoundSession<Slot> | null | undefined;
+    let opened = false;
+    if (stateless) {
+      // 2026-07-28 has no sessions: a session id sent anyway is ignored (streamable-http, "Sessions").
+      session = null;
+    } else {
+      session = namedSession(req, res, context.auth);
+      if (session === undefined) return;
+    }
+    if (session === null) {
+      const isInitialize = !stateless && 'method' in message && message.method === 'initialize' && 'id' in message;
+      const found = isInitialize ? pool.open(context.auth) : pool.forCaller(context.auth);
+      if ('refused' in found) {
+        refuseChild(req, res, found.refused);
+        return;
+      }
+      session = found.session;
+      opened = isInitialize;
+    }
+    const slot = session.value;
+    if (!('method' in message)) {
+      // A client's answer to a request of the child's (sampling, elicitation, roots): back to that child.
+      slot.child.answer(message as JsonRpcResponse);
+      writeAccepted(res);
+      return;
+    }
+    if (!('id' in message)) {
+      slot.child.notify(message);
+      writeAccepted(res);
+      return;
+    }
+    if (slot.child.pending >= MAX_PENDING_PER_CHILD) {
+      reportFailure(req, res, 'upstream_busy', 429);
+      writeJson(res, 429, jsonRpcError(message.id, UPSTREAM_BUSY_JSONRPC_CODE, 'Too many requests in flight in this session: wait for some answers'), { 'Retry-After': '1' });
+      return;
+    }
+    return exchange(req, res, context, session, message as JsonRpcRequest, opened);
+  }
+
+  function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession<Slot>, message: JsonRpcRequest, opened: boolean): Promise<void> {
+    const slot = session.value;
+    const id: JsonRpcId = message.id;
+    const acceptsSse = acceptsEventStream(req.headers.accept);
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      let streaming = false;
+      let idleTimer: NodeJS.Timeout | undefined;
+      // Only the session the gateway just issued is announced, and only with a successful answer.
+      const sessionHeader = (): Record<string, string> => (opened ? { 'Mcp-Session-Id': slot.sessionId } : {});
+
+      function settle(): void {
+        settled = true;
+        clearTimeout(idleTimer);
+        exchanges.delete(record);
+        slot.waiting.delete(record);
+        res.off('close', onClose);
+        session.release();
+        resolve();
+      }
+
+      function startStream(): void {
+        for (const [name, value] of Object.entries(sessionHeader())) res.setHeader(name, value);
+        startEventStream(res);
+        streaming = true;
+      }
+
+      const write = (msg: JsonRpcMessage): void => writeHoldingChild(res, slot.child, msg);
+
+      function fail(status: number, text: string): void {
+        if (settled) return;
+        if (!res.headersSent && !res.writableEnded) writeJson(res, status, jsonRpcError(id, GATEWAY_JSONRPC_CODE, text));
+        else if (streaming && !res.writableEnded) {
+          write(jsonRpcError(id, GATEWAY_JSONRPC_CODE, text));
+          res.end();
+        }
+        settle();
+      }
+
+      const sink: RequestSink = {
+        message(msg) {
+          if (settled || !acceptsSse || res.writableEnded) return false;
+          idleTimer?.refresh();
+          if (!streaming) startStream();
+          write(msg);
+          return true;
+        },
+        response(msg) {
+          if (settled) return;
+          if (opened && 'error' in msg) {
+            // The child refused to initialize: no session was started after all.
+            pool.end(slot.sessionId);
+          }
+          if (streaming) {
+            write(msg);
+            res.end();
+          } else {
+            writeJson(res, httpStatusForResponse(msg, context.protocolVersion), msg, 'error' in msg ? {} : sessionHeader());
+          }
+          settle();
+        },
+        fail(reason) {
+          if (settled) return;
+          reportFailure(req, res, reason, 502);
+          fail(502, CHILD_END_MESSAGES[reason]);
+        },
+      };
+
+      const record: Exchange = {
+        res,
+        isGet: false,
+        sse: acceptsSse,
+        push: (msg) => sink.message(msg),
+        end: (status, text) => {
+          pendingRequest?.abandon(true, 'the gateway is shutting down');
+          reportFailure(req, res, 'gateway_shutdown', status);
+          fail(status, text);
+        },
+      };
+
+      function onClose(): void {
+        if (settled || res.writableFinished) return;
+        // The client went away: its answer can be sent nowhere (no resumable streams), so the work stops.
+        pendingRequest?.abandon(true, 'the client went away');
+        settle();
+      }
+
+      session.acquire();
+      exchanges.add(record);
+      slot.waiting.add(record);
+      res.once('close', onClose);
+      const pendingRequest = slot.child.request(message, sink);
+      if (pendingRequest === undefined) {
+        sink.fail('upstream_exited');
+        return;
+      }
+      idleTimer = setTimeout(() => {
+        pendingRequest.abandon(true, 'the gateway timed out waiting for an answer');
+        reportFailure(req, res, streaming ? 'upstream_idle_timeout' : 'upstream_timeout', 504);
+        fail(504, 'Gateway timeout: the upstream MCP server did not answer in time');
+      }, idleTimeoutMs);
+    });
+  }
+
+  function get(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
+    const found = sessionForGetOrDelete(req, res, context);
+    if (!found) return;
+    const session = found;
+    const slot = session.value;
+    if (slot.get !== undefined) {
+      writeJson(res, 409, jsonRpcError(null, -32600, 'Conflict: this session already has a GET stream open'));
+      return;
+    }
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      const record: Exchange = {
+        res,
+        isGet: true,
+        sse: true,
+        push(message) {
+          if (settled || res.writableEnded) return false;
+          writeHoldingChild(res, slot.child, message);
+          return true;
+        },
+        end() {
+          if (!settled && !res.writableEnded) res.end();
+          settle();
+        },
+      };
+      function settle(): void {
+        if (settled) return;
+        settled = true;
+        exchanges.delete(record);
+        if (slot.get === record) slot.get = undefined;
+        session.release();
+        resolve();
+      }
+      session.acquire();
+      exchanges.add(record);
+      slot.get = record;
+      res.once('close', settle);
+      startEventStream(res);
+    });
+  }
+
+  function del(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void {
+    const session = sessionForGetOrDelete(req, res, context);
+    if (!session) return;
+    pool.end(session.value.sessionId);
+    res.writeHead(200, { 'Content-Length': '0' }).end();
+  }
+
+  /** GET and DELETE are about a 2025 session; 2026-07-28 and sessionless requests get 405. */
+  function sessionForGetOrDelete(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession<Slot> | undefined {
+    if (isStatelessRevision(context.protocolVersion) || req.headers['mcp-session-id'] === undefined) {
+      res.setHeader('Allow', 'POST, OPTIONS');
+      writeJson(res, 405, jsonRpcError(null, -32600, `Method not allowed: ${req.method} needs the Mcp-Session-Id of a session started with initialize`));
+      return undefined;
+    }
+    return namedSession(req, res, context.auth) ?? undefined;
+  }
+
+  const handler = httpHandler((req, res, context) => {
+    switch (req.method) {
+      case 'POST':
+        return post(req, res, context);
+      case 'GET':
+        return get(req, res, context);
+      case 'DELETE':
+        return del(req, res, context);
+      default:
+        writeJson(res, 405, jsonRpcError(null, -32600, 'Method not allowed'));
+    }
+  });
+
+  // A gateway that dies without shutting down must not leave processes behind.
+  const onExit = (): void => void pool.close();
+  process.once('exit', onExit);
+
+  let closing: Promise<void> | undefined;
+  return {
+    ...handler,
+    get inFlight() {
+      return exchanges.size;
+    },
+    get processes() {
+      return pool.running;
+    },
+    endStreams(which) {
+      for (const exchange of [...exchanges]) {
+        if (which === 'all' || exchange.isGet) exchange.end(503, 'Service unavailable: the gateway is shutting down');
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        process.off('exit', onExit);
+        for (const exchange of [...exchanges]) exchange.end(503, 'Service unavailable: the gateway is shutting down');
+        await pool.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Answers whose client is slow to read, each holding its child's output until it drains. */
+const draining = new WeakSet<ServerResponse>();
+
+/**
+ * Writes one event, and while the client is slow to read, holds the child's stdout: a slow client slows the
+ * process that serves it instead of filling the gateway's memory (each child serves one caller).
+ */
+function writeHoldingChild(res: ServerResponse, child: StdioChild, message: JsonRpcMessage): void {
+  if (writeEvent(res, message) || draining.has(res)) return;
+  draining.add(res);
+  const release = child.hold();
+  const done = (): void => {
+    draining.delete(res);
+    res.off('drain', done);
+    res.off('close', done);
+    release();
+  };
+  res.once('drain', done);
+  res.once('close', done);
+}
+
+/** Whether an `Accept` header admits `text/event-stream` (MCP clients send `application/json, text/event-stream`). */
+function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  return /(^|,)\s*(text\/event-stream|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept);
+}
+
+function checkTimer(value: unknown, setting: string, fallback: number): number {
+  return checkInteger(value, setting, fallback, { min: 1, max: MAX_TIMER_MS });
+}
