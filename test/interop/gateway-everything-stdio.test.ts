@@ -1,0 +1,130 @@
+/**
+ * The gateway in front of a real third-party stdio MCP server: `@modelcontextprotocol/server-everything` in
+ * stdio mode (`node dist/index.js stdio`), one process per session, with the official SDK client on the
+ * other side and real JWT access tokens. Progress, sampling and elicitation make the round trips a stdio
+ * bridge must get right: notifications and the server's own requests on the call's event stream, the
+ * client's answers back to the right process.
+ */
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunningGateway } from '../../src/gateway/start-gateway.js';
+import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { childEvents, quote, ROOT, startStdioGateway, waitUntilGone } from '../helpers/stdio-gateway.js';
+
+const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const BASE = 'mcp:basic';
+const TOOLS = 'mcp:tools';
+const ADMIN = 'mcp:admin';
+const POLICY = { scopesSupported: [BASE, TOOLS, ADMIN], requiredScopes: [BASE], tools: { '*': [TOOLS], 'get-env': [ADMIN] }, prompts: { '*': [] }, resources: { '*': [] } };
+
+let as: AuthorizationServer;
+let gateway: RunningGateway;
+let upstream: StdioUpstream;
+let logs: string[];
+let dir: string;
+const open: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+async function connect(sub: string, scope = `${BASE} ${TOOLS}`): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const token = await as.issueAccessToken({ resource: gateway.resource, scope, sub });
+  const transport = new StreamableHTTPClientTransport(new URL(gateway.resource), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const client = new Client({ name: 'stdio-interop', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+    model: 'test-model',
+    role: 'assistant',
+    content: { type: 'text', text: `sampled reply to ${request.params.messages.length} message(s) for ${sub}` },
+  }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: `Ada for ${sub}`, check: true } }));
+  await withTimeout(client.connect(transport), 15_000, 'initialize');
+  open.push({ client, transport });
+  return { client, transport };
+}
+
+describe('gateway in front of @modelcontextprotocol/server-everything over stdio', { timeout: 90_000 }, () => {
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'everything-stdio-'));
+    const policyFile = join(dir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify(POLICY));
+    as = await startAuthorizationServer({ extraScopes: [BASE, TOOLS, ADMIN] });
+    ({ gateway, upstream, logs } = await startStdioGateway(as, `${quote(process.execPath)} ${quote(EVERYTHING)} stdio`, { MCP_AUTH_POLICY: policyFile, MCP_AUTH_IDENTITY_ENV: 'on' }, [BASE, TOOLS, ADMIN]));
+  });
+
+  after(async () => {
+    for (const { client } of open) await client.close().catch(() => {});
+    await gateway?.shutdown();
+    assert.equal(upstream?.processes ?? 0, 0, 'no process outlives the gateway');
+    await as?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists tools filtered by the policy and calls them', async () => {
+    const { client } = await connect('alice');
+    const names = (await withTimeout(client.listTools(), 10_000, 'tools/list')).tools.map((t) => t.name);
+    for (const name of ['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request']) assert.ok(names.includes(name), `${name}: ${names.join(', ')}`);
+    assert.ok(!names.includes('get-env'), 'get-env needs mcp:admin');
+    const echo = await withTimeout(client.callTool({ name: 'echo', arguments: { message: 'over stdio' } }), 10_000, 'echo');
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: over stdio' }]);
+    const prompts = (await withTimeout(client.listPrompts(), 10_000, 'prompts/list')).prompts;
+    assert.ok(prompts.length > 0);
+  });
+
+  it('streams progress notifications on the call\'s answer', async () => {
+    const { client } = await connect('bob');
+    const progress: Progress[] = [];
+    const result = await withTimeout(
+      client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, CallToolResultSchema, { onprogress: (p) => progress.push(p), timeout: 15_000 }),
+      20_000,
+      'trigger-long-running-operation',
+    );
+    assert.match(JSON.stringify(result.content), /Long running operation completed/);
+    assert.deepEqual(progress.map((p) => p.progress), [1, 2, 3]);
+  });
+
+  it('completes sampling and elicitation round trips, each user with their own process', async () => {
+    const carol = await connect('carol');
+    const dave = await connect('dave');
+    const [sampledCarol, sampledDave] = await Promise.all([
+      withTimeout(carol.client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 20 } }), 20_000, 'sampling (carol)'),
+      withTimeout(dave.client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 20 } }), 20_000, 'sampling (dave)'),
+    ]);
+    assert.match(JSON.stringify(sampledCarol.content), /sampled reply to 1 message\(s\) for carol/);
+    assert.match(JSON.stringify(sampledDave.content), /sampled reply to 1 message\(s\) for dave/);
+    const elicited = await withTimeout(carol.client.callTool({ name: 'trigger-elicitation-request', arguments: {} }), 20_000, 'elicitation');
+    assert.match(JSON.stringify(elicited.content), /Ada for carol/);
+    assert.notEqual(carol.transport.sessionId, dave.transport.sessionId);
+  });
+
+  it('an admin sees get-env: the process has only the whitelisted variables and its caller\'s identity', async () => {
+    const { client } = await connect('erin', `${BASE} ${TOOLS} ${ADMIN}`);
+    const env = await withTimeout(client.callTool({ name: 'get-env', arguments: {} }), 10_000, 'get-env');
+    const text = JSON.stringify(env.content);
+    assert.match(text, /MCP_CALLER_SUBJECT[^,]*erin/);
+    assert.doesNotMatch(text, /MCP_AUTH_ISSUER|NODE_TEST_CONTEXT/);
+  });
+
+  it('terminating the session stops its process', async () => {
+    const { transport } = await connect('frank');
+    const sessionId = transport.sessionId!;
+    const started = childEvents(logs).find((e) => e.event === 'upstream_started' && e.session === sessionId);
+    assert.ok(started, 'the session has its own process');
+    await withTimeout(transport.terminateSession(), 10_000, 'DELETE');
+    assert.ok(await waitUntilGone(started.pid as number));
+  });
+});
