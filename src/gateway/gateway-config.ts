@@ -6,6 +6,7 @@ import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
@@ -92,6 +93,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: '33554432' },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: '60' },
+  ...METRICS_SETTINGS,
 ];
 
 /** Everything the gateway needs, validated. */
@@ -110,6 +112,8 @@ export interface GatewayConfig {
   stdio?: StdioUpstreamOptions;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
+  /** The Prometheus metrics listener (`MCP_AUTH_METRICS_PORT`); absent when metrics are off. */
+  metrics?: MetricsConfig;
   /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
   maxConnectionsPerAddress: number;
   /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
@@ -160,6 +164,7 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
 export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>): GatewayConfig {
   const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
   const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
+  const metrics = loadMetricsConfig(settings, port);
   const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
   const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
   if (upstream !== undefined && upstreamCommand !== undefined) {
@@ -194,7 +199,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     if (identityHeaders) {
       throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
     }
-    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, settings };
+    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), settings };
   }
   const proxy: UpstreamProxyOptions = {
     upstream: upstream!,
@@ -205,7 +210,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
-  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, settings };
+  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), settings };
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */

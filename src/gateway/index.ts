@@ -3,6 +3,7 @@
 // Re-exports only.
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
+export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';
 export {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,
@@ -14,6 +15,7 @@ export {
   type UpstreamProxyOptions,
   type UpstreamFailure,
   type UpstreamFailureReason,
+  type UpstreamExchange,
 } from './upstream-proxy.js';
 export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
 export type { ChildEndReason, ChildLogEvent } from './stdio-child.js';

@@ -46,6 +46,12 @@ export interface RequestLogEntry {
 export interface RequestLogOptions {
   /** Receives each line (JSON, no trailing newline). Default: written to stdout with a newline. */
   write?: (line: string) => void;
+  /**
+   * Receives each finished entry, before it is written, e.g. for metrics (the gateway's request counts and
+   * durations come from here: it is where the guard's decision and the gateway's session refusals meet). It
+   * must not keep or change the entry. Errors it throws are ignored. Default none.
+   */
+  onEntry?: (entry: Readonly<RequestLogEntry>) => void;
 }
 
 /** The pieces to wire into the gateway: a middleware first in the chain, and the two hooks. */
@@ -69,6 +75,7 @@ export interface RequestLog {
  */
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
   const write = options.write ?? ((line: string) => void process.stdout.write(`${line}\n`));
+  const onEntry = options.onEntry;
   const entries = new WeakMap<IncomingMessage, RequestLogEntry>();
 
   return {
@@ -88,6 +95,11 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
         entry.status = res.statusCode;
         entry.durationMs = Math.round((performance.now() - started) * 10) / 10;
         if (!res.writableFinished) entry.aborted = true;
+        try {
+          onEntry?.(entry);
+        } catch {
+          // Metrics must never break serving, nor cost the log line.
+        }
         try {
           write(JSON.stringify(ordered(entry)));
         } catch {

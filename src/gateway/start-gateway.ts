@@ -10,6 +10,8 @@ import { requestPath } from '../http/request-headers.js';
 import { writeJson } from '../http/write-response.js';
 import { defaultResource, type GatewayConfig } from './gateway-config.js';
 import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
+import type { GatewayMetrics } from './gateway-metrics.js';
+import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog } from './request-log.js';
 import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
@@ -36,6 +38,8 @@ export interface RunningGateway {
   readonly guard: Guard;
   /** The request pipeline serving the MCP endpoint and the metadata. */
   readonly pipeline: RequestPipeline;
+  /** Where the Prometheus metrics are served (`MCP_AUTH_METRICS_PORT`), e.g. `http://127.0.0.1:9464/metrics`; absent when off. */
+  readonly metricsUrl?: string;
   /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
   readonly router: { readonly guard: Guard };
   /**
@@ -54,6 +58,9 @@ export interface RunningGateway {
  * It listens before building the guard, so that with port 0 and the default resource
  * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
  * authorization server cannot be reached yet, a warning is written and requests get 503 until it can.
+ *
+ * With `config.metrics`, the Prometheus metrics (see `createGatewayMetrics`) are served on a listener of their own,
+ * and prom-client is loaded; without, it is not loaded and nothing is counted.
  *
  * @throws the listen error (e.g. `EADDRINUSE`), after which nothing is left running.
  */
@@ -81,24 +88,35 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let pipeline: RequestPipeline;
   let proxy: UpstreamProxy | StdioUpstream | undefined;
   let requestLog: ReturnType<typeof createRequestLog>;
+  let metrics: GatewayMetrics | undefined;
+  let metricsListener: MetricsListener | undefined;
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
         ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
         : config.guard;
-    requestLog = createRequestLog(options.log ? { write: options.log } : {});
+    if (config.metrics) {
+      // Loaded only when metrics are on: a gateway without them never loads prom-client.
+      const { createGatewayMetrics } = await import('./gateway-metrics.js');
+      metrics = createGatewayMetrics({
+        sessions: () => proxy?.sessions,
+        ...(config.metrics.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}),
+      });
+    }
+    requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
     if (config.stdio) {
       // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
       const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
       proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event })) });
     } else {
-      proxy = createUpstreamProxy({ ...config.proxy!, ...hooks });
+      proxy = createUpstreamProxy({ ...config.proxy!, ...hooks, ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}) });
     }
     const userHook = guardOptions.onDecision;
     const guard = createGuard(
       {
         ...guardOptions,
+        ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
         onDecision: (event: DecisionEvent, request?: object) => {
           requestLog.onDecision(event, request);
           // Gateway hooks are configuration, not request handlers: they get the event, not the request and
@@ -124,6 +142,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         }
         writeJson(res, 404, NOT_FOUND);
       });
+    if (config.metrics && metrics) metricsListener = await startMetricsListener({ ...config.metrics, registry: metrics.registry });
   } catch (error) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -159,12 +178,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await Promise.race([closed, delay(500)]);
       server.closeAllConnections();
       await closed;
+      // Last, so that the drain itself can be watched.
+      await metricsListener?.close();
     })();
     return closing;
   };
 
   const guard = pipeline.guard;
-  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, router: { guard }, shutdown };
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
 }
 
 /**

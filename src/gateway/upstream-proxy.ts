@@ -10,6 +10,7 @@ import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
+import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
 
 export type { SessionRefusalReason } from '../core/session-registry.js';
 
@@ -76,6 +77,26 @@ export interface UpstreamProxyOptions {
   onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
   /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
   onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
+  /**
+   * Called when an upstream exchange ends, whatever the outcome, for metrics. Called on the request's path: keep
+   * it cheap. Errors it throws are ignored. Default none.
+   */
+  onExchangeEnd?: (req: GuardedRequest, exchange: UpstreamExchange) => void;
+}
+
+/** One upstream exchange, as reported to {@link UpstreamProxyOptions.onExchangeEnd}. */
+export interface UpstreamExchange {
+  /** HTTP method sent upstream: POST, GET (a stream) or DELETE. */
+  httpMethod: string;
+  /** From sending the request to the end of the answer (of the stream, for event streams), in milliseconds. */
+  durationMs: number;
+  /** The upstream's HTTP status, when it answered. */
+  status?: number;
+  /**
+   * `complete`: the upstream's answer was passed on whole; `client_closed`: the client went away first; else why
+   * the exchange failed.
+   */
+  outcome: 'complete' | 'client_closed' | UpstreamFailureReason;
 }
 
 /** A request refused because of the session it named, as reported to {@link UpstreamProxyOptions.onSessionRefused}. */
@@ -118,6 +139,8 @@ export interface UpstreamFailure {
 export interface UpstreamProxy extends McpHttpHandler {
   /** Upstream exchanges in progress. */
   readonly inFlight: number;
+  /** Upstream sessions remembered (bound to their callers), for the sessions gauge; absent when not tracked. */
+  readonly sessions?: number;
   /**
    * Ends exchanges in progress: `'get'` ends only standalone GET streams (notification channels, which
    * never finish by themselves), `'all'` ends everything. Event streams are ended cleanly (the client may
@@ -296,6 +319,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const exchanges = new ExchangeList();
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
+  const onExchangeEnd = options.onExchangeEnd;
 
   /**
    * Checks the session a request names. Returns the caller's session, `null` when the request names none,
@@ -331,6 +355,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         headers['content-length'] = body.length;
       }
       const id = requestIdOf(req.body);
+      // Both only when someone listens: no clock read and no span per request otherwise.
+      const startedAt = onExchangeEnd ? performance.now() : 0;
+      const span = startUpstreamSpan(upstream, method, req.body, headers);
       let settled = false;
       let isEventStream = false;
       let upstreamReq: ClientRequest | undefined;
@@ -367,6 +394,15 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         const complete = failure === undefined && upstreamRes?.complete === true;
         if (upstreamReq && !upstreamReq.destroyed && !complete) upstreamReq.destroy();
         if (failure) onUpstreamError?.(req, { reason: failure.reason, ...(res.headersSent ? {} : { status: failure.status }), ...(failure.code ? { code: failure.code } : {}) });
+        if (span) endUpstreamSpan(span, upstreamRes?.statusCode, failure?.reason);
+        if (onExchangeEnd) {
+          const outcome = failure?.reason ?? (clientGone ? 'client_closed' : 'complete');
+          try {
+            onExchangeEnd(req, { httpMethod: method, durationMs: performance.now() - startedAt, status: upstreamRes?.statusCode, outcome });
+          } catch {
+            // Metrics must never break serving.
+          }
+        }
         if (!clientGone && !res.writableEnded) {
           if (complete) res.end();
           else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, id, failure?.message ?? 'Bad gateway: the upstream MCP server closed the connection');
@@ -551,6 +587,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     ...handler,
     get inFlight() {
       return exchanges.size;
+    },
+    get sessions() {
+      return sessions.size;
     },
     endStreams(which) {
       for (const exchange of exchanges.toArray()) if (which === 'all' || exchange.isGet) exchange.end();

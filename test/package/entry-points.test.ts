@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts'];
+const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts', 'src/metrics/index.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
@@ -32,6 +32,28 @@ test('the main entry is the middleware API; CLI internals are exported nowhere',
   for (const name of ['startGateway', 'loadGatewayConfig', 'createUpstreamProxy', 'createRequestLog']) assert.equal(typeof (gateway as Record<string, unknown>)[name], 'function', name);
   const core = await import('../../src/core/index.js');
   for (const name of ['createGuard', 'compilePolicy', 'createResponseFilter', 'createSessionRegistry', 'createEventStreamRewriter']) assert.equal(typeof (core as Record<string, unknown>)[name], 'function', name);
+  const metrics = await import('../../src/metrics/index.js');
+  assert.equal(typeof metrics.createGuardMetrics, 'function');
+});
+
+test('prom-client is loaded only by the metrics entry and the gateway\'s metrics, never by core or the main entry', () => {
+  // Type-only imports are erased: they load nothing.
+  const loads = (file: string): boolean => /^\s*(?:import|export)\s+(?!type\b)[^'"]*?from\s+'prom-client'/m.test(readFileSync(join(ROOT, file), 'utf8'));
+  const importers = sourceFiles('src').filter(loads);
+  for (const file of importers) {
+    assert.ok(file.startsWith(join('src', 'metrics')) || file === join('src', 'gateway', 'gateway-metrics.ts'), `${file} imports prom-client`);
+  }
+  // Nothing the main or core entry reaches may import the metrics code: follow relative imports from both.
+  for (const entry of ['src/index.ts', 'src/core/index.ts']) {
+    const seen = new Set<string>();
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      assert.ok(!file.startsWith(join('src', 'metrics')) && !file.endsWith('gateway-metrics.ts'), `${entry} reaches ${file}`);
+      for (const spec of importsOf(file)) if (spec.startsWith('.')) walk(join(dirname(file), spec.replace(/\.js$/, '.ts')));
+    };
+    walk(join(entry));
+  }
 });
 
 test('layers: src/core imports neither node:http nor Express; only src/express imports Express; only the main entry imports src/express', () => {
