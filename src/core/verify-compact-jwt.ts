@@ -5,34 +5,26 @@
  * error classes and codes, so that a token gets the same verdict, and a refused token the same reason, either
  * way. `test/core/verify-compact-jwt.test.ts` runs generated tokens through both and compares.
  *
- * - The claims are checked by jose itself: its claim validation is reachable only through `jwtVerify` (which
- *   verifies with WebCrypto) and `UnsecuredJWT.decode`, so the verified payload is handed to the latter under a
- *   constant `{"alg":"none"}` header. Only this module does that, and only after the signature checked out.
+ * - The claims are checked as jose checks them ({@link checkJwtClaims}), once the signature checked out.
  * - Base64url decoding gives jose's results (`base64url.decode`, or `Buffer` where both read the same), so
  *   that exactly the same encodings are accepted.
  * - Algorithms not verified synchronously (ML-DSA) go to jose's `jwtVerify` unchanged.
  */
-import {
-  base64url,
-  errors,
-  jwtVerify,
-  UnsecuredJWT,
-  type CryptoKey,
-  type FlattenedJWSInput,
-  type JWTHeaderParameters,
-  type JWTPayload,
-  type JWTVerifyOptions,
-} from 'jose';
+import { base64url, errors, jwtVerify, type CryptoKey, type FlattenedJWSInput, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { verifiesSynchronously, verifyJwsSignature } from './jws-signature.js';
+import { checkJwtClaims, isPlainObject, strictUtf8, type JwtClaimOptions } from './jwt-claim-checks.js';
 
 /** Resolves the verification key from the protected header, as jose's `JWTVerifyGetKey` (CryptoKeys only). */
 export type CompactJwtKeyResolver = (protectedHeader: JWTHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
 
 /**
- * The options of {@link verifyCompactJwt}: jose's `JWTVerifyOptions` without `crit` (no extension beyond
- * `b64` is recognized, as when jose is given none) and `typ` (checked by the caller, case-insensitively).
+ * The options of {@link verifyCompactJwt}: those of jose's `JWTVerifyOptions` the guard uses. No `crit`: no
+ * extension beyond `b64` is recognized, as when jose is given none; no `typ`: the caller checks it.
  */
-export type CompactJwtVerifyOptions = Omit<JWTVerifyOptions, 'crit' | 'typ'>;
+export interface CompactJwtVerifyOptions extends JwtClaimOptions {
+  /** Accepted `alg` values (exact). Default: any jose supports. */
+  algorithms?: string[];
+}
 
 /** A verified JWT: what `jwtVerify` returns, less the key. */
 export interface VerifiedCompactJwt {
@@ -40,21 +32,8 @@ export interface VerifiedCompactJwt {
   protectedHeader: JWTHeaderParameters;
 }
 
-/** `{"alg":"none"}`, base64url: the header under which jose checks the already verified claims. */
-const NONE_HEADER = 'eyJhbGciOiJub25lIn0';
-
-/** jose's `TextDecoder` for headers and claims: malformed UTF-8 is an error, not U+FFFD. */
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 const NON_ASCII = /[^\x00-\x7f]/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
-
-/** jose's `isObject`: a plain object (JSON objects always are; arrays and `null` are not). */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Object.prototype.toString.call(value) !== '[object Object]') return false;
-  const prototype = Object.getPrototypeOf(value) as object | null;
-  return prototype === null || Object.getPrototypeOf(prototype) === null;
-}
 
 /** Unpadded base64url text, of a length that decodes: what every base64url decoder reads the same way. */
 function isPlainBase64url(segment: string): boolean {
@@ -109,8 +88,8 @@ function checkCritical(header: JWTHeaderParameters): boolean {
   return header.b64;
 }
 
-function asciiBytes(text: string, error: () => Error): Buffer {
-  if (NON_ASCII.test(text)) throw error();
+function asciiBytes(text: string, message: string): Buffer {
+  if (NON_ASCII.test(text)) throw new errors.JWSInvalid(message);
   return Buffer.from(text, 'latin1');
 }
 
@@ -138,18 +117,13 @@ export async function verifyCompactJwt(token: string, key: CryptoKey | CompactJw
 
   const payloadSegment = encodedPayload as string;
   // An unencoded payload (RFC 7797) is still signed as its ASCII bytes; jose checks it before the key.
-  const notAscii = (): Error => new errors.JWSInvalid(b64 ? 'The payload is not a valid base64url string' : 'JWS Compact Serialization payload must use only ASCII characters');
-  if (!b64 && NON_ASCII.test(payloadSegment)) throw notAscii();
+  if (!b64 && NON_ASCII.test(payloadSegment)) throw new errors.JWSInvalid('JWS Compact Serialization payload must use only ASCII characters');
   const jws: FlattenedJWSInput = { payload: payloadSegment, protected: encodedHeader as string, signature: encodedSignature as string };
   const verificationKey = typeof key === 'function' ? await key(header, jws) : key;
-  const signingInput = asciiBytes(token.slice(0, (encodedHeader as string).length + 1 + payloadSegment.length), notAscii);
+  const signingInput = asciiBytes(token.slice(0, (encodedHeader as string).length + 1 + payloadSegment.length), 'The payload is not a valid base64url string');
   const signature = decodeSegment(encodedSignature as string, 'signature');
   if (!verifyJwsSignature(alg, verificationKey, signingInput, signature)) throw new errors.JWSSignatureVerificationFailed();
   if (!b64) throw new errors.JWTInvalid('JWTs MUST NOT use unencoded payload');
-  // jose's own error for a payload it cannot decode; plain base64url always decodes (and is decoded below).
-  if (!isPlainBase64url(payloadSegment)) decodeSegment(payloadSegment, 'payload');
-
-  // jose's claim checks, on the payload whose signature was just verified (`algorithms` is ignored there).
-  const { payload } = UnsecuredJWT.decode(`${NONE_HEADER}.${payloadSegment}.`, options);
+  const payload = checkJwtClaims(decodeSegment(payloadSegment, 'payload'), options);
   return { payload, protectedHeader: header };
 }

@@ -171,6 +171,23 @@ async function buildCases(): Promise<Case[]> {
     ['strict: client_id missing', { client_id: undefined }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', STRICT_OPTIONS],
     ['strict: iat missing', { iat: undefined }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', STRICT_OPTIONS],
     ['strict: iss and exp missing', { iss: undefined, exp: undefined }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', STRICT_OPTIONS],
+    ['strict: sub and jti missing (which is named)', { sub: undefined, jti: undefined }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', STRICT_OPTIONS],
+    ['strict: everything missing', { iss: undefined, aud: undefined, sub: undefined, jti: undefined, iat: undefined, exp: undefined, client_id: undefined }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', STRICT_OPTIONS],
+    ['iss and aud wrong', { iss: 'https://evil.example.com', aud: 'https://elsewhere.example.com' }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['aud wrong, exp past', { aud: 'https://elsewhere.example.com', exp: NOW - 600 }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['iat a string, exp past', { iat: 'then', exp: NOW - 600 }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['nbf future, exp a string', { nbf: NOW + 600, exp: 'later' }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['nbf a string, iat a string', { nbf: 'soon', iat: 'then' }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['exp null', { exp: null }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['aud a list with a non-string', { aud: [1, RESOURCE] }, 'accepted'],
+    ['aud a list of lists', { aud: [[RESOURCE]] }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['aud an object', { aud: { RESOURCE } }, 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['no tolerance: exp just past', { exp: NOW - 1 }, 'ERR_JWT_EXPIRED', { ...BASE_OPTIONS, clockTolerance: 0 }],
+    ['no tolerance: exp now', { exp: NOW }, 'ERR_JWT_EXPIRED', { ...BASE_OPTIONS, clockTolerance: 0 }],
+    ['no tolerance: exp next second', { exp: NOW + 1 }, 'accepted', { ...BASE_OPTIONS, clockTolerance: 0 }],
+    ['no tolerance: nbf next second', { nbf: NOW + 1 }, 'ERR_JWT_CLAIM_VALIDATION_FAILED', { ...BASE_OPTIONS, clockTolerance: 0 }],
+    ['no required claims: exp missing', { exp: undefined }, 'accepted', { ...BASE_OPTIONS, requiredClaims: [] }],
+    ['one audience as a string option', {}, 'accepted', { ...BASE_OPTIONS, audience: RESOURCE }],
     ['cnf present', { cnf: { jkt: 'abc' } }, 'accepted'],
     ['large claims', { groups: Array.from({ length: 200 }, (_, i) => `group-${i}`) }, 'accepted'],
     ['unicode claims', { name: 'Zoë 日本 😀' }, 'accepted'],
@@ -182,6 +199,11 @@ async function buildCases(): Promise<Case[]> {
   add('payload null', token(es, header(), 'null'), 'ERR_JWT_INVALID');
   add('payload not JSON', token(es, header(), '{"iss":'), 'ERR_JWT_INVALID');
   add('payload a JSON string', token(es, header(), '"hello"'), 'ERR_JWT_INVALID');
+  add('payload with a __proto__ member', token(es, header(), `{"__proto__":{"iss":"x"},${JSON.stringify(claims()).slice(1)}`), 'accepted');
+  add('payload with a duplicate iss (last wins)', token(es, header(), `{"iss":"https://evil.example.com",${JSON.stringify(claims()).slice(1)}`), 'accepted');
+  add('payload with a duplicate iss, wrong last', token(es, header(), `${JSON.stringify(claims()).slice(0, -1)},"iss":"https://evil.example.com"}`), 'ERR_JWT_CLAIM_VALIDATION_FAILED');
+  // jose's TextDecoder drops a leading byte-order mark.
+  add('payload with a byte-order mark', token(es, header(), `\ufeff${JSON.stringify(claims())}`), 'accepted');
   {
     const input = `${segment(header())}.${Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).toString('base64url')}`;
     add('payload not UTF-8', `${input}.${signSegments('ES256', es.privateKey, input)}`, 'ERR_JWT_INVALID');
