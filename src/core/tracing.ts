@@ -1,4 +1,5 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { GuardError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import { MCP_METHODS } from './mcp-methods.js';
 
@@ -105,8 +106,12 @@ export function endWithError(span: Span, error: unknown): void {
   span.end();
 }
 
-/** A low-cardinality class of an error, as `error.type` wants: a Node error code, else the error's name. */
+/**
+ * A low-cardinality class of an error, as `error.type` wants: a guard refusal's reason (`token_expired`,
+ * `scope_insufficient`…), a Node error code (`ECONNREFUSED`), else the error's name (`TimeoutError`).
+ */
 export function errorType(error: unknown): string {
+  if (error instanceof GuardError) return error.reason;
   const own = (error as { code?: unknown } | undefined)?.code;
   if (typeof own === 'string') return own;
   const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;

@@ -6,6 +6,7 @@ import type { McpMessageHandler } from '../core/handler.js';
 import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { isFilteredRequest } from '../core/response-filter.js';
+import { describeMcpMessage } from '../core/tracing.js';
 import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
 import { setEndpointCors } from './cors.js';
@@ -13,6 +14,7 @@ import { filterListResponse, type ListAnswerMemo } from './filter-written-respon
 import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
 import { readBody } from './read-body.js';
 import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
+import { recordDecision, recordRefusal, serveTraced, traceStep, type RequestTrace } from './request-span.js';
 import { createMetadataResponder } from './serve-metadata.js';
 import { writeError } from './write-response.js';
 
@@ -60,6 +62,9 @@ type Req = IncomingMessage & { body?: unknown; auth?: AuthInfo };
  * {@link McpHttpHandler} that supports them, after the token and the base scopes; otherwise 405. Every
  * refusal is a standard answer (status, `WWW-Authenticate`, JSON-RPC error) reported to `onDecision`.
  *
+ * With an OpenTelemetry SDK registered, each POST, GET and DELETE is a SERVER span (see `serveTraced`) with
+ * children `mcp_guard.verify_token`, `mcp_guard.authorize` and `mcp_guard.handle`; without one, nothing is traced.
+ *
  * @example
  * const pipeline = createRequestPipeline(createGuard(options), handler);
  * http.createServer((req, res) => { if (!pipeline.serve(req, res)) res.writeHead(404).end(); });
@@ -83,8 +88,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     'OPTIONS',
   ].join(', ');
 
-  function deny(req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo): void {
+  function deny(req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo, traced?: RequestTrace): void {
     const answer = guard.errorResponse(error, id);
+    if (traced) recordRefusal(traced, error instanceof GuardError ? error.reason : undefined, answer);
     if (error instanceof GuardError) {
       guard.report('deny', error.reason, answer.status, {
         request: req,
@@ -120,7 +126,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     };
   }
 
-  async function servePost(req: Req, res: ServerResponse): Promise<void> {
+  async function servePost(req: Req, res: ServerResponse, traced: RequestTrace | undefined): Promise<void> {
     let id: JsonRpcId | null = null;
     let message: JsonRpcMessage | undefined;
     let auth: AuthInfo | undefined;
@@ -133,10 +139,11 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       if (parsed?.ok) {
         message = parsed.message;
         id = requestIdOf(message);
+        if (traced) describeMcpMessage(traced.span, message);
       } else if (parsed) {
         id = parsed.id;
       }
-      const pending = authenticate(req);
+      const pending = traced ? traceStep(traced, 'mcp_guard.verify_token', () => authenticate(req)) : authenticate(req);
       // A cached token costs no promise and no extra microtask.
       auth = pending instanceof Promise ? await pending : pending;
       if (!parsed) {
@@ -148,42 +155,56 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       }
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
-      const { protocolVersion, requiredScopes } = guard.authorize(msg, auth, mirroredHeaders(req));
+      const caller = auth;
+      const { protocolVersion, requiredScopes } = traced
+        ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorize(msg, caller, mirroredHeaders(req)))
+        : guard.authorize(msg, auth, mirroredHeaders(req));
       guard.report('allow', 'allowed', 200, { request: req, httpMethod: 'POST', message: msg, auth, requiredScopes });
+      if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       if (!httpHandler) {
-        await answerWithFunction(guard, handler as McpMessageHandler, { message: msg, id, auth, protocolVersion }, req, res);
+        const call = { message: msg, id, auth: caller, protocolVersion };
+        await (traced
+          ? traceStep(traced, 'mcp_guard.handle', () => answerWithFunction(guard, handler as McpMessageHandler, call, req, res))
+          : answerWithFunction(guard, handler as McpMessageHandler, call, req, res));
         return;
       }
       req.body = msg;
-      const caller = auth;
       if (isFilteredRequest(msg)) {
         // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
         // restricted resource read is kept out of shared caches.
         const key = guard.policy.listFilterKey(msg.method, caller, msg, protocolVersion);
         filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemo } });
       }
-      await httpHandler.handle(req as GuardedRequest, res, contextFor(res, caller, protocolVersion));
+      const handlerContext = contextFor(res, caller, protocolVersion);
+      await (traced
+        ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
+        : httpHandler.handle(req as GuardedRequest, res, handlerContext));
     } catch (error) {
-      deny(req, res, error, id, message, auth);
+      deny(req, res, error, id, message, auth, traced);
     }
   }
 
-  async function serveGetOrDelete(req: Req, res: ServerResponse): Promise<void> {
+  async function serveGetOrDelete(req: Req, res: ServerResponse, traced: RequestTrace | undefined): Promise<void> {
     let auth: AuthInfo | undefined;
     try {
       checkOrigin(req, res);
       const supported = httpHandler !== undefined && (req.method === 'GET' ? httpHandler.supportsGet !== false : httpHandler.supportsDelete !== false);
       if (!supported) throw methodNotAllowed(`Method not allowed: ${req.method} is not supported by this MCP endpoint`);
-      const pending = authenticate(req);
+      const pending = traced ? traceStep(traced, 'mcp_guard.verify_token', () => authenticate(req)) : authenticate(req);
       // A cached token costs no promise and no extra microtask.
       auth = pending instanceof Promise ? await pending : pending;
-      const requiredScopes = guard.authorizeBase(auth);
+      const caller = auth;
+      const requiredScopes = traced ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorizeBase(caller)) : guard.authorizeBase(auth);
       guard.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
-      await httpHandler.handle(req as GuardedRequest, res, contextFor(res, auth, firstHeader(req.headers['mcp-protocol-version'])));
+      const handlerContext = contextFor(res, caller, firstHeader(req.headers['mcp-protocol-version']));
+      await (traced
+        ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
+        : httpHandler.handle(req as GuardedRequest, res, handlerContext));
     } catch (error) {
-      deny(req, res, error, null, undefined, auth);
+      deny(req, res, error, null, undefined, auth, traced);
     }
   }
 
@@ -213,11 +234,11 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       if (path === endpointPath || path === endpointPathSlash) {
         switch (req.method) {
           case 'POST':
-            void servePost(req, res);
+            void serveTraced(req, res, endpointPath, servePost);
             return true;
           case 'GET':
           case 'DELETE':
-            void serveGetOrDelete(req, res);
+            void serveTraced(req, res, endpointPath, serveGetOrDelete);
             return true;
           case 'OPTIONS':
             serveEndpointOptions(req, res);
