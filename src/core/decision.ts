@@ -34,7 +34,9 @@ export type DecisionReason =
   | 'method_not_allowed'
   | 'method_not_found'
   | 'unsupported_media_type'
-  | 'not_acceptable';
+  | 'not_acceptable'
+  // Over a rate limit (429); also counted by the metrics' mcp_guard_rate_limited_total.
+  | 'rate_limited';
 
 /** One authorization decision, reported to `onDecision` for audit logs and metrics. Never contains the token. */
 export interface DecisionEvent {
