@@ -278,12 +278,16 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     return new Promise<void>((resolve) => {
       let settled = false;
       let streaming = false;
+      let answered = false;
       let idleTimer: NodeJS.Timeout | undefined;
       // Only the session the gateway just issued is announced, and only with a successful answer.
       const sessionHeader = (): Record<string, string> => (opened ? { 'Mcp-Session-Id': slot.sessionId } : {});
 
       function settle(): void {
         settled = true;
+        // A session whose id never reached its client (it left, the answer timed out or failed) can never be
+        // used: its process goes now rather than after the idle timeout, and frees the caller's slot.
+        if (opened && !answered) pool.end(slot.sessionId);
         clearTimeout(idleTimer);
         exchanges.delete(record);
         slot.waiting.delete(record);
@@ -320,10 +324,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         },
         response(msg) {
           if (settled) return;
-          if (opened && 'error' in msg) {
-            // The child refused to initialize: no session was started after all.
-            pool.end(slot.sessionId);
-          }
+          // An initialize the child refused started no session after all (settle ends it).
+          answered = !('error' in msg);
           if (streaming) {
             write(msg);
             res.end();

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { postMcp } from '../helpers/http-client.js';
 import { childEvents, NODE_SERVER, quote, RawSession, startStdioGateway, waitUntilGone } from '../helpers/stdio-gateway.js';
 
 const COMMAND = `${quote(process.execPath)} ${quote(NODE_SERVER)}`;
@@ -121,6 +122,22 @@ describe('stdio upstream lifecycle', { timeout: 60_000 }, () => {
       const sessionless = await fetch(gateway.resource, { headers: { authorization: `Bearer ${s.token}`, accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) });
       assert.equal(sessionless.status, 405, 'GET without a session: nothing to stream');
       await sessionless.arrayBuffer();
+    } finally {
+      await gateway.shutdown();
+    }
+  });
+
+  it('an initialize the process refuses issues no session and stops the process', async () => {
+    const { gateway, upstream, logs } = await startStdioGateway(as, COMMAND);
+    try {
+      const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'judy' });
+      const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'refused', version: '1' } } }, token);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'not today' } });
+      assert.equal(answer.headers['mcp-session-id'], undefined);
+      const started = childEvents(logs).find((e) => e.event === 'upstream_started');
+      assert.ok(started && (await waitUntilGone(started.pid as number)));
+      assert.equal(upstream.processes, 0);
     } finally {
       await gateway.shutdown();
     }
