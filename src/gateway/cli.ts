@@ -40,7 +40,10 @@ async function main(): Promise<void> {
       return;
     }
     const code = (error as NodeJS.ErrnoException).code;
-    const hint = code === 'EADDRINUSE' ? `port ${config.port} is in use; set PORT or --port to a free port` : code === 'EACCES' ? `not allowed to listen on ${config.host}:${config.port}` : (error as Error).message;
+    // A listen error names its port: the metrics listener's is not the gateway's.
+    const metrics = config.metrics !== undefined && (error as { port?: unknown }).port === config.metrics.port && config.metrics.port !== config.port ? config.metrics : undefined;
+    const [host, port, settings] = metrics ? [metrics.host, metrics.port, 'MCP_AUTH_METRICS_PORT or --metrics-port'] : [config.host, config.port, 'PORT or --port'];
+    const hint = code === 'EADDRINUSE' ? `port ${port} is in use; set ${settings} to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}` : (error as Error).message;
     process.stderr.write(`${PROGRAM}: cannot start: ${hint}\n`);
     process.exitCode = 1;
     return;

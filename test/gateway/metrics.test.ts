@@ -2,10 +2,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { ConfigurationError } from '../../src/core/errors.js';
@@ -201,5 +204,38 @@ describe('metrics settings', () => {
     refuses({ MCP_AUTH_METRICS_HOST: '0.0.0.0' }, 'MCP_AUTH_METRICS_HOST');
     refuses({ MCP_AUTH_METRICS_TOOL_LABELS: 'on' }, 'MCP_AUTH_METRICS_TOOL_LABELS');
     refuses({ MCP_AUTH_METRICS_PORT: '9464', MCP_AUTH_METRICS_TOOL_LABELS: 'maybe' }, 'MCP_AUTH_METRICS_TOOL_LABELS');
+  });
+});
+
+describe('a metrics port in use', () => {
+  const listenOn = (port: number): Promise<import('node:net').Server> =>
+    new Promise((resolve, reject) => {
+      const server = createNetServer();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve(server));
+    });
+  const portOf = (server: import('node:net').Server): number => (server.address() as AddressInfo).port;
+
+  it('keeps the gateway from starting and leaves nothing listening; the CLI names the metrics setting', { timeout: 30_000 }, async () => {
+    const taken = await listenOn(0);
+    const probe = await listenOn(0);
+    const gatewayPort = portOf(probe);
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const settings = { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp', MCP_AUTH_ISSUER: 'http://127.0.0.1:9', HOST: '127.0.0.1', PORT: String(gatewayPort), MCP_AUTH_METRICS_PORT: String(portOf(taken)) };
+    try {
+      await assert.rejects(startGateway(loadGatewayConfig(settings), { log: () => {}, warn: () => {} }), (e: unknown) => (e as NodeJS.ErrnoException).code === 'EADDRINUSE');
+      const again = await listenOn(gatewayPort);
+      await new Promise<void>((resolve) => again.close(() => resolve()));
+
+      const cli = fileURLToPath(new URL('../../src/gateway/cli.ts', import.meta.url));
+      const child = spawn(process.execPath, ['--import', 'tsx', cli], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...settings } });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      assert.equal(code, 1, stderr);
+      assert.equal(stderr, `mcp-oauth-guard: cannot start: port ${portOf(taken)} is in use; set MCP_AUTH_METRICS_PORT or --metrics-port to a free port\n`);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 });
