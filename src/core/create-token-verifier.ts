@@ -8,9 +8,12 @@ import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenEr
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS, createIntrospectionVerifier, resolveIntrospectionEndpoint, type IntrospectToken } from './introspection-verifier.js';
 import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './issuer-discovery.js';
 import { checkIssuers } from './issuer-identifier.js';
+import { estimateIdentityBytes } from './identity-size.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
 import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
+
+export { estimateIdentityBytes } from './identity-size.js';
 
 /** Default {@link TokenVerifierOptions.clockToleranceSeconds}, in seconds. */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
@@ -147,14 +150,14 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const verifyByIntrospection = async (token: string, key: string): Promise<AuthInfo> => {
     const response = await (introspect as IntrospectToken)(token);
     const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
-    cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(JSON.stringify(response).length) });
+    cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(response) });
     return info;
   };
 
   const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer): Promise<AuthInfo> => {
     const { payload } = await issuer.verifyJwt(token);
     const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
-    cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(jwtPayloadLength(token)) });
+    cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
     return info;
   };
 
@@ -274,23 +277,6 @@ function withToken(identity: CachedIdentity, token: string): AuthInfo {
  */
 function tokenDigest(token: string): string {
   return hash('sha256', token, 'base64url');
-}
-
-/**
- * Estimated memory of a cached identity, in bytes, from the length of its claims as JSON: V8 keeps parsed
- * claims in about twice their JSON size (object shapes, one-byte strings, arrays), plus a fixed cost for the
- * entry, its digest key, the frozen `AuthInfo` parts and the recency list. Measured by `npm run bench`'s
- * cache figure; an estimate, not an exact count, but proportional to what a token's claims cost.
- */
-export function estimateIdentityBytes(claimsJsonLength: number): number {
-  return 2 * claimsJsonLength + 640;
-}
-
-/** Length of a compact JWS's decoded payload, from its base64url segment (no decoding needed). */
-function jwtPayloadLength(token: string): number {
-  const start = token.indexOf('.') + 1;
-  const end = token.indexOf('.', start);
-  return Math.floor(((end - start) * 3) / 4);
 }
 
 /**
