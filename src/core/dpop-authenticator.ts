@@ -60,6 +60,11 @@ export function createDpopAuthenticator(options: DpopAuthenticatorOptions): Auth
       });
     }
     if (!fresh) throw new InvalidDpopProofError('DPoP proof was already used (jti replayed): send a fresh proof with every request (RFC 9449 section 11.1)', 'dpop_proof_replayed');
+    // The proof was in its window when checked; verifying the token took time. A store that records claims past
+    // their expiry would accept replays from then on, so the window is checked again once the claim is held.
+    if (!((now ?? Date.now)() < verified.expiresAtMs)) {
+      throw new InvalidDpopProofError('DPoP proof expired while it was being checked: send a fresh proof', 'dpop_proof_invalid');
+    }
     return auth;
   };
 }

@@ -15,8 +15,10 @@ import { checkInteger } from './settings.js';
 export interface ReplayCache {
   /**
    * Records `jti` as used until `expiresAtMs` (milliseconds since the epoch) and returns true, or returns false
-   * when it is already recorded and not yet expired. Must be atomic: of two concurrent claims of one `jti`, one
-   * wins. A rejected promise is answered 503 (the store is unavailable), never as an accepted proof.
+   * when it is already recorded and not yet expired, or when `expiresAtMs` has passed (a proof that expired while
+   * its token was being verified can no longer be claimed: otherwise every replay landing after the expiry would
+   * be recorded anew, and accepted). Must be atomic: of two concurrent claims of one `jti`, one wins. A rejected
+   * promise (or a thrown error) is answered 503 (the store is unavailable or full), never as an accepted proof.
    */
   claim(jti: string, expiresAtMs: number): boolean | Promise<boolean>;
 }
@@ -27,9 +29,11 @@ export const DEFAULT_REPLAY_CACHE_MAX_ENTRIES = 100_000;
 /** Options of {@link createMemoryReplayCache}. */
 export interface MemoryReplayCacheOptions {
   /**
-   * Most identifiers held (each at most 128 characters: longer `jti`s are refused by the proof check). When full,
-   * expired entries go first, then the oldest claims: past `maxEntries` proofs per acceptance window the window
-   * in which a replay is caught shrinks to what the cache holds. Default 100 000 (about 20 MB at most).
+   * Most identifiers held (each at most 128 characters: longer `jti`s are refused by the proof check). Expired
+   * entries are dropped first; when the cache is still full of live claims, a new claim throws (the guard answers
+   * 503 with `Retry-After`) rather than forget a live `jti`, which would let a flood of proofs wash out the one an
+   * attacker wants to replay. Size it above the DPoP requests one process accepts per proof window (60 s plus the
+   * clock tolerance). Default 100 000 (about 20 MB at most).
    */
   maxEntries?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
@@ -66,11 +70,13 @@ export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}):
   return {
     claim(jti, expiresAtMs) {
       const at = now();
+      if (!(expiresAtMs > at)) return false;
       const seen = expiries.get(jti);
       if (seen !== undefined && seen > at) return false;
       if (seen !== undefined) expiries.delete(jti);
       sweep(at);
-      if (expiries.size >= maxEntries) expiries.delete(expiries.keys().next().value as string);
+      // Fail closed: forgetting a live claim would reopen its proof to replay.
+      if (expiries.size >= maxEntries) throw new Error(`the DPoP replay cache holds ${maxEntries} live proofs (maxEntries)`);
       expiries.set(jti, expiresAtMs);
       return true;
     },

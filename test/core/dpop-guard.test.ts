@@ -292,11 +292,34 @@ describe('dpop: settings', () => {
     assert.equal(down.errorResponse(error).headers['Retry-After'], '5');
   });
 
-  test('the default replay cache is bounded', async () => {
+  test('the default replay cache is bounded, and full of live proofs it answers 503 rather than forget one', async () => {
     const cache = createMemoryReplayCache({ maxEntries: 2 });
     const guard = guardWith({ dpopReplayCache: cache });
     const token = await boundToken();
-    for (let i = 0; i < 3; i++) await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
+    for (let i = 0; i < 2; i++) await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
+    await assertGuardError(authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token))), RequestRejectedError, 'dpop_replay_cache_unavailable', 503);
     assert.equal(cache.size, 2);
+  });
+
+  test('a proof that expires while its token is being verified is refused, whatever the store records', async () => {
+    // A store that, like a careless shared cache, records any claim: only the guard's own check stands between
+    // a replay that lands after the proof's expiry and acceptance.
+    let clock = Date.now();
+    const guard = guardWith({ dpopReplayCache: { claim: () => true } });
+    const token = await boundToken();
+    const proof = await proofFor(token);
+    const realNow = Date.now;
+    Date.now = () => clock;
+    try {
+      const verify = guard.verifier.verify.bind(guard.verifier);
+      guard.verifier.cached = undefined;
+      guard.verifier.verify = async (t) => {
+        clock += 10 * 60_000; // verification outlasts the proof window
+        return verify(t);
+      };
+      await assertGuardError(authenticate(guard, `DPoP ${token}`, requestWith(proof)), InvalidDpopProofError, 'dpop_proof_invalid', 401);
+    } finally {
+      Date.now = realNow;
+    }
   });
 });

@@ -26,14 +26,24 @@ describe('createMemoryReplayCache', () => {
     assert.equal(cache.size, 1);
   });
 
-  it('holds at most maxEntries, dropping the oldest claims first', () => {
-    const cache = createMemoryReplayCache({ maxEntries: 3, now: () => 0 });
-    for (const jti of ['a', 'b', 'c', 'd']) assert.equal(cache.claim(jti, 10_000), true);
+  it('holds at most maxEntries, and when full of live claims refuses new ones rather than forget one', () => {
+    let at = 0;
+    const cache = createMemoryReplayCache({ maxEntries: 3, now: () => at });
+    for (const jti of ['a', 'b', 'c']) assert.equal(cache.claim(jti, 10_000), true);
+    assert.throws(() => cache.claim('d', 10_000), /live proofs/);
     assert.equal(cache.size, 3);
-    assert.equal(cache.claim('d', 10_000), false);
-    assert.equal(cache.claim('b', 10_000), false);
-    // The oldest went first.
-    assert.equal(cache.claim('a', 10_000), true);
+    assert.equal(cache.claim('a', 10_000), false, 'a flood cannot wash out a live claim');
+    at = 10_000;
+    assert.equal(cache.claim('d', 20_000), true, 'expired claims make room');
+  });
+
+  it('refuses a claim whose proof has already expired, so a late replay is not recorded anew', () => {
+    let at = 5_000;
+    const cache = createMemoryReplayCache({ now: () => at });
+    assert.equal(cache.claim('late', 5_000), false);
+    assert.equal(cache.claim('late', 4_999), false);
+    at = 0;
+    assert.equal(cache.claim('late', 5_000), true);
   });
 
   it('refuses a maxEntries that is not a positive whole number', () => {
