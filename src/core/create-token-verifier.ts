@@ -295,7 +295,7 @@ function selectIssuer(token: string, trusted: ReadonlyMap<string, TrustedIssuer>
   throw new InvalidTokenError(
     typeof iss === 'string'
       ? `access token was issued by ${describeClaimValue(iss)} (iss), which is not a trusted issuer: expected one of ${issuers.join(', ')}`
-      : `access token has no iss; expected one of ${issuers.join(', ')}`,
+      : `access token has ${iss === undefined ? 'no iss' : 'an iss that is not a string'}; expected one of ${issuers.join(', ')}`,
     'token_issuer',
   );
 }

@@ -1,4 +1,4 @@
-import { errors as joseErrors, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import { decodeJwt, errors as joseErrors, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from './errors.js';
 import { createJwksKeySet } from './jwks-key-set.js';
@@ -129,7 +129,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
       if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
         verified = await verifyWithEachCandidate(token, error, verifyOptions, expected);
       } else {
-        throw toGuardError(error, expected);
+        throw toGuardError(error instanceof joseErrors.JWKSNoMatchingKey ? (foreignIssuer(token, expected) ?? error) : error, expected);
       }
     }
     checkTokenType(verified.protectedHeader.typ, strict);
@@ -189,6 +189,24 @@ function isTokenKeyError(error: unknown): boolean {
     error instanceof joseErrors.JWKSMultipleMatchingKeys ||
     // The `alg` has no usable key type in a JWKS; unreachable with the allow-list, kept for safety.
     error instanceof joseErrors.JOSENotSupported
+  );
+}
+
+/**
+ * For a token signed with a key the issuer does not publish: when its (unverified) `iss` names another issuer,
+ * that is the clearer refusal (a token from another identity provider), else `undefined`. Cold path only.
+ */
+function foreignIssuer(token: string, expected: Expected): InvalidTokenError | undefined {
+  let iss: unknown;
+  try {
+    iss = decodeJwt(token).iss;
+  } catch {
+    return undefined;
+  }
+  if (iss === expected.issuer) return undefined;
+  return new InvalidTokenError(
+    `access token was issued by ${describeClaimValue(iss)} (iss), not by the expected issuer ${expected.issuer}`,
+    'token_issuer',
   );
 }
 

@@ -170,6 +170,18 @@ describe('refusals that say why (one issuer)', () => {
     assert.ok(error.message.endsWith(issuer.issuer), error.message);
   });
 
+  it('a token from another identity provider is refused for its issuer, not as an unknown key', async () => {
+    const outsider = await startTestIssuer();
+    try {
+      const verifier = createTokenVerifier({ issuer: issuer.issuer, resource: RESOURCE, jwksCooldownMs: 0 });
+      const error = await assertGuardError(verifier.verify(await outsider.sign({ aud: RESOURCE }, { header: { kid: 'elsewhere' } })), InvalidTokenError, 'token_issuer', 401);
+      assert.ok(error.message.includes(`${outsider.issuer} (iss)`) && error.message.endsWith(issuer.issuer), error.message);
+      assert.equal(outsider.totalRequests(), 0, 'the other identity provider is never contacted');
+    } finally {
+      await outsider.close();
+    }
+  });
+
   it('a hostile aud is quoted safely: printable, bounded, without quotes', async () => {
     const verifier = createTokenVerifier({ issuer: issuer.issuer, resource: RESOURCE });
     const error = await assertGuardError(verifier.verify(await issuer.sign({ aud: `"evil"\r\n${'x'.repeat(5000)}` })), InvalidTokenError, 'token_audience', 401);
