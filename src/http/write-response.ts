@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GuardHttpResponse } from '../core/create-guard.js';
 import type { JsonRpcMessage } from '../core/jsonrpc.js';
 
@@ -10,13 +10,29 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   res.end(text);
 }
 
-/** Writes a guard error answer, unless headers were already sent (then the connection is ended). */
+/**
+ * Writes a guard error answer, unless headers were already sent (then the connection is ended). A refusal that
+ * leaves the request body unread (a forbidden `Origin`, a 405, a missing token) also closes the connection: a
+ * client trickling that body would otherwise hold it open past `bodyTimeoutMs`, which only the body reader applies.
+ */
 export function writeError(res: ServerResponse, answer: GuardHttpResponse): void {
   if (res.headersSent) {
     res.end();
     return;
   }
+  const req = res.req as IncomingMessage | undefined;
+  if (req !== undefined && hasBody(req) && !req.complete && !req.readableEnded) {
+    res.setHeader('Connection', 'close');
+    // Drain what arrives meanwhile, so that the close is a clean FIN and not a reset that could eat the answer.
+    req.resume();
+  }
   writeJson(res, answer.status, answer.body, answer.headers);
+}
+
+/** Whether the request announced a body (a bodiless GET is never "unread"). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
 /** `202 Accepted` with no body: notifications and client responses (MCP Streamable HTTP). */

@@ -27,7 +27,7 @@ interface SlowClientOutcome {
  * Sends the headers of a POST with a 100-byte body, then one body byte every `TRICKLE_MS`, until the server
  * closes the connection (the test's timeout bounds a server that never does).
  */
-function slowClient(origin: string): Promise<SlowClientOutcome> {
+function slowClient(origin: string, extraHeaders = ''): Promise<SlowClientOutcome> {
   const { port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(Number(port), '127.0.0.1');
@@ -37,7 +37,7 @@ function slowClient(origin: string): Promise<SlowClientOutcome> {
     socket.on('connect', () => {
       socket.write(
         'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n' +
-          `Authorization: Bearer ${SECRET_TOKEN}\r\n\r\n`,
+          `Authorization: Bearer ${SECRET_TOKEN}\r\n${extraHeaders}\r\n`,
       );
       ticker = setInterval(() => {
         if (socket.writable && bytesSent < 100) {
@@ -115,6 +115,14 @@ describe('slow request bodies (bodyTimeoutMs)', () => {
     }
     const open = await new Promise<number>((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
     assert.equal(open, 0, 'no connection left open');
+  });
+
+  it('a refusal that leaves the body unread (a forbidden Origin) closes the connection too', { timeout: 20_000 }, async () => {
+    const outcome = await slowClient(origin, 'Origin: https://evil.example.com\r\n');
+    const answer = parseAnswer(outcome.answer);
+    assert.equal(answer.status, 403);
+    assert.equal(answer.headers.get('connection'), 'close');
+    assert.ok(outcome.bytesSent < 20, `closed at once, not held open by the trickle (${outcome.bytesSent} bytes sent)`);
   });
 
   it('a body that arrives in time is served as usual', { timeout: 10_000 }, async () => {
