@@ -11,6 +11,7 @@ import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from './identity-size.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
+import { checkBearerUse } from './token-binding.js';
 import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
 
 export { estimateIdentityBytes } from './identity-size.js';
@@ -101,10 +102,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   if (boundTokens !== 'refuse' && boundTokens !== 'return') throw new ConfigurationError('boundTokens', 'must be "refuse" or "return"');
   /** Refuses a sender-constrained token unless the caller checks the binding itself (see `boundTokens`). */
   const accept = (info: AuthInfo): AuthInfo => {
-    if (boundTokens === 'refuse' && info.extra.claims['cnf'] !== undefined) {
-      throw new InvalidTokenError('token is sender-constrained (cnf) and cannot be used as a bearer token', 'token_binding');
-    }
-    return info;
+    return boundTokens === 'refuse' ? checkBearerUse(info, 'off') : info;
   };
 
   const cache: TokenCache<CachedIdentity> | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});

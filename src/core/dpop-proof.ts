@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
 import { InvalidDpopProofError, InvalidRequestError } from './errors.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from './create-token-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
 /**
@@ -102,7 +103,7 @@ export function readDpopProofHeader(values: string | readonly string[] | undefin
  */
 export async function verifyDpopProof(proof: string, expected: DpopProofExpectations): Promise<VerifiedDpopProof> {
   const algorithms = expected.algorithms ?? DPOP_SIGNING_ALGORITHMS;
-  const tolerance = expected.clockToleranceSeconds ?? 5;
+  const tolerance = expected.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
   const nowSeconds = (expected.now ?? Date.now)() / 1000;
 
   if (proof.length > MAX_DPOP_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw malformed();

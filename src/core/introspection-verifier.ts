@@ -2,6 +2,7 @@ import * as client from 'openid-client';
 import type { DecisionReason } from './decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from './errors.js';
 import { assertSecureUrl, createTimeoutFetch, toOpenIdClientTimeout } from './issuer-discovery.js';
+import { describeClaimValue } from './jwt-verifier.js';
 
 /** Default {@link IntrospectionOptions.cacheTtlSeconds}, in seconds. */
 export const DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS = 60;
@@ -106,7 +107,7 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
       throw invalid('token_type is DPoP but the token is bound to no key (cnf.jkt)', 'token_binding');
     }
     if (response.iss !== undefined && response.iss !== options.issuer) {
-      throw invalid('access token was issued by another authorization server', 'token_issuer');
+      throw invalid(`access token was issued by ${describeClaimValue(response.iss)} (iss), not by the expected issuer ${options.issuer}`, 'token_issuer');
     }
 
     const nowSeconds = now() / 1000;
@@ -120,7 +121,8 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
       if (nbf > nowSeconds + tolerance) throw invalid('access token is not valid yet (nbf)', 'token_not_yet_valid');
     }
     if (!containsAudience(response.aud, audiences)) {
-      throw invalid('access token was not issued for this resource (aud)', 'token_audience');
+      const accepted = audiences.length === 1 ? (audiences[0] as string) : `one of ${audiences.join(', ')}`;
+      throw invalid(`access token was issued for ${describeClaimValue(response.aud)} (aud), not for this resource: expected ${accepted}`, 'token_audience');
     }
     return response;
   };

@@ -1,5 +1,5 @@
 /**
- * The one list of JWS algorithms the guard knows, for tokens (and, later, proofs). Asymmetric only: a
+ * The one list of JWS algorithms the guard knows, for access tokens and DPoP proofs. Asymmetric only: a
  * symmetric `HS*` key would let anyone holding it mint tokens, and `none` is no signature (RFC 8725 §3.1).
  */
 

@@ -182,6 +182,16 @@ describe('refusals that say why (one issuer)', () => {
     }
   });
 
+  it('introspection refusals say the same: expected and actual audience and issuer', async () => {
+    const verifier = createTokenVerifier({ issuer: issuer.issuer, resource: RESOURCE, introspection: { clientId: 'rs-client', clientSecret: 'rs-secret', cacheTtlSeconds: 0 } });
+    issuer.setIntrospection('opaque-aud', { active: true, aud: 'https://other.example.com/mcp' });
+    issuer.setIntrospection('opaque-iss', { active: true, aud: RESOURCE, iss: 'https://elsewhere.example.com' });
+    const aud = await assertGuardError(verifier.verify('opaque-aud'), InvalidTokenError, 'token_audience', 401);
+    assert.equal(aud.message, `access token was issued for https://other.example.com/mcp (aud), not for this resource: expected ${RESOURCE}`);
+    const iss = await assertGuardError(verifier.verify('opaque-iss'), InvalidTokenError, 'token_issuer', 401);
+    assert.equal(iss.message, `access token was issued by https://elsewhere.example.com (iss), not by the expected issuer ${issuer.issuer}`);
+  });
+
   it('a hostile aud is quoted safely: printable, bounded, without quotes', async () => {
     const verifier = createTokenVerifier({ issuer: issuer.issuer, resource: RESOURCE });
     const error = await assertGuardError(verifier.verify(await issuer.sign({ aud: `"evil"\r\n${'x'.repeat(5000)}` })), InvalidTokenError, 'token_audience', 401);
