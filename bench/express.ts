@@ -18,6 +18,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import { join } from 'node:path';
 import type { CacheMemoryReport, CacheMemoryResult } from './cache-memory.js';
 import { LoadProcess } from './load-client.js';
 import { pinning, run, startScript, stopAll, waitFor, which } from './processes.js';
@@ -35,7 +36,7 @@ export interface ExpressSettings {
   /** File URL of the compiled library entry point; undefined: the TypeScript source. */
   library: string | undefined;
   libraryNote: string;
-  /** Write V8 CPU profiles of the guarded, floor and peer servers to this directory. */
+  /** Write V8 CPU profiles of the guarded, floor and peer servers under this directory (one folder each). */
   cpuProfileDir?: string;
   placements: readonly Placement[];
   /** Tokens of the memory-per-cached-token figure. */
@@ -89,7 +90,8 @@ export function resolvePlacements(wanted: 'both' | Placement): Placement[] {
 async function startServer(mode: ServerMode, args: string[], cpu: number | undefined, settings: ExpressSettings, placement: Placement): Promise<{ child: ChildProcess; url: string }> {
   const execArgv = ['--expose-gc'];
   if (settings.cpuProfileDir !== undefined && mode !== 'bare') {
-    execArgv.push('--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`, `--cpu-prof-name=express-${placement}-${mode}.cpuprofile`);
+    // A directory per server: the main thread's profile and those of tsx's loader thread land side by side there.
+    execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(settings.cpuProfileDir, `express-${placement}-${mode}`)}`);
   }
   const child = startScript('server.ts', [mode, ...args], { execArgv, cpu });
   const url = await waitFor<ServerReport, string>(child, `${mode} server`, (m) => (m.type === 'ready' ? m.url : undefined), 30_000);
