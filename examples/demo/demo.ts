@@ -87,9 +87,33 @@ function textOf(result: unknown): string {
   return content?.map((c) => c.text ?? '').join('\n') ?? JSON.stringify(result);
 }
 
+/** What `npm run demo -- --help` prints. */
+const USAGE = `Usage: npm run demo [-- --browser] [-- --dpop]
+
+Runs the whole OAuth flow of a remote MCP server on this machine: a local authorization server, the notes
+MCP server behind mcp-oauth-guard, and a PKCE client that starts from the MCP URL alone. Prints every step
+(tokens redacted) and stops everything.
+
+  --browser   sign in with your own browser instead of the scripted headless user
+  --dpop      DPoP-bound tokens (RFC 9449): the guard runs with MCP_AUTH_DPOP=require
+  --help      this text`;
+
+const DEMO_FLAGS = new Set(['--browser', '--dpop']);
+
 async function main(): Promise<void> {
-  const mode: AuthorizationMode = process.argv.includes('--browser') ? 'browser' : 'headless';
-  const dpop = process.argv.includes('--dpop');
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  const unknown = args.filter((arg) => !DEMO_FLAGS.has(arg));
+  if (unknown.length > 0) {
+    console.error(`demo: unknown ${unknown.length === 1 ? 'argument' : 'arguments'} ${unknown.join(' ')}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  const mode: AuthorizationMode = args.includes('--browser') ? 'browser' : 'headless';
+  const dpop = args.includes('--dpop');
   let as: AuthorizationServer | undefined;
   let notes: ChildProcess | undefined;
   let client: McpOAuthClient | undefined;
@@ -145,7 +169,7 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     console.error(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

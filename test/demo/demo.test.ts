@@ -38,3 +38,21 @@ test('the demo in --dpop mode: DPoP is required, every token is bound to the cli
   for (const step of ['added note #1', 'Done: every step passed']) assert.ok(out.includes(step), `transcript lacks ${step}`);
   assert.doesNotMatch(out, /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
 });
+
+test('--help prints the usage and runs nothing; an unknown flag is refused', { timeout: 30_000 }, async () => {
+  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
+  const run = async (args: string[]): Promise<{ code: number | null; out: string }> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    return { code: await new Promise<number | null>((resolve) => child.once('exit', resolve)), out };
+  };
+  const help = await run(['--help']);
+  assert.equal(help.code, 0, help.out);
+  assert.match(help.out, /^Usage: npm run demo/);
+  assert.ok(help.out.includes('--dpop') && !help.out.includes('Authorization server'), 'usage only, no demo run');
+  const unknown = await run(['--dop']);
+  assert.equal(unknown.code, 2, unknown.out);
+  assert.match(unknown.out, /demo: unknown argument --dop/);
+});
