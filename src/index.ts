@@ -24,10 +24,12 @@ export type { SettingNames } from './core/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './core/decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/handler.js';
-export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
+export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token-verifier.js';
 export type { DpopMode } from './core/token-binding.js';
 export { createMemoryReplayCache, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/replay-cache.js';
+export { createMemoryRateLimiter, type RateLimiter, type MemoryRateLimiter, type MemoryRateLimiterOptions } from './core/rate-limiter.js';
+export type { RateLimit } from './core/rate-limit.js';
 export {
   GuardError,
   MissingTokenError,

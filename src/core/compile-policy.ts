@@ -6,6 +6,7 @@ import type { AuthInfo } from './auth-info.js';
 import { ConfigurationError, InsufficientScopeError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import { parseRateLimit, type RateLimit } from './rate-limit.js';
 import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 import { compileScopeHierarchy } from './scope-hierarchy.js';
 import { compileUriLookup, compileUriTemplate, isUriTemplate, type UriLookup } from './uri-template.js';
@@ -99,6 +100,8 @@ export interface CompiledPolicy {
   isListMethod(method: string): boolean;
   /** The token's effective scopes: granted ∪ implied by the hierarchy (cached per `AuthInfo` by `authorize`). */
   expandScopes(granted: readonly string[]): ReadonlySet<string>;
+  /** Per-tool rate limits (`rateLimits.tools`), by tool name; empty when the policy sets none. */
+  readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
 }
 
 /** Options of {@link compilePolicy}. */
@@ -168,6 +171,7 @@ export function compilePolicy(
   const prompts = compileNamedRules(root.prompts, joinPath(settingName, 'prompts'), fail);
   const resources = compileResourceRules(root.resources, joinPath(settingName, 'resources'), fail);
   const expand = compileScopeHierarchy(readHierarchy(root.scopeHierarchy, joinPath(settingName, 'scopeHierarchy'), fail));
+  const toolRateLimits = readRateLimits(root.rateLimits, joinPath(settingName, 'rateLimits'), fail);
 
   const explicitSupported = readScopeList(root.scopesSupported, joinPath(settingName, 'scopesSupported'), fail);
   const supported = new Set<string>(explicitSupported ?? base);
@@ -369,6 +373,7 @@ export function compilePolicy(
       return `[${JSON.stringify(method)},${stateless},${scopes}]`;
     },
     expandScopes: expand,
+    toolRateLimits,
     requiredScopesFor(message, auth) {
       const required = evaluate(message, auth);
       return required instanceof RuleFailure ? required.scopes : required;
@@ -439,6 +444,7 @@ const POLICY_KEYS: readonly string[] = [
   'prompts',
   'resources',
   'scopeHierarchy',
+  'rateLimits',
 ];
 
 type RuleFunction = (auth: AuthInfo, message: JsonRpcMessage) => readonly string[];
@@ -586,6 +592,28 @@ function readHierarchy(value: unknown, path: string, fail: Fail): Record<string,
     });
   }
   return hierarchy;
+}
+
+/** `rateLimits`: `{ "tools": { "<tool name>": "10/min" } }`, the one key it has for now. */
+function readRateLimits(value: unknown, path: string, fail: Fail): ReadonlyMap<string, RateLimit> {
+  const limits = new Map<string, RateLimit>();
+  if (value === undefined) return limits;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return fail(path, `expected an object such as {"tools": {"notes_add": "10/min"}}, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'tools') fail(path, `unknown key ${JSON.stringify(key)}; expected only tools (a limit for every request is MCP_AUTH_RATE_LIMIT)`);
+  }
+  const toolsPath = joinPath(path, 'tools');
+  for (const [name, text] of readTable((value as { tools?: unknown }).tools, toolsPath, fail)) {
+    const namePath = joinPath(toolsPath, name);
+    try {
+      limits.set(name, parseRateLimit(text, namePath));
+    } catch (error) {
+      fail(namePath, (error as Error).message.slice(namePath.length + 2));
+    }
+  }
+  return limits;
 }
 
 function joinPath(parent: string, key: string): string {

@@ -17,6 +17,9 @@ import { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.j
 import { createResponseFilter } from './response-filter.js';
 import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 import { createMemoryReplayCache } from './replay-cache.js';
+import { parseRateLimit } from './rate-limit.js';
+import { createRateLimitCheck } from './rate-limit-check.js';
+import { createMemoryRateLimiter } from './rate-limiter.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
 import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from './token-binding.js';
 import type { TokenVerifier } from './token-verifier.js';
@@ -87,6 +90,13 @@ export interface Guard {
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
+   * Counts an authorized request against the rate limits (`rateLimit`, and the policy's `rateLimits.tools` for a
+   * `tools/call`): throws or rejects with a 429 `GuardError` (`Retry-After`) over a limit, 503 when a shared
+   * store is unavailable. Undefined when no limit is set, so adapters skip it at no cost; with the in-memory
+   * limiter it returns without a promise.
+   */
+  readonly checkRateLimit: ((message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>) | undefined;
+  /**
    * Filters a list result (tools, prompts, resources, resource templates) to what the caller may use.
    * Only a success response whose id equals the request's id (by value and type) is touched.
    */
@@ -123,6 +133,14 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;
   const filterResponse = createResponseFilter(policy);
+  const callerLimit = resolved.rateLimit === undefined ? undefined : parseRateLimit(resolved.rateLimit, names.rateLimit ?? 'options.rateLimit');
+  if (resolved.rateLimiter !== undefined && typeof (resolved.rateLimiter as { consume?: unknown }).consume !== 'function') {
+    throw new ConfigurationError(names.rateLimiter ?? 'options.rateLimiter', 'must be an object with a consume(key, limit) method');
+  }
+  const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
+  const checkRateLimit = limited
+    ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: resolved.rateLimiter ?? createMemoryRateLimiter() })
+    : undefined;
 
   // DPoP (RFC 9449): which schemes are offered, and the proof side of authentication.
   const offersBearer = dpopMode !== 'require';
@@ -227,6 +245,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
       return decision.requiredScopes;
     },
+    checkRateLimit,
     filterResponse,
     errorResponse(error, id = null) {
       if (error instanceof GuardError) {

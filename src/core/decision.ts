@@ -36,7 +36,9 @@ export type DecisionReason =
   | 'unsupported_media_type'
   | 'not_acceptable'
   // Over a rate limit (429); also counted by the metrics' mcp_guard_rate_limited_total.
-  | 'rate_limited';
+  | 'rate_limited'
+  // The shared rate limiter's store (Redis) is unreachable and MCP_AUTH_REDIS_FAIL is closed (503).
+  | 'rate_limiter_unavailable';
 
 /** One authorization decision, reported to `onDecision` for audit logs and metrics. Never contains the token. */
 export interface DecisionEvent {

@@ -153,6 +153,24 @@ export class AuthorizationServerUnavailableError extends GuardError {
   }
 }
 
+/** JSON-RPC error code of a 429 answer (over a rate limit), after the pattern of the 401, 403 and 503 codes. */
+export const RATE_LIMITED_JSONRPC_CODE = -31429;
+
+/** Over a rate limit: 429 with `Retry-After` (whole seconds until the window ends, at least 1). */
+export class RateLimitedError extends GuardError {
+  /** Milliseconds until the refusing window ends. */
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message, {
+      status: 429,
+      reason: 'rate_limited',
+      jsonRpcCode: RATE_LIMITED_JSONRPC_CODE,
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    });
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** A transport-level refusal (bad JSON, bad JSON-RPC, too large, wrong origin, header mismatch, 405…). */
 export class RequestRejectedError extends GuardError {
   constructor(

@@ -1,5 +1,6 @@
 import type { DecisionHook } from './decision.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { ReplayCache } from './replay-cache.js';
 import type { DpopMode } from './token-binding.js';
 import type { TokenVerifierOptions } from './token-verifier.js';
@@ -59,6 +60,20 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
    * store to catch replays across a fleet. Default: in memory, per process (`createMemoryReplayCache()`).
    */
   dpopReplayCache?: ReplayCache;
+  /**
+   * Requests allowed per caller (issuer, subject and client; tokens with neither subject nor client share one
+   * count per issuer), e.g. `120/min`, `10/s`, `5000/h`. Over it: 429 with `Retry-After` and a JSON-RPC error.
+   * Counted for every POST and GET to the endpoint, after the token and the policy and before the handler
+   * (DELETE, which ends a session, is never refused). Per-tool limits are the policy's `rateLimits`.
+   * Default: no limit.
+   */
+  rateLimit?: string;
+  /**
+   * Where rate-limit counts are kept. Give a shared store (`createRedisStores` from `mcp-oauth-guard/redis`) so
+   * that a fleet shares its limits. Default: in memory, per process (`createMemoryRateLimiter()`), created only
+   * when a limit is set.
+   */
+  rateLimiter?: RateLimiter;
   /** Called with every allow or deny decision (audit, metrics). Never given the token. Default none. */
   onDecision?: DecisionHook;
 }

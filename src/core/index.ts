@@ -7,7 +7,7 @@ export { loadOptionsFromEnv, type EnvironmentVariables } from './load-options-fr
 export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
-export type { PolicyDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
+export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
 export { explainFailure } from './explain-failure.js';
@@ -33,6 +33,15 @@ export {
   type MemoryReplayCache,
   type MemoryReplayCacheOptions,
 } from './replay-cache.js';
+export { parseRateLimit, type RateLimit } from './rate-limit.js';
+export {
+  createMemoryRateLimiter,
+  DEFAULT_RATE_LIMITER_MAX_ENTRIES,
+  type RateLimiter,
+  type MemoryRateLimiter,
+  type MemoryRateLimiterOptions,
+} from './rate-limiter.js';
+export { createRateLimitCheck, rateLimitKey, type RateLimitCheck, type RateLimitCheckOptions } from './rate-limit-check.js';
 export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';
@@ -64,10 +73,12 @@ export {
   InsufficientScopeError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
+  RateLimitedError,
   ConfigurationError,
   UNAUTHORIZED_JSONRPC_CODE,
   FORBIDDEN_JSONRPC_CODE,
   UNAVAILABLE_JSONRPC_CODE,
+  RATE_LIMITED_JSONRPC_CODE,
   type BearerErrorCode,
   type ChallengeErrorCode,
 } from './errors.js';

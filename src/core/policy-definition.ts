@@ -35,4 +35,14 @@ export interface PolicyDefinition {
    * E.g. `{"notes:admin": ["notes:write"], "notes:write": ["notes:read"]}`.
    */
   scopeHierarchy?: Readonly<Record<string, readonly string[]>>;
+  /** Rate limits beyond the caller-wide one (`rateLimit`, `MCP_AUTH_RATE_LIMIT`); see {@link RateLimitsDefinition}. */
+  rateLimits?: RateLimitsDefinition;
+}
+
+/**
+ * Per-tool rate limits, e.g. `{"tools": {"notes_add": "10/min"}}`: `tools/call` of that tool, per caller
+ * (issuer, subject, client), on top of the caller-wide limit. Rates are `<count>/<unit>` with `s`, `min` or `h`.
+ */
+export interface RateLimitsDefinition {
+  tools?: Readonly<Record<string, string>>;
 }

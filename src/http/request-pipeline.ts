@@ -55,7 +55,7 @@ type Req = IncomingMessage & { body?: unknown; auth?: AuthInfo };
  * gateway). For a POST to the MCP endpoint, in this order:
  *
  * `Origin` check → body read (bounded) → JSON-RPC parse → token (header only) → mirrored headers and
- * scope policy → handler → filtered response.
+ * scope policy → rate limits (when set) → handler → filtered response.
  *
  * The body is parsed before the token is checked only so that a 401 carries the request's id; a bad body
  * is still reported after a missing or bad token. GET and DELETE (2025 sessions) go to an
@@ -159,6 +159,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       const { protocolVersion, requiredScopes } = traced
         ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorize(msg, caller, mirroredHeaders(req)))
         : guard.authorize(msg, auth, mirroredHeaders(req));
+      // Rate limits count only requests that would otherwise be served; none set, no call at all.
+      const limiting = guard.checkRateLimit?.(msg, caller);
+      if (limiting !== undefined) await limiting;
       guard.report('allow', 'allowed', 200, { request: req, httpMethod: 'POST', message: msg, auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
@@ -196,6 +199,9 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       auth = pending instanceof Promise ? await pending : pending;
       const caller = auth;
       const requiredScopes = traced ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorizeBase(caller)) : guard.authorizeBase(auth);
+      // A GET (a stream) counts against the caller's limit; a DELETE ends a session and is never refused for it.
+      const limiting = req.method === 'GET' ? guard.checkRateLimit?.(undefined, caller) : undefined;
+      if (limiting !== undefined) await limiting;
       guard.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;

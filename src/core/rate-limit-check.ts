@@ -1,0 +1,92 @@
+import type { AuthInfo } from './auth-info.js';
+import { RateLimitedError, RequestRejectedError, UNAVAILABLE_JSONRPC_CODE } from './errors.js';
+import type { JsonRpcMessage } from './jsonrpc.js';
+import type { RateLimit } from './rate-limit.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { callerKey } from './session-registry.js';
+
+/** What {@link createRateLimitCheck} enforces. */
+export interface RateLimitCheckOptions {
+  /** Every request of one caller, whatever it is. */
+  callerLimit?: RateLimit;
+  /** `tools/call` of one caller per tool name, on top of `callerLimit`. */
+  toolLimits?: ReadonlyMap<string, RateLimit>;
+  limiter: RateLimiter;
+}
+
+/**
+ * Counts one request of a caller; throws (or rejects with) a 429 {@link RateLimitedError} over a limit, and a
+ * 503 when the limiter's store is unavailable.
+ */
+export type RateLimitCheck = (message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>;
+
+/**
+ * The key a caller is counted under: {@link callerKey} (issuer, subject, client), or for a token with neither a
+ * subject nor a client id, its issuer alone: such tokens cannot be told apart, so they share one count per
+ * issuer rather than each escaping the limit.
+ */
+export function rateLimitKey(auth: AuthInfo): string {
+  const key = callerKey(auth);
+  if (key !== undefined) return key;
+  // null as the client (callerKey always has a string there) keeps this apart from every identified caller.
+  return JSON.stringify([typeof auth.extra.iss === 'string' ? auth.extra.iss : null, null, null]);
+}
+
+/**
+ * Builds the rate-limit step of the guard, or undefined when no limit is set (then the guard does nothing per
+ * request). With the in-memory limiter a request costs a map lookup or two and no promise.
+ */
+export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitCheck | undefined {
+  const { callerLimit, limiter } = options;
+  const toolLimits = options.toolLimits !== undefined && options.toolLimits.size > 0 ? options.toolLimits : undefined;
+  if (callerLimit === undefined && toolLimits === undefined) return undefined;
+
+  const refuse = (waitMs: number, limit: RateLimit, what: string): never => {
+    throw new RateLimitedError(`Rate limit exceeded: at most ${limit.text} ${what}; retry later`, waitMs);
+  };
+  const unavailable = (): never => {
+    throw new RequestRejectedError('Rate limiter unavailable: retry later', {
+      status: 503,
+      reason: 'rate_limiter_unavailable',
+      jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
+      headers: { 'Retry-After': '5' },
+    });
+  };
+  const settle = (result: number | Promise<number>, limit: RateLimit, what: string): void | Promise<void> => {
+    if (typeof result === 'number') {
+      if (result > 0) refuse(result, limit, what);
+      return;
+    }
+    return result.then((waitMs) => {
+      if (waitMs > 0) refuse(waitMs, limit, what);
+    }, unavailable);
+  };
+  const consume = (key: string, limit: RateLimit, what: string): void | Promise<void> => {
+    let result: number | Promise<number>;
+    try {
+      result = limiter.consume(key, limit);
+    } catch {
+      return unavailable();
+    }
+    return settle(result, limit, what);
+  };
+
+  return (message, auth) => {
+    const caller = rateLimitKey(auth);
+    const toolLimit = toolLimits === undefined ? undefined : toolLimitFor(message, toolLimits);
+    const first = callerLimit === undefined ? undefined : consume(caller, callerLimit, 'requests per caller');
+    if (toolLimit === undefined) return first;
+    const [name, limit] = toolLimit;
+    const what = `calls of tool ${JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)} per caller`;
+    // The tool's count is kept under the caller and the name, apart from the caller's own (a JSON key ends where it ends).
+    const next = (): void | Promise<void> => consume(`${caller}${JSON.stringify(name)}`, limit, what);
+    return first === undefined ? next() : first.then(next);
+  };
+}
+
+function toolLimitFor(message: JsonRpcMessage | undefined, limits: ReadonlyMap<string, RateLimit>): [string, RateLimit] | undefined {
+  const m = message as { method?: unknown; params?: { name?: unknown } } | undefined;
+  if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') return undefined;
+  const limit = limits.get(m.params.name);
+  return limit === undefined ? undefined : [m.params.name, limit];
+}

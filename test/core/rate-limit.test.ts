@@ -1,0 +1,138 @@
+// Rate limits without a network: the one syntax, the bounded in-memory limiter, the policy's per-tool limits and
+// the guard's step, which does not exist when no limit is set.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { AuthInfo } from '../../src/core/auth-info.js';
+import { compilePolicy } from '../../src/core/compile-policy.js';
+import { createGuard } from '../../src/core/create-guard.js';
+import { ConfigurationError, RateLimitedError, RATE_LIMITED_JSONRPC_CODE } from '../../src/core/errors.js';
+import { loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
+import { parseRateLimit } from '../../src/core/rate-limit.js';
+import { createRateLimitCheck, rateLimitKey } from '../../src/core/rate-limit-check.js';
+import { createMemoryRateLimiter } from '../../src/core/rate-limiter.js';
+
+const auth = (sub: string | undefined, clientId = 'app', iss = 'https://as.example'): AuthInfo =>
+  ({ token: 't', clientId, scopes: [], extra: { sub, iss, claims: {} } }) as unknown as AuthInfo;
+const call = (name: string, id = 1) => ({ jsonrpc: '2.0' as const, id, method: 'tools/call', params: { name, arguments: {} } });
+
+describe('parseRateLimit', () => {
+  test('count per second, minute or hour, in any spelling of the unit', () => {
+    assert.deepEqual(parseRateLimit('120/min', 'X'), { points: 120, windowMs: 60_000, text: '120/min' });
+    assert.deepEqual(parseRateLimit(' 10 / s ', 'X'), { points: 10, windowMs: 1_000, text: '10/s' });
+    assert.deepEqual(parseRateLimit('5000/hour', 'X'), { points: 5000, windowMs: 3_600_000, text: '5000/h' });
+    assert.deepEqual(parseRateLimit('3/MINUTE', 'X'), { points: 3, windowMs: 60_000, text: '3/min' });
+  });
+  for (const bad of ['0/min', '120', '120/day', '/min', '1.5/s', '-1/s', '99999999999/s', 120, undefined]) {
+    test(`refuses ${JSON.stringify(bad)}, naming the setting`, () => {
+      assert.throws(() => parseRateLimit(bad, 'MCP_AUTH_RATE_LIMIT'), (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_RATE_LIMIT' && /120\/min/.test(e.message));
+    });
+  }
+});
+
+describe('createMemoryRateLimiter', () => {
+  test('a fixed window: the limit, then the time left, then a new window', () => {
+    let now = 1_000_000;
+    const limiter = createMemoryRateLimiter({ now: () => now });
+    const limit = parseRateLimit('2/s', 'X');
+    assert.equal(limiter.consume('a', limit), 0);
+    now += 300;
+    assert.equal(limiter.consume('a', limit), 0);
+    assert.equal(limiter.consume('a', limit), 700);
+    assert.equal(limiter.consume('b', limit), 0, 'another key has its own count');
+    assert.equal(limiter.consume('a', parseRateLimit('5/s', 'X')), 0, 'another limit has its own count');
+    now += 700;
+    assert.equal(limiter.consume('a', limit), 0, 'the window ended');
+  });
+
+  test('bounded in entries: ended windows go first, then the oldest live one', () => {
+    let now = 0;
+    const limiter = createMemoryRateLimiter({ maxEntries: 3, now: () => now });
+    const limit = parseRateLimit('1/s', 'X');
+    for (const key of ['a', 'b', 'c']) limiter.consume(key, limit);
+    assert.equal(limiter.size, 3);
+    assert.ok(limiter.consume('a', limit) > 0);
+    limiter.consume('d', limit);
+    assert.equal(limiter.size, 3);
+    assert.equal(limiter.consume('a', limit), 0, 'a, the oldest, was forgotten to make room');
+    now = 5_000;
+    for (const key of ['e', 'f', 'g']) limiter.consume(key, limit);
+    assert.equal(limiter.size, 3);
+  });
+
+  test('maxEntries is checked', () => {
+    assert.throws(() => createMemoryRateLimiter({ maxEntries: 0 }), ConfigurationError);
+  });
+});
+
+describe('rateLimitKey', () => {
+  test('the identified caller is callerKey; tokens with neither subject nor client share one key per issuer', () => {
+    assert.notEqual(rateLimitKey(auth('alice')), rateLimitKey(auth('bob')));
+    assert.notEqual(rateLimitKey(auth('alice', 'app')), rateLimitKey(auth('alice', 'other')));
+    assert.equal(rateLimitKey(auth(undefined, '')), rateLimitKey(auth('', '')));
+    assert.notEqual(rateLimitKey(auth(undefined, '')), rateLimitKey(auth(undefined, '', 'https://other.example')));
+    assert.notEqual(rateLimitKey(auth(undefined, '')), rateLimitKey(auth(undefined, 'x')));
+  });
+});
+
+describe('createRateLimitCheck', () => {
+  test('no limit, no step', () => {
+    assert.equal(createRateLimitCheck({ limiter: createMemoryRateLimiter(), toolLimits: new Map() }), undefined);
+    assert.equal(createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp' }).checkRateLimit, undefined);
+  });
+
+  test('caller-wide and per-tool limits, without a promise in memory; 429 with Retry-After', () => {
+    const check = createRateLimitCheck({
+      callerLimit: parseRateLimit('3/min', 'X'),
+      toolLimits: new Map([['notes_add', parseRateLimit('1/min', 'X')]]),
+      limiter: createMemoryRateLimiter(),
+    })!;
+    assert.equal(check(call('notes_add'), auth('alice')), undefined);
+    assert.throws(() => check(call('notes_add'), auth('alice')), (e: unknown) => {
+      assert.ok(e instanceof RateLimitedError);
+      assert.equal(e.status, 429);
+      assert.equal(e.reason, 'rate_limited');
+      assert.equal(e.jsonRpcCode, RATE_LIMITED_JSONRPC_CODE);
+      assert.ok(Number(e.headers['Retry-After']) >= 59 && Number(e.headers['Retry-After']) <= 60);
+      assert.match(e.message, /1\/min calls of tool "notes_add"/);
+      return true;
+    });
+    assert.equal(check(call('notes_add'), auth('bob')), undefined, 'per caller');
+    assert.equal(check(call('notes_list'), auth('alice')), undefined, 'the third of alice, another tool');
+    assert.throws(() => check(call('notes_list'), auth('alice')), /3\/min requests per caller/);
+  });
+
+  test('a limiter that throws or rejects is answered 503', async () => {
+    const throwing = createRateLimitCheck({ callerLimit: parseRateLimit('1/s', 'X'), limiter: { consume: () => { throw new Error('down'); } } })!;
+    assert.throws(() => throwing(undefined, auth('a')), (e: any) => e.status === 503 && e.reason === 'rate_limiter_unavailable' && e.headers['Retry-After'] === '5');
+    const rejecting = createRateLimitCheck({ callerLimit: parseRateLimit('1/s', 'X'), limiter: { consume: () => Promise.reject(new Error('down')) } })!;
+    await assert.rejects(async () => rejecting(undefined, auth('a')), (e: any) => e.status === 503);
+    const refusing = createRateLimitCheck({ callerLimit: parseRateLimit('1/s', 'X'), limiter: { consume: () => Promise.resolve(1500) } })!;
+    await assert.rejects(async () => refusing(undefined, auth('a')), (e: any) => e.status === 429 && e.headers['Retry-After'] === '2');
+  });
+});
+
+describe('rateLimits in the policy and MCP_AUTH_RATE_LIMIT', () => {
+  test('per-tool limits compile; unknown keys and bad values fail naming the path', () => {
+    const policy = compilePolicy({ rateLimits: { tools: { notes_add: '10/min', constructor: '1/s' } } });
+    assert.equal(policy.toolRateLimits.get('notes_add')?.text, '10/min');
+    assert.equal(policy.toolRateLimits.get('constructor')?.text, '1/s');
+    assert.equal(compilePolicy({}).toolRateLimits.size, 0);
+    const fails = (definition: unknown, setting: string, message: RegExp) =>
+      assert.throws(() => compilePolicy(definition as never, 'MCP_AUTH_POLICY'), (e: unknown) => e instanceof ConfigurationError && e.setting === setting && message.test(e.message));
+    fails({ rateLimits: { tool: {} } }, 'MCP_AUTH_POLICY.rateLimits', /unknown key "tool"/);
+    fails({ rateLimits: { tools: { notes_add: '10/fortnight' } } }, 'MCP_AUTH_POLICY.rateLimits.tools.notes_add', /120\/min/);
+    fails({ rateLimits: { tools: { 'notes-add': 10 } } }, 'MCP_AUTH_POLICY.rateLimits.tools["notes-add"]', /got 10/);
+    fails({ rateLimits: [] }, 'MCP_AUTH_POLICY.rateLimits', /expected an object/);
+  });
+
+  test('MCP_AUTH_RATE_LIMIT reaches the guard, and a bad one names the variable at start-up', () => {
+    const env = { MCP_AUTH_ISSUER: 'https://as.example', MCP_AUTH_RESOURCE: 'https://mcp.example/mcp', MCP_AUTH_RATE_LIMIT: '2/s' };
+    assert.equal(loadOptionsFromEnv(env).rateLimit, '2/s');
+    assert.notEqual(createGuard(loadOptionsFromEnv(env)).checkRateLimit, undefined);
+    assert.throws(
+      () => createGuard(loadOptionsFromEnv({ ...env, MCP_AUTH_RATE_LIMIT: 'lots' }), { rateLimit: 'MCP_AUTH_RATE_LIMIT' }),
+      (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_RATE_LIMIT',
+    );
+    assert.throws(() => createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp', rateLimit: '1/s', rateLimiter: {} as never }), /options.rateLimiter/);
+  });
+});
