@@ -1,0 +1,141 @@
+/**
+ * `npm run auth-server`: a local OAuth 2.1 authorization server for developing against mcp-oauth-guard, which
+ * stays up until Ctrl-C. It is the demo's oidc-provider server (RFC 8414 discovery, dynamic registration,
+ * authorization code + PKCE, RFC 8707 resource indicators, DPoP, introspection), started with the resources,
+ * scopes and users given on the command line, and it prints what to paste to run the gateway or the example
+ * against it and to get a token for curl (`npm run token`).
+ *
+ * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
+ */
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from '../../test/fixtures/authorization-server.js';
+import { canonicalizeResourceUri, ConfigurationError } from '../../src/core/index.js';
+import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
+
+const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url> [--resource <url>…]
+                           [--scopes a,b] [--user name:password]…
+
+Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
+
+  --resource <url>      an MCP endpoint tokens may be issued for (their aud), e.g. http://127.0.0.1:8080/mcp;
+                        repeat it, or separate several with commas
+  --scopes <list>       scopes tokens for those resources may carry, e.g. calc:use,calc:admin
+  --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
+  --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
+  --host <address>      default 127.0.0.1 (loopback only: this server is for one machine)
+  --help                this text`;
+
+/** What the command line asked for. */
+interface DevAuthServerArgs {
+  port: number;
+  host: string;
+  resources: string[];
+  scopes: string[];
+  users: DemoUser[];
+}
+
+/** Reads the flags; every problem is reported at once, each naming its flag. */
+function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: '127.0.0.1', resources: [], scopes: [], users: [] };
+  const problems: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--help' || arg === '-h') return 'help';
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '' || value.startsWith('--')) {
+      problems.push(`${flag} needs a value`);
+      if (value?.startsWith('--')) i--;
+      continue;
+    }
+    const list = value.split(',').map((item) => item.trim()).filter(Boolean);
+    switch (flag) {
+      case '--port': {
+        const port = Number(value);
+        if (!Number.isInteger(port) || port < 0 || port > 65_535) problems.push(`--port must be a TCP port (0-65535), got "${value}"`);
+        else args.port = port;
+        break;
+      }
+      case '--host':
+        args.host = value;
+        break;
+      case '--resource':
+        for (const resource of list) {
+          try {
+            args.resources.push(canonicalizeResourceUri(resource, '--resource'));
+          } catch (error) {
+            problems.push(error instanceof ConfigurationError ? error.message : `--resource: "${resource}" is not a URL`);
+          }
+        }
+        break;
+      case '--scopes':
+        for (const scope of list) {
+          if (/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) args.scopes.push(scope);
+          else problems.push(`--scopes: "${scope}" is not a scope token (RFC 6749 section 3.3: no spaces, quotes or backslashes)`);
+        }
+        break;
+      case '--user': {
+        const colon = value.indexOf(':');
+        if (colon <= 0 || colon === value.length - 1) problems.push(`--user must be name:password, got "${value.replace(/:.*/, ':…')}"`);
+        else args.users.push({ username: value.slice(0, colon), password: value.slice(colon + 1) });
+        break;
+      }
+      default:
+        problems.push(`${flag} is not a known flag`);
+    }
+  }
+  if (args.resources.length === 0) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
+  if (problems.length > 0) throw new ConfigurationError('auth-server', `${problems.join('; ')}\n\n${USAGE}`);
+  if (args.users.length === 0) args.users.push({ username: DEMO_USERNAME, password: DEMO_PASSWORD });
+  return args;
+}
+
+async function main(): Promise<void> {
+  let args: DevAuthServerArgs | 'help';
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(2);
+  }
+  if (args === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const as = await startAuthorizationServer({
+    host: args.host,
+    port: args.port,
+    users: args.users,
+    baseScopes: [],
+    extraScopes: args.scopes,
+    serviceClientSecret: DEV_SERVICE_CLIENT_SECRET,
+    resources: Object.fromEntries(args.resources.map((resource) => [resource, { scopes: args.scopes }])),
+  });
+  const [first] = args.resources as [string];
+  const scope = args.scopes.join(' ');
+  const lines = [
+    `authorization server (development only): ${as.issuer}`,
+    `  metadata:   ${as.issuer}/.well-known/oauth-authorization-server`,
+    `  users:      ${args.users.map((user) => `${user.username} / ${user.password}`).join(', ')}`,
+    ...args.resources.map((resource) => `  resource:   ${resource}${scope ? `  (scopes ${scope})` : ''}`),
+    `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
+    '',
+    'Put the gateway in front of your MCP server:',
+    `  npx mcp-oauth-guard --issuer ${as.issuer} --resource ${first} --upstream http://127.0.0.1:3001/mcp`,
+    'or run the notes example against it:',
+    `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first} PORT=${new URL(first).port || '80'} npm run example`,
+    'Get an access token for curl or scripts:',
+    `  npm run token -- --issuer ${as.issuer} --resource ${first}${scope ? ` --scope "${scope}"` : ''}`,
+    '',
+    'Ctrl-C stops it.',
+  ];
+  console.log(lines.join('\n'));
+  const stop = (): void => void as.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(`auth-server: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,102 @@
+// `npm run auth-server` and `npm run token` as a developer runs them: the server stays up and says what to paste;
+// the token it hands out verifies for the resource it was asked for, and only that one.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
+import { InvalidTokenError } from '../../src/core/errors.js';
+import { assertGuardError } from '../helpers/assert-guard-error.js';
+
+const AUTH_SERVER = fileURLToPath(new URL('../../examples/dev/auth-server.ts', import.meta.url));
+const TOKEN = fileURLToPath(new URL('../../examples/dev/token.ts', import.meta.url));
+const RESOURCE = 'http://127.0.0.1:8080/mcp';
+const OTHER = 'http://127.0.0.1:8081/other';
+
+/** Runs a command to its end; output of both streams. */
+async function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe('npm run auth-server and npm run token', () => {
+  let server: ChildProcess;
+  let banner = '';
+  let issuer: string;
+
+  before(async () => {
+    server = spawn(process.execPath, ['--import', 'tsx', AUTH_SERVER, '--port', '0', '--resource', `${RESOURCE},${OTHER}`, '--scopes', 'calc:use,calc:admin', '--user', 'alice:wonder'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stderr?.on('data', (c: Buffer) => (banner += c.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner: ${banner}`)), 30_000);
+      server.stdout?.on('data', (c: Buffer) => {
+        banner += c.toString();
+        if (banner.includes('Ctrl-C stops it.')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    issuer = /authorization server \(development only\): (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+    assert.ok(issuer, banner);
+  });
+  after(async () => {
+    server.kill('SIGTERM');
+    if (server.exitCode === null) await once(server, 'exit');
+  });
+
+  it('stays up and prints its issuer, its users and ready-to-paste lines for the gateway, the example and a token', () => {
+    assert.ok(banner.includes('users:      alice / wonder'), banner);
+    assert.ok(banner.includes(`npx mcp-oauth-guard --issuer ${issuer} --resource ${RESOURCE} --upstream`), banner);
+    assert.ok(banner.includes(`MCP_AUTH_ISSUER=${issuer} MCP_AUTH_RESOURCE=${RESOURCE} PORT=8080 npm run example`), banner);
+    assert.ok(banner.includes(`npm run token -- --issuer ${issuer} --resource ${RESOURCE} --scope "calc:use calc:admin"`), banner);
+    assert.equal(server.exitCode, null, 'still running');
+  });
+
+  it('advertises only the scopes it was started with', async () => {
+    const metadata = (await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
+    assert.ok(metadata.scopes_supported.includes('calc:use'));
+    assert.ok(!metadata.scopes_supported.some((scope) => scope.startsWith('notes:')), metadata.scopes_supported.join(' '));
+  });
+
+  it('hands out a token whose aud is the resource asked for, which the guard accepts there and nowhere else', { timeout: 30_000 }, async () => {
+    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use']);
+    assert.equal(code, 0, stderr);
+    const token = stdout.trim();
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'one JWT and nothing else on stdout');
+    const auth = await createTokenVerifier({ issuer, resource: RESOURCE }).verify(token);
+    assert.deepEqual(auth.scopes, ['calc:use']);
+    await assertGuardError(createTokenVerifier({ issuer, resource: OTHER }).verify(token), InvalidTokenError, 'token_audience', 401);
+  });
+
+  it('refuses a resource it was not started with, and explains', { timeout: 30_000 }, async () => {
+    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', 'http://127.0.0.1:9/elsewhere']);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, /invalid_target/);
+  });
+});
+
+describe('their command lines', () => {
+  it('--help prints the usage; a missing --resource or a bad flag exits 2 naming each problem', { timeout: 30_000 }, async () => {
+    const help = await run(AUTH_SERVER, ['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: npm run auth-server/);
+    const bad = await run(AUTH_SERVER, ['--port', 'x', '--scopes', 'a b"', '--nope', 'v']);
+    assert.equal(bad.code, 2);
+    for (const problem of ['--port must be a TCP port', '--scopes: "a b"" is not a scope token', '--nope is not a known flag', '--resource is required']) {
+      assert.ok(bad.stderr.includes(problem), `${problem} in ${bad.stderr}`);
+    }
+    const token = await run(TOKEN, []);
+    assert.equal(token.code, 2);
+    assert.match(token.stderr, /--resource is required/);
+  });
+});
