@@ -7,6 +7,7 @@ import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
+import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
@@ -94,6 +95,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: '60' },
   ...METRICS_SETTINGS,
+  ...SHARED_STORE_SETTINGS,
 ];
 
 /** Everything the gateway needs, validated. */
@@ -116,6 +118,8 @@ export interface GatewayConfig {
   metrics?: MetricsConfig;
   /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
   maxConnectionsPerAddress: number;
+  /** The Redis shared by replicas for rate limits and DPoP replays (`MCP_AUTH_REDIS_URL`); absent: per process. */
+  redis?: SharedStoreConfig;
   /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
   settings: Readonly<Record<string, string | undefined>>;
 }
@@ -165,6 +169,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
   const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
   const metrics = loadMetricsConfig(settings, port);
+  const redis = loadSharedStoreConfig(settings);
   const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
   const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
   if (upstream !== undefined && upstreamCommand !== undefined) {
@@ -199,7 +204,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     if (identityHeaders) {
       throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
     }
-    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), settings };
+    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
   }
   const proxy: UpstreamProxyOptions = {
     upstream: upstream!,
@@ -210,7 +215,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
-  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), settings };
+  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */

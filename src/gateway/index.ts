@@ -4,6 +4,7 @@
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';
+export type { SharedStoreConfig } from './shared-store-config.js';
 export {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,

@@ -15,6 +15,7 @@ import { startMetricsListener, type MetricsListener } from './metrics-listener.j
 import { createRequestLog } from './request-log.js';
 import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
+import type { RedisStores } from '../redis/redis-stores.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
@@ -90,6 +91,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let requestLog: ReturnType<typeof createRequestLog>;
   let metrics: GatewayMetrics | undefined;
   let metricsListener: MetricsListener | undefined;
+  let redisStores: RedisStores | undefined;
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
@@ -112,10 +114,20 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     } else {
       proxy = createUpstreamProxy({ ...config.proxy!, ...hooks, ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}) });
     }
+    if (config.redis) {
+      // Loaded only with a Redis URL: ioredis and rate-limiter-flexible are optional dependencies.
+      const { createRedisStores } = await import('../redis/redis-stores.js');
+      redisStores = await createRedisStores({
+        ...config.redis,
+        names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
+        onWarning: (message) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message })),
+      });
+    }
     const userHook = guardOptions.onDecision;
     const guard = createGuard(
       {
         ...guardOptions,
+        ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
         ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
         onDecision: (event: DecisionEvent, request?: object) => {
           requestLog.onDecision(event, request);
@@ -147,6 +159,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await proxy?.close();
+    await redisStores?.close();
     throw error;
   }
   const upstream = proxy;
@@ -174,6 +187,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
       // A stdio upstream resolves once every process it started has exited.
       await upstream.close();
+      await redisStores?.close();
       // Answers just ended still need a moment to flush before their connections go.
       await Promise.race([closed, delay(500)]);
       server.closeAllConnections();

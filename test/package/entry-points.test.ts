@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts', 'src/metrics/index.ts'];
+const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts', 'src/metrics/index.ts', 'src/redis/index.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
@@ -53,6 +53,16 @@ test('prom-client is loaded only by the metrics entry and the gateway\'s metrics
       for (const spec of importsOf(file)) if (spec.startsWith('.')) walk(join(dirname(file), spec.replace(/\.js$/, '.ts')));
     };
     walk(join(entry));
+  }
+});
+
+test('ioredis and rate-limiter-flexible are loaded only by src/redis, by dynamic import: nobody without a Redis URL loads them', () => {
+  const loadsStatically = (file: string): boolean => /^\s*(?:import|export)\s+(?!type\b)[^'"]*?from\s+'(?:ioredis|rate-limiter-flexible)'/m.test(readFileSync(join(ROOT, file), 'utf8'));
+  assert.deepEqual(sourceFiles('src').filter(loadsStatically), []);
+  const dynamic = sourceFiles('src').filter((file) => /import\('(?:ioredis|rate-limiter-flexible)'\)/.test(readFileSync(join(ROOT, file), 'utf8')));
+  assert.deepEqual(dynamic, [join('src', 'redis', 'redis-stores.ts')]);
+  for (const file of sourceFiles('src/core')) {
+    for (const spec of importsOf(file)) assert.ok(!spec.includes('/redis/'), `${file} imports ${spec}: core knows stores only by their interfaces`);
   }
 });
 

@@ -1,0 +1,40 @@
+import { ConfigurationError } from '../core/errors.js';
+import { readSetting } from '../core/settings.js';
+import type { RedisFailureMode } from '../redis/redis-stores.js';
+import { checkRedisUrl } from '../redis/redis-url.js';
+import type { GatewaySetting } from './gateway-config.js';
+
+/** The Redis the gateway shares its rate limits and DPoP replay cache through (`MCP_AUTH_REDIS_URL`). */
+export interface SharedStoreConfig {
+  /** The Redis URL; may hold a password: never log it (see `redactRedisUrl`). */
+  url: string;
+  /** What rate limits do while Redis is down (`MCP_AUTH_REDIS_FAIL`). */
+  failure: RedisFailureMode;
+}
+
+/** The rate-limit and Redis settings, listed by `--help` with the gateway's others. */
+export const SHARED_STORE_SETTINGS: readonly GatewaySetting[] = [
+  { env: 'MCP_AUTH_RATE_LIMIT', flag: '--rate-limit', value: '<count/s|min|h>', description: 'Requests allowed per caller (issuer, subject, client), e.g. 120/min; over it 429 with Retry-After. Per-tool limits are the policy\'s "rateLimits". Per process unless MCP_AUTH_REDIS_URL is set.', defaultValue: 'no limit' },
+  { env: 'MCP_AUTH_REDIS_URL', value: '<redis://…>', description: 'A Redis shared by every replica: rate limits and the DPoP replay cache are kept there (needs the ioredis and rate-limiter-flexible packages). Environment only, never logged: it may hold a password.', defaultValue: 'off (per process)' },
+  { env: 'MCP_AUTH_REDIS_FAIL', flag: '--redis-fail', value: '<fallback|closed>', description: 'While Redis is unreachable: "fallback" counts rate limits per process and logs a warning, "closed" refuses rate-limited requests with 503. DPoP requests get 503 either way.', defaultValue: 'fallback' },
+];
+
+/**
+ * Reads `MCP_AUTH_REDIS_URL` and `MCP_AUTH_REDIS_FAIL`.
+ *
+ * @returns undefined when no Redis is set.
+ * @throws ConfigurationError naming the setting: a URL that is not a Redis one (never repeated), a failure mode
+ *   other than fallback or closed, or a failure mode without a URL (it would do nothing).
+ */
+export function loadSharedStoreConfig(settings: Readonly<Record<string, string | undefined>>): SharedStoreConfig | undefined {
+  const url = readSetting(settings, 'MCP_AUTH_REDIS_URL');
+  const failure = readSetting(settings, 'MCP_AUTH_REDIS_FAIL')?.toLowerCase();
+  if (url === undefined) {
+    if (failure !== undefined) throw new ConfigurationError('MCP_AUTH_REDIS_FAIL', 'has no effect without MCP_AUTH_REDIS_URL: set it too, or unset MCP_AUTH_REDIS_FAIL');
+    return undefined;
+  }
+  if (failure !== undefined && failure !== 'fallback' && failure !== 'closed') {
+    throw new ConfigurationError('MCP_AUTH_REDIS_FAIL', `must be fallback (per-process limits while Redis is down) or closed (503) (got ${JSON.stringify(failure)})`);
+  }
+  return { url: checkRedisUrl(url, 'MCP_AUTH_REDIS_URL'), failure: (failure as RedisFailureMode | undefined) ?? 'fallback' };
+}

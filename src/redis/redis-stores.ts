@@ -1,0 +1,184 @@
+import type { Redis as RedisClient } from 'ioredis';
+import type { RateLimiterRedis as RedisLimiter } from 'rate-limiter-flexible';
+import { ConfigurationError } from '../core/errors.js';
+import type { RateLimit } from '../core/rate-limit.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../core/rate-limiter.js';
+import type { ReplayCache } from '../core/replay-cache.js';
+import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
+
+/**
+ * What the rate limits do while Redis cannot be reached: `fallback` counts them per process (each replica then
+ * allows the limit by itself) and logs a warning once per outage; `closed` refuses the requests they would count
+ * with 503 and `Retry-After`. The DPoP replay cache fails closed either way (503): a replay cache per process
+ * would accept a proof replayed to another replica.
+ */
+export type RedisFailureMode = 'fallback' | 'closed';
+
+/** Options of {@link createRedisStores}. */
+export interface RedisStoresOptions {
+  /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. Never logged (see `redactRedisUrl`). */
+  url: string;
+  /** See {@link RedisFailureMode}. Default `fallback`. */
+  failure?: RedisFailureMode;
+  /** Longest wait for one Redis command, in milliseconds; past it the command fails. Default 500. */
+  commandTimeoutMs?: number;
+  /** Longest wait to connect (and at start-up, for the first connection), in milliseconds. Default 2 000. */
+  connectTimeoutMs?: number;
+  /** Prefix of every key written. Default `mcp-guard:`. */
+  keyPrefix?: string;
+  /** Receives warnings (Redis lost, back). Never given the URL's password. Default `console.warn`. */
+  onWarning?: (message: string) => void;
+  /** Setting names for error messages. Default `options.url`, `options.failure`. */
+  names?: { url?: string; failure?: string };
+}
+
+/** Rate limiter and DPoP replay cache kept in one Redis, shared by every replica that uses it. */
+export interface RedisStores {
+  /** For the guard's `rateLimiter` option. */
+  readonly rateLimiter: RateLimiter;
+  /** For the guard's `dpopReplayCache` option: `SET key 1 NX PXAT expiresAtMs`. */
+  readonly replayCache: ReplayCache;
+  /** Closes the connection (QUIT, then a disconnect if Redis does not answer within the command timeout). */
+  close(): Promise<void>;
+}
+
+/** Default {@link RedisStoresOptions.commandTimeoutMs}. */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
+/** Default {@link RedisStoresOptions.connectTimeoutMs}. */
+export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
+/** Longest pause between two reconnection attempts, in milliseconds: a Redis back from an outage is used soon. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
+/**
+ * Connects to Redis and returns the stores the guard shares through it. ioredis and rate-limiter-flexible are
+ * optional peer dependencies, loaded here only, so that nobody who never sets a Redis URL loads them. No request
+ * waits on a dead Redis: every command has a timeout, the offline queue is off (a command while disconnected
+ * fails at once) and reconnections back off to at most 2 s. Resolves once connected, or after
+ * `connectTimeoutMs` with a warning (the stores then behave as in an outage until Redis is reachable).
+ *
+ * @throws ConfigurationError naming the URL setting when it is not a Redis URL or the packages are not installed.
+ */
+export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
+  const urlSetting = options.names?.url ?? 'options.url';
+  const url = checkRedisUrl(options.url, urlSetting);
+  const failure = options.failure ?? 'fallback';
+  if (failure !== 'fallback' && failure !== 'closed') {
+    throw new ConfigurationError(options.names?.failure ?? 'options.failure', `must be fallback or closed (got ${JSON.stringify(failure)})`);
+  }
+  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
+  const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
+  const prefix = options.keyPrefix ?? 'mcp-guard:';
+  const warn = options.onWarning ?? ((message: string) => console.warn(message));
+  const where = redactRedisUrl(url);
+
+  const [{ Redis }, { RateLimiterRedis, RateLimiterRes }] = await Promise.all([
+    import('ioredis').catch(missingPackages(urlSetting)),
+    import('rate-limiter-flexible').catch(missingPackages(urlSetting)),
+  ]);
+  const redis: RedisClient = new Redis(url, {
+    commandTimeout,
+    connectTimeout,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
+    lazyConnect: true,
+  });
+
+  // One warning when Redis is lost and one when it is back, not one per failed request.
+  let down = false;
+  const lost = (why: string): void => {
+    if (down) return;
+    down = true;
+    const effect = failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
+    warn(`Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`);
+  };
+  redis.on('error', (error: Error) => lost(error.message));
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    warn(`Redis at ${where} is back: rate limits and the DPoP replay cache are shared again`);
+  });
+  await connectWithin(redis, connectTimeout).catch((error: Error) => lost(error.message));
+
+  const limiters = new Map<string, RedisLimiter>();
+  const limiterFor = (limit: RateLimit): RedisLimiter => {
+    let limiter = limiters.get(limit.text);
+    if (limiter === undefined) {
+      limiter = new RateLimiterRedis({
+        storeClient: redis,
+        points: limit.points,
+        duration: limit.windowMs / 1000,
+        keyPrefix: `${prefix}rl:${limit.text}`,
+        // Fail at once rather than wait for a connection that is not there.
+        rejectIfRedisNotReady: true,
+      });
+      limiters.set(limit.text, limiter);
+    }
+    return limiter;
+  };
+  const local = createMemoryRateLimiter();
+
+  const rateLimiter: RateLimiter = {
+    consume(key, limit) {
+      return limiterFor(limit)
+        .consume(key)
+        .then(
+          () => 0,
+          (rejection: unknown) => {
+            // rate-limiter-flexible rejects with a RateLimiterRes over the limit, with an Error when Redis fails.
+            if (rejection instanceof RateLimiterRes) return Math.max(1, rejection.msBeforeNext);
+            lost(rejection instanceof Error ? rejection.message : 'not ready');
+            if (failure === 'closed') throw rejection;
+            return local.consume(key, limit);
+          },
+        );
+    },
+  };
+
+  const replayCache: ReplayCache = {
+    async claim(jti, expiresAtMs) {
+      // An expired proof is never claimed, as in the memory cache (and PXAT in the past would be an error).
+      if (!(expiresAtMs > Date.now())) return false;
+      try {
+        return (await redis.call('SET', `${prefix}dpop:${jti}`, '1', 'NX', 'PXAT', String(Math.ceil(expiresAtMs)))) === 'OK';
+      } catch (error) {
+        lost((error as Error).message);
+        throw error;
+      }
+    },
+  };
+
+  return {
+    rateLimiter,
+    replayCache,
+    async close() {
+      const timer = setTimeout(() => redis.disconnect(), commandTimeout);
+      try {
+        if (redis.status === 'ready') await redis.quit();
+        else redis.disconnect();
+      } catch {
+        redis.disconnect();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function missingPackages(setting: string): (error: unknown) => never {
+  return (error) => {
+    throw new ConfigurationError(
+      setting,
+      `needs the optional packages ioredis and rate-limiter-flexible: run npm install ioredis rate-limiter-flexible (${(error as Error).message})`,
+    );
+  };
+}
+
+/** Connects, or rejects after `timeoutMs`; reconnection goes on in the background either way. */
+function connectWithin(redis: RedisClient, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([redis.connect(), timeout]).finally(() => clearTimeout(timer));
+}
