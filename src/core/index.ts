@@ -3,7 +3,9 @@
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './create-guard.js';
 export type { GuardOptions } from './guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
-export { loadOptionsFromEnv, type EnvironmentVariables } from './load-options-from-env.js';
+export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables } from './load-options-from-env.js';
+export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './policy-coverage.js';
+export { findUnknownSettings, describeUnknownSetting, type UnknownSetting } from './unknown-settings.js';
 export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';

@@ -36,6 +36,11 @@ const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
 const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL';
 const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
 
+/** Every environment variable `loadOptionsFromEnv` reads, for spotting misspelt ones (see `findUnknownSettings`). */
+export const GUARD_ENV_VARIABLES: readonly string[] = [
+  ...new Set<string>([...Object.values(ENV_SETTING_NAMES), INTROSPECTION_SECRET, INTROSPECTION_ENDPOINT, INTROSPECTION_ISSUER, INTROSPECTION_CACHE_TTL, TOKEN_CACHE_MAX_BYTES]),
+];
+
 /** Environment variables as `process.env` holds them: name → value. */
 export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
 
