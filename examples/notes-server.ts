@@ -78,9 +78,13 @@ export class NotesStore {
 
 const text = (t: string, isError = false) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
-/** The subject notes are stored under: `sub`, else the client (client-credentials tokens have no user). */
+/**
+ * Who notes are stored under: the issuer and `sub`, else the issuer and the client (client-credentials tokens have
+ * no user). The issuer matters as soon as several are trusted: each names its users on its own, so two of them
+ * can both issue tokens for an `alice` who are different people.
+ */
 export function noteOwner(auth: AuthInfo): string {
-  return auth.extra.sub ?? `client:${auth.clientId}`;
+  return JSON.stringify([auth.extra.iss ?? null, auth.extra.sub ?? `client:${auth.clientId}`]);
 }
 
 /** Builds the notes MCP handler (a dispatch table in the style of a hand-written MCP server). */
@@ -167,5 +171,5 @@ export async function startNotesServer(options: NotesServerOptions): Promise<Run
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  void runExampleFromEnv('notes MCP server', (options) => startNotesServer({ policy: notesPolicy, ...options }));
+  void runExampleFromEnv('notes MCP server', (options) => startNotesServer({ policy: notesPolicy, ...options }), { policy: notesPolicy, catalog: { tools: notesTools.map((tool) => tool.name) } });
 }

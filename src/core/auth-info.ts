@@ -16,7 +16,8 @@ export interface AuthInfo {
   resource?: URL;
   /**
    * Everything else worth knowing: `sub` (subject), `iss`, `aud`, `jti`, and the full `claims`
-   * (JWT payload or introspection response). `extra.sub` is the stable user key.
+   * (JWT payload or introspection response). `extra.iss` and `extra.sub` together are the stable user key: with
+   * several trusted issuers, `sub` alone is unique only within its issuer.
    */
   extra: AuthInfoExtra;
 }

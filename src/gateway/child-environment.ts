@@ -9,6 +9,8 @@ export const BASE_CHILD_ENV_NAMES: readonly string[] = ['PATH', 'HOME', 'LANG'];
 
 /** Variable carrying the caller's `sub` to the child, with `identityEnv` on. */
 export const CALLER_SUBJECT_ENV = 'MCP_CALLER_SUBJECT';
+/** The caller's issuer (`iss`): with several trusted issuers, a subject is unique only within its issuer. */
+export const CALLER_ISSUER_ENV = 'MCP_CALLER_ISSUER';
 /** Variable carrying the caller's OAuth client id to the child, with `identityEnv` on. */
 export const CALLER_CLIENT_ID_ENV = 'MCP_CALLER_CLIENT_ID';
 
@@ -50,7 +52,7 @@ export function childEnvironment(names: readonly string[], source: Readonly<Reco
 }
 
 /**
- * `env` plus the caller's identity (`MCP_CALLER_SUBJECT`, `MCP_CALLER_CLIENT_ID`), each set only when the token
+ * `env` plus the caller's identity (`MCP_CALLER_SUBJECT`, `MCP_CALLER_CLIENT_ID`, `MCP_CALLER_ISSUER`), each set only when the token
  * carries it. The process serves this one caller only, so this is who every request it gets comes from.
  */
 export function withCallerIdentity(env: Readonly<Record<string, string>>, auth: AuthInfo): Record<string, string> {
@@ -59,5 +61,6 @@ export function withCallerIdentity(env: Readonly<Record<string, string>>, auth: 
   // A NUL cannot be passed in an environment variable; a claim carrying one is data, so it is dropped.
   if (typeof sub === 'string' && sub !== '') out[CALLER_SUBJECT_ENV] = sub.replaceAll('\0', '');
   if (auth.clientId) out[CALLER_CLIENT_ID_ENV] = auth.clientId.replaceAll('\0', '');
+  if (typeof auth.extra.iss === 'string' && auth.extra.iss !== '') out[CALLER_ISSUER_ENV] = auth.extra.iss.replaceAll('\0', '');
   return out;
 }

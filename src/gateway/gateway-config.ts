@@ -11,6 +11,7 @@ import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } 
 import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from './upstream-auth-config.js';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {
@@ -44,6 +45,7 @@ export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> =
   subject: 'X-MCP-Subject',
   clientId: 'X-MCP-Client-Id',
   scopes: 'X-MCP-Scopes',
+  issuer: 'X-MCP-Issuer',
 };
 
 /**
@@ -55,13 +57,22 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_COMMAND', flag: '--upstream-command', value: '"<program> <args…>"', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
   { env: 'MCP_AUTH_UPSTREAM_CWD', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
   { env: 'MCP_AUTH_UPSTREAM_ENV', flag: '--upstream-env', value: '<list>', description: "Names of environment variables passed to the stdio upstream. It gets these, PATH, HOME and LANG, and nothing else: never the gateway's settings or secrets.", defaultValue: 'none' },
-  { env: 'MCP_AUTH_IDENTITY_ENV', flag: '--identity-env', value: '[on|off]', description: "Start each stdio upstream process with its caller's subject and client id in MCP_CALLER_SUBJECT and MCP_CALLER_CLIENT_ID. Never the token.", defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_IDENTITY_ENV', flag: '--identity-env', value: '[on|off]', description: "Start each stdio upstream process with its caller's subject, client id and issuer in MCP_CALLER_SUBJECT, MCP_CALLER_CLIENT_ID and MCP_CALLER_ISSUER. Never the token.", defaultValue: 'off', bare: true },
   { env: 'MCP_AUTH_ISSUER', flag: '--issuer', value: '<url[,url…]>', description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
   { env: 'MCP_AUTH_RESOURCE', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
   { env: 'MCP_AUTH_POLICY', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
   { env: 'HOST', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
   { env: 'PORT', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
-  { env: 'MCP_AUTH_IDENTITY_HEADERS', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H>', description: `Send the caller's subject, client id and scopes to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId} and ${DEFAULT_IDENTITY_HEADERS.scopes}. Never the token.`, defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_IDENTITY_HEADERS', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H,issuer=H>', description: `Send the caller's subject, client id, scopes and issuer to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId}, ${DEFAULT_IDENTITY_HEADERS.scopes} and ${DEFAULT_IDENTITY_HEADERS.issuer} (with several issuers, key users by issuer and subject together). Never the token.`, defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_UPSTREAM_AUTH', flag: '--upstream-auth', value: '<none|static|client_credentials|token_exchange>', description: "How the gateway authenticates to a protected HTTP upstream, as itself (the client's token never goes upstream): a static token, a client credentials token, or the caller's token exchanged (RFC 8693) for one whose audience is the upstream.", defaultValue: 'none' },
+  { env: 'MCP_AUTH_UPSTREAM_TOKEN', value: '<token>', description: 'With static: the token sent upstream as Authorization: Bearer. Environment only, so it never shows in process listings.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_TOKEN_FILE', flag: '--upstream-token-file', value: '<file>', description: 'With static: a file holding that token instead, re-read when it changes (rotated secrets) and after an upstream 401.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_ID', flag: '--upstream-client-id', value: '<id>', description: "With client_credentials or token_exchange: the gateway's client id at the upstream's authorization server.", defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', value: '<secret>', description: 'Its client secret. Environment only.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', flag: '--upstream-client-secret-file', value: '<file>', description: 'A file holding that client secret instead, read at start-up.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_SCOPE', flag: '--upstream-scope', value: '<list>', description: 'With client_credentials or token_exchange: the scopes asked for the upstream.', defaultValue: "the authorization server's default" },
+  { env: 'MCP_AUTH_UPSTREAM_ISSUER', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
+  { env: 'MCP_AUTH_UPSTREAM_RESOURCE', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
   { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
   { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', flag: '--idle-timeout-ms', value: '<ms>', description: 'Time allowed with no bytes from the upstream: before its response headers (then 504) and within a stream (then the stream ends).', defaultValue: '300000' },
   { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
@@ -112,6 +123,8 @@ export interface GatewayConfig {
   proxy?: UpstreamProxyOptions;
   /** Stdio upstream options (`MCP_AUTH_UPSTREAM_COMMAND`); absent with an HTTP upstream. */
   stdio?: StdioUpstreamOptions;
+  /** How the gateway authenticates to an HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`); absent for `none`. */
+  upstreamAuth?: UpstreamAuthConfig;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
   /** The Prometheus metrics listener (`MCP_AUTH_METRICS_PORT`); absent when metrics are off. */
@@ -201,6 +214,12 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const maxConnectionsPerAddress = readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
   if (stdio) {
+    for (const name of UPSTREAM_AUTH_SETTINGS) {
+      const value = readSetting(settings, name);
+      if (value !== undefined && !(name === 'MCP_AUTH_UPSTREAM_AUTH' && value === 'none')) {
+        throw new ConfigurationError(name, 'applies to an HTTP upstream (MCP_AUTH_UPSTREAM) only, not to the stdio upstream MCP_AUTH_UPSTREAM_COMMAND starts; unset it');
+      }
+    }
     if (identityHeaders) {
       throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
     }
@@ -215,7 +234,8 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
-  return { host, port, resourceIsDefault, guard, proxy, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
+  const upstreamAuth = loadUpstreamAuth(settings, guard);
+  return { host, port, resourceIsDefault, guard, proxy, ...(upstreamAuth ? { upstreamAuth } : {}), shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */
@@ -271,8 +291,8 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
     const eq = part.indexOf('=');
     const key = eq === -1 ? part : part.slice(0, eq);
     const header = eq === -1 ? '' : part.slice(eq + 1);
-    if (key !== 'subject' && key !== 'clientId' && key !== 'scopes') {
-      throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes`);
+    if (key !== 'subject' && key !== 'clientId' && key !== 'scopes' && key !== 'issuer') {
+      throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes,issuer=X-MCP-Issuer`);
     }
     if (!isHeaderName(header)) {
       throw new ConfigurationError(setting, `"${part}" needs a header name after "=", e.g. ${key}=${DEFAULT_IDENTITY_HEADERS[key]}`);

@@ -10,6 +10,9 @@ import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
+import { AuthorizationServerUnavailableError } from '../core/errors.js';
+import type { UpstreamCredentials } from './upstream-credentials.js';
+import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
 
 export type { SessionRefusalReason } from '../core/session-registry.js';
@@ -26,6 +29,11 @@ export interface IdentityHeaderNames {
   clientId?: string;
   /** Header for the granted scopes, space-separated as in the token, e.g. `X-MCP-Scopes`. */
   scopes?: string;
+  /**
+   * Header for the token's issuer (`iss`), e.g. `X-MCP-Issuer`. With several trusted issuers a subject is unique
+   * only within its issuer: an upstream that keys users must use issuer and subject together.
+   */
+  issuer?: string;
 }
 
 /** Options of {@link createUpstreamProxy}. */
@@ -46,6 +54,12 @@ export interface UpstreamProxyOptions {
   agent?: HttpAgent;
   /** Identity headers to add to upstream requests. Default: none. */
   identityHeaders?: IdentityHeaderNames;
+  /**
+   * The gateway's own credentials for a protected upstream (`MCP_AUTH_UPSTREAM_AUTH`), sent as `Authorization`.
+   * On an upstream 401 the request is sent once more with renewed credentials, when there are any. Default none:
+   * no `Authorization` header, and an upstream 401 is a 502.
+   */
+  credentials?: UpstreamCredentials;
   /**
    * Largest non-streaming (`text/event-stream` excluded) upstream response body, in bytes. A larger declared
    * `Content-Length` gets 502; a body that grows past it is cut off. Default 67 108 864 (64 MiB).
@@ -114,6 +128,9 @@ export type UpstreamFailureReason =
   | 'upstream_idle_timeout'
   | 'upstream_reset'
   | 'upstream_auth'
+  // The upstream's authorization server refused the gateway a token (403), or could not be reached (503).
+  | 'upstream_credentials_refused'
+  | 'upstream_credentials_unavailable'
   | 'upstream_too_large'
   | 'upstream_session_conflict'
   | 'upstream_unfilterable'
@@ -210,9 +227,11 @@ export function isHeaderName(name: string): boolean {
 interface Failure {
   reason: UpstreamFailureReason;
   /** Status for the client when nothing was sent yet. */
-  status?: 502 | 503 | 504;
+  status?: 403 | 502 | 503 | 504;
   message?: string;
   code?: string;
+  /** `Retry-After` for the client, in seconds. */
+  retryAfter?: string;
 }
 
 interface Exchange {
@@ -320,6 +339,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
   const onExchangeEnd = options.onExchangeEnd;
+  const credentials = options.credentials;
 
   /**
    * Checks the session a request names. Returns the caller's session, `null` when the request names none,
@@ -348,6 +368,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
       const headers = forwardedHeaders(req.headers, identity, context);
+      // The same object, under a name onResponse does not shadow: credentials are set on it.
+      const requestHeaders = headers;
       let body: Buffer | undefined;
       if (method === 'POST') {
         body = Buffer.from(JSON.stringify(req.body));
@@ -365,6 +387,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       let connectTimer: NodeJS.Timeout | undefined;
       let idleTimer: NodeJS.Timeout | undefined;
       let retried = false;
+      let renewed = false;
       let clientGone = false;
 
       const exchange: Exchange = {
@@ -405,7 +428,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         }
         if (!clientGone && !res.writableEnded) {
           if (complete) res.end();
-          else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, id, failure?.message ?? 'Bad gateway: the upstream MCP server closed the connection');
+          else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, id, failure?.message ?? 'Bad gateway: the upstream MCP server closed the connection', failure?.retryAfter);
           else if (isEventStream) res.end();
           else res.destroy();
         }
@@ -432,9 +455,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         }
       }
 
-      connectTimer = setTimeout(() => {
-        finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
-      }, connectTimeoutMs);
+      function armConnectTimer(): void {
+        connectTimer = setTimeout(() => {
+          finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
+        }, connectTimeoutMs);
+      }
 
       function start(): void {
         const outgoing = send({ ...target, method, headers, agent });
@@ -478,6 +503,30 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         upstreamRes = incoming;
         resetIdle();
         const status = incoming.statusCode ?? 502;
+        if (status === 401 && credentials && !renewed) {
+          // The upstream refused the gateway's token (expired early, revoked, rotated): renew it and send the
+          // request once more. The body is the buffered message, so replaying it is safe.
+          renewed = true;
+          incoming.resume();
+          clearTimeout(idleTimer);
+          idleTimer = undefined;
+          const rejected = String(requestHeaders.authorization);
+          credentials.renew(context.auth, rejected).then(
+            (value) => {
+              if (settled) return;
+              if (value === undefined) {
+                finish({ reason: 'upstream_auth', status: 502, message: 'Bad gateway: the upstream MCP server refused the gateway' });
+                return;
+              }
+              requestHeaders.authorization = value;
+              upstreamRes = undefined;
+              armConnectTimer();
+              start();
+            },
+            (error: unknown) => finish(credentialFailure(error)),
+          );
+          return;
+        }
         if (status === 401 || status === 407) {
           // The upstream wants credentials the gateway does not hold. Passing its 401 on would make the client
           // believe its own (valid) token was refused and start authorizing again, in a loop.
@@ -578,7 +627,21 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         return true;
       }
 
-      start();
+      if (!credentials) {
+        armConnectTimer();
+        start();
+        return;
+      }
+      // The token request has its own timeout (the authorization server's); the connect timer starts after it.
+      credentials.authorization(context.auth).then(
+        (value) => {
+          if (settled) return;
+          headers.authorization = value;
+          armConnectTimer();
+          start();
+        },
+        (error: unknown) => finish(credentialFailure(error)),
+      );
     });
   }
 
@@ -630,7 +693,7 @@ function checkTimeout(value: unknown, setting: string, fallback: number): number
 export function checkIdentityHeaders(names: IdentityHeaderNames | undefined, setting: string): IdentityHeaderNames {
   if (names === undefined) return {};
   const out: IdentityHeaderNames = {};
-  for (const key of ['subject', 'clientId', 'scopes'] as const) {
+  for (const key of ['subject', 'clientId', 'scopes', 'issuer'] as const) {
     const name = names[key];
     if (name === undefined) continue;
     const lower = typeof name === 'string' ? name.toLowerCase() : '';
@@ -655,6 +718,7 @@ function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeade
   if (identity.subject && typeof auth.extra.sub === 'string') out[identity.subject] = headerSafe(auth.extra.sub);
   if (identity.clientId && auth.clientId) out[identity.clientId] = headerSafe(auth.clientId);
   if (identity.scopes) out[identity.scopes] = headerSafe(auth.scopes.join(' '));
+  if (identity.issuer && typeof auth.extra.iss === 'string') out[identity.issuer] = headerSafe(auth.extra.iss);
   return out;
 }
 
@@ -675,14 +739,36 @@ function responseHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
   return out;
 }
 
-function writeGatewayError(res: ServerResponse, status: 502 | 504 | number, id: JsonRpcId | null, message: string): void {
-  writeJsonRpcError(res, status, id, GATEWAY_JSONRPC_CODE, message);
+function writeGatewayError(res: ServerResponse, status: 502 | 504 | number, id: JsonRpcId | null, message: string, retryAfter?: string): void {
+  writeJsonRpcError(res, status, id, GATEWAY_JSONRPC_CODE, message, retryAfter);
 }
 
-function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string): void {
+function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string, retryAfter?: string): void {
   const text = JSON.stringify(jsonRpcError(id, code, message));
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...(retryAfter ? { 'Retry-After': retryAfter } : {}) });
   res.end(text);
+}
+
+/**
+ * Why the gateway has no credentials for the upstream, for the caller: the authorization server refusing (to
+ * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
+ * upstream; the server unreachable is 503 with `Retry-After`. Neither carries the server's error text.
+ */
+function credentialFailure(error: unknown): Failure {
+  if (error instanceof UpstreamTokenRefusedError) {
+    return {
+      reason: 'upstream_credentials_refused',
+      status: 403,
+      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${error.error})`,
+    };
+  }
+  const retryAfter = error instanceof AuthorizationServerUnavailableError ? error.headers['Retry-After'] : undefined;
+  return {
+    reason: 'upstream_credentials_unavailable',
+    status: 503,
+    message: "Service unavailable: the upstream MCP server's authorization server could not be reached",
+    retryAfter: retryAfter ?? '5',
+  };
 }
 
 

@@ -127,7 +127,7 @@ for (const server of stdioServers()) {
       const names = (await admin.text('env_names')).split(' ');
       assert.ok(names.includes('PATH') && names.includes('STDIO_TEST_PASSED') && names.includes('MCP_CALLER_SUBJECT'), names.join(' '));
       // Python may add LC_CTYPE itself (PEP 538) when LANG is unset; nothing else may appear.
-      const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_CTYPE', 'STDIO_TEST_PASSED', 'MCP_CALLER_SUBJECT', 'MCP_CALLER_CLIENT_ID']);
+      const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_CTYPE', 'STDIO_TEST_PASSED', 'MCP_CALLER_SUBJECT', 'MCP_CALLER_CLIENT_ID', 'MCP_CALLER_ISSUER']);
       assert.deepEqual(names.filter((n) => !allowed.has(n)), [], 'only the whitelisted variables reach the process');
       assert.ok(!names.includes('GATEWAY_SECRET') && !names.some((n) => n.startsWith('MCP_AUTH_')));
       assert.ok(!(await admin.text('env_names')).includes(admin.token), 'never the token');

@@ -188,16 +188,21 @@ describe('createUpstreamProxy', () => {
     const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: {} }));
     const front = await startFront({
       upstream: upstream.url,
-      identityHeaders: { subject: 'X-MCP-Subject', clientId: 'X-MCP-Client-Id', scopes: 'X-MCP-Scopes' },
+      identityHeaders: { subject: 'X-MCP-Subject', clientId: 'X-MCP-Client-Id', scopes: 'X-MCP-Scopes', issuer: 'X-MCP-Issuer' },
     });
-    const res = await post(front.url, CALL, { 'X-MCP-Subject': 'mallory', 'X-MCP-Scopes': 'admin' });
+    const res = await post(front.url, CALL, { 'X-MCP-Subject': 'mallory', 'X-MCP-Scopes': 'admin', 'X-MCP-Issuer': 'https://evil.example.com' });
     assert.equal(res.status, 200);
     await res.arrayBuffer();
     const h = upstream.received[0]!.headers;
     assert.equal(h['x-mcp-subject'], 'alice');
     assert.equal(h['x-mcp-client-id'], 'client-1');
     assert.equal(h['x-mcp-scopes'], 'mcp:read mcp:tools');
+    assert.equal(h['x-mcp-issuer'], undefined, 'the client\'s copy is dropped; this token names no issuer');
     assert.equal(h['authorization'], undefined);
+    const other = await post(front.url, CALL, { Authorization: 'Bearer alice-other-issuer' });
+    await other.arrayBuffer();
+    // With several issuers, alice of one is not alice of another: the upstream is told which issuer vouched.
+    assert.equal(upstream.received[1]!.headers['x-mcp-issuer'], 'https://other.example');
   });
 
   it('streams SSE event by event: the first event arrives before the upstream finishes', async () => {
