@@ -21,7 +21,7 @@ export const TRACER_NAME = 'mcp-oauth-guard';
 export const tracer: Tracer = trace.getTracer(TRACER_NAME);
 
 /** What a call to the authorization server was for, recorded as `mcp_guard.call`. */
-export type AuthorizationServerCall = 'discovery' | 'jwks' | 'introspection';
+export type AuthorizationServerCall = 'discovery' | 'jwks' | 'introspection' | 'token';
 
 /** Longest string attribute value the guard records, in characters: client-chosen names are cut there. */
 const MAX_ATTRIBUTE_LENGTH = 256;

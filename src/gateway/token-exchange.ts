@@ -1,0 +1,121 @@
+/**
+ * OAuth 2.0 Token Exchange (RFC 8693) for the upstream: the caller's verified token is exchanged for one whose
+ * audience is the upstream, so the upstream learns who the caller is without ever seeing the caller's token.
+ */
+import { createHash } from 'node:crypto';
+import type { AuthInfo } from '../core/auth-info.js';
+import { usableUntil, type UpstreamCredentials } from './upstream-credentials.js';
+import type { UpstreamTokenClient } from './upstream-token-client.js';
+
+/** RFC 8693 §2.1 grant type. */
+export const TOKEN_EXCHANGE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** RFC 8693 §3 token type of an OAuth access token. */
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** Options of {@link tokenExchangeCredentials}. */
+export interface TokenExchangeOptions {
+  /** `MCP_AUTH_UPSTREAM_SCOPE`: the scope asked for, else the server's default. */
+  scope?: string;
+  /** Most exchanged tokens kept. Default 10 000. */
+  maxEntries?: number;
+  /** Most memory they take, estimated from their lengths, in bytes. Default 16 MiB. */
+  maxBytes?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+const DEFAULT_MAX_BYTES = 16 * 1_048_576;
+/** Estimated bytes of one entry besides its key and token (the Map slot, the object, the numbers). */
+const ENTRY_OVERHEAD_BYTES = 160;
+
+interface Entry {
+  value: string;
+  usableUntil: number;
+  bytes: number;
+}
+
+/**
+ * One exchanged token per caller token: `subject_token` = the caller's token, `subject_token_type` =
+ * {@link ACCESS_TOKEN_TYPE}, `resource` = the upstream (RFC 8707), with the gateway's client credentials. The
+ * result is cached until the earlier of its own expiry and the caller token's (a token exchanged from an expired
+ * one must not outlive it), less a margin, in a least-recently-used cache bounded by entries and bytes. Its keys
+ * are SHA-256 digests of the caller tokens, never the tokens. Concurrent requests with the same caller token share
+ * one exchange.
+ */
+export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: TokenExchangeOptions = {}): UpstreamCredentials & { readonly size: number } {
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const cache = new Map<string, Entry>();
+  const pending = new Map<string, Promise<string>>();
+  let bytes = 0;
+
+  const remove = (key: string): void => {
+    const entry = cache.get(key);
+    if (!entry) return;
+    cache.delete(key);
+    bytes -= entry.bytes;
+  };
+
+  const store = (key: string, entry: Entry): void => {
+    remove(key);
+    if (entry.bytes > maxBytes) return;
+    cache.set(key, entry);
+    bytes += entry.bytes;
+    // Map order is insertion order, and hits re-insert: the first key is the least recently used.
+    for (const oldest of cache.keys()) {
+      if (cache.size <= maxEntries && bytes <= maxBytes) break;
+      remove(oldest);
+    }
+  };
+
+  const exchange = (key: string, caller: AuthInfo): Promise<string> => {
+    const running = pending.get(key);
+    if (running) return running;
+    const started = tokens
+      .request(() => ({
+        grantType: TOKEN_EXCHANGE_GRANT_TYPE,
+        parameters: {
+          subject_token: caller.token,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          requested_token_type: ACCESS_TOKEN_TYPE,
+          ...(options.scope ? { scope: options.scope } : {}),
+        },
+      }))
+      .then((issued) => {
+        const value = `Bearer ${issued.accessToken}`;
+        const callerExpiresAt = caller.expiresAt === undefined ? undefined : caller.expiresAt * 1000;
+        const expiresAt = [issued.expiresAt, callerExpiresAt].filter((t): t is number => t !== undefined);
+        store(key, { value, usableUntil: usableUntil(expiresAt.length ? Math.min(...expiresAt) : undefined), bytes: key.length + value.length * 2 + ENTRY_OVERHEAD_BYTES });
+        return value;
+      })
+      .finally(() => pending.delete(key));
+    pending.set(key, started);
+    return started;
+  };
+
+  return {
+    get size() {
+      return cache.size;
+    },
+    authorization(caller) {
+      const key = digest(caller.token);
+      const entry = cache.get(key);
+      if (entry && Date.now() < entry.usableUntil) {
+        cache.delete(key);
+        cache.set(key, entry);
+        return Promise.resolve(entry.value);
+      }
+      if (entry) remove(key);
+      return exchange(key, caller);
+    },
+    async renew(caller, rejected) {
+      const key = digest(caller.token);
+      if (cache.get(key)?.value === rejected) remove(key);
+      const value = await exchange(key, caller);
+      return value === rejected ? undefined : value;
+    },
+  };
+}
+
+function digest(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}

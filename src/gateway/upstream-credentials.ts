@@ -1,0 +1,144 @@
+/**
+ * Credentials the gateway presents to a protected HTTP upstream, in its own name. The client's token never goes
+ * upstream (MCP security best practices, "token passthrough"): the gateway sends a static token, a token it got
+ * with the client credentials grant, or one it exchanged the caller's token for (see `token-exchange.ts`).
+ */
+import { statSync, readFileSync } from 'node:fs';
+import type { AuthInfo } from '../core/auth-info.js';
+import { ConfigurationError } from '../core/errors.js';
+import type { UpstreamTokenClient } from './upstream-token-client.js';
+
+/** `MCP_AUTH_UPSTREAM_AUTH`: how the gateway authenticates to the upstream. */
+export type UpstreamAuthMode = 'none' | 'static' | 'client_credentials' | 'token_exchange';
+
+/** The modes, as `MCP_AUTH_UPSTREAM_AUTH` spells them. */
+export const UPSTREAM_AUTH_MODES: readonly UpstreamAuthMode[] = ['none', 'static', 'client_credentials', 'token_exchange'];
+
+/** A source of `Authorization` header values for upstream requests. */
+export interface UpstreamCredentials {
+  /**
+   * The `Authorization` value for a request made for `caller`, e.g. `Bearer …`.
+   *
+   * @throws UpstreamTokenRefusedError or AuthorizationServerUnavailableError (from the token client).
+   */
+  authorization(caller: AuthInfo): Promise<string>;
+  /**
+   * After the upstream answered 401 to `rejected`: a different value to retry with once, or undefined when there
+   * is none (a static token that has not changed). Drops what was cached for `rejected`.
+   */
+  renew(caller: AuthInfo, rejected: string): Promise<string | undefined>;
+}
+
+/** Least time between two checks of `MCP_AUTH_UPSTREAM_TOKEN_FILE`'s modification time, in milliseconds. */
+export const TOKEN_FILE_CHECK_INTERVAL_MS = 1_000;
+
+/** Largest token file read, in bytes. */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
+/**
+ * A static token: `token` as given, or the contents of `file` (trimmed), re-read when its modification time or
+ * size changes, so a rotated secret (a Kubernetes secret volume, a sidecar) is picked up without a restart. The
+ * file is stat'ed on use, at most once per {@link TOKEN_FILE_CHECK_INTERVAL_MS}, and at once after an upstream
+ * 401. A file that becomes unreadable keeps the last token (the writer may be mid-rotation).
+ *
+ * @throws ConfigurationError naming `setting` when the file cannot be read or is empty at start-up.
+ */
+export function staticCredentials(source: { token: string } | { file: string; setting: string }): UpstreamCredentials {
+  if ('token' in source) {
+    const value = `Bearer ${source.token}`;
+    return { authorization: () => Promise.resolve(value), renew: () => Promise.resolve(undefined) };
+  }
+  const { file, setting } = source;
+  let version = '';
+  let value = '';
+  let checkedAt = -Infinity;
+  const load = (atStartup: boolean): void => {
+    checkedAt = Date.now();
+    let stats;
+    try {
+      stats = statSync(file);
+    } catch (error) {
+      if (atStartup) throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'}); point it at the file holding the upstream's token`);
+      return;
+    }
+    const seen = `${stats.mtimeMs}:${stats.size}:${stats.ino}`;
+    if (seen === version) return;
+    if (stats.size > MAX_TOKEN_FILE_BYTES) {
+      if (atStartup) throw new ConfigurationError(setting, `"${file}" is larger than ${MAX_TOKEN_FILE_BYTES} bytes; it should hold one token`);
+      return;
+    }
+    let token: string;
+    try {
+      token = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      if (atStartup) throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      return;
+    }
+    if (token === '' || /[\s\x00-\x1f\x7f]/.test(token)) {
+      if (atStartup) throw new ConfigurationError(setting, `"${file}" must hold one token with no white space inside`);
+      return;
+    }
+    version = seen;
+    value = `Bearer ${token}`;
+  };
+  load(true);
+  return {
+    authorization() {
+      if (Date.now() - checkedAt >= TOKEN_FILE_CHECK_INTERVAL_MS) load(false);
+      return Promise.resolve(value);
+    },
+    renew(_caller, rejected) {
+      load(false);
+      return Promise.resolve(value === rejected ? undefined : value);
+    },
+  };
+}
+
+/** Time before a token's expiry at which it is no longer used, in milliseconds: it must not expire in flight. */
+export const EXPIRY_MARGIN_MS = 30_000;
+/** Lifetime assumed for a token whose response had no `expires_in`, in milliseconds. */
+export const DEFAULT_TOKEN_LIFETIME_MS = 300_000;
+
+/**
+ * The client credentials grant (RFC 6749 §4.4): one token for every caller, with `resource` = the upstream
+ * (RFC 8707) and `scope`. Cached until {@link EXPIRY_MARGIN_MS} before it expires; concurrent requests share
+ * one token request, and a failed one is not cached.
+ */
+export function clientCredentials(tokens: UpstreamTokenClient, scope: string | undefined): UpstreamCredentials {
+  let current: { value: string; usableUntil: number } | undefined;
+  let pending: Promise<string> | undefined;
+  const fetchToken = (): Promise<string> =>
+    (pending ??= tokens
+      .request(() => ({ grantType: 'client_credentials', parameters: scope ? { scope } : ({} as Record<string, string>) }))
+      .then(
+        (issued) => {
+          pending = undefined;
+          const value = `Bearer ${issued.accessToken}`;
+          current = { value, usableUntil: usableUntil(issued.expiresAt) };
+          return value;
+        },
+        (error: unknown) => {
+          pending = undefined;
+          throw error;
+        },
+      ));
+  return {
+    authorization() {
+      if (current && Date.now() < current.usableUntil) return Promise.resolve(current.value);
+      return fetchToken();
+    },
+    async renew(_caller, rejected) {
+      // Concurrent 401s for the same token share one new token.
+      if (current?.value === rejected) current = undefined;
+      const value = await fetchToken();
+      return value === rejected ? undefined : value;
+    },
+  };
+}
+
+/** When a token stops being used: {@link EXPIRY_MARGIN_MS} before `expiresAt`, or half its life if that is short. */
+export function usableUntil(expiresAt: number | undefined, now = Date.now()): number {
+  const end = expiresAt ?? now + DEFAULT_TOKEN_LIFETIME_MS;
+  const margin = Math.min(EXPIRY_MARGIN_MS, Math.max(0, (end - now) / 2));
+  return end - margin;
+}
