@@ -65,6 +65,11 @@ const LABEL: Record<Scenario, string> = {
 interface Ratio {
   median: number;
   perRound: number[];
+  /**
+   * The other scenario's server CPU time per request over this one's (median of rounds): the throughput ratio
+   * a CPU-bound server would see, steadier than req/s on a machine where other work runs.
+   */
+  cpu: number;
 }
 
 function median(values: readonly number[]): number {
@@ -188,7 +193,8 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
 
   const ratio = (a: Scenario, b: Scenario): Ratio => {
     const per = rounds.map((r) => r[a].requestsPerSecond / r[b].requestsPerSecond);
-    return { median: round3(median(per)), perRound: per.map(round3) };
+    const cpu = rounds.map((r) => (r[b].serverCpuUsPerRequest ?? 0) / (r[a].serverCpuUsPerRequest || 1));
+    return { median: round3(median(per)), perRound: per.map(round3), cpu: round3(median(cpu)) };
   };
   const rows = EXPRESS_SCENARIOS.map((scenario) => {
     const own = rounds.map((r) => r[scenario]);
@@ -224,7 +230,7 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
   }
   const line = (name: string, r: Ratio, target?: number): void => {
     const verdict = target === undefined ? '' : ` (target ≥ ${target.toFixed(2)}: ${r.median >= target ? 'MET' : 'BELOW'})`;
-    console.log(`${name.padEnd(34)}${r.median.toFixed(3)}${verdict}   per round ${r.perRound.map((x) => x.toFixed(3)).join(' ')}`);
+    console.log(`${name.padEnd(34)}${r.median.toFixed(3)}${verdict}   CPU ratio ${r.cpu.toFixed(3)}   per round ${r.perRound.map((x) => x.toFixed(3)).join(' ')}`);
   };
   line('cached / bare', ratios.cachedOverBare, EXPRESS_TARGETS.cachedOverBare);
   line('fresh / floor', ratios.freshOverFloor, EXPRESS_TARGETS.freshOverFloor);
@@ -263,11 +269,13 @@ export async function runExpressBench(settings: ExpressSettings): Promise<Record
   const both = settings.placements.map((p) => [p, report[p] as { ratios: Record<string, Ratio> }] as const);
   if (both.length > 1) {
     console.log('');
-    console.log('Express, summary (median of per-round ratios):');
+    console.log('Express, summary (median of per-round req/s ratios; CPU: ratio of server CPU time per request):');
     for (const [placement, r] of both) {
       console.log(
-        `  ${placement.padEnd(9)} cached/bare ${r.ratios.cachedOverBare!.median.toFixed(3)}  fresh/floor ${r.ratios.freshOverFloor!.median.toFixed(3)}  ` +
-          `fresh/peer ${r.ratios.freshOverPeer!.median.toFixed(3)}  peer/floor ${r.ratios.peerOverFloor!.median.toFixed(3)}  floor/bare ${r.ratios.floorOverBare!.median.toFixed(3)}`,
+        `  ${placement.padEnd(9)} ` +
+          Object.entries(r.ratios)
+            .map(([k, v]) => `${k.replace('Over', '/').toLowerCase()} ${v.median.toFixed(3)} (CPU ${v.cpu.toFixed(3)})`)
+            .join('  '),
       );
     }
   }

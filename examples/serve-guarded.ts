@@ -5,7 +5,18 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { ConfigurationError, loadOptionsFromEnv, type GuardOptions, type McpOAuthGuardRouter } from '../src/index.js';
+import {
+  checkPolicyCoverage,
+  ConfigurationError,
+  describeUnknownSetting,
+  findUnknownSettings,
+  GUARD_ENV_VARIABLES,
+  loadOptionsFromEnv,
+  type GuardOptions,
+  type McpOAuthGuardRouter,
+  type PolicyDefinition,
+  type ServerCatalog,
+} from '../src/index.js';
 
 /** A listening server with the guard mounted. */
 export interface GuardedServer {
@@ -58,15 +69,26 @@ export async function listenWithGuard(
   };
 }
 
+/** What an example serves, for the start-up policy check: its built-in policy and what it lists. */
+export interface ServedCatalog {
+  /** The policy used unless MCP_AUTH_POLICY names a file. */
+  policy: PolicyDefinition;
+  catalog: ServerCatalog;
+}
+
 /**
  * Runs an example from the environment: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER
  * (required: exits 2 with a message pointing at `npm run demo`), MCP_AUTH_RESOURCE (default
  * `http://HOST:PORT/mcp`) and the other MCP_AUTH_* variables. Configuration errors exit 2 with one line.
+ * Warns about MCP_AUTH_* variables that are no setting; the start-up line names the issuer(s) and the policy; with
+ * `served`, tools with no rule and rules that match no tool are warned about (see `checkPolicyCoverage`).
  */
 export async function runExampleFromEnv(
   label: string,
-  start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; close(): Promise<void> }>,
+  start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; close(): Promise<void>; router?: McpOAuthGuardRouter }>,
+  served?: ServedCatalog,
 ): Promise<void> {
+  for (const unknown of findUnknownSettings(process.env, GUARD_ENV_VARIABLES)) console.warn(`warning: ${describeUnknownSetting(unknown)}`);
   const host = process.env.HOST?.trim() || '127.0.0.1';
   const port = Number(process.env.PORT?.trim() || '3000');
   if (!process.env.MCP_AUTH_ISSUER?.trim()) {
@@ -80,7 +102,15 @@ export async function runExampleFromEnv(
     const fromEnv = loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
     const running = await start({ ...fromEnv, host, port });
     const issuers = fromEnv.issuers ?? [fromEnv.issuer];
-    console.log(`${label}: ${running.url}  (${issuers.length === 1 ? 'issuer' : 'issuers'} ${issuers.join(', ')})`);
+    const policyFile = process.env.MCP_AUTH_POLICY?.trim();
+    // The warnings first: whoever waits for the start-up line then has them all.
+    if (served) warnAboutCoverage(fromEnv.policy ?? served.policy, served.catalog);
+    console.log(`${label}: ${running.url}  (${issuers.length === 1 ? 'issuer' : 'issuers'} ${issuers.join(', ')}; policy ${policyFile || 'built in'})`);
+    // Discovery now rather than on the first request, so that a wrong or unreachable issuer is reported here,
+    // with what each URL answered, instead of as an unexplained 503 later.
+    running.router?.guard.ready().catch((error: unknown) => {
+      console.error(`warning: authorization server discovery failed; requests get 503 until it succeeds: ${explainFailure(error)}`);
+    });
     const stop = (): void => void running.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
@@ -90,5 +120,16 @@ export async function runExampleFromEnv(
       process.exit(2);
     }
     throw error;
+  }
+}
+
+/** The start-up policy check, as warnings: open items and rules that match nothing, with the name likely meant. */
+function warnAboutCoverage(policy: PolicyDefinition, catalog: ServerCatalog): void {
+  const coverage = checkPolicyCoverage(policy, catalog);
+  for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
+    if (covered && covered.open.length > 0) console.warn(`warning: policy: ${kind} with no rule, open to any token: ${covered.open.join(', ')}`);
+  }
+  for (const rule of coverage.unmatchedRules) {
+    console.warn(`warning: policy: the ${rule.kind} rule "${rule.name}" matches nothing this server offers${rule.suggestion ? `; did you mean "${rule.suggestion}"?` : ''}`);
   }
 }

@@ -7,6 +7,9 @@
  * taken); 2 on a configuration error, reported as one line naming the setting, with no stack trace.
  */
 import { ConfigurationError } from '../core/errors.js';
+import { GUARD_ENV_VARIABLES } from '../core/load-options-from-env.js';
+import { describeUnknownSetting, findUnknownSettings } from '../core/unknown-settings.js';
+import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
 import { startGateway } from './start-gateway.js';
 
@@ -20,6 +23,7 @@ async function main(): Promise<void> {
       process.stdout.write(gatewayHelp());
       return;
     }
+    warnUnknownSettings(process.env);
     config = loadGatewayConfig(args.settings);
   } catch (error) {
     if (error instanceof ConfigurationError) {
@@ -49,10 +53,11 @@ async function main(): Promise<void> {
     return;
   }
   // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private.
-  const upstream = config.proxy ? new URL(config.proxy.upstream) : undefined;
   process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, ...(upstream ? { upstream: `${upstream.origin}${upstream.pathname}` } : { upstreamCommand: config.stdio?.command }) })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config) })}\n`,
   );
+  // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
+  void gateway.reportPolicyCoverage();
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -66,6 +71,20 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/**
+ * Warns about each `MCP_AUTH_*` variable that is no setting, with the closest one: otherwise a misspelt
+ * `MCP_AUTH_POLICIES` would be ignored without a word, leaving every tool open. A warning rather than an error, so
+ * that an environment shared with a newer gateway (with a setting this one lacks) does not stop this one.
+ */
+function warnUnknownSettings(env: NodeJS.ProcessEnv): void {
+  const known = [...GATEWAY_SETTINGS.map((setting) => setting.env), ...GUARD_ENV_VARIABLES];
+  for (const unknown of findUnknownSettings(env, known)) {
+    process.stderr.write(
+      `${JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: describeUnknownSetting(unknown), setting: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) })}\n`,
+    );
+  }
 }
 
 /** The error as one line, naming the flag too when the setting has one. */

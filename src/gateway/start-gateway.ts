@@ -17,6 +17,9 @@ import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 import { createUpstreamCredentials } from './upstream-auth-config.js';
 import type { RedisStores } from '../redis/redis-stores.js';
+import { reportPolicyCoverage, type PolicyCoverageReport } from './policy-coverage-report.js';
+import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS } from './readiness.js';
+import type { PolicyDefinition } from '../core/policy-definition.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
@@ -24,6 +27,8 @@ export interface StartGatewayOptions {
   log?: (line: string) => void;
   /** Receives warnings (one line each, never a token). Default: stderr. */
   warn?: (line: string) => void;
+  /** How long a `/readyz` answer is reused, in milliseconds (0: probe on every request, for tests). Default 5 000. */
+  readinessCacheMs?: number;
 }
 
 /** A running gateway. */
@@ -42,6 +47,13 @@ export interface RunningGateway {
   readonly pipeline: RequestPipeline;
   /** Where the Prometheus metrics are served (`MCP_AUTH_METRICS_PORT`), e.g. `http://127.0.0.1:9464/metrics`; absent when off. */
   readonly metricsUrl?: string;
+  /**
+   * Lists the upstream as the gateway itself (never with a client's token) and logs how `policy` covers it: items
+   * with no rule, rule names that match nothing (with the closest name), then the summary line (issuers, policy
+   * file, upstream, tools protected and open). The CLI calls it at start-up; call it again after loading a policy.
+   * Default: the policy in force. Never rejects.
+   */
+  reportPolicyCoverage(policy?: PolicyDefinition): Promise<PolicyCoverageReport>;
   /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
   readonly router: { readonly guard: Guard };
   /**
@@ -93,6 +105,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let metrics: GatewayMetrics | undefined;
   let metricsListener: MetricsListener | undefined;
   let redisStores: RedisStores | undefined;
+  let policyInForce: PolicyDefinition | undefined;
+  let writeChildLog: ((event: object) => void) | undefined;
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
@@ -108,10 +122,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     }
     requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+    policyInForce = guardOptions.policy;
+    // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
+    const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
+    writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
     if (config.stdio) {
-      // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
-      const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
-      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event })) });
+      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog });
     } else {
       proxy = createUpstreamProxy({
         ...config.proxy!,
@@ -150,12 +166,28 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // requests the pipeline does not read (other paths) hold a connection for minutes.
     server.requestTimeout = HEADERS_TIMEOUT_MS + guard.options.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
     const served = pipeline;
+    const readiness = createReadinessCheck({
+      guard,
+      ...(config.proxy ? { proxy: config.proxy } : {}),
+      ...(config.stdio ? { stdio: config.stdio } : {}),
+      cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
+    });
     // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
     app = (req, res) =>
       requestLog.middleware(req, res, () => {
         if (served.serve(req, res)) return;
         if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
           writeJson(res, shuttingDown ? 503 : 200, { status: shuttingDown ? 'stopping' : 'ok' });
+          return;
+        }
+        if (requestPath(req) === '/readyz' && (req.method === 'GET' || req.method === 'HEAD')) {
+          if (shuttingDown) {
+            writeJson(res, 503, { status: 'stopping' });
+            return;
+          }
+          void readiness.check().then((report) => {
+            if (!res.writableEnded) writeJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not_ready', issuers: report.issuers, upstream: report.upstream });
+          });
           return;
         }
         writeJson(res, 404, NOT_FOUND);
@@ -205,7 +237,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   };
 
   const guard = pipeline.guard;
-  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
+  const childLog = writeChildLog!;
+  const reportCoverage = (policy: PolicyDefinition | undefined = policyInForce): Promise<PolicyCoverageReport> =>
+    reportPolicyCoverage({
+      config,
+      policy,
+      issuers: guard.options.issuers ?? [],
+      log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
+      warn,
+      childLog: (event) => childLog(event),
+    });
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
 }
 
 /**

@@ -2,8 +2,12 @@
 // before anything listens.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { startTestIssuer } from '../helpers/fake-issuer.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -53,5 +57,41 @@ describe('examples/notes-server.ts from the command line', () => {
     // One line of its own (runtime warnings, if any, are Node's).
     assert.equal(result.stderr.split('\n').filter((l) => l && !l.startsWith('(node:') && !l.startsWith('(Use `node')).length, 1, result.stderr);
     assert.equal(result.stdout, '');
+  });
+
+  test('the start-up line names the issuer and the policy; a typo in the policy and a misspelt variable are warned about', async () => {
+    const issuer = await startTestIssuer();
+    const dir = mkdtempSync(join(tmpdir(), 'notes-cli-'));
+    try {
+      const policy = join(dir, 'policy.json');
+      writeFileSync(policy, JSON.stringify({ tools: { whoami: [], notes_list: ['notes:read'], notes_ad: ['notes:write'], notes_clear: ['notes:admin'] } }));
+      const env: NodeJS.ProcessEnv = {};
+      for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MCP_AUTH_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
+      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_POLICY: policy, MCP_AUTH_CHALENGE_SCOPES: 'notes:read' });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'examples/notes-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await new Promise<void>((resolve) => {
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          stdout += c;
+          if (stdout.includes('\n')) resolve();
+        });
+        void closed.then(resolve);
+      });
+      // The warnings are written before the start-up line: all of stderr is there once stdout has a line.
+      child.kill('SIGTERM');
+      await closed;
+      clearTimeout(guard);
+      assert.match(stdout, new RegExp(`^notes MCP server: http://127\\.0\\.0\\.1:\\d+/mcp  \\(issuer ${issuer.issuer.replace(/[.]/g, '\\.')}; policy ${policy.replace(/[.]/g, '\\.')}\\)`));
+      assert.match(stderr, /warning: MCP_AUTH_CHALENGE_SCOPES is not a setting and is ignored; did you mean MCP_AUTH_CHALLENGE_SCOPES\?/);
+      assert.match(stderr, /warning: policy: tools with no rule, open to any token: notes_add/);
+      assert.match(stderr, /warning: policy: the tool rule "notes_ad" matches nothing this server offers; did you mean "notes_add"\?/);
+    } finally {
+      await issuer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,140 @@
+import { checkPolicyCoverage, type KindCoverage, type PolicyCoverage } from '../core/policy-coverage.js';
+import type { PolicyDefinition } from '../core/policy-definition.js';
+import type { GatewayConfig } from './gateway-config.js';
+import type { ChildLogEvent } from './stdio-child.js';
+import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from './upstream-catalog.js';
+
+/**
+ * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
+ * with it (`checkPolicyCoverage`), and writes one warning per finding and one summary line. Run at start-up, and
+ * meant to be run again whenever a policy is loaded.
+ */
+
+/** What {@link reportPolicyCoverage} needs. */
+export interface PolicyCoverageReportOptions {
+  config: Pick<GatewayConfig, 'proxy' | 'stdio' | 'settings'>;
+  /** The policy in force; undefined is the empty policy. */
+  policy: PolicyDefinition | undefined;
+  /** Issuers trusted, for the summary. */
+  issuers: readonly string[];
+  /** Receives the summary line (JSON). */
+  log(line: string): void;
+  /** Receives each warning line (JSON). */
+  warn(line: string): void;
+  /** Receives a stdio listing child's own log events. */
+  childLog?: (event: ChildLogEvent) => void;
+  limits?: CatalogLimits;
+}
+
+/** What was found, or why nothing could be checked. */
+export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string };
+
+/** Most names written in one warning line; the line says how many more there were. */
+const MAX_NAMES_PER_LINE = 50;
+/** Most "matches nothing" warnings written at once; the last says how many more there were. */
+const MAX_UNMATCHED_LINES = 100;
+/** Longest name written, in characters: names come from the upstream. */
+const MAX_NAME_LENGTH = 200;
+
+/**
+ * The upstream as logs name it: an HTTP upstream's origin and path (never its query, which may carry a key), or a
+ * stdio upstream's program (never its arguments, which may carry what its operator keeps private).
+ */
+export function describeUpstream(config: Pick<GatewayConfig, 'proxy' | 'stdio'>): { upstream: string } | { upstreamCommand: string } | Record<string, never> {
+  if (config.proxy) {
+    const url = new URL(config.proxy.upstream);
+    return { upstream: `${url.origin}${url.pathname}` };
+  }
+  return config.stdio ? { upstreamCommand: config.stdio.command } : {};
+}
+
+/** The policy file as the summary names it (`MCP_AUTH_POLICY`), or null without one. */
+export function policyFileOf(settings: Readonly<Record<string, string | undefined>>): string | null {
+  return settings.MCP_AUTH_POLICY?.trim() || null;
+}
+
+/**
+ * Lists the upstream and logs how the policy covers it: a warning for each kind with items that no rule covers
+ * (open beyond the base scopes), a warning for each rule that matches nothing upstream with the closest name, and
+ * a summary line naming the issuers, the policy file, the upstream and how many tools are protected and open.
+ * When the upstream cannot be listed, the summary says why and nothing else is written. Never throws.
+ */
+export async function reportPolicyCoverage(options: PolicyCoverageReportOptions): Promise<PolicyCoverageReport> {
+  const { config, log, warn } = options;
+  const time = (): string => new Date().toISOString();
+  const summaryBase = { event: 'summary', issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
+  let catalog: UpstreamCatalog;
+  try {
+    if (config.stdio) catalog = await listStdioUpstream(config.stdio, options.childLog ?? (() => undefined), options.limits);
+    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits);
+    else throw new Error('no upstream is configured');
+  } catch (error) {
+    const skipped = `the upstream could not be listed: ${error instanceof Error ? error.message : 'unknown error'}`;
+    safe(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
+    return { skipped };
+  }
+  const coverage = checkPolicyCoverage(options.policy, catalog);
+  for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
+    if (!covered || covered.open.length === 0) continue;
+    safe(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: ${covered.open.length} ${kind} have no rule, so any token with the base scopes may use them; add a rule (or "*") under "${kind}" in the policy`,
+        kind,
+        ...names(covered.open),
+      }),
+    );
+  }
+  coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
+    const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
+    safe(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: the ${rule.kind} rule "${clip(rule.name)}" matches nothing the upstream lists${rule.suggestion ? `; did you mean "${clip(rule.suggestion)}"?` : ''}`,
+        kind: rule.kind,
+        rule: clip(rule.name),
+        ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),
+        ...(more > 0 ? { more } : {}),
+      }),
+    );
+  });
+  safe(
+    log,
+    JSON.stringify({
+      time: time(),
+      ...summaryBase,
+      tools: counts(coverage.tools),
+      prompts: counts(coverage.prompts),
+      resources: counts(coverage.resources),
+      unmatchedRules: coverage.unmatchedRules.length,
+      ...(catalog.truncated.length > 0 ? { truncated: catalog.truncated } : {}),
+    }),
+  );
+  return { coverage, catalog };
+}
+
+/** Protected and open counts; open counts the items with an empty rule too. */
+function counts(covered: KindCoverage | undefined): { protected: number; open: number } | null {
+  return covered ? { protected: covered.protected.length, open: covered.open.length + covered.explicitlyOpen.length } : null;
+}
+
+function names(list: readonly string[]): { names: string[]; more?: number } {
+  const shown = list.slice(0, MAX_NAMES_PER_LINE).map(clip);
+  return list.length > shown.length ? { names: shown, more: list.length - shown.length } : { names: shown };
+}
+
+function clip(name: string): string {
+  return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
+}
+
+function safe(write: (line: string) => void, line: string): void {
+  try {
+    write(line);
+  } catch {
+    // Logging must never break serving.
+  }
+}

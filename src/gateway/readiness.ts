@@ -1,0 +1,150 @@
+import { statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Guard } from '../core/create-guard.js';
+import { ConfigurationError } from '../core/errors.js';
+import { explainFailure } from '../core/explain-failure.js';
+import { checkProgram } from './command-line.js';
+import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import type { UpstreamProxyOptions } from './upstream-proxy.js';
+
+/**
+ * `/readyz`: whether the gateway can serve a request now. Two checks, each with a reason when it fails (URLs,
+ * status codes and Node error codes only; never a token or a secret):
+ *
+ * - the issuers: `guard.ready()` (metadata discovery, and the JWKS when it is discovered), bounded by a timeout;
+ * - the upstream: for HTTP, a POST of a JSON-RPC `ping` (no session, no token) that gets any HTTP answer below
+ *   500 in time. An upstream that refuses it (400 without a session, 401, 404) is up; a 5xx (a proxy in front of
+ *   a dead server) or no answer is not. For stdio, the program can be started: it is still on the child's `PATH`
+ *   (or is an executable file) and its working directory exists. No process is started per probe.
+ *
+ * The answer is cached for `cacheMs`, and probes in progress are shared, so `/readyz` cannot be used to send
+ * requests to the authorization server or the upstream at the rate it is asked.
+ */
+export interface ReadinessReport {
+  ready: boolean;
+  issuers: { ok: boolean; reason?: string };
+  upstream: { ok: boolean; reason?: string };
+}
+
+/** Options of {@link createReadinessCheck}. */
+export interface ReadinessCheckOptions {
+  guard: Pick<Guard, 'ready'>;
+  /** The HTTP upstream; or `stdio`. */
+  proxy?: UpstreamProxyOptions;
+  stdio?: StdioUpstreamOptions;
+  /** How long an answer is reused, in milliseconds. Default 5 000. */
+  cacheMs?: number;
+  /** Time allowed to each probe, in milliseconds. Default 3 000. */
+  probeTimeoutMs?: number;
+  /** Clock, in milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The readiness check: `check()` resolves (never rejects) to the report, fresh or cached. */
+export interface ReadinessCheck {
+  check(): Promise<ReadinessReport>;
+}
+
+/** Default time a `/readyz` answer is reused, in milliseconds. */
+export const DEFAULT_READINESS_CACHE_MS = 5_000;
+const DEFAULT_PROBE_TIMEOUT_MS = 3_000;
+
+/** Creates the {@link ReadinessCheck} `/readyz` answers with. */
+export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessCheck {
+  const cacheMs = options.cacheMs ?? DEFAULT_READINESS_CACHE_MS;
+  const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+  const now = options.now ?? Date.now;
+  let cached: { at: number; report: ReadinessReport } | undefined;
+  let inProgress: Promise<ReadinessReport> | undefined;
+
+  async function probe(): Promise<ReadinessReport> {
+    const [issuers, upstream] = await Promise.all([
+      withTimeout(options.guard.ready(), timeoutMs, 'the authorization server metadata did not load in time').then(
+        () => ({ ok: true }),
+        (error: unknown) => ({ ok: false, reason: explainFailure(error) }),
+      ),
+      probeUpstream(options, timeoutMs).then(
+        () => ({ ok: true }),
+        (error: unknown) => ({ ok: false, reason: error instanceof Error ? error.message : 'the upstream did not answer' }),
+      ),
+    ]);
+    return { ready: issuers.ok && upstream.ok, issuers, upstream };
+  }
+
+  return {
+    check() {
+      if (cached && now() - cached.at < cacheMs) return Promise.resolve(cached.report);
+      inProgress ??= probe().then((report) => {
+        cached = { at: now(), report };
+        inProgress = undefined;
+        return report;
+      });
+      return inProgress;
+    },
+  };
+}
+
+function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number): Promise<void> {
+  if (options.stdio) return probeStdio(options.stdio);
+  if (options.proxy) return probeHttp(options.proxy, timeoutMs);
+  return Promise.reject(new Error('no upstream is configured'));
+}
+
+async function probeStdio(stdio: StdioUpstreamOptions): Promise<void> {
+  const cwd = stdio.cwd ?? process.cwd();
+  try {
+    if (!statSync(cwd).isDirectory()) throw new Error();
+  } catch {
+    throw new Error('the upstream working directory (MCP_AUTH_UPSTREAM_CWD) is missing');
+  }
+  try {
+    checkProgram(stdio.command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd, path: (stdio.env ?? process.env).PATH });
+  } catch (error) {
+    throw new Error(error instanceof ConfigurationError ? error.message : 'the upstream program cannot be started');
+  }
+}
+
+const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });
+
+function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number): Promise<void> {
+  const url = new URL(proxy.upstream);
+  return new Promise<void>((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const outgoing = send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(PING) },
+      ...(proxy.agent ? { agent: proxy.agent } : { agent: false }),
+    });
+    const timer = setTimeout(() => {
+      outgoing.destroy();
+      reject(new Error(`the upstream did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new Error(`the upstream cannot be reached (${error.code ?? 'error'})`));
+    });
+    outgoing.on('response', (incoming) => {
+      clearTimeout(timer);
+      const status = incoming.statusCode ?? 0;
+      // Only the status matters; the body (maybe an open event stream) is not read.
+      incoming.resume();
+      outgoing.destroy();
+      if (status >= 500) reject(new Error(`the upstream answered HTTP ${status}`));
+      else resolve();
+    });
+    outgoing.end(PING);
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(message)), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

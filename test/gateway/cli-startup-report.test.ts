@@ -1,0 +1,96 @@
+// The CLI's start-up reports: a warning for each MCP_AUTH_* variable that is no setting (with the one meant), the
+// listening line naming the issuer and the policy, and the coverage warnings and summary line once the upstream has
+// been listed.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = resolve(ROOT, 'src/gateway/cli.ts');
+
+let issuer: TestIssuer;
+let upstream: { url: string; server: Server };
+let dir: string;
+const children: ChildProcess[] = [];
+
+/** Runs the CLI until `done(stdout, stderr)` holds or it exits; then stops it. */
+async function runUntil(args: string[], env: Record<string, string>, done: (stdout: string, stderr: string) => boolean): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  await new Promise<void>((resolveWait, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no report within 20 s; stdout: ${stdout} stderr: ${stderr}`)), 20_000);
+    const check = (): void => {
+      if (done(stdout, stderr)) {
+        clearTimeout(timer);
+        resolveWait();
+      }
+    };
+    child.stdout!.on('data', (c: Buffer) => ((stdout += c.toString()), check()));
+    child.stderr!.on('data', (c: Buffer) => ((stderr += c.toString()), check()));
+    void exited.then(() => (clearTimeout(timer), resolveWait()));
+  });
+  if (child.exitCode === null) child.kill('SIGTERM');
+  const [code] = await exited;
+  return { stdout, stderr, code };
+}
+
+describe('gateway CLI start-up reports', () => {
+  before(async () => {
+    issuer = await startTestIssuer();
+    upstream = await startUpstreamServer('127.0.0.1', 0);
+    dir = mkdtempSync(join(tmpdir(), 'cli-startup-'));
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    upstream?.server.closeAllConnections();
+    upstream?.server.close();
+    await issuer?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a misspelt MCP_AUTH_POLICIES is named, with the variable meant, before the configuration error it causes', async () => {
+    const run = await runUntil(['--upstream', upstream.url], { MCP_AUTH_POLICIES: 'policy.json', MCP_AUTH_ISSUR: 'https://auth.example.com' }, () => false);
+    assert.equal(run.code, 2);
+    const lines = run.stderr.trim().split('\n');
+    const warnings = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, string>);
+    assert.deepEqual(
+      warnings.map((w) => [w.event, w.setting, w.suggestion]),
+      [
+        ['warning', 'MCP_AUTH_ISSUR', 'MCP_AUTH_ISSUER'],
+        ['warning', 'MCP_AUTH_POLICIES', 'MCP_AUTH_POLICY'],
+      ],
+    );
+    assert.equal(warnings[1]!.message, 'MCP_AUTH_POLICIES is not a setting and is ignored; did you mean MCP_AUTH_POLICY?');
+    assert.ok(!run.stderr.includes('policy.json'), 'values are never echoed');
+    assert.match(lines.at(-1)!, /^mcp-oauth-guard: configuration error: MCP_AUTH_ISSUER/);
+  });
+
+  it('a policy with a typo: listening line with issuer and policy, the typo and open tool warnings, the summary', async () => {
+    const policy = join(dir, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ tools: { whoami: [], counter_gte: ['counter:read'], counter_increment: ['counter:write'] } }));
+    const run = await runUntil(['--port', '0', '--upstream', upstream.url, '--policy', policy], { MCP_AUTH_ISSUER: issuer.issuer }, (stdout) => stdout.includes('"event":"summary"'));
+    const out = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const listening = out.find((l) => l.event === 'listening');
+    assert.deepEqual(listening?.issuers, [issuer.issuer]);
+    assert.equal(listening?.policy, policy);
+    assert.equal(listening?.upstream, upstream.url);
+    const summary = out.find((l) => l.event === 'summary');
+    assert.deepEqual(summary?.issuers, [issuer.issuer]);
+    assert.equal(summary?.policy, policy);
+    assert.deepEqual(summary?.tools, { protected: 1, open: 2 });
+    const warnings = run.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    assert.equal(warnings.find((w) => w.rule === 'counter_gte')?.suggestion, 'counter_get');
+    assert.deepEqual(warnings.find((w) => w.kind === 'tools')?.names, ['counter_get']);
+  });
+});
