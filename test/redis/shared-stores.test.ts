@@ -124,6 +124,7 @@ describe('shared stores in Redis', { skip, timeout: 60_000 }, () => {
     const stores = await createRedisStores({ url: redis.url, keyPrefix: 'shared3:', onWarning: () => {} });
     try {
       assert.equal(await stores.replayCache.claim('old', Date.now() - 1), false);
+      assert.equal(await stores.replayCache.claim('old', Date.now() + 60_000), true, 'the refused claim left nothing behind');
       assert.equal(await stores.replayCache.claim('new', Date.now() + 60_000), true);
       assert.equal(await stores.replayCache.claim('new', Date.now() + 60_000), false);
     } finally {
@@ -173,6 +174,29 @@ describe('shared stores in Redis', { skip, timeout: 60_000 }, () => {
       assert.match(closed.warnings.at(-1)!, /is back/);
     } finally {
       await Promise.all([open.close(), closed.close()]);
+    }
+  });
+
+  test('a Redis not up at start-up: a warning, the claims refused, then used once it is up', async () => {
+    const late = await startTestRedis();
+    await late.stop();
+    const warnings: string[] = [];
+    const stores = await createRedisStores({ url: late.url, connectTimeoutMs: 300, onWarning: (m) => warnings.push(m) });
+    try {
+      assert.match(warnings.join('\n'), /is unavailable/);
+      await assert.rejects(Promise.resolve(stores.replayCache.claim('early', Date.now() + 5_000)));
+      await late.start();
+      const deadline = Date.now() + 15_000;
+      let claimed = false;
+      while (!claimed && Date.now() < deadline) {
+        claimed = await Promise.resolve(stores.replayCache.claim(`late-${Date.now()}`, Date.now() + 5_000)).catch(() => false);
+        if (!claimed) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(claimed, 'reconnected within the backoff');
+      assert.match(warnings.at(-1)!, /is back/);
+    } finally {
+      await stores.close();
+      await removeTestRedis(late);
     }
   });
 
