@@ -8,6 +8,7 @@ import express from 'express';
 import {
   checkPolicyCoverage,
   ConfigurationError,
+  explainFailure,
   describeUnknownSetting,
   findUnknownSettings,
   GUARD_ENV_VARIABLES,

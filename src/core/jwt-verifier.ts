@@ -129,7 +129,9 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
       if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
         verified = await verifyWithEachCandidate(token, error, verifyOptions, expected);
       } else {
-        throw toGuardError(error instanceof joseErrors.JWKSNoMatchingKey ? (foreignIssuer(token, expected) ?? error) : error, expected);
+        // A token from another issuer is refused as such even while this issuer's keys are unknown or unreachable.
+        const keyless = error instanceof joseErrors.JWKSNoMatchingKey || error instanceof AuthorizationServerUnavailableError;
+        throw toGuardError(keyless ? (foreignIssuer(token, expected) ?? error) : error, expected);
       }
     }
     checkTokenType(verified.protectedHeader.typ, strict);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
 import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
-import { ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
+import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
 import { loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
 import type { TokenVerifierOptions } from '../../src/core/token-verifier.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
@@ -190,6 +190,21 @@ describe('refusals that say why (one issuer)', () => {
     assert.equal(aud.message, `access token was issued for https://other.example.com/mcp (aud), not for this resource: expected ${RESOURCE}`);
     const iss = await assertGuardError(verifier.verify('opaque-iss'), InvalidTokenError, 'token_issuer', 401);
     assert.equal(iss.message, `access token was issued by https://elsewhere.example.com (iss), not by the expected issuer ${issuer.issuer}`);
+  });
+
+  it("a token from another identity provider is refused for its issuer even while this issuer's keys are unreachable", async () => {
+    const down = await startTestIssuer();
+    const outsider = await startTestIssuer();
+    down.setDiscoveryDown(true);
+    try {
+      const verifier = createTokenVerifier({ issuer: down.issuer, resource: RESOURCE });
+      const foreign = await outsider.sign({ aud: RESOURCE });
+      await assertGuardError(verifier.verify(foreign), InvalidTokenError, 'token_issuer', 401);
+      // Its own tokens cannot be checked meanwhile: that is the authorization server's outage, a 503.
+      await assertGuardError(verifier.verify(await down.sign({ aud: RESOURCE })), AuthorizationServerUnavailableError, 'authorization_server_unavailable', 503);
+    } finally {
+      await Promise.all([down.close(), outsider.close()]);
+    }
   });
 
   it('a hostile aud is quoted safely: printable, bounded, without quotes', async () => {
