@@ -24,6 +24,8 @@ export interface PolicyCoverageReportOptions {
   /** Receives a stdio listing child's own log events. */
   childLog?: (event: ChildLogEvent) => void;
   limits?: CatalogLimits;
+  /** Ends the listing at once (a stdio listing process is stopped), e.g. on shutdown. */
+  signal?: AbortSignal;
 }
 
 /** What was found, or why nothing could be checked. */
@@ -65,7 +67,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   const summaryBase = { event: 'summary', issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
   let catalog: UpstreamCatalog;
   try {
-    if (config.stdio) catalog = await listStdioUpstream(config.stdio, options.childLog ?? (() => undefined), options.limits);
+    if (config.stdio) catalog = await listStdioUpstream(config.stdio, options.childLog ?? (() => undefined), options.limits, options.signal);
     else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits);
     else throw new Error('no upstream is configured');
   } catch (error) {

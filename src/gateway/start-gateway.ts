@@ -214,17 +214,22 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     );
   });
 
+  // Coverage listings in progress: shutdown stops them, so that no listing process outlives the gateway.
+  const listings = new Set<Promise<PolicyCoverageReport>>();
+  const listingsAbort = new AbortController();
   let closing: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
     closing ??= (async () => {
       shuttingDown = true;
+      listingsAbort.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       upstream.endStreams('get');
       const deadline = Date.now() + config.shutdownTimeoutMs;
       while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
-      // A stdio upstream resolves once every process it started has exited.
+      // A stdio upstream resolves once every process it started has exited; so do the listings.
       await upstream.close();
+      await Promise.allSettled([...listings]);
       await redisStores?.close();
       // Answers just ended still need a moment to flush before their connections go.
       await Promise.race([closed, delay(500)]);
@@ -238,15 +243,20 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   const guard = pipeline.guard;
   const childLog = writeChildLog!;
-  const reportCoverage = (policy: PolicyDefinition | undefined = policyInForce): Promise<PolicyCoverageReport> =>
-    reportPolicyCoverage({
+  const reportCoverage = (policy: PolicyDefinition | undefined = policyInForce): Promise<PolicyCoverageReport> => {
+    const report = reportPolicyCoverage({
       config,
       policy,
-      issuers: guard.options.issuers ?? [],
+      issuers: guard.options.issuers,
       log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
       warn,
       childLog: (event) => childLog(event),
+      signal: listingsAbort.signal,
     });
+    listings.add(report);
+    void report.finally(() => listings.delete(report));
+    return report;
+  };
   return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
 }
 

@@ -270,9 +270,11 @@ function findResponse(answer: HttpAnswer, id: number): JsonRpcResponse | undefin
  * program, directory, environment and line limit; no caller identity, as it serves none), and stopped at the end.
  *
  * @param log - Receives the child's log events (labelled `policy-coverage`).
+ * @param signal - Stops the child at once (the gateway is shutting down); the listing then fails.
  * @throws an Error saying what failed.
  */
-export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event: ChildLogEvent) => void, limits: CatalogLimits = {}): Promise<UpstreamCatalog> {
+export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event: ChildLogEvent) => void, limits: CatalogLimits = {}, signal?: AbortSignal): Promise<UpstreamCatalog> {
+  if (signal?.aborted) throw new Error('the gateway is shutting down');
   const bounds = withDefaults(limits);
   let ended: string | undefined;
   const child = startStdioChild({
@@ -290,6 +292,9 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
       ended = reason;
     },
   });
+  // A listing process must not outlive the gateway: it has a process group of its own.
+  const onAbort = (): void => void child.stop();
+  signal?.addEventListener('abort', onAbort, { once: true });
   let nextId = 1;
   const call: Call = (method, params) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -326,6 +331,7 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
     const capabilities = result.capabilities;
     return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     await child.stop();
   }
 }

@@ -14,7 +14,7 @@ import { startNotesServer, type RunningNotesServer } from '../../examples/notes-
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
-import { NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
+import { isRunning, NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
 
 /** What the raw upstream saw: each request's method, session and Authorization header. */
 interface Seen {
@@ -217,5 +217,19 @@ describe('policy coverage log and summary', () => {
     assert.ok(events.some((e) => e.event === 'upstream_started'));
     assert.ok(events.some((e) => e.event === 'upstream_exit'), 'the listing process was stopped');
     assert.equal((gateway.proxy as { processes?: number }).processes ?? 0, 0, 'no session process was started');
+  });
+
+  it('shutdown stops a stdio listing in progress: its process does not outlive the gateway', { timeout: 20_000 }, async () => {
+    const silent = `${quote(process.execPath)} -e ${quote('setInterval(() => {}, 1000)')}`;
+    const logs: string[] = [];
+    const gateway = await startGateway(loadGatewayConfig({ MCP_AUTH_ISSUER: issuer.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_UPSTREAM_COMMAND: silent }), { log: (l) => logs.push(l), warn: () => {} });
+    const report = gateway.reportPolicyCoverage();
+    // Until the listing process has started (it never answers initialize).
+    while (!parse(logs).some((l) => l.session === 'policy-coverage' && l.event === 'upstream_started')) await new Promise((r) => setTimeout(r, 20));
+    const pid = parse(logs).find((l) => l.session === 'policy-coverage' && l.event === 'upstream_started')!.pid as number;
+    await gateway.shutdown();
+    const outcome = await report;
+    assert.ok('skipped' in outcome);
+    assert.equal(isRunning(pid), false);
   });
 });
