@@ -18,6 +18,17 @@ export {
   type UpstreamFailureReason,
   type UpstreamExchange,
 } from './upstream-proxy.js';
+export {
+  clientCredentials,
+  staticCredentials,
+  UPSTREAM_AUTH_MODES,
+  type UpstreamAuthMode,
+  type UpstreamCredentials,
+} from './upstream-credentials.js';
+export { tokenExchangeCredentials, TOKEN_EXCHANGE_GRANT_TYPE, type TokenExchangeOptions } from './token-exchange.js';
+export { createUpstreamTokenClient, UpstreamTokenRefusedError, type IssuedToken, type TokenRequest, type UpstreamTokenClient, type UpstreamTokenClientOptions } from './upstream-token-client.js';
+export { createUpstreamTargetResolver, type UpstreamTarget, type UpstreamTargetOptions } from './upstream-resource-metadata.js';
+export { createUpstreamCredentials, type UpstreamAuthConfig } from './upstream-auth-config.js';
 export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
 export type { ChildEndReason, ChildLogEvent } from './stdio-child.js';
 export { childEnvironment, CALLER_CLIENT_ID_ENV, CALLER_SUBJECT_ENV } from './child-environment.js';
