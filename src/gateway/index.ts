@@ -2,6 +2,8 @@
 // (MCP HTTP handlers for the request pipeline) and `startGateway`, configured from the same settings as the CLI.
 // Re-exports only.
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
+export type { PolicyCoverageReport } from './policy-coverage-report.js';
+export type { UpstreamCatalog } from './upstream-catalog.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';
 export type { SharedStoreConfig } from './shared-store-config.js';
