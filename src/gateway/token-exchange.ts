@@ -109,7 +109,9 @@ export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: T
     },
     async renew(caller, rejected) {
       const key = digest(caller.token);
-      if (cache.get(key)?.value === rejected) remove(key);
+      const entry = cache.get(key);
+      if (entry?.value === rejected) remove(key);
+      else if (entry && Date.now() < entry.usableUntil) return entry.value;
       const value = await exchange(key, caller);
       return value === rejected ? undefined : value;
     },

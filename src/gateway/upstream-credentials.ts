@@ -128,8 +128,9 @@ export function clientCredentials(tokens: UpstreamTokenClient, scope: string | u
       return fetchToken();
     },
     async renew(_caller, rejected) {
-      // Concurrent 401s for the same token share one new token.
+      // Concurrent 401s for the same token share one new token; a 401 for a token already replaced uses the new one.
       if (current?.value === rejected) current = undefined;
+      else if (current && Date.now() < current.usableUntil) return current.value;
       const value = await fetchToken();
       return value === rejected ? undefined : value;
     },
