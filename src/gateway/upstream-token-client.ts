@@ -5,7 +5,7 @@
  */
 import * as client from 'openid-client';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
-import { createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../core/issuer-discovery.js';
+import { assertSecureUrl, createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../core/issuer-discovery.js';
 import type { UpstreamTarget } from './upstream-resource-metadata.js';
 
 /** Options of {@link createUpstreamTokenClient}. */
@@ -70,6 +70,9 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
     const target = await options.target();
     discover ??= createIssuerDiscovery({ issuer: target.issuer, timeoutMs: options.timeoutMs });
     const metadata = await discover();
+    // The client secret and the caller's token are sent there: https, or http on loopback only.
+    if (metadata.token_endpoint === undefined) throw new AuthorizationServerUnavailableError("the upstream's authorization server publishes no token_endpoint", UNAVAILABLE_RETRY_AFTER_SECONDS);
+    assertSecureUrl('token_endpoint', metadata.token_endpoint);
     const methods = metadata.token_endpoint_auth_methods_supported;
     const auth = methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? client.ClientSecretPost(options.clientSecret) : client.ClientSecretBasic(options.clientSecret);
     const config = new client.Configuration(metadata, options.clientId, undefined, auth);
