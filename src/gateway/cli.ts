@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config) })}\n`,
   );
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
-  void gateway.reportPolicyCoverage();
+  void reportCoverageWhenListed(gateway);
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -84,6 +84,20 @@ function warnUnknownSettings(env: NodeJS.ProcessEnv): void {
     process.stderr.write(
       `${JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: describeUnknownSetting(unknown), setting: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) })}\n`,
     );
+  }
+}
+
+/**
+ * Waits between attempts to list the upstream for the policy check while it cannot be listed (it may start after
+ * the gateway), in milliseconds: five attempts over about three minutes, each writing its summary line.
+ */
+const LISTING_RETRY_DELAYS_MS = [2_000, 10_000, 30_000, 120_000];
+
+async function reportCoverageWhenListed(gateway: { reportPolicyCoverage(): Promise<object> }): Promise<void> {
+  for (const delayMs of [0, ...LISTING_RETRY_DELAYS_MS]) {
+    // Unref'd: a pending retry never keeps the process alive.
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+    if (!('skipped' in (await gateway.reportPolicyCoverage()))) return;
   }
 }
 

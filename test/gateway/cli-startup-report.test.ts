@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,5 +93,31 @@ describe('gateway CLI start-up reports', () => {
     const warnings = run.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     assert.equal(warnings.find((w) => w.rule === 'counter_gte')?.suggestion, 'counter_get');
     assert.deepEqual(warnings.find((w) => w.kind === 'tools')?.names, ['counter_get']);
+  });
+
+  it('an upstream that starts after the gateway: a skipped summary, then the real one once it can be listed', async () => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    probe.close();
+    await once(probe, 'close');
+    // Started once the first (skipped) summary is out.
+    let late: Promise<{ url: string; server: Server }> | undefined;
+    try {
+      const run = await runUntil(['--port', '0', '--upstream', `http://127.0.0.1:${port}/mcp`], { MCP_AUTH_ISSUER: issuer.issuer }, (stdout) => {
+        const summaries = stdout.split('\n').filter((l) => l.includes('"event":"summary"'));
+        if (summaries.length > 0) late ??= startUpstreamServer('127.0.0.1', port);
+        return summaries.some((l) => !l.includes('"coverage":"skipped"'));
+      });
+      const summaries = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.event === 'summary');
+      assert.equal(summaries[0]?.coverage, 'skipped');
+      assert.match(summaries[0]?.reason, /ECONNREFUSED/);
+      assert.deepEqual(summaries.at(-1)?.tools, { protected: 0, open: 3 });
+    } finally {
+      const started = await late?.catch(() => undefined);
+      started?.server.closeAllConnections();
+      started?.server.close();
+    }
   });
 });
