@@ -84,7 +84,12 @@ const text = (t: string, isError = false) => ({ content: [{ type: 'text', text: 
  * can both issue tokens for an `alice` who are different people.
  */
 export function noteOwner(auth: AuthInfo): string {
-  return JSON.stringify([auth.extra.iss ?? null, auth.extra.sub ?? `client:${auth.clientId}`]);
+  return ownerKey(auth.extra.iss, auth.extra.sub ?? `client:${auth.clientId}`);
+}
+
+/** The store key of an issuer's user (JSON keeps the two parts apart whatever characters they hold). */
+export function ownerKey(issuer: string | undefined, subject: string): string {
+  return JSON.stringify([issuer ?? null, subject]);
 }
 
 /** Builds the notes MCP handler (a dispatch table in the style of a hand-written MCP server). */

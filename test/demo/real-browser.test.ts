@@ -20,7 +20,7 @@ import {
   startAuthorizationServer,
   type AuthorizationServer,
 } from '../fixtures/authorization-server.js';
-import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
+import { ownerKey, startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
 import type { TranscriptEvent } from '../../examples/demo/transcript.js';
 
@@ -256,7 +256,7 @@ describe('real browser: the demo login and consent pages in headless Chromium', 
       const stepped = client.accessTokenClaims!;
       assert.equal(stepped.aud, notes.url);
       assert.deepEqual(String(stepped.scope).split(' ').sort(), ['notes:read', 'notes:write']);
-      assert.deepEqual(notes.store.list(String(stepped.sub)), ['written from Chromium']);
+      assert.deepEqual(notes.store.list(ownerKey(as.issuer, String(stepped.sub))), ['written from Chromium']);
       passed = true;
     } finally {
       await client.close();

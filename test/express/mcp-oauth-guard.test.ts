@@ -362,7 +362,11 @@ describe('mcpOAuthGuard (Express adapter)', () => {
   test('an unreachable authorization server gets 503 with Retry-After, never 401', async () => {
     const down = await startGuardedApp((origin) => ({ issuer: 'http://127.0.0.1:9', resource: `${origin}/mcp`, httpTimeoutMs: 1000, handler }));
     try {
-      const res = await postMcp(down.url, list, readToken);
+      // A token naming the unreachable issuer: its signature cannot be checked until the keys can be fetched.
+      // (A token naming another issuer is refused for that, 401, whether or not this one is reachable.)
+      const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const theirs = `${b64({ alg: 'ES256', kid: 'k' })}.${b64({ iss: 'http://127.0.0.1:9', aud: down.url, exp: Math.floor(Date.now() / 1000) + 60 })}.${'A'.repeat(86)}`;
+      const res = await postMcp(down.url, list, theirs);
       assert.equal(res.status, 503);
       assert.ok(Number(res.headers['retry-after']) > 0);
       assert.equal(res.json.error.code, -31503);

@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
 import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
-import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
+import { ownerKey, startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { HeadlessOAuthClientProvider } from '../fixtures/sdk-oauth-provider.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
@@ -137,7 +137,7 @@ describe('official SDK client against the notes server and oidc-provider', () =>
       const added = await client.callTool({ name: 'notes_add', arguments: { text: 'from the SDK client' } });
       assert.equal(added.isError, undefined);
       assert.equal(textOf(added), 'added note #1');
-      assert.deepEqual(notes.store.list(who.subject), ['from the SDK client']);
+      assert.deepEqual(notes.store.list(ownerKey(as.issuer, who.subject)), ['from the SDK client']);
       assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['whoami', 'notes_list', 'notes_add']);
     } finally {
       await client.close();

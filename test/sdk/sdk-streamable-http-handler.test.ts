@@ -13,6 +13,7 @@ import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
 import { SequentialEventStore } from '../helpers/sequential-event-store.js';
+import { ownerKey } from '../../examples/notes-server.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const PROTOCOL = '2025-11-25';
@@ -140,12 +141,12 @@ for (const stateful of [false, true]) {
         const scopes = /\bscope="([^"]*)"/.exec(challenge)?.[1]?.split(' ').sort();
         assert.deepEqual(scopes, ['notes:read', 'notes:write']);
         assert.equal(denied.json.id, 2);
-        assert.equal(server.store.list('dave').length, 0);
+        assert.equal(server.store.list(ownerKey(as.issuer, 'dave')).length, 0);
         // After step-up (a token with notes:write), the call goes through, in the same session when stateful.
         const writeToken = await token(server, 'notes:read notes:write', 'dave');
         const ok = messages(await post(server, writeToken, call('notes_add', { text: 'hello' }), sid)).find((m) => m.id === 2);
         assert.equal(ok.result.content[0].text, 'added note #1');
-        assert.deepEqual(server.store.list('dave'), ['hello']);
+        assert.deepEqual(server.store.list(ownerKey(as.issuer, 'dave')), ['hello']);
       });
 
       test('argument errors are tool results with isError', async () => {

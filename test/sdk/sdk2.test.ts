@@ -12,6 +12,7 @@ import { createSdk2NotesServer, startSdk2NotesServer, type RunningSdk2NotesServe
 import { ConfigurationError } from '../../src/core/errors.js';
 import { sdk2McpHandler } from '../../src/sdk/sdk2.js';
 import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
+import { ownerKey } from '../../examples/notes-server.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const LEGACY = '2025-11-25';
@@ -191,11 +192,11 @@ for (const responseMode of ['auto', 'sse'] as const) {
         assert.match(challenge, new RegExp(`resource_metadata="${server.router.guard.resourceMetadataUrl}"`));
         assert.equal(denied.json.id, 7);
         assert.equal(server.observed.factoryCalls.length, before, `${era}: no SDK server was created`);
-        assert.deepEqual(server.store.list(sub), []);
+        assert.deepEqual(server.store.list(ownerKey(as.issuer, sub)), []);
         const writeToken = await token(server, 'notes:read notes:write', sub);
         const ok = await post(server, writeToken, build('tools/call', 8, { name: 'notes_add', arguments: { text: 'hello' } }));
         assert.equal(textOf(answerTo(ok, 8)), 'added note #1', era);
-        assert.deepEqual(server.store.list(sub), ['hello']);
+        assert.deepEqual(server.store.list(ownerKey(as.issuer, sub)), ['hello']);
       }
     });
 
