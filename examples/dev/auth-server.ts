@@ -9,6 +9,7 @@
  */
 import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from '../../test/fixtures/authorization-server.js';
 import { canonicalizeResourceUri, ConfigurationError } from '../../src/core/index.js';
+import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url> [--resource <url>…]
@@ -35,54 +36,32 @@ interface DevAuthServerArgs {
 
 /** Reads the flags; every problem is reported at once, each naming its flag. */
 function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
-  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: '127.0.0.1', resources: [], scopes: [], users: [] };
-  const problems: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--help' || arg === '-h') return 'help';
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '' || value.startsWith('--')) {
-      problems.push(`${flag} needs a value`);
-      if (value?.startsWith('--')) i--;
-      continue;
+  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user']);
+  if (flags === 'help') return 'help';
+  const { values, problems } = flags;
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], scopes: [], users: [] };
+  const port = values.get('--port')?.at(-1);
+  if (port !== undefined) {
+    const number = Number(port);
+    if (!Number.isInteger(number) || number < 0 || number > 65_535) problems.push(`--port must be a TCP port (0-65535), got "${port}"`);
+    else args.port = number;
+  }
+  const listed = (flag: string): string[] => (values.get(flag) ?? []).flatMap((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+  for (const resource of listed('--resource')) {
+    try {
+      args.resources.push(canonicalizeResourceUri(resource, '--resource'));
+    } catch (error) {
+      problems.push(error instanceof ConfigurationError ? error.message : `--resource: "${resource}" is not a URL`);
     }
-    const list = value.split(',').map((item) => item.trim()).filter(Boolean);
-    switch (flag) {
-      case '--port': {
-        const port = Number(value);
-        if (!Number.isInteger(port) || port < 0 || port > 65_535) problems.push(`--port must be a TCP port (0-65535), got "${value}"`);
-        else args.port = port;
-        break;
-      }
-      case '--host':
-        args.host = value;
-        break;
-      case '--resource':
-        for (const resource of list) {
-          try {
-            args.resources.push(canonicalizeResourceUri(resource, '--resource'));
-          } catch (error) {
-            problems.push(error instanceof ConfigurationError ? error.message : `--resource: "${resource}" is not a URL`);
-          }
-        }
-        break;
-      case '--scopes':
-        for (const scope of list) {
-          if (/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) args.scopes.push(scope);
-          else problems.push(`--scopes: "${scope}" is not a scope token (RFC 6749 section 3.3: no spaces, quotes or backslashes)`);
-        }
-        break;
-      case '--user': {
-        const colon = value.indexOf(':');
-        if (colon <= 0 || colon === value.length - 1) problems.push(`--user must be name:password, got "${value.replace(/:.*/, ':…')}"`);
-        else args.users.push({ username: value.slice(0, colon), password: value.slice(colon + 1) });
-        break;
-      }
-      default:
-        problems.push(`${flag} is not a known flag`);
-    }
+  }
+  for (const scope of listed('--scopes')) {
+    if (/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) args.scopes.push(scope);
+    else problems.push(`--scopes: "${scope}" is not a scope token (RFC 6749 section 3.3: no spaces, quotes or backslashes)`);
+  }
+  for (const user of values.get('--user') ?? []) {
+    const colon = user.indexOf(':');
+    if (colon <= 0 || colon === user.length - 1) problems.push(`--user must be name:password, got "${user.replace(/:.*/, ':…')}"`);
+    else args.users.push({ username: user.slice(0, colon), password: user.slice(colon + 1) });
   }
   if (args.resources.length === 0) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
   if (problems.length > 0) throw new ConfigurationError('auth-server', `${problems.join('; ')}\n\n${USAGE}`);
@@ -91,17 +70,8 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
 }
 
 async function main(): Promise<void> {
-  let args: DevAuthServerArgs | 'help';
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(2);
-  }
-  if (args === 'help') {
-    console.log(USAGE);
-    return;
-  }
+  const args = parseOrExit(() => parseArgs(process.argv.slice(2)), USAGE);
+  if (args === undefined) return;
   const as = await startAuthorizationServer({
     host: args.host,
     port: args.port,

@@ -11,6 +11,7 @@
  */
 import * as client from 'openid-client';
 import { SERVICE_CLIENT_ID } from '../../test/fixtures/authorization-server.js';
+import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run token -- --resource <url> [--issuer http://127.0.0.1:${DEV_AUTH_SERVER_PORT}] [--scope "a b"]
@@ -24,39 +25,22 @@ With npm's -s, only the token is printed: TOKEN=$(npm run -s token -- --resource
   --help             this text`;
 
 function readArgs(argv: readonly string[]): { issuer: string; resource: string; scope: string } | 'help' {
-  const values: Record<string, string> = {};
-  const problems: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--help' || arg === '-h') return 'help';
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-    if (!['--issuer', '--resource', '--scope'].includes(flag)) problems.push(`${flag} is not a known flag`);
-    else if (value === undefined || value.startsWith('--')) problems.push(`${flag} needs a value`);
-    else values[flag] = value;
-  }
-  if (!values['--resource']) problems.push('--resource is required: the MCP endpoint the token is for');
+  const flags = readFlags(argv, ['--issuer', '--resource', '--scope']);
+  if (flags === 'help') return 'help';
+  const { values, problems } = flags;
+  const resource = values.get('--resource')?.at(-1);
+  if (resource === undefined) problems.push('--resource is required: the MCP endpoint the token is for');
   if (problems.length > 0) throw new Error(`${problems.join('; ')}\n\n${USAGE}`);
   return {
-    issuer: values['--issuer'] ?? `http://127.0.0.1:${DEV_AUTH_SERVER_PORT}`,
-    resource: values['--resource'] as string,
-    scope: (values['--scope'] ?? '').split(/[\s,]+/).filter(Boolean).join(' '),
+    issuer: values.get('--issuer')?.at(-1) ?? `http://127.0.0.1:${DEV_AUTH_SERVER_PORT}`,
+    resource: resource as string,
+    scope: (values.get('--scope') ?? []).join(' ').split(/[\s,]+/).filter(Boolean).join(' '),
   };
 }
 
 async function main(): Promise<void> {
-  let args: ReturnType<typeof readArgs>;
-  try {
-    args = readArgs(process.argv.slice(2));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(2);
-  }
-  if (args === 'help') {
-    console.log(USAGE);
-    return;
-  }
+  const args = parseOrExit(() => readArgs(process.argv.slice(2)), USAGE);
+  if (args === undefined) return;
   const issuer = new URL(args.issuer);
   const config = await client.discovery(issuer, SERVICE_CLIENT_ID, DEV_SERVICE_CLIENT_SECRET, undefined, {
     // The development server is plain http on loopback.
