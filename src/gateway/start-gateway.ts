@@ -208,7 +208,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       JSON.stringify({
         time: new Date().toISOString(),
         event: 'warning',
-        message: 'authorization server discovery failed; requests get 503 until it succeeds',
+        message:
+          guard.options.issuers.length > 1
+            ? 'discovery failed for one or more issuers; their tokens get 503 until it succeeds (see detail), the others are served'
+            : 'authorization server discovery failed; requests get 503 until it succeeds',
         detail: explainFailure(error),
       }),
     );

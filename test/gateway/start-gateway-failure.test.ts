@@ -82,3 +82,27 @@ test('a failed discovery is logged with what each URL answered', { timeout: 20_0
     await issuer.close();
   }
 });
+
+test('with several issuers, the warning says only the failing issuer\'s tokens are refused, and names it', { timeout: 20_000 }, async () => {
+  const up = await startTestIssuer();
+  const notAnIssuer = await startTestIssuer({ discovery: 'oauth2' });
+  const warnings: string[] = [];
+  const config = loadGatewayConfig({
+    MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp',
+    MCP_AUTH_ISSUER: `${up.issuer},${notAnIssuer.issuer}/tenant`,
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  const gateway = await startGateway(config, { log: () => {}, warn: (line) => warnings.push(line) });
+  try {
+    for (let i = 0; i < 50 && !warnings.some((line) => line.includes('"event":"warning"')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const warning = warnings.map((line) => JSON.parse(line) as { event?: string; message: string; detail: string }).find((w) => w.event === 'warning');
+    assert.ok(warning, warnings.join('\n'));
+    assert.match(warning.message, /their tokens get 503 .* the others are served/);
+    assert.ok(warning.detail.includes(`discovery of issuer ${notAnIssuer.issuer}/tenant failed`), warning.detail);
+    assert.ok(!warning.detail.includes(`discovery of issuer ${up.issuer} failed`), warning.detail);
+  } finally {
+    await gateway.shutdown();
+    await Promise.all([up.close(), notAnIssuer.close()]);
+  }
+});
