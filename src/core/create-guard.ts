@@ -156,6 +156,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
           resource: resolved.resource,
           replayCache,
           clockToleranceSeconds: resolved.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
+          mode: dpopMode,
         });
   const readOptions: ReadAccessTokenOptions = {
     dpop: offersDpop,

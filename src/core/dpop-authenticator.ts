@@ -2,7 +2,7 @@ import type { AuthInfo } from './auth-info.js';
 import { InvalidDpopProofError, RequestRejectedError, UNAVAILABLE_JSONRPC_CODE } from './errors.js';
 import { readDpopProofHeader, verifyDpopProof } from './dpop-proof.js';
 import type { ReplayCache } from './replay-cache.js';
-import { checkDpopBinding } from './token-binding.js';
+import { checkDpopBinding, type DpopMode } from './token-binding.js';
 import type { TokenVerifier } from './token-verifier.js';
 
 /**
@@ -27,6 +27,8 @@ export interface DpopAuthenticatorOptions {
   replayCache: ReplayCache;
   /** Clock skew tolerated on a proof's `iat`, in seconds. */
   clockToleranceSeconds: number;
+  /** The guard's DPoP mode, for what an unbound token is told. Default `allow`. */
+  mode?: DpopMode;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
 }
@@ -47,7 +49,7 @@ export function createDpopAuthenticator(options: DpopAuthenticatorOptions): Auth
     const proof = readDpopProofHeader(request.dpopHeader());
     const verified = await verifyDpopProof(proof, { method: request.method, resource, accessToken: token, clockToleranceSeconds, now });
     const auth = verifier.cached?.(token) ?? (await verifier.verify(token));
-    checkDpopBinding(auth, verified.thumbprint);
+    checkDpopBinding(auth, verified.thumbprint, options.mode);
     let fresh: boolean;
     try {
       fresh = await replayCache.claim(verified.jti, verified.expiresAtMs);

@@ -68,10 +68,15 @@ export function checkBearerUse(auth: AuthInfo, mode: DpopMode): AuthInfo {
  * @param thumbprint - The proof key's RFC 7638 SHA-256 thumbprint.
  * @throws InvalidTokenError (reason `token_binding`) for an unbound token, or one bound to another key.
  */
-export function checkDpopBinding(auth: AuthInfo, thumbprint: string): void {
+export function checkDpopBinding(auth: AuthInfo, thumbprint: string, mode: DpopMode = 'allow'): void {
   const jkt = boundThumbprint(auth);
   if (jkt === undefined) {
-    throw new InvalidTokenError('token is not DPoP-bound (no cnf.jkt): send it as "Authorization: Bearer <token>"', 'token_binding');
+    throw new InvalidTokenError(
+      mode === 'require'
+        ? 'token is not DPoP-bound (no cnf.jkt), and this server accepts DPoP-bound tokens only: request one with a DPoP proof (RFC 9449 section 5)'
+        : 'token is not DPoP-bound (no cnf.jkt): send it as "Authorization: Bearer <token>"',
+      'token_binding',
+    );
   }
   if (jkt !== thumbprint) throw new InvalidTokenError('token is bound to another key than the DPoP proof\'s (cnf.jkt)', 'token_binding');
 }

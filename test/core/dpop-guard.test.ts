@@ -106,6 +106,10 @@ describe('dpop: allow (the default)', () => {
     const token = await plainToken();
     const error = await assertGuardError(authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token))), InvalidTokenError, 'token_binding', 401);
     assert.match(error.message, /not DPoP-bound/);
+    assert.match(error.message, /send it as "Authorization: Bearer/, 'in allow mode, Bearer is the way for an unbound token');
+    const strict = guardWith({ dpop: 'require' });
+    const refused = await assertGuardError(authenticate(strict, `DPoP ${token}`, requestWith(await proofFor(token))), InvalidTokenError, 'token_binding', 401);
+    assert.match(refused.message, /accepts DPoP-bound tokens only/, 'in require mode, Bearer is no way out');
   });
 
   test('a token bound by another confirmation method (mTLS x5t#S256) is refused either way', async () => {
