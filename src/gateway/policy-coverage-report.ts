@@ -3,6 +3,7 @@ import type { PolicyDefinition } from '../core/policy-definition.js';
 import type { GatewayConfig } from './gateway-config.js';
 import type { ChildLogEvent } from './stdio-child.js';
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from './upstream-catalog.js';
+import { GATEWAY_ITSELF, type UpstreamCredentials } from './upstream-credentials.js';
 
 /**
  * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
@@ -26,6 +27,8 @@ export interface PolicyCoverageReportOptions {
   limits?: CatalogLimits;
   /** Ends the listing at once (a stdio listing process is stopped), e.g. on shutdown. */
   signal?: AbortSignal;
+  /** The gateway's own credentials for the HTTP upstream, the proxy's, so a protected upstream can be listed. */
+  credentials?: UpstreamCredentials;
 }
 
 /** What was found, or why nothing could be checked. */
@@ -55,6 +58,17 @@ export function policyFileOf(settings: Readonly<Record<string, string | undefine
   return settings.MCP_AUTH_POLICY?.trim() || null;
 }
 
+/** The `Authorization` the gateway sends the upstream for itself, if it has one; token exchange needs a caller. */
+async function ownAuthorization(credentials: UpstreamCredentials | undefined): Promise<string | undefined> {
+  if (credentials === undefined) return undefined;
+  if (credentials.perCaller) throw new Error("it accepts only each caller's exchanged token (MCP_AUTH_UPSTREAM_AUTH=token_exchange), and the gateway has no caller of its own");
+  try {
+    return await credentials.authorization(GATEWAY_ITSELF);
+  } catch (error) {
+    throw new Error(`the gateway's upstream credential could not be obtained (${error instanceof Error ? error.message : 'unknown error'})`);
+  }
+}
+
 /**
  * Lists the upstream and logs how the policy covers it: a warning for each kind with items that no rule covers
  * (open beyond the base scopes), a warning for each rule that matches nothing upstream with the closest name, and
@@ -68,7 +82,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   let catalog: UpstreamCatalog;
   try {
     if (config.stdio) catalog = await listStdioUpstream(config.stdio, options.childLog ?? (() => undefined), options.limits, options.signal);
-    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits);
+    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
     else throw new Error('no upstream is configured');
   } catch (error) {
     const skipped = `the upstream could not be listed: ${error instanceof Error ? error.message : 'unknown error'}`;

@@ -16,6 +16,7 @@ import { createRequestLog } from './request-log.js';
 import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 import { createUpstreamCredentials } from './upstream-auth-config.js';
+import type { UpstreamCredentials } from './upstream-credentials.js';
 import type { RedisStores } from '../redis/redis-stores.js';
 import { reportPolicyCoverage, type PolicyCoverageReport } from './policy-coverage-report.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS } from './readiness.js';
@@ -107,6 +108,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let redisStores: RedisStores | undefined;
   let policyInForce: PolicyDefinition | undefined;
   let writeChildLog: ((event: object) => void) | undefined;
+  let upstreamCredentials: UpstreamCredentials | undefined;
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
@@ -123,6 +125,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
     policyInForce = guardOptions.policy;
+    // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
+    upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
     writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
@@ -132,7 +136,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       proxy = createUpstreamProxy({
         ...config.proxy!,
         ...hooks,
-        ...(config.upstreamAuth ? { credentials: createUpstreamCredentials(config.upstreamAuth) } : {}),
+        ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
         ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
       });
     }
@@ -255,6 +259,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       warn,
       childLog: (event) => childLog(event),
       signal: listingsAbort.signal,
+      ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
     });
     listings.add(report);
     void report.finally(() => listings.delete(report));

@@ -93,6 +93,7 @@ export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: T
   };
 
   return {
+    perCaller: true,
     get size() {
       return cache.size;
     },

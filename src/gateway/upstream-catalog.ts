@@ -129,16 +129,19 @@ function initializeParams(): Record<string, unknown> {
  * Lists a Streamable HTTP upstream with the proxy's URL, agent and connect timeout. It first opens a session
  * (`initialize`, then `notifications/initialized`, with the `Mcp-Session-Id` the upstream gives, ended by DELETE);
  * an upstream that refuses `initialize` is asked again as a 2026-07-28 stateless server (each request carries the
- * revision in `_meta` and `MCP-Protocol-Version`). No identity headers and no token are sent.
+ * revision in `_meta` and `MCP-Protocol-Version`). No identity headers and no client token are sent; with
+ * `authorization` (the gateway's own upstream credential, `MCP_AUTH_UPSTREAM_AUTH` static or client_credentials),
+ * every request carries it, so a protected upstream can be listed too.
  *
  * @throws an Error saying what failed (a Node error code, a status or a JSON-RPC error code; never upstream text).
  */
-export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: CatalogLimits = {}): Promise<UpstreamCatalog> {
+export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: CatalogLimits = {}, authorization?: string): Promise<UpstreamCatalog> {
   const bounds = withDefaults(limits);
   const url = new URL(proxy.upstream);
   let nextId = 1;
+  const credential: OutgoingHttpHeaders = authorization === undefined ? {} : { authorization };
   const post = (body: object, headers: OutgoingHttpHeaders): Promise<HttpAnswer> =>
-    exchange(url, proxy, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...headers }, JSON.stringify(body));
+    exchange(url, proxy, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...credential, ...headers }, JSON.stringify(body));
 
   const id = nextId++;
   const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams() }, {});
@@ -160,7 +163,7 @@ export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: Cata
       return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
     } finally {
       // Ends the session the listing opened; best effort, bounded like every call.
-      if (typeof sessionId === 'string') await exchange(url, proxy, bounds, 'DELETE', headers).catch(() => undefined);
+      if (typeof sessionId === 'string') await exchange(url, proxy, bounds, 'DELETE', { ...credential, ...headers }).catch(() => undefined);
     }
   }
   if (initialized.status >= 500) throw new Error(`initialize: the upstream answered HTTP ${initialized.status}`);

@@ -27,7 +27,18 @@ export interface UpstreamCredentials {
    * is none (a static token that has not changed). Drops what was cached for `rejected`.
    */
   renew(caller: AuthInfo, rejected: string): Promise<string | undefined>;
+  /**
+   * True when the value depends on the caller (token exchange): the gateway then has nothing to send on its own
+   * behalf, e.g. to list the upstream for the policy check. Default false: the gateway's own credential.
+   */
+  readonly perCaller?: boolean;
 }
+
+/**
+ * Who the gateway is when it calls the upstream for itself (the policy check's listing): no user, no token. Only
+ * credentials that are not {@link UpstreamCredentials.perCaller} are asked for it.
+ */
+export const GATEWAY_ITSELF: AuthInfo = Object.freeze({ token: '', clientId: '', scopes: [], extra: Object.freeze({ claims: Object.freeze({}), tokenType: 'jwt' as const }) });
 
 /** Least time between two checks of `MCP_AUTH_UPSTREAM_TOKEN_FILE`'s modification time, in milliseconds. */
 export const TOKEN_FILE_CHECK_INTERVAL_MS = 1_000;

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
+import { reportPolicyCoverage } from '../../src/gateway/policy-coverage-report.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { isRunning, NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
@@ -152,6 +153,33 @@ describe('policy coverage log and summary', () => {
     );
     assert.ok(upstream.seen.slice(1).every((s) => s.session === 's-1'), 'every request after initialize names its session');
     assert.ok(upstream.seen.every((s) => s.authorization === undefined), 'no Authorization header reaches the upstream');
+  });
+
+  it('a protected upstream is listed with the gateway\'s own upstream credential, never a caller\'s', async () => {
+    const upstream = await startSessionServer();
+    servers.push(upstream.server);
+    const { gateway } = await gatewayFor({ MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_AUTH: 'static', MCP_AUTH_UPSTREAM_TOKEN: 'gateway-own-token' });
+    const report = await gateway.reportPolicyCoverage();
+    assert.ok('coverage' in report, JSON.stringify(report));
+    assert.ok(upstream.seen.length > 0);
+    assert.ok(upstream.seen.every((s) => s.authorization === 'Bearer gateway-own-token'), JSON.stringify(upstream.seen.map((s) => s.authorization)));
+  });
+
+  it('an upstream that takes only exchanged caller tokens is skipped, saying why, with nothing sent', async () => {
+    const upstream = await startSessionServer();
+    servers.push(upstream.server);
+    const logs: string[] = [];
+    const report = await reportPolicyCoverage({
+      config: { proxy: { upstream: upstream.url }, settings: {} },
+      policy: {},
+      issuers: [issuer.issuer],
+      log: (line) => logs.push(line),
+      warn: () => {},
+      credentials: { perCaller: true, authorization: () => Promise.reject(new Error('no caller')), renew: () => Promise.resolve(undefined) },
+    });
+    assert.ok('skipped' in report && /token_exchange/.test(report.skipped), JSON.stringify(report));
+    assert.equal(upstream.seen.length, 0);
+    assert.equal(summaryOf(logs)?.coverage, 'skipped');
   });
 
   it('a policy loaded later is checked by the same function (what a reload calls)', async () => {
