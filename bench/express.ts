@@ -34,8 +34,8 @@ export interface ExpressSettings {
   warmupSeconds: number;
   connections: number;
   /** File URL of the compiled library entry point; undefined: the TypeScript source. */
-  library: string | undefined;
-  libraryNote: string;
+  entryUrl: string | undefined;
+  entryNote: string;
   /** Write V8 CPU profiles of the guarded, floor and peer servers under this directory (one folder each). */
   cpuProfileDir?: string;
   placements: readonly Placement[];
@@ -131,7 +131,7 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
   }
   const { load, issuer } = await LoadProcess.ready(startScript('load.ts', [], { cpu: loadCpu }), settings.connections);
   // The guarded server's URL is the resource, hence the tokens' audience, which the peer checks too.
-  const guarded = await startServer('guarded', [issuer, ...(settings.library === undefined ? [] : [settings.library])], serverCpu, settings, placement);
+  const guarded = await startServer('guarded', [issuer, ...(settings.entryUrl === undefined ? [] : [settings.entryUrl])], serverCpu, settings, placement);
   const [bare, floor, peer] = await Promise.all([
     startServer('bare', [], serverCpu, settings, placement),
     startServer('floor', [issuer], serverCpu, settings, placement),
@@ -155,7 +155,7 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
   console.log(
     `bench (Express, ${placement}): ${settings.rounds} rounds × (${EXPRESS_SCENARIOS.join(', ')}) × ${settings.durationSeconds} s, ` +
       `${settings.warmupSeconds} s warm-up each, ${settings.connections} connections, pipelining 1; ${pinNote}; ` +
-      `load average ${os.loadavg()[0]!.toFixed(2)}; library ${settings.libraryNote}`,
+      `load average ${os.loadavg()[0]!.toFixed(2)}; library ${settings.entryNote}`,
   );
 
   let newTokenRate = 0;
@@ -245,7 +245,7 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
 
 /** Memory per cached token, from `cache-memory.ts` in its own process. */
 async function runCacheMemory(settings: ExpressSettings): Promise<CacheMemoryResult> {
-  const child = startScript('cache-memory.ts', [String(settings.cacheMemoryTokens), ...(settings.library === undefined ? [] : [settings.library])], {
+  const child = startScript('cache-memory.ts', [String(settings.cacheMemoryTokens), ...(settings.entryUrl === undefined ? [] : [settings.entryUrl])], {
     execArgv: ['--expose-gc'],
   });
   const result = await waitFor<CacheMemoryReport, CacheMemoryResult>(child, 'cache memory', (m) => (m.type === 'cache-memory' ? m.result : undefined), 120_000);
@@ -262,7 +262,7 @@ async function runCacheMemory(settings: ExpressSettings): Promise<CacheMemoryRes
 /** Runs the Express part and prints its report; returns what goes to `latest.json`. */
 export async function runExpressBench(settings: ExpressSettings): Promise<Record<string, unknown>> {
   const report: Record<string, unknown> = {
-    settings: { ...settings, library: undefined, cpuProfileDir: undefined, pipelining: 1 },
+    settings: { ...settings, entryUrl: undefined, cpuProfileDir: undefined, pipelining: 1 },
     targets: EXPRESS_TARGETS,
   };
   for (const placement of settings.placements) report[placement] = await runPlacement(settings, placement);
