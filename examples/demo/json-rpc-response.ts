@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { eventStreamData } from '../../src/core/index.js';
 
 /** Parses a JSON-RPC answer sent as `application/json` or as a `text/event-stream`. */
 export async function readJsonRpcMessages(response: Response): Promise<unknown[]> {
@@ -11,16 +12,7 @@ export async function readJsonRpcMessages(response: Response): Promise<unknown[]
   const text = await response.text();
   if (!text.trim()) return [];
   if (type.includes('text/event-stream')) {
-    const messages: unknown[] = [];
-    for (const event of text.split(/\r?\n\r?\n/)) {
-      const data = event
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).replace(/^ /, ''))
-        .join('\n');
-      if (data) messages.push(JSON.parse(data));
-    }
-    return messages;
+    return eventStreamData(text).map((data) => JSON.parse(data) as unknown);
   }
   const parsed: unknown = JSON.parse(text);
   return Array.isArray(parsed) ? parsed : [parsed];

@@ -207,3 +207,21 @@ function splitField(line: string): { field: string; value: string } {
   const value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1);
   return { field: line.slice(0, colon), value };
 }
+
+/**
+ * The data of every `message` event of a complete event stream, in order (multi-line data joined with `\n`), by
+ * the same parser: for reading an answer already held whole (a listing, a client), where rewriting is not needed.
+ * An event left unterminated at the end counts, as {@link EventStreamRewriter.end} offers it.
+ *
+ * @example
+ * eventStreamData('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n').map((d) => JSON.parse(d));
+ */
+export function eventStreamData(stream: string | Uint8Array): string[] {
+  const bytes = typeof stream === 'string' ? Buffer.from(stream, 'utf8') : stream;
+  const data: string[] = [];
+  // The whole stream is in hand (and bounded by whoever read it), so no event can outgrow it.
+  const reader = createEventStreamRewriter((event) => void data.push(event), { maxEventBytes: bytes.length + 1 });
+  reader.push(bytes);
+  reader.end();
+  return data;
+}

@@ -55,7 +55,7 @@ export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeade
 export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jws-algorithms.js';
 export { isStatelessRevision, httpStatusForResponse, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
 export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';
-export { createEventStreamRewriter, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';
+export { createEventStreamRewriter, eventStreamData, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';
 export {
   createSessionRegistry,
   callerKey,

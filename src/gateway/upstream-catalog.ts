@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { request as httpsRequest } from 'node:https';
 import type { JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { eventStreamData } from '../core/event-stream.js';
 import type { ServerCatalog } from '../core/policy-coverage.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../core/protocol-version.js';
 import { childEnvironment } from './child-environment.js';
@@ -230,16 +231,10 @@ function exchange(url: URL, proxy: UpstreamProxyOptions, bounds: Required<Catalo
   });
 }
 
-/** The JSON-RPC messages of an event stream's `data` fields. */
+/** The JSON-RPC messages of an event stream's `message` events; data that is not JSON is no answer. */
 function eventMessages(text: string): unknown[] {
   const messages: unknown[] = [];
-  for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''))
-      .join('\n');
-    if (data === '') continue;
+  for (const data of eventStreamData(text)) {
     try {
       messages.push(JSON.parse(data));
     } catch {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { createEventStreamRewriter } from '../../src/core/event-stream.js';
+import { describe, it, test } from 'node:test';
+import { createEventStreamRewriter, eventStreamData } from '../../src/core/event-stream.js';
 
 // Replacements never contain line ends (JSON.stringify output), so the stand-in drops them too.
 const upper = (data: string): string | undefined => (data.includes('"x"') ? data.replaceAll('\n', '').toUpperCase() : undefined);
@@ -52,4 +52,11 @@ describe('createEventStreamRewriter', () => {
     // Only at the start: a mark later in the stream is data like any other.
     assert.equal(run(['data: {"y":0}\n\n', Buffer.concat([bom, event])]), 'data: {"y":0}\n\n\ufeffdata: {"x":1}\n\n');
   });
+});
+
+test('eventStreamData: the data of each message event of a whole stream, by the same parser', () => {
+  const stream = ': comment\r\nevent: message\r\ndata: {"a":1}\r\n\r\nevent: other\ndata: skipped\n\nid: 7\ndata: line one\ndata: line two\n\ndata: {"unterminated":true}';
+  assert.deepEqual(eventStreamData(stream), ['{"a":1}', 'line one\nline two', '{"unterminated":true}']);
+  assert.deepEqual(eventStreamData(Buffer.from('\ufeffdata: x\n\n')), ['x'], 'a leading BOM is skipped, bytes or text');
+  assert.deepEqual(eventStreamData(''), []);
 });
