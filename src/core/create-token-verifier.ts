@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { checkNumber, checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
@@ -11,6 +10,7 @@ import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from './identity-size.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
+import { tokenDigest } from './token-digest.js';
 import { checkBearerUse } from './token-binding.js';
 import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
 
@@ -267,14 +267,6 @@ function identityOf(info: AuthInfo): CachedIdentity {
 
 function withToken(identity: CachedIdentity, token: string): AuthInfo {
   return Object.freeze({ token, ...identity });
-}
-
-/**
- * The cache key of a token: its SHA-256 digest, so that the cache holds no token and a key is 43 characters
- * whatever the token's size. A collision would need a SHA-256 second preimage.
- */
-function tokenDigest(token: string): string {
-  return hash('sha256', token, 'base64url');
 }
 
 /**

@@ -1,6 +1,6 @@
-import { hash } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
 import { InvalidDpopProofError, InvalidRequestError } from './errors.js';
+import { tokenDigest } from './token-digest.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from './create-token-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
@@ -171,7 +171,8 @@ export async function verifyDpopProof(proof: string, expected: DpopProofExpectat
 
 /** RFC 9449 §4.1 `ath`: base64url of the SHA-256 of the token's ASCII characters. */
 export function accessTokenHash(accessToken: string): string {
-  return hash('sha256', accessToken, 'base64url');
+  // RFC 9449's `ath` is the same base64url SHA-256 the caches key tokens by.
+  return tokenDigest(accessToken);
 }
 
 /**

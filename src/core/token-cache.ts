@@ -40,6 +40,8 @@ export interface TokenCache<V extends { readonly expiresAt?: number }> {
    * or an entry larger than `maxBytes` on its own.
    */
   set(key: string, value: V, entry?: TokenCacheEntryOptions): void;
+  /** Forgets the entry for `key`, if any (for example a credential its upstream just refused). */
+  delete(key: string): void;
   /** Forgets every entry (for example after a key compromise). */
   clear(): void;
   /** Number of entries held, expired ones included until they are looked up or evicted. */
@@ -132,6 +134,10 @@ export function createTokenCache<V extends { readonly expiresAt?: number }>(opti
       entries.set(key, created);
       pushHead(created);
       bytes += size;
+    },
+    delete(key) {
+      const entry = entries.get(key);
+      if (entry !== undefined) remove(entry);
     },
     clear() {
       entries.clear();

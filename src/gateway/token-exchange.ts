@@ -2,8 +2,9 @@
  * OAuth 2.0 Token Exchange (RFC 8693) for the upstream: the caller's verified token is exchanged for one whose
  * audience is the upstream, so the upstream learns who the caller is without ever seeing the caller's token.
  */
-import { createHash } from 'node:crypto';
 import type { AuthInfo } from '../core/auth-info.js';
+import { createTokenCache } from '../core/token-cache.js';
+import { tokenDigest } from '../core/token-digest.js';
 import { usableUntil, type UpstreamCredentials } from './upstream-credentials.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
@@ -24,48 +25,32 @@ export interface TokenExchangeOptions {
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 const DEFAULT_MAX_BYTES = 16 * 1_048_576;
-/** Estimated bytes of one entry besides its key and token (the Map slot, the object, the numbers). */
+/** Estimated bytes of one entry besides its key and token (the cache entry, the object, the numbers). */
 const ENTRY_OVERHEAD_BYTES = 160;
+/** No exchanged token is reused longer than this, in seconds, whatever the expiries say. */
+const MAX_REUSE_SECONDS = 86_400;
 
-interface Entry {
-  value: string;
-  usableUntil: number;
-  bytes: number;
+/** An exchanged token, as cached: the `Authorization` value and when it stops being usable (seconds). */
+interface ExchangedToken {
+  readonly value: string;
+  readonly expiresAt: number;
 }
 
 /**
  * One exchanged token per caller token: `subject_token` = the caller's token, `subject_token_type` =
  * {@link ACCESS_TOKEN_TYPE}, `resource` = the upstream (RFC 8707), with the gateway's client credentials. The
  * result is cached until the earlier of its own expiry and the caller token's (a token exchanged from an expired
- * one must not outlive it), less a margin, in a least-recently-used cache bounded by entries and bytes. Its keys
- * are SHA-256 digests of the caller tokens, never the tokens. Concurrent requests with the same caller token share
- * one exchange.
+ * one must not outlive it), less a margin, in the core's least-recently-used cache bounded by entries and bytes,
+ * keyed by the caller token's digest ({@link tokenDigest}), never the token. Concurrent requests with the same
+ * caller token share one exchange.
  */
 export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: TokenExchangeOptions = {}): UpstreamCredentials & { readonly size: number } {
-  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const cache = new Map<string, Entry>();
+  const cache = createTokenCache<ExchangedToken>({
+    maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
+    maxTtlSeconds: MAX_REUSE_SECONDS,
+  });
   const pending = new Map<string, Promise<string>>();
-  let bytes = 0;
-
-  const remove = (key: string): void => {
-    const entry = cache.get(key);
-    if (!entry) return;
-    cache.delete(key);
-    bytes -= entry.bytes;
-  };
-
-  const store = (key: string, entry: Entry): void => {
-    remove(key);
-    if (entry.bytes > maxBytes) return;
-    cache.set(key, entry);
-    bytes += entry.bytes;
-    // Map order is insertion order, and hits re-insert: the first key is the least recently used.
-    for (const oldest of cache.keys()) {
-      if (cache.size <= maxEntries && bytes <= maxBytes) break;
-      remove(oldest);
-    }
-  };
 
   const exchange = (key: string, caller: AuthInfo): Promise<string> => {
     const running = pending.get(key);
@@ -84,7 +69,8 @@ export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: T
         const value = `Bearer ${issued.accessToken}`;
         const callerExpiresAt = caller.expiresAt === undefined ? undefined : caller.expiresAt * 1000;
         const expiresAt = [issued.expiresAt, callerExpiresAt].filter((t): t is number => t !== undefined);
-        store(key, { value, usableUntil: usableUntil(expiresAt.length ? Math.min(...expiresAt) : undefined), bytes: key.length + value.length * 2 + ENTRY_OVERHEAD_BYTES });
+        const until = usableUntil(expiresAt.length ? Math.min(...expiresAt) : undefined);
+        cache.set(key, { value, expiresAt: until / 1000 }, { bytes: key.length + value.length * 2 + ENTRY_OVERHEAD_BYTES });
         return value;
       })
       .finally(() => pending.delete(key));
@@ -98,27 +84,17 @@ export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: T
       return cache.size;
     },
     authorization(caller) {
-      const key = digest(caller.token);
+      const key = tokenDigest(caller.token);
       const entry = cache.get(key);
-      if (entry && Date.now() < entry.usableUntil) {
-        cache.delete(key);
-        cache.set(key, entry);
-        return Promise.resolve(entry.value);
-      }
-      if (entry) remove(key);
-      return exchange(key, caller);
+      return entry ? Promise.resolve(entry.value) : exchange(key, caller);
     },
     async renew(caller, rejected) {
-      const key = digest(caller.token);
+      const key = tokenDigest(caller.token);
       const entry = cache.get(key);
-      if (entry?.value === rejected) remove(key);
-      else if (entry && Date.now() < entry.usableUntil) return entry.value;
+      if (entry?.value === rejected) cache.delete(key);
+      else if (entry) return entry.value;
       const value = await exchange(key, caller);
       return value === rejected ? undefined : value;
     },
   };
-}
-
-function digest(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
 }
