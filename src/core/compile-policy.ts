@@ -51,7 +51,7 @@ export interface CompiledPolicy {
   /**
    * Decides whether `auth` may send `message`, comparing the required scopes with the token's scopes
    * expanded by the hierarchy. Fails closed when a rule function throws or returns a non-array.
-   * Static rules are precombined at compile time and the expanded scopes are cached per `AuthInfo`
+   * Static rules are precombined at compile time and the expanded scopes are cached per granted-scopes array (shared by every request with the same token)
    * object, so the common case allocates nothing.
    */
   authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision;
@@ -98,7 +98,7 @@ export interface CompiledPolicy {
   insufficientScopeError(decision: AuthorizationDecision, auth: AuthInfo, message?: JsonRpcMessage): InsufficientScopeError;
   /** Same as the exported {@link isListMethod}, for callers holding only the compiled policy. */
   isListMethod(method: string): boolean;
-  /** The token's effective scopes: granted ∪ implied by the hierarchy (cached per `AuthInfo` by `authorize`). */
+  /** The token's effective scopes: granted ∪ implied by the hierarchy (cached per granted-scopes array by `authorize`). */
   expandScopes(granted: readonly string[]): ReadonlySet<string>;
   /** Per-tool rate limits (`rateLimits.tools`), by tool name; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
@@ -188,8 +188,10 @@ export function compilePolicy(
   const unions = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
   // One frozen "allowed" decision per static required-scope list.
   const allowedDecisions = new WeakMap<readonly string[], AuthorizationDecision>();
-  // Expanded granted scopes per AuthInfo; `source` guards against a replaced `scopes` array.
-  const effectiveCache = new WeakMap<AuthInfo, { source: readonly string[]; length: number; set: ReadonlySet<string> }>();
+  // Expanded granted scopes per granted-scopes array. Keyed by the array, not the AuthInfo: the token verifier hands
+  // each request a fresh AuthInfo that shares its token's frozen `scopes`, so the cache holds across requests.
+  // `length` guards against an array a custom verifier mutates.
+  const effectiveCache = new WeakMap<readonly string[], { length: number; set: ReadonlySet<string> }>();
   // The sorted JSON of an effective scope set, for list memo keys.
   const scopeKeys = new WeakMap<ReadonlySet<string>, string>();
 
@@ -290,10 +292,10 @@ export function compilePolicy(
 
   function effectiveScopes(auth: AuthInfo): ReadonlySet<string> {
     const granted: readonly string[] = Array.isArray(auth.scopes) ? auth.scopes : EMPTY;
-    const cached = effectiveCache.get(auth);
-    if (cached !== undefined && cached.source === granted && cached.length === granted.length) return cached.set;
+    const cached = effectiveCache.get(granted);
+    if (cached !== undefined && cached.length === granted.length) return cached.set;
     const set = expand(granted);
-    effectiveCache.set(auth, { source: granted, length: granted.length, set });
+    effectiveCache.set(granted, { length: granted.length, set });
     return set;
   }
 
