@@ -102,7 +102,9 @@ export function describeMcpMessage(span: Span, message: JsonRpcMessage): void {
  */
 export function endWithError(span: Span, error: unknown): void {
   span.setAttribute('error.type', errorType(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? cut(error.message) : undefined });
+  // Only the guard's own messages, which it writes and which never hold a token: a handler's or a fetch's error text
+  // is not the guard's to export, and traces often leave the host.
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof GuardError ? cut(error.message) : undefined });
   span.end();
 }
 

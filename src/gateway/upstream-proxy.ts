@@ -754,12 +754,20 @@ function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | 
  * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
  * upstream; the server unreachable is 503 with `Retry-After`. Neither carries the server's error text.
  */
+/**
+ * An authorization server's `error` as it may be repeated to a client and a log: RFC 6749 §5.2 error codes are
+ * printable ASCII without `"` and `\`; anything else, or anything longer than 64 characters, is not repeated.
+ */
+function oauthErrorCode(code: unknown): string {
+  return typeof code === 'string' && /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(code) ? code : 'error not shown';
+}
+
 function credentialFailure(error: unknown): Failure {
   if (error instanceof UpstreamTokenRefusedError) {
     return {
       reason: 'upstream_credentials_refused',
       status: 403,
-      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${error.error})`,
+      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${oauthErrorCode(error.error)})`,
     };
   }
   const retryAfter = error instanceof AuthorizationServerUnavailableError ? error.headers['Retry-After'] : undefined;
