@@ -4,7 +4,7 @@ import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type Js
 import { httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { startEventStream, writeAccepted, writeEvent, writeJson } from '../http/write-response.js';
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
@@ -63,8 +63,8 @@ export interface StdioUpstream extends UpstreamProxy {
   close(): Promise<void>;
 }
 
-/** JSON-RPC code of the 429 answer when a bound on processes is reached (-31xxx as the guard's own codes; 429 is the HTTP status). */
-export const UPSTREAM_BUSY_JSONRPC_CODE = -31429;
+/** JSON-RPC code of the 429 answer when a bound on processes is reached: the guard's one 429 code. */
+export const UPSTREAM_BUSY_JSONRPC_CODE = RATE_LIMITED_JSONRPC_CODE;
 
 const DEFAULT_MAX_PROCESSES = 32;
 const DEFAULT_MAX_PROCESSES_PER_CALLER = 4;
