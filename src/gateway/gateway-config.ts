@@ -176,9 +176,12 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
  * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
  * and named by its variable.
  *
+ * @param options.upstreamRequired - False to accept settings without an upstream, as an application guarded by
+ *   the library has (the notes example): then `proxy` and `stdio` are both absent. For `mcp-oauth-guard check`;
+ *   the gateway itself cannot start without one. Default true.
  * @throws ConfigurationError naming the variable and the fix.
  */
-export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>): GatewayConfig {
+export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>, options: { upstreamRequired?: boolean } = {}): GatewayConfig {
   const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
   const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
   const metrics = loadMetricsConfig(settings, port);
@@ -188,7 +191,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   if (upstream !== undefined && upstreamCommand !== undefined) {
     throw new ConfigurationError('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
   }
-  if (upstream === undefined && upstreamCommand === undefined) {
+  if (upstream === undefined && upstreamCommand === undefined && options.upstreamRequired !== false) {
     throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
   }
   if (upstream !== undefined) {
@@ -225,8 +228,9 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     }
     return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
   }
+  if (upstream === undefined) return { host, port, resourceIsDefault, guard, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
   const proxy: UpstreamProxyOptions = {
-    upstream: upstream!,
+    upstream,
     ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(identityHeaders ? { identityHeaders } : {}),
