@@ -17,9 +17,9 @@ export interface MetricsConfig {
 
 /** The metrics settings, listed by `--help` with the gateway's others. */
 export const METRICS_SETTINGS: readonly GatewaySetting[] = [
-  { env: 'MCP_AUTH_METRICS_PORT', flag: '--metrics-port', value: '<number>', description: 'Serve Prometheus metrics at /metrics on this port, a listener of its own (0 picks a free one). No token is asked for: keep it reachable by your scraper only.', defaultValue: 'off' },
-  { env: 'MCP_AUTH_METRICS_HOST', flag: '--metrics-host', value: '<address>', description: 'Interface the metrics listener binds; loopback unless you say otherwise.', defaultValue: DEFAULT_METRICS_HOST },
-  { env: 'MCP_AUTH_METRICS_TOOL_LABELS', flag: '--metrics-tool-labels', value: '[on|off]', description: 'Add a tool label to mcp_guard_requests_total: the tools named in the policy (at most 100), every other tool as "other".', defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_METRICS_PORT', group: 'metrics', flag: '--metrics-port', value: '<number>', description: 'Serve Prometheus metrics at /metrics on this port, a listener of its own (0 picks a free one). No token is asked for: keep it reachable by your scraper only.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_METRICS_HOST', group: 'metrics', flag: '--metrics-host', value: '<address>', description: 'Interface the metrics listener binds; loopback unless you say otherwise.', defaultValue: DEFAULT_METRICS_HOST },
+  { env: 'MCP_AUTH_METRICS_TOOL_LABELS', group: 'metrics', flag: '--metrics-tool-labels', value: '[on|off]', description: 'Add a tool label to mcp_guard_requests_total: the tools named in the policy (at most 100), every other tool as "other".', defaultValue: 'off', bare: true },
 ];
 
 /**

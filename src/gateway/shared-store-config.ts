@@ -14,9 +14,9 @@ export interface SharedStoreConfig {
 
 /** The rate-limit and Redis settings, listed by `--help` with the gateway's others. */
 export const SHARED_STORE_SETTINGS: readonly GatewaySetting[] = [
-  { env: 'MCP_AUTH_RATE_LIMIT', flag: '--rate-limit', value: '<count/s|min|h>', description: 'Requests allowed per caller (issuer, subject, client), e.g. 120/min; over it 429 with Retry-After. Per-tool limits are the policy\'s "rateLimits". Per process unless MCP_AUTH_REDIS_URL is set.', defaultValue: 'no limit' },
-  { env: 'MCP_AUTH_REDIS_URL', value: '<redis://…>', description: 'A Redis shared by every replica: rate limits and the DPoP replay cache are kept there (needs the ioredis and rate-limiter-flexible packages). Environment only, never logged: it may hold a password.', defaultValue: 'off (per process)' },
-  { env: 'MCP_AUTH_REDIS_FAIL', flag: '--redis-fail', value: '<fallback|closed>', description: 'While Redis is unreachable: "fallback" counts rate limits per process and logs a warning, "closed" refuses rate-limited requests with 503. DPoP requests get 503 either way.', defaultValue: 'fallback' },
+  { env: 'MCP_AUTH_RATE_LIMIT', group: 'limits', flag: '--rate-limit', value: '<count/s|min|h>', description: 'Requests allowed per caller (issuer, subject, client), e.g. 120/min; over it 429 with Retry-After. Per-tool limits are the policy\'s "rateLimits". Per process unless MCP_AUTH_REDIS_URL is set.', defaultValue: 'no limit' },
+  { env: 'MCP_AUTH_REDIS_URL', group: 'shared-store', value: '<redis://…>', description: 'A Redis shared by every replica: rate limits and the DPoP replay cache are kept there (needs the ioredis and rate-limiter-flexible packages). Environment only, never logged: it may hold a password.', defaultValue: 'off (per process)' },
+  { env: 'MCP_AUTH_REDIS_FAIL', group: 'shared-store', flag: '--redis-fail', value: '<fallback|closed>', description: 'While Redis is unreachable: "fallback" counts rate limits per process and logs a warning, "closed" refuses rate-limited requests with 503. DPoP requests get 503 either way.', defaultValue: 'fallback' },
 ];
 
 /**
