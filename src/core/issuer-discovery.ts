@@ -93,8 +93,9 @@ export function createIssuerDiscovery(options: IssuerDiscoveryOptions): Discover
  * @param issuer - The issuer identifier.
  * @param timeoutMs - Timeout of each request, in milliseconds.
  * @returns The server metadata (RFC 8414 §2), with `jwks_uri` and `introspection_endpoint` when published.
- * @throws Whatever openid-client throws (`ClientError`, `TypeError` on network failure…), or a
- *   ConfigurationError naming `issuer` on an issuer mismatch or an insecure endpoint.
+ * @throws IssuerDiscoveryError when no location gave usable metadata (each one's URL and answer in `failures`),
+ *   IssuerMismatchError (a ConfigurationError naming `issuer`) when the metadata spells the issuer differently, or a
+ *   ConfigurationError naming `jwks_uri` or `introspection_endpoint` for an insecure endpoint.
  */
 export async function discoverIssuerMetadata(issuer: string, timeoutMs: number): Promise<client.ServerMetadata> {
   const server = new URL(issuer);
@@ -105,28 +106,68 @@ export async function discoverIssuerMetadata(issuer: string, timeoutMs: number):
     execute: isLoopbackHttpUrl(server) ? [client.allowInsecureRequests] : [],
   });
 
-  const attempts: string[] = [];
+  const failures: DiscoveryFailure[] = [];
   let config: client.Configuration | undefined;
   for (const algorithm of ['oauth2', 'oidc'] as const) {
     try {
       config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions(algorithm));
       break;
     } catch (error) {
-      attempts.push(`GET ${wellKnownUrl(server, algorithm)}: ${describeDiscoveryFailure(error, timeoutMs)}`);
-      if (algorithm === 'oidc' || !isWorthFallingBack(error)) throw new IssuerDiscoveryError(issuer, attempts, error);
+      failures.push(classifyDiscoveryFailure(wellKnownUrl(server, algorithm), error, timeoutMs));
+      if (algorithm === 'oidc' || !isWorthFallingBack(error)) throw new IssuerDiscoveryError(issuer, failures, error);
     }
   }
 
   const metadata = (config as client.Configuration).serverMetadata();
-  if (metadata.issuer !== issuer) {
-    throw new ConfigurationError(
-      'issuer',
-      `the authorization server calls itself "${metadata.issuer}", not "${issuer}"; configure exactly that string, as tokens carry it in "iss"`,
-    );
-  }
+  if (metadata.issuer !== issuer) throw new IssuerMismatchError(issuer, metadata.issuer);
   if (metadata.jwks_uri !== undefined) assertSecureUrl('jwks_uri', metadata.jwks_uri);
   if (metadata.introspection_endpoint !== undefined) assertSecureUrl('introspection_endpoint', metadata.introspection_endpoint);
   return metadata;
+}
+
+/**
+ * The metadata names an `issuer` that differs from the configured one, though only in a way URL normalization hides
+ * (a trailing slash on a path-less URL, the case of the host). RFC 8414 §3.3 compares them exactly, and so do the
+ * `iss` checks of every token.
+ */
+export class IssuerMismatchError extends ConfigurationError {
+  /** The issuer as configured. */
+  readonly configured: string;
+  /** The issuer as the authorization server's metadata spells it. */
+  readonly discovered: string;
+  constructor(configured: string, discovered: string) {
+    super('issuer', `the authorization server calls itself "${discovered}", not "${configured}"; configure exactly that string, as tokens carry it in "iss"`);
+    this.configured = configured;
+    this.discovered = discovered;
+  }
+}
+
+/** What kind of answer one metadata request got, for tools that suggest a fix (`mcp-oauth-guard check`). */
+export type DiscoveryFailureKind =
+  /** No connection: refused, unknown host, TLS failure, or an http URL refused. */
+  | 'unreachable'
+  /** No answer within the timeout. */
+  | 'timeout'
+  /** An HTTP status other than 200; 404 means no metadata document at that URL. */
+  | 'http_status'
+  /** A 200 whose body is not JSON (an HTML page, a login form). */
+  | 'not_json'
+  /** JSON metadata naming another issuer, past URL normalization (`http` for `https`, another path). */
+  | 'issuer_mismatch'
+  /** Anything else: JSON that is no metadata document (no `issuer`), an unexpected error. */
+  | 'invalid';
+
+/** One metadata location tried, and what it answered. */
+export interface DiscoveryFailure {
+  /** The URL requested. */
+  readonly url: string;
+  readonly kind: DiscoveryFailureKind;
+  /** What happened, in words; never a response body beyond the `issuer` it named. */
+  readonly description: string;
+  /** The HTTP status, for `http_status` and `not_json`. */
+  readonly status?: number;
+  /** The `issuer` the metadata named, for `issuer_mismatch`. */
+  readonly discoveredIssuer?: string;
 }
 
 /**
@@ -136,10 +177,14 @@ export async function discoverIssuerMetadata(issuer: string, timeoutMs: number):
 export class IssuerDiscoveryError extends Error {
   /** One line per location tried: `GET <url>: <what happened>`. */
   readonly attempts: readonly string[];
-  constructor(issuer: string, attempts: readonly string[], cause: unknown) {
+  /** The same, as data: one entry per location tried, in order. */
+  readonly failures: readonly DiscoveryFailure[];
+  constructor(issuer: string, failures: readonly DiscoveryFailure[], cause: unknown) {
+    const attempts = failures.map((failure) => `GET ${failure.url}: ${failure.description}`);
     super(`discovery of issuer ${issuer} failed: ${attempts.join('; ')}`, { cause });
     this.name = 'IssuerDiscoveryError';
     this.attempts = attempts;
+    this.failures = failures;
   }
 }
 
@@ -150,24 +195,32 @@ function wellKnownUrl(issuer: URL, algorithm: 'oauth2' | 'oidc'): string {
   return `${issuer.origin}${path.replace(/\/$/, '')}/.well-known/openid-configuration`;
 }
 
-/** What one discovery request came to, in words; never a response body beyond the `issuer` it named. */
-function describeDiscoveryFailure(error: unknown, timeoutMs: number): string {
+/** What one discovery request came to; never a response body beyond the `issuer` it named. */
+function classifyDiscoveryFailure(url: string, error: unknown, timeoutMs: number): DiscoveryFailure {
+  const failure = (kind: DiscoveryFailureKind, description: string, extra: { status?: number; discoveredIssuer?: string } = {}): DiscoveryFailure => ({ url, kind, description, ...extra });
   if (error instanceof client.ClientError) {
-    if (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT') return `no answer within ${timeoutMs} ms`;
+    if (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT') return failure('timeout', `no answer within ${timeoutMs} ms`);
     const cause = error.cause as { status?: unknown; body?: { issuer?: unknown }; attribute?: unknown } | undefined;
     if (error.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && cause?.attribute === 'issuer') {
-      return `the metadata names issuer ${JSON.stringify(String(cause.body?.issuer))}, which is not the configured issuer (compared exactly, RFC 8414 section 3.3)`;
+      const discoveredIssuer = String(cause.body?.issuer);
+      return failure('issuer_mismatch', `the metadata names issuer ${JSON.stringify(discoveredIssuer)}, which is not the configured issuer (compared exactly, RFC 8414 section 3.3)`, { discoveredIssuer });
     }
-    if (cause instanceof Response) return `HTTP ${cause.status}${cause.status === 404 ? ' (no metadata document here)' : ''}`;
-    return error.message;
+    if (cause instanceof Response) {
+      if (error.code === 'OAUTH_RESPONSE_IS_NOT_JSON') {
+        return failure('not_json', `HTTP ${cause.status} with content-type ${JSON.stringify(cause.headers.get('content-type') ?? 'none')}, not JSON metadata`, { status: cause.status });
+      }
+      return failure('http_status', `HTTP ${cause.status}${cause.status === 404 ? ' (no metadata document here)' : ''}`, { status: cause.status });
+    }
+    if (error.code === 'OAUTH_PARSE_ERROR') return failure('not_json', 'the body is not JSON', { status: 200 });
+    return failure('invalid', error.message);
   }
   if (error instanceof TypeError) {
     const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
     const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
-    return detail === undefined ? error.message : `${error.message} (${detail})`;
+    return failure('unreachable', detail === undefined ? error.message : `${error.message} (${detail})`);
   }
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) return failure('timeout', `no answer within ${timeoutMs} ms`);
+  return failure('invalid', error instanceof Error ? error.message : String(error));
 }
 
 /**

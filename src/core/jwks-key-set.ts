@@ -6,6 +6,7 @@ import {
   type CryptoKey,
   type FlattenedJWSInput,
   type JWSHeaderParameters,
+  type JSONWebKeySet,
   type RemoteJWKSet,
 } from 'jose';
 import { AuthorizationServerUnavailableError, GuardError } from './errors.js';
@@ -86,7 +87,7 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     if (remote !== undefined) return remote;
     const url = typeof options.jwksUri === 'function' ? await options.jwksUri() : options.jwksUri;
     // Only jose's fetch is used (`reload()`); its own freshness and cooldown rules are replaced by the above.
-    remote ??= createRemoteJWKSet(url, { timeoutDuration: options.httpTimeoutMs, [customFetch]: tracedJwksFetch });
+    remote ??= openRemoteJwks(url, options.httpTimeoutMs);
     return remote;
   };
 
@@ -100,10 +101,7 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     }
     nextFetchAtMs = now() + cooldownMs;
     try {
-      await set.reload();
-      const jwks = set.jwks();
-      if (jwks === undefined) throw new joseErrors.JWKSInvalid('JSON Web Key Set missing after a successful fetch');
-      keys = { resolve: createLocalJWKSet(jwks), fetchedAtMs: now() };
+      keys = { resolve: createLocalJWKSet(await reloadJwks(set)), fetchedAtMs: now() };
       lastFailure = undefined;
       options.onFetch?.('success');
     } catch (error) {
@@ -144,6 +142,32 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
       throw error;
     }
   };
+}
+
+/**
+ * Fetches a key set once, as {@link createJwksKeySet} does (jose's fetch: the timeout, no redirects, the JWKS
+ * checked to be one), for tools that show its keys, such as `mcp-oauth-guard check`.
+ *
+ * @example
+ * const { keys } = await fetchJwks(new URL('https://auth.example.com/jwks'), 5_000);
+ * @param httpTimeoutMs - Timeout of the request, in milliseconds.
+ * @throws jose's errors (`JWKSTimeout`, `JWKSInvalid`, a `JOSEError` for a status other than 200) or fetch's
+ *   `TypeError` when the server cannot be reached.
+ */
+export function fetchJwks(url: URL, httpTimeoutMs: number): Promise<JSONWebKeySet> {
+  return reloadJwks(openRemoteJwks(url, httpTimeoutMs));
+}
+
+/** Fetches `set` now and returns what it got. */
+async function reloadJwks(set: RemoteJWKSet): Promise<JSONWebKeySet> {
+  await set.reload();
+  const jwks = set.jwks();
+  if (jwks === undefined) throw new joseErrors.JWKSInvalid('JSON Web Key Set missing after a successful fetch');
+  return jwks;
+}
+
+function openRemoteJwks(url: URL, httpTimeoutMs: number): RemoteJWKSet {
+  return createRemoteJWKSet(url, { timeoutDuration: httpTimeoutMs, [customFetch]: tracedJwksFetch });
 }
 
 /** jose's own fetch (its default), as an HTTP client span. */

@@ -23,3 +23,21 @@ const SUPPORTED = new Set(SUPPORTED_JWS_ALGORITHMS);
 export function isSupportedJwsAlgorithm(alg: unknown): alg is string {
   return typeof alg === 'string' && SUPPORTED.has(alg);
 }
+
+/** The kind of public key that verifies a JWS algorithm: its JWK `kty` and, for EC and OKP keys, its `crv`. */
+export interface JwsKeyType {
+  readonly kty: string;
+  readonly crv?: string;
+}
+
+/**
+ * The key each supported algorithm needs (RFC 7518 §3.3–3.5 and §6, RFC 8037 §2, RFC 9864, ML-DSA's `AKP`), as
+ * jose's key set selects keys for a token's `alg`: a key of another `kty` or `crv` is never tried.
+ */
+export const JWS_KEY_TYPES: Readonly<Record<string, JwsKeyType>> = Object.freeze({
+  RS256: { kty: 'RSA' }, RS384: { kty: 'RSA' }, RS512: { kty: 'RSA' },
+  PS256: { kty: 'RSA' }, PS384: { kty: 'RSA' }, PS512: { kty: 'RSA' },
+  ES256: { kty: 'EC', crv: 'P-256' }, ES384: { kty: 'EC', crv: 'P-384' }, ES512: { kty: 'EC', crv: 'P-521' },
+  EdDSA: { kty: 'OKP', crv: 'Ed25519' }, Ed25519: { kty: 'OKP', crv: 'Ed25519' },
+  'ML-DSA-44': { kty: 'AKP' }, 'ML-DSA-65': { kty: 'AKP' }, 'ML-DSA-87': { kty: 'AKP' },
+});
