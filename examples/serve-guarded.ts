@@ -19,6 +19,11 @@ import {
   type ServerCatalog,
 } from '../src/index.js';
 
+/** HOST of an example server when unset: loopback, so an example is never exposed by accident. */
+export const EXAMPLE_DEFAULT_HOST = '127.0.0.1';
+/** PORT of an example server when unset (the gateway's is 8080, so both can run side by side). */
+export const EXAMPLE_DEFAULT_PORT = 3000;
+
 /** A listening server with the guard mounted. */
 export interface GuardedServer {
   /** The MCP endpoint URL (the canonical resource). */
@@ -90,8 +95,8 @@ export async function runExampleFromEnv(
   served?: ServedCatalog,
 ): Promise<void> {
   for (const unknown of findUnknownSettings(process.env, GUARD_ENV_VARIABLES)) console.warn(`warning: ${describeUnknownSetting(unknown)}`);
-  const host = process.env.HOST?.trim() || '127.0.0.1';
-  const port = Number(process.env.PORT?.trim() || '3000');
+  const host = process.env.HOST?.trim() || EXAMPLE_DEFAULT_HOST;
+  const port = Number(process.env.PORT?.trim() || EXAMPLE_DEFAULT_PORT);
   if (!process.env.MCP_AUTH_ISSUER?.trim()) {
     console.error(
       'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +

@@ -1,0 +1,29 @@
+/**
+ * `npm run docs`, first step: writes `docs/configuration.md` from the settings table the gateway reads. Whoever
+ * adds or changes a setting runs it and commits the page; a test fails while the page differs from this output.
+ */
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { GUARD_ENV_VARIABLES } from '../src/core/load-options-from-env.js';
+import { GATEWAY_SETTINGS } from '../src/gateway/gateway-config.js';
+import { renderConfigurationReference } from '../src/gateway/settings-reference.js';
+import { EXAMPLE_DEFAULT_HOST, EXAMPLE_DEFAULT_PORT } from '../examples/serve-guarded.js';
+
+/** Where the configuration page is written. */
+export const CONFIGURATION_PAGE = new URL('./configuration.md', import.meta.url);
+
+/** The configuration page as `npm run docs` writes it. */
+export function configurationPage(): string {
+  return renderConfigurationReference({
+    settings: GATEWAY_SETTINGS,
+    libraryVariables: GUARD_ENV_VARIABLES,
+    exampleServer: { host: EXAMPLE_DEFAULT_HOST, port: EXAMPLE_DEFAULT_PORT },
+    // Built by TypeDoc, the second step of `npm run docs`; git-ignored.
+    apiReference: 'docs/api/index.html',
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(CONFIGURATION_PAGE, configurationPage());
+  process.stdout.write('wrote docs/configuration.md\n');
+}
