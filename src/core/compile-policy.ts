@@ -102,6 +102,8 @@ export interface CompiledPolicy {
   expandScopes(granted: readonly string[]): ReadonlySet<string>;
   /** Per-tool rate limits (`rateLimits.tools`), by tool name; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
+  /** The definition this was compiled from, as given (for coverage reports of the policy in force). */
+  readonly definition: PolicyDefinition;
 }
 
 /** Options of {@link compilePolicy}. */
@@ -359,6 +361,7 @@ export function compilePolicy(
   const staticItems = { tool: !hasFunction(definition.tools), prompt: !hasFunction(definition.prompts), resource: !hasFunction(definition.resources) };
 
   return {
+    definition,
     scopesSupported,
     requiredScopes: base,
     listFilterKey(method, auth, message, protocolVersion) {

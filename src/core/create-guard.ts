@@ -8,6 +8,7 @@ import { DPOP_SIGNING_ALGORITHMS } from './dpop-proof.js';
 import type { DecisionEvent, DecisionReason } from './decision.js';
 import { ConfigurationError, GuardError, type BearerErrorCode } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
+import type { PolicyDefinition } from './policy-definition.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
 import { checkRequestTarget } from './check-request-target.js';
@@ -19,7 +20,7 @@ import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from '
 import { createMemoryReplayCache } from './replay-cache.js';
 import { parseRateLimit } from './rate-limit.js';
 import { createRateLimitCheck } from './rate-limit-check.js';
-import { createMemoryRateLimiter } from './rate-limiter.js';
+import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
 import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from './token-binding.js';
 import type { TokenVerifier } from './token-verifier.js';
@@ -44,11 +45,18 @@ export interface DecisionContext {
   detail?: string;
 }
 
+/** Options of {@link Guard.setPolicy}. */
+export interface SetPolicyOptions {
+  /** Where the definition came from (e.g. `policy file /etc/mcp/policy.json`), appended to error messages. Default: none. */
+  source?: string;
+}
+
 /**
  * The framework-agnostic resource server: everything an adapter (Express, or any other) needs to
- * protect an MCP endpoint, precomputed once. Adapters call, in order: `checkOrigin`, `authenticate`,
- * `parseMessage`, `authorize`, then hand the message to the MCP handler and pass list results through
- * `filterResult`. Any step may throw a `GuardError`; `errorResponse` turns it into the answer.
+ * protect an MCP endpoint, precomputed once per policy. Adapters take {@link Guard.snapshot} when a request
+ * arrives and call on it, in order: `checkOrigin`, `authenticate`, `parseMessage`, `authorize`, then hand the
+ * message to the MCP handler and pass list results through `filterResponse`. Any step may throw a
+ * `GuardError`; `errorResponse` turns it into the answer.
  */
 export interface Guard {
   readonly options: ResolvedGuardOptions;
@@ -60,9 +68,10 @@ export interface Guard {
   readonly resourceMetadataUrl: string;
   /** Well-known paths the metadata is served at: path-suffixed, then root (RFC 9728 §3.1). */
   readonly metadataPaths: readonly string[];
-  /** The metadata document (RFC 9728 §2) and its serialized form, computed once. */
+  /** The metadata document (RFC 9728 §2) and its serialized form, computed once per policy (`scopes_supported`). */
   readonly metadata: ProtectedResourceMetadata;
   readonly metadataJson: string;
+  /** The compiled policy in force; `policy.definition` is what it was compiled from. See {@link Guard.setPolicy}. */
   readonly policy: CompiledPolicy;
   readonly verifier: TokenVerifier;
   /** What the guard does with DPoP (RFC 9449): `off`, `allow` or `require` (see {@link DpopMode}). */
@@ -107,6 +116,34 @@ export interface Guard {
   report(decision: 'allow' | 'deny', reason: DecisionReason, status: number, context: DecisionContext): void;
   /** Runs issuer discovery now; rejects if the authorization server cannot be reached. */
   ready(): Promise<void>;
+  /**
+   * Puts a new policy in force for every request that arrives from now on, without a restart. The definition is
+   * validated and compiled first, exactly as at creation: an invalid one throws the same `ConfigurationError`
+   * (named as the policy was, e.g. `MCP_AUTH_POLICY` or `options.policy`) and the policy in force stays.
+   *
+   * Everything derived from the policy follows at once: authorization, list filtering (and the pipeline's reuse
+   * of filtered lists), the per-tool rate limits (the counters are kept), the bare 401 challenge's `scope`
+   * (unless `challengeScopes` is set) and the metadata's `scopes_supported`. Requests in progress finish under
+   * the policy they started with (see {@link Guard.snapshot}); sessions and cached tokens are kept. Calling it on
+   * a snapshot changes the guard the snapshot came from.
+   *
+   * @returns The compiled policy now in force.
+   * @throws ConfigurationError naming the setting and the path at fault; nothing is changed then.
+   * @example
+   * import { loadPolicyFile } from 'mcp-oauth-guard/core';
+   * process.on('SIGHUP', () => router.guard.setPolicy(loadPolicyFile('policy.json')));
+   */
+  setPolicy(definition: PolicyDefinition, options?: SetPolicyOptions): CompiledPolicy;
+  /**
+   * This guard with the policy in force now held fixed: adapters take it when a request arrives, so that the
+   * request is authorized, rate limited and filtered under one policy even if {@link Guard.setPolicy} runs
+   * meanwhile. The same object until the next `setPolicy`, so taking it costs a property read.
+   *
+   * @example
+   * const pinned = guard.snapshot();
+   * const { requiredScopes } = pinned.authorize(message, auth, headers);
+   */
+  snapshot(): Guard;
 }
 
 const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0, result: {} }) as JsonRpcMessage;
@@ -114,33 +151,20 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
 /** Builds a {@link Guard}. Validates every option first (throws `ConfigurationError` naming it). */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const resolved = resolveGuardOptions(options, names);
-  const policy = compilePolicy(resolved.policy ?? {}, names.policy ?? 'options.policy');
+  const policySetting = names.policy ?? 'options.policy';
+  const initialPolicy = compilePolicy(resolved.policy ?? {}, policySetting);
   const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource, boundTokens: 'return' }));
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const dpopMode = resolveDpopMode(resolved.dpop, names.dpop ?? 'options.dpop');
-  const metadata = buildProtectedResourceMetadata({
-    resource: resolved.resource,
-    authorizationServers: resolved.authorizationServers,
-    scopesSupported: policy.scopesSupported,
-    resourceName: resolved.resourceName,
-    resourceDocumentation: resolved.resourceDocumentation,
-    ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
-  });
-  const metadataJson = JSON.stringify(metadata);
   const checkOrigin = createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins');
-  // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
-  const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;
-  const filterResponse = createResponseFilter(policy);
   const callerLimit = resolved.rateLimit === undefined ? undefined : parseRateLimit(resolved.rateLimit, names.rateLimit ?? 'options.rateLimit');
   if (resolved.rateLimiter !== undefined && typeof (resolved.rateLimiter as { consume?: unknown }).consume !== 'function') {
     throw new ConfigurationError(names.rateLimiter ?? 'options.rateLimiter', 'must be an object with a consume(key, limit) method');
   }
-  const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
-  const checkRateLimit = limited
-    ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: resolved.rateLimiter ?? createMemoryRateLimiter() })
-    : undefined;
+  // Made on first need and kept across policies, so that a reload does not hand every caller a fresh count.
+  let limiter: RateLimiter | undefined;
 
   // DPoP (RFC 9449): which schemes are offered, and the proof side of authentication.
   const offersBearer = dpopMode !== 'require';
@@ -179,33 +203,141 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     return error;
   };
 
-  const bareBearerChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
-  const bareDpopChallenge = formatDpopChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
-  // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
-  const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
-
-  /**
-   * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
-   * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
-   * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
-   */
-  function challengeFor(error: GuardError): string | undefined {
-    if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
-    if (error.bearerError === undefined) return undefined;
-    const scopes =
-      error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
-        ? (error.challengeScopes as readonly string[])
-        : challengeScopes;
-    const params = { resourceMetadata: resourceMetadataUrl, scopes, errorDescription: error.message };
-    const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || dpopRefusals.has(error));
-    if (inDpop) {
-      const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
-      return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
+  // What does not depend on the policy: shared by every snapshot.
+  const authenticate: Guard['authenticate'] = (authorization, url, request) => {
+    const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
+    if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
+    if (dpopMode === 'require') throw dpopRequired();
+    // Hot path: a cached Bearer token costs the lookup and one property read, no promise.
+    const cached = verifier.cached?.(token);
+    if (cached !== undefined) return checkBearerUse(cached, dpopMode);
+    return verifier.verify(token).then((auth) => checkBearerUse(auth, dpopMode));
+  };
+  const parseMessage: Guard['parseMessage'] = (body) => parseJsonRpcMessage(body, maxJsonDepth);
+  const report: Guard['report'] = (decision, reason, status, ctx) => {
+    if (!onDecision) return;
+    const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
+    const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
+    if (ctx.auth) {
+      if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
+      event.clientId = ctx.auth.clientId;
+      event.grantedScopes = ctx.auth.scopes;
     }
-    const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
-    return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
+    if (typeof message?.method === 'string') event.method = bounded(message.method);
+    const target = message?.params?.name ?? message?.params?.uri;
+    if (typeof target === 'string') event.name = bounded(target);
+    if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
+    if (ctx.detail !== undefined) event.detail = bounded(ctx.detail, 512);
+    try {
+      onDecision(event, ctx.request);
+    } catch {
+      // Auditing must never break serving.
+    }
+  };
+  const ready = (): Promise<void> => verifier.ready();
+
+  /** The guard under one compiled policy: everything derived from the policy is computed here, once. */
+  function bind(policy: CompiledPolicy): Guard {
+    const metadata = buildProtectedResourceMetadata({
+      resource: resolved.resource,
+      authorizationServers: resolved.authorizationServers,
+      scopesSupported: policy.scopesSupported,
+      resourceName: resolved.resourceName,
+      resourceDocumentation: resolved.resourceDocumentation,
+      ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
+    });
+    const metadataJson = JSON.stringify(metadata);
+    // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
+    const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
+    const filterResponse = createResponseFilter(policy);
+    const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
+    const checkRateLimit = limited
+      ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: (limiter ??= resolved.rateLimiter ?? createMemoryRateLimiter()) })
+      : undefined;
+
+    const bareBearerChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
+    const bareDpopChallenge = formatDpopChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
+    // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
+    const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
+
+    /**
+     * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
+     * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
+     * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
+     */
+    function challengeFor(error: GuardError): string | undefined {
+      if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
+      if (error.bearerError === undefined) return undefined;
+      const scopes =
+        error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
+          ? (error.challengeScopes as readonly string[])
+          : challengeScopes;
+      const params = { resourceMetadata: resourceMetadataUrl, scopes, errorDescription: error.message };
+      const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || dpopRefusals.has(error));
+      if (inDpop) {
+        const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
+        return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
+      }
+      const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
+      return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
+    }
+
+    const snapshot: Guard = Object.freeze({
+      options: resolved,
+      resource: resolved.resource,
+      resourcePath: resolved.resourcePath,
+      resourceMetadataUrl,
+      metadataPaths,
+      metadata,
+      metadataJson,
+      policy,
+      verifier,
+      dpop: dpopMode,
+      checkOrigin,
+      authenticate,
+      parseMessage,
+      authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders) {
+        const protocolVersion = checkMcpRequestHeaders(headers, message);
+        // Target checks and scopes apply only to a well-formed request its revision has.
+        checkRequestRevision(message, protocolVersion);
+        checkRequestTarget(message);
+        const decision = policy.authorize(message, auth);
+        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
+        return { protocolVersion, requiredScopes: decision.requiredScopes };
+      },
+      authorizeBase(auth: AuthInfo) {
+        // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
+        const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
+        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
+        return decision.requiredScopes;
+      },
+      checkRateLimit,
+      filterResponse,
+      errorResponse(error: unknown, id: JsonRpcId | null = null) {
+        if (error instanceof GuardError) {
+          const headers: Record<string, string> = { ...error.headers };
+          const challenge = challengeFor(error);
+          if (challenge) headers['WWW-Authenticate'] = challenge;
+          const data = error.bearerError ? { error: error.bearerError } : undefined;
+          return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
+        }
+        return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
+      },
+      report,
+      ready,
+      setPolicy,
+      snapshot: () => snapshot,
+    });
+    return snapshot;
   }
 
+  // The one place that holds the policy in force: replaced whole, so a snapshot never sees half of a change.
+  let inForce = bind(initialPolicy);
+  function setPolicy(definition: PolicyDefinition, setOptions: SetPolicyOptions = {}): CompiledPolicy {
+    const compiled = compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+    inForce = bind(compiled);
+    return compiled;
+  }
 
   return {
     options: resolved,
@@ -213,74 +345,31 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     resourcePath: resolved.resourcePath,
     resourceMetadataUrl,
     metadataPaths,
-    metadata,
-    metadataJson,
-    policy,
+    get metadata() {
+      return inForce.metadata;
+    },
+    get metadataJson() {
+      return inForce.metadataJson;
+    },
+    get policy() {
+      return inForce.policy;
+    },
     verifier,
     dpop: dpopMode,
     checkOrigin,
-    authenticate(authorization, url, request) {
-      const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
-      if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
-      if (dpopMode === 'require') throw dpopRequired();
-      // Hot path: a cached Bearer token costs the lookup and one property read, no promise.
-      const cached = verifier.cached?.(token);
-      if (cached !== undefined) return checkBearerUse(cached, dpopMode);
-      return verifier.verify(token).then((auth) => checkBearerUse(auth, dpopMode));
+    authenticate,
+    parseMessage,
+    authorize: (message, auth, headers) => inForce.authorize(message, auth, headers),
+    authorizeBase: (auth) => inForce.authorizeBase(auth),
+    get checkRateLimit() {
+      return inForce.checkRateLimit;
     },
-    parseMessage(body) {
-      return parseJsonRpcMessage(body, maxJsonDepth);
-    },
-    authorize(message, auth, headers) {
-      const protocolVersion = checkMcpRequestHeaders(headers, message);
-      // Target checks and scopes apply only to a well-formed request its revision has.
-      checkRequestRevision(message, protocolVersion);
-      checkRequestTarget(message);
-      const decision = policy.authorize(message, auth);
-      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
-      return { protocolVersion, requiredScopes: decision.requiredScopes };
-    },
-    authorizeBase(auth) {
-      // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
-      const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
-      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
-      return decision.requiredScopes;
-    },
-    checkRateLimit,
-    filterResponse,
-    errorResponse(error, id = null) {
-      if (error instanceof GuardError) {
-        const headers: Record<string, string> = { ...error.headers };
-        const challenge = challengeFor(error);
-        if (challenge) headers['WWW-Authenticate'] = challenge;
-        const data = error.bearerError ? { error: error.bearerError } : undefined;
-        return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
-      }
-      return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
-    },
-    report(decision, reason, status, ctx) {
-      if (!onDecision) return;
-      const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
-      const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
-      if (ctx.auth) {
-        if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
-        event.clientId = ctx.auth.clientId;
-        event.grantedScopes = ctx.auth.scopes;
-      }
-      if (typeof message?.method === 'string') event.method = bounded(message.method);
-      const target = message?.params?.name ?? message?.params?.uri;
-      if (typeof target === 'string') event.name = bounded(target);
-      if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
-      if (ctx.detail !== undefined) event.detail = bounded(ctx.detail, 512);
-      try {
-        onDecision(event, ctx.request);
-      } catch {
-        // Auditing must never break serving.
-      }
-    },
-    ready() {
-      return verifier.ready();
-    },
+    filterResponse: (request, response, auth, protocolVersion) => inForce.filterResponse(request, response, auth, protocolVersion),
+    errorResponse: (error, id) => inForce.errorResponse(error, id),
+    report,
+    ready,
+    setPolicy,
+    snapshot: () => inForce,
   };
 }
 

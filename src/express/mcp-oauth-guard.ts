@@ -17,7 +17,10 @@ export interface McpOAuthGuardOptions extends GuardOptions {
   settingNames?: SettingNames;
 }
 
-/** The router returned by {@link mcpOAuthGuard}, with the guard it uses (`guard.ready()` runs discovery now). */
+/**
+ * The router returned by {@link mcpOAuthGuard}, with the guard it uses: `guard.ready()` runs discovery now, and
+ * `guard.setPolicy(definition)` puts a new policy in force for the requests that arrive from then on.
+ */
 export type McpOAuthGuardRouter = Router & { readonly guard: Guard };
 
 /** The part of Express's Router runtime the guard calls (not in its published types). */

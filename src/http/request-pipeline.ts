@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
+import type { CompiledPolicy } from '../core/compile-policy.js';
 import type { Guard } from '../core/create-guard.js';
 import { ConfigurationError, GuardError, RequestRejectedError } from '../core/errors.js';
 import type { McpMessageHandler } from '../core/handler.js';
@@ -25,6 +26,7 @@ export type McpHandler = McpMessageHandler | McpHttpHandler;
  * The guard's request flow on `node:http`, for one guard and one handler. See {@link createRequestPipeline}.
  */
 export interface RequestPipeline {
+  /** The guard; `guard.setPolicy` changes the policy of every request that arrives afterwards. */
   readonly guard: Guard;
   /**
    * Serves `req` when it is for the MCP endpoint (the path of the resource) or the metadata documents, and
@@ -62,6 +64,9 @@ type Req = IncomingMessage & { body?: unknown; auth?: AuthInfo };
  * {@link McpHttpHandler} that supports them, after the token and the base scopes; otherwise 405. Every
  * refusal is a standard answer (status, `WWW-Authenticate`, JSON-RPC error) reported to `onDecision`.
  *
+ * Each request runs under the policy in force when it arrived (`guard.snapshot()`), so a `guard.setPolicy` while it
+ * is in progress changes nothing for it, and the next request follows the new policy at once.
+ *
  * With an OpenTelemetry SDK registered, each POST, GET and DELETE is a SERVER span (see `serveTraced`) with
  * children `mcp_guard.verify_token`, `mcp_guard.authorize` and `mcp_guard.handle`; without one, nothing is traced.
  *
@@ -78,8 +83,14 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
   const endpointPathSlash = endpointPath.endsWith('/') ? endpointPath : `${endpointPath}/`;
   const maxBodyBytes = guard.options.maxBodyBytes;
   const bodyTimeoutMs = guard.options.bodyTimeoutMs;
-  // Filtered list answers, reused while the upstream answers the same bytes (see filterListResponse).
-  const listMemo: ListAnswerMemo = new Map();
+  // Filtered list answers, reused while the upstream answers the same bytes (see filterListResponse). One memo per
+  // compiled policy: a filter key names the caller's scopes, not the rules, so answers must not outlive their policy.
+  const listMemos = new WeakMap<CompiledPolicy, ListAnswerMemo>();
+  const listMemoFor = (policy: CompiledPolicy): ListAnswerMemo => {
+    let memo = listMemos.get(policy);
+    if (memo === undefined) listMemos.set(policy, (memo = new Map()));
+    return memo;
+  };
   const serveMetadata = createMetadataResponder(guard);
   const allowHeader = [
     'POST',
@@ -88,11 +99,11 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     'OPTIONS',
   ].join(', ');
 
-  function deny(req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo, traced?: RequestTrace): void {
-    const answer = guard.errorResponse(error, id);
+  function deny(pinned: Guard, req: Req, res: ServerResponse, error: unknown, id: JsonRpcId | null, message?: JsonRpcMessage, auth?: AuthInfo, traced?: RequestTrace): void {
+    const answer = pinned.errorResponse(error, id);
     if (traced) recordRefusal(traced, error instanceof GuardError ? error.reason : undefined, answer);
     if (error instanceof GuardError) {
-      guard.report('deny', error.reason, answer.status, {
+      pinned.report('deny', error.reason, answer.status, {
         request: req,
         httpMethod: req.method ?? 'POST',
         message,
@@ -112,21 +123,23 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
 
   /** The caller: the identity itself for a cached token, so callers await only a real verification. */
   function authenticate(req: Req): AuthInfo | Promise<AuthInfo> {
+    // Authentication does not depend on the policy: every snapshot shares it.
     return guard.authenticate(authorizationHeader(req), req.url ?? '/', new DpopRequestOf(req));
   }
 
-  function contextFor(res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
+  function contextFor(pinned: Guard, res: ServerResponse, auth: AuthInfo, protocolVersion: string | undefined): HttpHandlerContext {
     // Made at once, not on first read: with it made lazily the gateway's exchanges were kept alive through
     // young-generation GCs again (4 KB promoted per request instead of 1 KB), which cost more than it saves.
     return {
       auth,
       protocolVersion,
       signal: abortSignalFor(res),
-      filterResponse: (request, response) => guard.filterResponse(request, response, auth, protocolVersion),
+      filterResponse: (request, response) => pinned.filterResponse(request, response, auth, protocolVersion),
     };
   }
 
   async function servePost(req: Req, res: ServerResponse, traced: RequestTrace | undefined): Promise<void> {
+    const pinned = guard.snapshot();
     let id: JsonRpcId | null = null;
     let message: JsonRpcMessage | undefined;
     let auth: AuthInfo | undefined;
@@ -135,7 +148,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       const body = await readBody(req, maxBodyBytes, bodyTimeoutMs);
       // A body parser that ran before the guard (express.json()) leaves its result; it was JSON.
       const isJson = mediaType(req.headers['content-type']) === JSON_MEDIA_TYPE || (req.body !== undefined && req.readableEnded);
-      const parsed = isJson ? guard.parseMessage(body) : undefined;
+      const parsed = isJson ? pinned.parseMessage(body) : undefined;
       if (parsed?.ok) {
         message = parsed.message;
         id = requestIdOf(message);
@@ -157,38 +170,39 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       const msg = parsed.message;
       const caller = auth;
       const { protocolVersion, requiredScopes } = traced
-        ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorize(msg, caller, mirroredHeaders(req)))
-        : guard.authorize(msg, auth, mirroredHeaders(req));
+        ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorize(msg, caller, mirroredHeaders(req)))
+        : pinned.authorize(msg, auth, mirroredHeaders(req));
       // Rate limits count only requests that would otherwise be served; none set, no call at all.
-      const limiting = guard.checkRateLimit?.(msg, caller);
+      const limiting = pinned.checkRateLimit?.(msg, caller);
       if (limiting !== undefined) await limiting;
-      guard.report('allow', 'allowed', 200, { request: req, httpMethod: 'POST', message: msg, auth, requiredScopes });
+      pinned.report('allow', 'allowed', 200, { request: req, httpMethod: 'POST', message: msg, auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       if (!httpHandler) {
         const call = { message: msg, id, auth: caller, protocolVersion };
         await (traced
-          ? traceStep(traced, 'mcp_guard.handle', () => answerWithFunction(guard, handler as McpMessageHandler, call, req, res))
-          : answerWithFunction(guard, handler as McpMessageHandler, call, req, res));
+          ? traceStep(traced, 'mcp_guard.handle', () => answerWithFunction(pinned, handler as McpMessageHandler, call, req, res))
+          : answerWithFunction(pinned, handler as McpMessageHandler, call, req, res));
         return;
       }
       req.body = msg;
       if (isFilteredRequest(msg)) {
         // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
         // restricted resource read is kept out of shared caches.
-        const key = guard.policy.listFilterKey(msg.method, caller, msg, protocolVersion);
-        filterListResponse(res, msg, (response) => guard.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemo } });
+        const key = pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion);
+        filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemoFor(pinned.policy) } });
       }
-      const handlerContext = contextFor(res, caller, protocolVersion);
+      const handlerContext = contextFor(pinned, res, caller, protocolVersion);
       await (traced
         ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
         : httpHandler.handle(req as GuardedRequest, res, handlerContext));
     } catch (error) {
-      deny(req, res, error, id, message, auth, traced);
+      deny(pinned, req, res, error, id, message, auth, traced);
     }
   }
 
   async function serveGetOrDelete(req: Req, res: ServerResponse, traced: RequestTrace | undefined): Promise<void> {
+    const pinned = guard.snapshot();
     let auth: AuthInfo | undefined;
     try {
       checkOrigin(req, res);
@@ -198,19 +212,19 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       // A cached token costs no promise and no extra microtask.
       auth = pending instanceof Promise ? await pending : pending;
       const caller = auth;
-      const requiredScopes = traced ? traceStep(traced, 'mcp_guard.authorize', () => guard.authorizeBase(caller)) : guard.authorizeBase(auth);
+      const requiredScopes = traced ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorizeBase(caller)) : pinned.authorizeBase(auth);
       // A GET (a stream) counts against the caller's limit; a DELETE ends a session and is never refused for it.
-      const limiting = req.method === 'GET' ? guard.checkRateLimit?.(undefined, caller) : undefined;
+      const limiting = req.method === 'GET' ? pinned.checkRateLimit?.(undefined, caller) : undefined;
       if (limiting !== undefined) await limiting;
-      guard.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      pinned.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
-      const handlerContext = contextFor(res, caller, firstHeader(req.headers['mcp-protocol-version']));
+      const handlerContext = contextFor(pinned, res, caller, firstHeader(req.headers['mcp-protocol-version']));
       await (traced
         ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
         : httpHandler.handle(req as GuardedRequest, res, handlerContext));
     } catch (error) {
-      deny(req, res, error, null, undefined, auth, traced);
+      deny(pinned, req, res, error, null, undefined, auth, traced);
     }
   }
 
@@ -219,7 +233,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     try {
       guard.checkOrigin(origin);
     } catch (error) {
-      deny(req, res, error, null);
+      deny(guard, req, res, error, null);
       return;
     }
     if (origin !== undefined) {
@@ -250,7 +264,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
             serveEndpointOptions(req, res);
             return true;
           default:
-            deny(req, res, methodNotAllowed('Method not allowed'), null);
+            deny(guard, req, res, methodNotAllowed('Method not allowed'), null);
             return true;
         }
       }

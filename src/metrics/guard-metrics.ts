@@ -47,6 +47,13 @@ export interface GuardMetrics {
   onDecision(event: DecisionEvent): void;
   /** Counts one request, and observes its duration when known: for servers that time their requests, as the gateway does. */
   recordRequest(facts: RequestFacts): void;
+  /**
+   * Replaces the tool names allowed as `tool` label values, e.g. with the tools of a policy just reloaded; series
+   * already written stay. Does nothing when the metrics were created without `toolLabels` (there is no `tool` label).
+   *
+   * @throws ConfigurationError naming `toolLabels` when `tools` is not a list of names.
+   */
+  setToolLabels(tools: readonly string[]): void;
 }
 
 /** Bounds of `mcp_guard_request_duration_seconds`, in seconds: a cached token's check to a slow tool call. */
@@ -81,9 +88,10 @@ export function createGuardMetrics(options: GuardMetricsOptions): GuardMetrics {
     throw new ConfigurationError('registry', "must be a prom-client Registry, e.g. prom-client's register");
   }
   const toolLabels = options.toolLabels;
-  if (toolLabels !== undefined && (!Array.isArray(toolLabels) || !toolLabels.every((t) => typeof t === 'string'))) {
-    throw new ConfigurationError('toolLabels', 'must be a list of tool names');
-  }
+  const checkToolLabels = (tools: unknown): void => {
+    if (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string')) throw new ConfigurationError('toolLabels', 'must be a list of tool names');
+  };
+  if (toolLabels !== undefined) checkToolLabels(toolLabels);
   for (const name of METRIC_NAMES) {
     if (registry.getSingleMetric(name) !== undefined) {
       throw new ConfigurationError('registry', `already has ${name}: create the guard's metrics once per registry and share them between guards`);
@@ -130,7 +138,7 @@ export function createGuardMetrics(options: GuardMetricsOptions): GuardMetrics {
   rateLimited.inc(0);
 
   const reasonLabel = createReasonLabel();
-  const toolLabel = toolLabels === undefined ? undefined : createToolLabel(toolLabels.filter((t) => t !== '*'));
+  let toolLabel = toolLabels === undefined ? undefined : createToolLabel(toolLabels.filter((t) => t !== '*'));
   /** method → reason → (tool →) child; every key comes from a bounded set. */
   const requestChildren = new Map<string, Map<string, Counter.Internal | Map<string, Counter.Internal>>>();
   const durationChildren = new Map<string, Histogram.Internal<string>>();
@@ -174,7 +182,12 @@ export function createGuardMetrics(options: GuardMetricsOptions): GuardMetrics {
     onTokenVerification: (result: TokenVerificationResult) => verificationChildren[result]?.inc(),
     onJwksFetch: (result: JwksFetchResult) => jwksChildren[result]?.inc(),
   };
-  return { registry, hooks, onDecision, recordRequest };
+  const setToolLabels = (tools: readonly string[]): void => {
+    if (toolLabel === undefined) return;
+    checkToolLabels(tools);
+    toolLabel = createToolLabel(tools.filter((t) => t !== '*'));
+  };
+  return { registry, hooks, onDecision, recordRequest, setToolLabels };
 }
 
 const VERIFICATION_RESULTS: readonly TokenVerificationResult[] = ['cache_hit', 'verified', 'refused', 'unavailable'];
