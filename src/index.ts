@@ -20,7 +20,7 @@ export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyC
 export { findUnknownSettings, describeUnknownSetting, type UnknownSetting } from './core/unknown-settings.js';
 export { explainFailure } from './core/explain-failure.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
-export type { Guard, GuardHttpResponse, DecisionContext } from './core/create-guard.js';
+export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from './core/create-guard.js';
 export type { GuardOptions } from './core/guard-options.js';
 export type { SettingNames } from './core/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/auth-info.js';

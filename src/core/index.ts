@@ -1,6 +1,6 @@
 // Entry point `mcp-oauth-guard/core`: the framework-free resource server and its building blocks, for
 // adapters to other frameworks and runtimes. Nothing here imports node:http or Express. Re-exports only.
-export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext } from './create-guard.js';
+export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './create-guard.js';
 export type { GuardOptions } from './guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
 export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables } from './load-options-from-env.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `mcp-oauth-guard`: the gateway command. Reads settings from flags and the environment (`--help` lists
- * them), starts the gateway, and shuts it down gracefully on SIGTERM or SIGINT.
+ * them), starts the gateway, reloads its policy file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
  *
  * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
  * taken); 2 on a configuration error, reported as one line naming the setting, with no stack trace.
@@ -9,6 +9,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import { GUARD_ENV_VARIABLES } from '../core/load-options-from-env.js';
 import { describeUnknownSetting, findUnknownSettings } from '../core/unknown-settings.js';
+import { describeConfigurationError } from './configuration-error-line.js';
 import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
 import { startGateway } from './start-gateway.js';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
     config = loadGatewayConfig(args.settings);
   } catch (error) {
     if (error instanceof ConfigurationError) {
-      process.stderr.write(`${PROGRAM}: configuration error: ${describe(error)}\n`);
+      process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
       process.exitCode = 2;
       return;
     }
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
     gateway = await startGateway(config);
   } catch (error) {
     if (error instanceof ConfigurationError) {
-      process.stderr.write(`${PROGRAM}: configuration error: ${describe(error)}\n`);
+      process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
       process.exitCode = 2;
       return;
     }
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Without a listener SIGHUP would end the process; with one it reloads the policy (see docs/policy-reloads.md).
+  process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
 }
 
 /**
@@ -99,15 +102,6 @@ async function reportCoverageWhenListed(gateway: { reportPolicyCoverage(): Promi
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     if (!('skipped' in (await gateway.reportPolicyCoverage()))) return;
   }
-}
-
-/** The error as one line, naming the flag too when the setting has one. */
-function describe(error: ConfigurationError): string {
-  const prefix = `${error.setting}: `;
-  const detail = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-  const setting = GATEWAY_SETTINGS.find((s) => s.env === error.setting);
-  const name = setting?.flag ? `${error.setting} (${setting.flag})` : error.setting;
-  return `${name}: ${detail}`.replace(/\s*\n\s*/g, ' ');
 }
 
 await main();

@@ -69,6 +69,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_ISSUER', group: 'token-validation', flag: '--issuer', value: '<url[,url…]>', description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
   { env: 'MCP_AUTH_RESOURCE', group: 'gateway', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
   { env: 'MCP_AUTH_POLICY', group: 'gateway', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
+  { env: 'MCP_AUTH_POLICY_WATCH', group: 'gateway', flag: '--policy-watch', value: '[on|off]', description: 'Reload the policy file when it changes (an editor replacing it included), as SIGHUP always does; requests in progress and sessions are kept, and an invalid file keeps the policy in force.', defaultValue: 'off', bare: true },
   { env: 'HOST', group: 'gateway', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
   { env: 'PORT', group: 'gateway', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
   { env: 'MCP_AUTH_IDENTITY_HEADERS', group: 'upstream', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H,issuer=H>', description: `Send the caller's subject, client id, scopes and issuer to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId}, ${DEFAULT_IDENTITY_HEADERS.scopes} and ${DEFAULT_IDENTITY_HEADERS.issuer} (with several issuers, key users by issuer and subject together). Never the token.`, defaultValue: 'off', bare: true },
@@ -141,6 +142,8 @@ export interface GatewayConfig {
   maxConnectionsPerAddress: number;
   /** The Redis shared by replicas for rate limits and DPoP replays (`MCP_AUTH_REDIS_URL`); absent: per process. */
   redis?: SharedStoreConfig;
+  /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
+  policyWatch?: boolean;
   /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
   settings: Readonly<Record<string, string | undefined>>;
 }
@@ -224,6 +227,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const maxConnectionsPerAddress = readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
+  const policyWatch = readPolicyWatch(settings);
   if (stdio) {
     for (const name of UPSTREAM_AUTH_SETTINGS) {
       const value = readSetting(settings, name);
@@ -234,9 +238,9 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     if (identityHeaders) {
       throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
     }
-    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
+    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
   }
-  if (upstream === undefined) return { host, port, resourceIsDefault, guard, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
+  if (upstream === undefined) return { host, port, resourceIsDefault, guard, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
   const proxy: UpstreamProxyOptions = {
     upstream,
     ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
@@ -247,7 +251,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
   };
   const upstreamAuth = loadUpstreamAuth(settings, guard);
-  return { host, port, resourceIsDefault, guard, proxy, ...(upstreamAuth ? { upstreamAuth } : {}), shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), settings };
+  return { host, port, resourceIsDefault, guard, proxy, ...(upstreamAuth ? { upstreamAuth } : {}), shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */
@@ -358,6 +362,15 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
     ...(stopTimeoutMs !== undefined ? { stopTimeoutMs } : {}),
     ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
   };
+}
+
+/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch. */
+function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>): boolean {
+  const watch = parseSwitch(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH');
+  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined) {
+    throw new ConfigurationError('MCP_AUTH_POLICY_WATCH', 'has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off');
+  }
+  return watch;
 }
 
 /** An on/off setting: `on`, `true`, `yes`, `1` or their opposites; unset is off. */

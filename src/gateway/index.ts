@@ -3,6 +3,7 @@
 // Re-exports only.
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export type { PolicyCoverageReport } from './policy-coverage-report.js';
+export type { PolicyReloadResult, PolicyRuleCounts } from './policy-reload.js';
 export type { UpstreamCatalog } from './upstream-catalog.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';

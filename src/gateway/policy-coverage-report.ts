@@ -86,13 +86,13 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     else throw new Error('no upstream is configured');
   } catch (error) {
     const skipped = `the upstream could not be listed: ${error instanceof Error ? error.message : 'unknown error'}`;
-    safe(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
+    writeSafely(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
     return { skipped };
   }
   const coverage = checkPolicyCoverage(options.policy, catalog);
   for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
     if (!covered || covered.open.length === 0) continue;
-    safe(
+    writeSafely(
       warn,
       JSON.stringify({
         time: time(),
@@ -105,7 +105,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   }
   coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
     const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
-    safe(
+    writeSafely(
       warn,
       JSON.stringify({
         time: time(),
@@ -118,7 +118,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
       }),
     );
   });
-  safe(
+  writeSafely(
     log,
     JSON.stringify({
       time: time(),
@@ -147,7 +147,8 @@ function clip(name: string): string {
   return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
 }
 
-function safe(write: (line: string) => void, line: string): void {
+/** Writes one log line; a writer that throws is ignored, since logging must never break serving. */
+export function writeSafely(write: (line: string) => void, line: string): void {
   try {
     write(line);
   } catch {

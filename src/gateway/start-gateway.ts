@@ -18,7 +18,9 @@ import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 import { createUpstreamCredentials } from './upstream-auth-config.js';
 import type { UpstreamCredentials } from './upstream-credentials.js';
 import type { RedisStores } from '../redis/redis-stores.js';
-import { reportPolicyCoverage, type PolicyCoverageReport } from './policy-coverage-report.js';
+import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from './policy-coverage-report.js';
+import { watchPolicyFile, type PolicyFileWatch } from './policy-file-watch.js';
+import { createPolicyReloader, type PolicyReloadResult } from './policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS } from './readiness.js';
 import type { PolicyDefinition } from '../core/policy-definition.js';
 
@@ -55,6 +57,20 @@ export interface RunningGateway {
    * Default: the policy in force. Never rejects.
    */
   reportPolicyCoverage(policy?: PolicyDefinition): Promise<PolicyCoverageReport>;
+  /**
+   * Reads the policy file (`MCP_AUTH_POLICY`) again and puts it in force for every request that arrives from now on;
+   * requests in progress finish under the policy they started with, and sessions and cached tokens are kept. The
+   * CLI calls it on SIGHUP, and the watch (`MCP_AUTH_POLICY_WATCH`) when the file changes. It logs a
+   * `policy_reloaded` line (the file, the rule counts that changed), then the coverage warnings and the summary
+   * line as at start-up. An invalid file changes nothing: one warning says why, as a start-up failure would.
+   *
+   * The new policy is in force when this returns; the promise resolves once the summary is written. Never rejects.
+   *
+   * @param trigger What asked for the reload, written in the log lines. Default `call`.
+   * @example
+   * process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
+   */
+  reloadPolicy(trigger?: string): Promise<PolicyReloadResult>;
   /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
   readonly router: { readonly guard: Guard };
   /**
@@ -99,6 +115,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostInUrl}:${port}`;
 
+  const policyFile = policyFileOf(config.settings) ?? undefined;
+  // Set once the gateway is built; a watch event comes only after it is.
+  let reloadPolicy: RunningGateway['reloadPolicy'] = () => Promise.resolve({ reloaded: false, reason: 'the gateway is starting' });
   // Everything below may still refuse the configuration; then nothing may be left listening.
   let pipeline: RequestPipeline;
   let proxy: UpstreamProxy | StdioUpstream | undefined;
@@ -106,7 +125,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let metrics: GatewayMetrics | undefined;
   let metricsListener: MetricsListener | undefined;
   let redisStores: RedisStores | undefined;
-  let policyInForce: PolicyDefinition | undefined;
+  let policyWatch: PolicyFileWatch | undefined;
   let writeChildLog: ((event: object) => void) | undefined;
   let upstreamCredentials: UpstreamCredentials | undefined;
   try {
@@ -124,7 +143,6 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     }
     requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
-    policyInForce = guardOptions.policy;
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
@@ -196,8 +214,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         }
         writeJson(res, 404, NOT_FOUND);
       });
+    if (config.policyWatch && policyFile !== undefined) {
+      policyWatch = watchPolicyFile({
+        file: policyFile,
+        onChange: () => void reloadPolicy('watch'),
+        onError: (error) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'the policy file is no longer watched; reload it with SIGHUP', detail: (error as NodeJS.ErrnoException).code ?? 'error' })),
+      });
+    }
     if (config.metrics && metrics) metricsListener = await startMetricsListener({ ...config.metrics, registry: metrics.registry });
   } catch (error) {
+    policyWatch?.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await proxy?.close();
@@ -228,6 +254,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const shutdown = (): Promise<void> => {
     closing ??= (async () => {
       shuttingDown = true;
+      policyWatch?.close();
       listingsAbort.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -250,7 +277,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   const guard = pipeline.guard;
   const childLog = writeChildLog!;
-  const reportCoverage = (policy: PolicyDefinition | undefined = policyInForce): Promise<PolicyCoverageReport> => {
+  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> => {
     const report = reportPolicyCoverage({
       config,
       policy,
@@ -265,7 +292,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     void report.finally(() => listings.delete(report));
     return report;
   };
-  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
+  const reload = createPolicyReloader({
+    guard,
+    file: policyFile,
+    log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
+    warn,
+    reportCoverage,
+    // Tool label values are the policy's tool names: they follow it.
+    ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics!.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
+  });
+  reloadPolicy = (trigger = 'call') => (shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
 }
 
 /**
