@@ -5,6 +5,9 @@
  *
  * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
  * taken); 2 on a configuration error, reported as one line naming the setting, with no stack trace.
+ *
+ * `mcp-oauth-guard check [--json] [--strict]` reads the same settings, checks what they point at (issuers, keys,
+ * introspection, upstream, policy), prints a report and exits 0, 1 or 2 (see `check/check-command.ts`, docs/check.md).
  */
 import { ConfigurationError } from '../core/errors.js';
 import { GUARD_ENV_VARIABLES } from '../core/load-options-from-env.js';
@@ -17,6 +20,12 @@ import { startGateway } from './start-gateway.js';
 const PROGRAM = 'mcp-oauth-guard';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'check') {
+    // Loaded only for `check`, which the gateway itself never needs.
+    const { runCheckCommand } = await import('./check/check-command.js');
+    process.exitCode = await runCheckCommand(process.argv.slice(3), process.env);
+    return;
+  }
   let config;
   try {
     const args = parseGatewayArgs(process.argv.slice(2), process.env);

@@ -1,0 +1,88 @@
+import { ConfigurationError } from '../../core/errors.js';
+import { describeConfigurationError } from '../configuration-error-line.js';
+import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../gateway-config.js';
+import { checkExitCode } from './check-result.js';
+import { checkReportJson, formatCheckReport } from './format-check-report.js';
+import { runChecks } from './run-checks.js';
+
+/** Where `check` writes; default the process's stdout and stderr. */
+export interface CheckCommandOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const PROCESS_OUTPUT: CheckCommandOutput = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+/** Exit code for a configuration error or bad usage, as the gateway's. */
+const CONFIGURATION_ERROR_EXIT_CODE = 2;
+
+/**
+ * `mcp-oauth-guard check [--json] [--strict] [settings…]`: reads the settings exactly as the gateway does (its
+ * flags and environment variables; an application's, with no upstream, too), runs {@link runChecks} and writes the
+ * report. Returns the exit code: 0 when everything would work, 1 when something would make requests fail (with
+ * `--strict`, also when something warns), 2 on a configuration error (its message on stderr, as the gateway's).
+ *
+ * @example
+ * process.exitCode = await runCheckCommand(process.argv.slice(3), process.env);
+ */
+export async function runCheckCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, output: CheckCommandOutput = PROCESS_OUTPUT): Promise<number> {
+  const own = new Set(['--json', '--strict']);
+  const json = argv.includes('--json');
+  const strict = argv.includes('--strict');
+  if (argv.includes('--help') || argv.includes('-h')) {
+    output.stdout(checkHelp());
+    return 0;
+  }
+  let config: GatewayConfig | undefined;
+  try {
+    const args = parseGatewayArgs(argv.filter((arg) => !own.has(arg)), env);
+    if (args.help) {
+      output.stdout(checkHelp());
+      return 0;
+    }
+    config = loadGatewayConfig(args.settings, { upstreamRequired: false });
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    const message = describeConfigurationError(error);
+    output.stderr(`mcp-oauth-guard check: configuration error: ${message}\n`);
+    if (json) output.stdout(`${JSON.stringify({ ok: false, exitCode: CONFIGURATION_ERROR_EXIT_CODE, configurationError: message }, null, 2)}\n`);
+    return CONFIGURATION_ERROR_EXIT_CODE;
+  }
+  const results = await runChecks(config);
+  const exitCode = checkExitCode(results, strict);
+  output.stdout(json ? checkReportJson(results, exitCode) : formatCheckReport(results, exitCode));
+  return exitCode;
+}
+
+/** `check --help`: its own flags and exit codes, then every setting, as the gateway's `--help` lists them. */
+export function checkHelp(): string {
+  return [
+    'Usage: mcp-oauth-guard check [--json] [--strict] [flags]',
+    '',
+    'Checks the settings the gateway would start with, and what they point at, then prints one line per check',
+    'with a fix for each problem: the resource URL; each issuer\'s metadata (the issuer compared character by',
+    'character) and signing keys against the allowed algorithms; introspection (a made-up token must be',
+    'inactive); the upstream (initialize and the lists, with the gateway\'s own upstream credentials); the policy',
+    '(tools with no rule, rules that match nothing). Settings are read exactly as the gateway reads them; an',
+    'application that uses the library (no upstream) is checked with its MCP_AUTH_* variables, HOST and PORT.',
+    'Every outbound call waits at most MCP_AUTH_HTTP_TIMEOUT_MS. No token or secret is printed.',
+    '',
+    '  --json',
+    '      Print the report as JSON: { ok, exitCode, failures, warnings, results: [{ check, status, subject,',
+    '      message, details, fix }] }.',
+    '  --strict',
+    '      Exit 1 on warnings too (a tool with no rule, a rule that matches nothing, an unknown variable).',
+    '  --help, -h',
+    '      Print this help.',
+    '',
+    'Exit codes: 0 when everything would work (warnings allowed), 1 when something would make requests fail',
+    '(or, with --strict, warns), 2 on a configuration error or bad usage.',
+    '',
+    "The settings, as the gateway's --help lists them:",
+    '',
+    gatewayHelp(),
+  ].join('\n');
+}

@@ -1,0 +1,68 @@
+import { createGuard } from '../../core/create-guard.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../../core/create-token-verifier.js';
+import { explainFailure } from '../../core/explain-failure.js';
+import { resolveJwtAlgorithms } from '../../core/jwt-verifier.js';
+import { ENV_SETTING_NAMES } from '../../core/load-options-from-env.js';
+import type { GatewayConfig } from '../gateway-config.js';
+import { policyFileOf } from '../policy-coverage-report.js';
+import { checkIntrospection } from './check-introspection.js';
+import { checkIssuerMetadata, type IssuerCheck } from './check-issuer.js';
+import { checkSigningKeys } from './check-keys.js';
+import { checkPolicy } from './check-policy.js';
+import { checkResource } from './check-resource.js';
+import type { CheckResult } from './check-result.js';
+import { checkUpstream } from './check-upstream.js';
+
+/**
+ * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata and signing keys, introspection, the upstream, the policy. The
+ * issuers and the upstream are checked at the same time; each outbound call waits at most
+ * `MCP_AUTH_HTTP_TIMEOUT_MS`. The guard is built from the same options as the gateway's, so its discovery, key
+ * set and introspection client are the ones checked.
+ * Misspelt `MCP_AUTH_*` variables never get this far: loading the settings refuses them.
+ */
+export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
+  const guard = createGuard(config.guard, ENV_SETTING_NAMES);
+  const options = guard.options;
+  const timeoutMs = options.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  const algorithms = resolveJwtAlgorithms(options.algorithms);
+  const introspection = options.introspection;
+  const introspectionIssuer = introspection ? (introspection.issuer ?? options.issuers[0]) : undefined;
+
+  // Started first, as it may take longest (a process to start); it settles with a line, never a rejection.
+  const upstream = checkUpstream(config, options.policy, options.issuers, timeoutMs).catch((error: unknown) => ({
+    result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
+    coverage: undefined,
+  }));
+  const issuers = await Promise.all(
+    options.issuers.map(async (issuer, index): Promise<{ issuer: string; checked: IssuerCheck; results: CheckResult[] }> => {
+      const introspects = issuer === introspectionIssuer;
+      // The guard discovers an issuer only for what it has not been given.
+      const needed = options.jwksUri === undefined || (introspects && introspection?.endpoint === undefined);
+      const checked = await checkIssuerMetadata(issuer, timeoutMs, needed);
+      if (options.jwksUri !== undefined) {
+        return { issuer, checked, results: index === 0 ? [checked.result, await checkSigningKeys(options.jwksUri, algorithms, timeoutMs)] : [checked.result] };
+      }
+      return { issuer, checked, results: [checked.result, await keysOf(issuer, checked, introspects, algorithms, timeoutMs)] };
+    }),
+  );
+  const results: CheckResult[] = [
+    checkResource({ configured: config.guard.resource, canonical: guard.resource, isDefault: config.resourceIsDefault, audiences: options.audiences ?? [] }),
+    ...issuers.flatMap((each) => each.results),
+  ];
+  if (introspection) {
+    const endpoint = introspection.endpoint ?? issuers.find((each) => each.issuer === introspectionIssuer)?.checked.metadata?.introspection_endpoint;
+    results.push(await checkIntrospection(guard.verifier, endpoint));
+  }
+  const listed = await upstream;
+  results.push(listed.result);
+  results.push(...checkPolicy({ policy: options.policy, file: policyFileOf(config.settings), hasUpstream: Boolean(config.proxy ?? config.stdio), ...(listed.coverage ? { coverage: listed.coverage } : {}) }));
+  return results;
+}
+
+/** The keys line of an issuer whose JWKS is discovered. */
+async function keysOf(issuer: string, checked: IssuerCheck, introspects: boolean, algorithms: readonly string[], timeoutMs: number): Promise<CheckResult> {
+  if (checked.metadata === undefined) return { check: 'keys', subject: issuer, status: 'skip', message: "not checked, as the issuer's metadata was not usable (see its line)" };
+  if (checked.metadata.jwks_uri !== undefined) return checkSigningKeys(checked.metadata.jwks_uri, algorithms, timeoutMs);
+  if (introspects) return { check: 'keys', subject: issuer, status: 'skip', message: 'the issuer publishes no jwks_uri: its tokens are introspected' };
+  return { check: 'keys', subject: issuer, status: 'fail', message: 'the issuer publishes no jwks_uri, so its JWTs cannot be verified', fix: 'set MCP_AUTH_JWKS_URI, or configure introspection (MCP_AUTH_INTROSPECTION_CLIENT_ID and its secret)' };
+}

@@ -1,0 +1,209 @@
+// `mcp-oauth-guard check`, run as the real CLI against a real authorization server (oidc-provider on 127.0.0.1), a
+// real HTTP upstream and real stdio upstream processes: a healthy setup, then each failure an operator would
+// otherwise debug by hand, with its line, its fix and the exit code.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
+import { GATEWAY_SETTINGS } from '../../src/gateway/gateway-config.js';
+import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = resolve(ROOT, 'src/gateway/cli.ts');
+const STDIO_SERVER = `"${process.execPath}" test/fixtures/stdio/server.mjs`;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `mcp-oauth-guard check …` (through tsx, as the built bin would run) with a clean environment. */
+function runCheck(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Run> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'check', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`check did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The report's line for `check` (and `subject`), with the lines indented under it. */
+function entry(stdout: string, start: string): string {
+  const lines = stdout.split('\n');
+  const at = lines.findIndex((line) => line.slice(6).startsWith(start));
+  assert.ok(at !== -1, `no line for "${start}" in:\n${stdout}`);
+  const block = [lines[at]!];
+  for (const line of lines.slice(at + 1)) {
+    if (!line.startsWith('      ')) break;
+    block.push(line);
+  }
+  return block.join('\n');
+}
+
+let as: AuthorizationServer;
+let upstream: { url: string; server: Server };
+let dir: string;
+let closedPort: number;
+
+describe('mcp-oauth-guard check', () => {
+  before(async () => {
+    as = await startAuthorizationServer({ resources: { 'http://127.0.0.1:8080/mcp': { scopes: ['counter:read', 'counter:write'] } } });
+    upstream = await startUpstreamServer('127.0.0.1', 0);
+    dir = mkdtempSync(join(tmpdir(), 'check-command-'));
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    closedPort = (probe.address() as AddressInfo).port;
+    probe.close();
+    await once(probe, 'close');
+  });
+  after(async () => {
+    upstream?.server.closeAllConnections();
+    upstream?.server.close();
+    await as?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a healthy setup: every line ok, exit 0, and no secret printed', async () => {
+    const secret = as.serviceClient.clientSecret;
+    const run = await runCheck(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json'], {
+      MCP_AUTH_ISSUER: as.issuer,
+      MCP_AUTH_INTROSPECTION_CLIENT_ID: SERVICE_CLIENT_ID,
+      MCP_AUTH_INTROSPECTION_CLIENT_SECRET: secret,
+    });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal(run.stderr, '');
+    const out = run.stdout;
+    const resource = entry(out, 'resource');
+    assert.match(resource, /^ok {4}resource http:\/\/127\.0\.0\.1:8080\/mcp: canonical \(RFC 8707\); the default from HOST and PORT/);
+    assert.ok(resource.includes('clients find the metadata at http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp'), resource);
+    assert.equal(entry(out, `issuer ${as.issuer}:`), `ok    issuer ${as.issuer}: metadata found; its issuer is exactly the configured one`);
+    const keys = entry(out, `keys ${as.jwksUri}:`);
+    assert.match(keys, /^ok {4}keys \S+: 1 of 1 key usable \(allowed algorithms: RS256, .*ES256/);
+    assert.match(keys, /\n {6}kid \S+ kty EC crv P-256.*: usable for ES256$/);
+    assert.match(entry(out, 'introspection'), /^ok {4}introspection http:\/\/127\.0\.0\.1:\d+\/\S+: the client authenticates: a made-up token is answered active: false$/);
+    assert.equal(entry(out, 'upstream'), `ok    upstream ${upstream.url}: initialize and the lists answered: 3 tools, 0 prompts, 0 resources, 0 resource templates`);
+    assert.match(entry(out, 'policy examples/gateway/policy.json'), /^ok {4}policy examples\/gateway\/policy\.json: read: 4 tool, 0 prompt and 0 resource rules$/);
+    assert.match(entry(out, 'policy: every'), /^ok {4}policy: every item the upstream lists has a rule, and every rule matches: tools 2 protected, 1 open on purpose$/);
+    assert.ok(out.endsWith('\nall checks passed (exit code 0)\n'), out);
+    assert.ok(!out.includes(secret), 'the introspection secret is never printed');
+  });
+
+  it('an issuer that is down: the line says so, with the fix; an application without an upstream is checked too; exit 1', async () => {
+    const run = await runCheck([], { MCP_AUTH_ISSUER: `http://127.0.0.1:${closedPort}`, PORT: '3000', MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const issuer = entry(run.stdout, `issuer http://127.0.0.1:${closedPort}:`);
+    assert.match(issuer, /^FAIL {2}issuer \S+: the authorization server cannot be reached: fetch failed \(ECONNREFUSED\)$/m);
+    assert.match(issuer, /fix: start the authorization server, or correct the host and port in MCP_AUTH_ISSUER$/);
+    assert.match(entry(run.stdout, 'keys'), /^skip {2}keys \S+: not checked, as the issuer's metadata was not usable \(see its line\)$/);
+    assert.match(entry(run.stdout, 'resource'), /^ok {4}resource http:\/\/127\.0\.0\.1:3000\/mcp: /);
+    assert.match(entry(run.stdout, 'upstream'), /^skip {2}upstream: none configured/);
+    assert.match(entry(run.stdout, 'policy'), /^skip {2}policy: no policy file/);
+    assert.ok(run.stdout.endsWith('\n1 failure: requests would fail (exit code 1)\n'), run.stdout);
+  });
+
+  it('an issuer URL that is no authorization server (404), and one that differs by a trailing slash, shown character by character', async () => {
+    const notFound = `${as.issuer}/tenant`;
+    const slashed = `${as.issuer}/`;
+    const run = await runCheck(['--issuer', `${notFound},${slashed}`], {});
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const missing = entry(run.stdout, `issuer ${notFound}:`);
+    assert.match(missing, /^FAIL {2}issuer \S+: no metadata document at either well-known location \(HTTP 404\): this URL is not an authorization server's issuer$/m);
+    assert.ok(missing.includes(`GET ${as.issuer}/.well-known/oauth-authorization-server/tenant: HTTP 404`), missing);
+    assert.ok(missing.includes(`GET ${as.issuer}/tenant/.well-known/openid-configuration: HTTP 404`), missing);
+    assert.match(missing, /fix: set MCP_AUTH_ISSUER to the "issuer" value of your authorization server's metadata/);
+
+    const mismatch = entry(run.stdout, `issuer ${slashed}:`);
+    const lines = mismatch.split('\n');
+    assert.equal(lines[0], `FAIL  issuer ${slashed}: the metadata names another issuer: the configured issuer ends with a "/" that the metadata's lacks; tokens carry the metadata's spelling in "iss", so every token would be refused`);
+    assert.equal(lines[1], `      configured: "${slashed}"`);
+    assert.equal(lines[2], `      metadata:   "${as.issuer}"`);
+    // The caret sits under the "/" the metadata lacks.
+    assert.equal(lines[3]!.indexOf('^'), lines[1]!.lastIndexOf('/'));
+    assert.match(lines[3]!, new RegExp(`\\^ character ${slashed.length}$`));
+    assert.equal(lines[4], `      fix: set MCP_AUTH_ISSUER to exactly "${as.issuer}"`);
+    assert.match(run.stdout, /\n2 failures: requests would fail \(exit code 1\)\n$/);
+  });
+
+  it('signing keys with no allowed algorithm, and introspection credentials refused (401): each line with its fix; no secret printed', async () => {
+    const run = await runCheck(['--algorithms', 'RS256,PS256'], {
+      MCP_AUTH_ISSUER: as.issuer,
+      MCP_AUTH_INTROSPECTION_CLIENT_ID: SERVICE_CLIENT_ID,
+      MCP_AUTH_INTROSPECTION_CLIENT_SECRET: 'not-the-secret-0123456789',
+    });
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const keys = entry(run.stdout, 'keys');
+    assert.match(keys, /^FAIL {2}keys \S+: no key can verify an allowed algorithm, so every JWT would be refused \(allowed algorithms: RS256, PS256\)$/m);
+    assert.match(keys, /\n {6}kid \S+ kty EC crv P-256.*: not usable, (its alg ES256 is not allowed|it verifies ES256, none of them allowed) \(MCP_AUTH_ALGORITHMS\)\n/);
+    assert.match(keys, /fix: set MCP_AUTH_ALGORITHMS to the algorithm the authorization server signs with/);
+    const introspection = entry(run.stdout, 'introspection');
+    assert.match(introspection, /^FAIL {2}introspection \S+: the endpoint refused the client's credentials \(HTTP 401 invalid_client\)$/m);
+    assert.match(introspection, /fix: check MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET/);
+    assert.ok(!run.stdout.includes('not-the-secret') && !run.stderr.includes('not-the-secret'), 'the secret is never printed');
+  });
+
+  it('a policy with a typo (ad for add) and open tools: warnings with fixes, exit 0; with --strict --json, exit 1 and the same findings as data', async () => {
+    const policy = join(dir, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ tools: { ad: ['calc:use'], echo: ['calc:use'] } }));
+    const settings = ['--upstream-command', STDIO_SERVER, '--policy', policy];
+    const run = await runCheck(settings, { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(entry(run.stdout, 'upstream'), /^ok {4}upstream \S+: initialize and the lists answered: \d+ tools, 0 prompts/);
+    const typo = entry(run.stdout, 'policy: the tool rule');
+    assert.equal(typo, `warn  policy: the tool rule "ad" matches nothing the upstream lists; did you mean "add"?\n      fix: rename "ad" to "add" in the policy file (${policy})`);
+    const open = entry(run.stdout, 'policy: ');
+    assert.match(open, /^warn {2}policy: \d+ of \d+ tools have no rule \(neither their own nor "\*"\), so any valid token may use them\n {6}"add", "whoami", /);
+    assert.ok(!open.includes('"echo"'), 'echo has a rule');
+    assert.match(open, /fix: add a rule for each under "tools" in the policy file/);
+    assert.match(run.stdout, /\n2 warnings: requests would work, though not everything as meant \(exit code 0\)\n$/);
+
+    const strict = await runCheck(['--strict', '--json', ...settings], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(strict.code, 1, strict.stdout + strict.stderr);
+    const report = JSON.parse(strict.stdout) as { ok: boolean; exitCode: number; failures: number; warnings: number; results: { check: string; status: string; message: string; fix?: string }[] };
+    assert.deepEqual([report.ok, report.exitCode, report.failures, report.warnings], [false, 1, 0, 2]);
+    const rule = report.results.find((result) => result.message.startsWith('the tool rule'));
+    assert.deepEqual([rule?.check, rule?.status, rule?.fix], ['policy', 'warn', `rename "ad" to "add" in the policy file (${policy})`]);
+  });
+
+  it('an upstream command that exits at once: the upstream line fails with its exit code and stderr, and the policy is not compared; exit 1', async () => {
+    const run = await runCheck(['--upstream-command', `"${process.execPath}" -e "process.stderr.write('cannot open server.py\\n'); process.exit(3)"`], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const failed = entry(run.stdout, 'upstream');
+    assert.match(failed, /^FAIL {2}upstream \S+: initialize or a list failed: initialize: /m);
+    assert.match(failed, /\n {6}the process exited with code 3\n/);
+    assert.match(failed, /\n {6}stderr: "cannot open server\.py"\n/);
+    assert.match(failed, /fix: run MCP_AUTH_UPSTREAM_COMMAND by hand: it must stay running and speak MCP/);
+    assert.match(entry(run.stdout, 'policy: open tools'), /^skip {2}policy: open tools and rules matching nothing: not checked, as the upstream could not be listed$/);
+  });
+
+  it('bad settings exit 2 with the configuration error, as the gateway reports it; check --help lists every setting', async () => {
+    const bad = await runCheck(['--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, /^mcp-oauth-guard check: configuration error: PORT \(--port\): /);
+    assert.doesNotMatch(bad.stderr, /\bat .*\.ts:\d+/);
+
+    const help = await runCheck(['--help'], {});
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: mcp-oauth-guard check \[--json\] \[--strict\]/);
+    assert.match(help.stdout, /Exit codes: 0 when everything would work/);
+    for (const setting of GATEWAY_SETTINGS) assert.ok(help.stdout.includes(setting.env), `check --help names ${setting.env}`);
+  });
+});

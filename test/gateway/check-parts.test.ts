@@ -1,0 +1,129 @@
+// The parts of `mcp-oauth-guard check` that decide what a line says: how two issuer spellings differ, which keys of a
+// set can verify the allowed algorithms, and what a metadata location that answers badly (an HTML page, a 500) is
+// reported as, against real loopback servers. The command itself is tested end to end in check-command.test.ts.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { exportJWK, generateKeyPair } from 'jose';
+import { IssuerDiscoveryError, IssuerMismatchError, discoverIssuerMetadata } from '../../src/core/issuer-discovery.js';
+import { DEFAULT_JWT_ALGORITHMS } from '../../src/core/jws-algorithms.js';
+import { checkIssuerMetadata } from '../../src/gateway/check/check-issuer.js';
+import { checkExitCode } from '../../src/gateway/check/check-result.js';
+import { describeIssuerDifference } from '../../src/gateway/check/issuer-difference.js';
+import { assessKey } from '../../src/gateway/check/jwk-usability.js';
+
+describe('describeIssuerDifference', () => {
+  it('names a trailing slash on either side, the scheme, the case, or where they part', () => {
+    assert.equal(describeIssuerDifference('https://as.example.com', 'https://as.example.com/').summary, 'the metadata\'s issuer ends with a "/" that the configured one lacks');
+    assert.equal(describeIssuerDifference('https://as.example.com/realm/', 'https://as.example.com/realm').summary, 'the configured issuer ends with a "/" that the metadata\'s lacks');
+    assert.equal(describeIssuerDifference('http://as.example.com', 'https://as.example.com').summary, "the metadata's issuer is https, the configured one http");
+    assert.equal(describeIssuerDifference('https://as.example.com/Realm', 'https://as.example.com/realm').summary, 'they differ only in the case of letters, first at character 24');
+    assert.equal(describeIssuerDifference('https://a.example.com/v1', 'https://a.example.com/v2').summary, 'they differ from character 24 on');
+  });
+
+  it('puts the caret under the first character that differs, also after escaped characters', () => {
+    const { details } = describeIssuerDifference('https://as/"x"/a', 'https://as/"x"/b');
+    assert.equal(details[0], 'configured: "https://as/\\"x\\"/a"');
+    assert.equal(details[1], 'metadata:   "https://as/\\"x\\"/b"');
+    assert.equal(details[2]!.indexOf('^'), details[0]!.lastIndexOf('a'));
+    assert.match(details[2]!, /\^ character 16$/);
+  });
+
+  it('quotes what the network sent, so control characters cannot reach the terminal raw', () => {
+    const { details } = describeIssuerDifference('https://as', 'https://as\u001b[2J');
+    assert.ok(!details.join('').includes('\u001b'));
+    assert.ok(details[1]!.includes('\\u001b[2J'));
+  });
+});
+
+describe('assessKey', () => {
+  it('an EC P-256 key verifies ES256 only; with ES256 not allowed, it says which algorithm it would verify', async () => {
+    const { publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1' };
+    assert.deepEqual(assessKey(jwk, DEFAULT_JWT_ALGORITHMS), { description: 'kid k1 kty EC crv P-256', algorithms: ['ES256'] });
+    assert.equal(assessKey(jwk, ['RS256']).reason, 'it verifies ES256, none of them allowed (MCP_AUTH_ALGORITHMS)');
+    assert.equal(assessKey({ ...jwk, alg: 'ES256' }, ['RS256']).reason, 'its alg ES256 is not allowed (MCP_AUTH_ALGORITHMS)');
+  });
+
+  it('an RSA key verifies every allowed RS and PS algorithm, unless it names one, is for encryption, or is too short', async () => {
+    const { publicKey } = await generateKeyPair('RS256');
+    const jwk = await exportJWK(publicKey);
+    assert.deepEqual(assessKey(jwk, ['RS256', 'PS512', 'ES256']).algorithms, ['RS256', 'PS512']);
+    assert.deepEqual(assessKey({ ...jwk, alg: 'PS256' }, DEFAULT_JWT_ALGORITHMS).algorithms, ['PS256']);
+    assert.equal(assessKey({ ...jwk, use: 'enc' }, DEFAULT_JWT_ALGORITHMS).reason, 'its use is enc, not "sig"');
+    assert.equal(assessKey({ ...jwk, key_ops: ['encrypt'] }, DEFAULT_JWT_ALGORITHMS).reason, 'its key_ops do not include "verify"');
+    const short = { ...jwk, n: Buffer.alloc(128, 0xff).toString('base64url') };
+    assert.equal(assessKey(short, DEFAULT_JWT_ALGORITHMS).reason, 'an RSA key of 1024 bits; at least 2048 are required');
+  });
+
+  it('a symmetric key, an Ed25519 key, a key whose alg does not fit it, an ML-DSA key without alg', async () => {
+    assert.match(assessKey({ kty: 'oct', k: 'c2VjcmV0' }, DEFAULT_JWT_ALGORITHMS).reason!, /^a symmetric key/);
+    const { publicKey } = await generateKeyPair('EdDSA');
+    assert.deepEqual(assessKey(await exportJWK(publicKey), DEFAULT_JWT_ALGORITHMS).algorithms, ['EdDSA', 'Ed25519']);
+    assert.equal(assessKey({ kty: 'EC', crv: 'P-384', alg: 'ES256' }, DEFAULT_JWT_ALGORITHMS).reason, 'its alg ES256 does not fit its kty EC and crv P-384');
+    assert.equal(assessKey({ kty: 'AKP', pub: 'x' }, ['ML-DSA-44']).reason, 'an ML-DSA (AKP) key must name its alg');
+  });
+
+  it('shows odd member values quoted and clipped', () => {
+    const { description } = assessKey({ kty: 'EC', crv: 'P-256', kid: `a b\u0007${'x'.repeat(200)}` }, DEFAULT_JWT_ALGORITHMS);
+    assert.ok(!description.includes('\u0007'));
+    assert.ok(description.length < 140, description);
+  });
+});
+
+describe('checkIssuerMetadata against issuers that answer badly', () => {
+  let server: Server;
+  let base: string;
+  let answer: (path: string) => { status: number; type: string; body: string };
+  before(async () => {
+    server = createServer((req, res) => {
+      const { status, type, body } = answer(req.url ?? '/');
+      res.writeHead(status, { 'content-type': type }).end(body);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it('an HTML page where the metadata should be: not JSON, at both locations', async () => {
+    answer = () => ({ status: 200, type: 'text/html', body: '<html><body>Sign in</body></html>' });
+    const error = await discoverIssuerMetadata(base, 2000).catch((e: unknown) => e);
+    assert.ok(error instanceof IssuerDiscoveryError);
+    assert.deepEqual(error.failures.map((f) => [f.kind, f.status]), [['not_json', 200], ['not_json', 200]]);
+    assert.match(error.attempts[0]!, /HTTP 200 with content-type "text\/html", not JSON metadata$/);
+    const { result } = await checkIssuerMetadata(base, 2000, true);
+    assert.equal(result.status, 'fail');
+    assert.equal(result.message, 'the metadata location answers something that is not JSON (a web page, a login form?)');
+    assert.match(result.fix!, /not a web page/);
+  });
+
+  it('a 500, and metadata naming another issuer past normalization (http for https): the difference is data too', async () => {
+    answer = () => ({ status: 500, type: 'text/plain', body: 'down' });
+    const down = await checkIssuerMetadata(base, 2000, true);
+    assert.equal(down.result.message, 'the metadata could not be read (HTTP 500)');
+    answer = () => ({ status: 200, type: 'application/json', body: JSON.stringify({ issuer: base.replace('http:', 'https:'), jwks_uri: `${base}/jwks` }) });
+    const error = await discoverIssuerMetadata(base, 2000).catch((e: unknown) => e);
+    assert.ok(error instanceof IssuerDiscoveryError);
+    assert.equal(error.failures[0]!.kind, 'issuer_mismatch');
+    assert.equal(error.failures[0]!.discoveredIssuer, base.replace('http:', 'https:'));
+    const { result } = await checkIssuerMetadata(base, 2000, true);
+    assert.equal(result.message, "the metadata names another issuer: the metadata's issuer is https, the configured one http");
+  });
+
+  it('a trailing-slash mismatch that URL normalization hides is an IssuerMismatchError with both spellings; unneeded, it only warns', async () => {
+    answer = () => ({ status: 200, type: 'application/json', body: JSON.stringify({ issuer: `${base}/`, jwks_uri: `${base}/jwks` }) });
+    const error = await discoverIssuerMetadata(base, 2000).catch((e: unknown) => e);
+    assert.ok(error instanceof IssuerMismatchError);
+    assert.deepEqual([error.setting, error.configured, error.discovered], ['issuer', base, `${base}/`]);
+    const { result } = await checkIssuerMetadata(base, 2000, false);
+    assert.equal(result.status, 'warn');
+    assert.deepEqual(checkExitCode([result], false), 0);
+    assert.deepEqual(checkExitCode([result], true), 1);
+  });
+});
