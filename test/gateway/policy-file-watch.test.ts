@@ -1,10 +1,10 @@
 // The policy file watch on real files in a temporary directory: a burst of writes is one change, a file replaced
-// by rename is seen, bytes that did not change and other files of the directory are no change, close() ends it,
+// by rename is seen, so is a swapped symbolic link (Kubernetes), bytes that did not change and other files of the directory are no change, close() ends it,
 // and a watch never keeps the process alive.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -71,6 +71,40 @@ describe('watchPolicyFile', () => {
     writeFileSync(file, '{"tools":{"third":[]}}');
     await seen;
     assert.equal(changes, 3);
+  });
+
+  it('a symbolic link swapped to a new target, as Kubernetes updates a mounted ConfigMap, is a change', async () => {
+    // The layout of a ConfigMap volume: policy.json -> ..data/policy.json, ..data -> a directory per version.
+    const mount = mkdtempSync(join(tmpdir(), 'policy-watch-configmap-'));
+    try {
+      const version = (name: string, content: string): void => {
+        mkdirSync(join(mount, name));
+        writeFileSync(join(mount, name, 'policy.json'), content);
+      };
+      version('..v1', '{"tools":{"v1":[]}}');
+      symlinkSync('..v1', join(mount, '..data'));
+      symlinkSync(join('..data', 'policy.json'), join(mount, 'policy.json'));
+      let seen = 0;
+      let reported: (() => void) | undefined;
+      const mounted = watchPolicyFile({ file: join(mount, 'policy.json'), debounceMs: DEBOUNCE_MS, onChange: () => ((seen += 1), reported?.()) });
+      try {
+        // Bounded, and the timer keeps this process alive meanwhile: the watch itself never does.
+        let timer: NodeJS.Timeout | undefined;
+        const swapped = new Promise<void>((resolveSwap, reject) => {
+          timer = setTimeout(() => reject(new Error('no change reported within 10 s')), 10_000);
+          reported = () => (clearTimeout(timer), resolveSwap());
+        });
+        version('..v2', '{"tools":{"v2":[]}}');
+        symlinkSync('..v2', join(mount, '..data_tmp'));
+        renameSync(join(mount, '..data_tmp'), join(mount, '..data'));
+        await swapped;
+        assert.equal(seen, 1);
+      } finally {
+        mounted.close();
+      }
+    } finally {
+      rmSync(mount, { recursive: true, force: true });
+    }
   });
 
   it('after close() nothing is reported', async () => {

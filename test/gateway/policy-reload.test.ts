@@ -111,6 +111,9 @@ describe('policy reloads in a running gateway', () => {
       PORT: '0',
       MCP_AUTH_POLICY: policyFile,
       MCP_AUTH_POLICY_WATCH: 'on',
+      // The metrics' tool label values are the policy's tool names: they follow a reload too.
+      MCP_AUTH_METRICS_PORT: '0',
+      MCP_AUTH_METRICS_TOOL_LABELS: 'on',
     });
     gateway = await startGateway(config, { log: (line) => lines.push(line), warn: (line) => warnings.push(line) });
     as.addResource(gateway.resource, { scopes: SCOPES });
@@ -140,6 +143,8 @@ describe('policy reloads in a running gateway', () => {
     const metadataUrl = `${gateway.url}/.well-known/oauth-protected-resource/mcp`;
     const scopesBefore = ((await (await fetch(metadataUrl, { signal: AbortSignal.timeout(5000) })).json()) as { scopes_supported: string[] }).scopes_supported;
     assert.deepEqual(scopesBefore, ['notes:read', 'notes:admin']);
+    // A tool the policy does not name yet: open, and counted as "other".
+    await callTool('notes_delet');
 
     const mark = lines.length;
     const reloaded = await reloadTo(V2);
@@ -155,6 +160,10 @@ describe('policy reloads in a running gateway', () => {
     const stepUp = await callTool('notes_read');
     assert.equal(stepUp.status, 403);
     assert.match(String(stepUp.headers['www-authenticate']), /error="insufficient_scope", error_description="Insufficient scope for tool 'notes_read' \(tools\/call\): missing notes:admin", scope="notes:admin notes:read notes:write"/);
+    assert.equal((await callTool('notes_delet')).status, 403);
+    const metrics = await (await fetch(gateway.metricsUrl!, { signal: AbortSignal.timeout(5000) })).text();
+    assert.match(metrics, /^mcp_guard_requests_total\{method="tools\/call",decision="allow",reason="allowed",tool="other"\} 1$/m);
+    assert.match(metrics, /^mcp_guard_requests_total\{method="tools\/call",decision="deny",reason="scope_insufficient",tool="notes_delet"\} 1$/m);
     const scopesAfter = ((await (await fetch(metadataUrl, { signal: AbortSignal.timeout(5000) })).json()) as { scopes_supported: string[] }).scopes_supported;
     assert.deepEqual(scopesAfter, ['notes:admin', 'notes:write', 'notes:read']);
 
