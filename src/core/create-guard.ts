@@ -71,7 +71,10 @@ export interface Guard {
   /** The metadata document (RFC 9728 §2) and its serialized form, computed once per policy (`scopes_supported`). */
   readonly metadata: ProtectedResourceMetadata;
   readonly metadataJson: string;
-  /** The compiled policy in force; `policy.definition` is what it was compiled from. See {@link Guard.setPolicy}. */
+  /**
+   * The compiled policy in force; `policy.definition` is what it was compiled from (`options.policy` stays the one
+   * given at creation). See {@link Guard.setPolicy}.
+   */
   readonly policy: CompiledPolicy;
   readonly verifier: TokenVerifier;
   /** What the guard does with DPoP (RFC 9449): `off`, `allow` or `require` (see {@link DpopMode}). */
