@@ -284,6 +284,7 @@ export function gatewayHelp(): string {
     '/.well-known/oauth-protected-resource[/path]; GET /healthz (no authentication).',
     'Logs: one JSON line per request on stdout (method, tool, decision, status, duration; never the token).',
     'Exit codes: 0 after a graceful shutdown (SIGTERM, SIGINT), 1 when it cannot start, 2 on a configuration error.',
+    'SIGHUP reloads the policy file (MCP_AUTH_POLICY) without dropping a request or a session; an invalid file keeps the policy in force.',
     '',
     'Example:',
     '  mcp-oauth-guard --upstream http://127.0.0.1:3001/mcp --issuer https://auth.example.com \\',
