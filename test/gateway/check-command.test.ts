@@ -2,46 +2,23 @@
 // real HTTP upstream and real stdio upstream processes: a healthy setup, then each failure an operator would
 // otherwise debug by hand, with its line, its fix and the exit code.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { GATEWAY_SETTINGS } from '../../src/gateway/gateway-config.js';
 import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { runGatewayCli, type CliRun } from '../helpers/run-cli.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = resolve(ROOT, 'src/gateway/cli.ts');
 const STDIO_SERVER = `"${process.execPath}" test/fixtures/stdio/server.mjs`;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `mcp-oauth-guard check …` (through tsx, as the built bin would run) with a clean environment. */
-function runCheck(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Run> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'check', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`check did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolveRun({ code, stdout, stderr });
-    });
-  });
+/** Runs `mcp-oauth-guard check …`. */
+function runCheck(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runGatewayCli(['check', ...args], env);
 }
 
 /** The report's line for `check` (and `subject`), with the lines indented under it. */
