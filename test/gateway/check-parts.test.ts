@@ -10,7 +10,10 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { IssuerDiscoveryError, IssuerMismatchError, discoverIssuerMetadata } from '../../src/core/issuer-discovery.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../../src/core/jws-algorithms.js';
 import { checkIssuerMetadata } from '../../src/gateway/check/check-issuer.js';
+import { checkPolicy } from '../../src/gateway/check/check-policy.js';
+import { checkResource } from '../../src/gateway/check/check-resource.js';
 import { checkExitCode } from '../../src/gateway/check/check-result.js';
+import { checkReportJson, formatCheckReport } from '../../src/gateway/check/format-check-report.js';
 import { describeIssuerDifference } from '../../src/gateway/check/issuer-difference.js';
 import { assessKey } from '../../src/gateway/check/jwk-usability.js';
 
@@ -125,5 +128,55 @@ describe('checkIssuerMetadata against issuers that answer badly', () => {
     assert.equal(result.status, 'warn');
     assert.deepEqual(checkExitCode([result], false), 0);
     assert.deepEqual(checkExitCode([result], true), 1);
+  });
+});
+
+describe('the resource line, the policy lines and the report', () => {
+  it('a resource written other than canonically warns, naming the spelling tokens must carry', () => {
+    const result = checkResource({ configured: 'https://MCP.example.com:443/mcp/', canonical: 'https://mcp.example.com/mcp', isDefault: false, audiences: ['api://mcp'] });
+    assert.equal(result.status, 'warn');
+    assert.equal(result.fix, 'set MCP_AUTH_RESOURCE to "https://mcp.example.com/mcp", and have the authorization server issue tokens for exactly that resource');
+    assert.deepEqual(result.details, ['tokens must carry aud "https://mcp.example.com/mcp" or one of "api://mcp"', 'clients find the metadata at https://mcp.example.com/.well-known/oauth-protected-resource/mcp']);
+    assert.equal(checkResource({ configured: 'https://mcp.example.com', canonical: 'https://mcp.example.com', isDefault: false, audiences: [] }).status, 'ok');
+  });
+
+  it('rules for tools an upstream does not list, and every tool covered', () => {
+    const policy = { tools: { add: ['calc:use'], subtract: ['calc:use'], '*': [] } };
+    const coverage = { tools: { protected: ['add'], open: [], explicitlyOpen: ['echo'] }, unmatchedRules: [{ kind: 'tool' as const, name: 'subtract' }] };
+    const results = checkPolicy({ policy, file: 'policy.json', coverage, hasUpstream: true });
+    assert.deepEqual(
+      results.map((r) => [r.status, r.message, r.fix]),
+      [
+        ['ok', 'read: 3 tool, 0 prompt and 0 resource rules', undefined],
+        ['warn', 'the tool rule "subtract" matches nothing the upstream lists', 'correct or remove the rule "subtract" in the policy file (policy.json)'],
+      ],
+    );
+    const covered = checkPolicy({ policy, file: 'policy.json', coverage: { ...coverage, unmatchedRules: [] }, hasUpstream: true });
+    assert.equal(covered.at(-1)?.message, 'every item the upstream lists has a rule, and every rule matches: tools 1 protected, 1 open on purpose');
+  });
+
+  it('the text report: a status column, details and fix indented, a last line with the counts and the exit code; JSON has the same', () => {
+    const results = [
+      { check: 'issuer', subject: 'https://as', status: 'ok', message: 'metadata found' },
+      { check: 'keys', subject: 'https://as/jwks', status: 'fail', message: 'no usable key', details: ['kid a kty RSA: not usable'], fix: 'set MCP_AUTH_ALGORITHMS' },
+      { check: 'policy', status: 'warn', message: 'open tools' },
+      { check: 'upstream', status: 'skip', message: 'none configured' },
+    ] as const;
+    assert.equal(
+      formatCheckReport(results, checkExitCode(results, false)),
+      [
+        'ok    issuer https://as: metadata found',
+        'FAIL  keys https://as/jwks: no usable key',
+        '      kid a kty RSA: not usable',
+        '      fix: set MCP_AUTH_ALGORITHMS',
+        'warn  policy: open tools',
+        'skip  upstream: none configured',
+        '',
+        '1 failure, 1 warning: requests would fail (exit code 1)',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(formatCheckReport([results[2]], 1).trim().split('\n').at(-1), '1 warning: requests would work, though not everything as meant (exit code 1, --strict)');
+    assert.deepEqual(JSON.parse(checkReportJson(results, 1)), { ok: false, exitCode: 1, failures: 1, warnings: 1, results });
   });
 });
