@@ -134,7 +134,13 @@ export interface Guard {
    * @throws ConfigurationError naming the setting and the path at fault; nothing is changed then.
    * @example
    * import { loadPolicyFile } from 'mcp-oauth-guard/core';
-   * process.on('SIGHUP', () => router.guard.setPolicy(loadPolicyFile('policy.json')));
+   * process.on('SIGHUP', () => {
+   *   try {
+   *     router.guard.setPolicy(loadPolicyFile('policy.json'));
+   *   } catch (error) {
+   *     console.error(`policy not reloaded: ${(error as Error).message}`); // the policy in force stays
+   *   }
+   * });
    */
   setPolicy(definition: PolicyDefinition, options?: SetPolicyOptions): CompiledPolicy;
   /**
