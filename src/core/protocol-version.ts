@@ -46,6 +46,20 @@ export function isStatelessRevision(version: string | undefined): boolean {
 }
 
 /**
+ * Whether a client of revision `version` reads a priming event: an event id with an empty data field, which
+ * a server sends first on an event stream so that the client can resume it before any message arrived
+ * (2025-11-25 Streamable HTTP, "Sending Messages to the Server"). Older clients may fail on empty data, and
+ * 2026-07-28 streams are not resumable at all.
+ *
+ * @example
+ * acceptsPrimingEvent('2025-11-25'); // true
+ * acceptsPrimingEvent('2025-06-18'); // false
+ */
+export function acceptsPrimingEvent(version: string | undefined): boolean {
+  return version !== undefined && DATED_REVISION.test(version) && version >= '2025-11-25' && !isStatelessRevision(version);
+}
+
+/**
  * Whether `method` is a client request that revision `version` no longer has. Such a request is answered
  * 404 with -32601 (2026-07-28 Streamable HTTP, "Protocol Version Header"), like any method the server does not
  * implement, and none of the checks that revision defines for other methods applies to it.

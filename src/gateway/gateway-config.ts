@@ -92,6 +92,8 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: '600000' },
   { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', group: 'stdio', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: '5000' },
   { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', group: 'stdio', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: '4194304' },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: '1048576' },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: '60000' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', group: 'gateway', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
   { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', group: 'limits', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', group: 'gateway', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
@@ -331,6 +333,8 @@ const STDIO_ONLY_SETTINGS = [
   'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
   'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
   'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
+  'MCP_AUTH_UPSTREAM_REPLAY_BYTES',
+  'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS',
 ];
 
 /**
@@ -352,6 +356,8 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
   const processIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
   const stopTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000);
   const maxLineBytes = readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824);
+  const replayBufferBytes = readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824);
+  const replayWindowMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647);
   return {
     command: command!,
     args,
@@ -363,6 +369,8 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
     ...(processIdleTimeoutMs !== undefined ? { processIdleTimeoutMs } : {}),
     ...(stopTimeoutMs !== undefined ? { stopTimeoutMs } : {}),
     ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+    ...(replayBufferBytes !== undefined ? { replayBufferBytes } : {}),
+    ...(replayWindowMs !== undefined ? { replayWindowMs } : {}),
   };
 }
 

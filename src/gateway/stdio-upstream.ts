@@ -1,14 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
-import { httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
+import { acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
-import { startEventStream, writeAccepted, writeEvent, writeJson } from '../http/write-response.js';
+import { firstHeader } from '../http/request-headers.js';
+import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJson } from '../http/write-response.js';
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
 import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
+import { createSessionEventStreams, type ResumableEventStream, type SessionEventStreams, type StreamOwner } from './session-event-streams.js';
 import { startStdioChild, type ChildEndReason, type ChildLogEvent, type RequestSink, type StdioChild } from './stdio-child.js';
 import { GATEWAY_JSONRPC_CODE, SESSION_NOT_FOUND_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from './upstream-proxy.js';
 
@@ -42,6 +44,17 @@ export interface StdioUpstreamOptions {
   stopTimeoutMs?: number;
   /** Largest line (one JSON-RPC message) a child may write on stdout, in bytes; a longer one ends the child. Default 4 194 304 (4 MiB). */
   maxLineBytes?: number;
+  /**
+   * Most bytes of event-stream events one session keeps so that a client whose stream broke can resume it
+   * with `Last-Event-ID` (2025 revisions; see `createSessionEventStreams`); the oldest are forgotten first.
+   * 0 turns resumable streams off: no event ids, and a closed stream cancels its request. Default 1 048 576 (1 MiB).
+   */
+  replayBufferBytes?: number;
+  /**
+   * How long, in milliseconds, events are kept for a resume, and how long a request whose client lost its
+   * stream keeps running for the client to resume it; then it is cancelled. Default 60 000.
+   */
+  replayWindowMs?: number;
   /** Clock for idle expiry, in milliseconds. Default `Date.now`. */
   now?: () => number;
   /**
@@ -72,6 +85,8 @@ const DEFAULT_PROCESS_IDLE_TIMEOUT_MS = 600_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 const DEFAULT_MAX_LINE_BYTES = 4 * 1_048_576;
+const DEFAULT_REPLAY_BUFFER_BYTES = 1_048_576;
+const DEFAULT_REPLAY_WINDOW_MS = 60_000;
 /** Requests one child may have in flight; past it, 429 (a client that never waits must not fill the gateway). */
 const MAX_PENDING_PER_CHILD = 1024;
 
@@ -81,6 +96,8 @@ interface Exchange {
   readonly isGet: boolean;
   /** Whether the client accepts an event stream on this answer. */
   readonly sse: boolean;
+  /** Its resumable event stream, once it has one. */
+  stream?: ResumableEventStream;
   /** Delivers a message on this answer's stream; false when it cannot carry it. */
   push(message: JsonRpcMessage): boolean;
   /** Ends the exchange: a POST still waiting gets `status` and a JSON-RPC error, a stream is ended. */
@@ -92,6 +109,8 @@ interface Slot extends PooledChild {
   /** POSTs waiting for an answer from this child, oldest first. */
   readonly waiting: Set<Exchange>;
   get: Exchange | undefined;
+  /** The session's resumable event streams, made with its first one. */
+  streams?: SessionEventStreams;
 }
 
 const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
@@ -142,7 +161,20 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const log = options.log ?? ((event: ChildLogEvent) => void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`));
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
+  const replayBufferBytes = checkInteger(options.replayBufferBytes, 'replayBufferBytes', DEFAULT_REPLAY_BUFFER_BYTES, { min: 0, max: 1_073_741_824 });
+  const replayWindowMs = checkTimer(options.replayWindowMs, 'replayWindowMs', DEFAULT_REPLAY_WINDOW_MS);
   const exchanges = new Set<Exchange>();
+
+  /** The session's resumable streams; only sessions a client named have them (it must name one to resume). */
+  function streamsOf(slot: Slot): SessionEventStreams {
+    slot.streams ??= createSessionEventStreams({
+      maxBytes: replayBufferBytes,
+      maxAgeMs: replayWindowMs,
+      ...(options.now ? { now: options.now } : {}),
+      write: (res, id, data) => holdChildWhileDraining(res, slot.child, writeEventWithId(res, id, data)),
+    });
+    return slot.streams;
+  }
 
   const pool = createChildProcessPool<Slot>({
     maxProcesses: checkInteger(options.maxProcesses, 'maxProcesses', DEFAULT_MAX_PROCESSES, { min: 1, max: 100_000 }),
@@ -234,12 +266,14 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     const stateless = isStatelessRevision(context.protocolVersion);
     let session: BoundSession<Slot> | null | undefined;
     let opened = false;
+    let named = false;
     if (stateless) {
       // 2026-07-28 has no sessions: a session id sent anyway is ignored (streamable-http, "Sessions").
       session = null;
     } else {
       session = namedSession(req, res, context.auth);
       if (session === undefined) return;
+      named = session !== null;
     }
     if (session === null) {
       const isInitialize = !stateless && 'method' in message && message.method === 'initialize' && 'id' in message;
@@ -268,10 +302,11 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       writeJson(res, 429, jsonRpcError(message.id, UPSTREAM_BUSY_JSONRPC_CODE, 'Too many requests in flight in this session: wait for some answers'), { 'Retry-After': '1' });
       return;
     }
-    return exchange(req, res, context, session, message as JsonRpcRequest, opened);
+    // Only a stream of a session the client names can be resumed: a resume is a GET naming that session.
+    return exchange(req, res, context, session, message as JsonRpcRequest, opened, named && replayBufferBytes > 0);
   }
 
-  function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession<Slot>, message: JsonRpcRequest, opened: boolean): Promise<void> {
+  function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession<Slot>, message: JsonRpcRequest, opened: boolean, resumable: boolean): Promise<void> {
     const slot = session.value;
     const id: JsonRpcId = message.id;
     const acceptsSse = acceptsEventStream(req.headers.accept);
@@ -280,6 +315,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       let streaming = false;
       let answered = false;
       let idleTimer: NodeJS.Timeout | undefined;
+      let detachTimer: NodeJS.Timeout | undefined;
+      let stream: ResumableEventStream | undefined;
       // Only the session the gateway just issued is announced, and only with a successful answer.
       const sessionHeader = (): Record<string, string> => (opened ? { 'Mcp-Session-Id': slot.sessionId } : {});
 
@@ -289,6 +326,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         // used: its process goes now rather than after the idle timeout, and frees the caller's slot.
         if (opened && !answered) pool.end(slot.sessionId);
         clearTimeout(idleTimer);
+        clearTimeout(detachTimer);
+        stream?.end();
         exchanges.delete(record);
         slot.waiting.delete(record);
         res.off('close', onClose);
@@ -300,23 +339,41 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         for (const [name, value] of Object.entries(sessionHeader())) res.setHeader(name, value);
         startEventStream(res);
         streaming = true;
+        if (resumable) record.stream = stream = streamsOf(slot).open(res, owner, acceptsPrimingEvent(context.protocolVersion));
       }
 
-      const write = (msg: JsonRpcMessage): void => writeHoldingChild(res, slot.child, msg);
+      // A resumable stream records each event for a replay, so it keeps the filtered form of a list answer
+      // (a resumed stream is a GET, which the guard does not filter).
+      const write = (msg: JsonRpcMessage): void =>
+        stream ? stream.send(JSON.stringify('method' in msg ? msg : context.filterResponse(message, msg))) : writeHoldingChild(res, slot.child, msg);
+      const endStream = (): void => void (stream ? stream.end() : res.end());
+
+      // The client lost a resumable stream: the request runs on for `replayWindowMs`, for it to come back.
+      const owner: StreamOwner = {
+        detached() {
+          detachTimer = setTimeout(() => {
+            pendingRequest?.abandon(true, 'the client did not resume its stream');
+            settle();
+          }, replayWindowMs);
+        },
+        attached() {
+          clearTimeout(detachTimer);
+        },
+      };
 
       function fail(status: number, text: string): void {
         if (settled) return;
         if (!res.headersSent && !res.writableEnded) writeJson(res, status, jsonRpcError(id, GATEWAY_JSONRPC_CODE, text));
-        else if (streaming && !res.writableEnded) {
+        else if (streaming && (stream !== undefined || !res.writableEnded)) {
           write(jsonRpcError(id, GATEWAY_JSONRPC_CODE, text));
-          res.end();
+          endStream();
         }
         settle();
       }
 
       const sink: RequestSink = {
         message(msg) {
-          if (settled || !acceptsSse || res.writableEnded) return false;
+          if (settled || !acceptsSse || (stream === undefined && res.writableEnded)) return false;
           idleTimer?.refresh();
           if (!streaming) startStream();
           write(msg);
@@ -328,7 +385,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
           answered = !('error' in msg);
           if (streaming) {
             write(msg);
-            res.end();
+            endStream();
           } else {
             writeJson(res, httpStatusForResponse(msg, context.protocolVersion), msg, 'error' in msg ? {} : sessionHeader());
           }
@@ -354,8 +411,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       };
 
       function onClose(): void {
-        if (settled || res.writableFinished) return;
-        // The client went away: its answer can be sent nowhere (no resumable streams), so the work stops.
+        // A resumable stream's owner hears of its connections (`owner`): the client may resume it.
+        if (settled || res.writableFinished || stream !== undefined) return;
+        // The client went away: its answer can be sent nowhere, so the work stops.
         pendingRequest?.abandon(true, 'the client went away');
         settle();
       }
@@ -382,29 +440,45 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     if (!found) return;
     const session = found;
     const slot = session.value;
+    const lastEventId = firstHeader(req.headers['last-event-id']);
+    if (lastEventId !== undefined && replayBufferBytes > 0) return resume(res, slot, lastEventId);
     if (slot.get !== undefined) {
-      writeJson(res, 409, jsonRpcError(null, -32600, 'Conflict: this session already has a GET stream open'));
-      return;
+      // A GET stream whose client left without resuming it is replaced; a connected one is not.
+      if (slot.get.stream?.attached === false) slot.get.end(200, '');
+      else {
+        writeJson(res, 409, jsonRpcError(null, -32600, 'Conflict: this session already has a GET stream open'));
+        return;
+      }
     }
     return new Promise<void>((resolve) => {
       let settled = false;
+      let detachTimer: NodeJS.Timeout | undefined;
       const record: Exchange = {
         res,
         isGet: true,
         sse: true,
         push(message) {
-          if (settled || res.writableEnded) return false;
+          if (settled) return false;
+          // A stream whose client lost it keeps its messages for the resume.
+          if (record.stream) {
+            record.stream.send(JSON.stringify(message));
+            return true;
+          }
+          if (res.writableEnded) return false;
           writeHoldingChild(res, slot.child, message);
           return true;
         },
         end() {
-          if (!settled && !res.writableEnded) res.end();
+          if (record.stream) record.stream.end();
+          else if (!settled && !res.writableEnded) res.end();
           settle();
         },
       };
       function settle(): void {
         if (settled) return;
         settled = true;
+        clearTimeout(detachTimer);
+        record.stream?.end();
         exchanges.delete(record);
         if (slot.get === record) slot.get = undefined;
         session.release();
@@ -413,9 +487,33 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       session.acquire();
       exchanges.add(record);
       slot.get = record;
-      res.once('close', settle);
       startEventStream(res);
+      if (replayBufferBytes > 0) {
+        const owner: StreamOwner = {
+          detached: () => void (detachTimer = setTimeout(settle, replayWindowMs)),
+          attached: () => clearTimeout(detachTimer),
+        };
+        record.stream = streamsOf(slot).open(res, owner, acceptsPrimingEvent(context.protocolVersion));
+      } else {
+        res.once('close', settle);
+      }
     });
+  }
+
+  /**
+   * A GET with `Last-Event-ID`: the stream it names is replayed from there and carried on, if it is this
+   * session's and nothing after that event was forgotten; else 400, since a replay with a gap, or of another
+   * stream, would let the client believe it missed nothing. The resumed stream's owner keeps the session in use.
+   */
+  function resume(res: ServerResponse, slot: Slot, lastEventId: string): Promise<void> | void {
+    const outcome = slot.streams === undefined ? { refused: 'unknown_event' as const } : slot.streams.resume(res, lastEventId, () => startEventStream(res));
+    if (outcome !== undefined) {
+      const why = outcome.refused === 'events_lost' ? 'events after it are no longer kept' : 'it is not an event id of this session';
+      writeJson(res, 400, jsonRpcError(null, -32600, `Bad Request: the stream named by Last-Event-ID cannot be resumed (${why}); send the request again`));
+      return;
+    }
+    if (res.writableEnded) return;
+    return new Promise<void>((resolve) => res.once('close', () => resolve()));
   }
 
   function del(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void {
@@ -485,7 +583,12 @@ const draining = new WeakSet<ServerResponse>();
  * process that serves it instead of filling the gateway's memory (each child serves one caller).
  */
 function writeHoldingChild(res: ServerResponse, child: StdioChild, message: JsonRpcMessage): void {
-  if (writeEvent(res, message) || draining.has(res)) return;
+  holdChildWhileDraining(res, child, writeEvent(res, message));
+}
+
+/** After a write to `res` that returned `writable`: holds the child's stdout until `res` drains, if it must. */
+function holdChildWhileDraining(res: ServerResponse, child: StdioChild, writable: boolean): void {
+  if (writable || draining.has(res)) return;
   draining.add(res);
   const release = child.hold();
   const done = (): void => {

@@ -56,3 +56,13 @@ export function startEventStream(res: ServerResponse): void {
 export function writeEvent(res: ServerResponse, message: JsonRpcMessage): boolean {
   return res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }
+
+/**
+ * Writes one SSE event of a stream the client may resume (MCP Streamable HTTP, "Resumability and
+ * Redelivery"): `data` is a serialised JSON-RPC message, sent as a `message` event with the `id` the client
+ * gives back as `Last-Event-ID`; empty `data` is a priming event (an id and an empty data field, 2025-11-25),
+ * which gives the client a cursor before any message.
+ */
+export function writeEventWithId(res: ServerResponse, id: string, data: string): boolean {
+  return res.write(data === '' ? `id: ${id}\ndata: \n\n` : `id: ${id}\nevent: message\ndata: ${data}\n\n`);
+}

@@ -106,12 +106,13 @@ describe('stdio upstream lifecycle', { timeout: 60_000 }, () => {
       assert.equal(await s.text('later', { data: 'on the GET stream', ms: 50 }), 'soon');
       const reader = stream.body!.getReader();
       let text = '';
-      while (!text.includes('\n\n')) {
+      // The stream starts with a priming event (an id and empty data, 2025-11-25): the message is the first with data.
+      while (!/data: \{[^\n]*\n\n/.test(text)) {
         const { value, done } = await reader.read();
         if (done) break;
         text += new TextDecoder().decode(value);
       }
-      const data = JSON.parse(text.split('\n').find((l) => l.startsWith('data:'))!.slice(5));
+      const data = JSON.parse(text.split('\n').find((l) => l.startsWith('data:') && l.slice(5).trim() !== '')!.slice(5));
       assert.deepEqual(data, { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'on the GET stream' } });
       assert.equal((await s.delete()).status, 200);
       // The stream ends with the process.

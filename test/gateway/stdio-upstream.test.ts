@@ -181,7 +181,8 @@ for (const server of stdioServers()) {
           if (end !== -1) {
             const block = text.slice(0, end);
             text = text.slice(end + 2);
-            const data = block.split('\n').find((l) => l.startsWith('data:'));
+            // A priming event (an id and empty data, 2025-11-25) carries no message.
+            const data = block.split('\n').find((l) => l.startsWith('data:') && l.slice(5).trim() !== '');
             if (data) return JSON.parse(data.slice(5));
             continue;
           }
