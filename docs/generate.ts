@@ -1,6 +1,7 @@
 /**
  * `npm run docs`, first step: writes `docs/configuration.md` from the settings table the gateway reads. Whoever
  * adds or changes a setting runs it and commits the page; a test fails while the page differs from this output.
+ * The second step, TypeDoc (`typedoc.json`), builds the API reference into `docs/api/`, which is not committed.
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

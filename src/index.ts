@@ -1,6 +1,10 @@
-// Entry point `mcp-oauth-guard`: what a middleware user needs. Re-exports only.
-// The framework-free guard and its building blocks are in `mcp-oauth-guard/core`; the gateway as a library
-// in `mcp-oauth-guard/gateway`; the SDK adapters in `mcp-oauth-guard/sdk` and `mcp-oauth-guard/sdk2`.
+/**
+ * Entry point `mcp-oauth-guard`: what a middleware user needs. Re-exports only.
+ * The framework-free guard and its building blocks are in `mcp-oauth-guard/core`; the gateway as a library
+ * in `mcp-oauth-guard/gateway`; the SDK adapters in `mcp-oauth-guard/sdk` and `mcp-oauth-guard/sdk2`.
+ *
+ * @module mcp-oauth-guard
+ */
 export { mcpOAuthGuard, type McpOAuthGuardOptions, type McpOAuthGuardRouter } from './express/mcp-oauth-guard.js';
 export { createRequestPipeline, type McpHandler, type RequestPipeline } from './http/request-pipeline.js';
 // The guard itself, for createRequestPipeline; its building blocks are in mcp-oauth-guard/core.

@@ -93,7 +93,7 @@ export interface CompiledPolicy {
   listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined;
   /**
    * Builds the 403 `insufficient_scope` error for a denied decision (RFC 6750 §3.1, MCP 2025-11-25 step-up).
-   * See {@link createInsufficientScopeError}.
+   * The same error `createInsufficientScopeError` builds for the uncompiled policy.
    */
   insufficientScopeError(decision: AuthorizationDecision, auth: AuthInfo, message?: JsonRpcMessage): InsufficientScopeError;
   /** Same as the exported {@link isListMethod}, for callers holding only the compiled policy. */

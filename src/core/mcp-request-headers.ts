@@ -57,7 +57,7 @@ function single(v: string | string[] | undefined, name: string): string | undefi
  * protocol version (header, else body), if any.
  *
  * - `MCP-Protocol-Version` and `_meta["io.modelcontextprotocol/protocolVersion"]` must agree when both are present.
- *   A body that lacks the version is not a mismatch: {@link checkRequestRevision} refuses it with -32602.
+ *   A body that lacks the version is not a mismatch: the revision check of the request refuses it with -32602.
  * - For 2026-07-28 and later: requests and notifications need `MCP-Protocol-Version` and `Mcp-Method`
  *   equal to `method`; `tools/call`, `prompts/get` and `resources/read` need `Mcp-Name` equal to
  *   `params.name` / `params.uri` after decoding the base64 sentinel form.

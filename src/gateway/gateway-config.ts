@@ -150,7 +150,7 @@ export interface GatewayConfig {
   settings: Readonly<Record<string, string | undefined>>;
 }
 
-/** What {@link parseGatewayArgs} found: either a request for help or the settings to use. */
+/** What `parseGatewayArgs` found: either a request for help or the settings to use. */
 export type GatewayArgs = { help: true } | { help: false; settings: Record<string, string | undefined> };
 
 /**
@@ -185,7 +185,8 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
 }
 
 /**
- * Builds and validates the gateway's configuration from merged settings (see {@link parseGatewayArgs}).
+ * Builds and validates the gateway's configuration from merged settings: the environment overlaid with the
+ * command-line flags, named by their variables (`MCP_AUTH_UPSTREAM`, …), e.g. `process.env` alone.
  * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
  * and named by its variable.
  *

@@ -1,6 +1,10 @@
-// Entry point `mcp-oauth-guard/gateway`: the gateway as a library — the upstream proxy and the stdio upstream
-// (MCP HTTP handlers for the request pipeline) and `startGateway`, configured from the same settings as the CLI.
-// Re-exports only.
+/**
+ * Entry point `mcp-oauth-guard/gateway`: the gateway as a library — the upstream proxy and the stdio upstream
+ * (MCP HTTP handlers for the request pipeline) and `startGateway`, configured from the same settings as the CLI.
+ * Re-exports only.
+ *
+ * @module mcp-oauth-guard/gateway
+ */
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export type { PolicyCoverageReport } from './policy-coverage-report.js';
 export type { PolicyReloadResult, PolicyRuleCounts } from './policy-reload.js';

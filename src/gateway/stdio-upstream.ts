@@ -122,7 +122,7 @@ const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
 
 /**
  * Makes a stdio MCP server (any program reading newline-delimited JSON-RPC on stdin and answering on stdout)
- * an upstream of the gateway: a {@link McpHttpHandler} for the request pipeline, which has already
+ * an upstream of the gateway: an `McpHttpHandler` for the request pipeline, which has already
  * authenticated, authorized and (for lists) arranged filtering of what it writes, exactly as for the HTTP
  * upstream proxy.
  *

@@ -38,10 +38,10 @@ interface ExchangedToken {
 
 /**
  * One exchanged token per caller token: `subject_token` = the caller's token, `subject_token_type` =
- * {@link ACCESS_TOKEN_TYPE}, `resource` = the upstream (RFC 8707), with the gateway's client credentials. The
+ * `urn:ietf:params:oauth:token-type:access_token`, `resource` = the upstream (RFC 8707), with the gateway's client credentials. The
  * result is cached until the earlier of its own expiry and the caller token's (a token exchanged from an expired
  * one must not outlive it), less a margin, in the core's least-recently-used cache bounded by entries and bytes,
- * keyed by the caller token's digest ({@link tokenDigest}), never the token. Concurrent requests with the same
+ * keyed by the caller token's digest (`tokenDigest`), never the token. Concurrent requests with the same
  * caller token share one exchange.
  */
 export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: TokenExchangeOptions = {}): UpstreamCredentials & { readonly size: number } {

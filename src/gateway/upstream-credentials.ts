@@ -49,7 +49,7 @@ const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 /**
  * A static token: `token` as given, or the contents of `file` (trimmed), re-read when its modification time or
  * size changes, so a rotated secret (a Kubernetes secret volume, a sidecar) is picked up without a restart. The
- * file is stat'ed on use, at most once per {@link TOKEN_FILE_CHECK_INTERVAL_MS}, and at once after an upstream
+ * file is stat'ed on use, at most once per `TOKEN_FILE_CHECK_INTERVAL_MS` (a second), and at once after an upstream
  * 401. A file that becomes unreadable keeps the last token (the writer may be mid-rotation).
  *
  * @throws ConfigurationError naming `setting` when the file cannot be read or is empty at start-up.
@@ -112,7 +112,7 @@ export const DEFAULT_TOKEN_LIFETIME_MS = 300_000;
 
 /**
  * The client credentials grant (RFC 6749 §4.4): one token for every caller, with `resource` = the upstream
- * (RFC 8707) and `scope`. Cached until {@link EXPIRY_MARGIN_MS} before it expires; concurrent requests share
+ * (RFC 8707) and `scope`. Cached until `EXPIRY_MARGIN_MS` (30 s) before it expires; concurrent requests share
  * one token request, and a failed one is not cached.
  */
 export function clientCredentials(tokens: UpstreamTokenClient, scope: string | undefined): UpstreamCredentials {

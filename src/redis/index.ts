@@ -1,5 +1,9 @@
-// mcp-oauth-guard/redis: rate limits and the DPoP replay cache shared by a fleet through Redis. Needs the
-// optional peer dependencies ioredis and rate-limiter-flexible, which only this entry point loads. Re-exports only.
+/**
+ * mcp-oauth-guard/redis: rate limits and the DPoP replay cache shared by a fleet through Redis. Needs the
+ * optional peer dependencies ioredis and rate-limiter-flexible, which only this entry point loads. Re-exports only.
+ *
+ * @module mcp-oauth-guard/redis
+ */
 export {
   createRedisStores,
   DEFAULT_REDIS_COMMAND_TIMEOUT_MS,

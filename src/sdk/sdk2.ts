@@ -1,6 +1,10 @@
-// Entry point `mcp-oauth-guard/sdk2`: the adapter for the official MCP TypeScript SDK 2.x
-// (`@modelcontextprotocol/server`). A separate entry from `mcp-oauth-guard/sdk` (SDK 1.x) so that each
-// imports only the SDK it serves: users of one major need not install the other.
+/**
+ * Entry point `mcp-oauth-guard/sdk2`: the adapter for the official MCP TypeScript SDK 2.x
+ * (`@modelcontextprotocol/server`). A separate entry from `mcp-oauth-guard/sdk` (SDK 1.x) so that each
+ * imports only the SDK it serves: users of one major need not install the other.
+ *
+ * @module mcp-oauth-guard/sdk2
+ */
 import {
   createMcpHandler,
   type AuthInfo as SdkAuthInfo,
