@@ -1,5 +1,9 @@
-// Entry point `mcp-oauth-guard/core`: the framework-free resource server and its building blocks, for
-// adapters to other frameworks and runtimes. Nothing here imports node:http or Express. Re-exports only.
+/**
+ * Entry point `mcp-oauth-guard/core`: the framework-free resource server and its building blocks, for
+ * adapters to other frameworks and runtimes. Nothing here imports node:http or Express. Re-exports only.
+ *
+ * @module mcp-oauth-guard/core
+ */
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './create-guard.js';
 export type { GuardOptions } from './guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
@@ -13,7 +17,7 @@ export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
 export { explainFailure } from './explain-failure.js';
-export { IssuerDiscoveryError } from './issuer-discovery.js';
+export { IssuerDiscoveryError, type DiscoveryFailure, type DiscoveryFailureKind } from './issuer-discovery.js';
 export { extractBearerToken, type BearerTokenHeaders } from './bearer-token.js';
 export { readAccessToken, type AccessTokenCredentials, type AuthorizationScheme, type ReadAccessTokenOptions } from './authorization-header.js';
 export {
