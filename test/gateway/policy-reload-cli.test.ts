@@ -8,15 +8,14 @@ import { once } from 'node:events';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { postMcp } from '../helpers/http-client.js';
+import { REPOSITORY_ROOT, runGatewayCli } from '../helpers/run-cli.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = resolve(ROOT, 'src/gateway/cli.ts');
+const CLI = resolve(REPOSITORY_ROOT, 'src/gateway/cli.ts');
 const SCOPES = ['counter:read', 'counter:write', 'counter:admin'];
 const V1 = { tools: { whoami: [], counter_get: ['counter:read'], counter_increment: ['counter:admin'] } };
 const V2 = { tools: { whoami: [], counter_get: ['counter:read'], counter_increment: ['counter:write'] } };
@@ -59,7 +58,7 @@ async function waitFor(from: Record<string, any>[], found: (line: Record<string,
 
 async function startCli(args: string[]): Promise<Gateway> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--upstream', upstream.url, ...args], {
-    cwd: ROOT,
+    cwd: REPOSITORY_ROOT,
     env: { PATH: process.env.PATH ?? '', MCP_AUTH_ISSUER: as.issuer },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -151,17 +150,9 @@ describe('gateway command: policy reloads', () => {
     assert.equal(await stop(gateway), 0);
 
     // The same file at start-up: the same reason, after "configuration error: ".
-    const startup = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--upstream', upstream.url, '--policy', file], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', MCP_AUTH_ISSUER: as.issuer },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(startup);
-    let stderr = '';
-    startup.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    const [code] = (await once(startup, 'exit')) as [number | null];
-    assert.equal(code, 2);
-    assert.equal(stderr.trim().split('\n').at(-1), `mcp-oauth-guard: configuration error: ${refused.detail}`);
+    const startup = await runGatewayCli(['--port', '0', '--upstream', upstream.url, '--policy', file], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(startup.code, 2);
+    assert.equal(startup.stderr.trim().split('\n').at(-1), `mcp-oauth-guard: configuration error: ${refused.detail}`);
   });
 
   it('--policy-watch: a file replaced by rename is reloaded without a signal; the gateway still stops on SIGTERM', { timeout: 60_000 }, async () => {
