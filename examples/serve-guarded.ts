@@ -9,9 +9,6 @@ import {
   checkPolicyCoverage,
   ConfigurationError,
   explainFailure,
-  describeUnknownSetting,
-  findUnknownSettings,
-  GUARD_ENV_VARIABLES,
   loadOptionsFromEnv,
   type GuardOptions,
   type McpOAuthGuardRouter,
@@ -85,8 +82,8 @@ export interface ServedCatalog {
 /**
  * Runs an example from the environment: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER
  * (required: exits 2 with a message pointing at `npm run demo`), MCP_AUTH_RESOURCE (default
- * `http://HOST:PORT/mcp`) and the other MCP_AUTH_* variables. Configuration errors exit 2 with one line.
- * Warns about MCP_AUTH_* variables that are no setting; the start-up line names the issuer(s) and the policy; with
+ * `http://HOST:PORT/mcp`) and the other MCP_AUTH_* variables. Configuration errors exit 2, every bad variable named
+ * at once (an MCP_AUTH_* variable that is no setting too); the start-up line names the issuer(s) and the policy; with
  * `served`, tools with no rule and rules that match no tool are warned about (see `checkPolicyCoverage`).
  */
 export async function runExampleFromEnv(
@@ -94,18 +91,24 @@ export async function runExampleFromEnv(
   start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; close(): Promise<void>; router?: McpOAuthGuardRouter }>,
   served?: ServedCatalog,
 ): Promise<void> {
-  for (const unknown of findUnknownSettings(process.env, GUARD_ENV_VARIABLES)) console.warn(`warning: ${describeUnknownSetting(unknown)}`);
   const host = process.env.HOST?.trim() || EXAMPLE_DEFAULT_HOST;
   const port = Number(process.env.PORT?.trim() || EXAMPLE_DEFAULT_PORT);
-  if (!process.env.MCP_AUTH_ISSUER?.trim()) {
-    console.error(
-      'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +
-        'or run `npm run demo` to start a local authorization server, this server and a client together.',
-    );
+  let fromEnv: GuardOptions;
+  try {
+    // Every problem at once, an MCP_AUTH_* variable that is no setting included.
+    fromEnv = loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    console.error(`configuration error: ${error.message}`);
+    if (!process.env.MCP_AUTH_ISSUER?.trim()) {
+      console.error(
+        'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +
+          'or run `npm run demo` to start a local authorization server, this server and a client together.',
+      );
+    }
     process.exit(2);
   }
   try {
-    const fromEnv = loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
     const running = await start({ ...fromEnv, host, port });
     const issuers = fromEnv.issuers ?? [fromEnv.issuer];
     const policyFile = process.env.MCP_AUTH_POLICY?.trim();

@@ -19,9 +19,10 @@ export {
 } from './http/http-handler.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
-export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables } from './core/load-options-from-env.js';
+export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/load-options-from-env.js';
+export { ConfigurationProblems, collectConfigurationProblems } from './core/configuration-problems.js';
 export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './core/policy-coverage.js';
-export { findUnknownSettings, describeUnknownSetting, type UnknownSetting } from './core/unknown-settings.js';
+export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './core/unknown-settings.js';
 export { explainFailure } from './core/explain-failure.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
 export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from './core/create-guard.js';
@@ -46,6 +47,7 @@ export {
   AuthorizationServerUnavailableError,
   RequestRejectedError,
   ConfigurationError,
+  type ConfigurationProblem,
   UNAUTHORIZED_JSONRPC_CODE,
   FORBIDDEN_JSONRPC_CODE,
   UNAVAILABLE_JSONRPC_CODE,

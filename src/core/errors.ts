@@ -181,15 +181,53 @@ export class RequestRejectedError extends GuardError {
   }
 }
 
-/**
- * Misconfiguration found at start-up. The message names the setting and says how to fix it.
- */
-export class ConfigurationError extends Error {
+/** One bad setting: which one, and what is wrong with it and how to fix it. */
+export interface ConfigurationProblem {
   /** The option or environment variable at fault, e.g. `MCP_AUTH_ISSUER` or `options.resource`. */
   readonly setting: string;
+  /** What is wrong and how to fix it, without the setting's name, e.g. `is required: set it to …`. */
+  readonly detail: string;
+}
+
+/**
+ * Misconfiguration found at start-up. The message names the setting and says how to fix it. When several
+ * settings are wrong at once (see {@link ConfigurationError.of}), the message lists each on a line of its own
+ * and {@link ConfigurationError.problems} holds them all, for programs.
+ *
+ * @example
+ * try {
+ *   loadOptionsFromEnv();
+ * } catch (error) {
+ *   if (error instanceof ConfigurationError) for (const p of error.problems) console.error(`${p.setting}: ${p.detail}`);
+ * }
+ */
+export class ConfigurationError extends Error {
+  /** The option or environment variable at fault, e.g. `MCP_AUTH_ISSUER` or `options.resource`; the first one when several are. */
+  readonly setting: string;
+  /** Every problem, in the order found; just this error's own when it is about one setting. */
+  readonly problems: readonly ConfigurationProblem[];
   constructor(setting: string, message: string) {
     super(`${setting}: ${message}`);
     this.name = 'ConfigurationError';
     this.setting = setting;
+    this.problems = Object.freeze([Object.freeze({ setting, detail: message })]);
+  }
+
+  /**
+   * One error for every problem in `problems`: with one, the same error as `new ConfigurationError(setting, detail)`;
+   * with several, a message that counts them and lists each as `  setting: detail` on a line of its own.
+   *
+   * @throws RangeError when `problems` is empty.
+   */
+  static of(problems: readonly ConfigurationProblem[]): ConfigurationError {
+    const first = problems[0];
+    if (first === undefined) throw new RangeError('ConfigurationError.of needs at least one problem');
+    const error = new ConfigurationError(first.setting, first.detail);
+    if (problems.length === 1) return error;
+    // One line per problem, whatever line breaks a detail has, so that each reads on its own.
+    const lines = problems.map((p) => `  ${p.setting}: ${p.detail.replace(/\s*\n\s*/g, ' ')}`);
+    error.message = `${problems.length} settings need fixing:\n${lines.join('\n')}`;
+    (error as { problems: readonly ConfigurationProblem[] }).problems = Object.freeze(problems.map((p) => Object.freeze({ setting: p.setting, detail: p.detail })));
+    return error;
   }
 }

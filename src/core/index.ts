@@ -7,9 +7,10 @@
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './create-guard.js';
 export type { GuardOptions } from './guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
-export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables } from './load-options-from-env.js';
+export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './load-options-from-env.js';
+export { ConfigurationProblems, collectConfigurationProblems } from './configuration-problems.js';
 export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './policy-coverage.js';
-export { findUnknownSettings, describeUnknownSetting, type UnknownSetting } from './unknown-settings.js';
+export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './unknown-settings.js';
 export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
@@ -91,6 +92,7 @@ export {
   RequestRejectedError,
   RateLimitedError,
   ConfigurationError,
+  type ConfigurationProblem,
   UNAUTHORIZED_JSONRPC_CODE,
   FORBIDDEN_JSONRPC_CODE,
   UNAVAILABLE_JSONRPC_CODE,

@@ -1,6 +1,10 @@
 import { parseIntegerSetting, parseListSetting, readSetting } from './settings.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import { ConfigurationError } from './errors.js';
+import { collectConfigurationProblems } from './configuration-problems.js';
+import { refuseUnknownSettings } from './unknown-settings.js';
+import { parseRateLimit } from './rate-limit.js';
+import { resolveDpopMode } from './token-binding.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
 import { loadPolicyFile } from './load-policy-file.js';
@@ -61,95 +65,136 @@ function readBoolean(env: EnvironmentVariables, name: string): boolean | undefin
   throw new ConfigurationError(name, `must be true or false (got "${v}")`);
 }
 
+/** Options of {@link loadOptionsFromEnv}. */
+export interface LoadOptionsFromEnvOptions {
+  /**
+   * Other `MCP_AUTH_*` variables your application reads itself, which are then not reported as unknown.
+   * Default none.
+   */
+  otherSettings?: Iterable<string>;
+  /**
+   * What to do with `MCP_AUTH_*` variables that are no setting: `refuse` (the default) reports each as a
+   * configuration problem, with the setting likely meant; `ignore` leaves them to the application.
+   */
+  unknownSettings?: 'refuse' | 'ignore';
+}
+
 /**
  * Reads the guard's options from environment variables (see the README's table) and validates them
- * all, so a misconfiguration fails at start-up with a message naming the variable and the fix.
+ * all, so a misconfiguration fails at start-up with a message naming the variable and the fix. Every problem
+ * is reported at once: an `MCP_AUTH_*` variable that is no setting (a misspelt `MCP_AUTH_POLICIES` would
+ * otherwise leave every tool open), a bad number or URL, a policy file that cannot be used, a missing
+ * required variable.
  *
+ * @example
+ * const options = loadOptionsFromEnv(process.env, { resource: 'http://127.0.0.1:3000/mcp' });
+ * // An application with MCP_AUTH_* variables of its own names them:
+ * loadOptionsFromEnv(process.env, {}, { otherSettings: ['MCP_AUTH_AUDIT_LOG'] });
  * @param env - Variables to read. Default `process.env`.
  * @param defaults - Values used when a variable is unset, e.g. `{ resource: 'http://127.0.0.1:3000/mcp' }`.
- * @throws ConfigurationError naming the variable.
+ * @param loadOptions - Which other `MCP_AUTH_*` variables are not unknown (see {@link LoadOptionsFromEnvOptions}).
+ * @throws ConfigurationError naming each bad variable (several in one message; see its `problems`).
  */
-export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defaults: Partial<GuardOptions> = {}): GuardOptions {
-  // One issuer or several (comma- or space-separated), compared exactly as written.
-  const issuerList = readList(env, 'MCP_AUTH_ISSUER');
-  const options: GuardOptions = { ...defaults, resource: readSetting(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
-  if (issuerList !== undefined && issuerList.length > 1) {
-    options.issuers = issuerList;
-    delete options.issuer;
-  } else if (issuerList !== undefined) {
-    options.issuer = issuerList[0];
-    delete options.issuers;
-  } else if (options.issuers === undefined) {
-    options.issuer = defaults.issuer ?? '';
-  }
-  const names: Record<string, string | undefined> = {
-    ...ENV_SETTING_NAMES,
-    'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
-    'introspection.clientSecret': INTROSPECTION_SECRET,
-    'introspection.endpoint': INTROSPECTION_ENDPOINT,
-    'introspection.issuer': INTROSPECTION_ISSUER,
-    'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
-    'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
-  };
-  if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
+export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defaults: Partial<GuardOptions> = {}, loadOptions: LoadOptionsFromEnvOptions = {}): GuardOptions {
+  return collectConfigurationProblems((problems) => {
+    if (loadOptions.unknownSettings !== 'ignore') {
+      problems.check(() => refuseUnknownSettings(env, [...GUARD_ENV_VARIABLES, ...(loadOptions.otherSettings ?? [])]));
+    }
+    // One issuer or several (comma- or space-separated), compared exactly as written.
+    const issuerList = readList(env, 'MCP_AUTH_ISSUER');
+    const options: GuardOptions = { ...defaults, resource: readSetting(env, 'MCP_AUTH_RESOURCE') ?? defaults.resource ?? '' };
+    if (issuerList !== undefined && issuerList.length > 1) {
+      options.issuers = issuerList;
+      delete options.issuer;
+    } else if (issuerList !== undefined) {
+      options.issuer = issuerList[0];
+      delete options.issuers;
+    } else if (options.issuers === undefined) {
+      options.issuer = defaults.issuer ?? '';
+    }
+    const names: Record<string, string | undefined> = {
+      ...ENV_SETTING_NAMES,
+      'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+      'introspection.clientSecret': INTROSPECTION_SECRET,
+      'introspection.endpoint': INTROSPECTION_ENDPOINT,
+      'introspection.issuer': INTROSPECTION_ISSUER,
+      'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
+      'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
+    };
+    if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
 
-  const set = <K extends keyof GuardOptions>(key: K, value: GuardOptions[K] | undefined): void => {
-    if (value !== undefined) options[key] = value;
-  };
-  set('audiences', readList(env, 'MCP_AUTH_AUDIENCE'));
-  set('jwksUri', readSetting(env, 'MCP_AUTH_JWKS_URI'));
-  const algorithms = readList(env, 'MCP_AUTH_ALGORITHMS');
-  if (algorithms) {
-    for (const alg of algorithms) {
-      if (!isSupportedJwsAlgorithm(alg)) {
-        throw new ConfigurationError('MCP_AUTH_ALGORITHMS', `"${alg}" is not allowed; use asymmetric algorithms only: ${SUPPORTED_JWS_ALGORITHMS.join(', ')}`);
+    // Each variable is read on its own: a bad one is recorded and left unset, and the others are still checked.
+    const set = <K extends keyof GuardOptions>(key: K, read: () => GuardOptions[K] | undefined): void => {
+      const value = problems.check(read);
+      if (value !== undefined) options[key] = value;
+    };
+    set('audiences', () => readList(env, 'MCP_AUTH_AUDIENCE'));
+    set('jwksUri', () => readSetting(env, 'MCP_AUTH_JWKS_URI'));
+    set('algorithms', () => {
+      const algorithms = readList(env, 'MCP_AUTH_ALGORITHMS');
+      for (const alg of algorithms ?? []) {
+        if (!isSupportedJwsAlgorithm(alg)) {
+          throw new ConfigurationError('MCP_AUTH_ALGORITHMS', `"${alg}" is not allowed; use asymmetric algorithms only: ${SUPPORTED_JWS_ALGORITHMS.join(', ')}`);
+        }
+      }
+      return algorithms;
+    });
+    set('policy', () => {
+      const policyPath = readSetting(env, 'MCP_AUTH_POLICY');
+      return policyPath ? loadPolicyFile(policyPath, 'MCP_AUTH_POLICY') : undefined;
+    });
+    set('clockToleranceSeconds', () => readInteger(env, 'MCP_AUTH_CLOCK_TOLERANCE', 0, 300));
+    set('allowedOrigins', () => readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
+    set('challengeScopes', () => readList(env, 'MCP_AUTH_CHALLENGE_SCOPES'));
+    set('authorizationServers', () => readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
+    set('strictJwtAccessTokens', () => readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
+    set('resourceName', () => readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
+    set('resourceDocumentation', () => readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
+    set('maxBodyBytes', () => readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
+    set('bodyTimeoutMs', () => readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
+    set('httpTimeoutMs', () => readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
+    // off, allow or require, in any case. Checked here as well as by the guard (the same rule), so that a bad value
+    // is listed even when the guard's checks stop at a missing issuer.
+    set('dpop', () => {
+      const mode = readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase();
+      return mode === undefined ? undefined : resolveDpopMode(mode, 'MCP_AUTH_DPOP');
+    });
+    // "120/min" and the like, kept as written; checked here for the same reason.
+    set('rateLimit', () => {
+      const limit = readSetting(env, 'MCP_AUTH_RATE_LIMIT');
+      if (limit !== undefined) parseRateLimit(limit, 'MCP_AUTH_RATE_LIMIT');
+      return limit;
+    });
+    const tokenCacheMaxBytes = problems.check(() => readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824));
+    if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
+
+    const clientId = readSetting(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
+    const clientSecret = readSetting(env, INTROSPECTION_SECRET);
+    const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
+    const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
+    // Seconds a revoked opaque token may stay usable; 0 asks the introspection endpoint on every request.
+    const cacheTtlSeconds = problems.check(() => readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400));
+    // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
+    if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined) {
+      if (!clientId || !clientSecret) {
+        problems.add(
+          clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+          'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or none of the MCP_AUTH_INTROSPECTION_* variables to accept JWTs only',
+        );
+      } else {
+        options.introspection = {
+          clientId,
+          clientSecret,
+          ...(endpoint ? { endpoint } : {}),
+          ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}),
+          ...(cacheTtlSeconds !== undefined ? { cacheTtlSeconds } : {}),
+        };
       }
     }
-    set('algorithms', algorithms);
-  }
-  const policyPath = readSetting(env, 'MCP_AUTH_POLICY');
-  if (policyPath) set('policy', loadPolicyFile(policyPath, 'MCP_AUTH_POLICY'));
-  set('clockToleranceSeconds', readInteger(env, 'MCP_AUTH_CLOCK_TOLERANCE', 0, 300));
-  set('allowedOrigins', readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
-  set('challengeScopes', readList(env, 'MCP_AUTH_CHALLENGE_SCOPES'));
-  set('authorizationServers', readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
-  set('strictJwtAccessTokens', readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
-  set('resourceName', readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
-  set('resourceDocumentation', readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
-  set('maxBodyBytes', readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
-  set('bodyTimeoutMs', readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
-  set('httpTimeoutMs', readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
-  // off, allow or require, in any case; the guard checks the value and names the variable.
-  set('dpop', readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase() as GuardOptions['dpop']);
-  // "120/min" and the like; the guard parses it and names the variable.
-  set('rateLimit', readSetting(env, 'MCP_AUTH_RATE_LIMIT'));
-  const tokenCacheMaxBytes = readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824);
-  if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 
-  const clientId = readSetting(env, 'MCP_AUTH_INTROSPECTION_CLIENT_ID');
-  const clientSecret = readSetting(env, INTROSPECTION_SECRET);
-  const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
-  const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
-  // Seconds a revoked opaque token may stay usable; 0 asks the introspection endpoint on every request.
-  const cacheTtlSeconds = readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400);
-  // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
-  if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined) {
-    if (!clientId || !clientSecret) {
-      throw new ConfigurationError(
-        clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
-        'introspection needs both MCP_AUTH_INTROSPECTION_CLIENT_ID and MCP_AUTH_INTROSPECTION_CLIENT_SECRET; set both, or none of the MCP_AUTH_INTROSPECTION_* variables to accept JWTs only',
-      );
-    }
-    options.introspection = {
-      clientId,
-      clientSecret,
-      ...(endpoint ? { endpoint } : {}),
-      ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}),
-      ...(cacheTtlSeconds !== undefined ? { cacheTtlSeconds } : {}),
-    };
-  }
-
-  // Build (and drop) a guard: every check runs under the variables' names, and nothing reaches the network.
-  createGuard(options, names);
-  return options;
+    // Build (and drop) a guard: every check runs under the variables' names, and nothing reaches the network.
+    // It runs even when a variable above was refused (and left unset), so that its problems are listed too.
+    problems.check(() => createGuard(options, names));
+    return options;
+  });
 }

@@ -3,6 +3,7 @@ import { canonicalizeResourceUri } from './canonical-resource.js';
 import { checkIssuers } from './issuer-identifier.js';
 import { isScopeToken } from './compile-policy.js';
 import { ConfigurationError } from './errors.js';
+import { collectConfigurationProblems } from './configuration-problems.js';
 import type { GuardOptions } from './guard-options.js';
 
 export { checkIssuer } from './issuer-identifier.js';
@@ -43,51 +44,62 @@ function nameOf(names: SettingNames, key: keyof GuardOptions): string {
 }
 
 /**
- * Validates options at start-up and applies defaults. Throws `ConfigurationError` naming the setting.
- * Token-verification options are validated again (and in depth) by the token verifier.
+ * Validates options at start-up and applies defaults. Throws one `ConfigurationError` naming every bad setting
+ * (see its `problems`). Token-verification options are validated again (and in depth) by the token verifier.
  */
 export function resolveGuardOptions(options: GuardOptions, names: SettingNames = {}): ResolvedGuardOptions {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('options', 'mcpOAuthGuard needs an options object with at least issuer, resource and handler');
   }
-  const issuers = checkIssuers(options.issuer, options.issuers, { issuer: nameOf(names, 'issuer'), issuers: nameOf(names, 'issuers') });
-  if (typeof options.resource !== 'string' || options.resource.length === 0) {
-    throw new ConfigurationError(nameOf(names, 'resource'), 'is required: set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp');
-  }
-  const resource = canonicalizeResourceUri(options.resource, nameOf(names, 'resource'));
-  const authorizationServers = checkStringList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? issuers;
-  if (authorizationServers.length === 0) {
-    throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
-  }
-  checkStringList(options.audiences, nameOf(names, 'audiences'));
-  if (options.challengeScopes !== undefined) {
-    const list = options.challengeScopes;
-    if (!Array.isArray(list) || !list.every(isScopeToken)) {
-      throw new ConfigurationError(nameOf(names, 'challengeScopes'), 'must be a list of scope tokens (RFC 6749 section 3.3: no spaces, quotes or backslashes)');
-    }
-  }
-  const allowedOrigins = checkStringList(options.allowedOrigins, nameOf(names, 'allowedOrigins')) ?? [];
-  if (options.resourceDocumentation !== undefined) {
-    try {
-      new URL(options.resourceDocumentation);
-    } catch {
-      throw new ConfigurationError(nameOf(names, 'resourceDocumentation'), 'must be an absolute URL');
-    }
-  }
-  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') {
-    throw new ConfigurationError(nameOf(names, 'onDecision'), 'must be a function');
-  }
-  const path = new URL(resource).pathname;
-  return {
-    ...options,
-    issuers,
-    resource,
-    resourcePath: path === '' ? '/' : path,
-    authorizationServers,
-    allowedOrigins,
-    maxBodyBytes: checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, { max: 64 * 1_048_576 }),
-    bodyTimeoutMs: checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }),
-    maxJsonDepth: checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }),
-    metadataMaxAgeSeconds: checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }),
-  };
+  return collectConfigurationProblems((problems) => {
+    const issuers = problems.check(() => checkIssuers(options.issuer, options.issuers, { issuer: nameOf(names, 'issuer'), issuers: nameOf(names, 'issuers') }));
+    const resource = problems.check(() => {
+      if (typeof options.resource !== 'string' || options.resource.length === 0) {
+        throw new ConfigurationError(nameOf(names, 'resource'), 'is required: set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp');
+      }
+      return canonicalizeResourceUri(options.resource, nameOf(names, 'resource'));
+    });
+    const authorizationServers = problems.check(() => {
+      const list = checkStringList(options.authorizationServers, nameOf(names, 'authorizationServers')) ?? issuers;
+      // Undefined only when the issuers were refused: that problem is listed already.
+      if (list !== undefined && list.length === 0) {
+        throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
+      }
+      return list;
+    });
+    problems.check(() => checkStringList(options.audiences, nameOf(names, 'audiences')));
+    problems.check(() => {
+      const list = options.challengeScopes;
+      if (list !== undefined && (!Array.isArray(list) || !list.every(isScopeToken))) {
+        throw new ConfigurationError(nameOf(names, 'challengeScopes'), 'must be a list of scope tokens (RFC 6749 section 3.3: no spaces, quotes or backslashes)');
+      }
+    });
+    const allowedOrigins = problems.check(() => checkStringList(options.allowedOrigins, nameOf(names, 'allowedOrigins')));
+    problems.check(() => {
+      if (options.resourceDocumentation !== undefined && !URL.canParse(options.resourceDocumentation)) {
+        throw new ConfigurationError(nameOf(names, 'resourceDocumentation'), 'must be an absolute URL');
+      }
+    });
+    problems.check(() => {
+      if (options.onDecision !== undefined && typeof options.onDecision !== 'function') throw new ConfigurationError(nameOf(names, 'onDecision'), 'must be a function');
+    });
+    const maxBodyBytes = problems.check(() => checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, { max: 64 * 1_048_576 }));
+    const bodyTimeoutMs = problems.check(() => checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }));
+    const maxJsonDepth = problems.check(() => checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }));
+    const metadataMaxAgeSeconds = problems.check(() => checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }));
+    problems.throwIfAny();
+    const path = new URL(resource!).pathname;
+    return {
+      ...options,
+      issuers: issuers!,
+      resource: resource!,
+      resourcePath: path === '' ? '/' : path,
+      authorizationServers: authorizationServers!,
+      allowedOrigins: allowedOrigins ?? [],
+      maxBodyBytes: maxBodyBytes!,
+      bodyTimeoutMs: bodyTimeoutMs!,
+      maxJsonDepth: maxJsonDepth!,
+      metadataMaxAgeSeconds: metadataMaxAgeSeconds!,
+    };
+  });
 }

@@ -1,4 +1,5 @@
 import { closestName } from './closest-name.js';
+import { ConfigurationError } from './errors.js';
 
 /** An environment variable that looks like a setting but is none. */
 export interface UnknownSetting {
@@ -12,8 +13,8 @@ export interface UnknownSetting {
 export const SETTING_PREFIX = 'MCP_AUTH_';
 
 /**
- * The `MCP_AUTH_*` variables in `env` that are not known settings. Such a variable is otherwise ignored without a
- * word, so a misspelt `MCP_AUTH_POLICIES` would leave every tool open. Sorted by name; set but empty counts too.
+ * The `MCP_AUTH_*` variables in `env` that are not known settings (see {@link refuseUnknownSettings}). Sorted by
+ * name; set but empty counts too.
  *
  * @param known - Every variable the program reads, e.g. `GUARD_ENV_VARIABLES`.
  */
@@ -28,7 +29,29 @@ export function findUnknownSettings(env: Readonly<Record<string, string | undefi
   return unknown;
 }
 
-/** One warning sentence for an unknown setting, e.g. `MCP_AUTH_POLICIES is not a setting and is ignored; did you mean MCP_AUTH_POLICY?`. */
+/**
+ * What is wrong with an unknown setting and how to fix it, without its name, e.g. `is not a setting; did you mean
+ * MCP_AUTH_POLICY?`.
+ */
+export function unknownSettingDetail(setting: UnknownSetting): string {
+  return setting.suggestion ? `is not a setting; did you mean ${setting.suggestion}?` : 'is not a setting; correct its name, or unset it';
+}
+
+/** One sentence for an unknown setting, e.g. `MCP_AUTH_POLICIES is not a setting; did you mean MCP_AUTH_POLICY?`. */
 export function describeUnknownSetting(setting: UnknownSetting): string {
-  return `${setting.name} is not a setting and is ignored${setting.suggestion ? `; did you mean ${setting.suggestion}?` : ' (see the settings table)'}`;
+  return `${setting.name} ${unknownSettingDetail(setting)}`;
+}
+
+/**
+ * Refuses every `MCP_AUTH_*` variable in `env` that is not a known setting, with the one likely meant: ignored, a
+ * misspelt `MCP_AUTH_POLICIES` would leave every tool open. The one check of unknown variables; `loadOptionsFromEnv`
+ * runs it (the gateway through it, with its own settings added to `known`).
+ *
+ * @example
+ * refuseUnknownSettings(process.env, GUARD_ENV_VARIABLES);
+ * @throws ConfigurationError naming each unknown variable (see its `problems`).
+ */
+export function refuseUnknownSettings(env: Readonly<Record<string, string | undefined>>, known: Iterable<string>): void {
+  const unknown = findUnknownSettings(env, known);
+  if (unknown.length > 0) throw ConfigurationError.of(unknown.map((setting) => ({ setting: setting.name, detail: unknownSettingDetail(setting) })));
 }

@@ -4,14 +4,14 @@
  * them), starts the gateway, reloads its policy file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
  *
  * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
- * taken); 2 on a configuration error, reported as one line naming the setting, with no stack trace.
+ * taken); 2 on a configuration error, reported without a stack trace: every bad flag and setting at once (an
+ * `MCP_AUTH_*` variable that is no setting included), each naming the setting and the fix.
  *
  * `mcp-oauth-guard check [--json] [--strict]` reads the same settings, checks what they point at (issuers, keys,
  * introspection, upstream, policy), prints a report and exits 0, 1 or 2 (see `check/check-command.ts`, docs/check.md).
  */
 import { ConfigurationError } from '../core/errors.js';
-import { GUARD_ENV_VARIABLES } from '../core/load-options-from-env.js';
-import { describeUnknownSetting, findUnknownSettings } from '../core/unknown-settings.js';
+import { ConfigurationProblems } from '../core/configuration-problems.js';
 import { describeConfigurationError } from './configuration-error-line.js';
 import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
@@ -28,13 +28,16 @@ async function main(): Promise<void> {
   }
   let config;
   try {
-    const args = parseGatewayArgs(process.argv.slice(2), process.env);
+    // Bad flags and bad settings are reported together, in one message.
+    const problems = new ConfigurationProblems();
+    const args = parseGatewayArgs(process.argv.slice(2), process.env, problems);
     if (args.help) {
       process.stdout.write(gatewayHelp());
       return;
     }
-    warnUnknownSettings(process.env);
-    config = loadGatewayConfig(args.settings);
+    const loaded = problems.check(() => loadGatewayConfig(args.settings));
+    problems.throwIfAny();
+    config = loaded!;
   } catch (error) {
     if (error instanceof ConfigurationError) {
       process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
@@ -83,20 +86,6 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   // Without a listener SIGHUP would end the process; with one it reloads the policy (see docs/policy-reloads.md).
   process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
-}
-
-/**
- * Warns about each `MCP_AUTH_*` variable that is no setting, with the closest one: otherwise a misspelt
- * `MCP_AUTH_POLICIES` would be ignored without a word, leaving every tool open. A warning rather than an error, so
- * that an environment shared with a newer gateway (with a setting this one lacks) does not stop this one.
- */
-function warnUnknownSettings(env: NodeJS.ProcessEnv): void {
-  const known = [...GATEWAY_SETTINGS.map((setting) => setting.env), ...GUARD_ENV_VARIABLES];
-  for (const unknown of findUnknownSettings(env, known)) {
-    process.stderr.write(
-      `${JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: describeUnknownSetting(unknown), setting: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) })}\n`,
-    );
-  }
 }
 
 /**

@@ -1,7 +1,9 @@
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../core/canonical-resource.js';
+import { closestName } from '../core/closest-name.js';
 import { ConfigurationError } from '../core/errors.js';
+import { collectConfigurationProblems, type ConfigurationProblems } from '../core/configuration-problems.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
@@ -157,29 +159,38 @@ export type GatewayArgs = { help: true } | { help: false; settings: Record<strin
  * Reads the command line. Flags mirror environment variables (`--upstream` sets `MCP_AUTH_UPSTREAM`, …),
  * as `--flag value` or `--flag=value`; flags win. Returns the environment overlaid with the flags.
  *
- * @throws ConfigurationError for an unknown flag or a flag without its value.
+ * @param problems - Where to record bad flags, so that they are reported with the settings' problems; without it,
+ *   they are thrown, all in one error.
+ * @throws ConfigurationError for every unknown flag (with the flag likely meant) and flag without its value, when
+ *   `problems` is not given.
  */
-export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): GatewayArgs {
+export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, problems?: ConfigurationProblems): GatewayArgs {
+  if (problems === undefined) return collectConfigurationProblems((own) => parseGatewayArgs(argv, env, own));
   const settings: Record<string, string | undefined> = { ...env };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return { help: true };
     if (!arg.startsWith('--')) {
-      throw new ConfigurationError(arg, 'is not a flag; settings are given as --name value (see --help)');
+      problems.add(arg, 'is not a flag; settings are given as --name value (see --help)');
+      continue;
     }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
     const setting = GATEWAY_SETTINGS.find((s) => s.flag === flag);
     if (!setting) {
       const secret = GATEWAY_SETTINGS.find((s) => !s.flag && `--${s.env.toLowerCase().replace(/^mcp_auth_/, '').replaceAll('_', '-')}` === flag);
-      throw new ConfigurationError(flag, secret ? `is not accepted on the command line; set ${secret.env} in the environment` : 'is not a known flag (see --help)');
+      const meant = secret ? undefined : closestName(flag, GATEWAY_SETTINGS.flatMap((s) => (s.flag ? [s.flag] : [])));
+      problems.add(flag, secret ? `is not accepted on the command line; set ${secret.env} in the environment` : `is not a known flag${meant ? `; did you mean ${meant}?` : ' (see --help)'}`);
+      // Its value, if it has one, is not a flag to report as well.
+      if (eq === -1 && i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) i++;
+      continue;
     }
     let value: string | undefined;
     if (eq !== -1) value = arg.slice(eq + 1);
     else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) value = argv[++i];
     else if (setting.bare) value = setting.env === 'MCP_AUTH_IDENTITY_HEADERS' ? 'on' : 'true';
-    if (value === undefined) throw new ConfigurationError(flag, `needs a value: ${flag} ${setting.value}`);
-    settings[setting.env] = value;
+    if (value === undefined) problems.add(flag, `needs a value: ${flag} ${setting.value}`);
+    else settings[setting.env] = value;
   }
   return { help: false, settings };
 }
@@ -188,73 +199,89 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
  * Builds and validates the gateway's configuration from merged settings: the environment overlaid with the
  * command-line flags, named by their variables (`MCP_AUTH_UPSTREAM`, …), e.g. `process.env` alone.
  * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
- * and named by its variable.
+ * and named by its variable: all of them at once, an `MCP_AUTH_*` variable that is no setting included.
  *
  * @param options.upstreamRequired - False to accept settings without an upstream, as an application guarded by
  *   the library has (the notes example): then `proxy` and `stdio` are both absent. For `mcp-oauth-guard check`;
  *   the gateway itself cannot start without one. Default true.
- * @throws ConfigurationError naming the variable and the fix.
+ * @throws ConfigurationError naming each bad setting and its fix, in one message (see its `problems`).
  */
 export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>, options: { upstreamRequired?: boolean } = {}): GatewayConfig {
-  const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
-  const port = readInteger(settings, 'PORT', 0, 65_535) ?? DEFAULT_GATEWAY_PORT;
-  const metrics = loadMetricsConfig(settings, port);
-  const redis = loadSharedStoreConfig(settings);
-  const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
-  const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
-  if (upstream !== undefined && upstreamCommand !== undefined) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
-  }
-  if (upstream === undefined && upstreamCommand === undefined && options.upstreamRequired !== false) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
-  }
-  if (upstream !== undefined) {
-    checkUpstream(upstream);
-    // Settings of a stdio upstream would silently do nothing here.
-    for (const name of STDIO_ONLY_SETTINGS) {
-      if (readSetting(settings, name) !== undefined) throw new ConfigurationError(name, 'applies to a stdio upstream (MCP_AUTH_UPSTREAM_COMMAND) only; unset it, since MCP_AUTH_UPSTREAM is an HTTP upstream');
+  // Every check runs, each recording its problem, so that one message names every bad setting.
+  return collectConfigurationProblems((problems) => {
+    const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
+    const port = problems.check(() => readInteger(settings, 'PORT', 0, 65_535)) ?? DEFAULT_GATEWAY_PORT;
+    const metrics = problems.check(() => loadMetricsConfig(settings, port));
+    const redis = problems.check(() => loadSharedStoreConfig(settings));
+    const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
+    const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
+    if (upstream !== undefined && upstreamCommand !== undefined) {
+      problems.add('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
     }
-  }
-  const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, upstreamCommand);
-  const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
-  if (resourceIsDefault && !isLoopbackHost(host)) {
-    // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
-    throw new ConfigurationError('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
-  }
-  const guard = loadOptionsFromEnv(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {});
-  const connectTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000);
-  const idleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', 1, 86_400_000);
-  const maxSessions = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000);
-  const maxSessionsPerCaller = readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000);
-  const sessionIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
-  const shutdownTimeoutMs = readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-  const maxConnectionsPerAddress = readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
-  const identityHeaders = parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS'));
-  const policyWatch = readPolicyWatch(settings);
-  if (stdio) {
-    for (const name of UPSTREAM_AUTH_SETTINGS) {
-      const value = readSetting(settings, name);
-      if (value !== undefined && !(name === 'MCP_AUTH_UPSTREAM_AUTH' && value === 'none')) {
-        throw new ConfigurationError(name, 'applies to an HTTP upstream (MCP_AUTH_UPSTREAM) only, not to the stdio upstream MCP_AUTH_UPSTREAM_COMMAND starts; unset it');
+    if (upstream === undefined && upstreamCommand === undefined && options.upstreamRequired !== false) {
+      problems.add('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
+    }
+    if (upstream !== undefined) {
+      problems.check(() => checkUpstream(upstream));
+      // Settings of a stdio upstream would silently do nothing here.
+      for (const name of STDIO_ONLY_SETTINGS) {
+        if (readSetting(settings, name) !== undefined) problems.add(name, 'applies to a stdio upstream (MCP_AUTH_UPSTREAM_COMMAND) only; unset it, since MCP_AUTH_UPSTREAM is an HTTP upstream');
       }
     }
-    if (identityHeaders) {
-      throw new ConfigurationError('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
+    const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, upstreamCommand, problems);
+    const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
+    if (resourceIsDefault && !isLoopbackHost(host)) {
+      // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
+      problems.add('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
     }
-    return { host, port, resourceIsDefault, guard, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) }, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
-  }
-  if (upstream === undefined) return { host, port, resourceIsDefault, guard, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
-  const proxy: UpstreamProxyOptions = {
-    upstream,
-    ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
-    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
-    ...(identityHeaders ? { identityHeaders } : {}),
-    ...(maxSessions !== undefined ? { maxSessions } : {}),
-    ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
-    ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
-  };
-  const upstreamAuth = loadUpstreamAuth(settings, guard);
-  return { host, port, resourceIsDefault, guard, proxy, ...(upstreamAuth ? { upstreamAuth } : {}), shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
+    const connectTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000));
+    const idleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', 1, 86_400_000));
+    const maxSessions = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000));
+    const maxSessionsPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000));
+    const sessionIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
+    const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    const identityHeaders = problems.check(() => parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS')));
+    const policyWatch = problems.check(() => readPolicyWatch(settings));
+    if (upstreamCommand !== undefined) {
+      for (const name of UPSTREAM_AUTH_SETTINGS) {
+        const value = readSetting(settings, name);
+        if (value !== undefined && !(name === 'MCP_AUTH_UPSTREAM_AUTH' && value === 'none')) {
+          problems.add(name, 'applies to an HTTP upstream (MCP_AUTH_UPSTREAM) only, not to the stdio upstream MCP_AUTH_UPSTREAM_COMMAND starts; unset it');
+        }
+      }
+      if (identityHeaders) {
+        problems.add('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
+      }
+    }
+    // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
+    const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
+    problems.throwIfAny();
+    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
+    if (upstream === undefined) return common;
+    const proxy: UpstreamProxyOptions = {
+      upstream,
+      ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
+      ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+      ...(identityHeaders ? { identityHeaders } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
+      ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
+    };
+    return { ...common, proxy, ...(upstreamAuth ? { upstreamAuth } : {}) };
+  });
+}
+
+/**
+ * The guard's options from the gateway's settings: `loadOptionsFromEnv`, with the gateway's own settings known,
+ * so that only an `MCP_AUTH_*` variable that neither reads is refused as unknown.
+ *
+ * @throws ConfigurationError naming every bad setting.
+ */
+export function loadGatewayGuardOptions(settings: Readonly<Record<string, string | undefined>>, defaults: Partial<GuardOptions>): GuardOptions {
+  return loadOptionsFromEnv(settings, defaults, { otherSettings: GATEWAY_SETTINGS.map((setting) => setting.env) });
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */
@@ -340,31 +367,35 @@ const STDIO_ONLY_SETTINGS = [
 
 /**
  * The stdio upstream's settings: the command split and its program found, the working directory checked,
- * the environment built (from `settings`, then the gateway's own environment for names `settings` lacks).
+ * the environment built (from `settings`, then the gateway's own environment for names `settings` lacks). Each
+ * problem is recorded in `problems`; undefined when the command line itself cannot be used.
  */
-function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>>, commandLine: string): StdioUpstreamOptions {
-  const [command, ...args] = splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND');
+function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>>, commandLine: string, problems: ConfigurationProblems): StdioUpstreamOptions | undefined {
+  const [command, ...args] = problems.check(() => splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND')) ?? [];
   const cwdSetting = readSetting(settings, 'MCP_AUTH_UPSTREAM_CWD');
   const cwd = cwdSetting === undefined ? undefined : resolvePath(cwdSetting);
   if (cwd !== undefined && !isDirectory(cwd)) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
+    problems.add('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
   }
-  const names = checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV');
+  const names = problems.check(() => checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV')) ?? [];
   const env = childEnvironment(names, { ...process.env, ...settings });
-  checkProgram(command!, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH });
-  const maxProcesses = readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', 1, 100_000);
-  const maxProcessesPerCaller = readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', 1, 100_000);
-  const processIdleTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647);
-  const stopTimeoutMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000);
-  const maxLineBytes = readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824);
-  const replayBufferBytes = readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824);
-  const replayWindowMs = readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647);
+  // Looked for only in a working directory that exists: elsewhere the cwd problem is the one to fix.
+  if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
+  const maxProcesses = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', 1, 100_000));
+  const maxProcessesPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', 1, 100_000));
+  const processIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
+  const stopTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000));
+  const maxLineBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824));
+  const replayBufferBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824));
+  const replayWindowMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647));
+  const identityEnv = problems.check(() => parseSwitch(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV'));
+  if (command === undefined) return undefined;
   return {
-    command: command!,
+    command,
     args,
     ...(cwd !== undefined ? { cwd } : {}),
     env,
-    identityEnv: parseSwitch(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV'),
+    identityEnv: identityEnv ?? false,
     ...(maxProcesses !== undefined ? { maxProcesses } : {}),
     ...(maxProcessesPerCaller !== undefined ? { maxProcessesPerCaller } : {}),
     ...(processIdleTimeoutMs !== undefined ? { processIdleTimeoutMs } : {}),

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { createGuard, type Guard } from '../core/create-guard.js';
 import type { DecisionEvent } from '../core/decision.js';
 import { explainFailure } from '../core/explain-failure.js';
-import { ENV_SETTING_NAMES, loadOptionsFromEnv } from '../core/load-options-from-env.js';
+import { ENV_SETTING_NAMES } from '../core/load-options-from-env.js';
 import { createRequestPipeline, type RequestPipeline } from '../http/request-pipeline.js';
 import { requestPath } from '../http/request-headers.js';
 import { writeJson } from '../http/write-response.js';
-import { defaultResource, type GatewayConfig } from './gateway-config.js';
+import { defaultResource, loadGatewayGuardOptions, type GatewayConfig } from './gateway-config.js';
 import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
@@ -131,7 +131,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
-        ? loadOptionsFromEnv(config.settings, { resource: defaultResource(config.host, port) })
+        ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, port) })
         : config.guard;
     if (config.metrics) {
       // Loaded only when metrics are on: a gateway without them never loads prom-client.

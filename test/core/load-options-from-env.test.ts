@@ -333,3 +333,67 @@ test('MCP_AUTH_BODY_TIMEOUT_MS sets bodyTimeoutMs and is checked', () => {
     );
   }
 });
+
+test('an MCP_AUTH_* variable that is no setting is refused, with the one likely meant', () => {
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_POLICIES: 'policy.json' }),
+    isConfigError('MCP_AUTH_POLICIES', 'is not a setting; did you mean MCP_AUTH_POLICY?'),
+  );
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_ZZZZZZZZZZZZZZZZ: '' }),
+    isConfigError('MCP_AUTH_ZZZZZZZZZZZZZZZZ', 'is not a setting; correct its name, or unset it'),
+  );
+  // Other names are the application's business.
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_OTHER: 'x', HOME: '/home/u' }).issuer, base.MCP_AUTH_ISSUER);
+});
+
+test('an application that reads MCP_AUTH_* variables of its own names them, or lets them all through', () => {
+  const env = { ...base, MCP_AUTH_AUDIT_LOG: '/var/log/audit' };
+  assert.throws(() => loadOptionsFromEnv(env), isConfigError('MCP_AUTH_AUDIT_LOG', /is not a setting/));
+  assert.equal(loadOptionsFromEnv(env, {}, { otherSettings: ['MCP_AUTH_AUDIT_LOG'] }).issuer, base.MCP_AUTH_ISSUER);
+  assert.equal(loadOptionsFromEnv(env, {}, { unknownSettings: 'ignore' }).issuer, base.MCP_AUTH_ISSUER);
+  // Its names are candidates for the suggestion too.
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_AUDIT_LOGS: 'x' }, {}, { otherSettings: ['MCP_AUTH_AUDIT_LOG'] }),
+    isConfigError('MCP_AUTH_AUDIT_LOGS', 'is not a setting; did you mean MCP_AUTH_AUDIT_LOG?'),
+  );
+});
+
+test('every bad variable is reported in one error: unknown, bad numbers, a bad URL, a policy file, a missing one', () => {
+  const env = {
+    MCP_AUTH_ISUER: 'https://auth.example.com',
+    MCP_AUTH_RESOURCE: 'https://mcp.example.com/mcp',
+    MCP_AUTH_CLOCK_TOLERANCE: 'five',
+    MCP_AUTH_MAX_BODY_BYTES: '0',
+    MCP_AUTH_STRICT_JWT: 'maybe',
+    MCP_AUTH_RESOURCE_DOCUMENTATION: 'docs/mcp',
+    MCP_AUTH_POLICY: join(dir, 'absent.json'),
+  };
+  assert.throws(
+    () => loadOptionsFromEnv(env),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigurationError, String(e));
+      assert.deepEqual(
+        e.problems.map((p) => p.setting),
+        ['MCP_AUTH_ISUER', 'MCP_AUTH_POLICY', 'MCP_AUTH_CLOCK_TOLERANCE', 'MCP_AUTH_STRICT_JWT', 'MCP_AUTH_MAX_BODY_BYTES', 'MCP_AUTH_ISSUER', 'MCP_AUTH_RESOURCE_DOCUMENTATION'],
+      );
+      const lines = e.message.split('\n');
+      assert.equal(lines[0], '7 settings need fixing:');
+      assert.equal(lines.length, 8);
+      assert.equal(lines[1], '  MCP_AUTH_ISUER: is not a setting; did you mean MCP_AUTH_ISSUER?');
+      assert.match(e.message, /^ {2}MCP_AUTH_CLOCK_TOLERANCE: must be a whole number from 0 to 300 \(got "five"\)$/m);
+      assert.match(e.message, /^ {2}MCP_AUTH_POLICY: policy file .*absent\.json does not exist/m);
+      assert.match(e.message, /^ {2}MCP_AUTH_ISSUER: is required/m);
+      assert.match(e.message, /^ {2}MCP_AUTH_RESOURCE_DOCUMENTATION: must be an absolute URL$/m);
+      return true;
+    },
+  );
+});
+
+test('a variable refused while read is not reported again by the checks that follow', () => {
+  // The bad tolerance is left unset, so the guard's own check of it (a default then) finds nothing more.
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_CLOCK_TOLERANCE: '301', MCP_AUTH_DPOP: 'sometimes' }),
+    (e: unknown) => e instanceof ConfigurationError && e.problems.map((p) => p.setting).join() === 'MCP_AUTH_CLOCK_TOLERANCE,MCP_AUTH_DPOP',
+  );
+});

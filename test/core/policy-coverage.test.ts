@@ -63,7 +63,7 @@ describe('findUnknownSettings', () => {
   it('names each MCP_AUTH_* variable that is no setting, with the closest known one; others are ignored', () => {
     const unknown = findUnknownSettings({ MCP_AUTH_POLICIES: 'p.json', MCP_AUTH_ISSUER: 'x', MCP_AUTH_ZZZZZZZZZZZZZZZZZZZZZZZZ: '1', HOME: '/root', MCP_OTHER: '1' }, GUARD_ENV_VARIABLES);
     assert.deepEqual(unknown, [{ name: 'MCP_AUTH_POLICIES', suggestion: 'MCP_AUTH_POLICY' }, { name: 'MCP_AUTH_ZZZZZZZZZZZZZZZZZZZZZZZZ' }]);
-    assert.equal(describeUnknownSetting(unknown[0]!), 'MCP_AUTH_POLICIES is not a setting and is ignored; did you mean MCP_AUTH_POLICY?');
+    assert.equal(describeUnknownSetting(unknown[0]!), 'MCP_AUTH_POLICIES is not a setting; did you mean MCP_AUTH_POLICY?');
     assert.ok(GUARD_ENV_VARIABLES.includes('MCP_AUTH_INTROSPECTION_CLIENT_SECRET'));
   });
 });

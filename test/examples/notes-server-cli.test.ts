@@ -1,5 +1,5 @@
-// The notes example's command line: configuration problems exit with status 2 and one helpful message,
-// before anything listens.
+// The notes example's command line: configuration problems (an MCP_AUTH_* variable that is no setting too) exit with
+// status 2 and one helpful message naming every one, before anything listens.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,7 +45,31 @@ describe('examples/notes-server.ts from the command line', () => {
   test('a blank MCP_AUTH_ISSUER counts as unset', async () => {
     const result = await runNotesServer({ MCP_AUTH_ISSUER: '   ' });
     assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^configuration error: MCP_AUTH_ISSUER: is required/m);
     assert.match(result.stderr, /MCP_AUTH_ISSUER is not set/);
+  });
+
+  test('a misspelt variable: exit 2, naming the variable meant, before anything listens', async () => {
+    const result = await runNotesServer({ MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_CHALENGE_SCOPES: 'notes:read' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^configuration error: MCP_AUTH_CHALENGE_SCOPES: is not a setting; did you mean MCP_AUTH_CHALLENGE_SCOPES\?$/m);
+    assert.equal(result.stdout, '');
+  });
+
+  test('several bad variables: one message naming each, on a line of its own', async () => {
+    const result = await runNotesServer({ MCP_AUTH_ISSUR: 'http://127.0.0.1:9', MCP_AUTH_MAX_BODY_BYTES: 'big', MCP_AUTH_DPOP: 'always' });
+    assert.equal(result.code, 2, result.stderr);
+    const lines = result.stderr.split('\n').filter((l) => l && !l.startsWith('(node:') && !l.startsWith('(Use `node'));
+    assert.deepEqual(lines.slice(0, 5), [
+      'configuration error: 4 settings need fixing:',
+      '  MCP_AUTH_ISSUR: is not a setting; did you mean MCP_AUTH_ISSUER?',
+      '  MCP_AUTH_MAX_BODY_BYTES: must be a whole number from 1 to 67108864 (got "big")',
+      '  MCP_AUTH_DPOP: must be one of off, allow, require (got "always")',
+      "  MCP_AUTH_ISSUER: is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)",
+    ]);
+    // The issuer is unset: the hint to a local authorization server follows.
+    assert.match(result.stderr, /npm run demo/);
+    assert.equal(result.stdout, '');
   });
 
   test('with a plain-http issuer off loopback: exit 2, naming the variable and asking for https', async () => {
@@ -59,7 +83,7 @@ describe('examples/notes-server.ts from the command line', () => {
     assert.equal(result.stdout, '');
   });
 
-  test('the start-up line names the issuer and the policy; a typo in the policy and a misspelt variable are warned about', async () => {
+  test('the start-up line names the issuer and the policy; a typo in the policy is warned about', async () => {
     const issuer = await startTestIssuer();
     const dir = mkdtempSync(join(tmpdir(), 'notes-cli-'));
     try {
@@ -67,7 +91,7 @@ describe('examples/notes-server.ts from the command line', () => {
       writeFileSync(policy, JSON.stringify({ tools: { whoami: [], notes_list: ['notes:read'], notes_ad: ['notes:write'], notes_clear: ['notes:admin'] } }));
       const env: NodeJS.ProcessEnv = {};
       for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MCP_AUTH_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
-      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_POLICY: policy, MCP_AUTH_CHALENGE_SCOPES: 'notes:read' });
+      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_POLICY: policy, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read' });
       const child = spawn(process.execPath, ['--import', 'tsx', 'examples/notes-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
@@ -86,7 +110,6 @@ describe('examples/notes-server.ts from the command line', () => {
       await closed;
       clearTimeout(guard);
       assert.match(stdout, new RegExp(`^notes MCP server: http://127\\.0\\.0\\.1:\\d+/mcp  \\(issuer ${issuer.issuer.replace(/[.]/g, '\\.')}; policy ${policy.replace(/[.]/g, '\\.')}\\)`));
-      assert.match(stderr, /warning: MCP_AUTH_CHALENGE_SCOPES is not a setting and is ignored; did you mean MCP_AUTH_CHALLENGE_SCOPES\?/);
       assert.match(stderr, /warning: policy: tools with no rule, open to any token: notes_add/);
       assert.match(stderr, /warning: policy: the tool rule "notes_ad" matches nothing this server offers; did you mean "notes_add"\?/);
     } finally {

@@ -1,5 +1,5 @@
-// The CLI's start-up reports: a warning for each MCP_AUTH_* variable that is no setting (with the one meant), the
-// listening line naming the issuer and the policy, and the coverage warnings and summary line once the upstream has
+// The CLI's start-up reports: a configuration error for each MCP_AUTH_* variable that is no setting (with the one
+// meant), every problem in one message, the listening line naming the issuer and the policy, and the coverage warnings and summary line once the upstream has
 // been listed.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -60,21 +60,30 @@ describe('gateway CLI start-up reports', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a misspelt MCP_AUTH_POLICIES is named, with the variable meant, before the configuration error it causes', async () => {
+  it('a misspelt MCP_AUTH_POLICIES stops the gateway, naming the variable meant, in one message with every other problem', async () => {
     const run = await runUntil(['--upstream', upstream.url], { MCP_AUTH_POLICIES: 'policy.json', MCP_AUTH_ISSUR: 'https://auth.example.com' }, () => false);
     assert.equal(run.code, 2);
-    const lines = run.stderr.trim().split('\n');
-    const warnings = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, string>);
-    assert.deepEqual(
-      warnings.map((w) => [w.event, w.setting, w.suggestion]),
-      [
-        ['warning', 'MCP_AUTH_ISSUR', 'MCP_AUTH_ISSUER'],
-        ['warning', 'MCP_AUTH_POLICIES', 'MCP_AUTH_POLICY'],
-      ],
+    assert.equal(run.stdout, '');
+    assert.equal(
+      run.stderr,
+      'mcp-oauth-guard: configuration error: 3 settings need fixing:\n' +
+        '  MCP_AUTH_ISSUR: is not a setting; did you mean MCP_AUTH_ISSUER?\n' +
+        '  MCP_AUTH_POLICIES: is not a setting; did you mean MCP_AUTH_POLICY?\n' +
+        "  MCP_AUTH_ISSUER (--issuer): is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)\n",
     );
-    assert.equal(warnings[1]!.message, 'MCP_AUTH_POLICIES is not a setting and is ignored; did you mean MCP_AUTH_POLICY?');
     assert.ok(!run.stderr.includes('policy.json'), 'values are never echoed');
-    assert.match(lines.at(-1)!, /^mcp-oauth-guard: configuration error: MCP_AUTH_ISSUER/);
+  });
+
+  it('bad flags and bad settings together: one message, a line each, exit 2, no stack', async () => {
+    const run = await runUntil(['--upstream', upstream.url, '--polcy', 'policy.json', '--max-sessions', '0'], { MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_CLOCK_TOLERANCE: 'five' }, () => false);
+    assert.equal(run.code, 2);
+    const lines = run.stderr.trimEnd().split('\n');
+    assert.deepEqual(lines, [
+      'mcp-oauth-guard: configuration error: 3 settings need fixing:',
+      '  --polcy: is not a known flag; did you mean --policy?',
+      '  MCP_AUTH_CLOCK_TOLERANCE (--clock-tolerance): must be a whole number from 0 to 300 (got "five")',
+      '  MCP_AUTH_MAX_SESSIONS (--max-sessions): must be a whole number from 1 to 10000000 (got "0")',
+    ]);
   });
 
   it('a policy with a typo: listening line with issuer and policy, the typo and open tool warnings, the summary', async () => {

@@ -93,9 +93,9 @@ describe('mcp-oauth-guard CLI', () => {
     assert.equal(policy.stderr.split('\n').length, 2);
     assert.doesNotMatch(policy.stderr, /\bat .*\.ts:\d+/);
 
-    const unknown = await runCli(['--upstreem', 'x']);
+    const unknown = await runCli(['--upstreem', 'x'], { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:3001/mcp', MCP_AUTH_ISSUER: 'http://127.0.0.1:9' });
     assert.equal(unknown.code, 2);
-    assert.equal(unknown.stderr, 'mcp-oauth-guard: configuration error: --upstreem: is not a known flag (see --help)\n');
+    assert.equal(unknown.stderr, 'mcp-oauth-guard: configuration error: --upstreem: is not a known flag; did you mean --upstream?\n');
   });
 
   it('serves, logs one JSON line per request without the token, and exits 0 on SIGTERM', async () => {
