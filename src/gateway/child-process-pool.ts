@@ -37,8 +37,11 @@ export interface ChildProcessPoolOptions<T extends PooledChild> {
 export interface ChildProcessPool<T extends PooledChild> {
   /** Children running, counting those being stopped. */
   readonly running: number;
-  /** A new session with its own child, for a 2025 client's `initialize`; the session id is the gateway's. */
-  open(auth: AuthInfo): { session: BoundSession<T> } | { refused: ChildRefusal };
+  /**
+   * A new session with its own child, for a 2025 client's `initialize`; the session id is the gateway's: `sessionId`
+   * when given (one chosen beforehand, e.g. to seal it), else a new random UUID.
+   */
+  open(auth: AuthInfo, sessionId?: string): { session: BoundSession<T> } | { refused: ChildRefusal };
   /** The caller's child for requests that carry no session (2026-07-28), started on first use. */
   forCaller(auth: AuthInfo): { session: BoundSession<T> } | { refused: ChildRefusal };
   /** The session named by a client, if it is the caller's (see `SessionRegistry.lookup`). */
@@ -106,8 +109,8 @@ export function createChildProcessPool<T extends PooledChild>(options: ChildProc
     get running() {
       return running.size;
     },
-    open(auth) {
-      return start(randomUUID(), auth);
+    open(auth, sessionId) {
+      return start(sessionId ?? randomUUID(), auth);
     },
     forCaller(auth) {
       const key = callerKey(auth);

@@ -10,6 +10,7 @@ import { parseIntegerSetting, parseListSetting, readSetting } from '../core/sett
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
+import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
 import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
@@ -120,6 +121,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: '60' },
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
+  ...SESSION_SEAL_SETTINGS,
 ];
 
 /** Everything the gateway needs, validated. */
@@ -146,6 +148,8 @@ export interface GatewayConfig {
   maxConnectionsPerAddress: number;
   /** The Redis shared by replicas for rate limits and DPoP replays (`MCP_AUTH_REDIS_URL`); absent: per process. */
   redis?: SharedStoreConfig;
+  /** Sealed session ids (`MCP_AUTH_SESSION_SECRET`), which any replica opens; absent: sessions live in one process. */
+  sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
   policyWatch?: boolean;
   /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
@@ -215,6 +219,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     const redis = problems.check(() => loadSharedStoreConfig(settings));
     const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
     const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
+    const sessionSeal = problems.check(() => loadSessionSealConfig(settings, upstream !== undefined && upstreamCommand === undefined));
     if (upstream !== undefined && upstreamCommand !== undefined) {
       problems.add('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
     }
@@ -258,7 +263,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
     const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
     problems.throwIfAny();
-    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
     if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
     if (upstream === undefined) return common;
     const proxy: UpstreamProxyOptions = {

@@ -12,6 +12,7 @@ export type { UpstreamCatalog } from './upstream-catalog.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';
 export type { SharedStoreConfig } from './shared-store-config.js';
+export type { SessionSealConfig } from './session-seal-config.js';
 export {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,
@@ -19,6 +20,7 @@ export {
   type IdentityHeaderNames,
   type SessionRefusal,
   type SessionRefusalReason,
+  type SealedSessionRefusalReason,
   type UpstreamProxy,
   type UpstreamProxyOptions,
   type UpstreamFailure,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DecisionEvent, DecisionHook, DecisionReason } from '../core/decision.js';
-import type { SessionRefusal, SessionRefusalReason, UpstreamFailure, UpstreamFailureReason } from './upstream-proxy.js';
+import type { SealedSessionRefusalReason, SessionRefusal, UpstreamFailure, UpstreamFailureReason } from './upstream-proxy.js';
 
 /**
  * One line of the request log. Identifiers only: the token, the request body and the query string
@@ -23,7 +23,7 @@ export interface RequestLogEntry {
    */
   decision?: 'allow' | 'deny';
   /** Why (stable code): the guard's reason, or the gateway's session refusal. */
-  reason?: DecisionReason | SessionRefusalReason;
+  reason?: DecisionReason | SealedSessionRefusalReason;
   /** On a deny by the guard, what the client was told (expected and actual issuer or audience, …; never the token). */
   detail?: string;
   /** Scopes the operation required, when the policy was evaluated. */

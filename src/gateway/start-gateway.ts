@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { canonicalizeResourceUri } from '../core/canonical-resource.js';
 import { createGuard, type Guard } from '../core/create-guard.js';
 import type { DecisionEvent } from '../core/decision.js';
+import { createSessionSealer } from '../core/session-seal.js';
 import { explainFailure } from '../core/explain-failure.js';
 import { ENV_SETTING_NAMES } from '../core/load-options-from-env.js';
 import { createRequestPipeline, type RequestPipeline } from '../http/request-pipeline.js';
@@ -148,12 +150,15 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
     writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
+    const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE') }) : undefined;
     if (config.stdio) {
-      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog });
+      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, ...(sessionSealer ? { sessionSealer } : {}) });
     } else {
       proxy = createUpstreamProxy({
         ...config.proxy!,
         ...hooks,
+        ...(sessionSealer ? { sessionSealer } : {}),
         ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
         ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
       });

@@ -1,11 +1,14 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
 import { acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
+import type { SessionSealer } from '../core/session-seal.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
+import { sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
 import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJson } from '../http/write-response.js';
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
@@ -66,6 +69,13 @@ export interface StdioUpstreamOptions {
   onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
   /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
   onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
+  /**
+   * Seals the session ids given to clients (`MCP_AUTH_SESSION_SECRET`, see `createSessionSealer`) with the id of
+   * this upstream instance: a process lives in the gateway that started it, so only that gateway opens the id, and
+   * any other (another replica, or this one after a restart) answers 404 like an unknown session, and the client
+   * starts a new one. Default none: the session ids are the gateway's own, known to this process only.
+   */
+  sessionSealer?: SessionSealer;
 }
 
 /** The stdio upstream: an HTTP handler for the request pipeline, with what a graceful shutdown needs. */
@@ -161,6 +171,11 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const log = options.log ?? ((event: ChildLogEvent) => void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`));
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
+  const sessionSealer = options.sessionSealer;
+  // Names this instance in the ids it seals: another replica, or this gateway once restarted, holds none of its processes.
+  const instance = randomBytes(9).toString('base64url');
+  // With sealed ids: the id of the session an `initialize` opens, chosen and sealed before it is opened.
+  const preparedSessions = new WeakMap<GuardedRequest, { id: string; sealed: string }>();
   const replayBufferBytes = checkInteger(options.replayBufferBytes, 'replayBufferBytes', DEFAULT_REPLAY_BUFFER_BYTES, { min: 0, max: 1_073_741_824 });
   const replayWindowMs = checkTimer(options.replayWindowMs, 'replayWindowMs', DEFAULT_REPLAY_WINDOW_MS);
   const exchanges = new Set<Exchange>();
@@ -252,9 +267,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
 
   /** The session a request names, or null when it names none. Undefined after answering 404. */
   function namedSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo): BoundSession<Slot> | null | undefined {
-    const header = req.headers['mcp-session-id'];
-    if (header === undefined) return null;
-    const sessionId = typeof header === 'string' ? header : header.join(', ');
+    const sessionId = sessionIdHeader(req);
+    if (sessionId === undefined) return null;
     const found = pool.lookup(sessionId, auth);
     if ('session' in found) return found.session;
     refuseSession(req, res, { reason: found.refused, sessionId });
@@ -277,7 +291,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     }
     if (session === null) {
       const isInitialize = !stateless && 'method' in message && message.method === 'initialize' && 'id' in message;
-      const found = isInitialize ? pool.open(context.auth) : pool.forCaller(context.auth);
+      const found = isInitialize ? pool.open(context.auth, preparedSessions.get(req)?.id) : pool.forCaller(context.auth);
       if ('refused' in found) {
         refuseChild(req, res, found.refused);
         return;
@@ -318,7 +332,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       let detachTimer: NodeJS.Timeout | undefined;
       let stream: ResumableEventStream | undefined;
       // Only the session the gateway just issued is announced, and only with a successful answer.
-      const sessionHeader = (): Record<string, string> => (opened ? { 'Mcp-Session-Id': slot.sessionId } : {});
+      const sessionHeader = (): Record<string, string> => (opened ? { 'Mcp-Session-Id': preparedSessions.get(req)?.sealed ?? slot.sessionId } : {});
 
       function settle(): void {
         settled = true;
@@ -533,7 +547,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     return namedSession(req, res, context.auth) ?? undefined;
   }
 
-  const handler = httpHandler((req, res, context) => {
+  function dispatch(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     switch (req.method) {
       case 'POST':
         return post(req, res, context);
@@ -544,7 +558,38 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       default:
         writeJson(res, 405, jsonRpcError(null, -32600, 'Method not allowed'));
     }
-  });
+  }
+
+  /**
+   * With sealed session ids, before a 2025 request is served: the id it names is opened to the session's own id
+   * (refused with 404, like an unknown session, unless it opens for this caller and this instance), and an
+   * `initialize` gets the id of its new session chosen and sealed, as its answer carries it. False once answered.
+   */
+  async function unsealSessionId(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, sealer: SessionSealer): Promise<boolean> {
+    if (isStatelessRevision(context.protocolVersion)) return true;
+    if (req.headers['mcp-session-id'] === undefined) {
+      const message = req.body;
+      if (message && 'method' in message && message.method === 'initialize' && 'id' in message) {
+        const id = randomUUID();
+        // Undefined for a token naming nobody, which opens no process anyway.
+        const sealed = await sealer.seal(id, context.auth, instance);
+        if (sealed !== undefined) preparedSessions.set(req, { id, sealed });
+      }
+      return true;
+    }
+    const sessionId = sessionIdHeader(req)!;
+    const opened = await sealer.open(sessionId, context.auth, instance);
+    if ('refused' in opened) {
+      refuseSession(req, res, { reason: opened.refused, sessionId });
+      return false;
+    }
+    req.headers['mcp-session-id'] = opened.session.upstreamSessionId;
+    return !context.signal.aborted;
+  }
+
+  const handler = httpHandler((req, res, context) =>
+    sessionSealer ? unsealSessionId(req, res, context, sessionSealer).then((serve) => (serve ? dispatch(req, res, context) : undefined)) : dispatch(req, res, context),
+  );
 
   // A gateway that dies without shutting down must not leave processes behind.
   const onExit = (): void => void pool.close();

@@ -2,12 +2,12 @@
  * `MCP_AUTH_UPSTREAM_AUTH` and the settings that go with it, checked at start-up, and the credentials they
  * build. Secrets come from the environment or a file only, never a flag.
  */
-import { readFileSync } from 'node:fs';
 import { ConfigurationError } from '../core/errors.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
 import { assertSecureUrl } from '../core/issuer-discovery.js';
 import { readSetting } from '../core/settings.js';
+import { readSecretFile } from './secret-file.js';
 import { clientCredentials, staticCredentials, UPSTREAM_AUTH_MODES, type UpstreamAuthMode, type UpstreamCredentials } from './upstream-credentials.js';
 import { createUpstreamTargetResolver } from './upstream-resource-metadata.js';
 import { createUpstreamTokenClient } from './upstream-token-client.js';
@@ -123,15 +123,7 @@ function readClientSecret(settings: Readonly<Record<string, string | undefined>>
   if ((secret === undefined) === (file === undefined)) {
     throw new ConfigurationError('MCP_AUTH_UPSTREAM_CLIENT_SECRET', `or MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE (one of them, not both) is required with MCP_AUTH_UPSTREAM_AUTH=${mode}`);
   }
-  if (secret !== undefined) return secret;
-  let text: string;
-  try {
-    text = readFileSync(file!, 'utf8').trim();
-  } catch (error) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (text === '') throw new ConfigurationError('MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', `"${file}" is empty`);
-  return text;
+  return secret ?? readSecretFile(file!, 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE');
 }
 
 /** The credentials a configuration describes. Nothing is fetched until the first request. */

@@ -9,13 +9,16 @@ import { filterJsonText, inferRequest, isFilteredRequest } from '../core/respons
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
-import { createSessionRegistry, type BoundSession, type SessionRefusalReason } from '../core/session-registry.js';
+import { sessionIdHeader } from '../http/request-headers.js';
+import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
+import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
 import type { UpstreamCredentials } from './upstream-credentials.js';
 import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
 
 export type { SessionRefusalReason } from '../core/session-registry.js';
+export type { SealedSessionRefusalReason } from '../core/session-seal.js';
 
 /**
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
@@ -85,6 +88,15 @@ export interface UpstreamProxyOptions {
   /** Clock for session idle expiry, in milliseconds, e.g. a fake one in tests. Default `Date.now`. */
   now?: () => number;
   /**
+   * Seals the session ids given to clients (`MCP_AUTH_SESSION_SECRET`, see `createSessionSealer`), so that any
+   * gateway with the same keys serves any session: the client gets a sealed id carrying the upstream's id and its
+   * caller, which each request's id is opened to. Nothing is remembered per session, so `maxSessions`,
+   * `maxSessionsPerCaller` and `sessionIdleTimeoutMs` do not apply; the upstream ends its own sessions. A request
+   * whose id does not open, or opens for another caller, gets the same 404 as an unknown session and is not
+   * forwarded. Default none: the upstream's session ids pass through, bound to their callers in this process.
+   */
+  sessionSealer?: SessionSealer;
+  /**
    * Called when the upstream exchange fails (before or after the response started), for logs. Never given
    * upstream error text beyond Node's error code.
    */
@@ -115,7 +127,7 @@ export interface UpstreamExchange {
 
 /** A request refused because of the session it named, as reported to {@link UpstreamProxyOptions.onSessionRefused}. */
 export interface SessionRefusal {
-  reason: SessionRefusalReason;
+  reason: SealedSessionRefusalReason;
   /** The `Mcp-Session-Id` the request carried. */
   sessionId: string;
 }
@@ -133,6 +145,8 @@ export type UpstreamFailureReason =
   | 'upstream_credentials_unavailable'
   | 'upstream_too_large'
   | 'upstream_session_conflict'
+  // A new session's id could not be sealed (MCP_AUTH_SESSION_SECRET).
+  | 'session_seal_failed'
   | 'upstream_unfilterable'
   | 'gateway_shutdown'
   // A stdio upstream's process: exited, could not be started, wrote an oversized line, was stopped, or a
@@ -340,34 +354,58 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const onSessionRefused = options.onSessionRefused;
   const onExchangeEnd = options.onExchangeEnd;
   const credentials = options.credentials;
+  const sealer = options.sessionSealer;
+
+  /** Answers a refused session id with 404 and logs why. */
+  function refuseSession(req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal): void {
+    try {
+      onSessionRefused?.(req, refusal);
+    } catch {
+      // Logging must never break serving.
+    }
+    // One answer for every refusal: whether the session exists, and whose it is, stays unknown to the caller.
+    writeJsonRpcError(res, 404, requestIdOf(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found');
+  }
 
   /**
    * Checks the session a request names. Returns the caller's session, `null` when the request names none,
    * or `undefined` after answering 404 (the request must not be forwarded).
    */
   function checkSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession | null | undefined {
-    const header = req.headers['mcp-session-id'];
-    if (header === undefined) return null;
-    // Node joins repeated headers into one string; an array would be no session id the gateway issued either.
-    const sessionId = typeof header === 'string' ? header : header.join(', ');
+    const sessionId = sessionIdHeader(req);
+    if (sessionId === undefined) return null;
     const found = sessions.lookup(sessionId, context.auth);
     if ('session' in found) return found.session;
-    try {
-      onSessionRefused?.(req, { reason: found.refused, sessionId });
-    } catch {
-      // Logging must never break serving.
-    }
-    // One answer for every refusal: whether the session exists, and whose it is, stays unknown to the caller.
-    writeJsonRpcError(res, 404, requestIdOf(req.body), SESSION_NOT_FOUND_JSONRPC_CODE, 'Session not found');
+    refuseSession(req, res, { reason: found.refused, sessionId });
     return undefined;
   }
 
   function forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    if (sealer) return forwardSealed(req, res, context, sealer);
     const session = checkSession(req, res, context);
     if (session === undefined) return Promise.resolve();
+    return exchange(req, res, context, session, undefined);
+  }
+
+  /** With sealed session ids: the id a request names is opened, not looked up, and forwarded as the upstream's. */
+  async function forwardSealed(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, sessionSealer: SessionSealer): Promise<void> {
+    const sessionId = sessionIdHeader(req);
+    if (sessionId === undefined) return exchange(req, res, context, null, undefined);
+    const opened = await sessionSealer.open(sessionId, context.auth);
+    if ('refused' in opened) {
+      refuseSession(req, res, { reason: opened.refused, sessionId });
+      return;
+    }
+    // The client left while the id was being opened: nothing to forward for it.
+    if (context.signal.aborted) return;
+    return exchange(req, res, context, null, { sealed: sessionId, session: opened.session });
+  }
+
+  function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined): Promise<void> {
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
       const headers = forwardedHeaders(req.headers, identity, context);
+      if (sealed) headers['mcp-session-id'] = sealed.session.upstreamSessionId;
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
       let body: Buffer | undefined;
@@ -491,8 +529,46 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           }
           finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: error.code });
         });
-        outgoing.once('response', (incoming: IncomingMessage) => onResponse(outgoing, incoming));
+        outgoing.once('response', (incoming: IncomingMessage) => (sealer ? sealIssuedSession(outgoing, incoming, sealer) : onResponse(outgoing, incoming)));
         outgoing.end(body);
+      }
+
+      /**
+       * With sealed ids, the session id an answer carries is replaced before anything else looks at the answer:
+       * by the id the client named, when the upstream repeats that session's id; by the upstream's id sealed for
+       * this caller when it is new (the `initialize` answer); on an error answer, it is dropped. The answer waits
+       * the moment sealing takes.
+       */
+      function sealIssuedSession(outgoing: ClientRequest, incoming: IncomingMessage, sessionSealer: SessionSealer): void {
+        const issued = incoming.headers['mcp-session-id'];
+        const status = incoming.statusCode ?? 502;
+        if (issued !== undefined && sealed && issued === sealed.session.upstreamSessionId) {
+          incoming.headers['mcp-session-id'] = sealed.sealed;
+        } else if (issued !== undefined && (typeof issued !== 'string' || issued === '' || status < 200 || status >= 300)) {
+          delete incoming.headers['mcp-session-id'];
+        }
+        if (typeof issued !== 'string' || incoming.headers['mcp-session-id'] !== issued) {
+          onResponse(outgoing, incoming);
+          return;
+        }
+        let failed: NodeJS.ErrnoException | undefined;
+        const onEarlyError = (error: NodeJS.ErrnoException): void => {
+          failed = error;
+        };
+        incoming.on('error', onEarlyError);
+        sessionSealer.seal(issued, context.auth).then(
+          (value) => {
+            incoming.off('error', onEarlyError);
+            // Undefined for a token naming nobody: as unsealed, the id is passed on, and never opens.
+            if (value !== undefined) incoming.headers['mcp-session-id'] = value;
+            if (failed) finish({ reason: 'upstream_reset', code: failed.code });
+            else onResponse(outgoing, incoming);
+          },
+          () => {
+            incoming.off('error', onEarlyError);
+            finish({ reason: 'session_seal_failed', status: 502, message: 'Bad gateway: the session could not be sealed' });
+          },
+        );
       }
 
       function onResponse(outgoing: ClientRequest, incoming: IncomingMessage): void {
@@ -609,6 +685,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
        * a session id bound to another caller (a broken or hostile upstream): that answer must not be passed on.
        */
       function trackSession(status: number, headers: IncomingHttpHeaders): boolean {
+        // Sealed sessions are held by no one: their ids were sealed or replaced as the answer came in.
+        if (sealer) return true;
         const ok = status >= 200 && status < 300;
         if (session && (status === 404 || (ok && method === 'DELETE'))) {
           // Ended, or unknown to the upstream (expired there, or the upstream restarted).
@@ -652,7 +730,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       return exchanges.size;
     },
     get sessions() {
-      return sessions.size;
+      return sealer ? undefined : sessions.size;
     },
     endStreams(which) {
       for (const exchange of exchanges.toArray()) if (which === 'all' || exchange.isGet) exchange.end();
@@ -704,6 +782,13 @@ export function checkIdentityHeaders(names: IdentityHeaderNames | undefined, set
     out[key] = lower;
   }
   return out;
+}
+
+/** A sealed session id a request named, and what it opened to. */
+interface SealedSessionInUse {
+  /** The id as the client sent it, repeated when the upstream repeats the session's id. */
+  readonly sealed: string;
+  readonly session: OpenedSession;
 }
 
 function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext): OutgoingHttpHeaders {

@@ -35,6 +35,15 @@ export class DpopRequestOf implements DpopRequest {
 }
 
 /**
+ * The `Mcp-Session-Id` a request names, if any. Node joins a repeated header into one comma-separated string
+ * (an array only in theory), which is then no session id anyone issued: it is refused like an unknown one.
+ */
+export function sessionIdHeader(req: IncomingMessage): string | undefined {
+  const header = req.headers['mcp-session-id'];
+  return header === undefined ? undefined : typeof header === 'string' ? header : header.join(', ');
+}
+
+/**
  * The headers the 2026-07-28 mirroring check reads. Node joins a repeated custom header into one
  * comma-separated string, so `Mcp-Param-Region: eu` twice would look like the single value `eu, us`;
  * repeated `Mcp-*` headers are therefore found in the raw list and handed on as arrays, which the check
