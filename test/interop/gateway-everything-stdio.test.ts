@@ -6,7 +6,6 @@
  * client's answers back to the right process.
  */
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,9 +16,9 @@ import { join } from 'node:path';
 import type { RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
-import { childEvents, quote, ROOT, startStdioGateway, waitUntilGone } from '../helpers/stdio-gateway.js';
+import { EVERYTHING, withTimeout } from '../helpers/everything-server.js';
+import { childEvents, quote, startStdioGateway, waitUntilGone } from '../helpers/stdio-gateway.js';
 
-const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const BASE = 'mcp:basic';
 const TOOLS = 'mcp:tools';
 const ADMIN = 'mcp:admin';
@@ -31,16 +30,6 @@ let upstream: StdioUpstream;
 let logs: string[];
 let dir: string;
 const open: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 async function connect(sub: string, scope = `${BASE} ${TOOLS}`): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const token = await as.issueAccessToken({ resource: gateway.resource, scope, sub });

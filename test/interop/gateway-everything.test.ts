@@ -5,22 +5,17 @@
  * records the headers of every request it receives.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
+import { startEverythingServer, withTimeout, type EverythingServer } from '../helpers/everything-server.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const PRELOAD = resolve(ROOT, 'test/helpers/everything-loopback-preload.mjs');
-const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 const BASE = 'mcp:basic';
 const TOOLS = 'mcp:tools';
@@ -44,46 +39,10 @@ interface Recorded {
 let dir: string;
 let recordFile: string;
 let as: AuthorizationServer;
-let everything: ChildProcess;
+let everything: EverythingServer;
 let gateway: RunningGateway;
 const logLines: string[] = [];
 const clients: Client[] = [];
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
-/** Starts server-everything on 127.0.0.1 with a free port and resolves its endpoint URL. */
-function startEverything(): Promise<string> {
-  everything = spawn(process.execPath, ['--import', PRELOAD, EVERYTHING, 'streamableHttp'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', EVERYTHING_RECORD_FILE: recordFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return withTimeout(
-    new Promise<string>((resolvePromise, reject) => {
-      everything.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /EVERYTHING_PORT=(\d+) HOST=(\S+)/.exec(output);
-        if (match) {
-          assert.equal(match[2], '127.0.0.1', 'server-everything must listen on loopback only');
-          resolvePromise(`http://127.0.0.1:${match[1]}/mcp`);
-        }
-      });
-      everything.stderr!.resume();
-      everything.once('exit', (code) => reject(new Error(`server-everything exited early (${code}): ${output}`)));
-    }),
-    15_000,
-    'server-everything start',
-  );
-}
 
 async function connect(scope: string, extraHeaders: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport; token: string }> {
   const token = await as.issueAccessToken({ resource: gateway.resource, scope, sub: 'demo-user' });
@@ -121,7 +80,8 @@ describe('gateway in front of @modelcontextprotocol/server-everything', { timeou
     const policyFile = join(dir, 'policy.json');
     writeFileSync(policyFile, JSON.stringify(POLICY));
     as = await startAuthorizationServer({ extraScopes: [BASE, TOOLS, ADMIN] });
-    const upstream = await startEverything();
+    everything = await startEverythingServer({ recordFile });
+    const upstream = everything.url;
     const config = loadGatewayConfig({
       MCP_AUTH_UPSTREAM: upstream,
       MCP_AUTH_ISSUER: as.issuer,
@@ -137,9 +97,7 @@ describe('gateway in front of @modelcontextprotocol/server-everything', { timeou
   after(async () => {
     for (const client of clients) await client.close().catch(() => {});
     await gateway?.shutdown();
-    if (everything && everything.exitCode === null) {
-      everything.kill('SIGKILL');
-    }
+    everything?.stop();
     await as?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
