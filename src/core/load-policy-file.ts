@@ -11,8 +11,9 @@ import type { PolicyDefinition } from './policy-definition.js';
  * Reads and validates a JSON policy file at start-up (synchronously: it runs once, before serving).
  *
  * The file has the shape of {@link PolicyDefinition} without functions: `scopesSupported`,
- * `requiredScopes`, `methods`, `tools`, `prompts`, `resources` and `scopeHierarchy`. `$schema` and
- * `$comment` are also allowed at the top level (JSON has no comments) and are dropped. Any other key is
+ * `requiredScopes`, `methods`, `tools`, `prompts`, `resources`, `scopeHierarchy` and `rateLimits`, as the JSON Schema
+ * `schema/policy.schema.json` (package export `mcp-oauth-guard/policy.schema.json`) describes. `$schema` (the schema,
+ * for editors) and `$comment` (JSON has no comments) are also allowed at the top level, as strings, and are dropped. Any other key is
  * refused, so a misspelt key cannot silently weaken the policy. Names such as `"__proto__"` or
  * `"constructor"` are ordinary tool names.
  *
@@ -50,7 +51,14 @@ export function loadPolicyFile(path: string, settingName = 'MCP_AUTH_POLICY'): P
     const record = value as Record<string, unknown>;
     // Object.hasOwn, not `in`: a parsed object may have an own "__proto__" key but inherits nothing we want.
     if (Object.hasOwn(record, '$schema') || Object.hasOwn(record, '$comment')) {
-      const { $schema: _schema, $comment: _comment, ...rest } = record;
+      const { $schema: schema, $comment: comment, ...rest } = record;
+      // As the published schema (schema/policy.schema.json) says: both are text, or an editor would not read them.
+      if (schema !== undefined && typeof schema !== 'string') {
+        throw new ConfigurationError(`${settingName}.$schema`, `must be the schema's path or URL as a string, e.g. "./node_modules/mcp-oauth-guard/schema/policy.schema.json" (in policy file ${file})`);
+      }
+      if (comment !== undefined && typeof comment !== 'string') {
+        throw new ConfigurationError(`${settingName}.$comment`, `must be a string (in policy file ${file})`);
+      }
       value = rest;
     }
   }
