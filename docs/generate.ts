@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { GUARD_ENV_VARIABLES } from '../src/core/load-options-from-env.js';
+import { ENV_OPTION_VARIABLES } from '../src/core/load-options-from-env.js';
 import { GATEWAY_SETTINGS } from '../src/gateway/gateway-config.js';
 import { renderConfigurationReference } from '../src/gateway/settings-reference.js';
 import { EXAMPLE_DEFAULT_HOST, EXAMPLE_DEFAULT_PORT } from '../examples/serve-guarded.js';
@@ -17,7 +17,7 @@ export const CONFIGURATION_PAGE = new URL('./configuration.md', import.meta.url)
 export function configurationPage(): string {
   return renderConfigurationReference({
     settings: GATEWAY_SETTINGS,
-    libraryVariables: GUARD_ENV_VARIABLES,
+    libraryOptions: ENV_OPTION_VARIABLES,
     exampleServer: { host: EXAMPLE_DEFAULT_HOST, port: EXAMPLE_DEFAULT_PORT },
     // Built by TypeDoc, the second step of `npm run docs`; git-ignored.
     apiReference: 'docs/api/index.html',

@@ -40,10 +40,22 @@ const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
 const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL';
 const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
 
+/**
+ * Every option `loadOptionsFromEnv` sets, nested ones by their path (`introspection.clientId`), and the variable it
+ * reads: errors name the variable, and the configuration page lists the option next to it.
+ */
+export const ENV_OPTION_VARIABLES: Readonly<Record<string, string>> = {
+  ...ENV_SETTING_NAMES,
+  'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
+  'introspection.clientSecret': INTROSPECTION_SECRET,
+  'introspection.endpoint': INTROSPECTION_ENDPOINT,
+  'introspection.issuer': INTROSPECTION_ISSUER,
+  'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
+  'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
+};
+
 /** Every environment variable `loadOptionsFromEnv` reads, for spotting misspelt ones (see `findUnknownSettings`). */
-export const GUARD_ENV_VARIABLES: readonly string[] = [
-  ...new Set<string>([...Object.values(ENV_SETTING_NAMES), INTROSPECTION_SECRET, INTROSPECTION_ENDPOINT, INTROSPECTION_ISSUER, INTROSPECTION_CACHE_TTL, TOKEN_CACHE_MAX_BYTES]),
-];
+export const GUARD_ENV_VARIABLES: readonly string[] = [...new Set(Object.values(ENV_OPTION_VARIABLES))];
 
 /** Environment variables as `process.env` holds them: name → value. */
 export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
@@ -112,15 +124,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     } else if (options.issuers === undefined) {
       options.issuer = defaults.issuer ?? '';
     }
-    const names: Record<string, string | undefined> = {
-      ...ENV_SETTING_NAMES,
-      'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
-      'introspection.clientSecret': INTROSPECTION_SECRET,
-      'introspection.endpoint': INTROSPECTION_ENDPOINT,
-      'introspection.issuer': INTROSPECTION_ISSUER,
-      'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
-      'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
-    };
+    const names: Record<string, string | undefined> = { ...ENV_OPTION_VARIABLES };
     if (!readSetting(env, 'MCP_AUTH_RESOURCE') && defaults.resource) names.resource = 'resource (default)';
 
     // Each variable is read on its own: a bad one is recorded and left unset, and the others are still checked.

@@ -57,8 +57,8 @@ export const SETTING_GROUPS: Readonly<Record<GatewaySettingGroup, SettingGroupTe
 export interface ConfigurationReferenceOptions {
   /** The gateway's settings, e.g. `GATEWAY_SETTINGS`. */
   readonly settings: readonly GatewaySetting[];
-  /** The variables `loadOptionsFromEnv` reads, e.g. `GUARD_ENV_VARIABLES`. */
-  readonly libraryVariables: readonly string[];
+  /** The options `loadOptionsFromEnv` sets and the variable each reads, e.g. `ENV_OPTION_VARIABLES`. */
+  readonly libraryOptions: Readonly<Record<string, string>>;
   /** The defaults of HOST and PORT in the example servers (`npm run example`). */
   readonly exampleServer: { readonly host: string; readonly port: number };
   /**
@@ -73,12 +73,13 @@ export interface ConfigurationReferenceOptions {
  * then what the library and the example servers read. Pure: the same options give the same text.
  *
  * @example
- * renderConfigurationReference({ settings: GATEWAY_SETTINGS, libraryVariables: GUARD_ENV_VARIABLES,
+ * renderConfigurationReference({ settings: GATEWAY_SETTINGS, libraryOptions: ENV_OPTION_VARIABLES,
  *   exampleServer: { host: '127.0.0.1', port: 3000 }, apiReference: 'docs/api/index.html' });
  */
 export function renderConfigurationReference(options: ConfigurationReferenceOptions): string {
   const { settings, exampleServer, apiReference } = options;
-  const library = new Set(options.libraryVariables);
+  const optionsOf = libraryOptionsByVariable(options.libraryOptions);
+  const library = new Set(optionsOf.keys());
   const names = new Set([...settings.map((s) => s.env), ...library]);
   const groups = (Object.keys(SETTING_GROUPS) as GatewaySettingGroup[]).filter((group) => settings.some((s) => s.group === group));
   const lines = [
@@ -88,9 +89,9 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
     '',
     'Every setting of the gateway (`mcp-oauth-guard`) is an environment variable and, unless it is a secret, a command-line',
     'flag (`--flag value` or `--flag=value`); flags win over the environment. `mcp-oauth-guard --help` prints the same list.',
-    'Lists are comma- or space-separated. A wrong value stops the gateway at start-up (exit code 2) with one line naming',
-    'the setting and how to fix it, and an `MCP_AUTH_*` variable that is no setting is reported with the one it most likely',
-    'means.',
+    'Lists are comma- or space-separated. The settings are checked at start-up: every wrong value is reported in one',
+    'message, each naming the setting and how to fix it (exit code 2), and an `MCP_AUTH_*` variable that is no setting is',
+    'refused with the one it most likely means.',
     '',
     'The column "Read by" says who reads a variable: **gateway** only the gateway (the command, and `loadGatewayConfig` from',
     '`mcp-oauth-guard/gateway`); **gateway, library** also `loadOptionsFromEnv` from `mcp-oauth-guard`, which builds the',
@@ -108,19 +109,22 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
       lines.push(row([code(s.env), flag, defaultCell(s.defaultValue, names), readBy, prose(s.description, names)]));
     }
   }
-  const libraryVariables = options.libraryVariables.map((name) => code(name)).join(', ');
   lines.push(
     '',
     `## ${LIBRARY_TITLE}`,
     '',
-    `\`loadOptionsFromEnv(env, defaults)\` from \`mcp-oauth-guard\` reads these variables into the guard's options,`,
-    `validated as the gateway validates them: ${libraryVariables}. It reads no other variable: the settings marked`,
-    '**gateway** above belong to the gateway alone.',
+    "`loadOptionsFromEnv(env, defaults)` from `mcp-oauth-guard` reads these variables into the guard's options",
+    '(`GuardOptions`), validated as the gateway validates them; the settings marked **gateway** above belong to the',
+    'gateway alone. The defaults and meanings are those of the tables above.',
+    '',
+    '| Variable | Option |',
+    '| --- | --- |',
+    ...[...optionsOf].map(([variable, paths]) => row([code(variable), paths.map((path) => code(path)).join(', ')])),
     '',
     'Every option of the library, including those with no variable (`GuardOptions`, the Express, SDK and gateway',
     `options), is documented in the API reference, which \`npm run docs\` builds from the source into ${code(apiReference)}.`,
     '',
-    `The example servers (\`npm run example\` and the others in \`examples/\`) read ${code('HOST')} (default`,
+    `The example servers (\`npm run example\`, and the SDK ones in \`examples/\`) read ${code('HOST')} (default`,
     `${code(exampleServer.host)}), ${code('PORT')} (default ${code(String(exampleServer.port))}) and the variables of`,
     `\`loadOptionsFromEnv\`; ${code('MCP_AUTH_ISSUER')} is required and ${code('MCP_AUTH_RESOURCE')} defaults to`,
     `${code('http://HOST:PORT/mcp')}.`,
@@ -130,6 +134,20 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
 }
 
 const LIBRARY_TITLE = 'In your own server: loadOptionsFromEnv';
+
+/**
+ * Each variable with the options it sets, in the order first named: `issuer, issuers` for MCP_AUTH_ISSUER (one
+ * issuer or several). An option whose nested one is listed too (`introspection` and `introspection.clientId`) is
+ * left out for it.
+ */
+function libraryOptionsByVariable(optionVariables: Readonly<Record<string, string>>): Map<string, string[]> {
+  const byVariable = new Map<string, string[]>();
+  for (const [path, variable] of Object.entries(optionVariables)) byVariable.set(variable, [...(byVariable.get(variable) ?? []), path]);
+  for (const [variable, paths] of byVariable) {
+    byVariable.set(variable, paths.filter((path) => !paths.some((other) => other.startsWith(`${path}.`))));
+  }
+  return byVariable;
+}
 
 /** A table row; a cell's `|` is escaped, which GFM tables require even inside code spans. */
 function row(cells: readonly string[]): string {

@@ -61,7 +61,8 @@ test('each setting has one row, and each flag one setting', () => {
 });
 
 test('the page has one table per group, every setting in its group, with its flag and who reads it', () => {
-  const page = configurationPage();
+  // The group tables, without the library's table of options after them.
+  const page = configurationPage().split('| Variable | Option |')[0]!;
   for (const group of Object.values(SETTING_GROUPS)) assert.match(page, new RegExp(`^## ${escapeRegExp(group.title)}$`, 'm'));
   for (const setting of GATEWAY_SETTINGS) {
     const rows = page.split('\n').filter((line) => line.startsWith(`| \`${setting.env}\` |`));
@@ -75,14 +76,24 @@ test('the page has one table per group, every setting in its group, with its fla
   }
 });
 
+test('the library table names the option each variable of loadOptionsFromEnv sets', () => {
+  const page = configurationPage();
+  const table = page.slice(page.indexOf('| Variable | Option |'));
+  for (const variable of GUARD_ENV_VARIABLES) assert.match(table, new RegExp(`^\\| \`${variable}\` \\| \``, 'm'), variable);
+  assert.ok(table.includes('| `MCP_AUTH_ISSUER` | `issuer`, `issuers` |'));
+  assert.ok(table.includes('| `MCP_AUTH_INTROSPECTION_CLIENT_ID` | `introspection.clientId` |'));
+  assert.ok(table.includes('| `MCP_AUTH_TOKEN_CACHE_MAX_BYTES` | `tokenCache.maxBytes` |'));
+});
+
 test('the page escapes what Markdown would act on, and leaves out empty groups', () => {
   const page = renderConfigurationReference({
     settings: [{ env: 'MCP_AUTH_X', group: 'limits', flag: '--x', value: '<a|b>', description: 'Uses *stars* <b>, [links] and MCP_AUTH_Y.', defaultValue: 'RS*, PS*' }],
-    libraryVariables: ['MCP_AUTH_X'],
+    libraryOptions: { x: 'MCP_AUTH_X', 'x.y': 'MCP_AUTH_X' },
     exampleServer: { host: '127.0.0.1', port: 3000 },
     apiReference: 'docs/api/index.html',
   });
   assert.ok(page.includes('| `MCP_AUTH_X` | `--x <a\\|b>` | RS\\*, PS\\* | gateway, library | Uses \\*stars\\* &lt;b&gt;, \\[links\\] and `MCP_AUTH_Y`. |'), page);
+  assert.ok(page.includes('| `MCP_AUTH_X` | `x.y` |'), 'the library table names the nested option, not its parent');
   assert.ok(page.includes('## Limits'));
   assert.ok(!page.includes('## Metrics'), 'a group with no setting has no table');
 });
