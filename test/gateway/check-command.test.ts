@@ -171,11 +171,21 @@ describe('mcp-oauth-guard check', () => {
   });
 
   it('bad settings exit 2 with the configuration error, as the gateway reports it; check --help lists every setting', async () => {
-    const bad = await runCheck(['--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
+    const port = await runCheck(['--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(port.code, 2);
+    assert.equal(port.stdout, '');
+    assert.match(port.stderr, /^mcp-oauth-guard check: configuration error: PORT \(--port\): /);
+    // A bad flag and a bad setting together, in one message, as the gateway reports them.
+    const bad = await runCheck(['--upstreem', 'x', '--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
     assert.equal(bad.code, 2);
-    assert.equal(bad.stdout, '');
-    assert.match(bad.stderr, /^mcp-oauth-guard check: configuration error: PORT \(--port\): /);
+    assert.equal(
+      bad.stderr,
+      'mcp-oauth-guard check: configuration error: 2 settings need fixing:\n  --upstreem: is not a known flag; did you mean --upstream?\n  PORT (--port): must be a whole number from 0 to 65535 (got "eighty")\n',
+    );
     assert.doesNotMatch(bad.stderr, /\bat .*\.ts:\d+/);
+    const misspelt = await runCheck([], { MCP_AUTH_ISSUER: as.issuer, MCP_AUTH_POLICIES: 'policy.json' });
+    assert.equal(misspelt.code, 2);
+    assert.match(misspelt.stderr, /^mcp-oauth-guard check: configuration error: .*MCP_AUTH_POLICIES.*did you mean MCP_AUTH_POLICY\?/);
 
     const help = await runCheck(['--help'], {});
     assert.equal(help.code, 0);

@@ -1,3 +1,4 @@
+import { ConfigurationProblems } from '../../core/configuration-problems.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { describeConfigurationError } from '../configuration-error-line.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../gateway-config.js';
@@ -38,12 +39,15 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
   }
   let config: GatewayConfig | undefined;
   try {
-    const args = parseGatewayArgs(argv.filter((arg) => !own.has(arg)), env);
+    // As the gateway does: bad flags and bad settings (a misspelt MCP_AUTH_* variable too) in one message.
+    const problems = new ConfigurationProblems();
+    const args = parseGatewayArgs(argv.filter((arg) => !own.has(arg)), env, problems);
     if (args.help) {
       output.stdout(checkHelp());
       return 0;
     }
-    config = loadGatewayConfig(args.settings, { upstreamRequired: false });
+    config = problems.check(() => loadGatewayConfig(args.settings, { upstreamRequired: false }));
+    problems.throwIfAny();
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     const message = describeConfigurationError(error);
@@ -51,7 +55,8 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
     if (json) output.stdout(`${JSON.stringify({ ok: false, exitCode: CONFIGURATION_ERROR_EXIT_CODE, configurationError: message }, null, 2)}\n`);
     return CONFIGURATION_ERROR_EXIT_CODE;
   }
-  const results = await runChecks(config);
+  // Set, since throwIfAny() threw otherwise.
+  const results = await runChecks(config!);
   const exitCode = checkExitCode(results, strict);
   output.stdout(json ? checkReportJson(results, exitCode) : formatCheckReport(results, exitCode));
   return exitCode;
