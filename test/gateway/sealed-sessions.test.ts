@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeProtectedHeader } from 'jose';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { parseSessionSecret } from '../../src/core/session-seal.js';
@@ -20,6 +22,7 @@ import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { droppingFetch } from '../helpers/dropping-fetch.js';
 import { postMcp, send, type HttpAnswer } from '../helpers/http-client.js';
 import { childEvents, NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
 
@@ -295,6 +298,45 @@ describe('sealed session ids and a stdio upstream', { timeout: 60_000 }, () => {
     assert.equal((await counter(restarted.url)).status, 404);
     assert.equal(restarted.upstream.processes, 0);
     assert.deepEqual(refusals(restarted.logs), ['session_other_instance']);
+  });
+});
+
+describe('sealed session ids and resumable stdio streams', { timeout: 60_000 }, () => {
+  it('the SDK client resumes a stream it lost (GET with Last-Event-ID) through its sealed session id', async () => {
+    const logs: string[] = [];
+    const config = loadGatewayConfig({
+      MCP_AUTH_UPSTREAM_COMMAND: `${quote(process.execPath)} ${quote(NODE_SERVER)}`,
+      MCP_AUTH_ISSUER: as.issuer,
+      MCP_AUTH_RESOURCE: RESOURCE,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      MCP_AUTH_SESSION_SECRET: secret(),
+    });
+    const gateway = await startGateway(config, { log: (line) => logs.push(line), warn: () => {} });
+    gateways.push(gateway);
+    const dropping = droppingFetch('"ticks"', 2);
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${await token('carol')}` } },
+      fetch: dropping.fetch,
+      reconnectionOptions: { initialReconnectionDelay: 20, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+    });
+    const client = new Client({ name: 'sealed-resume', version: '1.0.0' });
+    client.onerror = () => {}; // the deliberate break is reported here
+    await client.connect(transport);
+    try {
+      assert.equal(transport.sessionId?.split('.').length, 5, 'a sealed id');
+      const progress: number[] = [];
+      const result = await client.callTool({ name: 'ticks', arguments: { steps: 4, ms: 40 } }, undefined, { onprogress: (p) => void progress.push(p.progress), timeout: 20_000 });
+      assert.equal(dropping.dropped(), true);
+      assert.deepEqual(progress, [1, 2, 3, 4]);
+      assert.deepEqual(result.content, [{ type: 'text', text: 'ticked 4 times' }]);
+      assert.deepEqual(refusals(logs), [], 'the resume named the sealed id, and it opened');
+      const resumed = logs.map((l) => JSON.parse(l) as { httpMethod?: string; status?: number }).filter((e) => e.httpMethod === 'GET' && e.status === 200);
+      assert.ok(resumed.length > 0, 'the lost stream was resumed with a GET');
+    } finally {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    }
   });
 });
 

@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { droppingFetch } from '../helpers/dropping-fetch.js';
 import { send } from '../helpers/http-client.js';
 import { NODE_SERVER, PROTOCOL_VERSION, quote, RawSession, startStdioGateway } from '../helpers/stdio-gateway.js';
 
@@ -248,32 +249,11 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
 
   it('the SDK client resumes a POST stream it lost by itself, and gets its progress and result once', async () => {
     const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'sdk-user' });
-    let broken = false;
     // Breaks the first ticks answer after its second progress event, as a dropped connection would.
-    const breakingFetch: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      if (broken || init?.method !== 'POST' || typeof init.body !== 'string' || !init.body.includes('"ticks"') || !response.body) return response;
-      broken = true;
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let seen = 0;
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          const { done, value } = await reader.read();
-          if (done) return controller.close();
-          controller.enqueue(value);
-          seen += decoder.decode(value, { stream: true }).split('notifications/progress').length - 1;
-          if (seen >= 2) {
-            controller.error(new Error('connection lost on purpose'));
-            await reader.cancel();
-          }
-        },
-      });
-      return new Response(body, { status: response.status, headers: response.headers });
-    };
+    const dropping = droppingFetch('"ticks"', 2);
     const transport = new StreamableHTTPClientTransport(new URL(gateway.resource), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      fetch: breakingFetch,
+      fetch: dropping.fetch,
       reconnectionOptions: { initialReconnectionDelay: 20, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
     });
     const client = new Client({ name: 'resume-test', version: '1.0.0' });
@@ -282,7 +262,7 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     try {
       const progress: number[] = [];
       const result = await client.callTool({ name: 'ticks', arguments: { steps: 6, ms: 40 } }, undefined, { onprogress: (p) => void progress.push(p.progress), timeout: 20_000 });
-      assert.equal(broken, true);
+      assert.equal(dropping.dropped(), true);
       assert.deepEqual(progress, [1, 2, 3, 4, 5, 6]);
       assert.deepEqual(result.content, [{ type: 'text', text: 'ticked 6 times' }]);
     } finally {
