@@ -3,42 +3,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { DEFAULT_IDENTITY_HEADERS, GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs, parseIdentityHeaders } from '../../src/gateway/gateway-config.js';
+import { REPOSITORY_ROOT, runGatewayCli, type CliRun } from '../helpers/run-cli.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = resolve(ROOT, 'src/gateway/cli.ts');
+const CLI = resolve(REPOSITORY_ROOT, 'src/gateway/cli.ts');
+const ROOT = REPOSITORY_ROOT;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI (through tsx, as the built bin would run) with a clean environment. */
-function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`CLI did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+/** Runs the real CLI with a clean environment (see `runGatewayCli`). */
+function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<CliRun> {
+  return runGatewayCli(args, env, timeoutMs);
 }
 
 const children: ChildProcess[] = [];
