@@ -14,7 +14,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { ConfigurationProblems } from '../core/configuration-problems.js';
 import { describeConfigurationError } from './configuration-error-line.js';
 import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
-import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
+import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
 import { startGateway } from './start-gateway.js';
 
 const PROGRAM = 'mcp-oauth-guard';
