@@ -83,6 +83,18 @@ describe('mcp-oauth-guard check', () => {
     assert.ok(!out.includes(secret), 'the introspection secret is never printed');
   });
 
+  it("the notes example's settings (MCP_AUTH_*, HOST, PORT; no upstream): the guard's checks pass, the upstream's are skipped; exit 0", async () => {
+    const run = await runCheck(['--json'], { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '3000' });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const report = JSON.parse(run.stdout) as { ok: boolean; exitCode: number; results: { check: string; status: string; subject?: string }[] };
+    assert.deepEqual([report.ok, report.exitCode], [true, 0]);
+    assert.deepEqual(
+      report.results.map((result) => [result.check, result.status]),
+      [['resource', 'ok'], ['issuer', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
+    );
+    assert.equal(report.results[0]!.subject, 'http://127.0.0.1:3000/mcp');
+  });
+
   it('an issuer that is down: the line says so, with the fix; an application without an upstream is checked too; exit 1', async () => {
     const run = await runCheck([], { MCP_AUTH_ISSUER: `http://127.0.0.1:${closedPort}`, PORT: '3000', MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
     assert.equal(run.code, 1, run.stdout + run.stderr);
