@@ -5,9 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { acceptsConnections, freePort } from './free-port.js';
 import { findOnPath } from './stdio-gateway.js';
 
 /** The nginx program (Debian puts it in /usr/sbin, often not on a user's PATH), or undefined. */
@@ -31,27 +31,6 @@ export interface TestNginx {
   accessLog(): string[];
   /** Stops nginx (SIGTERM, its fast shutdown, then SIGKILL) and removes its directory. */
   stop(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1, released again for nginx to bind. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-function connects(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /**
@@ -125,7 +104,7 @@ export async function startTestNginx(upstreams: readonly string[], port?: number
   };
   const deadline = Date.now() + 10_000;
   while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
-    if (await connects(listenPort)) {
+    if (await acceptsConnections(listenPort)) {
       return {
         url: `http://127.0.0.1:${listenPort}`,
         port: listenPort,

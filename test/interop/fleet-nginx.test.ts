@@ -17,7 +17,8 @@ import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startEverythingServer, withTimeout, type EverythingServer } from '../helpers/everything-server.js';
-import { freePort, NGINX, startTestNginx, type TestNginx } from '../helpers/nginx.js';
+import { freePort } from '../helpers/free-port.js';
+import { NGINX, startTestNginx, type TestNginx } from '../helpers/nginx.js';
 
 const SCOPE = 'mcp:basic mcp:tools';
 const SKIP = NGINX === undefined ? 'nginx is not installed (.ci/run installs Debian\'s nginx-light)' : false;
