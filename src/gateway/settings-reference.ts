@@ -37,7 +37,7 @@ export const SETTING_GROUPS: Readonly<Record<GatewaySettingGroup, SettingGroupTe
   },
   sessions: {
     title: 'Upstream sessions',
-    intro: 'The MCP sessions of an HTTP upstream, each bound to the caller (issuer, subject, client) that started it.',
+    intro: 'The MCP sessions of 2025 clients, each bound to the caller (issuer, subject, client) that started it. Without a session secret a session lives in the process that started it; with one, its id is sealed so that any replica serves it (see fleet.md).',
   },
   limits: {
     title: 'Limits',
