@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
+import { createUpstreamHandler, startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { GATEWAY_SETTINGS } from '../../src/gateway/gateway-config.js';
 import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { runGatewayCli, type CliRun } from '../helpers/run-cli.js';
@@ -169,6 +169,32 @@ describe('mcp-oauth-guard check', () => {
     assert.deepEqual([report.ok, report.exitCode, report.failures, report.warnings], [false, 1, 0, 2]);
     const rule = report.results.find((result) => result.message.startsWith('the tool rule'));
     assert.deepEqual([rule?.check, rule?.status, rule?.fix], ['policy', 'warn', `rename "ad" to "add" in the policy file (${policy})`]);
+  });
+
+  it("a protected HTTP upstream: without credentials a 401 with the fix; with the gateway's static token it is listed, the token never printed", async () => {
+    const token = 'upstream-static-token-0123456789';
+    const handler = createUpstreamHandler();
+    const protectedUpstream = createServer((req, res) => {
+      if (req.headers.authorization !== `Bearer ${token}`) res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+      else handler(req, res);
+    });
+    protectedUpstream.listen(0, '127.0.0.1');
+    await once(protectedUpstream, 'listening');
+    const url = `http://127.0.0.1:${(protectedUpstream.address() as AddressInfo).port}/mcp`;
+    try {
+      const refused = await runCheck(['--upstream', url], { MCP_AUTH_ISSUER: as.issuer });
+      assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+      const line = entry(refused.stdout, 'upstream');
+      assert.match(line, /^FAIL {2}upstream \S+: initialize or a list failed: .*HTTP 401/m);
+      assert.match(line, /fix: the upstream wants credentials: set MCP_AUTH_UPSTREAM_AUTH \(static or client_credentials\) and its settings$/);
+
+      const listed = await runCheck(['--upstream', url, '--upstream-auth', 'static'], { MCP_AUTH_ISSUER: as.issuer, MCP_AUTH_UPSTREAM_TOKEN: token });
+      assert.equal(entry(listed.stdout, 'upstream'), `ok    upstream ${url}: initialize and the lists answered: 3 tools, 0 prompts, 0 resources, 0 resource templates`);
+      assert.ok(!listed.stdout.includes(token) && !listed.stderr.includes(token), 'the upstream token is never printed');
+    } finally {
+      protectedUpstream.closeAllConnections();
+      protectedUpstream.close();
+    }
   });
 
   it('an upstream command that exits at once: the upstream line fails with its exit code and stderr, and the policy is not compared; exit 1', async () => {
