@@ -17,6 +17,7 @@ export {
   type HttpHandlerOptions,
   type McpHttpHandler,
 } from './http/http-handler.js';
+export { decisionRequestOf } from './http/decision-request.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
 export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/load-options-from-env.js';
@@ -29,7 +30,7 @@ export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from
 export type { GuardOptions } from './core/guard-options.js';
 export type { SettingNames } from './core/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/auth-info.js';
-export type { DecisionEvent, DecisionHook, DecisionReason } from './core/decision.js';
+export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './core/decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/handler.js';
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token-verifier.js';

@@ -5,7 +5,7 @@ import { compilePolicy, type CompiledPolicy } from './compile-policy.js';
 import { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from './create-token-verifier.js';
 import { createDpopAuthenticator, type DpopRequest } from './dpop-authenticator.js';
 import { DPOP_SIGNING_ALGORITHMS } from './dpop-proof.js';
-import type { DecisionEvent, DecisionReason } from './decision.js';
+import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequest } from './decision.js';
 import { ConfigurationError, GuardError, type BearerErrorCode } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from './policy-definition.js';
@@ -35,8 +35,8 @@ export interface GuardHttpResponse {
 
 /** Request facts the decision hook is told about. */
 export interface DecisionContext {
-  /** The adapter's request, passed on to `onDecision`. */
-  request?: object;
+  /** The request, as `onDecision` may see it (no credentials): see {@link DecisionRequest}. */
+  request?: DecisionRequest;
   httpMethod: string;
   message?: JsonRpcMessage;
   auth?: AuthInfo;
@@ -232,11 +232,11 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       event.clientId = ctx.auth.clientId;
       event.grantedScopes = ctx.auth.scopes;
     }
-    if (typeof message?.method === 'string') event.method = bounded(message.method);
+    if (typeof message?.method === 'string') event.method = boundedText(message.method);
     const target = message?.params?.name ?? message?.params?.uri;
-    if (typeof target === 'string') event.name = bounded(target);
+    if (typeof target === 'string') event.name = boundedText(target);
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
-    if (ctx.detail !== undefined) event.detail = bounded(ctx.detail, 512);
+    if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
       onDecision(event, ctx.request);
     } catch {
@@ -397,9 +397,4 @@ function withSettingNames<T>(names: SettingNames, build: () => T): T {
     const renamed = names[error.setting as keyof SettingNames] ?? (names[top] !== undefined && error.setting === top ? names[top] : undefined);
     throw new ConfigurationError(renamed ?? `options.${error.setting}`, detail);
   }
-}
-
-/** Client-chosen strings reach audit logs: keep one request from writing a megabyte-long line. */
-function bounded(value: string, max = 256): string {
-  return value.length > max ? `${value.slice(0, max)}…` : value;
 }

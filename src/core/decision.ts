@@ -68,9 +68,61 @@ export interface DecisionEvent {
 }
 
 /**
- * Receives every decision, with the adapter's request object when there is one (the `node:http` request
- * for the Express, `node:http` and gateway adapters), to find per-request state without a context store.
- * That request still carries the `Authorization` header: log fields of it, never the object itself.
- * Must not throw; errors are swallowed so auditing cannot break serving.
+ * The request a decision was about, as the decision hook sees it: enough to log it and to join it with the
+ * operator's own per-request state, nothing that authenticates. Built from an allow-list, so no credential
+ * reaches the hook whatever header it came in (`Authorization`, `DPoP`, `Proxy-Authorization`, `Cookie`, an
+ * API key header, `Mcp-Session-Id`, the query string): see {@link DECISION_REQUEST_HEADERS}. Frozen; one per
+ * request (the `node:http` adapters give the same object to every caller of `decisionRequestOf(req)`).
  */
-export type DecisionHook = (event: DecisionEvent, request?: object) => void;
+export interface DecisionRequest {
+  /** HTTP method. */
+  readonly httpMethod: string;
+  /**
+   * Path of the request target, without the query string (where a misbehaving client may put a token); at most
+   * 1024 characters.
+   */
+  readonly path: string;
+  /** Address of the peer: behind a proxy, the proxy's (its `X-Forwarded-For` is in `headers`). */
+  readonly clientAddress?: string;
+  /**
+   * The request's headers named in {@link DECISION_REQUEST_HEADERS} that it carried, by lowercase name; a
+   * repeated header joined with ", "; each value at most 256 characters (longer ones are cut and end in "…").
+   */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * Headers a {@link DecisionRequest} may carry: the MCP headers that name the operation (not `Mcp-Param-*`, which
+ * mirror tool arguments, nor `Mcp-Session-Id`, which lets whoever holds it resume a session) and the usual
+ * correlation and client headers. Nothing else, credentials above all, is ever copied.
+ */
+export const DECISION_REQUEST_HEADERS: readonly string[] = Object.freeze([
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'origin',
+  'user-agent',
+  'x-request-id',
+  'x-forwarded-for',
+  'traceparent',
+]);
+
+/**
+ * `value`, cut to `max` characters (ending in "…" when cut). Client-chosen strings reach audit logs: one request
+ * must not write a megabyte-long line.
+ */
+export function boundedText(value: string, max = 256): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}
+
+/**
+ * Receives every decision, with the request it was about as a {@link DecisionRequest} when an adapter served it
+ * (never the adapter's own request object, which carries the credentials). To join the event with per-request
+ * state without a context store, key that state by `decisionRequestOf(req)` (from `mcp-oauth-guard`): the hook
+ * gets the same object. Must not throw; errors are swallowed so auditing cannot break serving.
+ *
+ * @example
+ * const onDecision: DecisionHook = (event, request) =>
+ *   console.log(JSON.stringify({ ...event, path: request?.path, requestId: request?.headers['x-request-id'] }));
+ */
+export type DecisionHook = (event: DecisionEvent, request?: DecisionRequest) => void;

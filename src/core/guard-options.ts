@@ -74,6 +74,9 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
    * when a limit is set.
    */
   rateLimiter?: RateLimiter;
-  /** Called with every allow or deny decision (audit, metrics). Never given the token. Default none. */
+  /**
+   * Called with every allow or deny decision (audit, metrics), and a view of the request without its credentials
+   * (see {@link DecisionHook}): never given the token nor the DPoP proof. Default none.
+   */
   onDecision?: DecisionHook;
 }

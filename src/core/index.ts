@@ -12,7 +12,7 @@ export { ConfigurationProblems, collectConfigurationProblems } from './configura
 export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './policy-coverage.js';
 export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './unknown-settings.js';
 export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
-export type { DecisionEvent, DecisionHook, DecisionReason } from './decision.js';
+export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { canonicalizeResourceUri } from '../core/canonical-resource.js';
 import { createGuard, type Guard } from '../core/create-guard.js';
-import type { DecisionEvent } from '../core/decision.js';
+import type { DecisionEvent, DecisionRequest } from '../core/decision.js';
 import { createSessionSealer } from '../core/session-seal.js';
 import { explainFailure } from '../core/explain-failure.js';
 import { ENV_SETTING_NAMES } from '../core/load-options-from-env.js';
@@ -178,11 +178,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         ...guardOptions,
         ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
         ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
-        onDecision: (event: DecisionEvent, request?: object) => {
+        onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
           requestLog.onDecision(event, request);
-          // Gateway hooks are configuration, not request handlers: they get the event, not the request and
-          // its Authorization header.
-          userHook?.(event);
+          userHook?.(event, request);
         },
       },
       ENV_SETTING_NAMES,

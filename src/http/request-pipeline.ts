@@ -13,6 +13,7 @@ import { answerWithFunction } from './answer-with-function.js';
 import { setEndpointCors } from './cors.js';
 import { filterListResponse, type ListAnswerMemo } from './filter-written-response.js';
 import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
+import { decisionRequestOf } from './decision-request.js';
 import { readBody } from './read-body.js';
 import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders, requestPath } from './request-headers.js';
 import { recordDecision, recordRefusal, serveTraced, traceStep, type RequestTrace } from './request-span.js';
@@ -92,6 +93,8 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     return memo;
   };
   const serveMetadata = createMetadataResponder(guard);
+  // The decision hook sees the request's narrowed view, never the request (its credentials); none made without a hook.
+  const reportedRequest = guard.options.onDecision ? decisionRequestOf : (): undefined => undefined;
   const allowHeader = [
     'POST',
     ...(httpHandler && httpHandler.supportsGet !== false ? ['GET'] : []),
@@ -104,7 +107,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     if (traced) recordRefusal(traced, error instanceof GuardError ? error.reason : undefined, answer);
     if (error instanceof GuardError) {
       pinned.report('deny', error.reason, answer.status, {
-        request: req,
+        request: reportedRequest(req),
         httpMethod: req.method ?? 'POST',
         message,
         auth,
@@ -175,7 +178,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       // Rate limits count only requests that would otherwise be served; none set, no call at all.
       const limiting = pinned.checkRateLimit?.(msg, caller);
       if (limiting !== undefined) await limiting;
-      pinned.report('allow', 'allowed', 200, { request: req, httpMethod: 'POST', message: msg, auth, requiredScopes });
+      pinned.report('allow', 'allowed', 200, { request: reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       if (!httpHandler) {
@@ -216,7 +219,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       // A GET (a stream) counts against the caller's limit; a DELETE ends a session and is never refused for it.
       const limiting = req.method === 'GET' ? pinned.checkRateLimit?.(undefined, caller) : undefined;
       if (limiting !== undefined) await limiting;
-      pinned.report('allow', 'allowed', 200, { request: req, httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      pinned.report('allow', 'allowed', 200, { request: reportedRequest(req), httpMethod: req.method ?? 'GET', auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       const handlerContext = contextFor(pinned, res, caller, firstHeader(req.headers['mcp-protocol-version']));

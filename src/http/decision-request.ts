@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http';
+import { boundedText, DECISION_REQUEST_HEADERS, type DecisionRequest } from '../core/decision.js';
+import { requestPath } from './request-headers.js';
+
+// One view per request, so a hook can key per-request state by it (as the gateway's request log does).
+const views = new WeakMap<IncomingMessage, DecisionRequest>();
+
+/**
+ * The request as the decision hook sees it (see {@link DecisionRequest}): method, path without the query, the
+ * peer's address and the allow-listed headers, never a credential. The same object for every call with the same
+ * `req`, and the one `onDecision` is given for it: key per-request state by it to join it with decisions.
+ *
+ * @example
+ * const requestIds = new WeakMap<DecisionRequest, string>();
+ * app.use((req, _res, next) => { requestIds.set(decisionRequestOf(req), randomUUID()); next(); });
+ * // onDecision: (event, request) => log({ ...event, requestId: request && requestIds.get(request) })
+ */
+export function decisionRequestOf(req: IncomingMessage): DecisionRequest {
+  let view = views.get(req);
+  if (view === undefined) views.set(req, (view = describeRequest(req)));
+  return view;
+}
+
+function describeRequest(req: IncomingMessage): DecisionRequest {
+  const headers: Record<string, string> = {};
+  for (const name of DECISION_REQUEST_HEADERS) {
+    const value = req.headers[name];
+    if (value !== undefined) headers[name] = boundedText(Array.isArray(value) ? value.join(', ') : value);
+  }
+  const clientAddress = req.socket?.remoteAddress;
+  return Object.freeze({
+    httpMethod: req.method ?? 'GET',
+    // A target that is no URL is given as it came, cut at the query.
+    path: boundedText(requestPath(req) ?? (req.url ?? '/').split('?', 1)[0]!, 1024),
+    ...(clientAddress !== undefined ? { clientAddress } : {}),
+    headers: Object.freeze(headers),
+  });
+}
