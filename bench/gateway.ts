@@ -5,7 +5,9 @@
  *
  * Usage: `node --import tsx bench/gateway.ts <library> <upstream URL> <issuer> <policy file> [stdout|off]`,
  * where `library` is the file URL of the package entry point (`index.js` of the compiled library, or
- * `src/index.ts`); the gateway modules are loaded from beside it. The log mode: `stdout` (default) keeps the
+ * `src/index.ts`); the gateway modules are loaded from beside it. An upstream `stdio:<command line>` is a
+ * stdio MCP server instead (`MCP_AUTH_UPSTREAM_COMMAND`, one process per session, no bound on processes
+ * below what the benchmark opens). The log mode: `stdout` (default) keeps the
  * gateway's own per-request log, one JSON line per request to stdout, as deployed (the parent points stdout
  * at /dev/null); `off` gives it a writer that drops the line (the entry is still built). Reports `ready` with
  * the resource URL once issuer discovery is done, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
@@ -21,8 +23,9 @@ async function main(): Promise<void> {
   const { loadGatewayConfig } = (await import(new URL(`gateway/gateway-config.${ext}`, library).href)) as typeof import('../src/gateway/gateway-config.js');
   const { startGateway } = (await import(new URL(`gateway/start-gateway.${ext}`, library).href)) as typeof import('../src/gateway/start-gateway.js');
 
+  const stdio = upstream.startsWith('stdio:') ? upstream.slice('stdio:'.length) : undefined;
   const config = loadGatewayConfig({
-    MCP_AUTH_UPSTREAM: upstream,
+    ...(stdio === undefined ? { MCP_AUTH_UPSTREAM: upstream } : { MCP_AUTH_UPSTREAM_COMMAND: stdio, MCP_AUTH_MAX_UPSTREAM_PROCESSES: '100000' }),
     MCP_AUTH_ISSUER: issuer,
     MCP_AUTH_POLICY: policyFile,
     HOST: '127.0.0.1',

@@ -17,6 +17,24 @@ export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway'] as con
 export type HopTarget = (typeof HOP_TARGETS)[number];
 
 /**
+ * The stdio part: one stdio MCP server (`stdio-server.ts`) behind each of these, one session (one child
+ * process) per load-generator connection, in the order each round runs them. `bridge`: the bare per-session
+ * bridge, the anchor (`stdio-bridge.ts`); `supergateway` and `mcp-proxy`: the npm bridges people use today,
+ * without authentication; `gateway`: mcp-oauth-guard with a stdio upstream, authentication and policy on every call.
+ */
+export const STDIO_TARGETS = ['bridge', 'supergateway', 'mcp-proxy', 'gateway'] as const;
+export type StdioTarget = (typeof STDIO_TARGETS)[number];
+
+/** The `initialize` each stdio-part session starts with, and the notification that completes it. */
+export const INITIALIZE_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-oauth-guard-bench', version: '1.0.0' } },
+});
+export const INITIALIZED_BODY = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+
+/**
  * `call`: a small tools/call. `list`: the 1,000-tool tools/list, the same bytes every time (the gateway may
  * reuse its filtered answer). `list-fresh`: the same list with a `nextCursor` that changes on every answer,
  * so nothing can be reused and every answer is parsed and filtered.

@@ -87,25 +87,26 @@ export interface HopRun {
   upstreamCpuUsPerRequest?: number;
 }
 
-interface Hop {
-  target: HopTarget;
+/** A process in front of (or being) the upstream, as the parent sees it. */
+export interface Hop<T extends string = HopTarget> {
+  target: T;
   child: ChildProcess;
   url: string;
   /** Whether it answers `stats` over IPC (Node processes). */
   ipc: boolean;
 }
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-const round3 = (x: number): number => Math.round(x * 1000) / 1000;
-const round1 = (x: number): number => Math.round(x * 10) / 10;
+export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+export const round1 = (x: number): number => Math.round(x * 10) / 10;
 
-/** The hop processes' scripts, and what they import. */
-const HOP_SCRIPTS = ['hop-scenario.ts', 'upstream.ts', 'node-proxy.ts', 'gateway.ts'];
+/** The hop processes' scripts, and what they import (the stdio part's too). */
+const HOP_SCRIPTS = ['hop-scenario.ts', 'upstream.ts', 'node-proxy.ts', 'gateway.ts', 'stdio-server.ts', 'stdio-bridge.ts'];
 
 /** Transpiles the hop scripts (types stripped, nothing added) into `outDir`, beside each other. */
 function transpileHopScripts(outDir: string): void {
@@ -121,21 +122,53 @@ function transpileHopScripts(outDir: string): void {
 
 let compiledDir: string | undefined;
 
-async function startHop(target: HopTarget, script: string, args: string[], cpu: number | undefined, options: { execArgv?: string[]; stdout?: 'inherit' | 'ignore' } = {}): Promise<Hop> {
-  const compiled = compiledDir === undefined ? undefined : join(compiledDir, script.replace(/\.ts$/, '.js'));
+/** Runs the hop scripts from `dir`, transpiled there now, or through tsx when undefined. */
+export function prepareHopScripts(dir: string | undefined): void {
+  compiledDir = dir;
+  if (dir !== undefined) transpileHopScripts(dir);
+}
+
+/** Where a hop script runs from: its transpiled copy, or undefined (then through tsx). */
+export function compiledHopScript(script: string): string | undefined {
+  return compiledDir === undefined ? undefined : join(compiledDir, script.replace(/\.ts$/, '.js'));
+}
+
+/**
+ * Pins this process (every thread) to the load generator's CPU when there are two to pin to, so that its own
+ * work between runs stays off the servers' CPU; returns the placement and how to describe it.
+ */
+export function pinPlacement(): { loadCpu: number | undefined; serverCpu: number | undefined; pinned: boolean; note: string } {
+  const pin = pinning();
+  const cpus = os.cpus().length;
+  const pinned = pin.ok && cpus >= 2;
+  if (pinned) {
+    try {
+      run(which('taskset')!, ['--all-tasks', '--pid', '--cpu-list', '0', String(process.pid)], 5_000);
+    } catch {
+      // Only noise.
+    }
+  }
+  const note = pinned
+    ? 'servers pinned to CPU 1, load generator to CPU 0'
+    : `NOT pinned (${pin.ok ? `${cpus} CPU` : pin.why}): servers and load generator share the CPUs, ratios are less telling`;
+  return { loadCpu: pinned ? 0 : undefined, serverCpu: pinned ? 1 : undefined, pinned, note };
+}
+
+export async function startHop<T extends string>(target: T, script: string, args: string[], cpu: number | undefined, options: { execArgv?: string[]; stdout?: 'inherit' | 'ignore' } = {}): Promise<Hop<T>> {
+  const compiled = compiledHopScript(script);
   const child = startScript(script, args, { cpu, ...options, ...(compiled ? { compiled } : {}) });
   const url = await waitFor<HopReport, string>(child, target, (m) => (m.type === 'ready' ? m.url : undefined), 60_000);
   return { target, child, url, ipc: true };
 }
 
-function statsOf(hop: Hop): Promise<HopStats> {
+function statsOf(hop: Hop<string>): Promise<HopStats> {
   const answer = waitFor<HopReport, HopStats>(hop.child, `${hop.target} stats`, (m) => (m.type === 'stats' ? m.stats : undefined), 10_000);
   hop.child.send({ type: 'stats' });
   return answer;
 }
 
 /** CPU (µs) and, for Node processes, event-loop times of `hop` so far. */
-async function sample(hop: Hop): Promise<{ cpu?: number; active?: number; idle?: number }> {
+export async function sample(hop: Hop<string>): Promise<{ cpu?: number; active?: number; idle?: number }> {
   if (!hop.ipc) return { cpu: processCpuMicros(hop.child.pid) };
   const stats = await statsOf(hop);
   return { cpu: stats.cpu.user + stats.cpu.system, active: stats.elu.active, idle: stats.elu.idle };
@@ -162,25 +195,8 @@ function checkAnswer(target: HopTarget, workload: HopWorkload, probe: { status: 
 /** Runs the gateway-hop benchmark and prints its report; returns what goes to `latest.json`. */
 export async function runHopBench(settings: HopSettings): Promise<Record<string, unknown>> {
   const began = Date.now();
-  const pin = pinning();
-  const cpus = os.cpus().length;
-  const pinned = pin.ok && cpus >= 2;
-  const loadCpu = pinned ? 0 : undefined;
-  const serverCpu = pinned ? 1 : undefined;
-  if (pinned) {
-    // The parent too (every thread), so that its own work between runs stays off the servers' CPU.
-    try {
-      run(which('taskset')!, ['--all-tasks', '--pid', '--cpu-list', String(loadCpu), String(process.pid)], 5_000);
-    } catch {
-      // Only noise.
-    }
-  }
-  const pinNote = pinned
-    ? 'servers pinned to CPU 1, load generator to CPU 0'
-    : `NOT pinned (${pin.ok ? `${cpus} CPU` : pin.why}): servers and load generator share the CPUs, ratios are less telling`;
-
-  compiledDir = settings.compiledScriptsDir;
-  if (compiledDir !== undefined) transpileHopScripts(compiledDir);
+  const { loadCpu, serverCpu, pinned, note: pinNote } = pinPlacement();
+  prepareHopScripts(settings.compiledScriptsDir);
   const nginx = settings.targets.includes('nginx') ? findNginx((line) => console.log(line)) : { why: 'not in BENCH_TARGETS' };
   if ('why' in nginx) console.log(`bench: the nginx line is skipped: ${nginx.why}`);
 
@@ -384,6 +400,6 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   };
 }
 
-function fmtPct(x: number | undefined): string {
+export function fmtPct(x: number | undefined): string {
   return x === undefined ? '-' : `${Math.round(x * 100)}%`;
 }

@@ -35,7 +35,17 @@ export class LoadProcess {
     return this.ask({ type: 'token', id: nextId++, resource }, 'minting a token', (m) => (m.type === 'token' ? m : undefined)).then(() => undefined);
   }
 
-  probe(url: string, options: { body?: string; tokenResource?: string } = {}): Promise<{ status: number; body: string }> {
+  /** Opens `count` MCP sessions at `url`, each with its own token for `tokenResource` (see `RunRequest.sessions`). */
+  sessions(url: string, count: number, tokenResource: string): Promise<void> {
+    return this.ask({ type: 'sessions', id: nextId++, url, count, tokenResource }, `opening ${count} sessions at ${url}`, (m) => (m.type === 'sessions' ? m : undefined), 60_000 + count * 10_000).then(() => undefined);
+  }
+
+  /** Ends the sessions opened at `url`. */
+  closeSessions(url: string): Promise<void> {
+    return this.ask({ type: 'closeSessions', id: nextId++, url }, `closing the sessions at ${url}`, (m) => (m.type === 'sessions' ? m : undefined), 30_000).then(() => undefined);
+  }
+
+  probe(url: string, options: { body?: string; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string }> {
     return this.ask({ type: 'probe', id: nextId++, url, ...options }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
   }
 

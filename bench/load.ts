@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { startTestIssuer, type TestIssuer } from '../test/helpers/fake-issuer.js';
+import { INITIALIZE_BODY, INITIALIZED_BODY } from './hop-scenario.js';
 import { REQUEST_BODY, REQUEST_HEADERS, TOKEN_SCOPE, usesNewTokens, type LoadCommand, type LoadReport, type RunRequest, type RunSummary } from './scenario.js';
 
 /** Tokens live 15 minutes: longer than the whole run, so none expires mid-measurement. */
@@ -27,6 +28,14 @@ let reusedToken: string | undefined;
 const tokensByResource = new Map<string, string>();
 let pool: string[] = [];
 let serial = 0;
+
+/** An MCP session opened for the stdio part: its id and the Authorization header of its own token. */
+interface OpenSession {
+  id: string;
+  authorization: string;
+}
+/** Sessions opened by `sessions`, by URL. */
+const sessionsByUrl = new Map<string, OpenSession[]>();
 
 async function mintToken(resource: string): Promise<string> {
   const n = serial++;
@@ -63,8 +72,58 @@ function reusedFor(resource: string | undefined): string {
   return token;
 }
 
+/** Opens `count` sessions at `url`, one after the other (each starts a process behind a stdio bridge). */
+async function openSessions(url: string, count: number, resource: string): Promise<void> {
+  const opened: OpenSession[] = [];
+  sessionsByUrl.set(url, opened);
+  for (let i = 0; i < count; i++) {
+    const authorization = `Bearer ${await mintToken(resource)}`;
+    const init = await fetch(url, { method: 'POST', headers: { ...REQUEST_HEADERS, authorization }, body: INITIALIZE_BODY, signal: AbortSignal.timeout(30_000) });
+    const text = await init.text();
+    const id = init.headers.get('mcp-session-id');
+    if (init.status !== 200 || id === null) throw new Error(`initialize at ${url}: ${init.status} ${text.slice(0, 300)}`);
+    opened.push({ id, authorization });
+    const done = await fetch(url, { method: 'POST', headers: { ...REQUEST_HEADERS, authorization, 'mcp-session-id': id }, body: INITIALIZED_BODY, signal: AbortSignal.timeout(30_000) });
+    await done.text();
+    if (done.status >= 300) throw new Error(`notifications/initialized at ${url}: ${done.status}`);
+  }
+}
+
+async function closeSessions(url: string): Promise<void> {
+  const opened = sessionsByUrl.get(url) ?? [];
+  sessionsByUrl.delete(url);
+  await Promise.all(
+    opened.map((s) =>
+      fetch(url, { method: 'DELETE', headers: { ...REQUEST_HEADERS, authorization: s.authorization, 'mcp-session-id': s.id }, signal: AbortSignal.timeout(10_000) })
+        .then((r) => r.text())
+        .catch(() => ''),
+    ),
+  );
+}
+
+/**
+ * autocannon requests giving each connection a session of its own: a connection's first request takes the
+ * next session and keeps it in the connection's context for the rest of the sequence. The sequence is long
+ * enough to outlast the run (when a sequence wraps, autocannon clears the context and the connection takes
+ * the next session round the list).
+ */
+function sessionRequests(url: string, durationSeconds: number): Array<{ setupRequest: (req: Record<string, any>, context: Record<string, unknown>) => Record<string, any> }> {
+  const opened = sessionsByUrl.get(url);
+  if (opened === undefined || opened.length === 0) throw new Error(`no sessions opened at ${url}`);
+  let next = 0;
+  const request = {
+    setupRequest: (req: Record<string, any>, context: Record<string, unknown>): Record<string, any> => {
+      const session = (context.session ??= opened[next++ % opened.length]) as OpenSession;
+      req.headers = { ...req.headers, authorization: session.authorization, 'mcp-session-id': session.id };
+      return req;
+    },
+  };
+  return new Array<typeof request>(Math.max(1_000, durationSeconds * 50_000)).fill(request);
+}
+
 async function run(request: RunRequest): Promise<RunSummary> {
-  const fixed = `Bearer ${reusedFor(request.tokenResource)}`;
+  // With a session per connection, each session's own token is sent instead.
+  const fixed = request.sessions ? '' : `Bearer ${reusedFor(request.tokenResource)}`;
   let next = 0;
   let exhausted = false;
   const tokens = pool;
@@ -87,14 +146,16 @@ async function run(request: RunRequest): Promise<RunSummary> {
     connections: request.connections,
     pipelining: 1,
     duration: request.durationSeconds,
-    requests: [
-      {
-        setupRequest: (req) => {
-          req.headers = { ...req.headers, authorization: authorization() };
-          return req;
-        },
-      },
-    ],
+    requests: request.sessions
+      ? sessionRequests(request.url, request.durationSeconds)
+      : [
+          {
+            setupRequest: (req) => {
+              req.headers = { ...req.headers, authorization: authorization() };
+              return req;
+            },
+          },
+        ],
   });
   if (fresh) pool = exhausted ? tokens : tokens.slice(next); // never reuse a token
   return {
@@ -138,11 +199,28 @@ async function handle(command: LoadCommand): Promise<void> {
         send({ type: 'error', id: command.id, message: String(error) });
       }
       return;
+    case 'sessions':
+      try {
+        await openSessions(command.url, command.count, command.tokenResource);
+        send({ type: 'sessions', id: command.id, count: command.count });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
+    case 'closeSessions':
+      await closeSessions(command.url);
+      send({ type: 'sessions', id: command.id, count: 0 });
+      return;
     case 'probe':
       try {
+        const session = command.session ? sessionsByUrl.get(command.url)?.[0] : undefined;
+        if (command.session && session === undefined) throw new Error(`no sessions opened at ${command.url}`);
         const response = await fetch(command.url, {
           method: 'POST',
-          headers: { ...REQUEST_HEADERS, authorization: `Bearer ${reusedFor(command.tokenResource)}` },
+          headers: {
+            ...REQUEST_HEADERS,
+            ...(session ? { authorization: session.authorization, 'mcp-session-id': session.id } : { authorization: `Bearer ${reusedFor(command.tokenResource)}` }),
+          },
           body: command.body ?? REQUEST_BODY,
         });
         send({ type: 'probed', id: command.id, status: response.status, body: await response.text() });

@@ -48,8 +48,8 @@ export function findNginx(log: (line: string) => void): { path: string; version:
   return { path, version: probe.stderr.trim().replace(/^nginx version: /, '') };
 }
 
-/** A free TCP port on 127.0.0.1 (released again at once, for nginx to bind). */
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (released again at once, for nginx, or a bridge that takes a port, to bind). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

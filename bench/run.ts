@@ -9,15 +9,21 @@
  * ratios are taken within each round (cached / bare, fresh / floor, fresh / peer) and their medians reported,
  * unpinned and then pinned with `taskset`. Then the memory per cached token (`cache-memory.ts`).
  *
+ * Stdio part (`hop-stdio.ts`): one small stdio MCP server behind the bare per-session bridge (the anchor),
+ * supergateway and mcp-proxy (npm, no authentication) and the gateway (authentication and policy on every
+ * call), one session (one stdio process) per load-generator connection, pinned as the gateway part is; a small
+ * `tools/call`, req/s as a share of the bridge's, and the gateway over each npm bridge.
+ *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway (run one part), BENCH_WORKLOADS=call,list,list-fresh
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|stdio (run one part), BENCH_WORKLOADS=call,list,list-fresh
  * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway (what it measures in front of the
- * upstream), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
+ * upstream), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its
+ * anchor; a bridge that cannot run is skipped, saying why), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
  * points at /dev/null, as deployed; or dropped).
  *
  * The library is compiled with `tsc` (the build's settings) into `.bench-results/dist` and the guarded server
@@ -33,8 +39,9 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolvePlacements, runExpressBench } from './express.js';
-import { HOP_TARGETS, HOP_WORKLOADS, type GatewayLogMode } from './hop-scenario.js';
+import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
 import { runHopBench } from './hop.js';
+import { runStdioHopBench } from './hop-stdio.js';
 import { killAll, ROOT, stopAll } from './processes.js';
 import { EXPRESS_SCENARIOS } from './scenario.js';
 
@@ -47,16 +54,18 @@ const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
-const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway'] as const, 'all');
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'stdio'] as const, 'all');
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
 const WORKLOADS = readList('BENCH_WORKLOADS', HOP_WORKLOADS);
 const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream'));
+const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) => t !== 'bridge'));
 /** Seconds of load the settings plan for (the watchdog allows half again as long, plus start-up and installs). */
 const PLANNED_SECONDS =
-  (ONLY === 'gateway' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
-  (ONLY === 'express' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION));
+  (ONLY !== 'all' && ONLY !== 'express' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
+  (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION)) +
+  (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS));
 /** The whole script is stopped, children included, if it runs longer than this. */
 const WATCHDOG_MS = (PLANNED_SECONDS * 1.5 + 180) * 1000;
 
@@ -124,7 +133,7 @@ async function main(): Promise<void> {
     library: libraryNote,
     loadAverage: os.loadavg(),
   };
-  if (ONLY !== 'gateway') {
+  if (ONLY === 'all' || ONLY === 'express') {
     report.express = await runExpressBench({
       rounds: ROUNDS,
       durationSeconds: DURATION,
@@ -137,7 +146,7 @@ async function main(): Promise<void> {
       cacheMemoryTokens: CACHE_TOKENS,
     });
   }
-  if (ONLY !== 'express') {
+  if (ONLY === 'all' || ONLY === 'gateway') {
     report.gatewayHop = await runHopBench({
       rounds: ROUNDS,
       durationSeconds: DURATION,
@@ -151,9 +160,33 @@ async function main(): Promise<void> {
       targets: HOP_IN_FRONT,
     });
   }
+  if (ONLY === 'all' || ONLY === 'stdio') {
+    report.stdio = await runStdioHopBench({
+      rounds: ROUNDS,
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      connections: CONNECTIONS,
+      entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
+      ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
+      gatewayLog: GATEWAY_LOG,
+      targets: STDIO_IN_FRONT,
+    });
+    printUpstreamKinds(report);
+  }
   report.elapsedSeconds = Math.round((Date.now() - began) / 1000);
   writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\nwritten .bench-results/latest.json (${report.elapsedSeconds} s)`);
+}
+
+/** The gateway's share of its anchor with an HTTP upstream and with a stdio one, side by side, when both parts ran. */
+function printUpstreamKinds(report: Record<string, unknown>): void {
+  const http = (report.gatewayHop as { call?: { rows?: Array<{ target: string; shareOfUpstream: { median: number } }> } } | undefined)?.call?.rows?.find((r) => r.target === 'gateway');
+  const stdio = (report.stdio as { rows?: Array<{ target: string; shareOfBridge: { median: number } }> } | undefined)?.rows?.find((r) => r.target === 'gateway');
+  if (http === undefined || stdio === undefined) return;
+  console.log(
+    `\ngateway, small tools/call: ${http.shareOfUpstream.median.toFixed(3)} of an HTTP upstream alone; ` +
+      `${stdio.shareOfBridge.median.toFixed(3)} of the bare bridge in front of a stdio upstream`,
+  );
 }
 
 main().catch(async (error: unknown) => {

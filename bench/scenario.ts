@@ -3,7 +3,7 @@
  * answer, the policy the guarded server enforces and the request every scenario sends.
  */
 import type { PolicyDefinition } from '../src/index.js';
-import type { HopTarget } from './hop-scenario.js';
+import type { HopTarget, StdioTarget } from './hop-scenario.js';
 
 /**
  * The servers' processes: `bare` (Express alone), `guarded` (mcpOAuthGuard), `floor` (bare plus a bare
@@ -23,7 +23,7 @@ export type Scenario = 'bare' | 'cached' | 'fresh' | 'floor' | 'peer';
 export const EXPRESS_SCENARIOS = ['bare', 'cached', 'floor', 'fresh', 'peer'] as const satisfies readonly Scenario[];
 
 /** Whether `scenario` sends a never-used token on every request (from the minted pool). */
-export function usesNewTokens(scenario: Scenario | HopTarget): boolean {
+export function usesNewTokens(scenario: Scenario | HopTarget | StdioTarget): boolean {
   return scenario === 'fresh' || scenario === 'floor' || scenario === 'peer';
 }
 
@@ -81,19 +81,24 @@ export type ServerReport =
 /** One load run, as the parent asks for it. */
 export interface RunRequest {
   url: string;
-  /** An Express scenario, or a target of the gateway-hop benchmark (which sends its reused token). */
-  scenario: Scenario | HopTarget;
+  /** An Express scenario, or a target of the gateway-hop benchmark (which sends its reused token) or of its stdio part. */
+  scenario: Scenario | HopTarget | StdioTarget;
   durationSeconds: number;
   connections: number;
   /** The body to POST. Default {@link REQUEST_BODY}. */
   body?: string;
   /** Send the reused token minted for this resource (see the `token` command) instead of the first one. */
   tokenResource?: string;
+  /**
+   * One session per connection: each connection sends, on every request, a session the `sessions` command
+   * opened at `url` (its own, no two connections share one) and that session's own token.
+   */
+  sessions?: boolean;
 }
 
 /** What the parent keeps of one autocannon run. */
 export interface RunSummary {
-  scenario: Scenario | HopTarget;
+  scenario: Scenario | HopTarget | StdioTarget;
   /** Mean of autocannon's per-second samples. */
   requestsPerSecond: number;
   /** Latency percentiles, in milliseconds. */
@@ -120,7 +125,11 @@ export type LoadCommand =
   | { type: 'mint'; id: number; resource: string; count: number }
   | { type: 'token'; id: number; resource: string }
   | { type: 'run'; id: number; run: RunRequest }
-  | { type: 'probe'; id: number; url: string; body?: string; tokenResource?: string }
+  | { type: 'probe'; id: number; url: string; body?: string; tokenResource?: string; session?: boolean }
+  /** Opens `count` MCP sessions at `url` (initialize, then initialized), each with its own token for `tokenResource`. */
+  | { type: 'sessions'; id: number; url: string; count: number; tokenResource: string }
+  /** Ends the sessions opened at `url` (DELETE). */
+  | { type: 'closeSessions'; id: number; url: string }
   | { type: 'stop' };
 
 /** Messages the load process sends its parent. */
@@ -130,4 +139,5 @@ export type LoadReport =
   | { type: 'token'; id: number }
   | { type: 'result'; id: number; summary: RunSummary }
   | { type: 'probed'; id: number; status: number; body: string }
+  | { type: 'sessions'; id: number; count: number }
   | { type: 'error'; id?: number; message: string };
