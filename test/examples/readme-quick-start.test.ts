@@ -10,10 +10,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../helpers/free-port.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -37,16 +37,6 @@ function withPorts(command: string, ports: ReadonlyMap<string, number>): string 
   let result = command;
   for (const [readme, free] of ports) result = result.replace(new RegExp(`\\b${readme}\\b`, 'g'), String(free));
   return result;
-}
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** The environment a new user's shell has: none of this process's guard settings, ports or test-runner state. */
