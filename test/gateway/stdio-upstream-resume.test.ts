@@ -6,7 +6,10 @@
  * closing the socket, as a network failure would.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,7 +17,7 @@ import type { RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { droppingFetch } from '../helpers/dropping-fetch.js';
-import { send } from '../helpers/http-client.js';
+import { postMcp, send } from '../helpers/http-client.js';
 import { NODE_SERVER, PROTOCOL_VERSION, quote, RawSession, startStdioGateway } from '../helpers/stdio-gateway.js';
 
 const NODE_COMMAND = `${quote(process.execPath)} ${quote(NODE_SERVER)}`;
@@ -120,14 +123,23 @@ function getStream(session: RawSession, lastEventId?: string): StreamReader {
 const progressOf = (messages: readonly any[]): number[] => messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress as number);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+const BASE = 'mcp:basic';
+const ADMIN = 'mcp:admin';
 let as: AuthorizationServer;
+let dir: string;
+let policyFile: string;
 
 before(async () => {
-  as = await startAuthorizationServer();
+  as = await startAuthorizationServer({ extraScopes: [BASE, ADMIN] });
+  dir = mkdtempSync(join(tmpdir(), 'stdio-resume-'));
+  policyFile = join(dir, 'policy.json');
+  // env_names is for admins: a list answer replayed to a caller without that scope must not show it.
+  writeFileSync(policyFile, JSON.stringify({ scopesSupported: [BASE, ADMIN], requiredScopes: [BASE], tools: { '*': [], env_names: [ADMIN] } }));
 });
 
 after(async () => {
   await as?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
@@ -142,7 +154,7 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
   }
 
   before(async () => {
-    ({ gateway, upstream } = await startStdioGateway(as, NODE_COMMAND, { MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS: '2000' }));
+    ({ gateway, upstream } = await startStdioGateway(as, NODE_COMMAND, { MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS: '2000', MCP_AUTH_POLICY: policyFile }, [BASE, ADMIN]));
   });
 
   after(async () => {
@@ -247,8 +259,39 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     assert.deepEqual(progressOf(owner.messages()), [1, 2]);
   });
 
+  it('a list answer replayed on a resumed stream is filtered for the caller, as the original was', async () => {
+    const frank = await session('frank');
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'list', method: 'tools/list', params: { _meta: { progressToken: 'l' } } });
+    const original = new StreamReader(frank.url, { method: 'POST', headers: { ...headersOf(frank), 'content-type': 'application/json' }, body });
+    await original.ended;
+    const progress = original.events.find((e) => e.data.includes('notifications/progress'));
+    assert.ok(progress?.id, original.text);
+    const names = (messages: readonly any[]): string[] => messages.find((m) => m.id === 'list').result.tools.map((t: { name: string }) => t.name);
+    assert.ok(names(original.messages()).includes('add'));
+    assert.ok(!names(original.messages()).includes('env_names'));
+    // Resumed after the progress event: the answer comes from the replay buffer, on a GET the guard does not filter.
+    const replayed = getStream(frank, progress.id);
+    await replayed.ended;
+    assert.equal(replayed.status, 200, replayed.text);
+    assert.deepEqual(names(replayed.messages()), names(original.messages()));
+  });
+
+  it('2026-07-28 requests have no resumable streams: no event ids', async () => {
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: BASE, sub: 'gina' });
+    const answer = await postMcp(
+      gateway.resource,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ticks', arguments: { steps: 2, ms: 10 }, _meta: { progressToken: 's', 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } },
+      token,
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'ticks' },
+    );
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(String(answer.headers['content-type']), /^text\/event-stream/);
+    assert.match(answer.text, /notifications\/progress/);
+    assert.doesNotMatch(answer.text, /^id:/m);
+  });
+
   it('the SDK client resumes a POST stream it lost by itself, and gets its progress and result once', async () => {
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'sdk-user' });
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: BASE, sub: 'sdk-user' });
     // Breaks the first ticks answer after its second progress event, as a dropped connection would.
     const dropping = droppingFetch('"ticks"', 2);
     const transport = new StreamableHTTPClientTransport(new URL(gateway.resource), {
