@@ -12,8 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { PolicyDefinition } from '../src/index.js';
 
-/** What stands in front of the upstream (or not, for `upstream`), in the order each round runs them. */
-export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway'] as const;
+/**
+ * What stands in front of the upstream (or not, for `upstream`), in the order each round runs them.
+ * `gateway-sealed` is the gateway with a session secret (`MCP_AUTH_SESSION_SECRET`), sent the same requests,
+ * each connection in a session of its own (the upstream issues them; the gateway seals their ids): what sealed
+ * sessions cost next to the plain hop, which the benchmark sends no session.
+ */
+export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway', 'gateway-sealed'] as const;
 export type HopTarget = (typeof HOP_TARGETS)[number];
 
 /**
@@ -92,7 +97,7 @@ export const HOP_BODIES: Record<HopWorkload, string> = {
 
 /** Tools each target's `list` answer carries: all of them, except behind the gateway. */
 export function expectedTools(target: HopTarget): number {
-  return target === 'gateway' ? LIST_SIZE / 2 : LIST_SIZE;
+  return target === 'gateway' || target === 'gateway-sealed' ? LIST_SIZE / 2 : LIST_SIZE;
 }
 
 /** How the gateway writes its per-request log (`BENCH_GATEWAY_LOG`). */

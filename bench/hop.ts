@@ -219,7 +219,10 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
       stdout: 'ignore',
     }),
   ]);
-  const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : [])];
+  const sealed = wanted.has('gateway-sealed')
+    ? await startHop('gateway-sealed', 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, 'sealed'], serverCpu, { stdout: 'ignore' })
+    : undefined;
+  const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : []), ...(sealed ? [sealed] : [])];
   let nginxSkipped = !wanted.has('nginx') ? 'not in BENCH_TARGETS' : 'why' in nginx ? nginx.why : undefined;
   if (wanted.has('nginx') && !('why' in nginx)) {
     try {
@@ -233,10 +236,15 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   const byTarget = new Map(hops.map((h) => [h.target, h]));
   const targets = HOP_TARGETS.filter((t) => byTarget.has(t));
   await load.token(gateway.url);
+  // A sealed session per connection, each with a token of its own (tokens for the sealed gateway's resource).
+  if (sealed) await load.sessions(sealed.url, settings.connections, sealed.url);
+  /** How a target is sent its requests: the sealed gateway in the sessions it issued, the others with the reused token. */
+  const sending = (target: HopTarget): { tokenResource: string; session?: boolean } =>
+    target === 'gateway-sealed' ? { tokenResource: sealed!.url, session: true } : { tokenResource: gateway.url };
   for (const workload of settings.workloads) {
     for (const target of targets) {
       // Twice: a second answer must be the same as the first (e.g. if anything along the way caches).
-      const options = { body: HOP_BODIES[workload], tokenResource: gateway.url };
+      const options = { body: HOP_BODIES[workload], ...sending(target) };
       const [first, second] = [await load.probe(byTarget.get(target)!.url, options), await load.probe(byTarget.get(target)!.url, options)];
       checkAnswer(target, workload, first);
       // list-fresh answers differ by design, in their nextCursor only.
@@ -258,7 +266,8 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const coreBefore = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
     const loadBefore = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
     const [upBefore, hopBefore] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
-    const summary: RunSummary = await load.run({ url: hop.url, scenario: target, durationSeconds: seconds, body: HOP_BODIES[workload], tokenResource: gateway.url });
+    const { session, ...token } = sending(target);
+    const summary: RunSummary = await load.run({ url: hop.url, scenario: target, durationSeconds: seconds, body: HOP_BODIES[workload], ...token, ...(session ? { sessions: true } : {}) });
     const [upAfter, hopAfter] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
     const coreAfter = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
     const loadAfter = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
@@ -323,6 +332,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     nginx: 'nginx proxy_pass',
     'node-proxy': 'minimal Node proxy',
     gateway: 'mcp-oauth-guard gateway',
+    'gateway-sealed': 'gateway, sealed sessions',
   };
   const title: Record<HopWorkload, string> = {
     call: 'small tools/call',
@@ -353,6 +363,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     });
     const overNginx = ratioOf(rounds, 'gateway', 'nginx');
     const overNodeProxy = ratioOf(rounds, 'gateway', 'node-proxy');
+    const sealedOverGateway = ratioOf(rounds, 'gateway-sealed', 'gateway');
     console.log('');
     console.log(`gateway hop, ${title[workload]}:`);
     console.log(
@@ -386,7 +397,10 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
       line('gateway / nginx', overNginx);
       line('gateway / minimal Node proxy', overNodeProxy);
     }
-    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, runs: rounds };
+    // What sealed session ids cost: opening each request's id (decrypted once, then remembered) and sealing the
+    // ids in the answers, against the same gateway sent no session.
+    if (sealedOverGateway !== undefined) line('gateway with sealed sessions / gateway', sealedOverGateway);
+    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, runs: rounds };
   }
   console.log(
     'share: req/s over the upstream-alone req/s of the same round (median); srv CPU / load CPU: busy share of the CPU the servers / ' +

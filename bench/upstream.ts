@@ -1,12 +1,14 @@
 /**
  * The gateway-hop benchmark's upstream MCP server, in its own process: raw `node:http`, no framework, the
  * answers prepared at start-up. POST `/mcp` with `tools/call` gets a small JSON result, with `tools/list` the
- * 1,000-tool list (about 150 KB); both `application/json` with a `Content-Length`. Anything else gets a
- * JSON-RPC error.
+ * 1,000-tool list (about 150 KB); both `application/json` with a `Content-Length`. `initialize` opens a session
+ * (a new `Mcp-Session-Id`, which later answers repeat, as MCP SDK servers do; no state is kept), a notification
+ * gets 202, anything else a JSON-RPC error.
  *
  * Usage: `node --import tsx bench/upstream.ts`. Reports `ready` with its endpoint URL over IPC, answers
  * `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { CALL_RESULT, listenHop, listTools } from './hop-scenario.js';
 
@@ -22,6 +24,9 @@ let freshCounter = 0;
 function answer(message: { id?: unknown; method?: unknown }): { status: number; body: Buffer | string } {
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? JSON.stringify(message.id) : 'null';
   if (message.method === 'tools/call') return { status: 200, body: `{"jsonrpc":"2.0","id":${id}${CALL_TAIL}` };
+  if (message.method === 'initialize') {
+    return { status: 200, body: `{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench-upstream","version":"1"}}}` };
+  }
   if (message.method === 'tools/list') {
     const cursor = (message as { params?: { cursor?: unknown } }).params?.cursor;
     if (cursor === 'fresh') return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), FRESH_TAIL, Buffer.from(`c${freshCounter++}"}}`)]) };
@@ -45,8 +50,13 @@ const server = createServer((req, res) => {
       res.writeHead(400, { ...JSON_HEADERS, 'content-length': '0' }).end();
       return;
     }
+    if (message !== null && typeof message === 'object' && !('id' in message)) {
+      res.writeHead(202, { 'content-length': '0' }).end();
+      return;
+    }
     const { status, body } = answer(message ?? {});
-    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
+    const session = message?.method === 'initialize' ? randomUUID() : req.headers['mcp-session-id'];
+    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), ...(typeof session === 'string' ? { 'mcp-session-id': session } : {}) });
     res.end(body);
   });
 });
