@@ -71,7 +71,8 @@ function startCommand(command: string, cwd: string): Running {
 async function waitFor(command: Running, ready: RegExp, what: string): Promise<void> {
   const deadline = Date.now() + STARTUP_MS;
   while (!ready.test(command.output())) {
-    if (command.child.exitCode !== null) assert.fail(`${what} exited (${command.child.exitCode}):\n${command.output()}`);
+    const { exitCode, signalCode } = command.child;
+    if (exitCode !== null || signalCode !== null) assert.fail(`${what} exited (${exitCode ?? signalCode}):\n${command.output()}`);
     if (Date.now() > deadline) assert.fail(`${what} did not start within ${STARTUP_MS / 1000} s:\n${command.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -236,7 +237,7 @@ describe("the README's middleware quick start, in a project that installed the p
     for (;;) {
       const metadata = await fetch(`http://127.0.0.1:${ports.get('3000')}/.well-known/oauth-protected-resource/mcp`).catch(() => undefined);
       if (metadata?.ok) break;
-      if (guarded.child.exitCode !== null) assert.fail(`server.ts exited (${guarded.child.exitCode}):\n${guarded.output()}`);
+      if (guarded.child.exitCode !== null || guarded.child.signalCode !== null) assert.fail(`server.ts exited (${guarded.child.exitCode ?? guarded.child.signalCode}):\n${guarded.output()}`);
       if (Date.now() > deadline) assert.fail(`server.ts did not answer within ${STARTUP_MS / 1000} s:\n${guarded.output()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
