@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { compiledHopScript, fmtPct, median, pinPlacement, prepareHopScripts, round1, round3, sample, startHop, type Hop, type HopSettings } from './hop.js';
 import { CALL_RESULT, HOP_BODIES, STDIO_TARGETS, gatewayPolicy, type StdioTarget } from './hop-scenario.js';
 import { LoadProcess } from './load-client.js';
-import { freePort } from './nginx.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { cpuTimes, onExit, processCpuMicros, ROOT, startProgram, startScript, stopAll } from './processes.js';
 import type { RunSummary } from './scenario.js';
 

@@ -8,9 +8,9 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
+import { acceptsConnections, freePort } from '../test/helpers/free-port.js';
 import { onExit, run, startProgram, which } from './processes.js';
 
 const NGINX_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin'];
@@ -46,29 +46,6 @@ export function findNginx(log: (line: string) => void): { path: string; version:
   const probe = spawnSync(path, ['-v'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.status !== 0) return { why: `${path} -v failed: ${(probe.stderr || String(probe.error ?? probe.signal)).trim()}` };
   return { path, version: probe.stderr.trim().replace(/^nginx version: /, '') };
-}
-
-/** A free TCP port on 127.0.0.1 (released again at once, for nginx, or a bridge that takes a port, to bind). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function connects(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** The configuration: one worker, keep-alive both ways, buffers large enough that no answer goes to disk. */
@@ -131,7 +108,7 @@ export async function startNginx(binary: string, upstreamUrl: string, cpu: numbe
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) break;
-    if (await connects(port)) return { child, url: `http://127.0.0.1:${port}${upstream.pathname}` };
+    if (await acceptsConnections(port)) return { child, url: `http://127.0.0.1:${port}${upstream.pathname}` };
     if (Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
