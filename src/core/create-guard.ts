@@ -6,6 +6,7 @@ import { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from './create-t
 import { createDpopAuthenticator, type DpopRequest } from './dpop-authenticator.js';
 import { DPOP_SIGNING_ALGORITHMS } from './dpop-proof.js';
 import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequest } from './decision.js';
+import { collectConfigurationProblems } from './configuration-problems.js';
 import { ConfigurationError, GuardError, type BearerErrorCode } from './errors.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from './policy-definition.js';
@@ -157,21 +158,31 @@ export interface Guard {
 
 const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0, result: {} }) as JsonRpcMessage;
 
-/** Builds a {@link Guard}. Validates every option first (throws `ConfigurationError` naming it). */
+/**
+ * Builds a {@link Guard}. Validates every option first: one `ConfigurationError` names every bad option (see its
+ * `problems`), each by the name it was configured under.
+ */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
-  const resolved = resolveGuardOptions(options, names);
   const policySetting = names.policy ?? 'options.policy';
-  const initialPolicy = compilePolicy(resolved.policy ?? {}, policySetting);
-  const verifier = withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource, boundTokens: 'return' }));
+  const { resolved, initialPolicy, verifier, dpopMode, checkOrigin, callerLimit } = collectConfigurationProblems((problems) => {
+    const resolved = problems.check(() => resolveGuardOptions(options, names));
+    if (typeof options !== 'object' || options === null) problems.throwIfAny();
+    const initialPolicy = problems.check(() => compilePolicy(options.policy ?? {}, policySetting));
+    const dpopMode = problems.check(() => resolveDpopMode(options.dpop, names.dpop ?? 'options.dpop'));
+    const callerLimit = problems.check(() => (options.rateLimit === undefined ? undefined : parseRateLimit(options.rateLimit, names.rateLimit ?? 'options.rateLimit')));
+    if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { consume?: unknown }).consume !== 'function') {
+      problems.add(names.rateLimiter ?? 'options.rateLimiter', 'must be an object with a consume(key, limit) method');
+    }
+    // These two need the issuers and the canonical resource, so they run only once those are valid.
+    const verifier =
+      resolved && problems.check(() => withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource, boundTokens: 'return' })));
+    const checkOrigin = resolved && problems.check(() => createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins'));
+    problems.throwIfAny();
+    return { resolved: resolved!, initialPolicy: initialPolicy!, verifier: verifier!, dpopMode: dpopMode!, checkOrigin: checkOrigin!, callerLimit };
+  });
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
-  const dpopMode = resolveDpopMode(resolved.dpop, names.dpop ?? 'options.dpop');
-  const checkOrigin = createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins');
   const onDecision = resolved.onDecision;
   const maxJsonDepth = resolved.maxJsonDepth;
-  const callerLimit = resolved.rateLimit === undefined ? undefined : parseRateLimit(resolved.rateLimit, names.rateLimit ?? 'options.rateLimit');
-  if (resolved.rateLimiter !== undefined && typeof (resolved.rateLimiter as { consume?: unknown }).consume !== 'function') {
-    throw new ConfigurationError(names.rateLimiter ?? 'options.rateLimiter', 'must be an object with a consume(key, limit) method');
-  }
   // Made on first need and kept across policies, so that a reload does not hand every caller a fresh count.
   let limiter: RateLimiter | undefined;
 

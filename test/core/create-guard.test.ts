@@ -390,4 +390,23 @@ describe('createGuard: configuration errors', () => {
     assert.equal(configurationError(() => createGuard({ issuer: ISSUER, resource: RESOURCE, policy: bogusPolicy }, names)).setting, 'MCP_AUTH_POLICY');
     assert.equal(configurationError(() => createGuard({ issuer: ISSUER, resource: RESOURCE, policy: bogusPolicy })).setting, 'options.policy');
   });
+
+  test('every bad option at once, in one error listing each', () => {
+    const bogusPolicy = { bogus: ['x'] } as unknown as GuardOptions['policy'];
+    const options = { issuer: '', resource: RESOURCE, maxBodyBytes: 0, dpop: 'sometimes', rateLimit: 'lots', policy: bogusPolicy } as unknown as GuardOptions;
+    assert.throws(
+      () => createGuard(options),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigurationError, String(error));
+        assert.deepEqual(error.problems.map((p) => p.setting), ['options.issuer', 'options.maxBodyBytes', 'options.policy', 'options.dpop', 'options.rateLimit']);
+        assert.match(error.message, /^5 settings need fixing:\n {2}options\.issuer: /);
+        return true;
+      },
+    );
+    // With the issuer and resource right, the token verifier's and the origin check's problems are listed too.
+    assert.throws(
+      () => createGuard({ issuer: ISSUER, resource: RESOURCE, jwksUri: 'notaurl', allowedOrigins: ['x'], dpop: 'sometimes' as never }),
+      (error: unknown) => error instanceof ConfigurationError && error.problems.map((p) => p.setting).join() === 'options.dpop,options.jwksUri,options.allowedOrigins',
+    );
+  });
 });

@@ -397,3 +397,16 @@ test('a variable refused while read is not reported again by the checks that fol
     (e: unknown) => e instanceof ConfigurationError && e.problems.map((p) => p.setting).join() === 'MCP_AUTH_CLOCK_TOLERANCE,MCP_AUTH_DPOP',
   );
 });
+
+test('the checks of the token verifier and the origin check are listed together', () => {
+  const loopback = { MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_RESOURCE: 'http://127.0.0.1:3000/mcp' };
+  assert.throws(
+    () => loadOptionsFromEnv({ ...loopback, MCP_AUTH_JWKS_URI: 'notaurl', MCP_AUTH_ALLOWED_ORIGINS: 'x' }),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigurationError, String(e));
+      assert.deepEqual(e.problems.map((p) => p.setting), ['MCP_AUTH_JWKS_URI', 'MCP_AUTH_ALLOWED_ORIGINS']);
+      assert.match(e.message, /^2 settings need fixing:\n {2}MCP_AUTH_JWKS_URI: .*is not an absolute URL.*\n {2}MCP_AUTH_ALLOWED_ORIGINS: .*is not an origin/);
+      return true;
+    },
+  );
+});
