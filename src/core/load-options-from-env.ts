@@ -3,8 +3,6 @@ import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorit
 import { ConfigurationError } from './errors.js';
 import { collectConfigurationProblems } from './configuration-problems.js';
 import { refuseUnknownSettings } from './unknown-settings.js';
-import { parseRateLimit } from './rate-limit.js';
-import { resolveDpopMode } from './token-binding.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
 import { loadPolicyFile } from './load-policy-file.js';
@@ -157,18 +155,10 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('maxBodyBytes', () => readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
     set('bodyTimeoutMs', () => readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
     set('httpTimeoutMs', () => readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
-    // off, allow or require, in any case. Checked here as well as by the guard (the same rule), so that a bad value
-    // is listed even when the guard's checks stop at a missing issuer.
-    set('dpop', () => {
-      const mode = readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase();
-      return mode === undefined ? undefined : resolveDpopMode(mode, 'MCP_AUTH_DPOP');
-    });
-    // "120/min" and the like, kept as written; checked here for the same reason.
-    set('rateLimit', () => {
-      const limit = readSetting(env, 'MCP_AUTH_RATE_LIMIT');
-      if (limit !== undefined) parseRateLimit(limit, 'MCP_AUTH_RATE_LIMIT');
-      return limit;
-    });
+    // off, allow or require, in any case; the guard checks the value and names the variable.
+    set('dpop', () => readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase() as GuardOptions['dpop']);
+    // "120/min" and the like; the guard parses it and names the variable.
+    set('rateLimit', () => readSetting(env, 'MCP_AUTH_RATE_LIMIT'));
     const tokenCacheMaxBytes = problems.check(() => readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824));
     if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 
