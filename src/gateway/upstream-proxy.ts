@@ -7,6 +7,7 @@ import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
+import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { sessionIdHeader } from '../http/request-headers.js';
@@ -197,8 +198,8 @@ const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
 
 /**
  * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
- * dropped: `Authorization` (MCP forbids token passthrough), `Cookie`, `Proxy-Authorization`, hop-by-hop
- * headers, and `Accept-Encoding` (so the upstream answers uncompressed and list results can be filtered).
+ * dropped: the credentials ({@link CREDENTIAL_HEADERS}; MCP forbids token passthrough), hop-by-hop headers, and
+ * `Accept-Encoding` (so the upstream answers uncompressed and list results can be filtered).
  */
 const FORWARDED_REQUEST_HEADERS = new Set([
   'accept',
@@ -220,16 +221,8 @@ const FORWARDED_REQUEST_HEADERS = new Set([
  */
 const DROPPED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP_HEADERS, 'proxy-authenticate', 'proxy-authorization', 'set-cookie', 'www-authenticate']);
 
-const RESERVED_IDENTITY_NAMES = new Set([
-  'authorization',
-  'cookie',
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'proxy-authorization',
-  'forwarded',
-]);
+// Names an identity header may not take: the client's credentials (never forwarded) and the framing of the request.
+const RESERVED_IDENTITY_NAMES = new Set([...CREDENTIAL_HEADERS, 'host', 'content-length', 'transfer-encoding', 'connection', 'forwarded']);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

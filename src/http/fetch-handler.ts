@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, requestIdOf, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import { CREDENTIAL_HEADERS } from './credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from './hop-by-hop-headers.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
 import { writeJson } from './write-response.js';
@@ -40,16 +41,14 @@ export interface FetchHandlerOptions {
 
 /**
  * Request headers the handler does not get.
- * - Credentials (`Authorization`, the `DPoP` proof that went with it, `Proxy-Authorization`, cookies): the guard
- *   has verified the token and hands the caller over as `context.auth`. A header
- *   copy invites token passthrough (a handler building an upstream request from this one's headers),
- *   which MCP forbids (2025-06-18 onward, `basic/authorization` "Access Token Privilege Restriction");
- *   cookies are ambient credentials an MCP endpoint has no use for.
+ * - Credentials ({@link CREDENTIAL_HEADERS}): the guard has verified the token and hands the caller over as
+ *   `context.auth`; a header copy invites token passthrough (a handler building an upstream request from this
+ *   one's headers).
  * - Hop-by-hop headers (RFC 9110 §7.6.1): they describe the client's connection, not this `Request`.
  * - `content-length`, `content-encoding`: the body is re-serialized from the parsed message, so the
  *   client's framing no longer describes it.
  */
-const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'dpop', 'proxy-authorization', 'cookie', ...HOP_BY_HOP_HEADERS, 'content-length', 'content-encoding']);
+const DROPPED_REQUEST_HEADERS = new Set([...CREDENTIAL_HEADERS, ...HOP_BY_HOP_HEADERS, 'content-length', 'content-encoding']);
 
 /**
  * Serves a fetch-shaped MCP handler (`(Request) => Response`) behind `mcpOAuthGuard`. The guard
@@ -62,8 +61,8 @@ const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'dpop', 'proxy-authori
  *   (and `http:`, or `https:` on TLS sockets) only when there is no resource. Of an absolute-form target
  *   (`POST http://host/mcp`, RFC 9112 §3.2.2) only the path and query are used. A target that yields no
  *   valid URL gets 400 with JSON-RPC -32600 `Invalid request target`, and the handler is not called.
- * - headers: as sent (duplicates kept), minus `Authorization`, `Proxy-Authorization`, `Cookie`, hop-by-hop
- *   headers, `Content-Length` and `Content-Encoding`.
+ * - headers: as sent (duplicates kept), minus the credentials (`Authorization`, `DPoP`, `Proxy-Authorization`,
+ *   `Cookie`), hop-by-hop headers, `Content-Length` and `Content-Encoding`.
  * - body (POST): the JSON of the authorized message, also given as `context.parsedBody`.
  * - signal: aborts when the client disconnects.
  *

@@ -14,6 +14,7 @@ import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
+import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
 import { writeJson } from '../http/write-response.js';
 
 /**
@@ -119,15 +120,6 @@ const SESSION_NOT_FOUND = -32001;
  * answers arrive from piling them up.
  */
 const MAX_PENDING_LISTS = 64;
-/**
- * Request headers the SDK transport must not see. The guard has verified the token; the SDK copies every
- * header into `extra.requestInfo.headers` for tools, and a tool that can read the bearer token can replay
- * it elsewhere (token passthrough, forbidden by MCP `basic/authorization` "Access Token Privilege
- * Restriction"); the `DPoP` proof that went with a DPoP-bound token goes with it. Cookies are ambient
- * credentials an MCP endpoint has no use for.
- */
-const CREDENTIAL_HEADERS = ['authorization', 'dpop', 'proxy-authorization', 'cookie'] as const;
-
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
  * `mcpOAuthGuard`, through the SDK's own `StreamableHTTPServerTransport`. The guard authenticates and
@@ -400,8 +392,9 @@ function filterOutgoing(pendingLists: Map<JsonRpcId, PendingList[]>, message: JS
 }
 
 /**
- * Removes credential headers ({@link CREDENTIAL_HEADERS}) from `req` before the SDK converts it. The SDK's
- * Node transport builds its `Request` with `@hono/node-server`, which reads header values from both
+ * Removes credential headers ({@link CREDENTIAL_HEADERS}) from `req` before the SDK converts it: the SDK copies
+ * every header into `extra.requestInfo.headers` for tools, and a tool that can read the token can replay it.
+ * The SDK's Node transport builds its `Request` with `@hono/node-server`, which reads header values from both
  * `req.headers` (single lookups) and `req.rawHeaders` (the full list), so both are cleaned. Node computes
  * `headers` and `headersDistinct` lazily from `rawHeaders` using the original count, so they are
  * materialized first: computing them from a shorter list would fail. The guard has finished with these
@@ -428,11 +421,6 @@ function hideCredentials(req: IncomingMessage): void {
     if (!isCredentialHeader(raw[i]!)) kept.push(raw[i]!, raw[i + 1]!);
   }
   req.rawHeaders = kept;
-}
-
-function isCredentialHeader(name: string): boolean {
-  const lower = name.toLowerCase();
-  return lower === 'authorization' || lower === 'dpop' || lower === 'proxy-authorization' || lower === 'cookie';
 }
 
 
