@@ -20,7 +20,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { compiledHopScript, fmtPct, median, pinPlacement, prepareHopScripts, round1, round3, sample, startHop, type Hop, type HopSettings } from './hop.js';
+import { compiledHopScript, fmtPct, median, pinPlacement, prepareHopScripts, ratioPerRound, round1, round3, sample, startHop, type Hop, type HopSettings } from './hop.js';
 import { CALL_RESULT, HOP_BODIES, STDIO_TARGETS, gatewayPolicy, type StdioTarget } from './hop-scenario.js';
 import { LoadProcess } from './load-client.js';
 import { freePort } from '../test/helpers/free-port.js';
@@ -215,11 +215,7 @@ export async function runStdioHopBench(settings: StdioHopSettings): Promise<Reco
   for (const target of targets) await load.closeSessions(hops.get(target)!.url);
   await stopAll();
 
-  const ratioOf = (a: StdioTarget, b: StdioTarget): { median: number; perRound: number[] } | undefined => {
-    if (!targets.includes(a) || !targets.includes(b)) return undefined;
-    const per = rounds.map((runs) => runs.find((r) => r.target === a)!.requestsPerSecond / runs.find((r) => r.target === b)!.requestsPerSecond);
-    return { median: round3(median(per)), perRound: per.map(round3) };
-  };
+  const ratioOf = (a: StdioTarget, b: StdioTarget): { median: number; perRound: number[] } | undefined => ratioPerRound(rounds, targets, a, b);
   const label: Record<StdioTarget, string> = {
     bridge: 'bare per-session bridge',
     supergateway: 'supergateway',

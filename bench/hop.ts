@@ -103,6 +103,18 @@ export function median(values: readonly number[]): number {
 }
 
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** `a`'s req/s over `b`'s in each round, and their median; undefined when either was not measured. */
+export function ratioPerRound<T extends string>(
+  rounds: ReadonlyArray<ReadonlyArray<{ target: T; requestsPerSecond: number }>>,
+  measured: readonly T[],
+  a: T,
+  b: T,
+): { median: number; perRound: number[] } | undefined {
+  if (!measured.includes(a) || !measured.includes(b)) return undefined;
+  const per = rounds.map((runs) => runs.find((r) => r.target === a)!.requestsPerSecond / runs.find((r) => r.target === b)!.requestsPerSecond);
+  return { median: round3(median(per)), perRound: per.map(round3) };
+}
 export const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** The hop processes' scripts, and what they import (the stdio part's too). */
@@ -322,11 +334,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   }
   await stopAll();
 
-  const ratioOf = (rounds: HopRun[][], a: HopTarget, b: HopTarget): { median: number; perRound: number[] } | undefined => {
-    if (!targets.includes(a) || !targets.includes(b)) return undefined;
-    const per = rounds.map((runs) => runs.find((r) => r.target === a)!.requestsPerSecond / runs.find((r) => r.target === b)!.requestsPerSecond);
-    return { median: round3(median(per)), perRound: per.map(round3) };
-  };
+  const ratioOf = (rounds: HopRun[][], a: HopTarget, b: HopTarget): { median: number; perRound: number[] } | undefined => ratioPerRound(rounds, targets, a, b);
   const label: Record<HopTarget, string> = {
     upstream: 'upstream alone',
     nginx: 'nginx proxy_pass',

@@ -146,31 +146,26 @@ async function main(): Promise<void> {
       cacheMemoryTokens: CACHE_TOKENS,
     });
   }
+  // What the gateway part and its stdio part share.
+  const hopCommon = {
+    rounds: ROUNDS,
+    durationSeconds: DURATION,
+    warmupSeconds: WARMUP,
+    connections: CONNECTIONS,
+    entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
+    ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
+    gatewayLog: GATEWAY_LOG,
+  };
   if (ONLY === 'all' || ONLY === 'gateway') {
     report.gatewayHop = await runHopBench({
-      rounds: ROUNDS,
-      durationSeconds: DURATION,
-      warmupSeconds: WARMUP,
-      connections: CONNECTIONS,
-      entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
-      ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
+      ...hopCommon,
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
-      gatewayLog: GATEWAY_LOG,
       workloads: WORKLOADS,
       targets: HOP_IN_FRONT,
     });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {
-    report.stdio = await runStdioHopBench({
-      rounds: ROUNDS,
-      durationSeconds: DURATION,
-      warmupSeconds: WARMUP,
-      connections: CONNECTIONS,
-      entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
-      ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
-      gatewayLog: GATEWAY_LOG,
-      targets: STDIO_IN_FRONT,
-    });
+    report.stdio = await runStdioHopBench({ ...hopCommon, targets: STDIO_IN_FRONT });
     printUpstreamKinds(report);
   }
   report.elapsedSeconds = Math.round((Date.now() - began) / 1000);
