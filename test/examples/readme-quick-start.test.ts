@@ -56,6 +56,10 @@ interface Running {
 
 /** Every command still running, stopped after each quick start. */
 const running: Running[] = [];
+// Whatever ends this process, a command it started does not outlive it.
+process.once('exit', () => {
+  for (const { child } of running) stopGroup(child, 'SIGKILL');
+});
 
 function startCommand(command: string, cwd: string): Running {
   const child = spawn('sh', ['-c', command], { cwd, env: userEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
