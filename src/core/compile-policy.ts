@@ -3,6 +3,7 @@
  * has them (honouring the scope hierarchy), and which list items a caller may see.
  */
 import type { AuthInfo } from './auth-info.js';
+import { collectConfigurationProblems } from './configuration-problems.js';
 import { ConfigurationError, InsufficientScopeError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { PolicyDefinition } from './policy-definition.js';
@@ -131,8 +132,9 @@ export function isScopeToken(value: unknown): value is string {
 }
 
 /**
- * Compiles and validates a policy at start-up. Every problem throws a {@link ConfigurationError} whose
- * `setting` is the exact path at fault (`policy.tools.delete_note`, `policy.resources["notes://{user"]`).
+ * Compiles and validates a policy at start-up. A bad policy throws one {@link ConfigurationError} naming the
+ * first problem of each part (unknown keys, `requiredScopes`, `methods`, `tools`, …; all in its `problems`),
+ * each by the exact path at fault (`policy.tools.delete_note`, `policy.resources["notes://{user"]`).
  * Names live in `Map`s, so `constructor`, `__proto__` or `toString` are ordinary tool names; unknown
  * top-level keys are rejected so a typo cannot silently weaken the policy.
  *
@@ -157,25 +159,28 @@ export function compilePolicy(
     fail(settingName, `expected a policy object, got ${describe(definition)}`);
   }
   const root = definition as unknown as Record<string, unknown>;
-  for (const key of Object.keys(root)) {
-    if (!POLICY_KEYS.includes(key)) {
-      fail(
-        settingName,
-        `unknown key ${JSON.stringify(key)}; expected only ${POLICY_KEYS.join(', ')}. ` +
-          'Unknown keys are refused so that a misspelt rule cannot silently weaken the policy',
-      );
+  // Each part is read on its own, so that one error names the first mistake of every part, not only the first.
+  const { base, methods, tools, prompts, resources, expand, toolRateLimits, explicitSupported } = collectConfigurationProblems((problems) => {
+    for (const key of Object.keys(root)) {
+      if (!POLICY_KEYS.includes(key)) {
+        problems.add(
+          settingName,
+          `unknown key ${JSON.stringify(key)}; expected only ${POLICY_KEYS.join(', ')}. ` +
+            `Unknown keys are refused so that a misspelt rule cannot silently weaken the policy${where}`,
+        );
+      }
     }
-  }
-
-  const base = readScopeList(root.requiredScopes, joinPath(settingName, 'requiredScopes'), fail) ?? EMPTY;
-  const methods = compileNamedRules(root.methods, joinPath(settingName, 'methods'), fail);
-  const tools = compileNamedRules(root.tools, joinPath(settingName, 'tools'), fail);
-  const prompts = compileNamedRules(root.prompts, joinPath(settingName, 'prompts'), fail);
-  const resources = compileResourceRules(root.resources, joinPath(settingName, 'resources'), fail);
-  const expand = compileScopeHierarchy(readHierarchy(root.scopeHierarchy, joinPath(settingName, 'scopeHierarchy'), fail));
-  const toolRateLimits = readRateLimits(root.rateLimits, joinPath(settingName, 'rateLimits'), fail);
-
-  const explicitSupported = readScopeList(root.scopesSupported, joinPath(settingName, 'scopesSupported'), fail);
+    const base = problems.check(() => readScopeList(root.requiredScopes, joinPath(settingName, 'requiredScopes'), fail)) ?? EMPTY;
+    const methods = problems.check(() => compileNamedRules(root.methods, joinPath(settingName, 'methods'), fail));
+    const tools = problems.check(() => compileNamedRules(root.tools, joinPath(settingName, 'tools'), fail));
+    const prompts = problems.check(() => compileNamedRules(root.prompts, joinPath(settingName, 'prompts'), fail));
+    const resources = problems.check(() => compileResourceRules(root.resources, joinPath(settingName, 'resources'), fail));
+    const expand = problems.check(() => compileScopeHierarchy(readHierarchy(root.scopeHierarchy, joinPath(settingName, 'scopeHierarchy'), fail)));
+    const toolRateLimits = problems.check(() => readRateLimits(root.rateLimits, joinPath(settingName, 'rateLimits'), fail));
+    const explicitSupported = problems.check(() => readScopeList(root.scopesSupported, joinPath(settingName, 'scopesSupported'), fail));
+    problems.throwIfAny();
+    return { base, methods: methods!, tools: tools!, prompts: prompts!, resources: resources!, expand: expand!, toolRateLimits: toolRateLimits!, explicitSupported };
+  });
   const supported = new Set<string>(explicitSupported ?? base);
   if (explicitSupported === undefined) {
     for (const table of [methods, tools, prompts, resources]) {

@@ -382,6 +382,20 @@ test('malformed rules are refused at start-up with the exact path', () => {
   }
 });
 
+test('mistakes in several parts of a policy are listed together, each by its path', () => {
+  const definition = { tool: {}, tools: { add: 'calc:use' }, resources: { 'notes://{user': ['x'] }, rateLimits: { tools: { add: '10/day' } } };
+  assert.throws(
+    () => compilePolicy(definition as unknown as PolicyDefinition, 'MCP_AUTH_POLICY', { source: 'policy file p.json' }),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigurationError, String(e));
+      assert.deepEqual(e.problems.map((p) => p.setting), ['MCP_AUTH_POLICY', 'MCP_AUTH_POLICY.tools.add', 'MCP_AUTH_POLICY.resources["notes://{user"]', 'MCP_AUTH_POLICY.rateLimits.tools.add']);
+      assert.ok(e.problems.every((p) => p.detail.endsWith('(in policy file p.json)')), e.message);
+      assert.match(e.message, /^4 settings need fixing:\n {2}MCP_AUTH_POLICY: unknown key "tool"/);
+      return true;
+    },
+  );
+});
+
 test('scope strings follow the RFC 6749 §3.3 charset', () => {
   for (const bad of ['', 'a b', 'a"b', 'a\\b', 'tab\t', 'é', 'new\nline']) {
     assert.equal(isScopeToken(bad), false, JSON.stringify(bad));
