@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { request as httpsRequest } from 'node:https';
 import type { JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { eventStreamData } from '../core/event-stream.js';
+import { createEventStreamRewriter, eventStreamData } from '../core/event-stream.js';
 import type { ServerCatalog } from '../core/policy-coverage.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../core/protocol-version.js';
 import { childEnvironment } from './child-environment.js';
@@ -207,6 +207,13 @@ function exchange(url: URL, proxy: UpstreamProxyOptions, bounds: Required<Catalo
     outgoing.on('response', (incoming) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      // An event stream may stay open after its answer: stop at the end of the first event holding a JSON-RPC
+      // response, found by the one event-stream parser (an event's end may be split across chunks).
+      let answered = false;
+      const events =
+        mediaType(incoming.headers['content-type']) === EVENT_STREAM_MEDIA_TYPE
+          ? createEventStreamRewriter((data) => void (answered ||= isResponseData(data)), { maxEventBytes: bounds.maxResponseBytes })
+          : undefined;
       incoming.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > bounds.maxResponseBytes) {
@@ -214,8 +221,8 @@ function exchange(url: URL, proxy: UpstreamProxyOptions, bounds: Required<Catalo
           return;
         }
         chunks.push(chunk);
-        // An event stream may stay open after its answer: stop at the first complete JSON-RPC response.
-        if (mediaType(incoming.headers['content-type']) === EVENT_STREAM_MEDIA_TYPE && /\n\n|\r\n\r\n/.test(chunk.toString('latin1')) && hasResponse(Buffer.concat(chunks).toString('utf8'))) {
+        events?.push(chunk);
+        if (answered) {
           clearTimeout(timer);
           resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, contentType: EVENT_STREAM_MEDIA_TYPE, body: Buffer.concat(chunks).toString('utf8') });
           outgoing.destroy();
@@ -244,8 +251,14 @@ function eventMessages(text: string): unknown[] {
   return messages;
 }
 
-function hasResponse(text: string): boolean {
-  return eventMessages(text).some((m) => typeof m === 'object' && m !== null && ('result' in m || 'error' in m));
+/** Whether an event's data is a JSON-RPC response (has `result` or `error`); data that is not JSON is not. */
+function isResponseData(data: string): boolean {
+  try {
+    const message: unknown = JSON.parse(data);
+    return typeof message === 'object' && message !== null && ('result' in message || 'error' in message);
+  } catch {
+    return false;
+  }
 }
 
 /** The response with `id` in a JSON or event-stream answer. */
