@@ -13,13 +13,13 @@ import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url> [--resource <url>…]
-                           [--scopes a,b] [--user name:password]…
+                           --scopes a,b [--user name:password]…
 
 Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
 
   --resource <url>      an MCP endpoint tokens may be issued for (their aud), e.g. http://127.0.0.1:8080/mcp;
                         repeat it, or separate several with commas
-  --scopes <list>       scopes tokens for those resources may carry, e.g. calc:use,calc:admin
+  --scopes <list>       scopes tokens for those resources may carry, at least one, e.g. calc:use,calc:admin
   --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
   --host <address>      default 127.0.0.1 (loopback only: this server is for one machine)
@@ -64,6 +64,9 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
     else args.users.push({ username: user.slice(0, colon), password: user.slice(colon + 1) });
   }
   if (args.resources.length === 0) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
+  // A resource server's tokens carry at least one scope here: the authorization server refuses to describe a
+  // resource without any, and a policy with nothing to require is better served by no authorization server at all.
+  if (args.scopes.length === 0 && !problems.some((p) => p.startsWith('--scopes'))) problems.push('--scopes is required: the scopes your policy asks for, e.g. --scopes calc:use,calc:admin');
   if (problems.length > 0) throw new ConfigurationError('auth-server', `${problems.join('; ')}\n\n${USAGE}`);
   if (args.users.length === 0) args.users.push({ username: DEMO_USERNAME, password: DEMO_PASSWORD });
   return args;

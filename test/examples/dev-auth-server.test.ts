@@ -86,7 +86,7 @@ describe('npm run auth-server and npm run token', () => {
 });
 
 describe('their command lines', () => {
-  it('--help prints the usage; a missing --resource or a bad flag exits 2 naming each problem', { timeout: 30_000 }, async () => {
+  it('--help prints the usage; a missing --resource or --scopes, or a bad flag, exits 2 naming each problem', { timeout: 30_000 }, async () => {
     const help = await run(AUTH_SERVER, ['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: npm run auth-server/);
@@ -95,6 +95,9 @@ describe('their command lines', () => {
     for (const problem of ['--port must be a TCP port', '--scopes: "a b"" is not a scope token', '--nope is not a known flag', '--resource is required']) {
       assert.ok(bad.stderr.includes(problem), `${problem} in ${bad.stderr}`);
     }
+    const noScopes = await run(AUTH_SERVER, ['--resource', 'http://127.0.0.1:8080/mcp']);
+    assert.equal(noScopes.code, 2);
+    assert.match(noScopes.stderr, /--scopes is required/);
     const token = await run(TOKEN, []);
     assert.equal(token.code, 2);
     assert.match(token.stderr, /--resource is required/);
