@@ -90,7 +90,7 @@ export interface LoadOptionsFromEnvOptions {
 }
 
 /**
- * Reads the guard's options from environment variables (see the README's table) and validates them
+ * Reads the guard's options from environment variables (every one is listed in docs/configuration.md) and validates them
  * all, so a misconfiguration fails at start-up with a message naming the variable and the fix. Every problem
  * is reported at once: an `MCP_AUTH_*` variable that is no setting (a misspelt `MCP_AUTH_POLICIES` would
  * otherwise leave every tool open), a bad number or URL, a policy file that cannot be used, a missing
