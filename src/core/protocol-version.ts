@@ -88,6 +88,14 @@ export function bodyProtocolVersion(message: JsonRpcMessage | undefined): string
  * some errors their own status: an unimplemented method is 404 with -32601; a header mismatch, a missing
  * client capability and an unsupported protocol version are 400. Earlier revisions answer every JSON-RPC
  * response with 200.
+ *
+ * A handler's -32602 (Invalid params: bad arguments, an unknown tool, a resource not found, which 2026-07-28
+ * moved from -32002 to -32602) stays 200 under every revision. 2026-07-28 asks for 400 with -32602 only for a
+ * request missing a required `_meta` field (`basic/index`, "Per-request protocol fields"), and the guard refuses
+ * those itself before any handler runs (`checkRequestRevision`). For anything else the transport prescribes
+ * no status, and a 400 would mislead: a dual-era client that gets a 4xx without one of the modern errors
+ * (-32020..-32022, -32601) takes the server for a legacy one and falls back to `initialize` (`basic/versioning`,
+ * "Compatibility Matrix"; `basic/transports/streamable-http`, "Backward Compatibility").
  */
 export function httpStatusForResponse(response: JsonRpcMessage, protocolVersion: string | undefined): number {
   if (!('error' in response) || !isStatelessRevision(protocolVersion)) return 200;
@@ -99,6 +107,7 @@ export function httpStatusForResponse(response: JsonRpcMessage, protocolVersion:
     case JsonRpcErrorCode.UnsupportedProtocolVersion:
       return 400;
     default:
+      // Invalid params (-32602) included: see above.
       return 200;
   }
 }

@@ -22,3 +22,11 @@ test('httpStatusForResponse: 2026-07-28 gives -32601 a 404 and header/capability
   assert.equal(httpStatusForResponse(jsonRpcError(1, -32603, 'Internal error'), '2026-07-28'), 200);
   assert.equal(httpStatusForResponse({ jsonrpc: '2.0', id: 1, result: {} }, '2026-07-28'), 200);
 });
+
+test("httpStatusForResponse: a handler's -32602 (bad arguments, unknown tool, resource not found) is 200 under 2026-07-28 too", () => {
+  // 400 with -32602 is for a request missing required _meta fields, which the guard refuses before a handler runs;
+  // a 400 here would make a dual-era client take the server for a legacy one (basic/versioning).
+  const invalidParams = jsonRpcError(1, -32602, 'Invalid params: unknown tool');
+  assert.equal(httpStatusForResponse(invalidParams, '2026-07-28'), 200);
+  assert.equal(httpStatusForResponse(invalidParams, '2025-11-25'), 200);
+});
