@@ -17,7 +17,17 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
    * path the endpoint is served at.
    */
   resource: string;
-  /** Authorization servers listed in metadata (RFC 9728 §2). Default: every trusted issuer (`issuer` or `issuers`). */
+  /**
+   * Authorization servers listed in metadata (RFC 9728 §2 `authorization_servers`), by issuer identifier: where
+   * clients are sent for tokens. Each must be one of the trusted issuers (`issuer` or `issuers`), spelt exactly
+   * the same, or start-up fails with a `ConfigurationError`: a client sent to any other server would get tokens
+   * the guard refuses (an issuer alias, such as Entra's v1 and v2 issuers, is trusted only when listed as an
+   * issuer too). A subset is allowed, e.g. to keep accepting an old issuer's tokens during a migration without
+   * sending new clients there. Default: every trusted issuer.
+   *
+   * @example
+   * { issuers: ['https://login.example.com/v2', 'https://old-login.example.com'], authorizationServers: ['https://login.example.com/v2'] }
+   */
   authorizationServers?: readonly string[];
   /** Scope policy; see `PolicyDefinition`. Default: no scopes required. */
   policy?: PolicyDefinition;

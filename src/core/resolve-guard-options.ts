@@ -65,6 +65,17 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
       if (list !== undefined && list.length === 0) {
         throw new ConfigurationError(nameOf(names, 'authorizationServers'), 'must name at least one authorization server (MCP requires a non-empty authorization_servers)');
       }
+      // Clients get their tokens from a server this list names (RFC 9728 §2, MCP authorization): one whose tokens
+      // the guard refuses is a dead end. Compared exactly, as the guard compares `iss` and clients the metadata's
+      // `issuer` (RFC 8414 §3.3): an alias of a trusted issuer is a trusted issuer only when listed as one.
+      const stranger = issuers === undefined ? undefined : list?.find((server) => !issuers.includes(server));
+      if (stranger !== undefined) {
+        const issuerSetting = options.issuers === undefined ? nameOf(names, 'issuer') : nameOf(names, 'issuers');
+        throw new ConfigurationError(
+          nameOf(names, 'authorizationServers'),
+          `"${stranger}" is not a trusted issuer (${issuerSetting}: ${issuers!.join(', ')}): tokens from it would be refused. Add it to ${issuerSetting}, or leave it out`,
+        );
+      }
       return list;
     });
     problems.check(() => checkStringList(options.audiences, nameOf(names, 'audiences')));

@@ -69,7 +69,7 @@ describe('createGuard: metadata and URLs', () => {
   });
 
   test('a path-less resource: no trailing slash, one well-known path, endpoint at /', () => {
-    const guard = createGuard({ issuer: ISSUER, resource: 'https://mcp.example.com/', authorizationServers: ['https://a.example', 'https://b.example'] });
+    const guard = createGuard({ issuers: [ISSUER, 'https://a.example', 'https://b.example'], resource: 'https://mcp.example.com/', authorizationServers: ['https://a.example', 'https://b.example'] });
     assert.equal(guard.resource, 'https://mcp.example.com');
     assert.equal(guard.resourcePath, '/');
     assert.equal(guard.resourceMetadataUrl, 'https://mcp.example.com/.well-known/oauth-protected-resource');

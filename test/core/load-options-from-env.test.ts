@@ -75,7 +75,8 @@ test('every variable is read, trimmed, and lists split on commas and white space
     MCP_AUTH_POLICY: ` ${policy} `,
     MCP_AUTH_CLOCK_TOLERANCE: '30',
     MCP_AUTH_ALLOWED_ORIGINS: 'https://app.example.com http://localhost:5173',
-    MCP_AUTH_AUTHORIZATION_SERVERS: 'https://auth.example.com,https://backup.example.com',
+    // Each must be a trusted issuer (a server listed only here is refused; see resolve-guard-options.test.ts).
+    MCP_AUTH_AUTHORIZATION_SERVERS: ' https://auth.example.com ,',
     MCP_AUTH_STRICT_JWT: 'true',
     MCP_AUTH_RESOURCE_NAME: 'Notes MCP',
     MCP_AUTH_RESOURCE_DOCUMENTATION: 'https://docs.example.com/mcp',
@@ -95,7 +96,7 @@ test('every variable is read, trimmed, and lists split on commas and white space
     policy: { requiredScopes: ['mcp'], tools: { delete: ['mcp:admin'] } },
     clockToleranceSeconds: 30,
     allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
-    authorizationServers: ['https://auth.example.com', 'https://backup.example.com'],
+    authorizationServers: ['https://auth.example.com'],
     strictJwtAccessTokens: true,
     resourceName: 'Notes MCP',
     resourceDocumentation: 'https://docs.example.com/mcp',

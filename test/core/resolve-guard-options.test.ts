@@ -43,7 +43,8 @@ test('the resource is canonicalized; a path-less resource is served at /', () =>
 test('given values are kept and other options pass through', () => {
   const onDecision = (): void => {};
   const resolved = resolveGuardOptions({
-    ...base,
+    resource: base.resource,
+    issuers: ['https://as1.example.com', 'https://as2.example.com', 'https://as3.example.com'],
     authorizationServers: ['https://as1.example.com', 'https://as2.example.com'],
     allowedOrigins: ['https://app.example.com'],
     audiences: ['api://mcp'],
@@ -112,6 +113,31 @@ test('a bad resource is reported under the given setting name', () => {
     () => resolveGuardOptions({ ...base, resource: 'https://mcp.example.com/mcp#x' }, { resource: 'MCP_AUTH_RESOURCE' }),
     isConfigError('MCP_AUTH_RESOURCE', 'must not contain a fragment (RFC 8707 §2)'),
   );
+});
+
+test('authorizationServers must name trusted issuers, compared exactly: a client sent elsewhere would get a token the guard refuses', () => {
+  assert.throws(
+    () => resolveGuardOptions({ ...base, authorizationServers: ['https://auth.example.com', 'https://other.example.com'] }),
+    isConfigError(
+      'options.authorizationServers',
+      '"https://other.example.com" is not a trusted issuer (options.issuer: https://auth.example.com): tokens from it would be refused. Add it to options.issuer, or leave it out',
+    ),
+  );
+  // A spelling of a trusted issuer is another issuer: clients compare the metadata's issuer exactly (RFC 8414 §3.3).
+  assert.throws(
+    () => resolveGuardOptions({ ...base, authorizationServers: ['https://auth.example.com/'] }),
+    isConfigError('options.authorizationServers', /^options\.authorizationServers: "https:\/\/auth\.example\.com\/" is not a trusted issuer/),
+  );
+  assert.throws(
+    () => resolveGuardOptions({ resource: base.resource, issuers: ['https://a.example.com', 'https://b.example.com'], authorizationServers: ['https://c.example.com'] }, { issuers: 'MCP_AUTH_ISSUER', authorizationServers: 'MCP_AUTH_AUTHORIZATION_SERVERS' }),
+    isConfigError(
+      'MCP_AUTH_AUTHORIZATION_SERVERS',
+      '"https://c.example.com" is not a trusted issuer (MCP_AUTH_ISSUER: https://a.example.com, https://b.example.com): tokens from it would be refused. Add it to MCP_AUTH_ISSUER, or leave it out',
+    ),
+  );
+  // A subset is fine: an issuer still trusted during a migration need not be advertised to new clients.
+  const subset = resolveGuardOptions({ resource: base.resource, issuers: ['https://new.example.com', 'https://old.example.com'], authorizationServers: ['https://new.example.com'] });
+  assert.deepEqual(subset.authorizationServers, ['https://new.example.com']);
 });
 
 test('authorizationServers must be a non-empty list of non-empty strings', () => {

@@ -112,3 +112,13 @@ describe('gateway settings: every problem at once', () => {
     assert.throws(() => problems.throwIfAny(), (e: unknown) => e instanceof ConfigurationError && e.problems.map((p) => p.setting).join() === '--upstreem,MCP_AUTH_UPSTREAM');
   });
 });
+
+describe('gateway settings: advertised authorization servers', () => {
+  it('MCP_AUTH_AUTHORIZATION_SERVERS naming a server that is no trusted issuer fails at start-up, naming both settings', () => {
+    assert.deepEqual(problemsOf(() => loadGatewayConfig({ ...base, MCP_AUTH_AUTHORIZATION_SERVERS: 'http://127.0.0.1:9 http://127.0.0.1:8' })), [
+      'MCP_AUTH_AUTHORIZATION_SERVERS: "http://127.0.0.1:8" is not a trusted issuer (MCP_AUTH_ISSUER: http://127.0.0.1:9): tokens from it would be refused. Add it to MCP_AUTH_ISSUER, or leave it out',
+    ]);
+    const config = loadGatewayConfig({ ...base, MCP_AUTH_ISSUER: 'http://127.0.0.1:9 http://127.0.0.1:8', MCP_AUTH_AUTHORIZATION_SERVERS: 'http://127.0.0.1:8' });
+    assert.deepEqual(config.guard.authorizationServers, ['http://127.0.0.1:8']);
+  });
+});
