@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
 import { FORBIDDEN_JSONRPC_CODE, UNAUTHORIZED_JSONRPC_CODE } from '../../src/core/errors.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
@@ -15,6 +16,9 @@ import { send } from '../helpers/http-client.js';
 
 // The public URL clients use; the server itself listens on a loopback port (as behind a reverse proxy).
 const RESOURCE = 'https://mcp.example.com/mcp';
+const METADATA = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
+const ALGS = DPOP_SIGNING_ALGORITHMS.join(' ');
+const BARE_BEARER = `Bearer resource_metadata="${METADATA}"`;
 
 let issuer: TestIssuer;
 let key: DpopKey;
@@ -66,7 +70,7 @@ describe('DPoP through the request pipeline', () => {
     const proof = await signDpopProof(key, { htu: url, token });
     const res = await send(url, { headers: headers(token, proof), body: body() });
     assert.equal(res.status, 401);
-    assert.match(String(res.headers['www-authenticate']), /DPoP error="invalid_dpop_proof", error_description="DPoP proof \\"htu\\" does not name this resource/);
+    assert.equal(res.headers['www-authenticate'], `${BARE_BEARER}, DPoP error="invalid_dpop_proof", error_description="DPoP proof \\"htu\\" does not name this resource, ${RESOURCE} (RFC 9449 section 4.3)", algs="${ALGS}", resource_metadata="${METADATA}"`);
     assert.equal(res.json.error.code, UNAUTHORIZED_JSONRPC_CODE);
     assert.equal(res.json.id, 1);
   });
@@ -76,7 +80,7 @@ describe('DPoP through the request pipeline', () => {
     const proof = await signDpopProof(key, { htu: RESOURCE, token });
     const res = await send(url, { headers: headers(token, [proof, proof]), body: body() });
     assert.equal(res.status, 400);
-    assert.match(String(res.headers['www-authenticate']), /^DPoP error="invalid_request", error_description="Send exactly one DPoP header/);
+    assert.equal(res.headers['www-authenticate'], `DPoP error="invalid_request", error_description="Send exactly one DPoP header (RFC 9449 section 4.3)", algs="${ALGS}", resource_metadata="${METADATA}"`);
     assert.equal(res.json.error.code, -32600);
   });
 
@@ -88,7 +92,10 @@ describe('DPoP through the request pipeline', () => {
     assert.equal((await send(url, { headers: headers(token, proof), body: body() })).status, 200);
     const replay = await send(url, { headers: headers(token, proof), body: body() });
     assert.equal(replay.status, 401);
-    assert.match(String(replay.headers['www-authenticate']), /error_description="DPoP proof was already used/);
+    assert.equal(
+      replay.headers['www-authenticate'],
+      `${BARE_BEARER}, DPoP error="invalid_dpop_proof", error_description="DPoP proof was already used (jti replayed): send a fresh proof with every request (RFC 9449 section 11.1)", algs="${ALGS}", resource_metadata="${METADATA}"`,
+    );
   });
 
   test('insufficient scope is a 403 in the DPoP challenge, with the forbidden code', async () => {
@@ -96,7 +103,7 @@ describe('DPoP through the request pipeline', () => {
     const proof = await signDpopProof(key, { htu: RESOURCE, token });
     const res = await send(url, { headers: headers(token, proof), body: body('tools/call', { name: 'admin_tool' }) });
     assert.equal(res.status, 403);
-    assert.match(String(res.headers['www-authenticate']), /^DPoP error="insufficient_scope"/);
+    assert.equal(res.headers['www-authenticate'], `DPoP error="insufficient_scope", error_description="Insufficient scope for tool 'admin_tool' (tools/call): missing x:admin", algs="${ALGS}", scope="x:admin mcp", resource_metadata="${METADATA}"`);
     assert.equal(res.json.error.code, FORBIDDEN_JSONRPC_CODE);
   });
 
@@ -104,7 +111,7 @@ describe('DPoP through the request pipeline', () => {
     for (const extra of [{ headers: { authorization: 'Basic dXNlcjpwYXNz' } }, { query: '?access_token=abc' }]) {
       const res = await send(`${url}${extra.query ?? ''}`, { headers: { 'content-type': 'application/json', ...extra.headers }, body: body() });
       assert.equal(res.status, 401);
-      assert.match(String(res.headers['www-authenticate']), /^Bearer resource_metadata="[^"]+", DPoP algs="[^"]+", resource_metadata="/);
+      assert.equal(res.headers['www-authenticate'], `${BARE_BEARER}, DPoP algs="${ALGS}", resource_metadata="${METADATA}"`);
       assert.equal(res.json.error.code, UNAUTHORIZED_JSONRPC_CODE);
     }
   });
