@@ -1,12 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { ConfigurationError } from '../core/errors.js';
 
-/** Largest secret file read, in bytes: a few keys or one client secret, never a large file by mistake. */
-const MAX_SECRET_FILE_BYTES = 65_536;
+/** Largest secret file read, in bytes: a few keys or one token, never a large file by mistake. */
+export const MAX_SECRET_FILE_BYTES = 65_536;
 
 /**
- * Reads a secret from the file a `…_FILE` setting names, once, at start-up (secrets mounted as files keep them
- * out of the environment and of process listings): its content with surrounding white space trimmed.
+ * Reads a secret from the file a `…_FILE` setting names (secrets mounted as files keep them out of the environment
+ * and of process listings): its content with surrounding white space trimmed. The one reader of every such
+ * setting (`MCP_AUTH_UPSTREAM_TOKEN_FILE`, `MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE`, `MCP_AUTH_SESSION_SECRET_FILE`),
+ * so each is refused in the same words. At most {@link MAX_SECRET_FILE_BYTES} + 1 bytes are read, whatever the
+ * file: a path to a device or a pipe that never ends fails at once instead of filling memory.
  *
  * @example
  * const secret = readSecretFile('/run/secrets/client-secret', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE');
@@ -15,15 +18,20 @@ const MAX_SECRET_FILE_BYTES = 65_536;
  *   The message names the file, never its content.
  */
 export function readSecretFile(file: string, setting: string): string {
-  let text: string;
+  const bytes = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
+  let length = 0;
   try {
-    const bytes = readFileSync(file);
-    if (bytes.length > MAX_SECRET_FILE_BYTES) throw new ConfigurationError(setting, `"${file}" is larger than ${MAX_SECRET_FILE_BYTES} bytes; it should hold only the secret`);
-    text = bytes.toString('utf8').trim();
+    const fd = openSync(file, 'r');
+    try {
+      for (let read = -1; read !== 0 && length < bytes.length; length += read) read = readSync(fd, bytes, length, bytes.length - length, null);
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
-    if (error instanceof ConfigurationError) throw error;
     throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+  if (length > MAX_SECRET_FILE_BYTES) throw new ConfigurationError(setting, `"${file}" is larger than ${MAX_SECRET_FILE_BYTES} bytes; it should hold only the secret`);
+  const text = bytes.toString('utf8', 0, length).trim();
   if (text === '') throw new ConfigurationError(setting, `"${file}" is empty`);
   return text;
 }

@@ -3,9 +3,10 @@
  * upstream (MCP security best practices, "token passthrough"): the gateway sends a static token, a token it got
  * with the client credentials grant, or one it exchanged the caller's token for (see `token-exchange.ts`).
  */
-import { statSync, readFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
+import { readSecretFile } from './secret-file.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
 /** `MCP_AUTH_UPSTREAM_AUTH`: how the gateway authenticates to the upstream. */
@@ -43,16 +44,14 @@ export const GATEWAY_ITSELF: AuthInfo = Object.freeze({ token: '', clientId: '',
 /** Least time between two checks of `MCP_AUTH_UPSTREAM_TOKEN_FILE`'s modification time, in milliseconds. */
 export const TOKEN_FILE_CHECK_INTERVAL_MS = 1_000;
 
-/** Largest token file read, in bytes. */
-const MAX_TOKEN_FILE_BYTES = 64 * 1024;
-
 /**
  * A static token: `token` as given, or the contents of `file` (trimmed), re-read when its modification time or
  * size changes, so a rotated secret (a Kubernetes secret volume, a sidecar) is picked up without a restart. The
  * file is stat'ed on use, at most once per `TOKEN_FILE_CHECK_INTERVAL_MS` (a second), and at once after an upstream
  * 401. A file that becomes unreadable keeps the last token (the writer may be mid-rotation).
  *
- * @throws ConfigurationError naming `setting` when the file cannot be read or is empty at start-up.
+ * @throws ConfigurationError naming `setting` when the file cannot be read, is empty or too large at start-up (the
+ *   refusals of every secret file, see `readSecretFile`), or holds more than one token.
  */
 export function staticCredentials(source: { token: string } | { file: string; setting: string }): UpstreamCredentials {
   if ('token' in source) {
@@ -65,31 +64,26 @@ export function staticCredentials(source: { token: string } | { file: string; se
   let checkedAt = -Infinity;
   const load = (atStartup: boolean): void => {
     checkedAt = Date.now();
-    let stats;
+    let seen: string | undefined;
     try {
-      stats = statSync(file);
-    } catch (error) {
-      if (atStartup) throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'}); point it at the file holding the upstream's token`);
-      return;
+      const stats = statSync(file);
+      seen = `${stats.mtimeMs}:${stats.size}:${stats.ino}`;
+    } catch {
+      // Unreadable: the reader below says why.
     }
-    const seen = `${stats.mtimeMs}:${stats.size}:${stats.ino}`;
-    if (seen === version) return;
-    if (stats.size > MAX_TOKEN_FILE_BYTES) {
-      if (atStartup) throw new ConfigurationError(setting, `"${file}" is larger than ${MAX_TOKEN_FILE_BYTES} bytes; it should hold one token`);
-      return;
-    }
+    if (seen !== undefined && seen === version) return;
     let token: string;
     try {
-      token = readFileSync(file, 'utf8').trim();
+      token = readSecretFile(file, setting);
     } catch (error) {
-      if (atStartup) throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      if (atStartup) throw error;
       return;
     }
-    if (token === '' || /[\s\x00-\x1f\x7f]/.test(token)) {
+    if (/[\s\x00-\x1f\x7f]/.test(token)) {
       if (atStartup) throw new ConfigurationError(setting, `"${file}" must hold one token with no white space inside`);
       return;
     }
-    version = seen;
+    version = seen ?? '';
     value = `Bearer ${token}`;
   };
   load(true);
