@@ -6,46 +6,27 @@
  * When `nginx` is not installed and the benchmark runs as root, Debian's `nginx-light` is installed with
  * apt-get; otherwise the nginx line is skipped with the reason.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { acceptsConnections, freePort } from '../test/helpers/free-port.js';
-import { onExit, run, startProgram, which } from './processes.js';
+import { onExit, startProgram } from './processes.js';
+import { findServerProgram } from './server-program.js';
 
-const NGINX_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin'];
-const INSTALL_TIMEOUT_MS = 240_000;
-
-/** The nginx binary, installing it when that is possible; or why there is none. */
+/** The nginx binary (Debian's `nginx-light` when it must be installed), its path and version; or why there is none. */
 export function findNginx(log: (line: string) => void): { path: string; version: string } | { why: string } {
-  let path = which('nginx', NGINX_DIRS);
-  if (path === undefined) {
-    if (process.platform !== 'linux' || typeof process.getuid !== 'function' || process.getuid() !== 0) {
-      return { why: 'nginx is not installed and the benchmark is not running as root (install nginx, e.g. apt-get install nginx-light)' };
-    }
-    if (which('apt-get') === undefined) return { why: 'nginx is not installed and there is no apt-get to install it with' };
-    log('bench: nginx is not installed; installing Debian\'s nginx-light with apt-get');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    const install = (): void => void run('apt-get', ['install', '-y', '--no-install-recommends', 'nginx-light'], INSTALL_TIMEOUT_MS, env);
-    try {
-      try {
-        install();
-      } catch {
-        // Package lists not fetched yet (a fresh machine): fetch them once, then try again.
-        run('apt-get', ['update'], INSTALL_TIMEOUT_MS, env);
-        install();
-      }
-    } catch (error) {
-      const detail = (error as { stderr?: string }).stderr?.trim().split('\n').slice(-2).join(' ') ?? String(error);
-      return { why: `installing nginx-light failed: ${detail}` };
-    }
-    path = which('nginx', NGINX_DIRS);
-    if (path === undefined) return { why: 'nginx-light was installed but no nginx binary was found' };
-  }
-  // `nginx -v` writes its version to stderr.
-  const probe = spawnSync(path, ['-v'], { encoding: 'utf8', timeout: 10_000 });
-  if (probe.status !== 0) return { why: `${path} -v failed: ${(probe.stderr || String(probe.error ?? probe.signal)).trim()}` };
-  return { path, version: probe.stderr.trim().replace(/^nginx version: /, '') };
+  return findServerProgram(
+    {
+      program: 'nginx',
+      pkg: 'nginx-light',
+      dirs: ['/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin'],
+      versionArgs: ['-v'],
+      // `nginx -v` writes its version to stderr.
+      version: ({ stderr }) => stderr.trim().replace(/^nginx version: /, ''),
+    },
+    log,
+  );
 }
 
 /** The configuration: one worker, keep-alive both ways, buffers large enough that no answer goes to disk. */

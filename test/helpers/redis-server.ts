@@ -23,14 +23,27 @@ export interface TestRedis {
   start(): Promise<void>;
 }
 
+/** Options of {@link startTestRedis}. */
+export interface StartTestRedisOptions {
+  /** The redis-server program. Default {@link REDIS_SERVER}. */
+  program?: string;
+  /**
+   * Starts `program` with `args`, its stdout piped (readiness is read from it). Default: `spawn`. The
+   * benchmark passes its own, which pins the server to a CPU and stops it with its other processes.
+   */
+  launch?: (program: string, args: string[]) => ChildProcess;
+}
+
 /** Starts redis-server on 127.0.0.1 and waits until it accepts connections (at most 10 s). */
-export async function startTestRedis(): Promise<TestRedis> {
-  if (REDIS_SERVER === undefined) throw new Error('redis-server is not installed');
+export async function startTestRedis(options: StartTestRedisOptions = {}): Promise<TestRedis> {
+  const program = options.program ?? REDIS_SERVER;
+  if (program === undefined) throw new Error('redis-server is not installed');
+  const launch = options.launch ?? ((file: string, args: string[]) => spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   const dir = mkdtempSync(join(tmpdir(), 'guard-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = launch(program, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no']);
     child = proc;
     let output = '';
     const ready = new Promise<void>((resolve, reject) => {
@@ -52,7 +65,8 @@ export async function startTestRedis(): Promise<TestRedis> {
   const stop = async (): Promise<void> => {
     const proc = child;
     child = undefined;
-    if (proc === undefined || proc.exitCode !== null) return;
+    // Already gone (exited, or killed by a signal): no exit event is coming.
+    if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = once(proc, 'exit');
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
