@@ -3,34 +3,41 @@
  * through `loadGatewayConfig`, then `startGateway`, on 127.0.0.1 with a free port and the default resource
  * (`http://127.0.0.1:PORT/mcp`).
  *
- * Usage: `node --import tsx bench/gateway.ts <library> <upstream URL> <issuer> <policy file> [stdout|off] [sealed]`,
+ * Usage: `node --import tsx bench/gateway.ts <library> <upstream URL> <issuer> <policy file> [stdout|off] [sealed] [NAME=value…]`,
  * where `library` is the file URL of the package entry point (`index.js` of the compiled library, or
  * `src/index.ts`); the gateway modules are loaded from beside it. An upstream `stdio:<command line>` is a
  * stdio MCP server instead (`MCP_AUTH_UPSTREAM_COMMAND`, one process per session, no bound on processes
  * below what the benchmark opens). The log mode: `stdout` (default) keeps the
  * gateway's own per-request log, one JSON line per request to stdout, as deployed (the parent points stdout
  * at /dev/null); `off` gives it a writer that drops the line (the entry is still built). `sealed` gives it a session
- * secret of its own (sealed session ids, `MCP_AUTH_SESSION_SECRET`). Reports `ready` with
+ * secret of its own (sealed session ids, `MCP_AUTH_SESSION_SECRET`); each `NAME=value` is one more gateway setting
+ * (e.g. `MCP_AUTH_RATE_LIMIT=…`, `MCP_AUTH_REDIS_URL=…`). Reports `ready` with
  * the resource URL once issuer discovery is done, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { failHop, serveHopCommands, type GatewayLogMode, type HopReport } from './hop-scenario.js';
 
 async function main(): Promise<void> {
-  const [library, upstream, issuer, policyFile, logArg, sessionsArg] = process.argv.slice(2);
-  if (!library || !upstream || !issuer || !policyFile) throw new Error('usage: gateway.ts <library> <upstream> <issuer> <policy file> [stdout|off]');
+  const [library, upstream, issuer, policyFile, logArg, ...variant] = process.argv.slice(2);
+  if (!library || !upstream || !issuer || !policyFile) throw new Error('usage: gateway.ts <library> <upstream> <issuer> <policy file> [stdout|off] [sealed] [NAME=value…]');
   const logMode = (logArg ?? 'stdout') as GatewayLogMode;
   if (logMode !== 'stdout' && logMode !== 'off') throw new Error(`unknown log mode ${logMode}`);
   const ext = library.endsWith('.ts') ? 'ts' : 'js';
   const { loadGatewayConfig } = (await import(new URL(`gateway/gateway-config.${ext}`, library).href)) as typeof import('../src/gateway/gateway-config.js');
   const { startGateway } = (await import(new URL(`gateway/start-gateway.${ext}`, library).href)) as typeof import('../src/gateway/start-gateway.js');
 
+  const extra: Record<string, string> = {};
+  for (const arg of variant) {
+    if (arg === 'sealed') extra.MCP_AUTH_SESSION_SECRET = randomBytes(32).toString('base64url');
+    else if (/^MCP_AUTH_[A-Z_]+=/.test(arg)) extra[arg.slice(0, arg.indexOf('='))] = arg.slice(arg.indexOf('=') + 1);
+    else throw new Error(`unknown gateway variant argument ${arg}`);
+  }
   const stdio = upstream.startsWith('stdio:') ? upstream.slice('stdio:'.length) : undefined;
   const config = loadGatewayConfig({
     ...(stdio === undefined ? { MCP_AUTH_UPSTREAM: upstream } : { MCP_AUTH_UPSTREAM_COMMAND: stdio, MCP_AUTH_MAX_UPSTREAM_PROCESSES: '100000' }),
     MCP_AUTH_ISSUER: issuer,
     MCP_AUTH_POLICY: policyFile,
-    ...(sessionsArg === 'sealed' ? { MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url') } : {}),
+    ...extra,
     HOST: '127.0.0.1',
     PORT: '0',
   });

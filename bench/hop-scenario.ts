@@ -13,13 +13,23 @@ import { performance } from 'node:perf_hooks';
 import type { PolicyDefinition } from '../src/index.js';
 
 /**
- * What stands in front of the upstream (or not, for `upstream`), in the order each round runs them.
- * `gateway-sealed` is the gateway with a session secret (`MCP_AUTH_SESSION_SECRET`), sent the same requests,
- * each connection in a session of its own (the upstream issues them; the gateway seals their ids): what sealed
- * sessions cost next to the plain hop, which the benchmark sends no session.
+ * What stands in front of the upstream (or not, for `upstream`), in the order each round runs them. The gateway's
+ * variants are more gateway processes, sent the same requests, each with a token for its own resource:
+ * - `gateway-sealed`: with a session secret (`MCP_AUTH_SESSION_SECRET`), each connection in a session of its own
+ *   (the upstream issues them; the gateway seals their ids): what sealed sessions cost next to the plain hop,
+ *   which the benchmark sends no session;
+ * - `gateway-limited`: with a rate limit per caller (`MCP_AUTH_RATE_LIMIT`) counted in the process, too high to
+ *   refuse anything in the run: what counting costs;
+ * - `gateway-shared-limits`: the same limit kept in a redis-server the benchmark starts (`MCP_AUTH_REDIS_URL`):
+ *   what a limit shared by a fleet costs, a Redis round trip per request.
  */
-export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway', 'gateway-sealed'] as const;
+export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway', 'gateway-sealed', 'gateway-limited', 'gateway-shared-limits'] as const;
 export type HopTarget = (typeof HOP_TARGETS)[number];
+
+/** Whether `target` is the gateway or one of its variants (a policy applies: the list is filtered). */
+export function isGatewayTarget(target: HopTarget): boolean {
+  return target === 'gateway' || target.startsWith('gateway-');
+}
 
 /**
  * The stdio part: one stdio MCP server (`stdio-server.ts`) behind each of these, one session (one child
@@ -97,7 +107,7 @@ export const HOP_BODIES: Record<HopWorkload, string> = {
 
 /** Tools each target's `list` answer carries: all of them, except behind the gateway. */
 export function expectedTools(target: HopTarget): number {
-  return target === 'gateway' || target === 'gateway-sealed' ? LIST_SIZE / 2 : LIST_SIZE;
+  return isGatewayTarget(target) ? LIST_SIZE / 2 : LIST_SIZE;
 }
 
 /** How the gateway writes its per-request log (`BENCH_GATEWAY_LOG`). */

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { LoadProcess } from './load-client.js';
 import { findNginx, startNginx } from './nginx.js';
+import { findRedisServer, redisCommandsProcessed, startBenchRedis, type BenchRedis } from './redis.js';
 import { cpuTimes, onExit, pinning, processCpuMicros, ROOT, run, startScript, stopAll, waitFor, which } from './processes.js';
 import {
   CALL_RESULT,
@@ -28,6 +29,7 @@ import {
   HOP_TARGETS,
   expectedTools,
   gatewayPolicy,
+  isGatewayTarget,
   type GatewayLogMode,
   type HopReport,
   type HopStats,
@@ -65,6 +67,16 @@ export const HOP_TARGET_RATIOS = {
   listOverNginx: 0.5,
 } as const;
 
+/**
+ * The per-caller limit of `gateway-limited` and `gateway-shared-limits`: the highest `MCP_AUTH_RATE_LIMIT` takes,
+ * far above what one caller (the benchmark's one reused token) can send in a minute, so nothing is refused and
+ * the figure is what counting costs. A run that saw a 429 is not valid.
+ */
+export const BENCH_RATE_LIMIT = '1000000000/min';
+
+/** The gateway variants counting every request against {@link BENCH_RATE_LIMIT}. */
+const RATE_LIMITED_TARGETS: readonly HopTarget[] = ['gateway-limited', 'gateway-shared-limits'];
+
 /** One measured run of one target. */
 export interface HopRun {
   target: HopTarget;
@@ -85,6 +97,8 @@ export interface HopRun {
   hopEventLoopUtilization?: number;
   /** CPU time of the upstream per request (µs). */
   upstreamCpuUsPerRequest?: number;
+  /** `gateway-shared-limits` only: CPU time of redis-server per request (µs), on the servers' CPU too. */
+  redisCpuUsPerRequest?: number;
 }
 
 /** A process in front of (or being) the upstream, as the parent sees it. */
@@ -231,10 +245,36 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
       stdout: 'ignore',
     }),
   ]);
-  const sealed = wanted.has('gateway-sealed')
-    ? await startHop('gateway-sealed', 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, 'sealed'], serverCpu, { stdout: 'ignore' })
-    : undefined;
-  const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : []), ...(sealed ? [sealed] : [])];
+  let redisSkipped = !wanted.has('gateway-shared-limits') ? 'not in BENCH_TARGETS' : undefined;
+  const redisServer = wanted.has('gateway-shared-limits') ? findRedisServer((line) => console.log(line)) : undefined;
+  let redis: BenchRedis | undefined;
+  let redisVersion: string | undefined;
+  if (redisServer !== undefined && 'why' in redisServer) redisSkipped = redisServer.why;
+  else if (redisServer !== undefined) {
+    try {
+      redis = await startBenchRedis(redisServer.path, serverCpu);
+      redisVersion = redisServer.version;
+    } catch (error) {
+      redisSkipped = error instanceof Error ? error.message : String(error);
+    }
+  }
+  if (wanted.has('gateway-shared-limits') && redis === undefined) console.log(`bench: the gateway-shared-limits line is skipped: ${redisSkipped}`);
+  /** What each gateway variant adds to the plain gateway (`gateway.ts`'s trailing arguments). */
+  const variantArgs: Partial<Record<HopTarget, string[]>> = {
+    'gateway-sealed': ['sealed'],
+    'gateway-limited': [`MCP_AUTH_RATE_LIMIT=${BENCH_RATE_LIMIT}`],
+    // Closed: were Redis lost, requests would get 503 (and the run fail) instead of being counted per process.
+    ...(redis ? { 'gateway-shared-limits': [`MCP_AUTH_RATE_LIMIT=${BENCH_RATE_LIMIT}`, `MCP_AUTH_REDIS_URL=${redis.url}`, 'MCP_AUTH_REDIS_FAIL=closed'] } : {}),
+  };
+  const variants: Hop[] = [];
+  for (const target of HOP_TARGETS) {
+    const args = variantArgs[target];
+    // One after the other, as each start-up (issuer discovery included) runs on the servers' CPU.
+    if (args !== undefined && wanted.has(target)) {
+      variants.push(await startHop(target, 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, ...args], serverCpu, { stdout: 'ignore' }));
+    }
+  }
+  const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : []), ...variants];
   let nginxSkipped = !wanted.has('nginx') ? 'not in BENCH_TARGETS' : 'why' in nginx ? nginx.why : undefined;
   if (wanted.has('nginx') && !('why' in nginx)) {
     try {
@@ -247,12 +287,17 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   }
   const byTarget = new Map(hops.map((h) => [h.target, h]));
   const targets = HOP_TARGETS.filter((t) => byTarget.has(t));
+  /** The resource each target's token is for: a gateway's own; the plain gateway's for the others (which ignore it). */
+  const resourceOf = (target: HopTarget): string => (isGatewayTarget(target) ? byTarget.get(target)?.url : undefined) ?? gateway.url;
   await load.token(gateway.url);
-  // A sealed session per connection, each with a token of its own (tokens for the sealed gateway's resource).
-  if (sealed) await load.sessions(sealed.url, settings.connections, sealed.url);
-  /** How a target is sent its requests: the sealed gateway in the sessions it issued, the others with the reused token. */
+  for (const target of targets) {
+    // A sealed session per connection, each with a token of its own; one reused token for each other variant.
+    if (target === 'gateway-sealed') await load.sessions(resourceOf(target), settings.connections, resourceOf(target));
+    else if (isGatewayTarget(target) && target !== 'gateway') await load.token(resourceOf(target));
+  }
+  /** How a target is sent its requests: the sealed gateway in the sessions it issued, the others with a reused token. */
   const sending = (target: HopTarget): { tokenResource: string; session?: boolean } =>
-    target === 'gateway-sealed' ? { tokenResource: sealed!.url, session: true } : { tokenResource: gateway.url };
+    target === 'gateway-sealed' ? { tokenResource: resourceOf(target), session: true } : { tokenResource: resourceOf(target) };
   for (const workload of settings.workloads) {
     for (const target of targets) {
       // Twice: a second answer must be the same as the first (e.g. if anything along the way caches).
@@ -269,23 +314,41 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   console.log(
     `bench (gateway hop): ${settings.rounds} rounds × (${targets.join(', ')}) × ${settings.durationSeconds} s per workload ` +
       `(${settings.workloads.join(', ')}), ${settings.warmupSeconds} s warm-up each, ${settings.connections} connections; ${pinNote}; ` +
-      `gateway log ${settings.gatewayLog}${'why' in nginx ? '' : `; nginx ${nginx.version}`}`,
+      `gateway log ${settings.gatewayLog}${'why' in nginx ? '' : `; nginx ${nginx.version}`}` +
+      `${redisVersion ? `; redis-server ${redisVersion}` : ''}` +
+      `${targets.some((t) => RATE_LIMITED_TARGETS.includes(t)) ? `; rate limit ${BENCH_RATE_LIMIT} per caller` : ''}`,
   );
 
+  /** Requests the rate-limited gateways answered, all runs and warm-ups (each run fails on a 429). */
+  const limitedRequests: Partial<Record<HopTarget, number>> = {};
   const measure = async (target: HopTarget, workload: HopWorkload, seconds: number): Promise<HopRun> => {
     const hop = byTarget.get(target)!;
     const inFront = target === 'upstream' ? undefined : hop;
+    // Outside the CPU samples: one short connection to Redis.
+    const redisBefore = target === 'gateway-shared-limits' ? await redisCommandsProcessed(redis!.url) : undefined;
     const coreBefore = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
     const loadBefore = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
     const [upBefore, hopBefore] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
+    const redisCpuBefore = redisBefore === undefined ? undefined : redis!.cpuMicros();
     const { session, ...token } = sending(target);
     const summary: RunSummary = await load.run({ url: hop.url, scenario: target, durationSeconds: seconds, body: HOP_BODIES[workload], ...token, ...(session ? { sessions: true } : {}) });
     const [upAfter, hopAfter] = await Promise.all([sample(upstream), inFront ? sample(inFront) : undefined]);
+    const redisCpuAfter = redisBefore === undefined ? undefined : redis!.cpuMicros();
     const coreAfter = serverCpu === undefined ? undefined : cpuTimes(serverCpu);
     const loadAfter = loadCpu === undefined ? undefined : cpuTimes(loadCpu);
     if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
-      throw new Error(`${target} (${workload}): ${summary.non2xx} non-2xx answers, ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`);
+      const statuses = Object.entries(summary.statusCodes).filter(([status]) => !status.startsWith('2')).map(([status, n]) => `${n}× ${status}`).join(', ');
+      const limited = summary.statusCodes['429'] ? `; a 429 means the rate limit (${BENCH_RATE_LIMIT}) refused requests, so the figure is not what counting costs` : '';
+      throw new Error(`${target} (${workload}): ${summary.non2xx} non-2xx answers (${statuses}), ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid${limited}`);
     }
+    if (redisBefore !== undefined) {
+      // Every request must have reached Redis, or the limit was not the shared one.
+      const processed = (await redisCommandsProcessed(redis!.url)) - redisBefore;
+      if (processed < summary.totalRequests) {
+        throw new Error(`${target} (${workload}): Redis processed ${processed} commands for ${summary.totalRequests} requests — the limit was not kept there, the measurement is not valid`);
+      }
+    }
+    if (RATE_LIMITED_TARGETS.includes(target)) limitedRequests[target] = (limitedRequests[target] ?? 0) + summary.totalRequests;
     const n = summary.totalRequests || 1;
     const perRequest = (a?: { cpu?: number }, b?: { cpu?: number }): number | undefined =>
       a?.cpu !== undefined && b?.cpu !== undefined ? round1((b.cpu - a.cpu) / n) : undefined;
@@ -308,10 +371,12 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
       hopCpuUsPerRequest: inFront ? perRequest(hopBefore, hopAfter) : undefined,
       hopEventLoopUtilization: elu,
       upstreamCpuUsPerRequest: perRequest(upBefore, upAfter),
+      ...(redisCpuBefore !== undefined ? { redisCpuUsPerRequest: perRequest({ cpu: redisCpuBefore }, { cpu: redisCpuAfter }) } : {}),
     };
   };
 
   const results: Record<string, HopRun[][]> = {};
+  const targetWidth = Math.max(...targets.map((t) => t.length));
   for (const workload of settings.workloads) {
     for (const target of targets) await measure(target, workload, settings.warmupSeconds);
     const rounds: HopRun[][] = [];
@@ -321,11 +386,12 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
         const r = await measure(target, workload, settings.durationSeconds);
         runs.push(r);
         console.log(
-          `  ${workload} round ${round + 1} ${target.padEnd(10)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
+          `  ${workload} round ${round + 1} ${target.padEnd(targetWidth)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
             `server CPU busy ${fmtPct(r.serverCpuBusy)}  load CPU busy ${fmtPct(r.loadCpuBusy)}` +
             (r.hopCpuUsPerRequest !== undefined ? `  hop ${r.hopCpuUsPerRequest} µs/req` : '') +
             (r.hopEventLoopUtilization !== undefined && target !== 'upstream' ? ` ELU ${r.hopEventLoopUtilization.toFixed(2)}` : '') +
-            `  upstream ${r.upstreamCpuUsPerRequest ?? '?'} µs/req`,
+            `  upstream ${r.upstreamCpuUsPerRequest ?? '?'} µs/req` +
+            (r.redisCpuUsPerRequest !== undefined ? `  redis ${r.redisCpuUsPerRequest} µs/req` : ''),
         );
       }
       rounds.push(runs);
@@ -333,6 +399,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     results[workload] = rounds;
   }
   await stopAll();
+  if (redis) rmSync(redis.dir, { recursive: true, force: true });
 
   const ratioOf = (rounds: HopRun[][], a: HopTarget, b: HopTarget): { median: number; perRound: number[] } | undefined => ratioPerRound(rounds, targets, a, b);
   const label: Record<HopTarget, string> = {
@@ -341,6 +408,8 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     'node-proxy': 'minimal Node proxy',
     gateway: 'mcp-oauth-guard gateway',
     'gateway-sealed': 'gateway, sealed sessions',
+    'gateway-limited': 'gateway, rate limit',
+    'gateway-shared-limits': 'gateway, limit in Redis',
   };
   const title: Record<HopWorkload, string> = {
     call: 'small tools/call',
@@ -372,6 +441,8 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const overNginx = ratioOf(rounds, 'gateway', 'nginx');
     const overNodeProxy = ratioOf(rounds, 'gateway', 'node-proxy');
     const sealedOverGateway = ratioOf(rounds, 'gateway-sealed', 'gateway');
+    const limitedOverGateway = ratioOf(rounds, 'gateway-limited', 'gateway');
+    const sharedLimitsOverGateway = ratioOf(rounds, 'gateway-shared-limits', 'gateway');
     console.log('');
     console.log(`gateway hop, ${title[workload]}:`);
     console.log(
@@ -388,7 +459,8 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     }
     const line = (name: string, r: { median: number; perRound: number[] } | undefined, target?: number, note = ''): void => {
       if (r === undefined) {
-        console.log(`${name}: not measured${name.includes('nginx') && nginxSkipped ? ` (nginx skipped: ${nginxSkipped})` : ''}`);
+        const why = name.includes('nginx') && nginxSkipped ? ` (nginx skipped: ${nginxSkipped})` : name.includes('Redis') && redisSkipped ? ` (redis-server skipped: ${redisSkipped})` : '';
+        console.log(`${name}: not measured${why}`);
         return;
       }
       const verdict = target === undefined ? '' : ` (target ≥ ${target.toFixed(2)}: ${r.median >= target ? 'MET' : 'BELOW'})`;
@@ -408,14 +480,35 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     // What sealed session ids cost: opening each request's id (decrypted once, then remembered) and sealing the
     // ids in the answers, against the same gateway sent no session.
     if (sealedOverGateway !== undefined) line('gateway with sealed sessions / gateway', sealedOverGateway);
-    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, runs: rounds };
+    // What counting each request against the caller's limit costs: in a Map of the process, or in Redis (a
+    // round trip to a server on the same CPU, which a fleet pays on the network instead).
+    if (wanted.has('gateway-limited')) line('gateway with a per-process rate limit / gateway', limitedOverGateway);
+    const redisCpu = rounds.flatMap((runs) => runs.flatMap((r) => (r.redisCpuUsPerRequest === undefined ? [] : [r.redisCpuUsPerRequest])));
+    const redisNote = redisCpu.length > 0 ? ` (and redis-server ${round1(median(redisCpu))} µs of CPU per request)` : '';
+    if (wanted.has('gateway-shared-limits')) line('gateway with the rate limit in Redis / gateway', sharedLimitsOverGateway, undefined, redisNote);
+    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, limitedOverGateway, sharedLimitsOverGateway, runs: rounds };
+  }
+  const limitedSummary = Object.entries(limitedRequests).map(([target, n]) => `${n} to ${target}`);
+  if (limitedSummary.length > 0) {
+    console.log(`rate limit ${BENCH_RATE_LIMIT} per caller: no request refused (429) in ${limitedSummary.join(', ')}${limitedRequests['gateway-shared-limits'] ? '; Redis processed at least one command per request' : ''}`);
   }
   console.log(
     'share: req/s over the upstream-alone req/s of the same round (median); srv CPU / load CPU: busy share of the CPU the servers / ' +
       'the load generator are pinned to; hop µs/req: CPU time of the process in front of the upstream per request; ELU: its event-loop utilisation',
   );
   return {
-    settings: { ...settings, entryUrl: undefined, compiledScriptsDir: undefined, pinned, nginx: 'why' in nginx ? undefined : nginx.version, nginxSkipped },
+    settings: {
+      ...settings,
+      entryUrl: undefined,
+      compiledScriptsDir: undefined,
+      pinned,
+      nginx: 'why' in nginx ? undefined : nginx.version,
+      nginxSkipped,
+      redis: redisVersion,
+      redisSkipped: redis ? undefined : redisSkipped,
+      rateLimit: BENCH_RATE_LIMIT,
+      requestsToRateLimitedGateways: limitedRequests,
+    },
     targets: HOP_TARGET_RATIOS,
     ...report,
     elapsedSeconds: Math.round((Date.now() - began) / 1000),

@@ -166,6 +166,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
     totalRequests: result.requests.total,
     bytesPerSecond: result.throughput.average,
     non2xx: result.non2xx,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => [status, count])),
     errors: result.errors,
     timeouts: result.timeouts,
     ...(fresh ? { tokensUsed: exhausted ? tokens.length : next, tokensExhausted: exhausted } : {}),

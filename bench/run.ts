@@ -21,8 +21,11 @@
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
  * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|stdio (run one part), BENCH_WORKLOADS=call,list,list-fresh
- * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed (what it measures in front of the
- * upstream), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its
+ * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
+ * (what it measures in front of the upstream: `gateway-sealed` with a session secret, `gateway-limited` with a per-caller
+ * rate limit counted in the process, `gateway-shared-limits` with that limit kept in a redis-server the bench starts,
+ * installs when missing as it does nginx, or skips saying why; each is reported over the plain gateway of its round;
+ * a limit high enough never to refuse, and a run that saw a 429 fails), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its
  * anchor; a bridge that cannot run is skipped, saying why), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
  * points at /dev/null, as deployed; or dropped).
  *

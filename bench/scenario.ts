@@ -108,6 +108,8 @@ export interface RunSummary {
   /** Mean of autocannon's per-second samples of bytes received. */
   bytesPerSecond: number;
   non2xx: number;
+  /** Answers by HTTP status (`"200"`, `"429"`, …). */
+  statusCodes: Record<string, number>;
   errors: number;
   timeouts: number;
   /**
