@@ -1,7 +1,8 @@
 import type { AuthInfo } from './auth-info.js';
-import { InvalidDpopProofError, RequestRejectedError, UNAVAILABLE_JSONRPC_CODE } from './errors.js';
+import { InvalidDpopProofError } from './errors.js';
 import { readDpopProofHeader, verifyDpopProof } from './dpop-proof.js';
 import type { ReplayCache } from './replay-cache.js';
+import { storeUnavailableError } from './store-unavailable.js';
 import { checkDpopBinding, type DpopMode } from './token-binding.js';
 import type { TokenVerifier } from './token-verifier.js';
 
@@ -54,12 +55,7 @@ export function createDpopAuthenticator(options: DpopAuthenticatorOptions): Auth
     try {
       fresh = await replayCache.claim(verified.jti, verified.expiresAtMs);
     } catch {
-      throw new RequestRejectedError('DPoP proofs cannot be checked for replay right now; retry later', {
-        status: 503,
-        reason: 'dpop_replay_cache_unavailable',
-        jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
-        headers: { 'Retry-After': '5' },
-      });
+      throw storeUnavailableError('DPoP proofs cannot be checked for replay right now; retry later', 'dpop_replay_cache_unavailable');
     }
     if (!fresh) throw new InvalidDpopProofError('DPoP proof was already used (jti replayed): send a fresh proof with every request (RFC 9449 section 11.1)', 'dpop_proof_replayed');
     // The proof was in its window when checked; verifying the token took time. A store that records claims past

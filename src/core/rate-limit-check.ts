@@ -1,9 +1,10 @@
 import type { AuthInfo } from './auth-info.js';
-import { RateLimitedError, RequestRejectedError, UNAVAILABLE_JSONRPC_CODE } from './errors.js';
+import { RateLimitedError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { RateLimit } from './rate-limit.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { callerKey } from './session-registry.js';
+import { storeUnavailableError } from './store-unavailable.js';
 
 /** What {@link createRateLimitCheck} enforces. */
 export interface RateLimitCheckOptions {
@@ -45,12 +46,7 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
     throw new RateLimitedError(`Rate limit exceeded: at most ${limit.text} ${what}; retry later`, waitMs);
   };
   const unavailable = (): never => {
-    throw new RequestRejectedError('Rate limiter unavailable: retry later', {
-      status: 503,
-      reason: 'rate_limiter_unavailable',
-      jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
-      headers: { 'Retry-After': '5' },
-    });
+    throw storeUnavailableError('Rate limiter unavailable: retry later', 'rate_limiter_unavailable');
   };
   const settle = (result: number | Promise<number>, limit: RateLimit, what: string): void | Promise<void> => {
     if (typeof result === 'number') {
