@@ -9,6 +9,7 @@
  * TOKEN=$(npm run -s token -- --issuer http://127.0.0.1:9400 --resource http://127.0.0.1:8080/mcp --scope calc:use)
  * curl -H "Authorization: Bearer $TOKEN" …
  */
+import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { SERVICE_CLIENT_ID } from '../../test/fixtures/authorization-server.js';
 import { parseOrExit, readFlags } from './command-line.js';
@@ -41,6 +42,15 @@ function readArgs(argv: readonly string[]): { issuer: string; resource: string; 
 async function main(): Promise<void> {
   const args = parseOrExit(() => readArgs(process.argv.slice(2)), USAGE);
   if (args === undefined) return;
+  await printToken(args).catch((error: unknown) => {
+    const detail = error instanceof client.ResponseBodyError ? `${error.error}${error.error_description ? `: ${error.error_description}` : ''}` : error instanceof Error ? error.message : String(error);
+    // The issuer is named: "fetch failed" alone does not say which server was down or mistyped.
+    console.error(`token: ${detail}, from the issuer ${args.issuer} (is \`npm run auth-server\` running there, and was it started with this --resource?)`);
+    process.exitCode = 1;
+  });
+}
+
+async function printToken(args: { issuer: string; resource: string; scope: string }): Promise<void> {
   const issuer = new URL(args.issuer);
   const config = await client.discovery(issuer, SERVICE_CLIENT_ID, DEV_SERVICE_CLIENT_SECRET, undefined, {
     // The development server is plain http on loopback.
@@ -50,11 +60,31 @@ async function main(): Promise<void> {
   const parameters: Record<string, string> = { resource: args.resource };
   if (args.scope) parameters['scope'] = args.scope;
   const tokens = await client.clientCredentialsGrant(config, parameters);
+  const granted = grantedScope(tokens);
+  // A misspelt scope is dropped by the server, not refused: without this line the token silently lacks it.
+  if (args.scope !== '' && granted !== undefined && !sameScopes(granted, args.scope)) {
+    console.error(`token: warning: asked ${args.issuer} for scope "${args.scope}" but was granted "${granted}" (is each scope spelt as the auth-server's --scopes lists it?)`);
+  }
   console.log(tokens.access_token);
 }
 
+/** The scope granted: the token response's `scope`, else the JWT's `scope` claim (RFC 6749 §5.1, RFC 9068 §2.2.3). */
+function grantedScope(tokens: client.TokenEndpointResponse): string | undefined {
+  if (typeof tokens.scope === 'string') return tokens.scope;
+  try {
+    const claim = decodeJwt(tokens.access_token)['scope'];
+    return typeof claim === 'string' ? claim : '';
+  } catch {
+    return undefined; // not a JWT: nothing to compare
+  }
+}
+
+function sameScopes(a: string, b: string): boolean {
+  const set = (scope: string) => [...new Set(scope.split(' ').filter(Boolean))].sort().join(' ');
+  return set(a) === set(b);
+}
+
 main().catch((error: unknown) => {
-  const detail = error instanceof client.ResponseBodyError ? `${error.error}${error.error_description ? `: ${error.error_description}` : ''}` : error instanceof Error ? error.message : String(error);
-  console.error(`token: ${detail} (is \`npm run auth-server\` running, and was it started with this --resource?)`);
+  console.error(`token: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
 import { InvalidTokenError } from '../../src/core/errors.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
+import { freePort } from '../helpers/free-port.js';
 
 const AUTH_SERVER = fileURLToPath(new URL('../../examples/dev/auth-server.ts', import.meta.url));
 const TOKEN = fileURLToPath(new URL('../../examples/dev/token.ts', import.meta.url));
@@ -77,11 +78,32 @@ describe('npm run auth-server and npm run token', () => {
     await assertGuardError(createTokenVerifier({ issuer, resource: OTHER }).verify(token), InvalidTokenError, 'token_audience', 401);
   });
 
-  it('refuses a resource it was not started with, and explains', { timeout: 30_000 }, async () => {
+  it('refuses a resource it was not started with, and explains, naming the issuer it asked', { timeout: 30_000 }, async () => {
     const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', 'http://127.0.0.1:9/elsewhere']);
     assert.equal(code, 1);
     assert.equal(stdout, '');
     assert.match(stderr, /invalid_target/);
+    assert.ok(stderr.includes(`from the issuer ${issuer} `), stderr);
+  });
+
+  it('warns on stderr, naming both, when the scope granted is not the one asked for (a misspelt scope is dropped)', { timeout: 30_000 }, async () => {
+    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use,calc:usr']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout.trim(), /^[\w-]+\.[\w-]+\.[\w-]+$/, 'the token is still printed, alone on stdout');
+    assert.ok(stderr.includes(`asked ${issuer} for scope "calc:use calc:usr" but was granted "calc:use"`), stderr);
+    const exact = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:admin calc:use']);
+    assert.equal(exact.code, 0, exact.stderr);
+    assert.equal(exact.stderr, '', 'no warning when every scope asked for was granted, in any order');
+  });
+});
+
+describe('npm run token without a server', () => {
+  it('names the issuer it could not reach', { timeout: 30_000 }, async () => {
+    const port = await freePort();
+    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', `http://127.0.0.1:${port}`, '--resource', RESOURCE]);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.ok(stderr.includes(`from the issuer http://127.0.0.1:${port} `), stderr);
   });
 });
 
