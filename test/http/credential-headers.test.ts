@@ -19,7 +19,7 @@ import { sdk2McpHandler } from '../../src/sdk/sdk2.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { messages, send } from '../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
+import { closeServer, listenOnLoopback, servePipeline } from '../helpers/loopback-server.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 const PROTOCOL = '2025-11-25';
@@ -39,12 +39,9 @@ after(async () => {
 
 /** Serves `handler` behind a DPoP-accepting guard on 127.0.0.1 and returns the endpoint URL. */
 async function guarded(handler: McpHttpHandler): Promise<string> {
-  const pipeline = createRequestPipeline(createGuard({ issuer: issuer.issuer, resource: RESOURCE, dpop: 'allow' }), handler);
-  const server = createServer((req, res) => {
-    if (!pipeline.serve(req, res)) res.writeHead(404).end();
-  });
+  const { server, url } = await servePipeline(createRequestPipeline(createGuard({ issuer: issuer.issuer, resource: RESOURCE, dpop: 'allow' }), handler));
   servers.push(server);
-  return `${await listenOnLoopback(server)}/mcp`;
+  return url;
 }
 
 /**

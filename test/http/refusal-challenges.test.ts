@@ -4,7 +4,7 @@
 // challenge at all). A client acts on these values (RFC 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1), so they are
 // compared whole: the scheme order, every parameter and its quoting.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
@@ -14,7 +14,7 @@ import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { send, type HttpAnswer } from '../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
+import { closeServer, servePipeline } from '../helpers/loopback-server.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 const METADATA = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
@@ -34,12 +34,9 @@ let requiring: string;
 
 async function serve(options: Partial<GuardOptions>): Promise<string> {
   const guard = createGuard({ issuers: [issuer.issuer, partner.issuer], resource: RESOURCE, policy: { scopesSupported: ['mcp'], requiredScopes: ['mcp'] }, ...options });
-  const pipeline = createRequestPipeline(guard, (message) => ({ jsonrpc: '2.0', id: (message as { id: number }).id, result: {} }));
-  const server = createServer((req, res) => {
-    if (!pipeline.serve(req, res)) res.writeHead(404).end();
-  });
+  const { server, url } = await servePipeline(createRequestPipeline(guard, (message) => ({ jsonrpc: '2.0', id: (message as { id: number }).id, result: {} })));
   servers.push(server);
-  return `${await listenOnLoopback(server)}/mcp`;
+  return url;
 }
 
 before(async () => {

@@ -2,7 +2,7 @@
 // refused the same way through the pipeline: 503, Retry-After 5, the unavailable JSON-RPC code with the request's
 // id, no challenge (the credentials are fine), the handler never called, and the decision hook told which store.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
 import type { DecisionEvent } from '../../src/core/decision.js';
@@ -12,7 +12,7 @@ import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { send, type HttpAnswer } from '../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
+import { closeServer, servePipeline } from '../helpers/loopback-server.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 const down = (): never => {
@@ -27,12 +27,9 @@ let handled = 0;
 
 async function serve(options: Partial<GuardOptions>): Promise<string> {
   const guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, onDecision: (event) => void decisions.push(event), ...options });
-  const pipeline = createRequestPipeline(guard, (message) => (handled++, { jsonrpc: '2.0', id: (message as { id: number }).id, result: {} }));
-  const server = createServer((req, res) => {
-    if (!pipeline.serve(req, res)) res.writeHead(404).end();
-  });
+  const { server, url } = await servePipeline(createRequestPipeline(guard, (message) => (handled++, { jsonrpc: '2.0', id: (message as { id: number }).id, result: {} })));
   servers.push(server);
-  return `${await listenOnLoopback(server)}/mcp`;
+  return url;
 }
 
 before(async () => {
