@@ -101,7 +101,7 @@ export interface CompiledPolicy {
   isListMethod(method: string): boolean;
   /** The token's effective scopes: granted ∪ implied by the hierarchy (cached per granted-scopes array by `authorize`). */
   expandScopes(granted: readonly string[]): ReadonlySet<string>;
-  /** Per-tool rate limits (`rateLimits.tools`), by tool name; empty when the policy sets none. */
+  /** Per-tool rate limits (`rateLimits.tools`), by tool name, `*` for every tool not named; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
   /** The definition this was compiled from, as given (for coverage reports of the policy in force). */
   readonly definition: PolicyDefinition;
@@ -604,7 +604,10 @@ function readHierarchy(value: unknown, path: string, fail: Fail): Record<string,
   return hierarchy;
 }
 
-/** `rateLimits`: `{ "tools": { "<tool name>": "10/min" } }`, the one key it has for now. */
+/**
+ * `rateLimits`: `{ "tools": { "<tool name>": "10/min" } }`, the one key it has for now. `"*"` is the limit of each
+ * tool without one of its own (each counted apart); names matching no tool are reported by the policy coverage.
+ */
 function readRateLimits(value: unknown, path: string, fail: Fail): ReadonlyMap<string, RateLimit> {
   const limits = new Map<string, RateLimit>();
   if (value === undefined) return limits;

@@ -14,8 +14,8 @@ export interface ServerCatalog {
   resourceTemplates?: readonly string[];
 }
 
-/** The kinds of named rule a policy holds. */
-export type CoverageKind = 'tool' | 'prompt' | 'resource';
+/** The kinds of named rule a policy holds; `tool rate limit` is a name under `rateLimits.tools`. */
+export type CoverageKind = 'tool' | 'prompt' | 'resource' | 'tool rate limit';
 
 /** A policy rule whose name matches nothing the server offers: most likely a typo. */
 export interface UnmatchedRule {
@@ -45,14 +45,15 @@ export interface PolicyCoverage {
   tools?: KindCoverage;
   prompts?: KindCoverage;
   resources?: KindCoverage;
-  /** Rules (other than `*`) that match nothing listed, in policy order: tools, prompts, then resources. */
+  /** Rules (other than `*`) that match nothing listed, in policy order: tools, prompts, resources, then tool rate limits. */
   unmatchedRules: UnmatchedRule[];
 }
 
 /**
  * Compares a policy with what the server offers, so a silently wide-open policy is caught at start-up: items
  * with no rule (open beyond the base scopes), and rule names that match nothing (likely typos, such as
- * `{"tools":{"ad":["calc:use"]}}`, which leaves `add` open), each with the closest offered name.
+ * `{"tools":{"ad":["calc:use"]}}`, which leaves `add` open, or a `rateLimits.tools` name that limits nothing),
+ * each with the closest offered name.
  *
  * Names are matched as the guard matches them: tools and prompts byte for byte; resources by exact URI (in
  * its resolved form) or by URI template, a template from `resources/templates/list` also by its own string.
@@ -69,6 +70,8 @@ export function checkPolicyCoverage(policy: PolicyDefinition | undefined, catalo
   if (catalog.resources || catalog.resourceTemplates) {
     coverage.resources = coverResources(policy?.resources, catalog.resources ?? [], catalog.resourceTemplates ?? [], coverage.unmatchedRules);
   }
+  // A limit under a misspelt name limits nothing, as a misspelt tool rule protects nothing: the same report.
+  if (catalog.tools) reportUnmatchedNames('tool rate limit', ruleEntries(policy?.rateLimits?.tools), new Set(catalog.tools), coverage.unmatchedRules);
   return coverage;
 }
 
@@ -78,11 +81,15 @@ function coverNames(kind: CoverageKind, rules: NamedScopeRules | undefined, name
   const wildcard = byName.get('*');
   const result: KindCoverage = { protected: [], open: [], explicitlyOpen: [] };
   for (const name of names) classify(result, name, byName.has(name) ? byName.get(name) : wildcard);
-  const offered = new Set(names);
+  reportUnmatchedNames(kind, table, new Set(names), unmatched);
+  return result;
+}
+
+/** Adds each key of `table` (but `*`) that names nothing offered, with the closest offered name. */
+function reportUnmatchedNames(kind: CoverageKind, table: readonly (readonly [string, unknown])[], offered: ReadonlySet<string>, unmatched: UnmatchedRule[]): void {
   for (const [name] of table) {
     if (name !== '*' && !offered.has(name)) unmatched.push(withSuggestion({ kind, name }, closestName(name, offered)));
   }
-  return result;
 }
 
 function coverResources(rules: NamedScopeRules | undefined, uris: readonly string[], templates: readonly string[], unmatched: UnmatchedRule[]): KindCoverage {
@@ -111,7 +118,7 @@ function classify(result: KindCoverage, name: string, rule: ScopeRule | undefine
 }
 
 /** A table's entries; anything but a plain object has none (the guard itself refuses such a policy). */
-function ruleEntries(rules: NamedScopeRules | undefined): [string, ScopeRule][] {
+function ruleEntries<Rule>(rules: Readonly<Record<string, Rule>> | undefined): [string, Rule][] {
   if (typeof rules !== 'object' || rules === null || Array.isArray(rules)) return [];
   return Object.entries(rules);
 }

@@ -10,7 +10,10 @@ import { storeUnavailableError } from './store-unavailable.js';
 export interface RateLimitCheckOptions {
   /** Every request of one caller, whatever it is. */
   callerLimit?: RateLimit;
-  /** `tools/call` of one caller per tool name, on top of `callerLimit`. */
+  /**
+   * `tools/call` of one caller per tool name, on top of `callerLimit`. The key `*` is the limit of every tool
+   * without one of its own, each tool counted apart (as `*` in the policy's tool rules covers every tool not named).
+   */
   toolLimits?: ReadonlyMap<string, RateLimit>;
   limiter: RateLimiter;
 }
@@ -83,6 +86,6 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
 function toolLimitFor(message: JsonRpcMessage | undefined, limits: ReadonlyMap<string, RateLimit>): [string, RateLimit] | undefined {
   const m = message as { method?: unknown; params?: { name?: unknown } } | undefined;
   if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') return undefined;
-  const limit = limits.get(m.params.name);
+  const limit = limits.get(m.params.name) ?? limits.get('*');
   return limit === undefined ? undefined : [m.params.name, limit];
 }

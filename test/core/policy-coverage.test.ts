@@ -40,6 +40,12 @@ describe('checkPolicyCoverage', () => {
     assert.deepEqual(coverage.unmatchedRules, [{ kind: 'resource', name: 'file:///etc/pasword' }]);
   });
 
+  it('rate-limit tool names are checked as tool rules are: a typo with the name meant, "*" never', () => {
+    const coverage = checkPolicyCoverage({ tools: { '*': ['x'] }, rateLimits: { tools: { notes_ad: '10/min', nothing_like_it: '1/s', notes_list: '5/s', '*': '1/s' } } }, { tools: ['notes_add', 'notes_list'] });
+    assert.deepEqual(coverage.unmatchedRules, [{ kind: 'tool rate limit', name: 'notes_ad', suggestion: 'notes_add' }, { kind: 'tool rate limit', name: 'nothing_like_it' }]);
+    assert.deepEqual(checkPolicyCoverage({ rateLimits: { tools: { notes_ad: '1/s' } } }, { prompts: [] }).unmatchedRules, [], 'not checked when tools are not listed');
+  });
+
   it('names are compared byte for byte: a rule "Add" does not cover "add"', () => {
     const coverage = checkPolicyCoverage({ tools: { Add: ['x'] } }, { tools: ['add'] });
     assert.deepEqual(coverage.tools?.open, ['add']);

@@ -125,6 +125,18 @@ describe('rateLimits in the policy and MCP_AUTH_RATE_LIMIT', () => {
     fails({ rateLimits: [] }, 'MCP_AUTH_POLICY.rateLimits', /expected an object/);
   });
 
+  test('"*" is the limit of every tool without one of its own, each tool counted apart, as "*" means elsewhere in the policy', () => {
+    const guard = createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp', policy: { rateLimits: { tools: { '*': '1/min', notes_add: '2/min' } } } });
+    const check = guard.checkRateLimit!;
+    assert.equal(check(call('echo'), auth('alice')), undefined);
+    assert.throws(() => check(call('echo'), auth('alice')), /1\/min calls of tool "echo"/, 'a tool with no limit of its own gets "*"');
+    assert.equal(check(call('add'), auth('alice')), undefined, 'each tool has its own count under "*"');
+    assert.equal(check(call('notes_add'), auth('alice')), undefined);
+    assert.equal(check(call('notes_add'), auth('alice')), undefined, 'a named limit replaces "*"');
+    assert.throws(() => check(call('notes_add'), auth('alice')), /2\/min calls of tool "notes_add"/);
+    assert.equal(check({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, auth('alice')), undefined, 'only tools/call is counted per tool');
+  });
+
   test('MCP_AUTH_RATE_LIMIT reaches the guard, and a bad one names the variable at start-up', () => {
     const env = { MCP_AUTH_ISSUER: 'https://as.example', MCP_AUTH_RESOURCE: 'https://mcp.example/mcp', MCP_AUTH_RATE_LIMIT: '2/s' };
     assert.equal(loadOptionsFromEnv(env).rateLimit, '2/s');

@@ -119,7 +119,7 @@ describe('policy coverage log and summary', () => {
   it('a session upstream with paged tools: open tools, the typo with its suggestion, the summary; no token is sent', async () => {
     const upstream = await startSessionServer();
     servers.push(upstream.server);
-    const policy = policyFile('typo.json', { tools: { ad: ['calc:use'], echo: ['calc:use'], secret_admin: ['calc:admin'] }, prompts: { sumarize: ['p'] }, resources: { 'docs://{name}': ['docs:read'] } });
+    const policy = policyFile('typo.json', { tools: { ad: ['calc:use'], echo: ['calc:use'], secret_admin: ['calc:admin'] }, prompts: { sumarize: ['p'] }, resources: { 'docs://{name}': ['docs:read'] }, rateLimits: { tools: { ech: '10/min' } } });
     const { gateway, logs, warnings } = await gatewayFor({ MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_POLICY: policy });
     const report = await gateway.reportPolicyCoverage();
     assert.ok('coverage' in report, JSON.stringify(report));
@@ -133,8 +133,10 @@ describe('policy coverage log and summary', () => {
       [
         ['tool', 'ad', 'add'],
         ['prompt', 'sumarize', 'summarize'],
+        ['tool rate limit', 'ech', 'echo'],
       ],
     );
+    assert.match(lines.find((l) => l.rule === 'ech')!.message, /the tool rate limit rule "ech" matches nothing the upstream lists; did you mean "echo"\?/);
     assert.match(lines.find((l) => l.rule === 'ad')!.message, /the tool rule "ad" matches nothing the upstream lists; did you mean "add"\?/);
     assert.deepEqual(lines.find((l) => l.kind === 'prompts')?.names, ['summarize']);
     assert.equal(lines.find((l) => l.kind === 'resources'), undefined, 'the template rule covers the resource and the template');
@@ -145,7 +147,7 @@ describe('policy coverage log and summary', () => {
     assert.equal(summary?.upstream, upstream.url);
     assert.deepEqual(summary?.tools, { protected: 2, open: 1 });
     assert.deepEqual(summary?.resources, { protected: 2, open: 0 });
-    assert.equal(summary?.unmatchedRules, 2);
+    assert.equal(summary?.unmatchedRules, 3);
 
     assert.deepEqual(
       upstream.seen.map((s) => s.method),
