@@ -34,7 +34,7 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  * is discovered on first use (or by `ready()`), never per request, and only when `jwksUri` or the
  * introspection endpoint is not configured. A cached token costs a SHA-256 digest, a map lookup and a clock read.
  *
- * Several issuers: a JWT's unverified `iss` picks the issuer, compared exactly; one naming no trusted issuer is
+ * A JWT's unverified `iss` picks the issuer (of one or several), compared exactly; one naming no trusted issuer is
  * refused (`token_issuer`) before any request to anyone. The token is then verified with that issuer's keys
  * only, so a token claiming issuer A but signed by issuer B fails. Opaque tokens carry no issuer and go to the
  * introspection endpoint of `introspection.issuer`.
@@ -129,7 +129,6 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     });
     trusted.set(issuer, { issuer, discover, verifyJwt, introspects });
   }
-  const onlyIssuer = issuers.length === 1 ? (trusted.get(issuers[0] as string) as TrustedIssuer) : undefined;
 
   const introspect: IntrospectToken | undefined =
     introspection === undefined || introspectionIssuer === undefined
@@ -162,7 +161,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const verifyUncached = async (token: string, key: string): Promise<AuthInfo> => {
     const dots = countDots(token);
     if (dots === 2) {
-      const issuer = onlyIssuer ?? selectIssuer(token, trusted, issuers);
+      // With one trusted issuer too: a token from elsewhere is refused for its issuer, with no JWKS fetch for its
+      // unknown kid, and not as a bad signature when its kid happens to match one of ours.
+      const issuer = selectIssuer(token, trusted, issuers);
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (introspect !== undefined && issuer.introspects && jwksUri === undefined && (await issuer.discover()).jwks_uri === undefined) {
         return verifyByIntrospection(token, key);

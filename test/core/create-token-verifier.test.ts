@@ -208,4 +208,24 @@ describe('createTokenVerifier', () => {
       await assertGuardError(verifier.verify('opaque-2'), InvalidTokenError, 'token_audience', 401);
     });
   });
+
+  describe('one trusted issuer', () => {
+    it('a token from another issuer is refused for its issuer, before its signature and without a JWKS fetch', async () => {
+      // The outsider's key has the same kid as the trusted issuer's (key-ES256), as independent servers' keys may.
+      const outsider = await startTestIssuer({ algs: ['ES256'] });
+      try {
+        const verifier = createTokenVerifier(options());
+        await verifier.verify(await issuer.sign({ aud: RESOURCE }));
+        const fetches = issuer.requests('/jwks');
+        const expected = `access token was issued by ${outsider.issuer} (iss), which is not a trusted issuer: expected one of ${issuer.issuer}`;
+        const colliding = await assertGuardError(verifier.verify(await outsider.sign({ aud: RESOURCE })), InvalidTokenError, 'token_issuer', 401);
+        assert.equal(colliding.message, expected);
+        const unknownKid = await assertGuardError(verifier.verify(await outsider.sign({ aud: RESOURCE }, { header: { kid: 'elsewhere' } })), InvalidTokenError, 'token_issuer', 401);
+        assert.equal(unknownKid.message, expected);
+        assert.equal(issuer.requests('/jwks'), fetches, 'no JWKS fetch for a token the issuer never signed');
+      } finally {
+        await outsider.close();
+      }
+    });
+  });
 });
