@@ -150,7 +150,7 @@ describe('mcp-oauth-guard check', () => {
 
   it('a policy with a typo (ad for add) and open tools: warnings with fixes, exit 0; with --strict --json, exit 1 and the same findings as data', async () => {
     const policy = join(dir, 'policy.json');
-    writeFileSync(policy, JSON.stringify({ tools: { ad: ['calc:use'], echo: ['calc:use'] } }));
+    writeFileSync(policy, JSON.stringify({ tools: { ad: ['counter:read'], echo: ['counter:read'] } }));
     const settings = ['--upstream-command', STDIO_SERVER, '--policy', policy];
     const run = await runCheck(settings, { MCP_AUTH_ISSUER: as.issuer });
     assert.equal(run.code, 0, run.stdout + run.stderr);
@@ -169,6 +169,21 @@ describe('mcp-oauth-guard check', () => {
     assert.deepEqual([report.ok, report.exitCode, report.failures, report.warnings], [false, 1, 0, 2]);
     const rule = report.results.find((result) => result.message.startsWith('the tool rule'));
     assert.deepEqual([rule?.check, rule?.status, rule?.fix], ['policy', 'warn', `rename "ad" to "add" in the policy file (${policy})`]);
+  });
+
+  it("a scope the policy requires that the authorization server's scopes_supported lacks: a warning naming the scope, its rule and the fix; \"*\" rules aside", async () => {
+    const policy = join(dir, 'policy-scopes.json');
+    writeFileSync(policy, JSON.stringify({ tools: { counter_get: ['counter:raed'], counter_increment: ['counter:write'], whoami: [], '*': ['counter:admin'] } }));
+    const run = await runCheck(['--upstream', upstream.url, '--policy', policy], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const line = entry(run.stdout, `policy ${as.issuer}:`);
+    assert.equal(
+      line,
+      `warn  policy ${as.issuer}: the policy requires the scope "counter:raed" (tools."counter_get"), which the authorization server's scopes_supported does not list, so no token may carry it\n` +
+        `      fix: correct the scope in the policy file (${policy}) if it is misspelt, or add "counter:raed" to the scopes the authorization server offers`,
+    );
+    assert.ok(!run.stdout.includes('"counter:admin"'), 'a "*" rule may require a scope nobody is given: that is how unlisted tools are refused');
+    assert.match(run.stdout, /\n1 warning: requests would work, though not everything as meant \(exit code 0\)\n$/);
   });
 
   it("a protected HTTP upstream: without credentials a 401 with the fix; with the gateway's static token it is listed, the token never printed", async () => {

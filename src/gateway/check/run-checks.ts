@@ -10,6 +10,7 @@ import { checkIssuerMetadata, type IssuerCheck } from './check-issuer.js';
 import { checkSigningKeys } from './check-keys.js';
 import { checkPolicy } from './check-policy.js';
 import { checkResource } from './check-resource.js';
+import { checkScopesSupported } from './check-scopes-supported.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
 
@@ -55,7 +56,9 @@ export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
   }
   const listed = await upstream;
   results.push(listed.result);
-  results.push(...checkPolicy({ policy: options.policy, file: policyFileOf(config.settings), hasUpstream: Boolean(config.proxy ?? config.stdio), ...(listed.coverage ? { coverage: listed.coverage } : {}) }));
+  const file = policyFileOf(config.settings);
+  results.push(...checkPolicy({ policy: options.policy, file, hasUpstream: Boolean(config.proxy ?? config.stdio), ...(listed.coverage ? { coverage: listed.coverage } : {}) }));
+  results.push(...checkScopesSupported(options.policy, file, issuers.map(({ issuer, checked }) => ({ issuer, scopesSupported: checked.metadata?.scopes_supported }))));
   return results;
 }
 
