@@ -20,10 +20,12 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { authorizeAsHeadlessUser } from './demo/headless-user.js';
 import { parseOrExit, readFlags } from './dev/command-line.js';
+import { DEV_AUTH_SERVER_HINT } from './dev/dev-settings.js';
 import { InMemoryOAuthClientProvider } from './in-memory-oauth-client-provider.js';
 
 const USAGE = `Usage: npm run client -- <mcp-url> [--call <tool>] [--args '<json>'] [--user name:password]
@@ -46,6 +48,16 @@ interface RedirectListener {
   close(): void;
 }
 
+/** An error the authorization server sent back on the redirect (RFC 6749 §4.1.2.1), e.g. `invalid_target`. */
+class AuthorizationRefusedError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string | undefined,
+  ) {
+    super(`the authorization server refused: ${error}${description ? `: ${description}` : ''}`);
+  }
+}
+
 /** Listens on 127.0.0.1 at a free port: a loopback redirect URI may use any port (RFC 8252 §7.3). */
 async function listenForRedirects(): Promise<RedirectListener> {
   let arrived: ((redirect: URL) => void) | undefined;
@@ -62,8 +74,8 @@ async function listenForRedirects(): Promise<RedirectListener> {
     next: (expectedState) =>
       new Promise((resolve, reject) => {
         arrived = (redirect) => {
-          const { code, state, error } = Object.fromEntries(redirect.searchParams);
-          if (error) reject(new Error(`the authorization server refused: ${error}`));
+          const { code, state, error, error_description: description } = Object.fromEntries(redirect.searchParams);
+          if (error) reject(new AuthorizationRefusedError(error, description));
           else if (state !== expectedState || !code) reject(new Error('the redirect has the wrong state or no code'));
           else resolve(code);
         };
@@ -78,6 +90,8 @@ async function listenForRedirects(): Promise<RedirectListener> {
  */
 class LoopbackOAuthClientProvider extends InMemoryOAuthClientProvider {
   private code: Promise<string> | undefined;
+  /** The RFC 8707 `resource` of the last sign-in, named when the authorization server refuses it. */
+  resource: string | undefined;
 
   constructor(
     private readonly redirects: RedirectListener,
@@ -89,6 +103,7 @@ class LoopbackOAuthClientProvider extends InMemoryOAuthClientProvider {
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     console.log(`signing in for scope "${authorizationUrl.searchParams.get('scope') ?? ''}" at ${authorizationUrl.origin}`);
+    this.resource = authorizationUrl.searchParams.get('resource') ?? undefined;
     // Listen before the user can come back: the scripted user returns before sendUser resolves.
     this.code = this.redirects.next(this.expectedState);
     this.code.catch(() => undefined); // read by authorizationCode(); a failure there is the one reported
@@ -188,10 +203,23 @@ async function main(): Promise<void> {
       const text = (result.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? `[${part.type}]`).join('\n');
       console.log(`${options.call}${result.isError ? ' (error)' : ''}: ${text}`);
     }
+  } catch (error) {
+    throw explainOAuthError(error, provider.resource);
   } finally {
     await session?.client.close();
     redirects.close();
   }
+}
+
+/**
+ * An OAuth error (on the redirect, or from the token endpoint through the SDK) with its error_description and the
+ * resource asked for: `invalid_target` alone does not say which URL the authorization server does not know.
+ */
+function explainOAuthError(error: unknown, resource: string | undefined): unknown {
+  const asked = resource === undefined ? '' : ` for the resource ${resource}`;
+  if (error instanceof AuthorizationRefusedError) return new Error(`${error.message}, asked${asked} (${DEV_AUTH_SERVER_HINT})`);
+  if (error instanceof OAuthError) return new Error(`the authorization server refused: ${error.errorCode}: ${error.message}, asked${asked} (${DEV_AUTH_SERVER_HINT})`);
+  return error;
 }
 
 main().catch((error: unknown) => {

@@ -12,3 +12,10 @@ export const DEV_AUTH_SERVER_PORT = 9400;
  * the client_credentials grant. Known on purpose: the server is for one machine's loopback, never for production.
  */
 export const DEV_SERVICE_CLIENT_SECRET = 'development-only-not-a-secret';
+
+/**
+ * What to check when the development server refuses a token or a sign-in: said by `npm run token` and the SDK
+ * client example alike, since both meet the same two causes (the server is down, or was started without the
+ * resource asked for).
+ */
+export const DEV_AUTH_SERVER_HINT = 'is `npm run auth-server` running there, and was it started with this --resource?';

@@ -13,7 +13,7 @@ import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { SERVICE_CLIENT_ID } from '../../test/fixtures/authorization-server.js';
 import { parseOrExit, readFlags } from './command-line.js';
-import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
+import { DEV_AUTH_SERVER_HINT, DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run token -- --resource <url> [--issuer http://127.0.0.1:${DEV_AUTH_SERVER_PORT}] [--scope "a b"]
 
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   await printToken(args).catch((error: unknown) => {
     const detail = error instanceof client.ResponseBodyError ? `${error.error}${error.error_description ? `: ${error.error_description}` : ''}` : error instanceof Error ? error.message : String(error);
     // The issuer is named: "fetch failed" alone does not say which server was down or mistyped.
-    console.error(`token: ${detail}, from the issuer ${args.issuer} (is \`npm run auth-server\` running there, and was it started with this --resource?)`);
+    console.error(`token: ${detail}, from the issuer ${args.issuer} (${DEV_AUTH_SERVER_HINT})`);
     process.exitCode = 1;
   });
 }
