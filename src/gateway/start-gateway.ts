@@ -151,7 +151,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
     writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
-    const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE') }) : undefined;
+    const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
+    const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource }) : undefined;
     if (config.stdio) {
       proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, ...(sessionSealer ? { sessionSealer } : {}) });
     } else {
@@ -168,6 +169,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       const { createRedisStores } = await import('../redis/redis-stores.js');
       redisStores = await createRedisStores({
         ...config.redis,
+        // Counts per resource unless MCP_AUTH_REDIS_KEY_PREFIX says otherwise: MCP servers sharing a Redis count apart.
+        resource,
         names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
         onWarning: (message) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message })),
       });

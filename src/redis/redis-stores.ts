@@ -24,8 +24,17 @@ export interface RedisStoresOptions {
   commandTimeoutMs?: number;
   /** Longest wait to connect (and at start-up, for the first connection), in milliseconds. Default 2 000. */
   connectTimeoutMs?: number;
-  /** Prefix of every key written. Default `mcp-guard:`. */
+  /**
+   * Prefix of every key written. Default `mcp-guard:<resource>:` with {@link RedisStoresOptions.resource}, else
+   * `mcp-guard:`. Servers that share a prefix share each caller's counts.
+   */
   keyPrefix?: string;
+  /**
+   * The canonical resource URI these stores count for, e.g. `https://mcp.example.com/mcp`: part of the default
+   * key prefix, so two MCP servers on one Redis count each caller apart. DPoP `jti`s are kept under it too: a
+   * proof is bound to one URL by its `htu` (RFC 9449 §4.3), so a replay to another server is refused anyway.
+   */
+  resource?: string;
   /** Receives warnings (Redis lost, back). Never given the URL's password. Default `console.warn`. */
   onWarning?: (message: string) => void;
   /** Setting names for error messages. Default `options.url`, `options.failure`. */
@@ -67,7 +76,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   }
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
   const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
-  const prefix = options.keyPrefix ?? 'mcp-guard:';
+  const prefix = options.keyPrefix ?? (options.resource === undefined ? 'mcp-guard:' : `mcp-guard:${options.resource}:`);
   const warn = options.onWarning ?? ((message: string) => console.warn(message));
   const where = redactRedisUrl(url);
 

@@ -48,13 +48,14 @@ describe('two gateways sharing rate limits through Redis', { skip: REDIS_SERVER 
   const gateways: RunningGateway[] = [];
   const warnings: string[][] = [];
 
-  const start = async (failure: 'fallback' | 'closed'): Promise<RunningGateway> => {
+  const start = async (failure: 'fallback' | 'closed', settings: Record<string, string> = {}): Promise<RunningGateway> => {
     const own: string[] = [];
     warnings.push(own);
     const config = loadGatewayConfig({
       MCP_AUTH_UPSTREAM: upstreamUrl,
       MCP_AUTH_ISSUER: issuer.issuer,
       MCP_AUTH_RESOURCE: RESOURCE,
+      ...settings,
       MCP_AUTH_POLICY: join(dir, 'policy.json'),
       MCP_AUTH_RATE_LIMIT: '4/min',
       MCP_AUTH_REDIS_URL: redis.url,
@@ -92,6 +93,20 @@ describe('two gateways sharing rate limits through Redis', { skip: REDIS_SERVER 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  test('gateways for different resources on one Redis count apart; MCP_AUTH_REDIS_KEY_PREFIX shares on purpose', async () => {
+    const OTHER = 'https://other.example.com/mcp';
+    const notes = await start('fallback');
+    const other = await start('fallback', { MCP_AUTH_RESOURCE: OTHER });
+    const carol = await issuer.sign({ aud: [RESOURCE, OTHER], sub: 'carol', client_id: 'app' });
+    assert.equal((await postMcp(`${notes.url}/mcp`, call(1, 'notes_add'), carol, V)).status, 200);
+    const elsewhere = await postMcp(`${other.url}/mcp`, call(2, 'notes_add'), carol, V);
+    assert.equal(elsewhere.status, 200, `another server's count is its own: ${elsewhere.text}`);
+    const [one, two] = [await start('fallback', { MCP_AUTH_REDIS_KEY_PREFIX: 'team-a:' }), await start('fallback', { MCP_AUTH_RESOURCE: OTHER, MCP_AUTH_REDIS_KEY_PREFIX: 'team-a:' })];
+    assert.equal((await postMcp(`${one.url}/mcp`, call(3, 'notes_add'), carol, V)).status, 200);
+    assert.equal((await postMcp(`${two.url}/mcp`, call(4, 'notes_add'), carol, V)).status, 429, 'one prefix, one count');
+    assert.throws(() => loadGatewayConfig({ MCP_AUTH_UPSTREAM: upstreamUrl, MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_REDIS_KEY_PREFIX: 'x' }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'MCP_AUTH_REDIS_KEY_PREFIX');
+  });
+
   test('one count across replicas; Redis stopped: fallback serves with one warning, closed answers 503', async () => {
     const [a, b, closed] = [await start('fallback'), await start('fallback'), await start('closed')];
     const endpoint = (g: RunningGateway) => `${g.url}/mcp`;
@@ -111,8 +126,9 @@ describe('two gateways sharing rate limits through Redis', { skip: REDIS_SERVER 
     const bob = await issuer.sign({ aud: RESOURCE, sub: 'bob', client_id: 'app' });
     assert.equal((await postMcp(endpoint(a), call(6, 'notes_list'), bob, V)).status, 200);
     assert.equal((await postMcp(endpoint(a), call(7, 'notes_list'), bob, V)).status, 200);
-    const down = warnings[0]!.filter((line) => line.includes('is unavailable'));
-    assert.equal(down.length, 1, warnings[0]!.join('\n'));
+    const ofA = warnings[gateways.indexOf(a)]!;
+    const down = ofA.filter((line) => line.includes('is unavailable'));
+    assert.equal(down.length, 1, ofA.join('\n'));
     assert.match(down[0]!, /"event":"warning".*Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable/);
     const refused = await postMcp(endpoint(closed), call(8, 'notes_list'), bob, V);
     assert.equal(refused.status, 503);
