@@ -93,7 +93,9 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     lazyConnect: true,
   });
 
-  // One warning when Redis is lost and one when it is back, not one per failed request.
+  // One warning when Redis is lost and one when it is back, not one per failed request. Back is the first
+  // command that succeeds, or a reconnection: a timed-out command leaves the connection up, so no reconnection
+  // would come, and the flag would hide the next outage.
   let down = false;
   const lost = (why: string): void => {
     if (down) return;
@@ -101,12 +103,13 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     const effect = failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
     warn(`Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`);
   };
-  redis.on('error', (error: Error) => lost(error.message));
-  redis.on('ready', () => {
+  const back = (): void => {
     if (!down) return;
     down = false;
     warn(`Redis at ${where} is back: rate limits and the DPoP replay cache are shared again`);
-  });
+  };
+  redis.on('error', (error: Error) => lost(error.message));
+  redis.on('ready', back);
   await connectWithin(redis, connectTimeout).catch((error: Error) => lost(error.message));
 
   const limiters = new Map<string, RedisLimiter>();
@@ -132,10 +135,16 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
       return limiterFor(limit)
         .consume(key)
         .then(
-          () => 0,
+          () => {
+            back();
+            return 0;
+          },
           (rejection: unknown) => {
             // rate-limiter-flexible rejects with a RateLimiterRes over the limit, with an Error when Redis fails.
-            if (rejection instanceof RateLimiterRes) return Math.max(1, rejection.msBeforeNext);
+            if (rejection instanceof RateLimiterRes) {
+              back();
+              return Math.max(1, rejection.msBeforeNext);
+            }
             lost(rejection instanceof Error ? rejection.message : 'not ready');
             if (failure === 'closed') throw rejection;
             return local.consume(key, limit);
@@ -149,7 +158,9 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
       // An expired proof is never claimed, as in the memory cache (and PXAT in the past would be an error).
       if (!(expiresAtMs > Date.now())) return false;
       try {
-        return (await redis.call('SET', `${prefix}dpop:${jti}`, '1', 'NX', 'PXAT', String(Math.ceil(expiresAtMs)))) === 'OK';
+        const claimed = (await redis.call('SET', `${prefix}dpop:${jti}`, '1', 'NX', 'PXAT', String(Math.ceil(expiresAtMs)))) === 'OK';
+        back();
+        return claimed;
       } catch (error) {
         lost((error as Error).message);
         throw error;

@@ -21,6 +21,10 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and commands go unanswered, as on a stalled host. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT); it then answers what it was sent. */
+  resume(): void;
 }
 
 /** Options of {@link startTestRedis}. */
@@ -62,12 +66,18 @@ export async function startTestRedis(options: StartTestRedisOptions = {}): Promi
     });
     await ready;
   };
+  const signal = (name: 'SIGSTOP' | 'SIGCONT'): void => {
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) throw new Error('redis-server is not running');
+    child.kill(name);
+  };
   const stop = async (): Promise<void> => {
     const proc = child;
     child = undefined;
     // Already gone (exited, or killed by a signal): no exit event is coming.
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = once(proc, 'exit');
+    // A paused server would not act on SIGTERM until continued.
+    proc.kill('SIGCONT');
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
     await exited;
@@ -79,6 +89,8 @@ export async function startTestRedis(options: StartTestRedisOptions = {}): Promi
     port,
     dir,
     start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     async stop() {
       await stop();
     },
