@@ -11,7 +11,7 @@ import { ConfigurationError } from './errors.js';
  */
 export function checkIssuer(issuer: unknown, setting: string): string {
   if (typeof issuer !== 'string' || issuer.length === 0) {
-    throw new ConfigurationError(setting, 'is required: set it to your authorization server\'s issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)');
+    throw new ConfigurationError(setting, 'is required: set it to your authorization server\'s issuer URL, e.g. https://auth.example.com (for a local one, in a clone of this repository: `npm run auth-server -- --resource <the MCP URL> --scopes <scopes>`)');
   }
   let url: URL;
   try {

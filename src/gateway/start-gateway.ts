@@ -12,6 +12,7 @@ import { requestPath } from '../http/request-headers.js';
 import { writeJson } from '../http/write-response.js';
 import { defaultResource, loadGatewayGuardOptions, type GatewayConfig } from './gateway-config.js';
 import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
+import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog } from './request-log.js';
@@ -90,7 +91,8 @@ export interface RunningGateway {
  *
  * It listens before building the guard, so that with port 0 and the default resource
  * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
- * authorization server cannot be reached yet, a warning is written and requests get 503 until it can.
+ * authorization server cannot be reached yet, a warning is written and tokens get 503 until it can (401 when its
+ * metadata spells the issuer differently: see `discoveryFailureWarning`).
  *
  * With `config.metrics`, the Prometheus metrics (see `createGatewayMetrics`) are served on a listener of their own,
  * and prom-client is loaded; without, it is not loaded and nothing is counted.
@@ -244,10 +246,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       JSON.stringify({
         time: new Date().toISOString(),
         event: 'warning',
-        message:
-          guard.options.issuers.length > 1
-            ? 'discovery failed for one or more issuers; their tokens get 503 until it succeeds (see detail), the others are served'
-            : 'authorization server discovery failed; requests get 503 until it succeeds',
+        message: discoveryFailureWarning(error, guard.options.issuers.length),
         detail: explainFailure(error),
       }),
     );

@@ -64,7 +64,7 @@ describe('examples/notes-server.ts from the command line', () => {
       'configuration error: 4 settings need fixing:',
       '  MCP_AUTH_ISSUR: is not a setting; did you mean MCP_AUTH_ISSUER?',
       '  MCP_AUTH_MAX_BODY_BYTES: must be a whole number from 1 to 67108864 (got "big")',
-      "  MCP_AUTH_ISSUER: is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)",
+      "  MCP_AUTH_ISSUER: is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (for a local one, in a clone of this repository: `npm run auth-server -- --resource <the MCP URL> --scopes <scopes>`)",
       '  MCP_AUTH_DPOP: must be one of off, allow, require (got "always")',
     ]);
     // The issuer is unset: the hint to a local authorization server follows.

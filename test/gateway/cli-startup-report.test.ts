@@ -69,7 +69,7 @@ describe('gateway CLI start-up reports', () => {
       'mcp-oauth-guard: configuration error: 3 settings need fixing:\n' +
         '  MCP_AUTH_ISSUR: is not a setting; did you mean MCP_AUTH_ISSUER?\n' +
         '  MCP_AUTH_POLICIES: is not a setting; did you mean MCP_AUTH_POLICY?\n' +
-        "  MCP_AUTH_ISSUER (--issuer): is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)\n",
+        "  MCP_AUTH_ISSUER (--issuer): is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (for a local one, in a clone of this repository: `npm run auth-server -- --resource <the MCP URL> --scopes <scopes>`)\n",
     );
     assert.ok(!run.stderr.includes('policy.json'), 'values are never echoed');
   });

@@ -58,7 +58,7 @@ describe('mcp-oauth-guard CLI', () => {
     assert.equal(run.stdout, '');
     assert.equal(
       run.stderr,
-      "mcp-oauth-guard: configuration error: MCP_AUTH_ISSUER (--issuer): is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (run `npm run demo` to try a local one)\n",
+      "mcp-oauth-guard: configuration error: MCP_AUTH_ISSUER (--issuer): is required: set it to your authorization server's issuer URL, e.g. https://auth.example.com (for a local one, in a clone of this repository: `npm run auth-server -- --resource <the MCP URL> --scopes <scopes>`)\n",
     );
   });
 

@@ -8,6 +8,7 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway } from '../../src/gateway/start-gateway.js';
 import { startTestIssuer } from '../helpers/fake-issuer.js';
+import { postMcp } from '../helpers/http-client.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -74,7 +75,7 @@ test('a failed discovery is logged with what each URL answered', { timeout: 20_0
     for (let i = 0; i < 50 && warnings.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(warnings.length, 1);
     const warning = JSON.parse(warnings[0]!) as { message: string; detail: string };
-    assert.equal(warning.message, 'authorization server discovery failed; requests get 503 until it succeeds');
+    assert.equal(warning.message, 'authorization server discovery failed; requests with a token get 503 until it succeeds');
     assert.ok(warning.detail.includes(`GET ${issuer.issuer}/.well-known/oauth-authorization-server/not-an-issuer: HTTP 404`), warning.detail);
     assert.ok(warning.detail.includes('openid-configuration: HTTP 404'), warning.detail);
   } finally {
@@ -104,5 +105,35 @@ test('with several issuers, the warning says only the failing issuer\'s tokens a
   } finally {
     await gateway.shutdown();
     await Promise.all([up.close(), notAnIssuer.close()]);
+  }
+});
+
+test('an issuer spelt otherwise than its metadata: the warning says its tokens get 401 invalid_token, as they do', { timeout: 20_000 }, async () => {
+  const issuer = await startTestIssuer();
+  const warnings: string[] = [];
+  const config = loadGatewayConfig({
+    MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp',
+    // The metadata says http://127.0.0.1:<port>, without the slash, and so do its tokens.
+    MCP_AUTH_ISSUER: `${issuer.issuer}/`,
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  const gateway = await startGateway(config, { log: () => {}, warn: (line) => warnings.push(line) });
+  try {
+    for (let i = 0; i < 50 && warnings.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    const warning = JSON.parse(warnings[0]!) as { message: string; detail: string };
+    assert.equal(
+      warning.message,
+      'the authorization server\'s metadata spells its issuer differently: its tokens get 401 invalid_token (their "iss" is not the configured issuer) until MCP_AUTH_ISSUER is set to the metadata\'s spelling (see detail)',
+    );
+    assert.ok(warning.detail.includes(`calls itself "${issuer.issuer}"`), warning.detail);
+    const token = await issuer.sign({ aud: gateway.resource, sub: 'alice' });
+    const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: 1, method: 'ping' }, token);
+    assert.equal(answer.status, 401);
+    assert.match(String(answer.headers['www-authenticate']), /error="invalid_token"/);
+  } finally {
+    await gateway.shutdown();
+    await issuer.close();
   }
 });
