@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { AuthInfo } from '../core/auth-info.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
 import { acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
@@ -8,7 +7,7 @@ import type { SessionSealer } from '../core/session-seal.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
-import { sessionIdHeader } from '../http/request-headers.js';
+import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
 import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJson } from '../http/write-response.js';
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
@@ -265,11 +264,11 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     writeJson(res, 429, jsonRpcError(id, UPSTREAM_BUSY_JSONRPC_CODE, text), { 'Retry-After': '5' });
   }
 
-  /** The session a request names, or null when it names none. Undefined after answering 404. */
-  function namedSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo): BoundSession<Slot> | null | undefined {
-    const sessionId = sessionIdHeader(req);
+  /** The session a request names (none under 2026-07-28), or null when it names none. Undefined after answering 404. */
+  function namedSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession<Slot> | null | undefined {
+    const sessionId = requestSessionId(req, context.protocolVersion);
     if (sessionId === undefined) return null;
-    const found = pool.lookup(sessionId, auth);
+    const found = pool.lookup(sessionId, context.auth);
     if ('session' in found) return found.session;
     refuseSession(req, res, { reason: found.refused, sessionId });
     return undefined;
@@ -278,17 +277,10 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   function post(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const message = req.body!;
     const stateless = isStatelessRevision(context.protocolVersion);
-    let session: BoundSession<Slot> | null | undefined;
     let opened = false;
-    let named = false;
-    if (stateless) {
-      // 2026-07-28 has no sessions: a session id sent anyway is ignored (streamable-http, "Sessions").
-      session = null;
-    } else {
-      session = namedSession(req, res, context.auth);
-      if (session === undefined) return;
-      named = session !== null;
-    }
+    let session = namedSession(req, res, context);
+    if (session === undefined) return;
+    const named = session !== null;
     if (session === null) {
       const isInitialize = !stateless && 'method' in message && message.method === 'initialize' && 'id' in message;
       const found = isInitialize ? pool.open(context.auth, preparedSessions.get(req)?.id) : pool.forCaller(context.auth);
@@ -539,12 +531,12 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
 
   /** GET and DELETE are about a 2025 session; 2026-07-28 and sessionless requests get 405. */
   function sessionForGetOrDelete(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession<Slot> | undefined {
-    if (isStatelessRevision(context.protocolVersion) || req.headers['mcp-session-id'] === undefined) {
+    if (requestSessionId(req, context.protocolVersion) === undefined) {
       res.setHeader('Allow', 'POST, OPTIONS');
       writeJson(res, 405, jsonRpcError(null, -32600, `Method not allowed: ${req.method} needs the Mcp-Session-Id of a session started with initialize`));
       return undefined;
     }
-    return namedSession(req, res, context.auth) ?? undefined;
+    return namedSession(req, res, context) ?? undefined;
   }
 
   function dispatch(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {

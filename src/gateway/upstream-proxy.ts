@@ -10,7 +10,7 @@ import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js
 import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
-import { sessionIdHeader } from '../http/request-headers.js';
+import { requestSessionId } from '../http/request-headers.js';
 import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
 import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
@@ -365,7 +365,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
    * or `undefined` after answering 404 (the request must not be forwarded).
    */
   function checkSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession | null | undefined {
-    const sessionId = sessionIdHeader(req);
+    const sessionId = requestSessionId(req, context.protocolVersion);
     if (sessionId === undefined) return null;
     const found = sessions.lookup(sessionId, context.auth);
     if ('session' in found) return found.session;
@@ -382,7 +382,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
 
   /** With sealed session ids: the id a request names is opened, not looked up, and forwarded as the upstream's. */
   async function forwardSealed(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, sessionSealer: SessionSealer): Promise<void> {
-    const sessionId = sessionIdHeader(req);
+    const sessionId = requestSessionId(req, context.protocolVersion);
     if (sessionId === undefined) return exchange(req, res, context, null, undefined);
     const opened = await sessionSealer.open(sessionId, context.auth);
     if ('refused' in opened) {
@@ -399,6 +399,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       const method = req.method ?? 'POST';
       const headers = forwardedHeaders(req.headers, identity, context);
       if (sealed) headers['mcp-session-id'] = sealed.session.upstreamSessionId;
+      // No session named (requestSessionId): an id sent anyway under a stateless revision is ignored, not forwarded.
+      else if (session === null) delete headers['mcp-session-id'];
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
       let body: Buffer | undefined;

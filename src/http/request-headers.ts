@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { DpopRequest } from '../core/dpop-authenticator.js';
+import { isStatelessRevision } from '../core/protocol-version.js';
 
 /**
  * The Authorization header as sent. Node keeps only the first of duplicated Authorization headers in
@@ -41,6 +42,18 @@ export class DpopRequestOf implements DpopRequest {
 export function sessionIdHeader(req: IncomingMessage): string | undefined {
   const header = req.headers['mcp-session-id'];
   return header === undefined ? undefined : typeof header === 'string' ? header : header.join(', ');
+}
+
+/**
+ * The session a request names under its protocol revision: its `Mcp-Session-Id` under the 2025 revisions,
+ * none under a stateless one (2026-07-28 has no protocol-level sessions, and a server SHOULD ignore the header:
+ * basic/transports/streamable-http). Every upstream asks this, so a session id is honoured by the same rule.
+ *
+ * @example
+ * requestSessionId(req, context.protocolVersion); // undefined for a 2026-07-28 request, whatever it sends
+ */
+export function requestSessionId(req: IncomingMessage, protocolVersion: string | undefined): string | undefined {
+  return isStatelessRevision(protocolVersion) ? undefined : sessionIdHeader(req);
 }
 
 /**

@@ -29,6 +29,7 @@ import { childEvents, NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
 /** One resource for every replica, as behind a load balancer: the token audience is the fleet's public URL. */
 const RESOURCE = 'http://127.0.0.1:1/mcp';
 const VERSION = '2025-11-25';
+const STATELESS = '2026-07-28';
 const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'sealed-test', version: '1' } } };
 const call = (id: number, name = 'echo', args: Record<string, unknown> = { text: 'hi' }): object => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
@@ -60,6 +61,11 @@ async function startSessionUpstream(): Promise<void> {
         const id = `upstream-session-${issued.length + 1}-${randomBytes(8).toString('hex')}`;
         issued.push(id);
         reply(200, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } } }, { 'mcp-session-id': id });
+        return;
+      }
+      // 2026-07-28 is stateless: a request of that revision is answered without a session.
+      if (req.headers['mcp-protocol-version'] === STATELESS && sid === undefined) {
+        reply(200, { jsonrpc: '2.0', id: message?.id ?? null, result: { resultType: 'complete', content: [{ type: 'text', text: 'stateless' }] } });
         return;
       }
       if (typeof sid !== 'string' || !issued.includes(sid)) {
@@ -174,6 +180,20 @@ describe('sealed session ids across replicas (HTTP upstream)', { timeout: 60_000
     assert.ok(!upstream.issued.includes(upstreamId));
     // The upstream now knows nothing of it: its 404 is passed on, and the sealed id is still no one else's.
     assert.equal((await postMcp(a.url, call(3), alice, sessionHeaders(sealed))).status, 404);
+  });
+
+  it('ignores an Mcp-Session-Id on a 2026-07-28 request (a stateless revision), sealed or not, and forwards none', async () => {
+    const plain = await replica({});
+    const request = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} } } };
+    const headers = { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/call', 'mcp-name': 'echo', 'mcp-session-id': 'left-over-from-2025' };
+    for (const gateway of [a, plain]) {
+      const before = upstream.received.length;
+      const answer = await postMcp(gateway.url, request, alice, headers);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.json.result.content[0].text, 'stateless');
+      assert.equal(answer.headers['mcp-session-id'], undefined);
+      assert.deepEqual(upstream.received.slice(before).map((r) => r.headers['mcp-session-id']), [undefined], 'no session id reaches the upstream');
+    }
   });
 
   it('keeps serving a session after its replica restarts with the same secret', async () => {
