@@ -95,6 +95,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: '600000' },
   { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', group: 'stdio', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: '5000' },
   { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', group: 'stdio', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: '4194304' },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', group: 'stdio', flag: '--upstream-max-stdin-bytes', value: '<bytes>', description: "Most bytes written to a stdio upstream process's stdin that it has not read yet; past it that session's next message gets 503 with Retry-After, so a process that stops reading cannot fill the gateway's memory.", defaultValue: '4194304' },
   { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: '1048576' },
   { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: '60000' },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', group: 'gateway', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
@@ -366,6 +367,7 @@ const STDIO_ONLY_SETTINGS = [
   'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
   'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
   'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
+  'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES',
   'MCP_AUTH_UPSTREAM_REPLAY_BYTES',
   'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS',
 ];
@@ -391,6 +393,7 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
   const processIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
   const stopTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000));
   const maxLineBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824));
+  const maxStdinBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', 1024, 1_073_741_824));
   const replayBufferBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824));
   const replayWindowMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647));
   const identityEnv = problems.check(() => parseSwitch(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV'));
@@ -406,6 +409,7 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
     ...(processIdleTimeoutMs !== undefined ? { processIdleTimeoutMs } : {}),
     ...(stopTimeoutMs !== undefined ? { stopTimeoutMs } : {}),
     ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+    ...(maxStdinBytes !== undefined ? { maxStdinBytes } : {}),
     ...(replayBufferBytes !== undefined ? { replayBufferBytes } : {}),
     ...(replayWindowMs !== undefined ? { replayWindowMs } : {}),
   };

@@ -56,6 +56,11 @@ export interface StdioChildOptions {
   maxLineBytes: number;
   /** Time between SIGTERM and SIGKILL when stopping, in milliseconds. */
   stopTimeoutMs: number;
+  /**
+   * Most bytes written to stdin that the child has not read yet (Node's queue above the pipe) before
+   * {@link StdioChild.inputFull} says so; see there. Default unbounded.
+   */
+  maxStdinBytes?: number;
   /** Names the child in logs: its session id. */
   label: string;
   log(event: ChildLogEvent): void;
@@ -85,6 +90,12 @@ export interface StdioChild {
   readonly alive: boolean;
   /** Requests in flight. */
   readonly pending: number;
+  /**
+   * True while more than `maxStdinBytes` written to stdin wait for the child to read them: a child that stops
+   * reading must not make the gateway hold whatever clients send it. Its own small writes (cancellations, errors
+   * for requests of the child's) still go; the caller refuses the client's messages meanwhile.
+   */
+  readonly inputFull: boolean;
   /**
    * Sends a client request. Its id is replaced by one unique in this child (so two clients' requests with the
    * same id cannot collide) and a `_meta.progressToken` likewise; both are restored in what reaches the sink.
@@ -126,6 +137,7 @@ interface Pending {
  */
 export function startStdioChild(options: StdioChildOptions): StdioChild {
   const { label, log } = options;
+  const maxStdinBytes = options.maxStdinBytes ?? Number.POSITIVE_INFINITY;
   let proc: ChildProcess;
   let alive = true;
   let endReason: ChildEndReason | undefined;
@@ -321,6 +333,9 @@ export function startStdioChild(options: StdioChildOptions): StdioChild {
     get pending() {
       return pending.size;
     },
+    get inputFull() {
+      return (proc.stdin?.writableLength ?? 0) > maxStdinBytes;
+    },
     request(message, sink) {
       if (!alive) return undefined;
       const childId = ++nextId;
@@ -380,6 +395,7 @@ function inertChild(ended: Promise<void>): StdioChild {
     pid: undefined,
     alive: false,
     pending: 0,
+    inputFull: false,
     request: () => undefined,
     notify: () => false,
     answer: () => false,

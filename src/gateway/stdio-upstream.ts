@@ -5,7 +5,7 @@ import { acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision } from 
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
-import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE } from '../core/errors.js';
+import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
@@ -46,6 +46,12 @@ export interface StdioUpstreamOptions {
   stopTimeoutMs?: number;
   /** Largest line (one JSON-RPC message) a child may write on stdout, in bytes; a longer one ends the child. Default 4 194 304 (4 MiB). */
   maxLineBytes?: number;
+  /**
+   * Most bytes written to a child's stdin that it has not read yet, in bytes. Past it the session's next client
+   * message gets 503 with `Retry-After` (a child that stops reading must not make the gateway hold what clients
+   * send it); the child is not stopped, and the client may retry once it reads again. Default 4 194 304 (4 MiB).
+   */
+  maxStdinBytes?: number;
   /**
    * Most bytes of event-stream events one session keeps so that a client whose stream broke can resume it
    * with `Last-Event-ID` (2025 revisions; see `createSessionEventStreams`); the oldest are forgotten first.
@@ -94,6 +100,9 @@ const DEFAULT_PROCESS_IDLE_TIMEOUT_MS = 600_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 const DEFAULT_MAX_LINE_BYTES = 4 * 1_048_576;
+const DEFAULT_MAX_STDIN_BYTES = 4 * 1_048_576;
+/** `Retry-After` when a child's stdin is full, in seconds: a child catches up in moments or is wedged. */
+const STDIN_FULL_RETRY_AFTER_SECONDS = 1;
 const DEFAULT_REPLAY_BUFFER_BYTES = 1_048_576;
 const DEFAULT_REPLAY_WINDOW_MS = 60_000;
 /** Requests one child may have in flight; past it, 429 (a client that never waits must not fill the gateway). */
@@ -167,6 +176,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const idleTimeoutMs = checkTimer(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   const stopTimeoutMs = checkTimer(options.stopTimeoutMs, 'stopTimeoutMs', DEFAULT_STOP_TIMEOUT_MS);
   const maxLineBytes = checkInteger(options.maxLineBytes, 'maxLineBytes', DEFAULT_MAX_LINE_BYTES, { min: 1024, max: 1_073_741_824 });
+  const maxStdinBytes = checkInteger(options.maxStdinBytes, 'maxStdinBytes', DEFAULT_MAX_STDIN_BYTES, { min: 1024, max: 1_073_741_824 });
   const log = options.log ?? ((event: ChildLogEvent) => void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`));
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
@@ -203,6 +213,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
         env: identityEnv ? withCallerIdentity(baseEnv, auth) : baseEnv,
         maxLineBytes,
+        maxStdinBytes,
         stopTimeoutMs,
         label: sessionId,
         log: (event) => {
@@ -292,6 +303,14 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       opened = isInitialize;
     }
     const slot = session.value;
+    if (slot.child.inputFull) {
+      // Refused, not queued: waiting for 'drain' would hold the body and the connection instead of the bytes.
+      reportFailure(req, res, 'upstream_busy', 503);
+      writeJson(res, 503, jsonRpcError(requestIdOf(message), UNAVAILABLE_JSONRPC_CODE, 'Service unavailable: the upstream MCP server process is not reading its input; retry later'), {
+        'Retry-After': String(STDIN_FULL_RETRY_AFTER_SECONDS),
+      });
+      return;
+    }
     if (!('method' in message)) {
       // A client's answer to a request of the child's (sampling, elicitation, roots): back to that child.
       slot.child.answer(message as JsonRpcResponse);
