@@ -11,6 +11,7 @@ import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { requestSessionId } from '../http/request-headers.js';
+import { NO_PROXY_BUFFERING } from '../http/write-response.js';
 import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
 import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
@@ -629,6 +630,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         }
         const headers = responseHeaders(incoming.headers);
         if (rewriter) delete headers['content-length'];
+        if (isEventStream) headers[NO_PROXY_BUFFERING.name] = NO_PROXY_BUFFERING.value;
         res.writeHead(status, headers);
         // Event streams must reach the client event by event, not when a buffer fills.
         if (isEventStream) res.flushHeaders();

@@ -41,13 +41,20 @@ export function writeAccepted(res: ServerResponse): void {
   res.end();
 }
 
+/**
+ * The header that asks a reverse proxy (nginx, and others that read it) not to buffer an answer, so each event
+ * of a stream reaches the client when it is sent. MCP 2026-07-28 says servers SHOULD send it when starting an
+ * event stream (basic/transports/streamable-http); every stream the guard starts or forwards carries it.
+ */
+export const NO_PROXY_BUFFERING = { name: 'x-accel-buffering', value: 'no' } as const;
+
 /** Starts a `text/event-stream` answer. */
 export function startEventStream(res: ServerResponse): void {
   res.writeHead(200, {
     'Content-Type': 'text/event-stream',
     'Cache-Control': 'no-cache, no-transform',
     Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
+    [NO_PROXY_BUFFERING.name]: NO_PROXY_BUFFERING.value,
   });
   res.flushHeaders();
 }

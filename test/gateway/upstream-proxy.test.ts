@@ -137,6 +137,7 @@ describe('createUpstreamProxy', () => {
       'X-MCP-Subject': 'mallory',
     });
     assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-accel-buffering'), null, 'only event streams are marked unbuffered');
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, result: { content: [] } });
     assert.equal(upstream.received.length, 1);
     const got = upstream.received[0]!;
@@ -221,6 +222,8 @@ describe('createUpstreamProxy', () => {
     const res = await post(front.url, CALL);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    // Servers SHOULD send it when starting a stream (2026-07-28), so a proxy in front does not hold events back.
+    assert.equal(res.headers.get('x-accel-buffering'), 'no');
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     const first = await reader.read();
