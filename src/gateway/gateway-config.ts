@@ -20,7 +20,7 @@ import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } fro
  * The topic a setting belongs to: the generated configuration page has one table per group, in the order of
  * `SETTING_GROUPS` in `settings-reference.ts`.
  */
-export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'sessions' | 'limits' | 'metrics' | 'shared-store';
+export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'any-upstream' | 'sessions' | 'limits' | 'metrics' | 'shared-store';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {
@@ -30,6 +30,13 @@ export interface GatewaySetting {
   readonly group: GatewaySettingGroup;
   /** Flag, e.g. `--upstream`; absent for secrets, which must not appear in process listings. */
   readonly flag?: string;
+  /** Other spellings of the flag, accepted as it is, e.g. a name that says more than the first one did. */
+  readonly aliases?: readonly string[];
+  /**
+   * Set for the few settings a new set-up needs: when it is needed, one phrase, shown in the "settings you need"
+   * box at the top of the configuration page, e.g. `always`.
+   */
+  readonly essential?: string;
   /** Placeholder for the value in `--help`, e.g. `<url>`. */
   readonly value: string;
   /** What it does, one sentence. */
@@ -64,14 +71,14 @@ export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> =
  * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
  */
 export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
-  { env: 'MCP_AUTH_UPSTREAM', group: 'upstream', flag: '--upstream', value: '<url>', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
-  { env: 'MCP_AUTH_UPSTREAM_COMMAND', group: 'stdio', flag: '--upstream-command', value: '"<program> <args…>"', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
+  { env: 'MCP_AUTH_UPSTREAM', group: 'upstream', flag: '--upstream', value: '<url>', essential: 'for an HTTP upstream: its MCP endpoint', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
+  { env: 'MCP_AUTH_UPSTREAM_COMMAND', group: 'stdio', flag: '--upstream-command', value: '"<program> <args…>"', essential: 'for a stdio upstream instead: the program to run', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
   { env: 'MCP_AUTH_UPSTREAM_CWD', group: 'stdio', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
   { env: 'MCP_AUTH_UPSTREAM_ENV', group: 'stdio', flag: '--upstream-env', value: '<list>', description: "Names of environment variables passed to the stdio upstream. It gets these, PATH, HOME and LANG, and nothing else: never the gateway's settings or secrets.", defaultValue: 'none' },
   { env: 'MCP_AUTH_IDENTITY_ENV', group: 'stdio', flag: '--identity-env', value: '[on|off]', description: "Start each stdio upstream process with its caller's subject, client id and issuer in MCP_CALLER_SUBJECT, MCP_CALLER_CLIENT_ID and MCP_CALLER_ISSUER. Never the token.", defaultValue: 'off', bare: true },
-  { env: 'MCP_AUTH_ISSUER', group: 'token-validation', flag: '--issuer', value: '<url[,url…]>', description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
-  { env: 'MCP_AUTH_RESOURCE', group: 'gateway', flag: '--resource', value: '<url>', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
-  { env: 'MCP_AUTH_POLICY', group: 'gateway', flag: '--policy', value: '<file>', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
+  { env: 'MCP_AUTH_ISSUER', group: 'token-validation', flag: '--issuer', value: '<url[,url…]>', essential: "always: your authorization server's issuer", description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma-separated, trust each (a token's iss picks one). Required." },
+  { env: 'MCP_AUTH_RESOURCE', group: 'gateway', flag: '--resource', value: '<url>', essential: 'unless HOST is loopback: the public URL clients reach the MCP endpoint at', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
+  { env: 'MCP_AUTH_POLICY', group: 'gateway', flag: '--policy', value: '<file>', essential: 'the scopes each tool needs; without it any valid token may use every tool', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
   { env: 'MCP_AUTH_POLICY_WATCH', group: 'gateway', flag: '--policy-watch', value: '[on|off]', description: 'Reload the policy file when it changes (an editor replacing it included), as SIGHUP always does; requests in progress and sessions are kept, and an invalid file keeps the policy in force.', defaultValue: 'off', bare: true },
   { env: 'HOST', group: 'gateway', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
   { env: 'PORT', group: 'gateway', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
@@ -86,7 +93,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
   { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
   { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
-  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'upstream', flag: '--idle-timeout-ms', value: '<ms>', description: 'Time allowed with no bytes from the upstream: before its response headers (then 504) and within a stream (then the stream ends).', defaultValue: '300000' },
+  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: '300000' },
   { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
   { env: 'MCP_AUTH_MAX_SESSIONS', group: 'sessions', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', group: 'sessions', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
@@ -181,10 +188,10 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
     }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const setting = GATEWAY_SETTINGS.find((s) => s.flag === flag);
+    const setting = GATEWAY_SETTINGS.find((s) => s.flag === flag || s.aliases?.includes(flag));
     if (!setting) {
       const secret = GATEWAY_SETTINGS.find((s) => !s.flag && `--${s.env.toLowerCase().replace(/^mcp_auth_/, '').replaceAll('_', '-')}` === flag);
-      const meant = secret ? undefined : closestName(flag, GATEWAY_SETTINGS.flatMap((s) => (s.flag ? [s.flag] : [])));
+      const meant = secret ? undefined : closestName(flag, GATEWAY_SETTINGS.flatMap((s) => (s.flag ? [s.flag, ...(s.aliases ?? [])] : [])));
       problems.add(flag, secret ? `is not accepted on the command line; set ${secret.env} in the environment` : `is not a known flag${meant ? `; did you mean ${meant}?` : ' (see --help)'}`);
       // Its value, if it has one, is not a flag to report as well.
       if (eq === -1 && i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) i++;
@@ -310,7 +317,7 @@ export function gatewayHelp(): string {
     '',
   ];
   for (const s of GATEWAY_SETTINGS) {
-    lines.push(`  ${s.flag ? `${s.flag} ${s.value}` : '(environment only)'}`);
+    lines.push(`  ${s.flag ? `${[s.flag, ...(s.aliases ?? [])].join(', ')} ${s.value}` : '(environment only)'}`);
     lines.push(`      ${s.env}: ${s.description}${s.defaultValue ? ` Default: ${s.defaultValue}.` : ''}`);
   }
   lines.push(

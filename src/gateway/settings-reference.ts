@@ -35,6 +35,10 @@ export const SETTING_GROUPS: Readonly<Record<GatewaySettingGroup, SettingGroupTe
     title: 'Stdio upstream',
     intro: 'A local MCP server that the gateway runs as child processes speaking JSON-RPC on stdin and stdout, instead of an HTTP upstream.',
   },
+  'any-upstream': {
+    title: 'Either upstream',
+    intro: 'Settings that apply to an HTTP upstream and a stdio upstream alike.',
+  },
   sessions: {
     title: 'Upstream sessions',
     intro: 'The MCP sessions of 2025 clients, each bound to the caller (issuer, subject, client) that started it. Without a session secret a session lives in the process that started it; with one, its id is sealed so that any replica serves it (see fleet.md).',
@@ -97,6 +101,7 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
     '`mcp-oauth-guard/gateway`); **gateway, library** also `loadOptionsFromEnv` from `mcp-oauth-guard`, which builds the',
     `guard's options in your own server (see [below](#${slug(LIBRARY_TITLE)})).`,
     '',
+    ...essentials(settings, names),
     ...groups.map((group) => `- [${SETTING_GROUPS[group].title}](#${slug(SETTING_GROUPS[group].title)})`),
     `- [${LIBRARY_TITLE}](#${slug(LIBRARY_TITLE)})`,
   ];
@@ -104,7 +109,7 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
     lines.push('', `## ${SETTING_GROUPS[group].title}`, '', prose(SETTING_GROUPS[group].intro, names), '');
     lines.push('| Variable | Flag | Default | Read by | Description |', '| --- | --- | --- | --- | --- |');
     for (const s of settings.filter((setting) => setting.group === group)) {
-      const flag = s.flag === undefined ? 'environment only' : code(`${s.flag} ${s.value}`);
+      const flag = s.flag === undefined ? 'environment only' : `${code(`${s.flag} ${s.value}`)}${(s.aliases ?? []).map((alias) => `, or ${code(alias)}`).join('')}`;
       const readBy = library.has(s.env) ? 'gateway, library' : 'gateway';
       lines.push(row([code(s.env), flag, defaultCell(s.defaultValue, names), readBy, prose(s.description, names)]));
     }
@@ -134,6 +139,18 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
 }
 
 const LIBRARY_TITLE = 'In your own server: loadOptionsFromEnv';
+
+/** The "settings you need" box: the settings marked `essential`, each with when it is needed; none, no box. */
+function essentials(settings: readonly GatewaySetting[], names: ReadonlySet<string>): string[] {
+  const needed = settings.filter((s) => s.essential !== undefined);
+  if (needed.length === 0) return [];
+  return [
+    '> **The settings you need.** A first set-up needs only these; every other setting has a default that works.',
+    '>',
+    ...needed.map((s) => `> - ${code(s.env)}${s.flag === undefined ? '' : ` (${code(s.flag)})`}: ${prose(s.essential!, names)}`),
+    '',
+  ];
+}
 
 /**
  * Each variable with the options it sets, in the order first named: `issuer, issuers` for MCP_AUTH_ISSUER (one

@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { GUARD_ENV_VARIABLES } from '../../src/core/load-options-from-env.js';
-import { GATEWAY_SETTINGS } from '../../src/gateway/gateway-config.js';
+import { GATEWAY_SETTINGS, gatewayHelp, parseGatewayArgs } from '../../src/gateway/gateway-config.js';
 import { METRICS_SETTINGS } from '../../src/gateway/metrics-config.js';
 import { SHARED_STORE_SETTINGS } from '../../src/gateway/shared-store-config.js';
 import { UPSTREAM_AUTH_SETTINGS } from '../../src/gateway/upstream-auth-config.js';
@@ -56,8 +56,8 @@ test('every variable a loader reads is a row of the settings table', () => {
 
 test('each setting has one row, and each flag one setting', () => {
   assert.equal(documented.size, GATEWAY_SETTINGS.length, 'a variable has two rows');
-  const flags = GATEWAY_SETTINGS.flatMap((s) => (s.flag === undefined ? [] : [s.flag]));
-  assert.equal(new Set(flags).size, flags.length, 'a flag names two settings');
+  const flags = GATEWAY_SETTINGS.flatMap((s) => (s.flag === undefined ? [] : [s.flag, ...(s.aliases ?? [])]));
+  assert.equal(new Set(flags).size, flags.length, 'a flag (or an alias) names two settings');
 });
 
 test('the page has one table per group, every setting in its group, with its flag and who reads it', () => {
@@ -68,12 +68,36 @@ test('the page has one table per group, every setting in its group, with its fla
     const rows = page.split('\n').filter((line) => line.startsWith(`| \`${setting.env}\` |`));
     assert.equal(rows.length, 1, `${setting.env} has one row`);
     const [, , flag, , readBy] = rows[0]!.split(/(?<!\\)\|/).map((cell) => cell.trim());
-    assert.equal(flag, setting.flag === undefined ? 'environment only' : `\`${setting.flag} ${setting.value.replaceAll('|', '\\|')}\``);
+    const aliases = (setting.aliases ?? []).map((alias) => `, or \`${alias}\``).join('');
+    assert.equal(flag, setting.flag === undefined ? 'environment only' : `\`${setting.flag} ${setting.value.replaceAll('|', '\\|')}\`${aliases}`);
     assert.equal(readBy, GUARD_ENV_VARIABLES.includes(setting.env) ? 'gateway, library' : 'gateway');
     // The row sits under its group's heading.
     const headings = [...page.slice(0, page.indexOf(rows[0]!)).matchAll(/^## (.+)$/gm)];
     assert.equal(headings.at(-1)?.[1], SETTING_GROUPS[setting.group].title, `${setting.env} is under its group`);
   }
+});
+
+test('the page opens with the settings a new set-up needs, from the table\'s essential marks', () => {
+  const page = configurationPage();
+  const box = page.split('\n').filter((line) => line.startsWith('>'));
+  assert.match(box[0]!, /^> \*\*The settings you need\.\*\*/);
+  const listed = box.flatMap((line) => /^> - `(\w+)`/.exec(line)?.[1] ?? []);
+  assert.deepEqual(listed, GATEWAY_SETTINGS.filter((s) => s.essential !== undefined).map((s) => s.env));
+  assert.deepEqual([...listed].sort(), ['MCP_AUTH_ISSUER', 'MCP_AUTH_POLICY', 'MCP_AUTH_RESOURCE', 'MCP_AUTH_UPSTREAM', 'MCP_AUTH_UPSTREAM_COMMAND']);
+  assert.ok(box.includes("> - `MCP_AUTH_ISSUER` (`--issuer`): always: your authorization server's issuer"), box.join('\n'));
+  assert.ok(page.indexOf(box[0]!) < page.indexOf('\n## '), 'before the first table');
+});
+
+test('the upstream idle timeout is listed for both kinds of upstream, and its alias sets it as its flag does', () => {
+  const setting = GATEWAY_SETTINGS.find((s) => s.env === 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS')!;
+  assert.equal(SETTING_GROUPS[setting.group].title, 'Either upstream');
+  for (const flag of ['--idle-timeout-ms', '--upstream-idle-timeout-ms']) {
+    const parsed = parseGatewayArgs([flag, '1234'], {});
+    assert.deepEqual(parsed.help === false && parsed.settings['MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS'], '1234', flag);
+    const inline = parseGatewayArgs([`${flag}=99`], {});
+    assert.deepEqual(inline.help === false && inline.settings['MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS'], '99', `${flag}=`);
+  }
+  assert.match(gatewayHelp(), /^ {2}--idle-timeout-ms, --upstream-idle-timeout-ms <ms>$/m);
 });
 
 test('the library table names the option each variable of loadOptionsFromEnv sets', () => {
