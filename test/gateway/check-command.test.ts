@@ -131,6 +131,22 @@ describe('mcp-oauth-guard check', () => {
     assert.match(run.stdout, /\n2 failures: requests would fail \(exit code 1\)\n$/);
   });
 
+  it('with MCP_AUTH_JWKS_URI set, an issuer that is down, is no authorization server or names another issuer still fails: clients need its metadata to get a token, and tokens carry its issuer; exit 1', async () => {
+    const cases = [
+      [`http://127.0.0.1:${closedPort}`, /^FAIL {2}issuer \S+: the authorization server cannot be reached: /],
+      [`${as.issuer}/tenant`, /^FAIL {2}issuer \S+: no metadata document at either well-known location \(HTTP 404\)/],
+      [`${as.issuer}/`, /^FAIL {2}issuer \S+: the metadata names another issuer: /],
+    ] as const;
+    for (const [issuer, line] of cases) {
+      const run = await runCheck(['--issuer', issuer, '--jwks-uri', as.jwksUri], { MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
+      assert.equal(run.code, 1, run.stdout + run.stderr);
+      assert.match(entry(run.stdout, `issuer ${issuer}:`), line);
+      assert.doesNotMatch(run.stdout, /does not need it/);
+      assert.match(entry(run.stdout, `keys ${as.jwksUri}:`), /^ok {4}keys /);
+      assert.match(run.stdout, /\n1 failure: requests would fail \(exit code 1\)\n$/);
+    }
+  });
+
   it('signing keys with no allowed algorithm, and introspection credentials refused (401): each line with its fix; no secret printed', async () => {
     const run = await runCheck(['--algorithms', 'RS256,PS256'], {
       MCP_AUTH_ISSUER: as.issuer,

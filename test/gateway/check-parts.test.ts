@@ -100,7 +100,7 @@ describe('checkIssuerMetadata against issuers that answer badly', () => {
     assert.ok(error instanceof IssuerDiscoveryError);
     assert.deepEqual(error.failures.map((f) => [f.kind, f.status]), [['not_json', 200], ['not_json', 200]]);
     assert.match(error.attempts[0]!, /HTTP 200 with content-type "text\/html", not JSON metadata$/);
-    const { result } = await checkIssuerMetadata(base, 2000, true);
+    const { result } = await checkIssuerMetadata(base, 2000);
     assert.equal(result.status, 'fail');
     assert.equal(result.message, 'the metadata location answers something that is not JSON (a web page, a login form?)');
     assert.match(result.fix!, /not a web page/);
@@ -108,26 +108,25 @@ describe('checkIssuerMetadata against issuers that answer badly', () => {
 
   it('a 500, and metadata naming another issuer past normalization (http for https): the difference is data too', async () => {
     answer = () => ({ status: 500, type: 'text/plain', body: 'down' });
-    const down = await checkIssuerMetadata(base, 2000, true);
+    const down = await checkIssuerMetadata(base, 2000);
     assert.equal(down.result.message, 'the metadata could not be read (HTTP 500)');
     answer = () => ({ status: 200, type: 'application/json', body: JSON.stringify({ issuer: base.replace('http:', 'https:'), jwks_uri: `${base}/jwks` }) });
     const error = await discoverIssuerMetadata(base, 2000).catch((e: unknown) => e);
     assert.ok(error instanceof IssuerDiscoveryError);
     assert.equal(error.failures[0]!.kind, 'issuer_mismatch');
     assert.equal(error.failures[0]!.discoveredIssuer, base.replace('http:', 'https:'));
-    const { result } = await checkIssuerMetadata(base, 2000, true);
+    const { result } = await checkIssuerMetadata(base, 2000);
     assert.equal(result.message, "the metadata names another issuer: the metadata's issuer is https, the configured one http");
   });
 
-  it('a trailing-slash mismatch that URL normalization hides is an IssuerMismatchError with both spellings; unneeded, it only warns', async () => {
+  it('a trailing-slash mismatch that URL normalization hides is an IssuerMismatchError with both spellings, and fails the check', async () => {
     answer = () => ({ status: 200, type: 'application/json', body: JSON.stringify({ issuer: `${base}/`, jwks_uri: `${base}/jwks` }) });
     const error = await discoverIssuerMetadata(base, 2000).catch((e: unknown) => e);
     assert.ok(error instanceof IssuerMismatchError);
     assert.deepEqual([error.setting, error.configured, error.discovered], ['issuer', base, `${base}/`]);
-    const { result } = await checkIssuerMetadata(base, 2000, false);
-    assert.equal(result.status, 'warn');
-    assert.deepEqual(checkExitCode([result], false), 0);
-    assert.deepEqual(checkExitCode([result], true), 1);
+    const { result } = await checkIssuerMetadata(base, 2000);
+    assert.equal(result.status, 'fail');
+    assert.deepEqual(checkExitCode([result], false), 1);
   });
 });
 

@@ -17,16 +17,17 @@ export interface IssuerCheck {
  * both locations), answers something that is not JSON, or spells its `issuer` differently, shown character by
  * character.
  *
- * @param needed - Whether the guard needs the metadata (for the JWKS or the introspection endpoint); when it does
- *   not, a failure is only a warning.
+ * Every such problem fails, even when the guard itself needs nothing from the metadata (`MCP_AUTH_JWKS_URI` and
+ * the introspection endpoint set): the guard advertises the issuer to MCP clients, which read its metadata to get
+ * a token at all, and the tokens they get carry the metadata's `issuer` in `iss`.
  */
-export async function checkIssuerMetadata(issuer: string, timeoutMs: number, needed: boolean): Promise<IssuerCheck> {
+export async function checkIssuerMetadata(issuer: string, timeoutMs: number): Promise<IssuerCheck> {
   const failed = (message: string, fix: string, details?: readonly string[]): IssuerCheck => ({
     result: {
       check: 'issuer',
       subject: issuer,
-      status: needed ? 'fail' : 'warn',
-      message: needed ? message : `${message} (the gateway does not need it: MCP_AUTH_JWKS_URI is set)`,
+      status: 'fail',
+      message,
       fix,
       ...(details ? { details } : {}),
     },

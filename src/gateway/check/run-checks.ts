@@ -37,9 +37,7 @@ export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
   const issuers = await Promise.all(
     options.issuers.map(async (issuer, index): Promise<{ issuer: string; checked: IssuerCheck; results: CheckResult[] }> => {
       const introspects = issuer === introspectionIssuer;
-      // The guard discovers an issuer only for what it has not been given.
-      const needed = options.jwksUri === undefined || (introspects && introspection?.endpoint === undefined);
-      const checked = await checkIssuerMetadata(issuer, timeoutMs, needed);
+      const checked = await checkIssuerMetadata(issuer, timeoutMs);
       if (options.jwksUri !== undefined) {
         return { issuer, checked, results: index === 0 ? [checked.result, await checkSigningKeys(options.jwksUri, algorithms, timeoutMs)] : [checked.result] };
       }
