@@ -114,6 +114,8 @@ interface Exchange {
   readonly isGet: boolean;
   /** Whether the client accepts an event stream on this answer. */
   readonly sse: boolean;
+  /** Whether a client connection carries this answer now: false once it closed, even while a resume may come. */
+  readonly connected: boolean;
   /** Its resumable event stream, once it has one. */
   stream?: ResumableEventStream;
   /** Delivers a message on this answer's stream; false when it cannot carry it. */
@@ -153,7 +155,8 @@ const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
  *   is JSON unless the child sends something about the request first (progress, or a request of its own such
  *   as sampling or elicitation), which turns the answer into an event stream ending with the response. The
  *   child's other messages go to the one POST waiting on it, else to the session's GET stream, else to the
- *   newest waiting POST; a request of the child's that no stream can carry is answered with an error at once.
+ *   newest waiting POST, connected streams first; a request of the child's that no connected stream can carry
+ *   is answered with an error at once.
  *   The client's answers (POSTed responses) go back to the child that asked, with its own id.
  * - Lifecycle: DELETE stops the child (stdin closed and SIGTERM, SIGKILL after `stopTimeoutMs`). A child that
  *   exits fails its requests in flight with 502 (or an error event) and its session then answers 404. A
@@ -232,15 +235,22 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       }),
   });
 
-  /** Delivers a message of the child's that answers none of its requests: see {@link createStdioUpstream}. */
+  /**
+   * Delivers a message of the child's that answers none of its requests: see {@link createStdioUpstream}. Streams
+   * a client is connected to come first, in the order there; a stream whose client is away (it may resume) only
+   * gets a notification, kept for the resume, and only when no connected one can: a request of the child's sent
+   * there would wait for an answer that may never come, so with nothing connected it is refused (the child
+   * answers it with an error at once).
+   */
   function route(slot: Slot, message: JsonRpcRequest | JsonRpcNotification): boolean {
-    if (slot.waiting.size === 1) {
-      for (const only of slot.waiting) if (only.push(message)) return true;
-    }
-    if (slot.get?.push(message)) return true;
-    let newest: Exchange | undefined;
-    for (const exchange of slot.waiting) if (exchange.sse) newest = exchange;
-    return newest?.push(message) ?? false;
+    const order: Exchange[] = slot.waiting.size === 1 ? [...slot.waiting] : [];
+    if (slot.get !== undefined) order.push(slot.get);
+    // Newest first: the request most recently sent is the one most likely still being read.
+    for (const exchange of [...slot.waiting].reverse()) if (exchange.sse && slot.waiting.size > 1) order.push(exchange);
+    for (const exchange of order) if (exchange.connected && exchange.push(message)) return true;
+    if ('id' in message) return false;
+    for (const exchange of order) if (!exchange.connected && exchange.push(message)) return true;
+    return false;
   }
 
   function reportFailure(req: GuardedRequest, res: ServerResponse, reason: UpstreamFailure['reason'], status?: number): void {
@@ -427,6 +437,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         res,
         isGet: false,
         sse: acceptsSse,
+        get connected() {
+          return stream ? stream.attached : !res.writableEnded && !res.destroyed;
+        },
         push: (msg) => sink.message(msg),
         end: (status, text) => {
           pendingRequest?.abandon(true, 'the gateway is shutting down');
@@ -482,6 +495,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         res,
         isGet: true,
         sse: true,
+        get connected() {
+          return record.stream ? record.stream.attached : !res.writableEnded && !res.destroyed;
+        },
         push(message) {
           if (settled) return false;
           // A stream whose client lost it keeps its messages for the resume.

@@ -230,6 +230,32 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     resumed.drop();
   });
 
+  it("a request of the child's goes to a connected stream, never to a GET stream whose client is away", async () => {
+    const hana = await session('hana');
+    const listening = getStream(hana);
+    await listening.until((events) => events.length >= 1);
+    listening.drop();
+    await listening.ended;
+    await sleep(100);
+    // Two requests waiting, then one whose tool asks the client for sampling: it must reach that one's stream.
+    const waiting = [1, 2].map((n) => new StreamReader(hana.url, { method: 'POST', headers: { ...headersOf(hana), 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: `w${n}`, method: 'tools/call', params: { name: 'slow', arguments: { ms: 1500 } } }) }));
+    await sleep(100);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'ask', method: 'tools/call', params: { name: 'ask_client', arguments: { question: 'hi' } } });
+    const asking = new StreamReader(hana.url, { method: 'POST', headers: { ...headersOf(hana), 'content-type': 'application/json' }, body });
+    await asking.until((events) => events.some((e) => e.data.includes('sampling/createMessage')));
+    const sampling = asking.messages().find((m) => m.method === 'sampling/createMessage');
+    assert.equal((await hana.post({ jsonrpc: '2.0', id: sampling.id, result: { role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm' } })).status, 202);
+    await asking.ended;
+    assert.equal(asking.messages().find((m) => m.id === 'ask').result.content[0].text, 'client said: hello');
+    await Promise.all(waiting.map((w) => w.ended));
+
+    // Nothing connected that can carry it (the GET is away, the POST takes JSON only): answered with an error at
+    // once, so the tool finishes now instead of waiting for the gateway's timeout.
+    const json = await hana.post({ jsonrpc: '2.0', id: 'ask2', method: 'tools/call', params: { name: 'ask_client', arguments: {} } }, { accept: 'application/json' });
+    assert.equal(json.status, 200, json.text);
+    assert.equal(json.json.result.content[0].text, 'client said: no answer');
+  });
+
   it("an id the session never issued, or another session's, gets 400; another caller's session stays 404", async () => {
     // Subjects of their own: the earlier tests hold sessions of alice's, up to the bound per caller.
     const alice = await session('dora');
