@@ -126,3 +126,31 @@ function ruleEntries<Rule>(rules: Readonly<Record<string, Rule>> | undefined): [
 function withSuggestion(rule: UnmatchedRule, suggestion: string | undefined): UnmatchedRule {
   return suggestion === undefined ? rule : { ...rule, suggestion };
 }
+
+/** The singular of each list kind, for "1 of 2 tools has no rule". */
+const SINGULAR = { tools: 'tool', prompts: 'prompt', resources: 'resource' } as const;
+
+/**
+ * The one sentence saying which items of a kind no rule covers, for the gateway's start-up warning and `check`
+ * alike, with the plural agreeing: `1 of 2 tools has no rule (neither its own nor "*"), so any valid token may use
+ * it`. `hasBaseScopes`: whether the policy sets `requiredScopes`, which such items still need.
+ *
+ * @example
+ * describeOpenItems('tools', coverage.tools!, Boolean(policy.requiredScopes?.length));
+ */
+export function describeOpenItems(kind: keyof typeof SINGULAR, covered: KindCoverage, hasBaseScopes: boolean): string {
+  const open = covered.open.length;
+  const total = open + covered.protected.length + covered.explicitlyOpen.length;
+  const one = open === 1;
+  const who = hasBaseScopes ? 'a token with only the base scopes (requiredScopes)' : 'any valid token';
+  return `${open} of ${total} ${total === 1 ? SINGULAR[kind] : kind} ${one ? 'has' : 'have'} no rule (neither ${one ? 'its' : 'their'} own nor "*"), so ${who} may use ${one ? 'it' : 'them'}`;
+}
+
+/**
+ * The one sentence for a rule that matches nothing listed, with the closest name when there is one:
+ * `the tool rule "ad" matches nothing the upstream lists; did you mean "add"?`. `quote` writes a name for the
+ * output at hand (JSON-escaped and clipped for a terminal, clipped for a log line).
+ */
+export function describeUnmatchedRule(rule: UnmatchedRule, quote: (name: string) => string): string {
+  return `the ${rule.kind} rule ${quote(rule.name)} matches nothing the upstream lists${rule.suggestion ? `; did you mean ${quote(rule.suggestion)}?` : ''}`;
+}

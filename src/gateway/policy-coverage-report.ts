@@ -1,4 +1,4 @@
-import { checkPolicyCoverage, type KindCoverage, type PolicyCoverage } from '../core/policy-coverage.js';
+import { checkPolicyCoverage, describeOpenItems, describeUnmatchedRule, type KindCoverage, type PolicyCoverage } from '../core/policy-coverage.js';
 import type { PolicyDefinition } from '../core/policy-definition.js';
 import type { GatewayConfig } from './gateway-config.js';
 import type { ChildLogEvent } from './stdio-child.js';
@@ -97,7 +97,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
       JSON.stringify({
         time: time(),
         event: 'warning',
-        message: `policy: ${covered.open.length} ${kind} have no rule, so any token with the base scopes may use them; add a rule (or "*") under "${kind}" in the policy`,
+        message: `policy: ${describeOpenItems(kind, covered, Boolean(options.policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`,
         kind,
         ...names(covered.open),
       }),
@@ -110,7 +110,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
       JSON.stringify({
         time: time(),
         event: 'warning',
-        message: `policy: the ${rule.kind} rule "${clip(rule.name)}" matches nothing the upstream lists${rule.suggestion ? `; did you mean "${clip(rule.suggestion)}"?` : ''}`,
+        message: `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clip(name)))}`,
         kind: rule.kind,
         rule: clip(rule.name),
         ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),

@@ -154,6 +154,14 @@ describe('the resource line, the policy lines and the report', () => {
     assert.equal(covered.at(-1)?.message, 'every item the upstream lists has a rule, and every rule matches: tools 1 protected, 1 open on purpose');
   });
 
+  it('open items: one sentence whose plurals agree with the counts, with the base scopes when the policy has some', () => {
+    const line = (open: string[], protectedNames: string[], requiredScopes?: string[]) =>
+      checkPolicy({ policy: { tools: {}, ...(requiredScopes ? { requiredScopes } : {}) }, file: 'policy.json', coverage: { tools: { protected: protectedNames, open, explicitlyOpen: [] }, unmatchedRules: [] }, hasUpstream: true })[1]!.message;
+    assert.equal(line(['a'], ['b']), '1 of 2 tools has no rule (neither its own nor "*"), so any valid token may use it');
+    assert.equal(line(['a'], []), '1 of 1 tool has no rule (neither its own nor "*"), so any valid token may use it');
+    assert.equal(line(['a', 'c'], ['b'], ['base']), '2 of 3 tools have no rule (neither their own nor "*"), so a token with only the base scopes (requiredScopes) may use them');
+  });
+
   it('the text report: a status column, details and fix indented, a last line with the counts and the exit code; JSON has the same', () => {
     const results = [
       { check: 'issuer', subject: 'https://as', status: 'ok', message: 'metadata found' },

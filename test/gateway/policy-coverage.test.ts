@@ -127,7 +127,9 @@ describe('policy coverage log and summary', () => {
     const lines = parse(warnings);
     const openTools = lines.find((l) => l.kind === 'tools');
     assert.deepEqual(openTools?.names, ['add'], 'add has no rule (the policy says "ad"), so it is open');
-    assert.match(openTools!.message, /1 tools have no rule/);
+    // One sentence with check's, plurals agreeing with the counts.
+    assert.equal(openTools!.message, 'policy: 1 of 3 tools has no rule (neither its own nor "*"), so any valid token may use it; add a rule (or "*") under "tools" in the policy');
+    assert.equal(lines.find((l) => l.kind === 'prompts')?.message, 'policy: 1 of 1 prompt has no rule (neither its own nor "*"), so any valid token may use it; add a rule (or "*") under "prompts" in the policy');
     assert.deepEqual(
       lines.filter((l) => l.rule !== undefined).map((l) => [l.kind, l.rule, l.suggestion]),
       [

@@ -1,4 +1,4 @@
-import type { KindCoverage, PolicyCoverage } from '../../core/policy-coverage.js';
+import { describeOpenItems, describeUnmatchedRule, type KindCoverage, type PolicyCoverage } from '../../core/policy-coverage.js';
 import type { PolicyDefinition } from '../../core/policy-definition.js';
 import type { CheckResult } from './check-result.js';
 
@@ -34,14 +34,13 @@ export function checkPolicy(input: PolicyCheckInput): CheckResult[] {
     if (input.hasUpstream) results.push({ check: 'policy', status: 'skip', message: 'open tools and rules matching nothing: not checked, as the upstream could not be listed' });
     return results;
   }
-  const base = input.policy?.requiredScopes?.length ? 'a token with only the base scopes (requiredScopes)' : 'any valid token';
+  const hasBaseScopes = Boolean(input.policy?.requiredScopes?.length);
   for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
     if (!covered || covered.open.length === 0) continue;
-    const total = covered.open.length + covered.protected.length + covered.explicitlyOpen.length;
     results.push({
       check: 'policy',
       status: 'warn',
-      message: `${covered.open.length} of ${total} ${kind} have no rule (neither their own nor "*"), so ${base} may use them`,
+      message: describeOpenItems(kind, covered, hasBaseScopes),
       details: [names(covered.open)],
       fix: `add a rule for each under "${kind}" in ${where}, or a "*" rule for every one not named; an empty list [] leaves one open on purpose`,
     });
@@ -51,7 +50,7 @@ export function checkPolicy(input: PolicyCheckInput): CheckResult[] {
     results.push({
       check: 'policy',
       status: 'warn',
-      message: `the ${rule.kind} rule ${quote(rule.name)} matches nothing the upstream lists${rule.suggestion ? `; did you mean ${quote(rule.suggestion)}?` : ''}`,
+      message: describeUnmatchedRule(rule, quote),
       fix: rule.suggestion ? `rename ${quote(rule.name)} to ${quote(rule.suggestion)} in ${where}` : `correct or remove the rule ${quote(rule.name)} in ${where}`,
     });
   }
