@@ -3,7 +3,7 @@ import { RateLimitedError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import type { RateLimit } from './rate-limit.js';
 import type { RateLimiter } from './rate-limiter.js';
-import { callerKey } from './session-registry.js';
+import { callerOrIssuerKey } from './session-registry.js';
 import { storeUnavailableError } from './store-unavailable.js';
 
 /** What {@link createRateLimitCheck} enforces. */
@@ -25,15 +25,12 @@ export interface RateLimitCheckOptions {
 export type RateLimitCheck = (message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>;
 
 /**
- * The key a caller is counted under: {@link callerKey} (issuer, subject, client), or for a token with neither a
+ * The key a caller is counted under: `callerOrIssuerKey` (issuer, subject, client), or for a token with neither a
  * subject nor a client id, its issuer alone: such tokens cannot be told apart, so they share one count per
  * issuer rather than each escaping the limit.
  */
 export function rateLimitKey(auth: AuthInfo): string {
-  const key = callerKey(auth);
-  if (key !== undefined) return key;
-  // null as the client (callerKey always has a string there) keeps this apart from every identified caller.
-  return JSON.stringify([typeof auth.extra.iss === 'string' ? auth.extra.iss : null, null, null]);
+  return callerOrIssuerKey(auth);
 }
 
 /**

@@ -136,6 +136,20 @@ export function callerKey(auth: AuthInfo): string | undefined {
 }
 
 /**
+ * {@link callerKey}, or for a token with neither a subject nor a client id, its issuer alone: such tokens cannot
+ * be told apart, so what is kept for them (a rate-limit count, a sealed id's binding) is kept per issuer.
+ *
+ * @example
+ * callerOrIssuerKey({ ...auth, clientId: '', extra: { ...auth.extra, sub: '', iss: 'https://as' } }); // '["https://as",null,null]'
+ */
+export function callerOrIssuerKey(auth: AuthInfo): string {
+  const key = callerKey(auth);
+  if (key !== undefined) return key;
+  // null as the client (callerKey always has a string there) keeps this apart from every identified caller.
+  return JSON.stringify([typeof auth.extra.iss === 'string' ? auth.extra.iss : null, null, null]);
+}
+
+/**
  * Creates a session registry: `Mcp-Session-Id` → owner ({@link callerKey}), so that a session id is never
  * enough to use a session (MCP 2025-11-25 security best practices, "Session hijacking": servers SHOULD bind
  * session ids to user-specific information).

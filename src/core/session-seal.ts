@@ -2,7 +2,7 @@ import { hash, hkdfSync } from 'node:crypto';
 import { EncryptJWT, errors as joseErrors, jwtDecrypt, type JWTPayload } from 'jose';
 import type { AuthInfo } from './auth-info.js';
 import { ConfigurationError } from './errors.js';
-import { callerKey, type SessionRefusalReason } from './session-registry.js';
+import { callerKey, callerOrIssuerKey, type SessionRefusalReason } from './session-registry.js';
 import { checkInteger } from './settings.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
 
@@ -60,10 +60,10 @@ export type SealedSessionRefusalReason = SessionRefusalReason | 'session_key_unk
 export interface SessionSealer {
   /**
    * Seals `upstreamSessionId` for the caller of `auth` (and, for a stdio upstream, the `instance` holding its
-   * process). Undefined when the token names no caller (neither subject nor client id): such a session can
-   * never be used, as when unsealed.
+   * process). A token naming no caller (neither subject nor client id) gets an id sealed for its issuer, so the
+   * upstream's id never reaches a client; such an id never opens (`session_no_identity`), as when unsealed.
    */
-  seal(upstreamSessionId: string, auth: AuthInfo, instance?: string): Promise<string | undefined>;
+  seal(upstreamSessionId: string, auth: AuthInfo, instance?: string): Promise<string>;
   /**
    * Opens a sealed id presented by the caller of `auth`: what it carries, or why it is refused. With `instance`
    * (a stdio upstream's), an id sealed for another instance, or for none, is refused. Never rejects.
@@ -186,10 +186,9 @@ export function createSessionSealer(options: SessionSealerOptions): SessionSeale
   const cache: TokenCache<CachedSession> | undefined =
     maxCached > 0 ? createTokenCache<CachedSession>({ maxEntries: maxCached, maxTtlSeconds: maxAgeSeconds, now }) : undefined;
 
-  /** The caller binding: undefined for a token naming nobody. */
-  function ownerOf(auth: AuthInfo): string | undefined {
-    const caller = callerKey(auth);
-    return caller === undefined ? undefined : hash('sha256', JSON.stringify([resource, caller]), 'base64url').slice(0, 22);
+  /** The caller binding: the resource and the caller, or the issuer alone for a token naming nobody. */
+  function ownerOf(auth: AuthInfo): string {
+    return hash('sha256', JSON.stringify([resource, callerOrIssuerKey(auth)]), 'base64url').slice(0, 22);
   }
 
   function check(entry: CachedSession, own: string, instance: string | undefined): { session: OpenedSession } | { refused: SealedSessionRefusalReason } {
@@ -201,7 +200,6 @@ export function createSessionSealer(options: SessionSealerOptions): SessionSeale
   return {
     async seal(upstreamSessionId, auth, instance) {
       const own = ownerOf(auth);
-      if (own === undefined) return undefined;
       const claims: SealedClaims = { sid: upstreamSessionId, own, ...(instance !== undefined ? { ins: instance } : {}) };
       return new EncryptJWT(claims)
         .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: sealing.kid })
@@ -209,8 +207,9 @@ export function createSessionSealer(options: SessionSealerOptions): SessionSeale
         .encrypt(await cryptoKeys.get(sealing.kid)!);
     },
     async open(sealed, auth, instance) {
+      // A session of nobody would be shared by every such token: never used, as when unsealed.
+      if (callerKey(auth) === undefined) return { refused: 'session_no_identity' };
       const own = ownerOf(auth);
-      if (own === undefined) return { refused: 'session_no_identity' };
       if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_ID_LENGTH) return { refused: 'session_unknown' };
       const cached = cache?.get(sealed);
       if (cached) return check(cached, own, instance);

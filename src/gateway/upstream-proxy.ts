@@ -555,8 +555,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         sessionSealer.seal(issued, context.auth).then(
           (value) => {
             incoming.off('error', onEarlyError);
-            // Undefined for a token naming nobody: as unsealed, the id is passed on, and never opens.
-            if (value !== undefined) incoming.headers['mcp-session-id'] = value;
+            // Sealed even for a token naming nobody (for its issuer): the upstream's id never reaches the client.
+            incoming.headers['mcp-session-id'] = value;
             if (failed) finish({ reason: 'upstream_reset', code: failed.code });
             else onResponse(outgoing, incoming);
           },

@@ -109,7 +109,11 @@ describe('createSessionSealer', () => {
     }
     const nobody: AuthInfo = { token: 't', clientId: '', scopes: [], extra: { claims: {}, tokenType: 'introspection' } };
     assert.deepEqual(await sealer.open(sealed, nobody), { refused: 'session_no_identity' });
-    assert.equal(await sealer.seal(UPSTREAM_SESSION, nobody), undefined, 'nothing is sealed for nobody');
+    // Sealed all the same (for the issuer), so the upstream's id is never handed out; it never opens.
+    const ofNobody = await sealer.seal(UPSTREAM_SESSION, nobody);
+    assert.ok(!ofNobody.includes(UPSTREAM_SESSION));
+    assert.deepEqual(await sealer.open(ofNobody, nobody), { refused: 'session_no_identity' });
+    assert.deepEqual(await sealer.open(ofNobody, ALICE), { refused: 'session_owner_mismatch' });
     // The owner still opens it.
     assert.ok('session' in (await sealer.open(sealed, ALICE)));
   });

@@ -23,6 +23,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway/start-gatew
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { droppingFetch } from '../helpers/dropping-fetch.js';
+import { startTestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp, send, type HttpAnswer } from '../helpers/http-client.js';
 import { childEvents, NODE_SERVER, quote } from '../helpers/stdio-gateway.js';
 
@@ -271,6 +272,28 @@ describe('sealed session ids across replicas (HTTP upstream)', { timeout: 60_000
     const plain = await replica({});
     await initialize(plain.url, alice);
     assert.equal(plain.gateway.proxy.sessions, 1, 'unsealed, the replica holds the session');
+  });
+});
+
+describe('sealed session ids for a token naming nobody', { timeout: 60_000 }, () => {
+  it('the upstream\'s id is sealed (bound to the resource and issuer) and never reaches the client; it opens for no one', async () => {
+    const issuer = await startTestIssuer();
+    try {
+      const gateway = await startGateway(loadGatewayConfig({ MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_RESOURCE: RESOURCE, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_SESSION_SECRET: secret() }), { log: () => {}, warn: () => {} });
+      gateways.push(gateway);
+      const nobody = await issuer.sign({ aud: RESOURCE });
+      const id = await initialize(`${gateway.url}/mcp`, nobody);
+      const upstreamId = upstream.issued.at(-1)!;
+      assert.notEqual(id, upstreamId);
+      assert.ok(!id.includes(upstreamId), 'the upstream\'s id is not handed out');
+      assert.equal(decodeProtectedHeader(id).enc, 'A256GCM');
+      const before = upstream.received.length;
+      const answer = await postMcp(`${gateway.url}/mcp`, call(1), nobody, sessionHeaders(id));
+      assert.equal(answer.status, 404, 'as unsealed: a session of nobody cannot be used');
+      assert.equal(upstream.received.length, before, 'nothing is forwarded');
+    } finally {
+      await issuer.close();
+    }
   });
 });
 
