@@ -72,6 +72,44 @@ export function isRemovedMethod(method: string, version: string | undefined): bo
   return REMOVED_IN_STATELESS_REVISION.has(method) && isStatelessRevision(version);
 }
 
+/**
+ * Notifications that a 2026-07-28 server may send on a request's response stream, when they relate to that
+ * request: progress and logging (`basic/transports/streamable-http`, "Receiving Messages"). Change
+ * notifications such as `notifications/tools/list_changed` belong on a `subscriptions/listen` stream instead.
+ */
+const REQUEST_SCOPED_NOTIFICATIONS: ReadonlySet<string> = new Set(['notifications/progress', 'notifications/message']);
+
+/**
+ * Whether a server message that answers no request (a request of the server's, or a notification) may go on
+ * the response stream of a client request of revision `version`; `related` says whether the sender knows it
+ * relates to that request. Up to 2025-11-25 any may, server requests (sampling, elicitation, roots) included.
+ * 2026-07-28 ("Receiving Messages"): a server MUST NOT send independent requests there (those interactions are
+ * results, MRTR), and notifications there MUST relate to the request: progress or logging, known to be related.
+ *
+ * @example
+ * mayStreamServerMessage({ method: 'sampling/createMessage', id: 1 }, '2025-11-25', false); // true
+ * mayStreamServerMessage({ method: 'sampling/createMessage', id: 1 }, '2026-07-28', true); // false
+ * mayStreamServerMessage({ method: 'notifications/tools/list_changed' }, '2026-07-28', true); // false
+ */
+export function mayStreamServerMessage(message: { method: string; id?: unknown }, version: string | undefined, related: boolean): boolean {
+  if (!isStatelessRevision(version)) return true;
+  if ('id' in message) return false;
+  return related && REQUEST_SCOPED_NOTIFICATIONS.has(message.method);
+}
+
+/**
+ * Whether a client of revision `version` may POST a JSON-RPC response (its answer to a request of the
+ * server's). 2026-07-28 clients MUST NOT send responses (`basic/transports/streamable-http`, "Sending
+ * Messages"), since servers send them no requests; a server cannot accept one (400).
+ *
+ * @example
+ * acceptsClientResponses('2025-11-25'); // true
+ * acceptsClientResponses('2026-07-28'); // false
+ */
+export function acceptsClientResponses(version: string | undefined): boolean {
+  return !isStatelessRevision(version);
+}
+
 /** The protocol version a message declares in `params._meta` (2026-07-28), if any: a non-empty string. */
 export function bodyProtocolVersion(message: JsonRpcMessage | undefined): string | undefined {
   const params = (message as { params?: unknown } | undefined)?.params;

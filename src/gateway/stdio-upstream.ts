@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
-import { acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision } from '../core/protocol-version.js';
+import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision, mayStreamServerMessage } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
@@ -116,6 +116,8 @@ interface Exchange {
   readonly sse: boolean;
   /** Whether a client connection carries this answer now: false once it closed, even while a resume may come. */
   readonly connected: boolean;
+  /** The MCP revision of the request it answers (what its stream may carry depends on it). */
+  readonly protocolVersion: string | undefined;
   /** Its resumable event stream, once it has one. */
   stream?: ResumableEventStream;
   /** Delivers a message on this answer's stream; false when it cannot carry it. */
@@ -243,13 +245,18 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
    * answers it with an error at once).
    */
   function route(slot: Slot, message: JsonRpcRequest | JsonRpcNotification): boolean {
-    const order: Exchange[] = slot.waiting.size === 1 ? [...slot.waiting] : [];
+    const only = slot.waiting.size === 1 ? [...slot.waiting][0] : undefined;
+    // What the revision lets a stream carry: 2026-07-28 request streams take no request of the child's, and only
+    // notifications that relate to their request, which the child's are known to be when only one request waits.
+    // Others are dropped (a list change has no stream of its own there); no log, as there is no debug level.
+    const fits = (exchange: Exchange): boolean => mayStreamServerMessage(message, exchange.protocolVersion, exchange === only);
+    const order: Exchange[] = only !== undefined ? [only] : [];
     if (slot.get !== undefined) order.push(slot.get);
     // Newest first: the request most recently sent is the one most likely still being read.
-    for (const exchange of [...slot.waiting].reverse()) if (exchange.sse && slot.waiting.size > 1) order.push(exchange);
-    for (const exchange of order) if (exchange.connected && exchange.push(message)) return true;
+    for (const exchange of [...slot.waiting].reverse()) if (exchange.sse && only === undefined) order.push(exchange);
+    for (const exchange of order) if (exchange.connected && fits(exchange) && exchange.push(message)) return true;
     if ('id' in message) return false;
-    for (const exchange of order) if (!exchange.connected && exchange.push(message)) return true;
+    for (const exchange of order) if (!exchange.connected && fits(exchange) && exchange.push(message)) return true;
     return false;
   }
 
@@ -298,6 +305,11 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   function post(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const message = req.body!;
     const stateless = isStatelessRevision(context.protocolVersion);
+    if (!('method' in message) && !acceptsClientResponses(context.protocolVersion)) {
+      // Refused before any process is looked for: there is no request of a child's it could answer.
+      writeJson(res, 400, jsonRpcError(null, -32600, `Bad Request: a ${context.protocolVersion} client sends no JSON-RPC responses (the server sends it no requests)`));
+      return;
+    }
     let opened = false;
     let session = namedSession(req, res, context);
     if (session === undefined) return;
@@ -437,6 +449,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         res,
         isGet: false,
         sse: acceptsSse,
+        protocolVersion: context.protocolVersion,
         get connected() {
           return stream ? stream.attached : !res.writableEnded && !res.destroyed;
         },
@@ -495,6 +508,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         res,
         isGet: true,
         sse: true,
+        protocolVersion: context.protocolVersion,
         get connected() {
           return record.stream ? record.stream.attached : !res.writableEnded && !res.destroyed;
         },
