@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { createUpstreamHandler, startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { GATEWAY_SETTINGS } from '../../src/gateway/gateway-config.js';
 import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startTestIssuer } from '../helpers/fake-issuer.js';
 import { runGatewayCli, type CliRun } from '../helpers/run-cli.js';
 
 const STDIO_SERVER = `"${process.execPath}" test/fixtures/stdio/server.mjs`;
@@ -72,6 +73,7 @@ describe('mcp-oauth-guard check', () => {
     assert.match(resource, /^ok {4}resource http:\/\/127\.0\.0\.1:8080\/mcp: canonical \(RFC 8707\); the default from HOST and PORT/);
     assert.ok(resource.includes('clients find the metadata at http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp'), resource);
     assert.equal(entry(out, `issuer ${as.issuer}:`), `ok    issuer ${as.issuer}: metadata found; its issuer is exactly the configured one`);
+    assert.equal(entry(out, `authorization server ${as.issuer}:`), `ok    authorization server ${as.issuer}: what MCP clients need: authorization and token endpoints, PKCE with S256, dynamic client registration (registration_endpoint)`);
     const keys = entry(out, `keys ${as.jwksUri}:`);
     assert.match(keys, /^ok {4}keys \S+: 1 of 1 key usable \(allowed algorithms: RS256, .*ES256/);
     assert.match(keys, /\n {6}kid \S+ kty EC crv P-256.*: usable for ES256$/);
@@ -90,7 +92,7 @@ describe('mcp-oauth-guard check', () => {
     assert.deepEqual([report.ok, report.exitCode], [true, 0]);
     assert.deepEqual(
       report.results.map((result) => [result.check, result.status]),
-      [['resource', 'ok'], ['issuer', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
+      [['resource', 'ok'], ['issuer', 'ok'], ['authorization server', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
     );
     assert.equal(report.results[0]!.subject, 'http://127.0.0.1:3000/mcp');
   });
@@ -102,6 +104,7 @@ describe('mcp-oauth-guard check', () => {
     assert.match(issuer, /^FAIL {2}issuer \S+: the authorization server cannot be reached: fetch failed \(ECONNREFUSED\)$/m);
     assert.match(issuer, /fix: start the authorization server, or correct the host and port in MCP_AUTH_ISSUER$/);
     assert.match(entry(run.stdout, 'keys'), /^skip {2}keys \S+: not checked, as the issuer's metadata was not usable \(see its line\)$/);
+    assert.match(entry(run.stdout, 'authorization server'), /^skip {2}authorization server \S+: not checked, as the issuer's metadata was not usable \(see its line\)$/);
     assert.match(entry(run.stdout, 'resource'), /^ok {4}resource http:\/\/127\.0\.0\.1:3000\/mcp: /);
     assert.match(entry(run.stdout, 'upstream'), /^skip {2}upstream: none configured/);
     assert.match(entry(run.stdout, 'policy'), /^skip {2}policy: no policy file/);
@@ -144,6 +147,37 @@ describe('mcp-oauth-guard check', () => {
       assert.doesNotMatch(run.stdout, /does not need it/);
       assert.match(entry(run.stdout, `keys ${as.jwksUri}:`), /^ok {4}keys /);
       assert.match(run.stdout, /\n1 failure: requests would fail \(exit code 1\)\n$/);
+    }
+  });
+
+  it("what MCP clients require of the authorization server: PKCE with S256 and both endpoints, else FAIL; no way to register a client, a warning; one line per issuer", async () => {
+    // The endpoints are only read, never called.
+    const authorize = { authorization_endpoint: 'http://127.0.0.1:1/authorize' };
+    const plainOnly = await startTestIssuer({ metadata: { ...authorize, code_challenge_methods_supported: ['plain'], registration_endpoint: 'http://127.0.0.1:1/reg' } });
+    const noEndpoints = await startTestIssuer({ metadata: { code_challenge_methods_supported: ['S256'], client_id_metadata_document_supported: true, token_endpoint: undefined } });
+    const noRegistration = await startTestIssuer({ metadata: { ...authorize, code_challenge_methods_supported: ['S256'] } });
+    try {
+      const run = await runCheck(['--issuer', [plainOnly.issuer, noEndpoints.issuer, noRegistration.issuer].join(',')], {});
+      assert.equal(run.code, 1, run.stdout + run.stderr);
+      assert.equal(
+        entry(run.stdout, `authorization server ${plainOnly.issuer}:`),
+        `FAIL  authorization server ${plainOnly.issuer}: code_challenge_methods_supported lists [plain], not S256, so MCP clients refuse to proceed\n` +
+          '      fix: enable PKCE with S256 on the authorization server so that its metadata lists "S256" in code_challenge_methods_supported',
+      );
+      assert.equal(
+        entry(run.stdout, `authorization server ${noEndpoints.issuer}:`),
+        `FAIL  authorization server ${noEndpoints.issuer}: the metadata has no authorization_endpoint and no token_endpoint, so clients cannot run the authorization code flow\n` +
+          '      fix: have the authorization server publish authorization_endpoint and token_endpoint (RFC 8414 §2)',
+      );
+      assert.equal(
+        entry(run.stdout, `authorization server ${noRegistration.issuer}:`),
+        `warn  authorization server ${noRegistration.issuer}: neither client_id_metadata_document_supported nor a registration_endpoint: only clients given a client id beforehand can sign in\n` +
+          '      fix: enable Client ID Metadata Documents or dynamic client registration (RFC 7591) on the authorization server, or pre-register each MCP client',
+      );
+      assert.equal(run.stdout.split('\n').filter((line) => line.slice(6).startsWith('authorization server ')).length, 3);
+      assert.match(run.stdout, /\n2 failures, 1 warning: requests would fail \(exit code 1\)\n$/);
+    } finally {
+      await Promise.all([plainOnly.close(), noEndpoints.close(), noRegistration.close()]);
     }
   });
 

@@ -5,6 +5,7 @@ import { resolveJwtAlgorithms } from '../../core/jwt-verifier.js';
 import { ENV_SETTING_NAMES } from '../../core/load-options-from-env.js';
 import type { GatewayConfig } from '../gateway-config.js';
 import { policyFileOf } from '../policy-coverage-report.js';
+import { checkAuthorizationServer } from './check-authorization-server.js';
 import { checkIntrospection } from './check-introspection.js';
 import { checkIssuerMetadata, type IssuerCheck } from './check-issuer.js';
 import { checkSigningKeys } from './check-keys.js';
@@ -15,7 +16,7 @@ import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
 
 /**
- * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata and signing keys, introspection, the upstream, the policy. The
+ * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the upstream, the policy. The
  * issuers and the upstream are checked at the same time; each outbound call waits at most
  * `MCP_AUTH_HTTP_TIMEOUT_MS`. The guard is built from the same options as the gateway's, so its discovery, key
  * set and introspection client are the ones checked.
@@ -38,10 +39,11 @@ export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
     options.issuers.map(async (issuer, index): Promise<{ issuer: string; checked: IssuerCheck; results: CheckResult[] }> => {
       const introspects = issuer === introspectionIssuer;
       const checked = await checkIssuerMetadata(issuer, timeoutMs);
+      const lines = [checked.result, checkAuthorizationServer(issuer, checked.metadata)];
       if (options.jwksUri !== undefined) {
-        return { issuer, checked, results: index === 0 ? [checked.result, await checkSigningKeys(options.jwksUri, algorithms, timeoutMs)] : [checked.result] };
+        return { issuer, checked, results: index === 0 ? [...lines, await checkSigningKeys(options.jwksUri, algorithms, timeoutMs)] : lines };
       }
-      return { issuer, checked, results: [checked.result, await keysOf(issuer, checked, introspects, algorithms, timeoutMs)] };
+      return { issuer, checked, results: [...lines, await keysOf(issuer, checked, introspects, algorithms, timeoutMs)] };
     }),
   );
   const results: CheckResult[] = [
