@@ -4,6 +4,7 @@ import type { GatewayConfig } from './gateway-config.js';
 import type { ChildLogEvent } from './stdio-child.js';
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from './upstream-catalog.js';
 import { GATEWAY_ITSELF, type UpstreamCredentials } from './upstream-credentials.js';
+import { recordListingFailure, type ListingFailure } from './upstream-listing-failure.js';
 
 /**
  * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
@@ -31,8 +32,8 @@ export interface PolicyCoverageReportOptions {
   credentials?: UpstreamCredentials;
 }
 
-/** What was found, or why nothing could be checked. */
-export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string };
+/** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
+export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string; failure?: ListingFailure };
 
 /** Most names written in one warning line; the line says how many more there were. */
 const MAX_NAMES_PER_LINE = 50;
@@ -79,17 +80,43 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   const { config, log, warn } = options;
   const time = (): string => new Date().toISOString();
   const summaryBase = { event: 'summary', issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
-  let catalog: UpstreamCatalog;
-  try {
-    if (config.stdio) catalog = await listStdioUpstream(config.stdio, options.childLog ?? (() => undefined), options.limits, options.signal);
-    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
-    else throw new Error('no upstream is configured');
-  } catch (error) {
-    const skipped = `the upstream could not be listed: ${error instanceof Error ? error.message : 'unknown error'}`;
+  /** The summary line for a listing that could not be made, and the report saying why. */
+  const skip = (reason: string, failure?: ListingFailure): PolicyCoverageReport => {
+    const skipped = `the upstream could not be listed: ${reason}`;
     writeSafely(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
-    return { skipped };
+    return failure ? { skipped, failure } : { skipped };
+  };
+  let catalog: UpstreamCatalog;
+  const recorder = recordListingFailure({ stdio: Boolean(config.stdio), credentials: options.credentials !== undefined });
+  const childLog = (event: ChildLogEvent): void => {
+    recorder.childLog(event);
+    options.childLog?.(event);
+  };
+  try {
+    if (config.stdio) catalog = await listStdioUpstream(config.stdio, childLog, options.limits, options.signal);
+    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
+    else return skip('no upstream is configured');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : 'unknown error';
+    const failure = recorder.explain(reason);
+    if (!config.stdio || options.signal?.aborted) return skip(reason, failure);
+    // A stdio program that fails (a misspelt script, a missing module) left only this summary on stdout, easy to
+    // miss among its own lines: its exit, its last stderr line and what to do go to stderr with the warnings.
+    writeSafely(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: not compared with the upstream, which could not be listed: ${reason}`,
+        ...(failure.exit ? { exit: failure.exit } : {}),
+        ...(failure.stderr.length > 0 ? { stderr: failure.stderr.at(-1) } : {}),
+        fix: failure.fix,
+      }),
+    );
+    return skip(reason, failure);
   }
   const coverage = checkPolicyCoverage(options.policy, catalog);
+
   for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
     if (!covered || covered.open.length === 0) continue;
     writeSafely(

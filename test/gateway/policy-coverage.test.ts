@@ -251,6 +251,20 @@ describe('policy coverage log and summary', () => {
     assert.equal((gateway.proxy as { processes?: number }).processes ?? 0, 0, 'no session process was started');
   });
 
+  it('a stdio program that fails at listing time: besides the skipped summary, a warning on stderr with its exit code, last stderr line and the fix', async () => {
+    const failing = `${quote(process.execPath)} -e ${quote("process.stderr.write('first line\\ncannot open file serve.py\\n'); process.exit(2)")}`;
+    const { gateway, logs, warnings } = await gatewayFor({ MCP_AUTH_UPSTREAM_COMMAND: failing });
+    const report = await gateway.reportPolicyCoverage();
+    assert.ok('skipped' in report, JSON.stringify(report));
+    assert.equal(summaryOf(logs)?.coverage, 'skipped');
+    const warning = parse(warnings).find((l) => l.event === 'warning' && String(l.message).startsWith('policy: not compared'));
+    assert.ok(warning, warnings.join('\n'));
+    assert.match(warning.message, /^policy: not compared with the upstream, which could not be listed: initialize: /);
+    assert.equal(warning.exit, 'exited with code 2');
+    assert.equal(warning.stderr, 'cannot open file serve.py');
+    assert.equal(warning.fix, 'run MCP_AUTH_UPSTREAM_COMMAND by hand: it must stay running and speak MCP (newline-delimited JSON-RPC) on stdin and stdout, logging to stderr only');
+  });
+
   it('shutdown stops a stdio listing in progress: its process does not outlive the gateway', { timeout: 20_000 }, async () => {
     const silent = `${quote(process.execPath)} -e ${quote('setInterval(() => {}, 1000)')}`;
     const logs: string[] = [];
