@@ -1,4 +1,4 @@
-import { parseIntegerSetting, parseListSetting, readSetting } from './settings.js';
+import { parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from './settings.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import { ConfigurationError } from './errors.js';
 import { collectConfigurationProblems } from './configuration-problems.js';
@@ -65,14 +65,6 @@ function readList(env: EnvironmentVariables, name: string): string[] | undefined
 
 function readInteger(env: EnvironmentVariables, name: string, min: number, max: number): number | undefined {
   return parseIntegerSetting(readSetting(env, name), name, min, max);
-}
-
-function readBoolean(env: EnvironmentVariables, name: string): boolean | undefined {
-  const v = readSetting(env, name)?.toLowerCase();
-  if (v === undefined) return undefined;
-  if (v === 'true' || v === '1' || v === 'yes') return true;
-  if (v === 'false' || v === '0' || v === 'no') return false;
-  throw new ConfigurationError(name, `must be true or false (got "${v}")`);
 }
 
 /** Options of {@link loadOptionsFromEnv}. */
@@ -149,7 +141,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('allowedOrigins', () => readList(env, 'MCP_AUTH_ALLOWED_ORIGINS'));
     set('challengeScopes', () => readList(env, 'MCP_AUTH_CHALLENGE_SCOPES'));
     set('authorizationServers', () => readList(env, 'MCP_AUTH_AUTHORIZATION_SERVERS'));
-    set('strictJwtAccessTokens', () => readBoolean(env, 'MCP_AUTH_STRICT_JWT'));
+    set('strictJwtAccessTokens', () => parseSwitchSetting(readSetting(env, 'MCP_AUTH_STRICT_JWT'), 'MCP_AUTH_STRICT_JWT'));
     set('resourceName', () => readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
     set('resourceDocumentation', () => readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
     set('maxBodyBytes', () => readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));

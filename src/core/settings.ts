@@ -66,6 +66,38 @@ export function parseIntegerSetting(text: string | undefined, setting: string, m
   return Number(v);
 }
 
+/**
+ * What an on/off word means: `on`, `true`, `yes`, `1` are true and `off`, `false`, `no`, `0` false, in any case;
+ * undefined for any other text (a setting that also takes other values, such as a list, reads it next).
+ *
+ * @example
+ * switchWord('Yes'); // true
+ * switchWord('subject=X-User'); // undefined
+ */
+export function switchWord(text: string): boolean | undefined {
+  const lower = text.trim().toLowerCase();
+  if (lower === 'on' || lower === 'true' || lower === 'yes' || lower === '1') return true;
+  if (lower === 'off' || lower === 'false' || lower === 'no' || lower === '0') return false;
+  return undefined;
+}
+
+/**
+ * An on/off setting written as text (see {@link switchWord}): undefined when unset or blank. The one parser of
+ * every on/off environment variable and flag, so each accepts the same words.
+ *
+ * @example
+ * parseSwitchSetting(process.env.MCP_AUTH_STRICT_JWT, 'MCP_AUTH_STRICT_JWT'); // true for "on", "true", "1", "yes"
+ *
+ * @throws ConfigurationError naming `setting` for any other value.
+ */
+export function parseSwitchSetting(text: string | undefined, setting: string): boolean | undefined {
+  const v = text?.trim();
+  if (v === undefined || v === '') return undefined;
+  const value = switchWord(v);
+  if (value === undefined) throw new ConfigurationError(setting, `is "${v}"; use on or off`);
+  return value;
+}
+
 /** A list written as text, separated by commas and/or white space; undefined when unset or blank. */
 export function parseListSetting(text: string | undefined): string[] | undefined {
   const v = text?.trim();

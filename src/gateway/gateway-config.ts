@@ -6,7 +6,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../core/configuration-problems.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
-import { parseIntegerSetting, parseListSetting, readSetting } from '../core/settings.js';
+import { parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../core/settings.js';
 import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
@@ -344,9 +344,9 @@ export function gatewayHelp(): string {
 export function parseIdentityHeaders(value: string | undefined): IdentityHeaderNames | undefined {
   const setting = 'MCP_AUTH_IDENTITY_HEADERS';
   if (value === undefined) return undefined;
-  const lower = value.toLowerCase();
-  if (['off', 'false', 'no', '0'].includes(lower)) return undefined;
-  if (['on', 'true', 'yes', '1'].includes(lower)) return { ...DEFAULT_IDENTITY_HEADERS };
+  const on = switchWord(value);
+  if (on === false) return undefined;
+  if (on === true) return { ...DEFAULT_IDENTITY_HEADERS };
   const names: IdentityHeaderNames = {};
   for (const part of parseListSetting(value) ?? []) {
     const eq = part.indexOf('=');
@@ -403,7 +403,7 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
   const maxStdinBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', 1024, 1_073_741_824));
   const replayBufferBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824));
   const replayWindowMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647));
-  const identityEnv = problems.check(() => parseSwitch(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV'));
+  const identityEnv = problems.check(() => parseSwitchSetting(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV') ?? false);
   if (command === undefined) return undefined;
   return {
     command,
@@ -424,20 +424,11 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
 
 /** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch. */
 function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>): boolean {
-  const watch = parseSwitch(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH');
+  const watch = parseSwitchSetting(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH') ?? false;
   if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined) {
     throw new ConfigurationError('MCP_AUTH_POLICY_WATCH', 'has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off');
   }
   return watch;
-}
-
-/** An on/off setting: `on`, `true`, `yes`, `1` or their opposites; unset is off. */
-function parseSwitch(value: string | undefined, setting: string): boolean {
-  if (value === undefined) return false;
-  const lower = value.toLowerCase();
-  if (['on', 'true', 'yes', '1'].includes(lower)) return true;
-  if (['off', 'false', 'no', '0'].includes(lower)) return false;
-  throw new ConfigurationError(setting, `is "${value}"; use on or off`);
 }
 
 function isDirectory(path: string): boolean {

@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../core/errors.js';
-import { parseIntegerSetting, readSetting } from '../core/settings.js';
+import { parseIntegerSetting, parseSwitchSetting, readSetting } from '../core/settings.js';
 import type { GatewaySetting } from './gateway-config.js';
 
 /** Default `MCP_AUTH_METRICS_HOST`: loopback, so that metrics, which need no token, are never public by accident. */
@@ -43,13 +43,6 @@ export function loadMetricsConfig(settings: Readonly<Record<string, string | und
   if (port !== 0 && port === gatewayPort) {
     throw new ConfigurationError('MCP_AUTH_METRICS_PORT', `is ${port}, the gateway's own PORT: metrics need a port of their own, so that the MCP endpoint's clients cannot reach them`);
   }
-  return { host: host ?? DEFAULT_METRICS_HOST, port, toolLabels: parseToolLabels(toolLabels) };
+  return { host: host ?? DEFAULT_METRICS_HOST, port, toolLabels: parseSwitchSetting(toolLabels, 'MCP_AUTH_METRICS_TOOL_LABELS') ?? false };
 }
 
-function parseToolLabels(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const lower = value.toLowerCase();
-  if (['on', 'true', 'yes', '1'].includes(lower)) return true;
-  if (['off', 'false', 'no', '0'].includes(lower)) return false;
-  throw new ConfigurationError('MCP_AUTH_METRICS_TOOL_LABELS', `is "${value}"; use on or off`);
-}

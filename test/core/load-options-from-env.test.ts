@@ -192,11 +192,11 @@ test('MCP_AUTH_MAX_BODY_BYTES and MCP_AUTH_HTTP_TIMEOUT_MS have ranges', () => {
   );
 });
 
-test('MCP_AUTH_STRICT_JWT accepts true/false, 1/0, yes/no in any case', () => {
-  for (const [raw, value] of [['true', true], ['TRUE', true], ['1', true], ['Yes', true], ['false', false], ['0', false], ['no', false]] as const) {
+test('MCP_AUTH_STRICT_JWT accepts on/off, true/false, 1/0, yes/no in any case, as every on/off setting does', () => {
+  for (const [raw, value] of [['on', true], ['ON', true], ['true', true], ['TRUE', true], ['1', true], ['Yes', true], ['off', false], ['false', false], ['0', false], ['no', false]] as const) {
     assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_STRICT_JWT: raw }).strictJwtAccessTokens, value, raw);
   }
-  assert.throws(() => loadOptionsFromEnv({ ...base, MCP_AUTH_STRICT_JWT: 'on' }), isConfigError('MCP_AUTH_STRICT_JWT', 'must be true or false (got "on")'));
+  assert.throws(() => loadOptionsFromEnv({ ...base, MCP_AUTH_STRICT_JWT: 'maybe' }), isConfigError('MCP_AUTH_STRICT_JWT', 'is "maybe"; use on or off'));
 });
 
 test('MCP_AUTH_POLICY naming a missing file says so', () => {
