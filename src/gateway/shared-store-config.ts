@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../core/errors.js';
 import { readSetting } from '../core/settings.js';
-import type { RedisFailureMode } from '../redis/redis-stores.js';
+import { checkRedisFailureMode, type RedisFailureMode } from '../redis/redis-stores.js';
 import { checkRedisUrl } from '../redis/redis-url.js';
 import type { GatewaySetting } from './gateway-config.js';
 
@@ -41,8 +41,5 @@ export function loadSharedStoreConfig(settings: Readonly<Record<string, string |
   if (keyPrefix !== undefined && (keyPrefix.length > 200 || /[\s\p{Cc}]/u.test(keyPrefix))) {
     throw new ConfigurationError('MCP_AUTH_REDIS_KEY_PREFIX', 'must be at most 200 characters, without spaces or control characters, e.g. team-a:');
   }
-  if (failure !== undefined && failure !== 'fallback' && failure !== 'closed') {
-    throw new ConfigurationError('MCP_AUTH_REDIS_FAIL', `must be fallback (per-process limits while Redis is down) or closed (503) (got ${JSON.stringify(failure)})`);
-  }
-  return { url: checkRedisUrl(url, 'MCP_AUTH_REDIS_URL'), failure: (failure as RedisFailureMode | undefined) ?? 'fallback', ...(keyPrefix !== undefined ? { keyPrefix } : {}) };
+  return { url: checkRedisUrl(url, 'MCP_AUTH_REDIS_URL'), failure: checkRedisFailureMode(failure, 'MCP_AUTH_REDIS_FAIL') ?? 'fallback', ...(keyPrefix !== undefined ? { keyPrefix } : {}) };
 }

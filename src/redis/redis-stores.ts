@@ -14,6 +14,19 @@ import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
  */
 export type RedisFailureMode = 'fallback' | 'closed';
 
+/**
+ * Checks a {@link RedisFailureMode}: undefined stays undefined (the default, `fallback`, is the caller's).
+ *
+ * @example
+ * checkRedisFailureMode('closed', 'MCP_AUTH_REDIS_FAIL'); // 'closed'
+ *
+ * @throws ConfigurationError naming `setting` for anything but fallback or closed.
+ */
+export function checkRedisFailureMode(value: unknown, setting: string): RedisFailureMode | undefined {
+  if (value === undefined || value === 'fallback' || value === 'closed') return value;
+  throw new ConfigurationError(setting, `must be fallback (per-process limits while Redis is down) or closed (503) (got ${JSON.stringify(value)})`);
+}
+
 /** Options of {@link createRedisStores}. */
 export interface RedisStoresOptions {
   /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. Never logged (see `redactRedisUrl`). */
@@ -70,10 +83,7 @@ const MAX_RECONNECT_DELAY_MS = 2_000;
 export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const urlSetting = options.names?.url ?? 'options.url';
   const url = checkRedisUrl(options.url, urlSetting);
-  const failure = options.failure ?? 'fallback';
-  if (failure !== 'fallback' && failure !== 'closed') {
-    throw new ConfigurationError(options.names?.failure ?? 'options.failure', `must be fallback or closed (got ${JSON.stringify(failure)})`);
-  }
+  const failure = checkRedisFailureMode(options.failure, options.names?.failure ?? 'options.failure') ?? 'fallback';
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
   const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   const prefix = options.keyPrefix ?? (options.resource === undefined ? 'mcp-guard:' : `mcp-guard:${options.resource}:`);

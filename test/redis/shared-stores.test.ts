@@ -231,7 +231,7 @@ describe('shared stores in Redis', { skip, timeout: 60_000 }, () => {
 
   test('the URL is checked at start-up without repeating it, and redacted in messages', async () => {
     await assert.rejects(createRedisStores({ url: 'http://:hunter2@cache:6379', names: { url: 'MCP_AUTH_REDIS_URL' } }), (e: Error) => /^MCP_AUTH_REDIS_URL: /.test(e.message) && !e.message.includes('hunter2'));
-    await assert.rejects(createRedisStores({ url: redis.url, failure: 'open' as never }), /options.failure: must be fallback or closed/);
+    await assert.rejects(createRedisStores({ url: redis.url, failure: 'open' as never }), /options.failure: must be fallback \(per-process limits while Redis is down\) or closed \(503\) \(got "open"\)/);
     assert.equal(redactRedisUrl('redis://user:hunter2@cache:6379/2?x=y'), 'redis://cache:6379/2');
     // An unreachable Redis at start-up: resolves after the connect timeout, with a warning naming no password.
     const warnings: string[] = [];
