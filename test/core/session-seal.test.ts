@@ -173,6 +173,18 @@ describe('createSessionSealer', () => {
     const future = (await ahead.seal(UPSTREAM_SESSION, ALICE))!;
     const { sealer: behind } = sealerAt(key);
     assert.deepEqual(await behind.open(future, ALICE), { refused: 'session_unknown' });
+    // One rule for the age, decrypted or cached: at most the maximum age old, at most 60 s ahead (replica clocks).
+    const { sealer: skewed, clock: skewedClock } = sealerAt(key, { maxAgeMs: 3_600_000 });
+    skewedClock.now += 30_000;
+    const early = (await skewed.seal(UPSTREAM_SESSION, ALICE))!;
+    const { sealer: reader, clock: readerClock } = sealerAt(key, { maxAgeMs: 3_600_000 });
+    assert.ok('session' in (await reader.open(early, ALICE)), '30 s ahead opens');
+    assert.ok('session' in (await reader.open(early, ALICE)), 'and again from the cache');
+    readerClock.now += 30_000 + 3_600_000 + 30_000;
+    const { sealer: later, clock: laterClock } = sealerAt(key, { maxAgeMs: 3_600_000 });
+    laterClock.now = readerClock.now;
+    assert.deepEqual(await reader.open(early, ALICE), { refused: 'session_expired' }, '30 s past the age, cached');
+    assert.deepEqual(await later.open(early, ALICE), { refused: 'session_expired' }, '30 s past the age, decrypted: no tolerance there either');
     assert.equal(DEFAULT_SESSION_MAX_AGE_MS, 86_400_000);
   });
 
