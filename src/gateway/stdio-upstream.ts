@@ -150,7 +150,8 @@ const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
  *
  * - Processes: one per MCP session. A 2025 client's `initialize` starts one and gets the `Mcp-Session-Id`,
  *   bound to the caller (the project's session registry), so a request naming another caller's session gets
- *   404 like an unknown one. Requests without a session (2026-07-28, stateless) go to one child per caller.
+ *   404 like an unknown one. Requests without a session (2026-07-28, stateless) go to one child per caller; a
+ *   2025 request without one that is not `initialize` gets 400.
  *   A process never serves anyone but the caller it was started for.
  * - Messages: each client request gets an id unique in its child (and its progress token likewise), so
  *   concurrent requests with equal ids cannot collide; the answer carries the client's id again. The answer
@@ -316,6 +317,12 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     const named = session !== null;
     if (session === null) {
       const isInitialize = !stateless && 'method' in message && message.method === 'initialize' && 'id' in message;
+      if (!stateless && !isInitialize) {
+        // 2025 revisions: a process serves one session, opened by initialize; the caller's sessionless process is
+        // for stateless requests, and would serve this one uninitialized (2025-11-25 streamable-http, "Session Management").
+        writeJson(res, 400, jsonRpcError(requestIdOf(message), -32600, 'Bad Request: Mcp-Session-Id header is required (start a session with initialize)'));
+        return;
+      }
       const found = isInitialize ? pool.open(context.auth, preparedSessions.get(req)?.id) : pool.forCaller(context.auth);
       if ('refused' in found) {
         refuseChild(req, res, found.refused);

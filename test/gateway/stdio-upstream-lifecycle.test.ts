@@ -50,8 +50,13 @@ describe('stdio upstream bounds', { timeout: 60_000 }, () => {
       const full = await carol.initialize();
       assert.equal(full.status, 429);
       assert.match(full.json.error.message, /on this gateway/);
-      // Requests without a session would start a process too: the same bound.
-      const sessionless = await carol.call('add', { a: 1, b: 1 });
+      // Stateless (2026-07-28) requests would start a process too: the same bound.
+      const sessionless = await postMcp(
+        url,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 1 }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } },
+        carol.token,
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'add' },
+      );
       assert.equal(sessionless.status, 429);
       assert.equal(upstream.processes, 3);
       // Everyone who had a process still has it, with its state.

@@ -9,7 +9,7 @@ import type { RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { messages, postMcp } from '../helpers/http-client.js';
-import { NODE_SERVER, quote, startStdioGateway } from '../helpers/stdio-gateway.js';
+import { NODE_SERVER, PROTOCOL_VERSION, quote, startStdioGateway } from '../helpers/stdio-gateway.js';
 
 const NODE_COMMAND = `${quote(process.execPath)} ${quote(NODE_SERVER)}`;
 const STATELESS = '2026-07-28';
@@ -67,5 +67,17 @@ describe('a stdio upstream and the revisions', { timeout: 60_000 }, () => {
     assert.equal(answer.status, 400, answer.text);
     assert.equal(answer.json.error.code, -32600);
     assert.equal(answer.json.id, null);
+  });
+
+  it('2025: a request without Mcp-Session-Id that is not initialize gets 400 and starts no process', async () => {
+    const before = upstream.processes;
+    const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } }, await token('bob'), { 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(answer.status, 400, answer.text);
+    assert.equal(answer.json.id, 3);
+    assert.equal(answer.json.error.code, -32600);
+    assert.match(answer.json.error.message, /Mcp-Session-Id/);
+    const note = await postMcp(gateway.resource, { jsonrpc: '2.0', method: 'notifications/initialized' }, await token('bob'), { 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(note.status, 400, note.text);
+    assert.equal(upstream.processes, before);
   });
 });
