@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 
 /** Options of {@link createStreamReplayBuffer}. */
 export interface StreamReplayBufferOptions {
-  /** Most bytes of events kept (data and id, as written on the wire); past it the oldest are forgotten first. */
+  /**
+   * Most bytes of events kept, counting each event's data, its id and what holding it costs besides (about 200
+   * bytes), so that it bounds the heap held; past it the oldest are forgotten first.
+   */
   maxBytes: number;
   /** Oldest event kept, in milliseconds; older ones are forgotten. */
   maxAgeMs: number;
@@ -70,8 +73,14 @@ interface StreamState {
   held: number;
 }
 
-/** Bytes counted per event on top of its data and id: the `id: `, `event: message`, `data: ` framing. */
-const EVENT_FRAMING_BYTES = 32;
+/**
+ * Bytes counted per event on top of its data and id: what holding one costs in heap besides those characters
+ * (the record object with its fields and number boxes, both strings' headers, the array slot). Measured on
+ * Node 20 by recording 100 000 events of various sizes (none, 10, 100 and 1 000 characters of data) into one
+ * buffer and comparing heapUsed after a full garbage collection before and after: 170 to 195 bytes each beyond
+ * the characters. Without it, 1 MiB counted of small events was 6.4 MiB of heap.
+ */
+const EVENT_OVERHEAD_BYTES = 192;
 
 /**
  * A bounded replay buffer for the event streams of one session. Event ids are `<tag>.<stream>.<seq>`: `tag`
@@ -95,7 +104,8 @@ export function createStreamReplayBuffer(options: StreamReplayBufferOptions): St
   const now = options.now ?? Date.now;
   const tag = randomBytes(6).toString('base64url');
   const prefix = `${tag}.`;
-  const events: StoredEvent[] = [];
+  // Slots before `head` are cleared as their events are forgotten, so a forgotten event is not kept alive by the array.
+  const events: (StoredEvent | undefined)[] = [];
   // Index of the oldest event still held: the array is compacted now and then, not shifted on every eviction.
   let head = 0;
   let bytes = 0;
@@ -108,6 +118,7 @@ export function createStreamReplayBuffer(options: StreamReplayBufferOptions): St
     while (head < events.length) {
       const oldest = events[head]!;
       if (bytes <= maxBytes && oldest.at >= oldestKept) break;
+      events[head] = undefined;
       head++;
       bytes -= oldest.bytes;
       const state = streams.get(oldest.stream);
@@ -139,7 +150,7 @@ export function createStreamReplayBuffer(options: StreamReplayBufferOptions): St
       if (state === undefined) return id;
       state.last = seq;
       state.held++;
-      const size = Buffer.byteLength(data) + id.length + EVENT_FRAMING_BYTES;
+      const size = Buffer.byteLength(data) + id.length + EVENT_OVERHEAD_BYTES;
       events.push({ stream, seq, id, data, bytes: size, at: now() });
       bytes += size;
       evict();
