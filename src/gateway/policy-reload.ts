@@ -60,7 +60,10 @@ export interface PolicyReloaderOptions {
   onReloaded?(policy: PolicyDefinition): void;
 }
 
-/** Reloads the policy file; `trigger` (`SIGHUP`, `watch`, …) is written in the log lines. Never rejects. */
+/**
+ * Reloads the policy file; `trigger` (`SIGHUP`, `watch`, …) is written in the log lines. Never rejects. At most one
+ * reload runs at a time: one asked for meanwhile waits for it, and every other one asked for meanwhile shares it.
+ */
 export type PolicyReloader = (trigger: string) => Promise<PolicyReloadResult>;
 
 /** Message of the warning a refused reload writes; `detail` says why. */
@@ -76,7 +79,27 @@ export const POLICY_RELOAD_REFUSED_MESSAGE = 'policy not reloaded: the new file 
 export function createPolicyReloader(options: PolicyReloaderOptions): PolicyReloader {
   const { guard, file } = options;
   const time = (): string => new Date().toISOString();
-  return async (trigger) => {
+  // Each reload lists the upstream (a stdio upstream starts a process for it): a burst of SIGHUPs or file events
+  // must not start as many. The one that waits reads the file as it is once the running one is done.
+  let running: Promise<PolicyReloadResult> | undefined;
+  let pending: Promise<PolicyReloadResult> | undefined;
+  const run = (trigger: string): Promise<PolicyReloadResult> => {
+    const current = reloadOnce(trigger).finally(() => {
+      if (running === current) running = undefined;
+    });
+    running = current;
+    return current;
+  };
+  return (trigger) => {
+    if (running === undefined) return run(trigger);
+    pending ??= running.then(() => {
+      pending = undefined;
+      return run(trigger);
+    });
+    return pending;
+  };
+
+  async function reloadOnce(trigger: string): Promise<PolicyReloadResult> {
     if (file === undefined) {
       const reason = 'no policy file is configured (MCP_AUTH_POLICY), so there is nothing to reload';
       writeSafely(options.warn, JSON.stringify({ time: time(), event: 'warning', message: reason, trigger }));
@@ -104,7 +127,7 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
       // What follows the policy outside the guard (metric labels) must not undo a reload in force.
     }
     return { reloaded: true, file, rules, changed, coverage: await options.reportCoverage(definition) };
-  };
+  }
 }
 
 /** Rule counts of a definition the guard accepted (so every table is an object or absent). */

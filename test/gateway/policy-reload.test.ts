@@ -14,7 +14,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
-import { POLICY_RELOAD_REFUSED_MESSAGE } from '../../src/gateway/policy-reload.js';
+import { createGuard } from '../../src/core/create-guard.js';
+import { createPolicyReloader, POLICY_RELOAD_REFUSED_MESSAGE } from '../../src/gateway/policy-reload.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
 
@@ -232,5 +233,52 @@ describe('policy reloads in a running gateway', () => {
     assert.equal(reloaded.trigger, 'test');
     assert.deepEqual(reloaded.changed, {});
     await waitForLine(lines, (l) => l.event === 'summary', 'summary', before);
+  });
+});
+
+describe('reloads that come while one is in progress', () => {
+  it('are coalesced: at most one reload runs (with its listing), and one more follows for all that came meanwhile', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'policy-reload-coalesce-'));
+    try {
+      const file = join(folder, 'policy.json');
+      writeFileSync(file, JSON.stringify({ tools: { a: ['x'] } }));
+      const guard = createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp' });
+      const releases: (() => void)[] = [];
+      let running = 0;
+      let most = 0;
+      const reload = createPolicyReloader({
+        guard,
+        file,
+        log: () => {},
+        warn: () => {},
+        // The listing of the upstream, which for a stdio upstream starts a process: held until released.
+        reportCoverage: async () => {
+          running += 1;
+          most = Math.max(most, running);
+          await new Promise<void>((resolve) => releases.push(resolve));
+          running -= 1;
+          return { skipped: 'held by the test' };
+        },
+      });
+      const first = reload('SIGHUP');
+      await new Promise((resolve) => setImmediate(resolve));
+      writeFileSync(file, JSON.stringify({ tools: { a: ['x'], b: ['y'] } }));
+      const more = [reload('SIGHUP'), reload('watch'), reload('SIGHUP'), reload('call')];
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(releases.length, 1, 'one reload in progress, the others wait');
+      releases.shift()!();
+      assert.equal((await first).reloaded, true);
+      const waiting = (): number => releases.length;
+      while (waiting() === 0) await new Promise((resolve) => setImmediate(resolve));
+      releases.shift()!();
+      const results = await Promise.all(more);
+      assert.ok(results.every((r) => r.reloaded && r.rules.tools === 2), 'the one that followed read the file as it was then');
+      assert.equal(new Set(more).size, 1, 'every trigger that came meanwhile shares the one pending reload');
+      assert.equal(most, 1);
+      assert.equal(releases.length, 0, 'two reloads in all');
+      assert.deepEqual(Object.keys(guard.policy.definition.tools ?? {}), ['a', 'b']);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
