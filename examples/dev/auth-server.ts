@@ -8,7 +8,7 @@
  * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
  */
 import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from '../../test/fixtures/authorization-server.js';
-import { canonicalizeResourceUri, ConfigurationError } from '../../src/core/index.js';
+import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost } from '../../src/core/index.js';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
@@ -22,7 +22,8 @@ Starts a local authorization server for development and keeps it running (Ctrl-C
   --scopes <list>       scopes tokens for those resources may carry, at least one, e.g. calc:use,calc:admin
   --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
-  --host <address>      default 127.0.0.1 (loopback only: this server is for one machine)
+  --host <address>      default 127.0.0.1; a loopback address only (127.0.0.1, ::1, localhost): the service
+                        client's secret is printed and can exchange tokens, so no other machine may reach it
   --help                this text`;
 
 /** What the command line asked for. */
@@ -40,6 +41,8 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
   if (flags === 'help') return 'help';
   const { values, problems } = flags;
   const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], scopes: [], users: [] };
+  // The service client's secret is well known and may exchange tokens: this server must not be reachable from elsewhere.
+  if (!isLoopbackHost(args.host)) problems.push(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${args.host}"`);
   const port = values.get('--port')?.at(-1);
   if (port !== undefined) {
     const number = Number(port);
@@ -72,6 +75,21 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
   return args;
 }
 
+/** The port a resource URL names, its scheme's default when it names none. */
+function portOf(url: URL): string {
+  return url.port || (url.protocol === 'https:' ? '443' : '80');
+}
+
+/**
+ * The gateway's `--host` and `--port` for a resource, so that it listens where its metadata says clients reach
+ * it; `--host` only when the resource's host is not the gateway's default, 127.0.0.1.
+ */
+function listenFlags(resource: string): string {
+  const url = new URL(resource);
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return `${host === '127.0.0.1' ? '' : `--host ${host} `}--port ${portOf(url)}`;
+}
+
 async function main(): Promise<void> {
   const args = parseOrExit(() => parseArgs(process.argv.slice(2)), USAGE);
   if (args === undefined) return;
@@ -93,10 +111,10 @@ async function main(): Promise<void> {
     ...args.resources.map((resource) => `  resource:   ${resource}${scope ? `  (scopes ${scope})` : ''}`),
     `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
     '',
-    'Put the gateway in front of your MCP server:',
-    `  npx mcp-oauth-guard --issuer ${as.issuer} --resource ${first} --upstream http://127.0.0.1:3001/mcp`,
+    'Put the gateway in front of your MCP server (in the folder holding your policy.json):',
+    `  npx mcp-oauth-guard --issuer ${as.issuer} --resource ${first} ${listenFlags(first)} --policy policy.json --upstream http://127.0.0.1:3001/mcp`,
     'or run the notes example against it:',
-    `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first} PORT=${new URL(first).port || '80'} npm run example`,
+    `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first} PORT=${portOf(new URL(first))} npm run example`,
     'Get an access token for curl or scripts:',
     `  npm run token -- --issuer ${as.issuer} --resource ${first}${scope ? ` --scope "${scope}"` : ''}`,
     '',

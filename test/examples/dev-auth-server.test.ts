@@ -56,7 +56,8 @@ describe('npm run auth-server and npm run token', () => {
 
   it('stays up and prints its issuer, its users and ready-to-paste lines for the gateway, the example and a token', () => {
     assert.ok(banner.includes('users:      alice / wonder'), banner);
-    assert.ok(banner.includes(`npx mcp-oauth-guard --issuer ${issuer} --resource ${RESOURCE} --upstream`), banner);
+    // The gateway listens where the resource says (its metadata names that URL) and applies the policy.
+    assert.ok(banner.includes(`npx mcp-oauth-guard --issuer ${issuer} --resource ${RESOURCE} --port 8080 --policy policy.json --upstream http://127.0.0.1:3001/mcp`), banner);
     assert.ok(banner.includes(`MCP_AUTH_ISSUER=${issuer} MCP_AUTH_RESOURCE=${RESOURCE} PORT=8080 npm run example`), banner);
     assert.ok(banner.includes(`npm run token -- --issuer ${issuer} --resource ${RESOURCE} --scope "calc:use calc:admin"`), banner);
     assert.equal(server.exitCode, null, 'still running');
@@ -97,6 +98,32 @@ describe('npm run auth-server and npm run token', () => {
   });
 });
 
+describe('npm run auth-server for a resource on localhost', () => {
+  it('prints a gateway line that listens on that host and port', { timeout: 60_000 }, async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', AUTH_SERVER, '--port', '0', '--resource', 'http://localhost:3000/mcp', '--scopes', 'calc:use'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 30_000);
+        const collect = (c: Buffer): void => {
+          output += c.toString();
+          if (output.includes('Ctrl-C stops it.')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout.on('data', collect);
+        child.stderr.on('data', collect);
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+      });
+      assert.match(output, /npx mcp-oauth-guard --issuer http:\/\/127\.0\.0\.1:\d+ --resource http:\/\/localhost:3000\/mcp --host localhost --port 3000 --policy policy\.json --upstream /);
+    } finally {
+      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+    }
+  });
+});
+
 describe('npm run token without a server', () => {
   it('names the issuer it could not reach', { timeout: 30_000 }, async () => {
     const port = await freePort();
@@ -120,6 +147,12 @@ describe('their command lines', () => {
     const noScopes = await run(AUTH_SERVER, ['--resource', 'http://127.0.0.1:8080/mcp']);
     assert.equal(noScopes.code, 2);
     assert.match(noScopes.stderr, /--scopes is required/);
+    // Its service client's secret is printed and public, and can exchange tokens: never reachable from elsewhere.
+    for (const host of ['0.0.0.0', '192.0.2.1', '::']) {
+      const exposed = await run(AUTH_SERVER, ['--host', host, '--resource', RESOURCE, '--scopes', 'calc:use']);
+      assert.equal(exposed.code, 2, `--host ${host}: ${exposed.stdout}${exposed.stderr}`);
+      assert.ok(exposed.stderr.includes(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${host}"`), exposed.stderr);
+    }
     const token = await run(TOKEN, []);
     assert.equal(token.code, 2);
     assert.match(token.stderr, /--resource is required/);
