@@ -13,6 +13,7 @@ import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } 
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
 import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
+import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from './stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from './upstream-auth-config.js';
 
@@ -93,18 +94,18 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
   { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
   { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
-  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: '300000' },
+  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: String(STDIO_INTEGER_SETTINGS.idleTimeoutMs.fallback) },
   { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
   { env: 'MCP_AUTH_MAX_SESSIONS', group: 'sessions', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
   { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', group: 'sessions', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
-  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', group: 'stdio', flag: '--max-upstream-processes', value: '<number>', description: "Most stdio upstream processes at once; past it a new session gets 429 (nobody's live process is stopped to make room).", defaultValue: '32' },
-  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', group: 'stdio', flag: '--max-upstream-processes-per-caller', value: '<number>', description: 'Most stdio upstream processes one caller (issuer, subject, client) holds; past it 429.', defaultValue: '4' },
-  { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: '600000' },
-  { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', group: 'stdio', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: '5000' },
-  { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', group: 'stdio', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: '4194304' },
-  { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', group: 'stdio', flag: '--upstream-max-stdin-bytes', value: '<bytes>', description: "Most bytes written to a stdio upstream process's stdin that it has not read yet; past it that session's next message gets 503 with Retry-After, so a process that stops reading cannot fill the gateway's memory.", defaultValue: '4194304' },
-  { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: '1048576' },
-  { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: '60000' },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', group: 'stdio', flag: '--max-upstream-processes', value: '<number>', description: "Most stdio upstream processes at once; past it a new session gets 429 (nobody's live process is stopped to make room).", defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcesses.fallback) },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', group: 'stdio', flag: '--max-upstream-processes-per-caller', value: '<number>', description: 'Most stdio upstream processes one caller (issuer, subject, client) holds; past it 429.', defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcessesPerCaller.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: String(STDIO_INTEGER_SETTINGS.processIdleTimeoutMs.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', group: 'stdio', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: String(STDIO_INTEGER_SETTINGS.stopTimeoutMs.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', group: 'stdio', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: String(STDIO_INTEGER_SETTINGS.maxLineBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', group: 'stdio', flag: '--upstream-max-stdin-bytes', value: '<bytes>', description: "Most bytes written to a stdio upstream process's stdin that it has not read yet; past it that session's next message gets 503 with Retry-After, so a process that stops reading cannot fill the gateway's memory.", defaultValue: String(STDIO_INTEGER_SETTINGS.maxStdinBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayBufferBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayWindowMs.fallback) },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', group: 'gateway', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
   { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', group: 'limits', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', group: 'gateway', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
@@ -249,7 +250,8 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     }
     const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
     const connectTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000));
-    const idleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', 1, 86_400_000));
+    const { env: idleEnv, min: idleMin, max: idleMax } = STDIO_INTEGER_SETTINGS.idleTimeoutMs;
+    const idleTimeoutMs = problems.check(() => readInteger(settings, idleEnv, idleMin, idleMax));
     const maxSessions = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000));
     const maxSessionsPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000));
     const sessionIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
@@ -395,14 +397,13 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
   const env = childEnvironment(names, { ...process.env, ...settings });
   // Looked for only in a working directory that exists: elsewhere the cwd problem is the one to fix.
   if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
-  const maxProcesses = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', 1, 100_000));
-  const maxProcessesPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', 1, 100_000));
-  const processIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
-  const stopTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 1, 600_000));
-  const maxLineBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1024, 1_073_741_824));
-  const maxStdinBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', 1024, 1_073_741_824));
-  const replayBufferBytes = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', 0, 1_073_741_824));
-  const replayWindowMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 1, 2_147_483_647));
+  // Each integer setting as the stdio upstream's own table bounds it (idleTimeoutMs is read with the HTTP upstream's).
+  const integers: Partial<Record<StdioIntegerOption, number>> = {};
+  for (const [option, { env, min, max }] of Object.entries(STDIO_INTEGER_SETTINGS)) {
+    if (option === 'idleTimeoutMs') continue;
+    const value = problems.check(() => readInteger(settings, env, min, max));
+    if (value !== undefined) integers[option as StdioIntegerOption] = value;
+  }
   const identityEnv = problems.check(() => parseSwitchSetting(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV') ?? false);
   if (command === undefined) return undefined;
   return {
@@ -411,14 +412,7 @@ function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>
     ...(cwd !== undefined ? { cwd } : {}),
     env,
     identityEnv: identityEnv ?? false,
-    ...(maxProcesses !== undefined ? { maxProcesses } : {}),
-    ...(maxProcessesPerCaller !== undefined ? { maxProcessesPerCaller } : {}),
-    ...(processIdleTimeoutMs !== undefined ? { processIdleTimeoutMs } : {}),
-    ...(stopTimeoutMs !== undefined ? { stopTimeoutMs } : {}),
-    ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
-    ...(maxStdinBytes !== undefined ? { maxStdinBytes } : {}),
-    ...(replayBufferBytes !== undefined ? { replayBufferBytes } : {}),
-    ...(replayWindowMs !== undefined ? { replayWindowMs } : {}),
+    ...integers,
   };
 }
 

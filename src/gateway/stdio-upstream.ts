@@ -4,7 +4,6 @@ import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type Js
 import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision, mayStreamServerMessage } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
-import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../core/errors.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
@@ -13,6 +12,7 @@ import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJso
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
 import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
 import { createSessionEventStreams, type ResumableEventStream, type SessionEventStreams, type StreamOwner } from './session-event-streams.js';
+import { stdioInteger } from './stdio-integer-settings.js';
 import { startStdioChild, type ChildEndReason, type ChildLogEvent, type RequestSink, type StdioChild } from './stdio-child.js';
 import { GATEWAY_JSONRPC_CODE, SESSION_NOT_FOUND_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from './upstream-proxy.js';
 
@@ -94,17 +94,8 @@ export interface StdioUpstream extends UpstreamProxy {
 /** JSON-RPC code of the 429 answer when a bound on processes is reached: the guard's one 429 code. */
 export const UPSTREAM_BUSY_JSONRPC_CODE = RATE_LIMITED_JSONRPC_CODE;
 
-const DEFAULT_MAX_PROCESSES = 32;
-const DEFAULT_MAX_PROCESSES_PER_CALLER = 4;
-const DEFAULT_PROCESS_IDLE_TIMEOUT_MS = 600_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
-const DEFAULT_STOP_TIMEOUT_MS = 5_000;
-const DEFAULT_MAX_LINE_BYTES = 4 * 1_048_576;
-const DEFAULT_MAX_STDIN_BYTES = 4 * 1_048_576;
 /** `Retry-After` when a child's stdin is full, in seconds: a child catches up in moments or is wedged. */
 const STDIN_FULL_RETRY_AFTER_SECONDS = 1;
-const DEFAULT_REPLAY_BUFFER_BYTES = 1_048_576;
-const DEFAULT_REPLAY_WINDOW_MS = 60_000;
 /** Requests one child may have in flight; past it, 429 (a client that never waits must not fill the gateway). */
 const MAX_PENDING_PER_CHILD = 1024;
 
@@ -179,10 +170,10 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const args = [...(options.args ?? [])];
   const baseEnv = options.env ?? childEnvironment([], process.env);
   const identityEnv = options.identityEnv === true;
-  const idleTimeoutMs = checkTimer(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
-  const stopTimeoutMs = checkTimer(options.stopTimeoutMs, 'stopTimeoutMs', DEFAULT_STOP_TIMEOUT_MS);
-  const maxLineBytes = checkInteger(options.maxLineBytes, 'maxLineBytes', DEFAULT_MAX_LINE_BYTES, { min: 1024, max: 1_073_741_824 });
-  const maxStdinBytes = checkInteger(options.maxStdinBytes, 'maxStdinBytes', DEFAULT_MAX_STDIN_BYTES, { min: 1024, max: 1_073_741_824 });
+  const idleTimeoutMs = stdioInteger(options, 'idleTimeoutMs');
+  const stopTimeoutMs = stdioInteger(options, 'stopTimeoutMs');
+  const maxLineBytes = stdioInteger(options, 'maxLineBytes');
+  const maxStdinBytes = stdioInteger(options, 'maxStdinBytes');
   const log = options.log ?? ((event: ChildLogEvent) => void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`));
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
@@ -191,8 +182,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const instance = randomBytes(9).toString('base64url');
   // With sealed ids: the id of the session an `initialize` opens, chosen and sealed before it is opened.
   const preparedSessions = new WeakMap<GuardedRequest, { id: string; sealed: string }>();
-  const replayBufferBytes = checkInteger(options.replayBufferBytes, 'replayBufferBytes', DEFAULT_REPLAY_BUFFER_BYTES, { min: 0, max: 1_073_741_824 });
-  const replayWindowMs = checkTimer(options.replayWindowMs, 'replayWindowMs', DEFAULT_REPLAY_WINDOW_MS);
+  const replayBufferBytes = stdioInteger(options, 'replayBufferBytes');
+  const replayWindowMs = stdioInteger(options, 'replayWindowMs');
   const exchanges = new Set<Exchange>();
 
   /** The session's resumable streams; only sessions a client named have them (it must name one to resume). */
@@ -207,9 +198,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   }
 
   const pool = createChildProcessPool<Slot>({
-    maxProcesses: checkInteger(options.maxProcesses, 'maxProcesses', DEFAULT_MAX_PROCESSES, { min: 1, max: 100_000 }),
-    maxProcessesPerCaller: checkInteger(options.maxProcessesPerCaller, 'maxProcessesPerCaller', DEFAULT_MAX_PROCESSES_PER_CALLER, { min: 1, max: 100_000 }),
-    idleTimeoutMs: checkTimer(options.processIdleTimeoutMs, 'processIdleTimeoutMs', DEFAULT_PROCESS_IDLE_TIMEOUT_MS),
+    maxProcesses: stdioInteger(options, 'maxProcesses'),
+    maxProcessesPerCaller: stdioInteger(options, 'maxProcessesPerCaller'),
+    idleTimeoutMs: stdioInteger(options, 'processIdleTimeoutMs'),
     ...(options.now ? { now: options.now } : {}),
     createSlot: (sessionId) => ({ sessionId, waiting: new Set(), get: undefined, child: undefined as unknown as StdioChild }),
     startChild: (slot, sessionId, auth, ended) =>
@@ -700,6 +691,3 @@ function acceptsEventStream(accept: string | undefined): boolean {
   return /(^|,)\s*(text\/event-stream|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept);
 }
 
-function checkTimer(value: unknown, setting: string, fallback: number): number {
-  return checkInteger(value, setting, fallback, { min: 1, max: MAX_TIMER_MS });
-}

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/gateway-config.js';
+import { createStdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { NODE_SERVER, quote, RawSession, ROOT, waitUntilGone } from '../helpers/stdio-gateway.js';
 
@@ -107,6 +108,36 @@ describe('stdio upstream settings', () => {
     const http = settingAtFault({ MCP_AUTH_ISSUER: 'https://auth.example.com', MCP_AUTH_UPSTREAM: 'http://127.0.0.1:3001/mcp', MCP_AUTH_MAX_UPSTREAM_PROCESSES: '3' });
     assert.equal(http.setting, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES');
     assert.match(http.message, /stdio upstream/);
+  });
+
+  it('an integer option and its variable accept the same range: each refuses the same values, at both ends', () => {
+    const cases: [option: string, env: string, below: number, lowest: number, highest: number][] = [
+      ['maxProcesses', 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', 0, 1, 100_000],
+      ['stopTimeoutMs', 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', 0, 1, 600_000],
+      ['maxLineBytes', 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', 1023, 1024, 1_073_741_824],
+      ['maxStdinBytes', 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', 1023, 1024, 1_073_741_824],
+      ['replayWindowMs', 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', 0, 1, 2_147_483_647],
+    ];
+    for (const [option, env, below, lowest, highest] of cases) {
+      for (const [value, accepted] of [[below, false], [lowest, true], [highest, true], [highest + 1, false]] as const) {
+        let library = true;
+        try {
+          // Started with nothing: no process runs until a session opens.
+          void createStdioUpstream({ command: process.execPath, [option]: value }).close();
+        } catch (error) {
+          assert.ok(error instanceof ConfigurationError);
+          library = false;
+        }
+        let gateway = true;
+        try {
+          loadGatewayConfig({ ...base, [env]: String(value) });
+        } catch (error) {
+          assert.ok(error instanceof ConfigurationError);
+          gateway = false;
+        }
+        assert.deepEqual([library, gateway], [accepted, accepted], `${option} / ${env} = ${value}`);
+      }
+    }
   });
 
   it('--help lists every stdio setting with its flag and default', () => {
