@@ -60,6 +60,12 @@ describe('closestName', () => {
     assert.equal(closestName('ad', ['echo', 'add']), 'add');
     assert.equal(closestName('notes_ad', ['notes_add', 'notes_list']), 'notes_add');
     assert.equal(closestName('zzz', ['add', 'echo']), undefined);
+    // A prefix the names share counts for nothing: only the parts after it are compared, a swap of two letters is one edit.
+    assert.equal(closestName('MCP_AUTH_TOKEN', ['MCP_AUTH_ISSUER', 'MCP_AUTH_UPSTREAM_TOKEN']), undefined);
+    assert.equal(closestName('MCP_AUTH_SCOPES', ['MCP_AUTH_DPOP', 'MCP_AUTH_POLICY']), undefined);
+    assert.equal(closestName('MCP_AUTH_POLICIES', ['MCP_AUTH_DPOP', 'MCP_AUTH_POLICY']), 'MCP_AUTH_POLICY');
+    assert.equal(closestName('counter_raed', ['counter_read', 'counter_write']), 'counter_read');
+    assert.equal(editDistance('raed', 'read'), 1);
     assert.equal(closestName('add', ['add', 'ad']), undefined);
     assert.equal(closestName('x'.repeat(10_000), ['x']), undefined, 'long names are not compared');
   });
