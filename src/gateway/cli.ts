@@ -26,6 +26,16 @@ async function main(): Promise<void> {
     process.exitCode = await runCheckCommand(process.argv.slice(3), process.env);
     return;
   }
+  // Registered before anything else: without a listener a SIGHUP ends the process, and one may come while the
+  // gateway starts (a fleet's reload sent to every replica). One that comes before it serves is done once it
+  // does, since the policy file may have changed after start-up read it.
+  let reloadPolicy: ((trigger: string) => void) | undefined;
+  let reloadWhenServing = false;
+  process.on('SIGHUP', () => {
+    if (reloadPolicy) reloadPolicy('SIGHUP');
+    else reloadWhenServing = true;
+  });
+
   let config;
   try {
     // Bad flags and bad settings are reported together, in one message.
@@ -84,8 +94,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // Without a listener SIGHUP would end the process; with one it reloads the policy (see docs/policy-reloads.md).
-  process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
+  // SIGHUP reloads the policy (see docs/policy-reloads.md); reloads that overlap are coalesced by the gateway.
+  reloadPolicy = (trigger) => void gateway.reloadPolicy(trigger);
+  if (reloadWhenServing) reloadPolicy('SIGHUP');
 }
 
 /**

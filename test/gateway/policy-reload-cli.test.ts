@@ -3,9 +3,11 @@
 // with that file prints, and --policy-watch picks up a file replaced by rename. Real authorization server,
 // real upstream, real files in a temporary directory, real signals.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -177,5 +179,36 @@ describe('gateway command: policy reloads', () => {
     assert.match(warning.message, /no policy file is configured \(MCP_AUTH_POLICY\)/);
     assert.equal((await increment(gateway)).status, 200);
     assert.equal(await stop(gateway), 0);
+  });
+
+  it('a SIGHUP that comes while the gateway starts does not end it: the reload is done once it serves', { timeout: 60_000 }, async () => {
+    const file = join(dir, 'early.json');
+    writeFileSync(file, JSON.stringify(V1));
+    // Start-up reads the secret from a FIFO, so it waits there, at a known point, until the test writes it.
+    const fifo = join(dir, 'secret.fifo');
+    const made = spawnSync('mkfifo', [fifo]);
+    assert.equal(made.status, 0, String(made.stderr));
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--port', '0', '--upstream', upstream.url, '--policy', file, '--session-secret-file', fifo], {
+      cwd: REPOSITORY_ROOT,
+      env: { PATH: process.env.PATH ?? '', MCP_AUTH_ISSUER: as.issuer },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const out: Record<string, any>[] = [];
+    collect(child.stdout!, out);
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // Opening the FIFO for writing completes once the gateway has opened it to read: it is starting.
+    const writer = await open(fifo, 'w');
+    child.kill('SIGHUP');
+    await writer.writeFile(randomBytes(32).toString('base64'));
+    await writer.close();
+    const ended = exited.then(([code, signal]) => ({ code, signal }));
+    const listening = waitFor(out, (l) => l.event === 'listening', 'listening line');
+    const first: Record<string, unknown> = await Promise.race([listening, ended]);
+    assert.equal(first.event, 'listening', `the gateway ended: ${JSON.stringify(first)}`);
+    const reloaded = await waitFor(out, (l) => l.event === 'policy_reloaded', 'the reload asked for while starting');
+    assert.equal(reloaded.trigger, 'SIGHUP');
+    child.kill('SIGTERM');
+    assert.deepEqual(await ended, { code: 0, signal: null });
   });
 });
