@@ -398,7 +398,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         detached() {
           detachTimer = setTimeout(() => {
             pendingRequest?.abandon(true, 'the client did not resume its stream');
-            settle();
+            reportFailure(req, res, 'upstream_idle_timeout');
+            // The stream's last event says the request ended, for a client that resumes now: never a stream that just stops.
+            fail(504, 'Gateway timeout: the client did not resume its stream in time, so its request was cancelled');
           }, replayWindowMs);
         },
         attached() {

@@ -397,6 +397,27 @@ describe('resumable streams: the bounds', { timeout: 60_000 }, () => {
     assert.equal(await alice.text('add', { a: 1, b: 1 }), '2');
   });
 
+  it('a stream whose window ran out ends with a JSON-RPC error for its request, which a resume right then receives', async () => {
+    const alice = await session('alice');
+    // A tool that asks the client and then waits: nothing more is sent on the stream once the client is away.
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'gone', method: 'tools/call', params: { name: 'ask_client', arguments: {} } });
+    const stream = new StreamReader(alice.url, { method: 'POST', headers: { ...headersOf(alice), 'content-type': 'application/json' }, body });
+    await stream.until((events) => events.some((e) => e.data.includes('sampling/createMessage')));
+    const cursor = stream.lastId();
+    stream.drop();
+    const deadline = Date.now() + 8_000;
+    while (upstream.inFlight > 0 && Date.now() < deadline) await sleep(50);
+    assert.equal(upstream.inFlight, 0, 'the abandoned request is still running');
+    // Resumed just after the request was given up, while its last events are still kept.
+    const late = getStream(alice, cursor);
+    await late.ended;
+    assert.equal(late.status, 200, late.text);
+    const last = late.messages().at(-1);
+    assert.equal(last.id, 'gone');
+    assert.equal(last.error.code, -32603);
+    assert.match(last.error.message, /did not resume/);
+  });
+
   it('MCP_AUTH_UPSTREAM_REPLAY_BYTES=0: no event ids, and a dropped stream cancels its request', async () => {
     const off = await startStdioGateway(as, NODE_COMMAND, { MCP_AUTH_UPSTREAM_REPLAY_BYTES: '0' });
     try {
