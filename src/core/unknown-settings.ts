@@ -1,5 +1,6 @@
 import { closestName } from './closest-name.js';
 import { ConfigurationError } from './errors.js';
+import { GATEWAY_ONLY_SETTINGS } from './gateway-only-settings.js';
 
 /** An environment variable that looks like a setting but is none. */
 export interface UnknownSetting {
@@ -7,6 +8,8 @@ export interface UnknownSetting {
   name: string;
   /** The known setting closest to it, e.g. `MCP_AUTH_POLICY`, when one is close enough to be the one meant. */
   suggestion?: string;
+  /** True when it is a setting of the gateway, which the program that found it does not read. */
+  gatewaySetting?: true;
 }
 
 /** Prefix of every setting's variable. */
@@ -23,6 +26,10 @@ export function findUnknownSettings(env: Readonly<Record<string, string | undefi
   const unknown: UnknownSetting[] = [];
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith(SETTING_PREFIX) || knownNames.has(name) || env[name] === undefined) continue;
+    if (GATEWAY_ONLY_SETTINGS.includes(name)) {
+      unknown.push({ name, gatewaySetting: true });
+      continue;
+    }
     const suggestion = closestName(name, knownNames);
     unknown.push(suggestion === undefined ? { name } : { name, suggestion });
   }
@@ -34,6 +41,8 @@ export function findUnknownSettings(env: Readonly<Record<string, string | undefi
  * MCP_AUTH_POLICY?`.
  */
 export function unknownSettingDetail(setting: UnknownSetting): string {
+  // Still refused: whoever set it expects it to do something here (a metrics port, a policy watch) and it would not.
+  if (setting.gatewaySetting) return 'is a setting of the gateway (npx mcp-oauth-guard), which this program does not read; unset it here';
   return setting.suggestion ? `is not a setting; did you mean ${setting.suggestion}?` : 'is not a setting; correct its name, or unset it';
 }
 

@@ -56,6 +56,15 @@ describe('examples/notes-server.ts from the command line', () => {
     assert.equal(result.stdout, '');
   });
 
+  test("a gateway-only setting is named as the gateway's, which this program does not read; still exit 2", async () => {
+    const result = await runNotesServer({ MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_POLICY_WATCH: 'true', MCP_AUTH_METRICS_PORT: '9464' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^ {2}MCP_AUTH_METRICS_PORT: is a setting of the gateway \(npx mcp-oauth-guard\), which this program does not read; unset it here$/m);
+    assert.match(result.stderr, /^ {2}MCP_AUTH_POLICY_WATCH: is a setting of the gateway \(npx mcp-oauth-guard\), which this program does not read; unset it here$/m);
+    assert.doesNotMatch(result.stderr, /not a setting/);
+    assert.equal(result.stdout, '');
+  });
+
   test('several bad variables: one message naming each, on a line of its own', async () => {
     const result = await runNotesServer({ MCP_AUTH_ISSUR: 'http://127.0.0.1:9', MCP_AUTH_MAX_BODY_BYTES: 'big', MCP_AUTH_DPOP: 'always' });
     assert.equal(result.code, 2, result.stderr);
