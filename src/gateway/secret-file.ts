@@ -13,25 +13,31 @@ export const MAX_SECRET_FILE_BYTES = 65_536;
  *
  * @example
  * const secret = readSecretFile('/run/secrets/client-secret', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE');
+ * const token = readSecretFile(STANDARD_INPUT, '--token-file');
  *
  * @throws ConfigurationError naming `setting` when the file cannot be read, is larger than 64 KiB, or is empty.
  *   The message names the file, never its content.
  */
-export function readSecretFile(file: string, setting: string): string {
+export function readSecretFile(file: string | typeof STANDARD_INPUT, setting: string): string {
   const bytes = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
+  const named = file === STANDARD_INPUT ? 'standard input' : `"${file}"`;
   let length = 0;
   try {
-    const fd = openSync(file, 'r');
+    // Standard input is read from its descriptor: opening /dev/stdin fails when it is a socket (ENXIO).
+    const fd = file === STANDARD_INPUT ? 0 : openSync(file, 'r');
     try {
       for (let read = -1; read !== 0 && length < bytes.length; length += read) read = readSync(fd, bytes, length, bytes.length - length, null);
     } finally {
-      closeSync(fd);
+      if (fd !== 0) closeSync(fd);
     }
   } catch (error) {
-    throw new ConfigurationError(setting, `cannot read "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigurationError(setting, `cannot read ${named} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (length > MAX_SECRET_FILE_BYTES) throw new ConfigurationError(setting, `"${file}" is larger than ${MAX_SECRET_FILE_BYTES} bytes; it should hold only the secret`);
+  if (length > MAX_SECRET_FILE_BYTES) throw new ConfigurationError(setting, `${named} is larger than ${MAX_SECRET_FILE_BYTES} bytes; it should hold only the secret`);
   const text = bytes.toString('utf8', 0, length).trim();
-  if (text === '') throw new ConfigurationError(setting, `"${file}" is empty`);
+  if (text === '') throw new ConfigurationError(setting, `${named} is empty`);
   return text;
 }
+
+/** Pass as the file to {@link readSecretFile} to read the secret from standard input (`check --token-file -`). */
+export const STANDARD_INPUT = 0;

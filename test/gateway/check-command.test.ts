@@ -236,6 +236,37 @@ describe('mcp-oauth-guard check', () => {
     assert.match(run.stdout, /\n1 warning: requests would work, though not everything as meant \(exit code 0\)\n$/);
   });
 
+  it('--token-file: an accepted token, weighed against the policy (the tools it may call, those refused with the scopes they lack), never printed', async () => {
+    const token = await as.issueAccessToken({ resource: 'http://127.0.0.1:8080/mcp', scope: 'counter:read', sub: 'alice' });
+    const file = join(dir, 'token');
+    writeFileSync(file, `${token}\n`);
+    const run = await runCheck(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json', '--token-file', file], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const lines = entry(run.stdout, 'token:').split('\n');
+    assert.equal(lines[0], 'ok    token: accepted: the gateway would serve it');
+    assert.match(lines[1]!, new RegExp(`^ {6}issuer ${as.issuer}, audience "http://127\\.0\\.0\\.1:8080/mcp", expires in \\d+ s \\(\\d{4}-`));
+    assert.match(lines[2]!, /^ {6}subject alice, client mcp-oauth-guard-service, a JWT signed with [A-Z]{2}\d{3}$/);
+    assert.equal(lines[3], '      scopes: counter:read');
+    assert.equal(lines[4], '      may call: "whoami", "counter_get"');
+    assert.equal(lines[5], '      refused with 403: "counter_increment" (needs counter:write)');
+    assert.ok(!run.stdout.includes(token) && !run.stderr.includes(token), 'the token is never printed');
+  });
+
+  it('--token-file -: a token for another resource, read from standard input, is refused in the words the gateway logs, with the fix; exit 1', async () => {
+    as.addResource('http://127.0.0.1:8081/other', { scopes: ['counter:read'] });
+    const token = await as.issueAccessToken({ resource: 'http://127.0.0.1:8081/other', scope: 'counter:read' });
+    const run = await runGatewayCli(['check', '--token-file', '-'], { MCP_AUTH_ISSUER: as.issuer }, 30_000, token);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const block = entry(run.stdout, 'token:');
+    assert.match(block, /^FAIL {2}token: refused with HTTP 401 \(token_audience\): access token was issued for http:\/\/127\.0\.0\.1:8081\/other \(aud\), not for this resource: expected http:\/\/127\.0\.0\.1:8080\/mcp$/m);
+    assert.match(block, /fix: ask the authorization server for a token for this resource \(RFC 8707 resource parameter\)/);
+    assert.ok(!run.stdout.includes(token), 'the token is never printed');
+    // A missing file is a usage error, named as every secret file's is.
+    const missing = await runCheck(['--token-file', join(dir, 'no-such-token')], { MCP_AUTH_ISSUER: as.issuer });
+    assert.equal(missing.code, 2, missing.stdout + missing.stderr);
+    assert.match(missing.stderr, /--token-file: cannot read ".*no-such-token" \(ENOENT\)/);
+  });
+
   it("a protected HTTP upstream: without credentials a 401 with the fix; with the gateway's static token it is listed, the token never printed", async () => {
     const token = 'upstream-static-token-0123456789';
     const handler = createUpstreamHandler();
@@ -301,6 +332,9 @@ describe('mcp-oauth-guard check', () => {
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: mcp-oauth-guard check \[--json\] \[--strict\]/);
     assert.match(help.stdout, /Exit codes: 0 when everything would work/);
+    // A misspelt variable is a settings error (exit 2), never a warning --strict would turn into exit 1.
+    assert.doesNotMatch(help.stdout, /--strict\n[^\n]*unknown variable/);
+    assert.match(help.stdout, /2 on a configuration error \(a misspelt MCP_AUTH_\* variable among them\) or bad usage/);
     for (const setting of GATEWAY_SETTINGS) assert.ok(help.stdout.includes(setting.env), `check --help names ${setting.env}`);
   });
 });

@@ -15,15 +15,18 @@ export interface CliRun {
 
 /**
  * Runs the real `mcp-oauth-guard` CLI (through tsx, as the built bin would run) until it exits, with a clean
- * environment: `PATH` and `env` only. Killed, and the test failed, after `timeoutMs`.
+ * environment: `PATH` and `env` only, and `input` on standard input (none by default). Killed, and the test
+ * failed, after `timeoutMs`.
  */
-export function runGatewayCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliRun> {
+export function runGatewayCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000, input?: string): Promise<CliRun> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPOSITORY_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPOSITORY_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    // Standard input, when given: written at once and closed.
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`the CLI did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));

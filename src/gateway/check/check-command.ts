@@ -2,6 +2,7 @@ import { ConfigurationProblems } from '../../core/configuration-problems.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { describeConfigurationError } from '../configuration-error-line.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../gateway-config.js';
+import { readSecretFile, STANDARD_INPUT } from '../secret-file.js';
 import { checkExitCode } from './check-result.js';
 import { checkReportJson, formatCheckReport } from './format-check-report.js';
 import { runChecks } from './run-checks.js';
@@ -21,7 +22,7 @@ const PROCESS_OUTPUT: CheckCommandOutput = {
 const CONFIGURATION_ERROR_EXIT_CODE = 2;
 
 /**
- * `mcp-oauth-guard check [--json] [--strict] [settings…]`: reads the settings exactly as the gateway does (its
+ * `mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [settings…]`: reads the settings exactly as the gateway does (its
  * flags and environment variables; an application's, with no upstream, too), runs {@link runChecks} and writes the
  * report. Returns the exit code: 0 when everything would work, 1 when something would make requests fail (with
  * `--strict`, also when something warns), 2 on a configuration error (its message on stderr, as the gateway's).
@@ -38,15 +39,20 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
     return 0;
   }
   let config: GatewayConfig | undefined;
+  let token: string | undefined;
   try {
     // As the gateway does: bad flags and bad settings (a misspelt MCP_AUTH_* variable too) in one message.
     const problems = new ConfigurationProblems();
-    const args = parseGatewayArgs(argv.filter((arg) => !own.has(arg)), env, problems);
+    const { tokenFile, rest } = takeTokenFile(argv, problems);
+    const args = parseGatewayArgs(rest.filter((arg) => !own.has(arg)), env, problems);
     if (args.help) {
       output.stdout(checkHelp());
       return 0;
     }
     config = problems.check(() => loadGatewayConfig(args.settings, { upstreamRequired: false }));
+    // Read as every secret file is, bounded; "-" is standard input. Never from a flag's value: it would show in
+    // process listings.
+    if (tokenFile !== undefined) token = problems.check(() => readSecretFile(tokenFile === '-' ? STANDARD_INPUT : tokenFile, '--token-file'));
     problems.throwIfAny();
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
@@ -56,16 +62,34 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
     return CONFIGURATION_ERROR_EXIT_CODE;
   }
   // Set, since throwIfAny() threw otherwise.
-  const results = await runChecks(config!);
+  const results = await runChecks(config!, token === undefined ? {} : { token });
   const exitCode = checkExitCode(results, strict);
   output.stdout(json ? checkReportJson(results, exitCode) : formatCheckReport(results, exitCode));
   return exitCode;
 }
 
+/** `--token-file <file|->` (or `--token-file=…`), taken out of the arguments before the gateway's flags are read. */
+function takeTokenFile(argv: readonly string[], problems: ConfigurationProblems): { tokenFile?: string; rest: string[] } {
+  const rest: string[] = [];
+  let tokenFile: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg.startsWith('--token-file=')) tokenFile = arg.slice('--token-file='.length);
+    else if (arg === '--token-file') {
+      const value = argv[i + 1];
+      if (value === undefined || (value.startsWith('--') && value !== '-')) problems.add('--token-file', 'needs a value: --token-file <file>, or --token-file - to read the token from standard input');
+      else tokenFile = value;
+      if (value !== undefined && !value.startsWith('--')) i++;
+    } else rest.push(arg);
+  }
+  if (tokenFile === '') problems.add('--token-file', 'needs a value: --token-file <file>, or --token-file - to read the token from standard input');
+  return { ...(tokenFile ? { tokenFile } : {}), rest };
+}
+
 /** `check --help`: its own flags and exit codes, then every setting, as the gateway's `--help` lists them. */
 export function checkHelp(): string {
   return [
-    'Usage: mcp-oauth-guard check [--json] [--strict] [flags]',
+    'Usage: mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]',
     '',
     'Checks the settings the gateway would start with, and what they point at, then prints one line per check',
     'with a fix for each problem: the resource URL; each issuer\'s metadata (the issuer compared character by',
@@ -80,12 +104,18 @@ export function checkHelp(): string {
     '      Print the report as JSON: { ok, exitCode, failures, warnings, results: [{ check, status, subject,',
     '      message, details, fix }] }.',
     '  --strict',
-    '      Exit 1 on warnings too (a tool with no rule, a rule that matches nothing, an unknown variable).',
+    '      Exit 1 on warnings too (a tool with no rule, a rule that matches nothing, a scope the authorization',
+    '      server does not list).',
+    '  --token-file <file|->',
+    '      Verify this access token (a file holding it, or - for standard input; never the token itself, which',
+    '      would show in process listings) with the gateway\'s own verifier: the refusal the gateway would log',
+    '      (issuer, audience, expiry, signature and algorithm), or who it speaks for and, against the policy,',
+    '      the tools it may call and those it may not with the scopes each lacks. The token is never printed.',
     '  --help, -h',
     '      Print this help.',
     '',
     'Exit codes: 0 when everything would work (warnings allowed), 1 when something would make requests fail',
-    '(or, with --strict, warns), 2 on a configuration error or bad usage.',
+    '(or, with --strict, warns), 2 on a configuration error (a misspelt MCP_AUTH_* variable among them) or bad usage.',
     '',
     "The settings, as the gateway's --help lists them:",
     '',

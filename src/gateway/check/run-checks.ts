@@ -12,8 +12,15 @@ import { checkSigningKeys } from './check-keys.js';
 import { checkPolicy } from './check-policy.js';
 import { checkResource } from './check-resource.js';
 import { checkScopesSupported } from './check-scopes-supported.js';
+import { checkToken } from './check-token.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
+
+/** What else {@link runChecks} checks. */
+export interface RunChecksOptions {
+  /** An access token to verify as the gateway would (`check --token-file`); it is never part of a result. */
+  readonly token?: string;
+}
 
 /**
  * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the upstream, the policy. The
@@ -22,7 +29,7 @@ import { checkUpstream } from './check-upstream.js';
  * set and introspection client are the ones checked.
  * Misspelt `MCP_AUTH_*` variables never get this far: loading the settings refuses them.
  */
-export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
+export async function runChecks(config: GatewayConfig, checks: RunChecksOptions = {}): Promise<CheckResult[]> {
   const guard = createGuard(config.guard, ENV_SETTING_NAMES);
   const options = guard.options;
   const timeoutMs = options.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
@@ -59,6 +66,12 @@ export async function runChecks(config: GatewayConfig): Promise<CheckResult[]> {
   const file = policyFileOf(config.settings);
   results.push(...checkPolicy({ policy: options.policy, file, hasUpstream: Boolean(config.proxy ?? config.stdio), ...(listed.coverage ? { coverage: listed.coverage } : {}) }));
   results.push(...checkScopesSupported(options.policy, file, issuers.map(({ issuer, checked }) => ({ issuer, scopesSupported: checked.metadata?.scopes_supported }))));
+  if (checks.token !== undefined) {
+    // Weighed against what the upstream lists, else against the policy's own tool rules.
+    const listedTools = 'catalog' in listed ? listed.catalog?.tools : undefined;
+    const tools = listedTools ?? Object.keys(options.policy?.tools ?? {}).filter((name) => name !== '*');
+    results.push(...(await checkToken(guard, checks.token, tools)));
+  }
   return results;
 }
 
