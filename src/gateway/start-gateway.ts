@@ -240,6 +240,18 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
   const upstream = proxy;
 
+  if (config.sessionSeal && config.proxy && config.guard.rateLimit === undefined) {
+    // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
+    warn(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        event: 'warning',
+        message:
+          'sessions are sealed (MCP_AUTH_SESSION_SECRET) and no rate limit is set: nothing bounds how many upstream sessions a caller opens, as each initialize opens one; set MCP_AUTH_RATE_LIMIT (e.g. 120/min), or bound sessions at the upstream',
+      }),
+    );
+  }
+
   pipeline.guard.ready().catch((error: unknown) => {
     // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
     warn(

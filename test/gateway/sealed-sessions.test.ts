@@ -275,6 +275,26 @@ describe('sealed session ids across replicas (HTTP upstream)', { timeout: 60_000
   });
 });
 
+describe('sealed sessions and rate limits', { timeout: 60_000 }, () => {
+  it('a secret without MCP_AUTH_RATE_LIMIT warns at start-up that nothing bounds a caller\'s upstream sessions, and how to fix it', async () => {
+    const warningsOf = async (settings: Record<string, string>): Promise<string[]> => {
+      const warnings: string[] = [];
+      const config = loadGatewayConfig({ MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_ISSUER: as.issuer, MCP_AUTH_RESOURCE: RESOURCE, HOST: '127.0.0.1', PORT: '0', ...settings });
+      const gateway = await startGateway(config, { log: () => {}, warn: (line) => warnings.push(line) });
+      gateways.push(gateway);
+      return warnings.filter((line) => line.includes('MCP_AUTH_RATE_LIMIT'));
+    };
+    const unbounded = await warningsOf({ MCP_AUTH_SESSION_SECRET: secret() });
+    assert.equal(unbounded.length, 1, unbounded.join('\n'));
+    const line = JSON.parse(unbounded[0]!) as { event: string; message: string };
+    assert.equal(line.event, 'warning');
+    assert.match(line.message, /nothing bounds how many upstream sessions a caller opens/);
+    assert.match(line.message, /set MCP_AUTH_RATE_LIMIT/);
+    assert.deepEqual(await warningsOf({ MCP_AUTH_SESSION_SECRET: secret(), MCP_AUTH_RATE_LIMIT: '120/min' }), []);
+    assert.deepEqual(await warningsOf({}), [], 'without a secret the per-process session limits apply');
+  });
+});
+
 describe('sealed session ids for a token naming nobody', { timeout: 60_000 }, () => {
   it('the upstream\'s id is sealed (bound to the resource and issuer) and never reaches the client; it opens for no one', async () => {
     const issuer = await startTestIssuer();
