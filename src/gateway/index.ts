@@ -7,6 +7,7 @@
  */
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
 export type { PolicyCoverageReport } from './policy-coverage-report.js';
+export type { ListingFailure } from './upstream-listing-failure.js';
 export type { PolicyReloadResult, PolicyRuleCounts } from './policy-reload.js';
 export type { UpstreamCatalog } from './upstream-catalog.js';
 export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
