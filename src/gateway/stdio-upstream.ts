@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { acceptsMediaType, EVENT_STREAM_MEDIA_TYPE } from '../core/media-type.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../core/jsonrpc.js';
 import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isStatelessRevision, mayStreamServerMessage } from '../core/protocol-version.js';
 import type { BoundSession } from '../core/session-registry.js';
@@ -491,6 +492,11 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     if (!found) return;
     const session = found;
     const slot = session.value;
+    if (!acceptsEventStream(req.headers.accept)) {
+      // A GET is answered with an event stream or not at all (2025-11-25 streamable-http, "Listening for Messages").
+      writeJson(res, 406, jsonRpcError(null, -32600, 'Not Acceptable: a GET is answered with an event stream; send Accept: text/event-stream'));
+      return;
+    }
     const lastEventId = firstHeader(req.headers['last-event-id']);
     if (lastEventId !== undefined && replayBufferBytes > 0) return resume(res, slot, lastEventId);
     if (slot.get !== undefined) {
@@ -689,7 +695,6 @@ function holdChildWhileDraining(res: ServerResponse, child: StdioChild, writable
 
 /** Whether an `Accept` header admits `text/event-stream` (MCP clients send `application/json, text/event-stream`). */
 function acceptsEventStream(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
-  return /(^|,)\s*(text\/event-stream|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept);
+  return acceptsMediaType(accept, EVENT_STREAM_MEDIA_TYPE);
 }
 

@@ -302,6 +302,23 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     assert.deepEqual(names(replayed.messages()), names(original.messages()));
   });
 
+  it('Accept is read by its rules: text/event-stream;q=0 gets JSON, and a GET or resume that refuses event streams gets 406', async () => {
+    const ivan = await session('ivan');
+    const body = { jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'progress', arguments: { steps: 2 }, _meta: { progressToken: 'q' } } };
+    const refused = await ivan.post(body, { accept: 'application/json, text/event-stream;q=0' });
+    assert.equal(refused.status, 200, refused.text);
+    assert.match(String(refused.headers['content-type']), /^application\/json/);
+    assert.equal(refused.json.result.content[0].text, 'done after 2 steps');
+    const streamed = ticks(ivan, { steps: 2, ms: 10 });
+    await streamed.ended;
+    for (const extra of [{}, { 'last-event-id': streamed.lastId() }] as Record<string, string>[]) {
+      const answer = await send(ivan.url, { method: 'GET', headers: { ...headersOf(ivan, extra), accept: 'application/json' } });
+      assert.equal(answer.status, 406, answer.text);
+      assert.equal(answer.json.error.code, -32600);
+      assert.match(answer.json.error.message, /text\/event-stream/);
+    }
+  });
+
   it('2026-07-28 requests have no resumable streams: no event ids', async () => {
     const token = await as.issueAccessToken({ resource: gateway.resource, scope: BASE, sub: 'gina' });
     const answer = await postMcp(
