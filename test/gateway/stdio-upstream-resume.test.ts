@@ -261,6 +261,9 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     const alice = await session('dora');
     const aliceOther = await session('dora');
     const bob = await session('erin');
+    // Each session gets streams of its own first: a session with none refuses every id before reading it, so the
+    // refusals below come from the check of whose id it is.
+    for (const s of [alice, bob]) await ticks(s, { steps: 1, ms: 10 }, 'own').ended;
     const stream = ticks(aliceOther, { steps: 2, ms: 10 });
     await stream.ended;
     const foreignId = stream.lastId();
