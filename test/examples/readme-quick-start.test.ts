@@ -186,6 +186,22 @@ describe("the README's gateway quick start, command for command", { timeout: 300
     assert.equal(summary.unmatchedRules, 0);
   });
 
+  test("from a folder of one's own, outside the clone, as the README says until the package is published: node <clone>/dist/gateway/cli.js in place of npx reads policy.json there", async () => {
+    assert.match(README, /put `node <clone>\/dist\/gateway\/cli\.js` in place of\s+`npx mcp-oauth-guard` in your folder/);
+    const own = mkdtempSync(join(tmpdir(), 'readme-own-folder-'));
+    try {
+      writeFileSync(join(own, 'policy.json'), blocks.get('policy.json')!);
+      // `check` with the same flags: it reads the settings as the gateway does, and starts nothing.
+      const line = command('gateway').replace('npx mcp-oauth-guard', `node ${JSON.stringify(join(ROOT, 'dist', 'gateway', 'cli.js'))} check`);
+      const { code, stdout, stderr } = await runCommand(line, own);
+      assert.equal(code, 0, `${stdout}${stderr}`);
+      assert.match(stdout, /^ok {4}policy policy\.json: read: 4 tool, 0 prompt and 0 resource rules/m);
+      assert.match(stdout, /^ok {4}upstream \S+: initialize and the lists answered: 3 tools/m);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
   test('curl: the call the token allows is answered, the one it does not is refused with 403', async () => {
     const { code, stdout, stderr } = await runCommand(command('curl'), ROOT);
     assert.equal(code, 0, stderr);
