@@ -26,6 +26,7 @@ import { LoadProcess } from './load-client.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { cpuTimes, onExit, processCpuMicros, ROOT, startProgram, startScript, stopAll } from './processes.js';
 import type { RunSummary } from './scenario.js';
+import { eventStreamData } from '../src/core/event-stream.js';
 
 /** Settings of {@link runStdioHopBench}: the hop part's, where each connection has an MCP session (a stdio process) of its own. */
 export interface StdioHopSettings extends Omit<HopSettings, 'workloads' | 'targets' | 'cpuProfileDir'> {
@@ -33,7 +34,10 @@ export interface StdioHopSettings extends Omit<HopSettings, 'workloads' | 'targe
   targets: readonly StdioTarget[];
 }
 
-/** Target of the gateway, with authentication and policy on every call, over each npm bridge without: ahead of both. */
+/**
+ * Target of the gateway, with authentication and policy on every call, over each npm bridge without: ahead of
+ * both, so its ratio must exceed this (a tie is not ahead).
+ */
 export const STDIO_TARGET_RATIO = 1;
 
 /** One measured run of one target. */
@@ -73,16 +77,12 @@ async function waitForHttp(url: string, ms: number, exited: () => string | undef
   }
 }
 
-/** The JSON-RPC message of a probe's answer: the JSON body, or the last message event of an event stream. */
+/** The JSON-RPC message of a probe's answer: the JSON body, or the last message event of an event stream (the project's one SSE parser). */
 function answerMessage(body: string): { id?: unknown; result?: unknown } | undefined {
   try {
     return JSON.parse(body) as { id?: unknown; result?: unknown };
   } catch {
-    const data = body
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).trim())
-      .filter((d) => d !== '');
+    const data = eventStreamData(body).filter((d) => d !== '');
     if (data.length === 0) return undefined;
     try {
       return JSON.parse(data[data.length - 1]!) as { id?: unknown; result?: unknown };
@@ -257,7 +257,7 @@ export async function runStdioHopBench(settings: StdioHopSettings): Promise<Reco
   };
   const line = (name: string, r: { median: number; perRound: number[] } | undefined, target?: number): void => {
     if (r === undefined) return void console.log(`${name}: not measured`);
-    const verdict = target === undefined ? '' : ` (target ≥ ${target.toFixed(2)}: ${r.median >= target ? 'MET' : 'BELOW'})`;
+    const verdict = target === undefined ? '' : ` (target > ${target.toFixed(2)}: ${r.median > target ? 'MET' : 'BELOW'})`;
     console.log(`${name}: ${r.median.toFixed(3)}${verdict}   per round ${r.perRound.map((x) => x.toFixed(2)).join(' ')}`);
   };
   line('gateway / supergateway', comparisons.gatewayOverSupergateway, STDIO_TARGET_RATIO);
