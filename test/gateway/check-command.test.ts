@@ -198,6 +198,30 @@ describe('mcp-oauth-guard check', () => {
     assert.ok(!run.stdout.includes('not-the-secret') && !run.stderr.includes('not-the-secret'), 'the secret is never printed');
   });
 
+  it('an introspection endpoint that fails (HTTP 503): the status it answered and a server-error fix, not the credentials; exit 1', async () => {
+    const failing = createServer((_req, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance'));
+    failing.listen(0, '127.0.0.1');
+    await once(failing, 'listening');
+    const endpoint = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/introspect`;
+    try {
+      const run = await runCheck([], {
+        MCP_AUTH_ISSUER: as.issuer,
+        MCP_AUTH_INTROSPECTION_CLIENT_ID: SERVICE_CLIENT_ID,
+        MCP_AUTH_INTROSPECTION_CLIENT_SECRET: as.serviceClient.clientSecret,
+        MCP_AUTH_INTROSPECTION_ENDPOINT: endpoint,
+      });
+      assert.equal(run.code, 1, run.stdout + run.stderr);
+      assert.equal(
+        entry(run.stdout, 'introspection'),
+        `FAIL  introspection ${endpoint}: the endpoint answered HTTP 503, a server error: the credentials could not be judged\n` +
+          '      fix: the authorization server failed: check its logs and that MCP_AUTH_INTROSPECTION_ENDPOINT is its RFC 7662 endpoint, then run check again',
+      );
+    } finally {
+      failing.closeAllConnections();
+      failing.close();
+    }
+  });
+
   it('a policy with a typo (ad for add) and open tools: warnings with fixes, exit 0; with --strict --json, exit 1 and the same findings as data', async () => {
     const policy = join(dir, 'policy.json');
     writeFileSync(policy, JSON.stringify({ tools: { ad: ['counter:read'], echo: ['counter:read'] } }));

@@ -7,8 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
+import { AuthorizationServerUnavailableError } from '../../src/core/errors.js';
 import { IssuerDiscoveryError, IssuerMismatchError, discoverIssuerMetadata } from '../../src/core/issuer-discovery.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../../src/core/jws-algorithms.js';
+import { checkIntrospection } from '../../src/gateway/check/check-introspection.js';
 import { checkIssuerMetadata } from '../../src/gateway/check/check-issuer.js';
 import { checkPolicy } from '../../src/gateway/check/check-policy.js';
 import { checkResource } from '../../src/gateway/check/check-resource.js';
@@ -127,6 +129,15 @@ describe('checkIssuerMetadata against issuers that answer badly', () => {
     const { result } = await checkIssuerMetadata(base, 2000);
     assert.equal(result.status, 'fail');
     assert.deepEqual(checkExitCode([result], false), 1);
+  });
+});
+
+describe('checkIntrospection on what openid-client throws', () => {
+  it('an invalid_client without a status says so without inventing one', async () => {
+    const refused = Object.assign(new Error('client authentication failed'), { error: 'invalid_client' });
+    const result = await checkIntrospection({ verify: () => Promise.reject(new AuthorizationServerUnavailableError('introspection failed', 5, refused)) }, 'http://127.0.0.1:1/introspect');
+    assert.equal(result.status, 'fail');
+    assert.equal(result.message, "the endpoint refused the client's credentials (invalid_client)");
   });
 });
 

@@ -47,11 +47,21 @@ function unavailable(base: { check: 'introspection'; subject?: string }, error: 
   }
   const status = statusOf(causes);
   const code = errorCodeOf(causes);
+  // Only a status the endpoint answered is shown; openid-client may report invalid_client without one.
+  const answered = [status === undefined ? undefined : `HTTP ${status}`, code].filter((part) => part !== undefined).join(' ');
   if (status === 401 || code === 'invalid_client') {
-    return { ...base, status: 'fail', message: `the endpoint refused the client's credentials (HTTP ${status ?? 400}${code ? ` ${code}` : ''})`, fix: CREDENTIALS_FIX };
+    return { ...base, status: 'fail', message: `the endpoint refused the client's credentials (${answered})`, fix: CREDENTIALS_FIX };
+  }
+  if (status !== undefined && status >= 500) {
+    return {
+      ...base,
+      status: 'fail',
+      message: `the endpoint answered ${answered}, a server error: the credentials could not be judged`,
+      fix: 'the authorization server failed: check its logs and that MCP_AUTH_INTROSPECTION_ENDPOINT is its RFC 7662 endpoint, then run check again',
+    };
   }
   if (status !== undefined) {
-    return { ...base, status: 'fail', message: `the endpoint answered HTTP ${status}${code ? ` ${code}` : ''}`, fix: `${status === 404 ? 'correct MCP_AUTH_INTROSPECTION_ENDPOINT (or the metadata\'s introspection_endpoint)' : CREDENTIALS_FIX}` };
+    return { ...base, status: 'fail', message: `the endpoint answered ${answered}`, fix: `${status === 404 ? 'correct MCP_AUTH_INTROSPECTION_ENDPOINT (or the metadata\'s introspection_endpoint)' : CREDENTIALS_FIX}` };
   }
   const detail = error instanceof AuthorizationServerUnavailableError ? explainFailure(error.cause, 300) : explainFailure(error, 300);
   return { ...base, status: 'fail', message: `the endpoint cannot be used: ${detail}`, fix: 'check that the introspection endpoint is up and reachable from here, or raise MCP_AUTH_HTTP_TIMEOUT_MS' };
