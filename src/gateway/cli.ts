@@ -7,8 +7,9 @@
  * taken); 2 on a configuration error, reported without a stack trace: every bad flag and setting at once (an
  * `MCP_AUTH_*` variable that is no setting included), each naming the setting and the fix.
  *
- * `mcp-oauth-guard check [--json] [--strict]` reads the same settings, checks what they point at (issuers, keys,
- * introspection, upstream, policy), prints a report and exits 0, 1 or 2 (see `check/check-command.ts`, docs/check.md).
+ * `mcp-oauth-guard check [--json] [--strict] [--token-file <file|->]` reads the same settings, checks what they point
+ * at (issuers, keys, introspection, upstream, policy, and a token when given), prints a report and exits 0, 1 or 2
+ * (see `check/check-command.ts`, docs/check.md).
  */
 import { ConfigurationError } from '../core/errors.js';
 import { ConfigurationProblems } from '../core/configuration-problems.js';

@@ -311,7 +311,7 @@ export function defaultResource(host: string, port: number): string {
 export function gatewayHelp(): string {
   const lines = [
     'Usage: mcp-oauth-guard [flags]',
-    '       mcp-oauth-guard check [--json] [--strict] [flags]   (checks these settings and what they point at; check --help)',
+    '       mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]   (checks these settings, what they point at and a token; check --help)',
     '',
     'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
     'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',
