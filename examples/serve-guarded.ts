@@ -15,6 +15,8 @@ import {
   type PolicyDefinition,
   type ServerCatalog,
 } from '../src/index.js';
+import { collectConfigurationProblems } from '../src/core/configuration-problems.js';
+import { parseIntegerSetting, readSetting } from '../src/core/settings.js';
 
 /** HOST of an example server when unset: loopback, so an example is never exposed by accident. */
 export const EXAMPLE_DEFAULT_HOST = '127.0.0.1';
@@ -91,12 +93,16 @@ export async function runExampleFromEnv(
   start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; close(): Promise<void>; router?: McpOAuthGuardRouter }>,
   served?: ServedCatalog,
 ): Promise<void> {
-  const host = process.env.HOST?.trim() || EXAMPLE_DEFAULT_HOST;
-  const port = Number(process.env.PORT?.trim() || EXAMPLE_DEFAULT_PORT);
+  const host = readSetting(process.env, 'HOST') ?? EXAMPLE_DEFAULT_HOST;
+  let port = EXAMPLE_DEFAULT_PORT;
   let fromEnv: GuardOptions;
   try {
-    // Every problem at once, an MCP_AUTH_* variable that is no setting included.
-    fromEnv = loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
+    // Every problem at once, PORT and an MCP_AUTH_* variable that is no setting included. A bad PORT is named as
+    // itself; the default resource is then built with the default port, so it is not reported a second time.
+    fromEnv = collectConfigurationProblems((problems) => {
+      port = problems.check(() => parseIntegerSetting(process.env.PORT, 'PORT', 0, 65_535)) ?? EXAMPLE_DEFAULT_PORT;
+      return loadOptionsFromEnv(process.env, { resource: defaultResourceUrl(host, port) });
+    });
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     console.error(`configuration error: ${error.message}`);

@@ -65,6 +65,14 @@ describe('examples/notes-server.ts from the command line', () => {
     assert.equal(result.stdout, '');
   });
 
+  test('a PORT that is no number is named as PORT, with the other problems, not as the default resource it spoils', async () => {
+    const result = await runNotesServer({ PORT: 'abc', MCP_AUTH_ISSUER: 'http://127.0.0.1:9', MCP_AUTH_DPOP: 'always' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^ {2}PORT: must be a whole number from 0 to 65535 \(got "abc"\)$/m);
+    assert.match(result.stderr, /^ {2}MCP_AUTH_DPOP: must be one of off, allow, require/m);
+    assert.doesNotMatch(result.stderr, /resource \(default\)/);
+  });
+
   test('several bad variables: one message naming each, on a line of its own', async () => {
     const result = await runNotesServer({ MCP_AUTH_ISSUR: 'http://127.0.0.1:9', MCP_AUTH_MAX_BODY_BYTES: 'big', MCP_AUTH_DPOP: 'always' });
     assert.equal(result.code, 2, result.stderr);
