@@ -50,6 +50,20 @@ const replicas: Replica[] = [];
 const running = new Set<RunningGateway>();
 const processes: ChildProcess[] = [];
 
+/** Every replica's settings: one upstream, one resource (the fleet's public URL) and one secret. */
+function replicaSettings(port: number): Record<string, string> {
+  return {
+    MCP_AUTH_UPSTREAM: everything.url,
+    MCP_AUTH_ISSUER: as.issuer,
+    MCP_AUTH_RESOURCE: resource,
+    MCP_AUTH_SESSION_SECRET: secret,
+    // Behind a proxy every client shares its address.
+    MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: '0',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+  };
+}
+
 /**
  * Starts the gateway command as a child process on `port` with the fleet's settings; resolves once it serves and
  * has listed the upstream (its start-up summary), a listing done in a session of its own that it ends.
@@ -57,16 +71,7 @@ const processes: ChildProcess[] = [];
 async function startReplicaProcess(port: number): Promise<ReplicaProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPOSITORY_ROOT, 'src/gateway/cli.ts')], {
     cwd: REPOSITORY_ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      MCP_AUTH_UPSTREAM: everything.url,
-      MCP_AUTH_ISSUER: as.issuer,
-      MCP_AUTH_RESOURCE: resource,
-      MCP_AUTH_SESSION_SECRET: secret,
-      MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: '0',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-    },
+    env: { PATH: process.env.PATH ?? '', ...replicaSettings(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   processes.push(child);
@@ -92,16 +97,7 @@ async function startReplicaProcess(port: number): Promise<ReplicaProcess> {
 
 async function startReplica(port: number): Promise<Replica> {
   const logs: string[] = [];
-  const config = loadGatewayConfig({
-    MCP_AUTH_UPSTREAM: everything.url,
-    MCP_AUTH_ISSUER: as.issuer,
-    MCP_AUTH_RESOURCE: resource,
-    MCP_AUTH_SESSION_SECRET: secret,
-    // Behind a proxy every client shares its address.
-    MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: '0',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-  });
+  const config = loadGatewayConfig(replicaSettings(port));
   const gateway = await startGateway(config, { log: (line) => logs.push(line), warn: () => {} });
   running.add(gateway);
   await gateway.guard.ready();
