@@ -319,7 +319,7 @@ export function gatewayHelp(): string {
     '',
   ];
   for (const s of GATEWAY_SETTINGS) {
-    lines.push(`  ${s.flag ? `${[s.flag, ...(s.aliases ?? [])].join(', ')} ${s.value}` : '(environment only)'}`);
+    lines.push(`  ${s.flag ? `${s.flag} ${s.value}${s.aliases?.length ? `   (or ${s.aliases.join(', ')})` : ''}` : '(environment only)'}`);
     lines.push(`      ${s.env}: ${s.description}${s.defaultValue ? ` Default: ${s.defaultValue}.` : ''}`);
   }
   lines.push(

@@ -97,7 +97,7 @@ test('the upstream idle timeout is listed for both kinds of upstream, and its al
     const inline = parseGatewayArgs([`${flag}=99`], {});
     assert.deepEqual(inline.help === false && inline.settings['MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS'], '99', `${flag}=`);
   }
-  assert.match(gatewayHelp(), /^ {2}--idle-timeout-ms, --upstream-idle-timeout-ms <ms>$/m);
+  assert.match(gatewayHelp(), /^ {2}--idle-timeout-ms <ms> {3}\(or --upstream-idle-timeout-ms\)$/m);
 });
 
 test('the library table names the option each variable of loadOptionsFromEnv sets', () => {
