@@ -8,7 +8,7 @@
  * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
  */
 import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from '../../test/fixtures/authorization-server.js';
-import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost } from '../../src/core/index.js';
+import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from '../../src/core/index.js';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
@@ -58,7 +58,7 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
     }
   }
   for (const scope of listed('--scopes')) {
-    if (/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) args.scopes.push(scope);
+    if (isScopeToken(scope)) args.scopes.push(scope);
     else problems.push(`--scopes: "${scope}" is not a scope token (RFC 6749 section 3.3: no spaces, quotes or backslashes)`);
   }
   for (const user of values.get('--user') ?? []) {

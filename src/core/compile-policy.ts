@@ -126,6 +126,10 @@ export function isListMethod(method: string): boolean {
 /**
  * Whether `value` is a valid OAuth scope token (RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`, i.e.
  * printable ASCII without space, `"` or `\`).
+ *
+ * @example
+ * isScopeToken('calc:use'); // true
+ * isScopeToken('calc use'); // false: two scopes
  */
 export function isScopeToken(value: unknown): value is string {
   return typeof value === 'string' && SCOPE_TOKEN.test(value);

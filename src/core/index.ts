@@ -49,7 +49,7 @@ export {
   type MemoryRateLimiterOptions,
 } from './rate-limiter.js';
 export { createRateLimitCheck, rateLimitKey, type RateLimitCheck, type RateLimitCheckOptions } from './rate-limit-check.js';
-export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
+export { compilePolicy, isListMethod, isScopeToken, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';
 export { canonicalizeResourceUri, protectedResourceMetadataUrls, isLoopbackHost } from './canonical-resource.js';
