@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
+import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
@@ -836,20 +837,12 @@ function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | 
  * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
  * upstream; the server unreachable is 503 with `Retry-After`. Neither carries the server's error text.
  */
-/**
- * An authorization server's `error` as it may be repeated to a client and a log: RFC 6749 §5.2 error codes are
- * printable ASCII without `"` and `\`; anything else, or anything longer than 64 characters, is not repeated.
- */
-function oauthErrorCode(code: unknown): string {
-  return typeof code === 'string' && /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(code) ? code : 'error not shown';
-}
-
 function credentialFailure(error: unknown): Failure {
   if (error instanceof UpstreamTokenRefusedError) {
     return {
       reason: 'upstream_credentials_refused',
       status: 403,
-      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${oauthErrorCode(error.error)})`,
+      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${printableOAuthErrorCode(error.error) ?? 'error not shown'})`,
     };
   }
   const retryAfter = error instanceof AuthorizationServerUnavailableError ? error.headers['Retry-After'] : undefined;

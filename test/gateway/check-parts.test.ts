@@ -139,6 +139,14 @@ describe('checkIntrospection on what openid-client throws', () => {
     assert.equal(result.status, 'fail');
     assert.equal(result.message, "the endpoint refused the client's credentials (invalid_client)");
   });
+
+  it('an error code is shown only when RFC 6749 §5.2 allows it (no quote or backslash), as the gateway repeats one', async () => {
+    const answered = (error: string) => Object.assign(new Error('bad request'), { status: 400, error });
+    const verify = (error: string) => ({ verify: () => Promise.reject(new AuthorizationServerUnavailableError('introspection failed', 5, answered(error))) });
+    assert.equal((await checkIntrospection(verify('invalid"request'), undefined)).message, 'the endpoint answered HTTP 400');
+    assert.equal((await checkIntrospection(verify('invalid\\request'), undefined)).message, 'the endpoint answered HTTP 400');
+    assert.equal((await checkIntrospection(verify('invalid_request'), undefined)).message, 'the endpoint answered HTTP 400 invalid_request');
+  });
 });
 
 describe('the resource line, the policy lines and the report', () => {

@@ -1,6 +1,7 @@
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from '../../core/errors.js';
 import { explainFailure } from '../../core/explain-failure.js';
 import { IssuerDiscoveryError, IssuerMismatchError } from '../../core/issuer-discovery.js';
+import { printableOAuthErrorCode } from '../../core/oauth-error-code.js';
 import type { TokenVerifier } from '../../core/token-verifier.js';
 import type { CheckResult } from './check-result.js';
 
@@ -96,6 +97,5 @@ function errorCodeOf(causes: readonly unknown[]): string | undefined {
   const candidates = causes.flatMap((cause) =>
     Array.isArray(cause) ? cause.map((challenge) => (challenge as { parameters?: { error?: unknown } } | null)?.parameters?.error) : [(cause as { error?: unknown } | null)?.error],
   );
-  // An error code is a short printable ASCII word; anything else is not shown.
-  return candidates.find((value): value is string => typeof value === 'string' && /^[\x21-\x7e]{1,64}$/.test(value));
+  return candidates.map(printableOAuthErrorCode).find((code) => code !== undefined);
 }
