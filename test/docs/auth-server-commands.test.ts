@@ -11,9 +11,11 @@ import { REPOSITORY_ROOT } from '../helpers/run-cli.js';
 const PAGES = ['README.md', ...readdirSync(join(REPOSITORY_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
 const AUTH_SERVER = join(REPOSITORY_ROOT, 'examples', 'dev', 'auth-server.ts');
 
-/** Each shown command's flags, as written up to the end of its inline code or line. */
+/** Each shown command's flags, as written up to the end of its inline code or line; a sketch with "…" or a <placeholder> aside. */
 const shown = PAGES.flatMap((page) =>
-  [...readFileSync(join(REPOSITORY_ROOT, page), 'utf8').matchAll(/npm run auth-server -- ([^`\n]+)/g)].map((match) => ({ page, args: match[1]!.trim().split(/\s+/) })),
+  [...readFileSync(join(REPOSITORY_ROOT, page), 'utf8').matchAll(/npm run auth-server -- ([^`\n]+)/g)]
+    .map((match) => ({ page, args: match[1]!.trim().split(/\s+/) }))
+    .filter(({ args }) => !args.some((arg) => arg.includes('…') || arg.startsWith('<'))),
 );
 
 /** Starts the command and resolves with its output once it is ready; rejects with its output if it exits first. */
