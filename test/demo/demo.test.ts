@@ -1,16 +1,19 @@
 // `npm run demo` end to end, as a new user runs it: exits 0, shows every step, never prints a token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runScript } from '../helpers/run-cli.js';
+
+const DEMO = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
+
+/** Runs `npm run demo` (in CI mode: no browser is opened) to its end; `out` is stdout, then stderr. */
+async function runDemo(args: string[]): Promise<{ code: number | null; out: string }> {
+  const { code, stdout, stderr } = await runScript(DEMO, args, { env: { ...process.env, CI: 'true' }, timeoutMs: 85_000 });
+  return { code, out: stdout + stderr };
+}
 
 test('the demo completes by itself, prints each step and only redacted tokens', { timeout: 90_000 }, async () => {
-  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const { code, out } = await runDemo([]);
   assert.equal(code, 0, out);
   for (const step of ['[probe]', '[resource-metadata]', '[authorization-server]', '[registration]', '[authorization-url]', '[token]', '[step-up]', 'tools:         whoami, notes_list', 'added note #1', 'Done: every step passed']) {
     assert.ok(out.includes(step), `transcript lacks ${step}`);
@@ -21,12 +24,7 @@ test('the demo completes by itself, prints each step and only redacted tokens', 
 });
 
 test('the demo in --dpop mode: DPoP is required, every token is bound to the client key, the flow completes', { timeout: 90_000 }, async () => {
-  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, '--dpop'], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const { code, out } = await runDemo(['--dpop']);
   assert.equal(code, 0, out);
   assert.ok(out.includes('MCP_AUTH_DPOP=require'), 'the guard runs in require mode');
   // The bare 401 offers DPoP only; the step-up 403 is told in the DPoP challenge.
@@ -40,19 +38,11 @@ test('the demo in --dpop mode: DPoP is required, every token is bound to the cli
 });
 
 test('--help prints the usage and runs nothing; an unknown flag is refused', { timeout: 30_000 }, async () => {
-  const script = fileURLToPath(new URL('../../examples/demo/demo.ts', import.meta.url));
-  const run = async (args: string[]): Promise<{ code: number | null; out: string }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    return { code: await new Promise<number | null>((resolve) => child.once('exit', resolve)), out };
-  };
-  const help = await run(['--help']);
+  const help = await runDemo(['--help']);
   assert.equal(help.code, 0, help.out);
   assert.match(help.out, /^Usage: npm run demo/);
   assert.ok(help.out.includes('--dpop') && !help.out.includes('Authorization server'), 'usage only, no demo run');
-  const unknown = await run(['--dop']);
+  const unknown = await runDemo(['--dop']);
   assert.equal(unknown.code, 2, unknown.out);
   assert.match(unknown.out, /demo: unknown argument --dop/);
 });

@@ -1,57 +1,32 @@
 // `npm run auth-server` and `npm run token` as a developer runs them: the server stays up and says what to paste;
 // the token it hands out verifies for the resource it was asked for, and only that one.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
 import { InvalidTokenError } from '../../src/core/errors.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
 import { freePort } from '../helpers/free-port.js';
+import { runScript, startScript, type StartedProcess } from '../helpers/run-cli.js';
 
 const AUTH_SERVER = fileURLToPath(new URL('../../examples/dev/auth-server.ts', import.meta.url));
 const TOKEN = fileURLToPath(new URL('../../examples/dev/token.ts', import.meta.url));
 const RESOURCE = 'http://127.0.0.1:8080/mcp';
 const OTHER = 'http://127.0.0.1:8081/other';
 
-/** Runs a command to its end; output of both streams. */
-async function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
-
 describe('npm run auth-server and npm run token', () => {
-  let server: ChildProcess;
+  let server: StartedProcess;
   let banner = '';
   let issuer: string;
 
   before(async () => {
-    server = spawn(process.execPath, ['--import', 'tsx', AUTH_SERVER, '--port', '0', '--resource', `${RESOURCE},${OTHER}`, '--scopes', 'calc:use,calc:admin', '--user', 'alice:wonder'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stderr?.on('data', (c: Buffer) => (banner += c.toString()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${banner}`)), 30_000);
-      server.stdout?.on('data', (c: Buffer) => {
-        banner += c.toString();
-        if (banner.includes('Ctrl-C stops it.')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    server = await startScript(AUTH_SERVER, ['--port', '0', '--resource', `${RESOURCE},${OTHER}`, '--scopes', 'calc:use,calc:admin', '--user', 'alice:wonder'], 'Ctrl-C stops it.');
+    banner = server.output();
     issuer = /authorization server \(development only\): (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
     assert.ok(issuer, banner);
   });
   after(async () => {
-    server.kill('SIGTERM');
-    if (server.exitCode === null) await once(server, 'exit');
+    await server?.stop();
   });
 
   it('stays up and prints its issuer, its users and ready-to-paste lines for the gateway, the example and a token', () => {
@@ -60,7 +35,7 @@ describe('npm run auth-server and npm run token', () => {
     assert.ok(banner.includes(`npx mcp-oauth-guard --issuer ${issuer} --resource ${RESOURCE} --port 8080 --policy policy.json --upstream http://127.0.0.1:3001/mcp`), banner);
     assert.ok(banner.includes(`MCP_AUTH_ISSUER=${issuer} MCP_AUTH_RESOURCE=${RESOURCE} PORT=8080 npm run example`), banner);
     assert.ok(banner.includes(`npm run token -- --issuer ${issuer} --resource ${RESOURCE} --scope "calc:use calc:admin"`), banner);
-    assert.equal(server.exitCode, null, 'still running');
+    assert.equal(server.child.exitCode, null, 'still running');
   });
 
   it('advertises only the scopes it was started with', async () => {
@@ -70,7 +45,7 @@ describe('npm run auth-server and npm run token', () => {
   });
 
   it('hands out a token whose aud is the resource asked for, which the guard accepts there and nowhere else', { timeout: 30_000 }, async () => {
-    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use']);
+    const { code, stdout, stderr } = await runScript(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use']);
     assert.equal(code, 0, stderr);
     const token = stdout.trim();
     assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'one JWT and nothing else on stdout');
@@ -80,7 +55,7 @@ describe('npm run auth-server and npm run token', () => {
   });
 
   it('refuses a resource it was not started with, and explains, naming the issuer it asked', { timeout: 30_000 }, async () => {
-    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', 'http://127.0.0.1:9/elsewhere']);
+    const { code, stdout, stderr } = await runScript(TOKEN, ['--issuer', issuer, '--resource', 'http://127.0.0.1:9/elsewhere']);
     assert.equal(code, 1);
     assert.equal(stdout, '');
     assert.match(stderr, /invalid_target/);
@@ -88,11 +63,11 @@ describe('npm run auth-server and npm run token', () => {
   });
 
   it('warns on stderr, naming both, when the scope granted is not the one asked for (a misspelt scope is dropped)', { timeout: 30_000 }, async () => {
-    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use,calc:usr']);
+    const { code, stdout, stderr } = await runScript(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use,calc:usr']);
     assert.equal(code, 0, stderr);
     assert.match(stdout.trim(), /^[\w-]+\.[\w-]+\.[\w-]+$/, 'the token is still printed, alone on stdout');
     assert.ok(stderr.includes(`asked ${issuer} for scope "calc:use calc:usr" but was granted "calc:use"`), stderr);
-    const exact = await run(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:admin calc:use']);
+    const exact = await runScript(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:admin calc:use']);
     assert.equal(exact.code, 0, exact.stderr);
     assert.equal(exact.stderr, '', 'no warning when every scope asked for was granted, in any order');
   });
@@ -100,26 +75,11 @@ describe('npm run auth-server and npm run token', () => {
 
 describe('npm run auth-server for a resource on localhost', () => {
   it('prints a gateway line that listens on that host and port', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', AUTH_SERVER, '--port', '0', '--resource', 'http://localhost:3000/mcp', '--scopes', 'calc:use'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
+    const server = await startScript(AUTH_SERVER, ['--port', '0', '--resource', 'http://localhost:3000/mcp', '--scopes', 'calc:use'], 'Ctrl-C stops it.');
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 30_000);
-        const collect = (c: Buffer): void => {
-          output += c.toString();
-          if (output.includes('Ctrl-C stops it.')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        child.stdout.on('data', collect);
-        child.stderr.on('data', collect);
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
-      });
-      assert.match(output, /npx mcp-oauth-guard --issuer http:\/\/127\.0\.0\.1:\d+ --resource http:\/\/localhost:3000\/mcp --host localhost --port 3000 --policy policy\.json --upstream /);
+      assert.match(server.output(), /npx mcp-oauth-guard --issuer http:\/\/127\.0\.0\.1:\d+ --resource http:\/\/localhost:3000\/mcp --host localhost --port 3000 --policy policy\.json --upstream /);
     } finally {
-      child.kill('SIGTERM');
-      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+      await server.stop();
     }
   });
 });
@@ -127,7 +87,7 @@ describe('npm run auth-server for a resource on localhost', () => {
 describe('npm run token without a server', () => {
   it('names the issuer it could not reach', { timeout: 30_000 }, async () => {
     const port = await freePort();
-    const { code, stdout, stderr } = await run(TOKEN, ['--issuer', `http://127.0.0.1:${port}`, '--resource', RESOURCE]);
+    const { code, stdout, stderr } = await runScript(TOKEN, ['--issuer', `http://127.0.0.1:${port}`, '--resource', RESOURCE]);
     assert.equal(code, 1);
     assert.equal(stdout, '');
     assert.ok(stderr.includes(`from the issuer http://127.0.0.1:${port} `), stderr);
@@ -136,24 +96,24 @@ describe('npm run token without a server', () => {
 
 describe('their command lines', () => {
   it('--help prints the usage; a missing --resource or --scopes, or a bad flag, exits 2 naming each problem', { timeout: 30_000 }, async () => {
-    const help = await run(AUTH_SERVER, ['--help']);
+    const help = await runScript(AUTH_SERVER, ['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: npm run auth-server/);
-    const bad = await run(AUTH_SERVER, ['--port', 'x', '--scopes', 'a b"', '--nope', 'v']);
+    const bad = await runScript(AUTH_SERVER, ['--port', 'x', '--scopes', 'a b"', '--nope', 'v']);
     assert.equal(bad.code, 2);
     for (const problem of ['--port must be a TCP port', '--scopes: "a b"" is not a scope token', '--nope is not a known flag', '--resource is required']) {
       assert.ok(bad.stderr.includes(problem), `${problem} in ${bad.stderr}`);
     }
-    const noScopes = await run(AUTH_SERVER, ['--resource', 'http://127.0.0.1:8080/mcp']);
+    const noScopes = await runScript(AUTH_SERVER, ['--resource', 'http://127.0.0.1:8080/mcp']);
     assert.equal(noScopes.code, 2);
     assert.match(noScopes.stderr, /--scopes is required/);
     // Its service client's secret is printed and public, and can exchange tokens: never reachable from elsewhere.
     for (const host of ['0.0.0.0', '192.0.2.1', '::']) {
-      const exposed = await run(AUTH_SERVER, ['--host', host, '--resource', RESOURCE, '--scopes', 'calc:use']);
+      const exposed = await runScript(AUTH_SERVER, ['--host', host, '--resource', RESOURCE, '--scopes', 'calc:use']);
       assert.equal(exposed.code, 2, `--host ${host}: ${exposed.stdout}${exposed.stderr}`);
       assert.ok(exposed.stderr.includes(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${host}"`), exposed.stderr);
     }
-    const token = await run(TOKEN, []);
+    const token = await runScript(TOKEN, []);
     assert.equal(token.code, 2);
     assert.match(token.stderr, /--resource is required/);
   });

@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/free-port.js';
+import { killProcess, runCommand, type CliRun } from '../helpers/run-cli.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -82,25 +83,13 @@ async function waitFor(command: Running, ready: RegExp, what: string): Promise<v
   }
 }
 
-/** Runs a command to its end, bounded in time; its exit code and output. */
-async function runCommand(command: string, cwd: string, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('sh', ['-c', command], { cwd, env: userEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => stopGroup(child, 'SIGKILL'), timeoutMs);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
+/** Runs a README command in a shell to its end, bounded in time (its process group killed then); its exit code and output. */
+function runShell(command: string, cwd: string, timeoutMs = 60_000): Promise<CliRun> {
+  return runCommand('sh', ['-c', command], { cwd, env: userEnvironment(), detached: true, timeoutMs });
 }
 
 function stopGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
+  killProcess(child, signal, true);
 }
 
 /** Stops every command started so far (SIGTERM to its process group, SIGKILL after 10 s). */
@@ -193,7 +182,7 @@ describe("the README's gateway quick start, command for command", { timeout: 300
       writeFileSync(join(own, 'policy.json'), blocks.get('policy.json')!);
       // `check` with the same flags: it reads the settings as the gateway does, and starts nothing.
       const line = command('gateway').replace('npx mcp-oauth-guard', `node ${JSON.stringify(join(ROOT, 'dist', 'gateway', 'cli.js'))} check`);
-      const { code, stdout, stderr } = await runCommand(line, own);
+      const { code, stdout, stderr } = await runShell(line, own);
       assert.equal(code, 0, `${stdout}${stderr}`);
       assert.match(stdout, /^ok {4}policy policy\.json: read: 4 tool, 0 prompt and 0 resource rules/m);
       assert.match(stdout, /^ok {4}upstream \S+: initialize and the lists answered: 3 tools/m);
@@ -203,7 +192,7 @@ describe("the README's gateway quick start, command for command", { timeout: 300
   });
 
   test('curl: the call the token allows is answered, the one it does not is refused with 403', async () => {
-    const { code, stdout, stderr } = await runCommand(command('curl'), ROOT);
+    const { code, stdout, stderr } = await runShell(command('curl'), ROOT);
     assert.equal(code, 0, stderr);
     const [answer = '', status = ''] = stdout.trim().split('\n');
     assert.deepEqual(JSON.parse(answer).result.content, [{ type: 'text', text: 'counter: 0' }]);
@@ -211,7 +200,7 @@ describe("the README's gateway quick start, command for command", { timeout: 300
   });
 
   test('the SDK client signs in with PKCE, is refused counter_increment, signs in again for counter:write, and calls it', async () => {
-    const { code, stdout, stderr } = await runCommand(command('sdk-client'), ROOT);
+    const { code, stdout, stderr } = await runShell(command('sdk-client'), ROOT);
     assert.equal(code, 0, `${stdout}${stderr}`);
     const lines = stdout.trim().split('\n');
     assert.ok(lines.includes(`signing in for scope "counter:read" at http://127.0.0.1:${ports.get('9400')}`), stdout);
@@ -279,7 +268,7 @@ describe("the README's middleware quick start, in a project that installed the p
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
     const issuer = `http://127.0.0.1:${ports.get('9400')}`;
-    const token = await runCommand(`npm run -s token -- --issuer ${issuer} --resource ${resource}`, ROOT);
+    const token = await runShell(`npm run -s token -- --issuer ${issuer} --resource ${resource}`, ROOT);
     assert.equal(token.code, 0, token.stderr);
     const answer = await call({ authorization: `Bearer ${token.stdout.trim()}` });
     assert.equal(answer.status, 200);

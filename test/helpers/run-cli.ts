@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,27 +13,107 @@ export interface CliRun {
   stderr: string;
 }
 
-/**
- * Runs the real `mcp-oauth-guard` CLI (through tsx, as the built bin would run) until it exits, with a clean
- * environment: `PATH` and `env` only, and `input` on standard input (none by default). Killed, and the test
- * failed, after `timeoutMs`.
- */
-export function runGatewayCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000, input?: string): Promise<CliRun> {
+/** How {@link runCommand} runs a program. */
+export interface RunOptions {
+  /** Working directory. Default this process's. */
+  cwd?: string;
+  /** The whole environment. Default this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** Written to standard input at once, which is then closed. Default none (standard input ignored). */
+  input?: string;
+  /** Killed, and the run rejected with what it printed, after this long. Default 60 000 ms. */
+  timeoutMs?: number;
+  /** In a process group of its own, killed as a group (a shell and the npm it starts). Default false. */
+  detached?: boolean;
+}
+
+/** Runs `program` with `args` until it exits: its exit code and everything it printed on each stream. */
+export function runCommand(program: string, args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
+  const { cwd, env, input, timeoutMs = 60_000, detached = false } = options;
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPOSITORY_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    // Standard input, when given: written at once and closed.
+    const child = spawn(program, args, { cwd, env, detached, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the CLI did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
+      killProcess(child, 'SIGKILL', detached);
+      reject(new Error(`${[program, ...args].join(' ')} did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
     }, timeoutMs);
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolveRun({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs a TypeScript file of the repository (an example, a script) through tsx, as `npm run` does; see {@link runCommand}. */
+export function runScript(script: string, args: readonly string[] = [], options: RunOptions = {}): Promise<CliRun> {
+  return runCommand(process.execPath, ['--import', 'tsx', script, ...args], options);
+}
+
+/** A program that stays up (a server), once it has said it is ready. */
+export interface StartedProcess {
+  readonly child: ChildProcess;
+  /** Everything printed so far, stdout and stderr as they came. */
+  output(): string;
+  /** SIGTERM, then waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a TypeScript file of the repository through tsx and resolves once its output includes `ready`; rejects
+ * with what it printed, and stops it, if it exits first or is not ready within `timeoutMs` (default 30 000).
+ */
+export async function startScript(script: string, args: readonly string[], ready: string, options: Omit<RunOptions, 'input' | 'detached'> = {}): Promise<StartedProcess> {
+  const { cwd, env, timeoutMs = 30_000 } = options;
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await new Promise<void>((resolveReady, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${script} was not ready within ${timeoutMs} ms: ${output}`)), timeoutMs);
+      const collect = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes(ready)) {
+          clearTimeout(timer);
+          resolveReady();
+        }
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`${script} exited with code ${child.exitCode ?? child.signalCode} before it was ready: ${output}`));
+      });
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { child, output: () => output, stop };
+}
+
+/**
+ * Runs the real `mcp-oauth-guard` CLI (through tsx, as the built bin would run) until it exits, with a clean
+ * environment: `PATH` and `env` only, and `input` on standard input (none by default). Killed, and the test
+ * failed, after `timeoutMs`.
+ */
+export function runGatewayCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000, input?: string): Promise<CliRun> {
+  return runScript(CLI, args, { cwd: REPOSITORY_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeoutMs, ...(input === undefined ? {} : { input }) });
+}
+
+/** Sends `signal` to a child, or to its whole process group when it was started `detached`; nothing if it is gone. */
+export function killProcess(child: ChildProcess, signal: NodeJS.Signals, group: boolean): void {
+  try {
+    if (group && child.pid !== undefined) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // already gone
+  }
 }
