@@ -1,4 +1,3 @@
-import { decodeJwt } from 'jose';
 import { checkNumber, checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
 import type { AuthInfo } from './auth-info.js';
@@ -10,6 +9,7 @@ import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from './identity-size.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
+import { peekJwtClaims, type PeekedJwtClaims } from './verify-compact-jwt.js';
 import { tokenDigest } from './token-digest.js';
 import { checkBearerUse } from './token-binding.js';
 import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
@@ -151,8 +151,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return info;
   };
 
-  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer): Promise<AuthInfo> => {
-    const { payload } = await issuer.verifyJwt(token);
+  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer, peeked: PeekedJwtClaims): Promise<AuthInfo> => {
+    const { payload } = await issuer.verifyJwt(token, peeked);
     const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
     cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
     return info;
@@ -163,12 +163,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (dots === 2) {
       // With one trusted issuer too: a token from elsewhere is refused for its issuer, with no JWKS fetch for its
       // unknown kid, and not as a bad signature when its kid happens to match one of ours.
-      const issuer = selectIssuer(token, trusted, issuers);
+      const peeked = peekClaims(token);
+      const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (introspect !== undefined && issuer.introspects && jwksUri === undefined && (await issuer.discover()).jwks_uri === undefined) {
         return verifyByIntrospection(token, key);
       }
-      return verifyAsJwt(token, key, issuer);
+      return verifyAsJwt(token, key, issuer, peeked);
     }
     if (introspect !== undefined) return verifyByIntrospection(token, key);
     throw new InvalidTokenError(
@@ -274,13 +275,17 @@ function withToken(identity: CachedIdentity, token: string): AuthInfo {
  * Picks the issuer named by a JWT's (not yet verified) `iss`. Only a trusted issuer is ever contacted: any other
  * value is refused here, before a metadata or JWKS request.
  */
-function selectIssuer(token: string, trusted: ReadonlyMap<string, TrustedIssuer>, issuers: readonly string[]): TrustedIssuer {
-  let iss: unknown;
+/** A JWT's claims, unverified, read once: they pick the issuer, and the verifier checks them after the signature. */
+function peekClaims(token: string): PeekedJwtClaims {
   try {
-    iss = decodeJwt(token).iss;
+    return peekJwtClaims(token);
   } catch (error) {
     throw new InvalidTokenError('access token is malformed or cannot be verified', 'token_invalid', error);
   }
+}
+
+/** The trusted issuer a JWT's unverified `iss` names, compared exactly; else `token_issuer`. */
+function selectIssuer(iss: unknown, trusted: ReadonlyMap<string, TrustedIssuer>, issuers: readonly string[]): TrustedIssuer {
   const issuer = typeof iss === 'string' ? trusted.get(iss) : undefined;
   if (issuer !== undefined) return issuer;
   throw new InvalidTokenError(

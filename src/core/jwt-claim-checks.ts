@@ -58,6 +58,15 @@ function audienceMatches(aud: unknown, accepted: readonly string[]): boolean {
  *   required or mistyped one) or `JWTExpired`.
  */
 export function checkJwtClaims(payload: Uint8Array, options: JwtClaimOptions): JWTPayload {
+  return checkJwtClaimsSet(parseJwtClaims(payload), options);
+}
+
+/**
+ * The claims set of a JWT payload (UTF-8 JSON, a top-level object), parsed as jose parses it, unchecked.
+ *
+ * @throws jose's `JWTInvalid` when it is not a JSON object.
+ */
+export function parseJwtClaims(payload: Uint8Array): JWTPayload {
   let claims: unknown;
   try {
     claims = JSON.parse(strictUtf8.decode(payload));
@@ -65,7 +74,11 @@ export function checkJwtClaims(payload: Uint8Array, options: JwtClaimOptions): J
     throw new errors.JWTInvalid('JWT Claims Set must be a top-level JSON object', { cause });
   }
   if (!isPlainObject(claims)) throw new errors.JWTInvalid('JWT Claims Set must be a top-level JSON object');
-  const set = claims as JWTPayload;
+  return claims as JWTPayload;
+}
+
+/** The checks of {@link checkJwtClaims} on claims already parsed by {@link parseJwtClaims}; returns them. */
+export function checkJwtClaimsSet(set: JWTPayload, options: JwtClaimOptions): JWTPayload {
   const { issuer, audience, requiredClaims = [] } = options;
 
   const present = [...requiredClaims];

@@ -4,7 +4,7 @@ import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, In
 import { createJwksKeySet } from './jwks-key-set.js';
 import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from './jws-algorithms.js';
 import type { JwksFetchResult } from './token-verifier.js';
-import { verifyCompactJwt, type CompactJwtKeyResolver, type CompactJwtVerifyOptions } from './verify-compact-jwt.js';
+import { verifyCompactJwt, type CompactJwtKeyResolver, type CompactJwtVerifyOptions, type PeekedJwtClaims } from './verify-compact-jwt.js';
 
 export { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 
@@ -51,8 +51,10 @@ export interface VerifiedJwt {
  * @throws InvalidTokenError (401) with reason `token_expired`, `token_not_yet_valid`, `token_issuer`,
  *   `token_audience`, `token_signature`, `token_algorithm`, `token_type`, `token_claims` or `token_invalid`.
  * @throws AuthorizationServerUnavailableError (503) when the JWKS cannot be fetched, parsed, or times out.
+ * @param peeked - The token's claims as `peekJwtClaims` read them before (to pick the issuer), so that the
+ *   payload is not decoded and parsed a second time. Optional.
  */
-export type VerifyJwt = (token: string) => Promise<VerifiedJwt>;
+export type VerifyJwt = (token: string, peeked?: PeekedJwtClaims) => Promise<VerifiedJwt>;
 
 /**
  * Checks the `algorithms` setting and returns the list to use.
@@ -121,13 +123,13 @@ export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
     }
   };
 
-  return async (token) => {
+  return async (token, peeked) => {
     let verified: VerifiedJwt;
     try {
-      verified = await verifyCompactJwt(token, getKey, verifyOptions);
+      verified = await verifyCompactJwt(token, getKey, verifyOptions, peeked);
     } catch (error) {
       if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
-        verified = await verifyWithEachCandidate(token, error, verifyOptions, expected);
+        verified = await verifyWithEachCandidate(token, error, verifyOptions, expected, peeked);
       } else {
         // A token from another issuer is refused as such even while this issuer's keys are unknown or unreachable.
         const keyless = error instanceof joseErrors.JWKSNoMatchingKey || error instanceof AuthorizationServerUnavailableError;
@@ -149,11 +151,12 @@ async function verifyWithEachCandidate(
   candidates: joseErrors.JWKSMultipleMatchingKeys,
   verifyOptions: CompactJwtVerifyOptions,
   expected: Expected,
+  peeked: PeekedJwtClaims | undefined,
 ): Promise<VerifiedJwt> {
   let lastError: unknown = candidates;
   for await (const key of candidates) {
     try {
-      return await verifyCompactJwt(token, key, verifyOptions);
+      return await verifyCompactJwt(token, key, verifyOptions, peeked);
     } catch (error) {
       if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw toGuardError(error, expected);
       lastError = error;

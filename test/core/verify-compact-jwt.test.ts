@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { constants, createPrivateKey, generateKeyPairSync, sign, webcrypto, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { base64url, createLocalJWKSet, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
-import { verifyCompactJwt, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
+import { peekJwtClaims, verifyCompactJwt, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
 
 const ISSUER = 'https://issuer.example.com';
 const RESOURCE = 'https://mcp.example.com/mcp';
@@ -342,6 +342,18 @@ describe('verifyCompactJwt against jose jwtVerify', () => {
       const ours = await verdictOf(() => verifyCompactJwt(c.token, c.key as CryptoKey, options));
       const jose = await verdictOf(() => jwtVerify(c.token, c.key as CryptoKey, options));
       assert.deepEqual(ours, jose, `${c.name}: node:crypto path and jose disagree`);
+      // With the claims peeked first (as the token verifier does to pick the issuer), the verdict is the same
+      // whenever the peek reads the payload at all; a payload it cannot read is never accepted by jose.
+      let peeked: ReturnType<typeof peekJwtClaims> | undefined;
+      try {
+        peeked = peekJwtClaims(c.token);
+      } catch {
+        assert.equal(jose.accepted, false, `${c.name}: the peek refused a payload jose accepts`);
+      }
+      if (peeked !== undefined) {
+        const withPeek = await verdictOf(() => verifyCompactJwt(c.token, c.key as CryptoKey, options, peeked));
+        assert.deepEqual(withPeek, jose, `${c.name}: the peeked path and jose disagree`);
+      }
       if (c.expect !== '*') {
         const got = ours.accepted ? 'accepted' : ours.error === 'TypeError' ? 'TypeError' : String(ours.code);
         assert.equal(got, c.expect, `${c.name}: ${JSON.stringify(ours)}`);
