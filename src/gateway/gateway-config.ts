@@ -1,6 +1,11 @@
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../core/canonical-resource.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
+import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../core/introspection-verifier.js';
+import { DEFAULT_JWT_ALGORITHMS } from '../core/jws-algorithms.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../core/resolve-guard-options.js';
+import { DEFAULT_TOKEN_CACHE_MAX_BYTES } from '../core/token-cache.js';
 import { closestName } from '../core/closest-name.js';
 import { ConfigurationError } from '../core/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../core/configuration-problems.js';
@@ -113,21 +118,21 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_AUDIENCE', group: 'token-validation', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
   { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', group: 'gateway', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata (RFC 9728): each must be one of the trusted issuers, spelt exactly; a subset is fine.', defaultValue: 'every issuer' },
   { env: 'MCP_AUTH_JWKS_URI', group: 'token-validation', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
-  { env: 'MCP_AUTH_ALGORITHMS', group: 'token-validation', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: 'RS*, PS*, ES*, EdDSA' },
-  { env: 'MCP_AUTH_CLOCK_TOLERANCE', group: 'token-validation', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: '5' },
+  { env: 'MCP_AUTH_ALGORITHMS', group: 'token-validation', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: DEFAULT_JWT_ALGORITHMS.join(', ') },
+  { env: 'MCP_AUTH_CLOCK_TOLERANCE', group: 'token-validation', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: String(DEFAULT_CLOCK_TOLERANCE_SECONDS) },
   { env: 'MCP_AUTH_DPOP', group: 'token-validation', flag: '--dpop', value: '<off|allow|require>', description: 'DPoP sender-constrained tokens (RFC 9449): "allow" takes Bearer tokens and DPoP-bound ones with a proof, "require" only DPoP-bound ones, "off" refuses DPoP-bound tokens.', defaultValue: 'allow' },
   { env: 'MCP_AUTH_STRICT_JWT', group: 'token-validation', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
   { env: 'MCP_AUTH_RESOURCE_NAME', group: 'gateway', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', group: 'gateway', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_MAX_BODY_BYTES', group: 'limits', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: '1048576' },
-  { env: 'MCP_AUTH_BODY_TIMEOUT_MS', group: 'limits', flag: '--body-timeout-ms', value: '<ms>', description: 'Longest time to receive a request body, from the end of its headers to its last byte; then 408 and the connection is closed.', defaultValue: '10000' },
-  { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', group: 'token-validation', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: '5000' },
+  { env: 'MCP_AUTH_BODY_TIMEOUT_MS', group: 'limits', flag: '--body-timeout-ms', value: '<ms>', description: 'Longest time to receive a request body, from the end of its headers to its last byte; then 408 and the connection is closed.', defaultValue: String(DEFAULT_BODY_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', group: 'token-validation', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: String(DEFAULT_HTTP_TIMEOUT_MS) },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', group: 'token-validation', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET', group: 'token-validation', value: '<secret>', description: 'Its client secret. Environment only, so it never shows in process listings.', defaultValue: 'off' },
   { env: 'MCP_AUTH_INTROSPECTION_ISSUER', group: 'token-validation', flag: '--introspection-issuer', value: '<url>', description: 'With several issuers, the one whose introspection endpoint answers for opaque tokens.', defaultValue: 'the issuer, when there is one' },
-  { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', group: 'token-validation', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: '33554432' },
+  { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', group: 'token-validation', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: String(DEFAULT_TOKEN_CACHE_MAX_BYTES) },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', group: 'token-validation', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
-  { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: '60' },
+  { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: String(DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS) },
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
