@@ -41,6 +41,7 @@ export { createUpstreamTargetResolver, type UpstreamTarget, type UpstreamTargetO
 export { createUpstreamCredentials, type UpstreamAuthConfig } from './upstream-auth-config.js';
 export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
 export type { ChildEndReason, ChildLogEvent } from './stdio-child.js';
+export { createStdioStartOutcomes, type StdioStartOutcome, type StdioStartOutcomes, type StdioStartOutcomesOptions, type StdioStartWatch } from './stdio-start-outcome.js';
 export { childEnvironment, CALLER_CLIENT_ID_ENV, CALLER_SUBJECT_ENV } from './child-environment.js';
 export { splitCommandLine } from './command-line.js';
 export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './request-log.js';

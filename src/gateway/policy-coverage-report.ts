@@ -2,6 +2,7 @@ import { checkPolicyCoverage, describeOpenItems, describeUnmatchedRule, type Kin
 import type { PolicyDefinition } from '../core/policy-definition.js';
 import type { GatewayConfig } from './gateway-config.js';
 import type { ChildLogEvent } from './stdio-child.js';
+import type { StdioStartOutcomes } from './stdio-start-outcome.js';
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from './upstream-catalog.js';
 import { GATEWAY_ITSELF, type UpstreamCredentials } from './upstream-credentials.js';
 import { recordListingFailure, type ListingFailure } from './upstream-listing-failure.js';
@@ -30,6 +31,8 @@ export interface PolicyCoverageReportOptions {
   signal?: AbortSignal;
   /** The gateway's own credentials for the HTTP upstream, the proxy's, so a protected upstream can be listed. */
   credentials?: UpstreamCredentials;
+  /** Told how a stdio listing process's start went, for readiness. */
+  stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
@@ -93,7 +96,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     options.childLog?.(event);
   };
   try {
-    if (config.stdio) catalog = await listStdioUpstream(config.stdio, childLog, options.limits, options.signal);
+    if (config.stdio) catalog = await listStdioUpstream(config.stdio, childLog, options.limits, options.signal, options.stdioStarts?.watch());
     else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
     else return skip('no upstream is configured');
   } catch (error) {

@@ -5,6 +5,7 @@ import type { Guard } from '../core/create-guard.js';
 import { ConfigurationError } from '../core/errors.js';
 import { explainFailure } from '../core/explain-failure.js';
 import { checkProgram } from './command-line.js';
+import type { StdioStartOutcome, StdioStartOutcomes } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
@@ -16,10 +17,17 @@ import type { UpstreamProxyOptions } from './upstream-proxy.js';
  * - the upstream: for HTTP, a POST of a JSON-RPC `ping` (no session, no token) that gets any HTTP answer below
  *   500 in time. An upstream that refuses it (400 without a session, 401, 404) is up; a 5xx (a proxy in front of
  *   a dead server) or no answer is not. For stdio, the program can be started: it is still on the child's `PATH`
- *   (or is an executable file) and its working directory exists. No process is started per probe.
+ *   (or is an executable file) and its working directory exists; and the most recent process start that settled
+ *   went well (`stdioStarts`, see `createStdioStartOutcomes`): a process that exited or could not be started
+ *   before it answered its first request (`initialize`) makes the upstream not ready, with its exit and last
+ *   stderr line, until a later process answers. No process is started per probe: the evidence comes from those
+ *   the gateway starts anyway, the policy check's listing (at start-up and on each reload) and each session's.
+ *   While no process has settled yet, the program check alone decides: the start-up listing normally settles one
+ *   within moments, and a gateway that waited for a process of its own would never be sent the first session.
  *
  * The answer is cached for `cacheMs`, and probes in progress are shared, so `/readyz` cannot be used to send
- * requests to the authorization server or the upstream at the rate it is asked.
+ * requests to the authorization server or the upstream at the rate it is asked; a new start outcome is seen at
+ * once (it comes from a process the gateway started, never from a probe).
  */
 export interface ReadinessReport {
   ready: boolean;
@@ -33,6 +41,8 @@ export interface ReadinessCheckOptions {
   /** The HTTP upstream; or `stdio`. */
   proxy?: UpstreamProxyOptions;
   stdio?: StdioUpstreamOptions;
+  /** The outcomes of the stdio upstream's process starts. Default none: the program check alone. */
+  stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
   /** How long an answer is reused, in milliseconds. Default 5 000. */
   cacheMs?: number;
   /** Time allowed to each probe, in milliseconds. Default 3 000. */
@@ -50,21 +60,29 @@ export interface ReadinessCheck {
 export const DEFAULT_READINESS_CACHE_MS = 5_000;
 const DEFAULT_PROBE_TIMEOUT_MS = 3_000;
 
-/** Creates the {@link ReadinessCheck} `/readyz` answers with. */
+/**
+ * Creates the {@link ReadinessCheck} `/readyz` answers with.
+ *
+ * @example
+ * const stdioStarts = createStdioStartOutcomes();
+ * const readiness = createReadinessCheck({ guard, stdio: { command: 'python3', args: ['serve.py'] }, stdioStarts });
+ * const { ready, upstream } = await readiness.check(); // upstream.reason says why it is not ready
+ */
 export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessCheck {
   const cacheMs = options.cacheMs ?? DEFAULT_READINESS_CACHE_MS;
   const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const now = options.now ?? Date.now;
-  let cached: { at: number; report: ReadinessReport } | undefined;
+  const startOutcome = (): StdioStartOutcome | undefined => options.stdioStarts?.latest();
+  let cached: { at: number; outcome: StdioStartOutcome | undefined; report: ReadinessReport } | undefined;
   let inProgress: Promise<ReadinessReport> | undefined;
 
-  async function probe(): Promise<ReadinessReport> {
+  async function probe(outcome: StdioStartOutcome | undefined): Promise<ReadinessReport> {
     const [issuers, upstream] = await Promise.all([
       withTimeout(options.guard.ready(), timeoutMs, 'the authorization server metadata did not load in time').then(
         () => ({ ok: true }),
         (error: unknown) => ({ ok: false, reason: explainFailure(error) }),
       ),
-      probeUpstream(options, timeoutMs).then(
+      probeUpstream(options, timeoutMs, outcome).then(
         () => ({ ok: true }),
         (error: unknown) => ({ ok: false, reason: error instanceof Error ? error.message : 'the upstream did not answer' }),
       ),
@@ -74,9 +92,10 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
 
   return {
     check() {
-      if (cached && now() - cached.at < cacheMs) return Promise.resolve(cached.report);
-      inProgress ??= probe().then((report) => {
-        cached = { at: now(), report };
+      const outcome = startOutcome();
+      if (cached && now() - cached.at < cacheMs && cached.outcome === outcome) return Promise.resolve(cached.report);
+      inProgress ??= probe(outcome).then((report) => {
+        cached = { at: now(), outcome, report };
         inProgress = undefined;
         return report;
       });
@@ -85,13 +104,13 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
   };
 }
 
-function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number): Promise<void> {
-  if (options.stdio) return probeStdio(options.stdio);
+function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number, outcome: StdioStartOutcome | undefined): Promise<void> {
+  if (options.stdio) return probeStdio(options.stdio, outcome);
   if (options.proxy) return probeHttp(options.proxy, timeoutMs);
   return Promise.reject(new Error('no upstream is configured'));
 }
 
-async function probeStdio(stdio: StdioUpstreamOptions): Promise<void> {
+async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcome | undefined): Promise<void> {
   const cwd = stdio.cwd ?? process.cwd();
   try {
     if (!statSync(cwd).isDirectory()) throw new Error();
@@ -103,6 +122,7 @@ async function probeStdio(stdio: StdioUpstreamOptions): Promise<void> {
   } catch (error) {
     throw new Error(error instanceof ConfigurationError ? error.message : 'the upstream program cannot be started');
   }
+  if (outcome !== undefined && !outcome.ok) throw new Error(outcome.reason);
 }
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });

@@ -16,6 +16,7 @@ import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog } from './request-log.js';
+import { createStdioStartOutcomes } from './stdio-start-outcome.js';
 import { createStdioUpstream, type StdioUpstream } from './stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream-proxy.js';
 import { createUpstreamCredentials } from './upstream-auth-config.js';
@@ -132,6 +133,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let policyWatch: PolicyFileWatch | undefined;
   let writeChildLog: ((event: object) => void) | undefined;
   let upstreamCredentials: UpstreamCredentials | undefined;
+  // What the stdio processes the gateway starts anyway (listings, sessions) show about its program, for /readyz.
+  const stdioStarts = createStdioStartOutcomes(config.stdio?.env ? { env: config.stdio.env } : {});
   try {
     const guardOptions =
       config.resourceIsDefault && port !== config.port
@@ -156,7 +159,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
     const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource }) : undefined;
     if (config.stdio) {
-      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, ...(sessionSealer ? { sessionSealer } : {}) });
+      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
     } else {
       proxy = createUpstreamProxy({
         ...config.proxy!,
@@ -199,7 +202,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const readiness = createReadinessCheck({
       guard,
       ...(config.proxy ? { proxy: config.proxy } : {}),
-      ...(config.stdio ? { stdio: config.stdio } : {}),
+      ...(config.stdio ? { stdio: config.stdio, stdioStarts } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
     // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
@@ -303,6 +306,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       warn,
       childLog: (event) => childLog(event),
       signal: listingsAbort.signal,
+      stdioStarts,
       ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
     });
     listings.add(report);

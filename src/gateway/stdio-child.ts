@@ -73,6 +73,8 @@ export interface StdioChildOptions {
   onMessage(message: JsonRpcRequest | JsonRpcNotification): boolean;
   /** The child ended; its requests in flight have been failed. Called once. */
   onEnd(reason: ChildEndReason): void;
+  /** The child answered a request of the gateway's for the first time: it runs and speaks JSON-RPC. Called at most once. */
+  onAnswered?(): void;
 }
 
 /** A request of the gateway's in flight in a child; see {@link StdioChild.request}. */
@@ -147,6 +149,7 @@ export function startStdioChild(options: StdioChildOptions): StdioChild {
   // Requests of the child's, by the id the gateway gave the client: the child's own id.
   const serverRequests = new Map<number, JsonRpcId>();
   let holds = 0;
+  let answeredOnce = false;
   let killTimer: NodeJS.Timeout | undefined;
   let resolveEnded!: () => void;
   const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
@@ -276,6 +279,10 @@ export function startStdioChild(options: StdioChildOptions): StdioChild {
       return;
     }
     pending.delete(id as number);
+    if (!answeredOnce) {
+      answeredOnce = true;
+      options.onAnswered?.();
+    }
     entry.sink?.response({ ...message, id: entry.originalId } as JsonRpcResponse);
   }
 

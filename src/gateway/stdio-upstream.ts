@@ -14,6 +14,7 @@ import { childEnvironment, withCallerIdentity } from './child-environment.js';
 import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
 import { createSessionEventStreams, type ResumableEventStream, type SessionEventStreams, type StreamOwner } from './session-event-streams.js';
 import { stdioInteger } from './stdio-integer-settings.js';
+import type { StdioStartOutcomes } from './stdio-start-outcome.js';
 import { startStdioChild, type ChildEndReason, type ChildLogEvent, type RequestSink, type StdioChild } from './stdio-child.js';
 import { GATEWAY_JSONRPC_CODE, SESSION_NOT_FOUND_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from './upstream-proxy.js';
 
@@ -82,6 +83,8 @@ export interface StdioUpstreamOptions {
    * starts a new one. Default none: the session ids are the gateway's own, known to this process only.
    */
   sessionSealer?: SessionSealer;
+  /** Told how each session process's start went (it answered, or ended before it did), for readiness. */
+  stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
 }
 
 /** The stdio upstream: an HTTP handler for the request pipeline, with what a graceful shutdown needs. */
@@ -204,8 +207,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     idleTimeoutMs: stdioInteger(options, 'processIdleTimeoutMs'),
     ...(options.now ? { now: options.now } : {}),
     createSlot: (sessionId) => ({ sessionId, waiting: new Set(), get: undefined, child: undefined as unknown as StdioChild }),
-    startChild: (slot, sessionId, auth, ended) =>
-      startStdioChild({
+    startChild: (slot, sessionId, auth, ended) => {
+      const start = options.stdioStarts?.watch();
+      return startStdioChild({
         command,
         args,
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
@@ -215,19 +219,22 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         stopTimeoutMs,
         label: sessionId,
         log: (event) => {
+          start?.log(event);
           try {
             log(event);
           } catch {
             // Logging must never break serving.
           }
         },
+        ...(start ? { onAnswered: () => start.answered() } : {}),
         onMessage: (message) => route(slot, message),
         onEnd: () => {
           ended();
           // Waiting POSTs were failed by the child; the GET stream ends with it.
           slot.get?.end(502, CHILD_END_MESSAGES.upstream_exited);
         },
-      }),
+      });
+    },
   });
 
   /**

@@ -7,6 +7,7 @@ import type { ServerCatalog } from '../core/policy-coverage.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../core/protocol-version.js';
 import { childEnvironment } from './child-environment.js';
 import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio-child.js';
+import type { StdioStartWatch } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
@@ -282,9 +283,10 @@ function findResponse(answer: HttpAnswer, id: number): JsonRpcResponse | undefin
  *
  * @param log - Receives the child's log events (labelled `policy-coverage`).
  * @param signal - Stops the child at once (the gateway is shutting down); the listing then fails.
+ * @param start - Told how the child's start went (readiness, see `createStdioStartOutcomes`).
  * @throws an Error saying what failed.
  */
-export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event: ChildLogEvent) => void, limits: CatalogLimits = {}, signal?: AbortSignal): Promise<UpstreamCatalog> {
+export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event: ChildLogEvent) => void, limits: CatalogLimits = {}, signal?: AbortSignal, start?: StdioStartWatch): Promise<UpstreamCatalog> {
   if (signal?.aborted) throw new Error('the gateway is shutting down');
   const bounds = withDefaults(limits);
   let ended: string | undefined;
@@ -296,7 +298,13 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
     maxLineBytes: stdio.maxLineBytes ?? 4 * 1_048_576,
     stopTimeoutMs: stdio.stopTimeoutMs ?? 5_000,
     label: 'policy-coverage',
-    log,
+    log: start
+      ? (event) => {
+          start.log(event);
+          log(event);
+        }
+      : log,
+    ...(start ? { onAnswered: () => start.answered() } : {}),
     // Sampling, elicitation, roots: nobody is there to answer, so the child gets an error at once.
     onMessage: () => false,
     onEnd: (reason) => {
