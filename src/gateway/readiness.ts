@@ -19,8 +19,8 @@ import type { UpstreamProxyOptions } from './upstream-proxy.js';
  *   a dead server) or no answer is not. For stdio, the program can be started: it is still on the child's `PATH`
  *   (or is an executable file) and its working directory exists; and the most recent process start that settled
  *   went well (`stdioStarts`, see `createStdioStartOutcomes`): a process that exited or could not be started
- *   before it answered its first request (`initialize`) makes the upstream not ready, with its exit and last
- *   stderr line, until a later process answers. No process is started per probe: the evidence comes from those
+ *   before it answered its first request (`initialize`) makes the upstream not ready, with its exit (never its
+ *   stderr, which only the log has), until a later process answers. No process is started per probe: the evidence comes from those
  *   the gateway starts anyway, the policy check's listing (at start-up and on each reload) and each session's.
  *   While no process has settled yet, the program check alone decides: the start-up listing normally settles one
  *   within moments, and a gateway that waited for a process of its own would never be sent the first session.

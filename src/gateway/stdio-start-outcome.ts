@@ -1,4 +1,3 @@
-import { BASE_CHILD_ENV_NAMES } from './child-environment.js';
 import type { ChildLogEvent } from './stdio-child.js';
 import { recordListingFailure } from './upstream-listing-failure.js';
 
@@ -14,7 +13,7 @@ export type StdioStartOutcome = { readonly ok: true } | { readonly ok: false; re
 
 /** Follows one process from its start; give it the process's log events and its first answer. */
 export interface StdioStartWatch {
-  /** Every log event of the process: its stderr lines and its exit are read. */
+  /** Every log event of the process: its exit is read. */
   log(event: ChildLogEvent): void;
   /** The process answered its first request (`initialize`, for a 2025 session and for the listing). */
   answered(): void;
@@ -31,76 +30,46 @@ export interface StdioStartOutcomes {
   latest(): StdioStartOutcome | undefined;
 }
 
-/** Options of {@link createStdioStartOutcomes}. */
+/**
+ * Options of {@link createStdioStartOutcomes}. Kept for callers that passed the processes' environment; the reason
+ * no longer quotes a stderr line, so nothing of it can show there.
+ */
 export interface StdioStartOutcomesOptions {
-  /**
-   * The processes' environment (`StdioUpstreamOptions.env`). The values it carries beyond `PATH`, `HOME` and
-   * `LANG` (the program's own credentials, which a failing program may print) are hidden in a reason's stderr
-   * line, as `[hidden]`; values shorter than 4 characters are left, since hiding them would garble the line.
-   */
+  /** Unused: once read to hide the program's own credentials from a quoted stderr line. */
   env?: Readonly<Record<string, string>>;
 }
 
 const OK: StdioStartOutcome = Object.freeze({ ok: true });
-/** Shortest value of the processes' environment hidden in a stderr line. */
-const MIN_HIDDEN_LENGTH = 4;
 
 /**
  * Keeps the outcome of the stdio upstream's most recent process start. A process settles its start when it
  * answers its first request (ok), or when it ends before that on its own: it exited, could not be started, or
- * wrote a line past the limit (not ok, with its exit and last stderr line as the start-up warning words them,
- * see `recordListingFailure`). A process the gateway stopped before it answered (the client left, DELETE,
- * shutdown, a listing's timeout) says nothing about the program and changes nothing. Later events of a process
- * that settled are ignored, but for stderr lines read after its exit, which complete its reason. The reason is
- * meant for `/readyz`, which anyone who reaches the gateway may ask: see `env` for what it never shows.
+ * wrote a line past the limit (not ok, with its exit as the start-up warning words it, see
+ * `recordListingFailure`). A process the gateway stopped before it answered (the client left, DELETE, shutdown, a
+ * listing's timeout) says nothing about the program and changes nothing. The reason is meant for `/readyz`, which
+ * anyone who reaches the gateway may ask, so it names the exit only and points at the log: a program's stderr may
+ * carry anything (its own secrets, a caller's subject), and the log, which operators alone read, has every line.
  *
  * @example
  * const starts = createStdioStartOutcomes();
  * const watch = starts.watch();
- * watch.log({ event: 'upstream_stderr', session: 'policy-coverage', line: "can't open file 'serve.py'" });
  * watch.log({ event: 'upstream_exit', session: 'policy-coverage', reason: 'upstream_exited', exitCode: 2 });
  * starts.latest(); // { ok: false, reason: 'the most recent upstream process exited with code 2 before it answered; …' }
  */
-export function createStdioStartOutcomes(options: StdioStartOutcomesOptions = {}): StdioStartOutcomes {
-  const hidden = Object.entries(options.env ?? {})
-    .filter(([name, value]) => !BASE_CHILD_ENV_NAMES.includes(name) && value.length >= MIN_HIDDEN_LENGTH)
-    .map(([, value]) => value)
-    // Longest first, so that a value containing another is hidden whole.
-    .sort((a, b) => b.length - a.length);
-  const hide = (line: string): string => hidden.reduce((text, value) => text.replaceAll(value, '[hidden]'), line);
+export function createStdioStartOutcomes(_options: StdioStartOutcomesOptions = {}): StdioStartOutcomes {
   let latest: StdioStartOutcome | undefined;
   return {
     watch() {
       const failure = recordListingFailure({ stdio: true, credentials: false });
       let settled = false;
-      let mine: StdioStartOutcome | undefined;
-      let tooLarge = false;
-      const fail = (): void => {
-        const { exit, stderr } = failure.explain('upstream_exited');
-        const line = stderr.at(-1);
-        const how = tooLarge ? 'was stopped for a message larger than the gateway accepts' : (exit ?? 'ended');
-        latest = mine = {
-          ok: false,
-          reason: `the most recent upstream process ${how} before it answered${line !== undefined ? `; its last stderr line: ${JSON.stringify(line)}` : ''}`,
-        };
-      };
       return {
-        log(given: ChildLogEvent) {
-          // Hidden before the recorder clips the line, so that no part of a value is left.
-          const event = given.event === 'upstream_stderr' && given.line !== undefined ? { ...given, line: hide(given.line) } : given;
-          if (settled) {
-            // A process's stderr may still be read after its exit: its last line belongs to its reason.
-            if (event.event === 'upstream_stderr' && mine !== undefined && latest === mine) {
-              failure.childLog(event);
-              fail();
-            }
-            return;
-          }
+        log(event: ChildLogEvent) {
+          if (settled || event.event !== 'upstream_exit') return;
           failure.childLog(event);
-          if (event.event !== 'upstream_exit') return;
           settled = true;
-          tooLarge = event.reason === 'upstream_line_too_large';
-          if (event.reason !== 'upstream_stopped') fail();
+          if (event.reason === 'upstream_stopped') return;
+          const how = event.reason === 'upstream_line_too_large' ? 'was stopped for a message larger than the gateway accepts' : (failure.explain('upstream_exited').exit ?? 'ended');
+          latest = { ok: false, reason: `the most recent upstream process ${how} before it answered; its stderr is in the gateway's log (upstream_stderr)` };
         },
         answered() {
           if (settled) return;
