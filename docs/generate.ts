@@ -17,7 +17,7 @@ export const CONFIGURATION_PAGE = new URL('./configuration.md', import.meta.url)
 export function configurationPage(): string {
   return renderConfigurationReference({
     settings: GATEWAY_SETTINGS,
-    libraryOptions: ENV_OPTION_VARIABLES,
+    guardOptions: ENV_OPTION_VARIABLES,
     exampleServer: { host: EXAMPLE_DEFAULT_HOST, port: EXAMPLE_DEFAULT_PORT },
     // Built by TypeDoc, the second step of `npm run docs`; git-ignored.
     apiReference: 'docs/api/index.html',

@@ -112,7 +112,7 @@ test('the library table names the option each variable of loadOptionsFromEnv set
 test('the page escapes what Markdown would act on, and leaves out empty groups', () => {
   const page = renderConfigurationReference({
     settings: [{ env: 'MCP_AUTH_X', group: 'limits', flag: '--x', value: '<a|b>', description: 'Uses *stars* <b>, [links] and MCP_AUTH_Y.', defaultValue: 'RS*, PS*' }],
-    libraryOptions: { x: 'MCP_AUTH_X', 'x.y': 'MCP_AUTH_X' },
+    guardOptions: { x: 'MCP_AUTH_X', 'x.y': 'MCP_AUTH_X' },
     exampleServer: { host: '127.0.0.1', port: 3000 },
     apiReference: 'docs/api/index.html',
   });
