@@ -1,12 +1,11 @@
 import { statSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { Guard } from '../core/create-guard.js';
 import { ConfigurationError } from '../core/errors.js';
 import { explainFailure } from '../core/explain-failure.js';
 import { checkProgram } from './command-line.js';
 import type { StdioStartOutcome, StdioStartOutcomes } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import { nodeErrorCode, withUpstreamDispatcher } from './upstream-dispatcher.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
 /**
@@ -127,35 +126,28 @@ async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcom
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });
 
-function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number): Promise<void> {
+async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number): Promise<void> {
   const url = new URL(proxy.upstream);
-  return new Promise<void>((resolve, reject) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const outgoing = send(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(PING) },
-      ...(proxy.agent ? { agent: proxy.agent } : { agent: false }),
-    });
-    const timer = setTimeout(() => {
-      outgoing.destroy();
-      reject(new Error(`the upstream did not answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(new Error(`the upstream cannot be reached (${error.code ?? 'error'})`));
-    });
-    outgoing.on('response', (incoming) => {
-      clearTimeout(timer);
-      const status = incoming.statusCode ?? 0;
+  const status = await withUpstreamDispatcher(proxy, timeoutMs, async (dispatcher) => {
+    try {
+      const answer = await dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: PING,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       // Only the status matters; the body (maybe an open event stream) is not read.
-      incoming.resume();
-      outgoing.destroy();
-      if (status >= 500) reject(new Error(`the upstream answered HTTP ${status}`));
-      else resolve();
-    });
-    outgoing.end(PING);
+      answer.body.on('error', () => undefined).destroy();
+      return answer.statusCode;
+    } catch (error) {
+      const failure = error as Error & { code?: string };
+      if (failure.name === 'TimeoutError' || failure.code === 'UND_ERR_CONNECT_TIMEOUT') throw new Error(`the upstream did not answer within ${timeoutMs} ms`);
+      throw new Error(`the upstream cannot be reached (${nodeErrorCode(failure) ?? 'error'})`);
+    }
   });
+  if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
 import type { JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { createEventStreamRewriter, eventStreamData } from '../core/event-stream.js';
@@ -9,6 +9,7 @@ import { childEnvironment } from './child-environment.js';
 import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio-child.js';
 import type { StdioStartWatch } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import { nodeErrorCode, nodeStyleHeaders, withUpstreamDispatcher } from './upstream-dispatcher.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
 /**
@@ -139,11 +140,14 @@ function initializeParams(): Record<string, unknown> {
  */
 export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: CatalogLimits = {}, authorization?: string): Promise<UpstreamCatalog> {
   const bounds = withDefaults(limits);
-  const url = new URL(proxy.upstream);
+  return withUpstreamDispatcher(proxy, bounds.requestTimeoutMs, (dispatcher) => listOn(dispatcher, new URL(proxy.upstream), bounds, authorization));
+}
+
+async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<CatalogLimits>, authorization: string | undefined): Promise<UpstreamCatalog> {
   let nextId = 1;
   const credential: OutgoingHttpHeaders = authorization === undefined ? {} : { authorization };
   const post = (body: object, headers: OutgoingHttpHeaders): Promise<HttpAnswer> =>
-    exchange(url, proxy, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...credential, ...headers }, JSON.stringify(body));
+    exchange(dispatcher, url, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...credential, ...headers }, JSON.stringify(body));
 
   const id = nextId++;
   const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams() }, {});
@@ -165,7 +169,7 @@ export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: Cata
       return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
     } finally {
       // Ends the session the listing opened; best effort, bounded like every call.
-      if (typeof sessionId === 'string') await exchange(url, proxy, bounds, 'DELETE', { ...credential, ...headers }).catch(() => undefined);
+      if (typeof sessionId === 'string') await exchange(dispatcher, url, bounds, 'DELETE', { ...credential, ...headers }).catch(() => undefined);
     }
   }
   if (initialized.status >= 500) throw new Error(`initialize: the upstream answered HTTP ${initialized.status}`);
@@ -185,58 +189,53 @@ export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: Cata
 
 interface HttpAnswer {
   status: number;
-  headers: IncomingMessage['headers'];
+  headers: IncomingHttpHeaders;
   contentType: string | undefined;
   body: string;
 }
 
 /** One bounded HTTP exchange with the upstream. */
-function exchange(url: URL, proxy: UpstreamProxyOptions, bounds: Required<CatalogLimits>, method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpAnswer> {
-  return new Promise<HttpAnswer>((resolve, reject) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const outgoing = send(url, {
-      method,
-      headers: { ...headers, ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}) },
-      ...(proxy.agent ? { agent: proxy.agent } : { agent: false }),
-    });
-    const timer = setTimeout(() => outgoing.destroy(Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })), bounds.requestTimeoutMs);
-    timer.unref();
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(error.code === 'ETIMEDOUT' ? error : new Error(`the upstream cannot be reached (${error.code ?? 'error'})`));
-    });
-    outgoing.on('response', (incoming) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      // An event stream may stay open after its answer: stop at the end of the first event holding a JSON-RPC
-      // response, found by the one event-stream parser (an event's end may be split across chunks).
-      let answered = false;
-      const events =
-        mediaType(incoming.headers['content-type']) === EVENT_STREAM_MEDIA_TYPE
-          ? createEventStreamRewriter((data) => void (answered ||= isResponseData(data)), { maxEventBytes: bounds.maxResponseBytes })
-          : undefined;
-      incoming.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > bounds.maxResponseBytes) {
-          outgoing.destroy(new Error(`the upstream's answer is larger than ${bounds.maxResponseBytes} bytes`));
-          return;
-        }
-        chunks.push(chunk);
-        events?.push(chunk);
-        if (answered) {
-          clearTimeout(timer);
-          resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, contentType: EVENT_STREAM_MEDIA_TYPE, body: Buffer.concat(chunks).toString('utf8') });
-          outgoing.destroy();
-        }
-      });
-      incoming.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, contentType: mediaType(incoming.headers['content-type']), body: Buffer.concat(chunks).toString('utf8') });
-      });
-      incoming.on('error', () => undefined);
-    });
-    outgoing.end(body);
-  });
+async function exchange(dispatcher: Dispatcher, url: URL, bounds: Required<CatalogLimits>, method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpAnswer> {
+  const timeout = AbortSignal.timeout(bounds.requestTimeoutMs);
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers: headers as Record<string, string>, body: body ?? null, signal: timeout });
+  } catch (error) {
+    throw failureOf(error, method, url, bounds);
+  }
+  const status = answer.statusCode;
+  const responseHeaders = nodeStyleHeaders(answer.headers as IncomingHttpHeaders);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // An event stream may stay open after its answer: stop at the end of the first event holding a JSON-RPC
+  // response, found by the one event-stream parser (an event's end may be split across chunks).
+  let answered = false;
+  const isEventStream = mediaType(responseHeaders['content-type']) === EVENT_STREAM_MEDIA_TYPE;
+  const events = isEventStream ? createEventStreamRewriter((data) => void (answered ||= isResponseData(data)), { maxEventBytes: bounds.maxResponseBytes }) : undefined;
+  try {
+    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > bounds.maxResponseBytes) throw new Error(`the upstream's answer is larger than ${bounds.maxResponseBytes} bytes`);
+      chunks.push(chunk);
+      events?.push(chunk);
+      if (answered) break;
+    }
+  } catch (error) {
+    throw error instanceof Error && error.message.startsWith("the upstream's answer") ? error : failureOf(error, method, url, bounds);
+  } finally {
+    // Leaving the loop early (an answered event stream, a bound) closes the body, and its connection.
+    answer.body.on('error', () => undefined).destroy();
+  }
+  return { status, headers: responseHeaders, contentType: isEventStream ? EVENT_STREAM_MEDIA_TYPE : mediaType(responseHeaders['content-type']), body: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** A listing request's failure, in words the check shows: the timeout, or Node's error code. */
+function failureOf(error: unknown, method: string, url: URL, bounds: Required<CatalogLimits>): Error {
+  const failure = error as Error & { code?: string };
+  if (failure.name === 'TimeoutError' || failure.code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' });
+  }
+  return new Error(`the upstream cannot be reached (${nodeErrorCode(failure) ?? 'error'})`);
 }
 
 /** The JSON-RPC messages of an event stream's `message` events; data that is not JSON is no answer. */

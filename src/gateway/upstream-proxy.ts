@@ -1,6 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
+import type { Agent as HttpAgent, IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
@@ -19,6 +18,7 @@ import { AuthorizationServerUnavailableError } from '../core/errors.js';
 import type { UpstreamCredentials } from './upstream-credentials.js';
 import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
+import { createUpstreamDispatcher, nodeErrorCode, nodeStyleHeaders, wasReusedConnection } from './upstream-dispatcher.js';
 
 export type { SessionRefusalReason } from '../core/session-registry.js';
 export type { SealedSessionRefusalReason } from '../core/session-seal.js';
@@ -54,8 +54,15 @@ export interface UpstreamProxyOptions {
    */
   idleTimeoutMs?: number;
   /**
-   * Agent for upstream connections, e.g. an `https.Agent` with a private CA or a client certificate.
-   * Default: a keep-alive agent owned by the proxy (destroyed by `close()`; a given agent is left alone).
+   * Connection pool for upstream requests: an undici `Agent`, `Pool` or any `Dispatcher`, e.g.
+   * `new Agent({ connect: { ca } })` for a private CA or a client certificate. Default: a keep-alive pool owned by
+   * the proxy, connecting within `connectTimeoutMs` (closed by `close()`; a given dispatcher is left alone).
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * @deprecated Give {@link UpstreamProxyOptions.dispatcher} instead. An `https.Agent`'s TLS options (`ca`, `cert`,
+   * `key`, `pfx`, `passphrase`, `rejectUnauthorized`, `servername`, `minVersion`, …) are used for the upstream
+   * connections; its other behaviour (a custom `createConnection`, socket limits) is not. Ignored with `dispatcher`.
    */
   agent?: HttpAgent;
   /** Identity headers to add to upstream requests. Default: none. */
@@ -224,7 +231,7 @@ const FORWARDED_REQUEST_HEADERS = new Set([
 const DROPPED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP_HEADERS, 'proxy-authenticate', 'proxy-authorization', 'set-cookie', 'www-authenticate']);
 
 // Names an identity header may not take: the client's credentials (never forwarded) and the framing of the request.
-const RESERVED_IDENTITY_NAMES = new Set([...CREDENTIAL_HEADERS, 'host', 'content-length', 'transfer-encoding', 'connection', 'forwarded']);
+const RESERVED_IDENTITY_NAMES = new Set([...CREDENTIAL_HEADERS, ...HOP_BY_HOP_HEADERS, 'host', 'content-length', 'expect', 'forwarded']);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -287,6 +294,63 @@ class ExchangeList {
   }
 }
 
+/** Where an attempt's answer goes once the proxy has written the head: {@link Attempt.deliver}. */
+interface AnswerSink {
+  data(chunk: Buffer): void;
+  end(): void;
+  fail(error: Error & { code?: string }): void;
+}
+
+/**
+ * One request sent upstream for an exchange. The body's events are held until the proxy is ready for them
+ * ({@link Attempt.deliver}): with sealed sessions the head waits while the session id is sealed, the pool paused.
+ */
+class Attempt {
+  /** undici's handle on the request, once it is on a connection. */
+  controller: Dispatcher.DispatchController | undefined;
+  /** Whether the exchange ended before the request reached a connection. */
+  aborted = false;
+  /** Whether the upstream's answer (a final status) started. */
+  started = false;
+  /** A failure of the answer before it was delivered. */
+  failure: (Error & { code?: string }) | undefined;
+  private sink: AnswerSink | undefined;
+  private held: Buffer[] = [];
+  private ended = false;
+
+  data(chunk: Buffer): void {
+    if (this.sink) this.sink.data(chunk);
+    else this.held.push(chunk);
+  }
+
+  end(): void {
+    if (this.sink) this.sink.end();
+    else this.ended = true;
+  }
+
+  fail(error: Error & { code?: string }): void {
+    if (this.sink) this.sink.fail(error);
+    else this.failure ??= error;
+  }
+
+  /** Hands the answer to `sink`, what arrived so far first. */
+  deliver(sink: AnswerSink): void {
+    this.sink = sink;
+    const held = this.held;
+    this.held = [];
+    for (const chunk of held) sink.data(chunk);
+    if (this.failure) sink.fail(this.failure);
+    else if (this.ended) sink.end();
+  }
+
+  /** Stops the request, wherever it is. */
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort(new Error('exchange ended'));
+  }
+}
+
+
 /**
  * Makes the guard a gateway: a {@link McpHttpHandler} that forwards each authorized request (POST, GET,
  * DELETE) to an upstream MCP server over Streamable HTTP and streams the answer back, Server-Sent Events
@@ -333,17 +397,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     idleTimeoutMs: checkTimeout(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
     ...(options.now ? { now: options.now } : {}),
   });
-  const isHttps = upstream.protocol === 'https:';
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
-  const ownAgent = options.agent === undefined;
-  const agent = options.agent ?? (isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }));
-  const send = isHttps ? httpsRequest : httpRequest;
-  const target = {
-    protocol: upstream.protocol,
-    hostname: upstream.hostname.startsWith('[') ? upstream.hostname.slice(1, -1) : upstream.hostname,
-    port: upstream.port || (isHttps ? 443 : 80),
-    path: `${upstream.pathname}${upstream.search}`,
-  };
+  const ownDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? createUpstreamDispatcher(connectTimeoutMs, options.agent);
+  const origin = upstream.origin;
+  const path = `${upstream.pathname}${upstream.search}`;
   const exchanges = new ExchangeList();
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
@@ -417,8 +475,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       const span = startUpstreamSpan(upstream, method, req.body, headers);
       let settled = false;
       let isEventStream = false;
-      let upstreamReq: ClientRequest | undefined;
-      let upstreamRes: IncomingMessage | undefined;
+      // The attempt in progress (a retry or a renewed token starts another); undefined before the first.
+      let attempt: Attempt | undefined;
+      // The upstream's status, once its answer started; `complete` once all of it arrived.
+      let upstreamStatus: number | undefined;
+      let complete = false;
       let connectTimer: NodeJS.Timeout | undefined;
       let idleTimer: NodeJS.Timeout | undefined;
       let retried = false;
@@ -449,14 +510,14 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         exchanges.delete(exchange);
         session?.release();
         res.off('close', onClientClose);
-        const complete = failure === undefined && upstreamRes?.complete === true;
-        if (upstreamReq && !upstreamReq.destroyed && !complete) upstreamReq.destroy();
+        complete &&= failure === undefined;
+        if (attempt && !complete) attempt.abort();
         if (failure) onUpstreamError?.(req, { reason: failure.reason, ...(res.headersSent ? {} : { status: failure.status }), ...(failure.code ? { code: failure.code } : {}) });
-        if (span) endUpstreamSpan(span, upstreamRes?.statusCode, failure?.reason);
+        if (span) endUpstreamSpan(span, upstreamStatus, failure?.reason);
         if (onExchangeEnd) {
           const outcome = failure?.reason ?? (clientGone ? 'client_closed' : 'complete');
           try {
-            onExchangeEnd(req, { httpMethod: method, durationMs: performance.now() - startedAt, status: upstreamRes?.statusCode, outcome });
+            onExchangeEnd(req, { httpMethod: method, durationMs: performance.now() - startedAt, status: upstreamStatus, outcome });
           } catch {
             // Metrics must never break serving.
           }
@@ -483,7 +544,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         else idleTimer = setTimeout(onIdle, idleTimeoutMs);
       }
       function onIdle(): void {
-        if (upstreamRes === undefined) {
+        if (upstreamStatus === undefined) {
           finish({ reason: 'upstream_timeout', status: 504, message: 'Gateway timeout: the upstream MCP server did not answer in time' });
         } else {
           finish({ reason: 'upstream_idle_timeout' });
@@ -496,91 +557,108 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         }, connectTimeoutMs);
       }
 
+      /**
+       * Sends the request on the pool. Each attempt has its own handler, so that an abandoned attempt (retried,
+       * or sent again with renewed credentials) can no longer touch the exchange.
+       */
       function start(): void {
-        const outgoing = send({ ...target, method, headers, agent });
-        upstreamReq = outgoing;
-        outgoing.once('socket', (socket: Socket) => {
-          if (!socket.connecting) {
-            // A pooled connection, already open.
+        const current = new Attempt();
+        attempt = current;
+        const handler: Dispatcher.DispatchHandler = {
+          onRequestStart(controller) {
+            current.controller = controller;
+            if (current.aborted || settled) {
+              controller.abort(new Error('exchange ended'));
+              return;
+            }
+            // Connected (or a pooled connection, already open): from here on, silence is the upstream's.
             clearTimeout(connectTimer);
             resetIdle();
-            return;
-          }
-          socket.once(isHttps ? 'secureConnect' : 'connect', () => {
-            clearTimeout(connectTimer);
-            resetIdle();
-          });
-        });
-        outgoing.on('error', (error: NodeJS.ErrnoException) => {
-          if (settled || outgoing !== upstreamReq) return;
-          if (upstreamRes !== undefined) {
-            finish({ reason: 'upstream_reset', code: error.code });
-            return;
-          }
-          // A pooled connection the upstream closed just as it was reused: the request never reached it,
-          // so one retry on a fresh connection is safe (the pattern Node's documentation recommends).
-          if (outgoing.reusedSocket && error.code === 'ECONNRESET' && !retried) {
-            retried = true;
-            start();
-            return;
-          }
-          finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: error.code });
-        });
-        outgoing.once('response', (incoming: IncomingMessage) => (sealer ? sealIssuedSession(outgoing, incoming, sealer) : onResponse(outgoing, incoming)));
-        outgoing.end(body);
+          },
+          onResponseStart(controller, statusCode, headers) {
+            // 1xx answers (100 Continue, 103 Early Hints) are not the answer.
+            if (statusCode < 200 || current !== attempt || settled) return;
+            current.started = true;
+            const incoming = nodeStyleHeaders(headers);
+            if (sealer) sealIssuedSession(current, controller, statusCode, incoming, sealer);
+            else onResponse(current, controller, statusCode, incoming);
+          },
+          onResponseData(_controller, chunk) {
+            if (current === attempt) current.data(chunk);
+          },
+          onResponseEnd() {
+            if (current === attempt) current.end();
+          },
+          onResponseError(_controller, error: Error & { code?: string }) {
+            if (settled || current !== attempt) return;
+            if (current.started) {
+              current.fail(error);
+              return;
+            }
+            if (!retried && wasReusedConnection(error)) {
+              retried = true;
+              armConnectTimer();
+              start();
+              return;
+            }
+            if (error.code === 'UND_ERR_CONNECT_TIMEOUT') {
+              finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
+              return;
+            }
+            finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: nodeErrorCode(error) });
+          },
+        };
+        try {
+          dispatcher.dispatch({ origin, path, method, headers: headers as Record<string, string>, body: body ?? null, headersTimeout: 0, bodyTimeout: 0 }, handler);
+        } catch (error) {
+          // A header value the pool refuses (it checks what node:http would): nothing was sent.
+          finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: nodeErrorCode(error as Error & { code?: string }) });
+        }
       }
 
       /**
        * With sealed ids, the session id an answer carries is replaced before anything else looks at the answer:
        * by the id the client named, when the upstream repeats that session's id; by the upstream's id sealed for
        * this caller when it is new (the `initialize` answer); on an error answer, it is dropped. The answer waits
-       * the moment sealing takes.
+       * the moment sealing takes (its body is held by the attempt until then).
        */
-      function sealIssuedSession(outgoing: ClientRequest, incoming: IncomingMessage, sessionSealer: SessionSealer): void {
-        const issued = incoming.headers['mcp-session-id'];
-        const status = incoming.statusCode ?? 502;
+      function sealIssuedSession(current: Attempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders, sessionSealer: SessionSealer): void {
+        const issued = incoming['mcp-session-id'];
         if (issued !== undefined && sealed && issued === sealed.session.upstreamSessionId) {
-          incoming.headers['mcp-session-id'] = sealed.sealed;
+          incoming['mcp-session-id'] = sealed.sealed;
         } else if (issued !== undefined && (typeof issued !== 'string' || issued === '' || status < 200 || status >= 300)) {
-          delete incoming.headers['mcp-session-id'];
+          delete incoming['mcp-session-id'];
         }
-        if (typeof issued !== 'string' || incoming.headers['mcp-session-id'] !== issued) {
-          onResponse(outgoing, incoming);
+        if (typeof issued !== 'string' || incoming['mcp-session-id'] !== issued) {
+          onResponse(current, controller, status, incoming);
           return;
         }
-        let failed: NodeJS.ErrnoException | undefined;
-        const onEarlyError = (error: NodeJS.ErrnoException): void => {
-          failed = error;
-        };
-        incoming.on('error', onEarlyError);
+        controller.pause();
         sessionSealer.seal(issued, context.auth).then(
           (value) => {
-            incoming.off('error', onEarlyError);
+            if (settled || current !== attempt) return;
+            if (current.failure) {
+              finish({ reason: 'upstream_reset', code: nodeErrorCode(current.failure) });
+              return;
+            }
             // Sealed even for a token naming nobody (for its issuer): the upstream's id never reaches the client.
-            incoming.headers['mcp-session-id'] = value;
-            if (failed) finish({ reason: 'upstream_reset', code: failed.code });
-            else onResponse(outgoing, incoming);
+            incoming['mcp-session-id'] = value;
+            onResponse(current, controller, status, incoming);
+            controller.resume();
           },
-          () => {
-            incoming.off('error', onEarlyError);
-            finish({ reason: 'session_seal_failed', status: 502, message: 'Bad gateway: the session could not be sealed' });
-          },
+          () => finish({ reason: 'session_seal_failed', status: 502, message: 'Bad gateway: the session could not be sealed' }),
         );
       }
 
-      function onResponse(outgoing: ClientRequest, incoming: IncomingMessage): void {
-        if (settled || outgoing !== upstreamReq) {
-          incoming.resume();
-          return;
-        }
-        upstreamRes = incoming;
+      function onResponse(current: Attempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders): void {
+        upstreamStatus = status;
         resetIdle();
-        const status = incoming.statusCode ?? 502;
         if (status === 401 && credentials && !renewed) {
           // The upstream refused the gateway's token (expired early, revoked, rotated): renew it and send the
           // request once more. The body is the buffered message, so replaying it is safe.
           renewed = true;
-          incoming.resume();
+          // The refusal's body is read and dropped by the abandoned attempt, so its connection stays pooled.
+          attempt = undefined;
           clearTimeout(idleTimer);
           idleTimer = undefined;
           const rejected = String(requestHeaders.authorization);
@@ -592,7 +670,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
                 return;
               }
               requestHeaders.authorization = value;
-              upstreamRes = undefined;
+              upstreamStatus = undefined;
               armConnectTimer();
               start();
             },
@@ -606,13 +684,13 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           finish({ reason: 'upstream_auth', status: 502, message: 'Bad gateway: the upstream MCP server refused the gateway' });
           return;
         }
-        isEventStream = mediaType(incoming.headers['content-type']) === EVENT_STREAM_MEDIA_TYPE;
-        const declared = Number(incoming.headers['content-length']);
+        isEventStream = mediaType(incoming['content-type']) === EVENT_STREAM_MEDIA_TYPE;
+        const declared = Number(incoming['content-length']);
         if (!isEventStream && Number.isFinite(declared) && declared > maxResponseBytes) {
           finish({ reason: 'upstream_too_large', status: 502, message: 'Bad gateway: the upstream response is too large' });
           return;
         }
-        if (!trackSession(status, incoming.headers)) {
+        if (!trackSession(status, incoming)) {
           finish({ reason: 'upstream_session_conflict', status: 502, message: 'Bad gateway: the upstream MCP server issued a session id that is in use' });
           return;
         }
@@ -621,7 +699,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           // A resumed stream may replay the answer to an earlier list request or read: filter it as the
           // original was. Without a session (a stateless upstream with a shared event store) no request was
           // kept, so answers are recognised by their shape (fail closed).
-          const encoding = String(incoming.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+          const encoding = String(incoming['content-encoding'] ?? 'identity').trim().toLowerCase();
           if (encoding !== 'identity') {
             finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
             return;
@@ -629,7 +707,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           const lookup = session ? session.requestFor : inferRequest;
           rewriter = createEventStreamRewriter((data) => filterJsonText(data, lookup, context.filterResponse), { maxEventBytes: maxResponseBytes });
         }
-        const headers = responseHeaders(incoming.headers);
+        const headers = responseHeaders(incoming);
         if (rewriter) delete headers['content-length'];
         if (isEventStream) headers[NO_PROXY_BUFFERING.name] = NO_PROXY_BUFFERING.value;
         res.writeHead(status, headers);
@@ -637,45 +715,49 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         if (isEventStream) res.flushHeaders();
 
         let received = 0;
-        incoming.on('data', (chunk: Buffer) => {
-          if (settled) return;
-          resetIdle();
-          if (!isEventStream) {
-            received += chunk.length;
-            if (received > maxResponseBytes) {
-              finish({ reason: 'upstream_too_large' });
-              return;
+        current.deliver({
+          data(chunk) {
+            if (settled) return;
+            resetIdle();
+            if (!isEventStream) {
+              received += chunk.length;
+              if (received > maxResponseBytes) {
+                finish({ reason: 'upstream_too_large' });
+                return;
+              }
             }
-          }
-          let writable: boolean;
-          if (rewriter) {
-            const pieces = rewriter.push(chunk);
-            if (pieces === undefined) {
-              // An event too large to check must not be passed on unchecked: end the stream here.
-              finish({ reason: 'upstream_too_large' });
-              return;
+            let writable: boolean;
+            if (rewriter) {
+              const pieces = rewriter.push(chunk);
+              if (pieces === undefined) {
+                // An event too large to check must not be passed on unchecked: end the stream here.
+                finish({ reason: 'upstream_too_large' });
+                return;
+              }
+              writable = true;
+              for (const piece of pieces) writable = res.write(piece);
+            } else {
+              writable = res.write(chunk);
             }
-            writable = true;
-            for (const piece of pieces) writable = res.write(piece);
-          } else {
-            writable = res.write(chunk);
-          }
-          if (!writable) {
-            // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
-            incoming.pause();
-            res.once('drain', () => {
-              // Bytes moving to the client count as activity: a slow reader is not an idle upstream.
-              resetIdle();
-              incoming.resume();
-            });
-          }
+            if (!writable && !controller.paused) {
+              // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
+              controller.pause();
+              res.once('drain', () => {
+                // Bytes moving to the client count as activity: a slow reader is not an idle upstream.
+                resetIdle();
+                controller.resume();
+              });
+            }
+          },
+          end() {
+            if (rewriter && !settled) for (const piece of rewriter.end()) res.write(piece);
+            complete = true;
+            finish(undefined);
+          },
+          fail(error) {
+            finish({ reason: 'upstream_reset', code: nodeErrorCode(error) });
+          },
         });
-        incoming.once('end', () => {
-          if (rewriter && !settled) for (const piece of rewriter.end()) res.write(piece);
-          finish(undefined);
-        });
-        incoming.once('aborted', () => finish({ reason: 'upstream_reset' }));
-        incoming.once('error', (error: NodeJS.ErrnoException) => finish({ reason: 'upstream_reset', code: error.code }));
       }
 
       /**
@@ -736,7 +818,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     close() {
       for (const exchange of exchanges.toArray()) exchange.end();
       sessions.clear();
-      if (ownAgent) agent.destroy();
+      if (ownDispatcher) void dispatcher.destroy().catch(() => undefined);
     },
   };
 }

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { Agent as UndiciAgent, buildConnector } from 'undici';
 import type { AuthInfo } from '../../src/core/auth-info.js';
+import { selfSignedCertificate } from '../helpers/self-signed-certificate.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import type { GuardedRequest, JsonRpcMessage } from '../../src/http/http-handler.js';
 import {
@@ -273,21 +276,56 @@ describe('createUpstreamProxy', () => {
 
   it('answers 504 when the upstream cannot be connected to within the connect timeout, and drops the connection attempt', { timeout: 10_000 }, async () => {
     // A connection whose name lookup never completes: the socket stays "connecting", as with a dead host.
-    const agent = new Agent();
     const attempts: Socket[] = [];
-    (agent as unknown as { createConnection: (o: object) => Socket }).createConnection = () => {
-      const socket = connect({ host: 'upstream.invalid', port: 80, lookup: () => {} });
-      attempts.push(socket);
-      return socket;
-    };
-    const front = await startFront({ upstream: 'http://upstream.invalid/mcp', connectTimeoutMs: 300, agent });
+    const base = buildConnector({ timeout: 300, lookup: () => {} } as buildConnector.BuildOptions);
+    const dispatcher = new UndiciAgent({
+      connect: (options, callback) => {
+        const socket = base(options, callback) as unknown as Socket;
+        attempts.push(socket);
+        return socket as never;
+      },
+    });
+    const front = await startFront({ upstream: 'http://upstream.invalid/mcp', connectTimeoutMs: 300, dispatcher });
     const res = await post(front.url, CALL);
     assert.equal(res.status, 504);
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Gateway timeout: could not connect to the upstream MCP server in time' } });
     assert.deepEqual(front.failures, [{ reason: 'upstream_connect_timeout', status: 504 }]);
     assert.equal(attempts.length, 1);
+    for (let i = 0; i < 50 && !attempts[0]!.destroyed; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(attempts[0]!.destroyed, true, 'the pending connection was given up');
     assert.equal(front.proxy.inFlight, 0);
+    await dispatcher.destroy();
+  });
+
+  it('reaches an https upstream with a private CA given as a dispatcher, or as the TLS options of a (deprecated) https.Agent', async () => {
+    const { key, cert } = selfSignedCertificate();
+    const server = createHttpsServer({ key, cert }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [] } }));
+      });
+    });
+    servers.push(server as unknown as Server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const upstream = `https://localhost:${(server.address() as AddressInfo).port}/mcp`;
+
+    const untrusted = await startFront({ upstream });
+    const refused = await post(untrusted.url, CALL);
+    assert.equal(refused.status, 502, 'a certificate from an unknown CA is refused');
+    assert.equal(untrusted.failures[0]?.reason, 'upstream_unreachable');
+
+    const dispatcher = new UndiciAgent({ connect: { ca: cert } });
+    const viaDispatcher = await startFront({ upstream, dispatcher });
+    const answered = await post(viaDispatcher.url, CALL);
+    assert.equal(answered.status, 200);
+    assert.deepEqual(await answered.json(), { jsonrpc: '2.0', id: 7, result: { content: [] } });
+    await dispatcher.destroy();
+
+    const viaAgent = await startFront({ upstream, agent: new HttpsAgent({ ca: cert }) });
+    const alsoAnswered = await post(viaAgent.url, CALL);
+    assert.equal(alsoAnswered.status, 200);
   });
 
   it('ends an event stream cleanly when the upstream goes idle mid-stream', async () => {
