@@ -47,6 +47,9 @@ function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest
 
 const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+/** The methods patched on a response, in the reverse of the order `Object.assign` below adds them. */
+const PATCHED_NEWEST_FIRST = ['flushHeaders', 'end', 'write', 'writeHead'] as const;
+
 type Mode = 'undecided' | 'pass' | 'json' | 'sse' | 'closed';
 type HeadersArg = OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
 type Callback = (error?: Error | null) => void;
@@ -127,11 +130,13 @@ export function filterListResponse(
   const rewriteData = (data: string): string | undefined => filterJsonText(data, lookup, filterMatching);
 
   function restore(): void {
-    for (const name of ['writeHead', 'write', 'end', 'flushHeaders'] as const) {
+    // Undone newest first: V8 then rolls the response's hidden class back, where deleting in any other order
+    // leaves it a slow dictionary object that every later property access on it pays for.
+    delete (res as unknown as Record<string, unknown>).headersSent;
+    for (const name of PATCHED_NEWEST_FIRST) {
       if (own[name]) (res as unknown as Record<string, unknown>)[name] = original[name];
       else delete (res as unknown as Record<string, unknown>)[name];
     }
-    delete (res as unknown as Record<string, unknown>).headersSent;
   }
 
 
@@ -344,6 +349,9 @@ export function filterListResponse(
     if (mode === 'sse' || mode === 'pass') (original.flushHeaders as () => void).call(res);
   }
 
+  // `statusCode` starts on the prototype and becomes the response's own on the first write: made its own before
+  // the patch, so that the patch stays the newest properties and `restore` can roll them back.
+  if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
   Object.assign(res, {
     writeHead: patchedWriteHead,
     write: patchedWrite,

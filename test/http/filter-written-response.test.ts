@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -435,5 +436,34 @@ describe('filterListResponse: reusing a filtered answer (memo)', () => {
     await fetchAnswer();
     assert.equal(filtered(), 2);
     assert.equal(store.size, 0);
+  });
+});
+
+describe('filterListResponse: the response object after filtering', () => {
+  test('is left with fast properties (the patch is rolled back newest first), for JSON and for pass-through', () => {
+    // V8's own answer, asked in a child started with --allow-natives-syntax: a response left in dictionary
+    // mode makes every later property access on it slower, in Node's HTTP code as in ours.
+    const script = `
+      import { createServer } from 'node:http';
+      import { filterListResponse } from ${JSON.stringify(new URL('../../src/http/filter-written-response.ts', import.meta.url).href)};
+      const fast = (o) => eval('%HasFastProperties(o)');
+      const results = [];
+      const server = createServer((req, res) => {
+        const json = req.url === '/json';
+        filterListResponse(res, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, (r) => r, { memo: { key: 'k', store: new Map() } });
+        res.writeHead(200, { 'content-type': json ? 'application/json' : 'text/plain' });
+        res.write('{"jsonrpc":"2.0","id":1,"result":');
+        res.end('{"tools":[]}}');
+        results.push(json ? 'json' : 'plain', fast(res), Object.hasOwn(res, 'write'));
+      }).listen(0, '127.0.0.1', async () => {
+        const base = 'http://127.0.0.1:' + server.address().port;
+        await (await fetch(base + '/json')).text();
+        await (await fetch(base + '/plain')).text();
+        server.close();
+        console.log(JSON.stringify(results));
+      });
+    `;
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '--eval', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.deepEqual(JSON.parse(out.trim()), ['json', true, false, 'plain', true, false]);
   });
 });
