@@ -5,7 +5,7 @@ import { explainFailure } from '../core/explain-failure.js';
 import { checkProgram } from './command-line.js';
 import type { StdioStartOutcome, StdioStartOutcomes } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
-import { nodeErrorCode, withUpstreamDispatcher } from './upstream-dispatcher.js';
+import { isTimeout, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
 /**
@@ -142,9 +142,7 @@ async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number): Promis
       answer.body.on('error', () => undefined).destroy();
       return answer.statusCode;
     } catch (error) {
-      const failure = error as Error & { code?: string };
-      if (failure.name === 'TimeoutError' || failure.code === 'UND_ERR_CONNECT_TIMEOUT') throw new Error(`the upstream did not answer within ${timeoutMs} ms`);
-      throw new Error(`the upstream cannot be reached (${nodeErrorCode(failure) ?? 'error'})`);
+      throw new Error(isTimeout(error) ? `the upstream did not answer within ${timeoutMs} ms` : unreachableText(error));
     }
   });
   if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);

@@ -9,7 +9,7 @@ import { childEnvironment } from './child-environment.js';
 import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio-child.js';
 import type { StdioStartWatch } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
-import { nodeErrorCode, nodeStyleHeaders, withUpstreamDispatcher } from './upstream-dispatcher.js';
+import { isTimeout, nodeStyleHeaders, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
 
 /**
@@ -129,7 +129,8 @@ function initializeParams(): Record<string, unknown> {
 }
 
 /**
- * Lists a Streamable HTTP upstream with the proxy's URL, agent and connect timeout. It first opens a session
+ * Lists a Streamable HTTP upstream with the proxy's URL and connection settings (its `dispatcher`, or the TLS settings
+ * of its `agent`), each request bounded by `requestTimeoutMs`. It first opens a session
  * (`initialize`, then `notifications/initialized`, with the `Mcp-Session-Id` the upstream gives, ended by DELETE);
  * an upstream that refuses `initialize` is asked again as a 2026-07-28 stateless server (each request carries the
  * revision in `_meta` and `MCP-Protocol-Version`). No identity headers and no client token are sent; with
@@ -231,11 +232,8 @@ async function exchange(dispatcher: Dispatcher, url: URL, bounds: Required<Catal
 
 /** A listing request's failure, in words the check shows: the timeout, or Node's error code. */
 function failureOf(error: unknown, method: string, url: URL, bounds: Required<CatalogLimits>): Error {
-  const failure = error as Error & { code?: string };
-  if (failure.name === 'TimeoutError' || failure.code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' });
-  }
-  return new Error(`the upstream cannot be reached (${nodeErrorCode(failure) ?? 'error'})`);
+  if (isTimeout(error)) return Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' });
+  return new Error(unreachableText(error));
 }
 
 /** The JSON-RPC messages of an event stream's `message` events; data that is not JSON is no answer. */

@@ -46,27 +46,61 @@ function tlsOptionsOf(agent: HttpAgent | undefined): ConnectionOptions {
 }
 
 /**
- * Response headers as `node:http` hands them over, which the rest of the gateway reads: a repeated field's values
- * joined with `", "` (RFC 9110 §5.3), except `Content-Type` and `Content-Length`, where the first counts.
+ * Fields `node:http` keeps the first value of when a response repeats them (its `IncomingMessage.headers`); every
+ * other repeated field's values are joined with `", "` (RFC 9110 §5.3), `Set-Cookie` excepted (an array).
  */
+const FIRST_VALUE_WINS = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/** Response headers as `node:http` hands them over, which the rest of the gateway reads ({@link FIRST_VALUE_WINS}). */
 export function nodeStyleHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   for (const name in headers) {
     const value = headers[name];
-    if (Array.isArray(value)) headers[name] = name === 'content-type' || name === 'content-length' ? value[0] : value.join(', ');
+    if (!Array.isArray(value) || name === 'set-cookie') continue;
+    headers[name] = FIRST_VALUE_WINS.has(name) ? value[0] : value.join(', ');
   }
   return headers;
 }
 
 /**
- * Whether a request failed because its pooled connection had been closed by the upstream just as it was reused,
- * before any answer: the upstream never saw the request, so sending it once more on a fresh connection is safe
- * (the case Node documents for `reusedSocket`). undici reports a peer's close with the socket's byte counts: bytes
- * read before this request mean the connection had already answered one. A reset carries no counts, and is
- * treated the same way.
+ * Whether a request may be sent once more after its connection failed before any answer: only a GET (a stream
+ * being opened) or a DELETE (ending a session), which may safely reach the upstream twice. A POST is never sent
+ * again: the upstream may have received it (a `tools/call` must not run twice), and the pool cannot tell a
+ * connection the upstream closed as it was reused from one that failed after delivering the request. That race
+ * is rare, as the pool closes idle connections before the upstream's announced keep-alive timeout.
  */
-export function wasReusedConnection(error: Error & { code?: string; socket?: { bytesRead?: number } | null }): boolean {
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return true;
-  return error.code === 'UND_ERR_SOCKET' && (error.socket?.bytesRead ?? 0) > 0;
+export function mayRetry(method: string, error: Error & { code?: string }): boolean {
+  if (method !== 'GET' && method !== 'DELETE') return false;
+  return error.code === 'UND_ERR_SOCKET' || error.code === 'ECONNRESET' || error.code === 'EPIPE';
+}
+
+/** Whether an upstream request failed by running out of time: a timeout signal, or the pool's connect timeout. */
+export function isTimeout(error: unknown): boolean {
+  const failure = error as { name?: unknown; code?: unknown } | null;
+  return failure?.name === 'TimeoutError' || failure?.code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
+/** The words for an upstream that could not be reached, with Node's error code ({@link nodeErrorCode}). */
+export function unreachableText(error: unknown): string {
+  return `the upstream cannot be reached (${nodeErrorCode(error as Error & { code?: string }) ?? 'error'})`;
 }
 
 /**

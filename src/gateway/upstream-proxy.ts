@@ -18,7 +18,7 @@ import { AuthorizationServerUnavailableError } from '../core/errors.js';
 import type { UpstreamCredentials } from './upstream-credentials.js';
 import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
-import { createUpstreamDispatcher, nodeErrorCode, nodeStyleHeaders, wasReusedConnection } from './upstream-dispatcher.js';
+import { createUpstreamDispatcher, isTimeout, mayRetry, nodeErrorCode, nodeStyleHeaders } from './upstream-dispatcher.js';
 
 export type { SessionRefusalReason } from '../core/session-registry.js';
 export type { SealedSessionRefusalReason } from '../core/session-seal.js';
@@ -54,9 +54,12 @@ export interface UpstreamProxyOptions {
    */
   idleTimeoutMs?: number;
   /**
-   * Connection pool for upstream requests: an undici `Agent`, `Pool` or any `Dispatcher`, e.g.
-   * `new Agent({ connect: { ca } })` for a private CA or a client certificate. Default: a keep-alive pool owned by
-   * the proxy, connecting within `connectTimeoutMs` (closed by `close()`; a given dispatcher is left alone).
+   * Connection pool for upstream requests: an undici (7 or later) `Agent`, `Pool` or other `Dispatcher`, e.g.
+   * `new Agent({ connect: { ca } })` for a private CA or a client certificate. Its own header and body timeouts are
+   * replaced by `idleTimeoutMs` on each request; its connect timeout must bound its connection attempts (undici's
+   * default is 10 s), as `connectTimeoutMs` ends the exchange but cannot stop an attempt the pool has started.
+   * Default: a keep-alive pool owned by the proxy, connecting within `connectTimeoutMs` and destroyed by `close()`; a
+   * given dispatcher is left open.
    */
   dispatcher?: Dispatcher;
   /**
@@ -403,6 +406,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const origin = upstream.origin;
   const path = `${upstream.pathname}${upstream.search}`;
   const exchanges = new ExchangeList();
+  // Set by close(): a request that arrives afterwards (a keep-alive client during shutdown) gets 503, not a pool error.
+  let closed = false;
   const onUpstreamError = options.onUpstreamError;
   const onSessionRefused = options.onSessionRefused;
   const onExchangeEnd = options.onExchangeEnd;
@@ -455,6 +460,11 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   }
 
   function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined): Promise<void> {
+    if (closed) {
+      onUpstreamError?.(req, { reason: 'gateway_shutdown', status: 503 });
+      writeGatewayError(res, 503, requestIdOf(req.body), 'Service unavailable: the gateway is shutting down');
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
       const headers = forwardedHeaders(req.headers, identity, context);
@@ -552,6 +562,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       }
 
       function armConnectTimer(): void {
+        clearTimeout(connectTimer);
         connectTimer = setTimeout(() => {
           finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
         }, connectTimeoutMs);
@@ -576,7 +587,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             resetIdle();
           },
           onResponseStart(controller, statusCode, headers) {
-            // 1xx answers (100 Continue, 103 Early Hints) are not the answer.
+            // 1xx answers (103 Early Hints) are not the answer; undici itself refuses an unasked-for 100 Continue.
             if (statusCode < 200 || current !== attempt || settled) return;
             current.started = true;
             const incoming = nodeStyleHeaders(headers);
@@ -595,13 +606,13 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
               current.fail(error);
               return;
             }
-            if (!retried && wasReusedConnection(error)) {
+            if (!retried && mayRetry(method, error)) {
               retried = true;
               armConnectTimer();
               start();
               return;
             }
-            if (error.code === 'UND_ERR_CONNECT_TIMEOUT') {
+            if (isTimeout(error)) {
               finish({ reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' });
               return;
             }
@@ -611,7 +622,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         try {
           dispatcher.dispatch({ origin, path, method, headers: headers as Record<string, string>, body: body ?? null, headersTimeout: 0, bodyTimeout: 0 }, handler);
         } catch (error) {
-          // A header value the pool refuses (it checks what node:http would): nothing was sent.
+          // undici's pools report every refusal through the handler; a dispatcher that throws instead sent nothing.
           finish({ reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code: nodeErrorCode(error as Error & { code?: string }) });
         }
       }
@@ -643,8 +654,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             }
             // Sealed even for a token naming nobody (for its issuer): the upstream's id never reaches the client.
             incoming['mcp-session-id'] = value;
-            onResponse(current, controller, status, incoming);
+            // Resumed first: what arrives is held by the attempt until onResponse takes it, and a pause for
+            // backpressure that onResponse sets must stand.
             controller.resume();
+            onResponse(current, controller, status, incoming);
           },
           () => finish({ reason: 'session_seal_failed', status: 502, message: 'Bad gateway: the session could not be sealed' }),
         );
@@ -657,8 +670,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           // The upstream refused the gateway's token (expired early, revoked, rotated): renew it and send the
           // request once more. The body is the buffered message, so replaying it is safe.
           renewed = true;
-          // The refusal's body is read and dropped by the abandoned attempt, so its connection stays pooled.
+          // The refusal's body is not wanted: its connection is closed rather than left to an unbounded body.
           attempt = undefined;
+          current.abort();
           clearTimeout(idleTimer);
           idleTimer = undefined;
           const rejected = String(requestHeaders.authorization);
@@ -816,6 +830,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       for (const exchange of exchanges.toArray()) if (which === 'all' || exchange.isGet) exchange.end();
     },
     close() {
+      closed = true;
       for (const exchange of exchanges.toArray()) exchange.end();
       sessions.clear();
       if (ownDispatcher) void dispatcher.destroy().catch(() => undefined);

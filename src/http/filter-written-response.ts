@@ -349,9 +349,11 @@ export function filterListResponse(
     if (mode === 'sse' || mode === 'pass') (original.flushHeaders as () => void).call(res);
   }
 
-  // `statusCode` starts on the prototype and becomes the response's own on the first write: made its own before
-  // the patch, so that the patch stays the newest properties and `restore` can roll them back.
+  // `statusCode` and `statusMessage` start on the prototype and become the response's own when the head is
+  // written: made its own before the patch, so that the patch stays the newest properties and `restore` can roll
+  // them back. (An unset `statusMessage` stays unset: `writeHead` fills in the standard one as before.)
   if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
+  if (!Object.hasOwn(res, 'statusMessage')) res.statusMessage = res.statusMessage;
   Object.assign(res, {
     writeHead: patchedWriteHead,
     write: patchedWrite,

@@ -350,6 +350,89 @@ describe('createUpstreamProxy', () => {
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server refused the gateway' } });
   });
 
+  it('never sends a POST twice when its connection fails before the answer, and retries a GET once', async () => {
+    let posts = 0;
+    let gets = 0;
+    const upstream = await startUpstream((req, res) => {
+      if (req.method === 'POST') {
+        posts++;
+        // Received, then the connection is cut before any answer: the call may have run.
+        req.socket.destroy();
+        return;
+      }
+      gets++;
+      if (gets === 1) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n');
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 502);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server is unreachable' } });
+    assert.equal(posts, 1, 'the call reached the upstream once');
+    assert.deepEqual(front.failures, [{ reason: 'upstream_unreachable', status: 502, code: 'ECONNRESET' }]);
+
+    const stream = await fetch(front.url, { headers: { Accept: 'text/event-stream' }, signal: AbortSignal.timeout(5000) });
+    assert.equal(stream.status, 200);
+    assert.match(await stream.text(), /notifications\/message/);
+    assert.equal(gets, 2, 'the GET was sent once more on a fresh connection');
+  });
+
+  it('passes a repeated response header on as node:http reads it: the first value of Retry-After or ETag, others joined', async () => {
+    const upstream = await startUpstream((_req, res) => {
+      res.setHeader('Retry-After', ['5', '10']);
+      res.setHeader('ETag', ['"a"', '"b"']);
+      res.setHeader('X-Note', ['one', 'two']);
+      jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } });
+    });
+    const front = await startFront({ upstream: upstream.url });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('retry-after'), '5');
+    assert.equal(res.headers.get('etag'), '"a"');
+    assert.equal(res.headers.get('x-note'), 'one, two');
+  });
+
+  it('answers 503 to a request that arrives after close(), without reaching the upstream', async () => {
+    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }));
+    const front = await startFront({ upstream: upstream.url });
+    assert.equal((await post(front.url, CALL)).status, 200);
+    front.proxy.close();
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Service unavailable: the gateway is shutting down' } });
+    assert.deepEqual(front.failures, [{ reason: 'gateway_shutdown', status: 503 }]);
+    assert.equal(upstream.received.length, 1);
+  });
+
+  it('closes the connection of a refused (401) answer it renews the credentials for, however long its body', { timeout: 10_000 }, async () => {
+    let refusedClosed!: () => void;
+    const closedRefusal = new Promise<void>((resolve) => (refusedClosed = resolve));
+    const upstream = await startUpstream((req, res) => {
+      if (req.headers.authorization === 'Bearer old') {
+        // A refusal whose body never ends: the gateway must not wait for it, nor keep its connection.
+        res.writeHead(401, { 'Content-Type': 'text/plain' });
+        res.write('refused');
+        res.once('close', () => refusedClosed());
+        return;
+      }
+      jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } });
+    });
+    const credentials = {
+      authorization: async () => 'Bearer old',
+      renew: async () => 'Bearer new',
+    };
+    const front = await startFront({ upstream: upstream.url, credentials });
+    const res = await post(front.url, CALL);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, result: { content: [] } });
+    await closedRefusal;
+    assert.equal(front.proxy.inFlight, 0);
+  });
+
   it('aborts the upstream request when the client goes away', { timeout: 10_000 }, async () => {
     let upstreamClosed!: () => void;
     const closedUpstream = new Promise<void>((resolve) => (upstreamClosed = resolve));

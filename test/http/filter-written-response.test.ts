@@ -440,7 +440,7 @@ describe('filterListResponse: reusing a filtered answer (memo)', () => {
 });
 
 describe('filterListResponse: the response object after filtering', () => {
-  test('is left with fast properties (the patch is rolled back newest first), for JSON and for pass-through', () => {
+  test('is left with fast properties (the patch is rolled back newest first), for JSON, event streams and pass-through', () => {
     // V8's own answer, asked in a child started with --allow-natives-syntax: a response left in dictionary
     // mode makes every later property access on it slower, in Node's HTTP code as in ours.
     const script = `
@@ -449,21 +449,25 @@ describe('filterListResponse: the response object after filtering', () => {
       const fast = (o) => eval('%HasFastProperties(o)');
       const results = [];
       const server = createServer((req, res) => {
-        const json = req.url === '/json';
+        const kind = req.url.slice(1);
         filterListResponse(res, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, (r) => r, { memo: { key: 'k', store: new Map() } });
-        res.writeHead(200, { 'content-type': json ? 'application/json' : 'text/plain' });
-        res.write('{"jsonrpc":"2.0","id":1,"result":');
-        res.end('{"tools":[]}}');
-        results.push(json ? 'json' : 'plain', fast(res), Object.hasOwn(res, 'write'));
+        if (kind === 'sse') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end('event: message\\ndata: {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}\\n\\n');
+        } else {
+          res.writeHead(200, { 'content-type': kind === 'json' ? 'application/json' : 'text/plain' });
+          res.write('{"jsonrpc":"2.0","id":1,"result":');
+          res.end('{"tools":[]}}');
+        }
+        results.push(kind, fast(res), Object.hasOwn(res, 'write'), res.statusMessage);
       }).listen(0, '127.0.0.1', async () => {
         const base = 'http://127.0.0.1:' + server.address().port;
-        await (await fetch(base + '/json')).text();
-        await (await fetch(base + '/plain')).text();
+        for (const kind of ['json', 'plain', 'sse']) await (await fetch(base + '/' + kind)).text();
         server.close();
         console.log(JSON.stringify(results));
       });
     `;
     const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '--eval', script], { encoding: 'utf8', timeout: 30_000 });
-    assert.deepEqual(JSON.parse(out.trim()), ['json', true, false, 'plain', true, false]);
+    assert.deepEqual(JSON.parse(out.trim()), ['json', true, false, 'OK', 'plain', true, false, 'OK', 'sse', true, false, 'OK']);
   });
 });
