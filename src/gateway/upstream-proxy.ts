@@ -467,10 +467,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     }
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
-      const headers = forwardedHeaders(req.headers, identity, context);
-      if (sealed) headers['mcp-session-id'] = sealed.session.upstreamSessionId;
-      // No session named (requestSessionId): an id sent anyway under a stateless revision is ignored, not forwarded.
-      else if (session === null) delete headers['mcp-session-id'];
+      // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an
+      // id sent anyway under a stateless revision is ignored, not forwarded.
+      const sessionId = sealed ? sealed.session.upstreamSessionId : session === null ? undefined : session.id;
+      const headers = forwardedHeaders(req.headers, identity, context, sessionId);
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
       let body: Buffer | undefined;
@@ -886,9 +886,12 @@ interface SealedSessionInUse {
   readonly session: OpenedSession;
 }
 
-function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
+/** The headers sent upstream: the allow-listed ones, `sessionId` as `Mcp-Session-Id`, and the identity headers. */
+function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext, sessionId: string | undefined): OutgoingHttpHeaders {
+  // Built without deleting from it: a delete turns the object into a slow dictionary for the pool to read.
+  const out: OutgoingHttpHeaders = sessionId === undefined ? {} : { 'mcp-session-id': sessionId };
   for (const name in incoming) {
+    if (name === 'mcp-session-id') continue;
     if (FORWARDED_REQUEST_HEADERS.has(name) || name.startsWith('mcp-param-')) {
       const value = incoming[name];
       if (value !== undefined) out[name] = value;
