@@ -47,7 +47,8 @@ function tlsOptionsOf(agent: HttpAgent | undefined): ConnectionOptions {
 
 /**
  * Fields `node:http` keeps the first value of when a response repeats them (its `IncomingMessage.headers`); every
- * other repeated field's values are joined with `", "` (RFC 9110 §5.3), `Set-Cookie` excepted (an array).
+ * other repeated field's values are joined with `", "` (RFC 9110 §5.3). `Set-Cookie` is left as undici gives it (a
+ * string or an array): the gateway never passes it on.
  */
 const FIRST_VALUE_WINS = new Set([
   'age',

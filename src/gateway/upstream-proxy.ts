@@ -439,6 +439,13 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   }
 
   function forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    // After close() (a keep-alive client during shutdown): 503 before any session is looked up or opened, since
+    // close() forgot them all and a 404 would send the client to start a new one here.
+    if (closed) {
+      onUpstreamError?.(req, { reason: 'gateway_shutdown', status: 503 });
+      writeGatewayError(res, 503, requestIdOf(req.body), 'Service unavailable: the gateway is shutting down');
+      return Promise.resolve();
+    }
     if (sealer) return forwardSealed(req, res, context, sealer);
     const session = checkSession(req, res, context);
     if (session === undefined) return Promise.resolve();
@@ -460,11 +467,6 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   }
 
   function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined): Promise<void> {
-    if (closed) {
-      onUpstreamError?.(req, { reason: 'gateway_shutdown', status: 503 });
-      writeGatewayError(res, 503, requestIdOf(req.body), 'Service unavailable: the gateway is shutting down');
-      return Promise.resolve();
-    }
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
       // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an

@@ -356,8 +356,11 @@ describe('createUpstreamProxy', () => {
     const upstream = await startUpstream((req, res) => {
       if (req.method === 'POST') {
         posts++;
-        // Received, then the connection is cut before any answer: the call may have run.
-        req.socket.destroy();
+        // The first call is answered, so the second travels on a pooled connection that has answered before: the
+        // case a retry on a reused connection would take for 'never reached the upstream'. It did reach it: the
+        // connection is cut after the upstream read the call, before any answer.
+        if (posts === 1) jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } });
+        else req.socket.destroy();
         return;
       }
       gets++;
@@ -369,10 +372,11 @@ describe('createUpstreamProxy', () => {
       res.end('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n');
     });
     const front = await startFront({ upstream: upstream.url });
+    assert.equal((await post(front.url, CALL)).status, 200);
     const res = await post(front.url, CALL);
     assert.equal(res.status, 502);
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server is unreachable' } });
-    assert.equal(posts, 1, 'the call reached the upstream once');
+    assert.equal(posts, 2, 'the second call reached the upstream once');
     assert.deepEqual(front.failures, [{ reason: 'upstream_unreachable', status: 502, code: 'ECONNRESET' }]);
 
     const stream = await fetch(front.url, { headers: { Accept: 'text/event-stream' }, signal: AbortSignal.timeout(5000) });
@@ -396,16 +400,24 @@ describe('createUpstreamProxy', () => {
     assert.equal(res.headers.get('x-note'), 'one, two');
   });
 
-  it('answers 503 to a request that arrives after close(), without reaching the upstream', async () => {
-    const upstream = await startUpstream((_req, res) => jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }));
+  it('answers 503 to a request that arrives after close(), in a session or not, without reaching the upstream', async () => {
+    const upstream = await startUpstream((_req, res, body) =>
+      JSON.parse(body).method === 'initialize'
+        ? jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'session-1' })
+        : jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }),
+    );
     const front = await startFront({ upstream: upstream.url });
-    assert.equal((await post(front.url, CALL)).status, 200);
+    assert.equal((await post(front.url, INITIALIZE)).status, 200);
+    assert.equal((await post(front.url, CALL, { 'Mcp-Session-Id': 'session-1' })).status, 200);
     front.proxy.close();
-    const res = await post(front.url, CALL);
-    assert.equal(res.status, 503);
-    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Service unavailable: the gateway is shutting down' } });
-    assert.deepEqual(front.failures, [{ reason: 'gateway_shutdown', status: 503 }]);
-    assert.equal(upstream.received.length, 1);
+    for (const headers of [{}, { 'Mcp-Session-Id': 'session-1' }] as Record<string, string>[]) {
+      const res = await post(front.url, CALL, headers);
+      assert.equal(res.status, 503, 'not a 404 sending the client to open a new session on a gateway that is stopping');
+      assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Service unavailable: the gateway is shutting down' } });
+    }
+    assert.deepEqual(front.failures, [{ reason: 'gateway_shutdown', status: 503 }, { reason: 'gateway_shutdown', status: 503 }]);
+    assert.deepEqual(front.refusals, []);
+    assert.equal(upstream.received.length, 2);
   });
 
   it('closes the connection of a refused (401) answer it renews the credentials for, however long its body', { timeout: 10_000 }, async () => {
