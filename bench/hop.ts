@@ -6,7 +6,8 @@
  * the mcp-oauth-guard gateway (`gateway.ts`, one reused valid token). Every server process is pinned to one
  * CPU and the load generator (autocannon, `load.ts`, which also hosts the issuer) to the other. For each
  * workload (`call`: a small `tools/call`; `list`: a 1,000-tool `tools/list` the gateway filters to 500), after
- * a warm-up of each target, rounds alternate upstream → nginx → minimal proxy → gateway; each result is divided
+ * a warm-up of each target, each round measures the upstream alone, then nginx, the minimal proxy and the gateway
+ * in a balanced order (a Williams design: each goes first, and follows each other, equally often); each result is divided
  * by the upstream's result of its own round, and medians are reported, with the gateway over nginx and over
  * the minimal proxy (also per round).
  *
@@ -117,6 +118,21 @@ export function median(values: readonly number[]): number {
 }
 
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/**
+ * `items` in the order of row `round` of a Williams design: over n rounds (2n for an odd n) each item comes first
+ * equally often and follows each other item equally often, so no item is always measured after the same one.
+ */
+export function williamsOrder<T>(items: readonly T[], round: number): T[] {
+  const n = items.length;
+  if (n < 2) return [...items];
+  // First row 0, 1, n-1, 2, n-2, …; row k adds k to each (mod n); for an odd n the rows n..2n-1 are reversed.
+  const base = [0];
+  for (let low = 1, high = n - 1; base.length < n; ) base.push(base.length % 2 === 1 ? low++ : high--);
+  const k = round % (n % 2 === 0 ? n : 2 * n);
+  const row = base.map((i) => items[(i + k) % n]!);
+  return k >= n ? row.reverse() : row;
+}
 
 /** `a`'s req/s over `b`'s in each round, and their median; undefined when either was not measured. */
 export function ratioPerRound<T extends string>(
@@ -380,9 +396,14 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   for (const workload of settings.workloads) {
     for (const target of targets) await measure(target, workload, settings.warmupSeconds);
     const rounds: HopRun[][] = [];
+    // The upstream alone opens every round (each share is over it); the targets in front of it follow in a balanced
+    // order (williamsOrder), so that none always follows the same one: a process that ran just before, on the same
+    // CPU, can leave caches and the upstream's connections in a state that favours or burdens whoever comes next.
+    // (So `runs` in latest.json are in the order measured; every figure finds its run by target.)
+    const inFront = targets.filter((t) => t !== 'upstream');
     for (let round = 0; round < settings.rounds; round++) {
       const runs: HopRun[] = [];
-      for (const target of targets) {
+      for (const target of ['upstream' as const, ...williamsOrder(inFront, round)]) {
         const r = await measure(target, workload, settings.durationSeconds);
         runs.push(r);
         console.log(
