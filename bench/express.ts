@@ -2,7 +2,7 @@
  * The Express part of `npm run bench` (see `run.ts`): the guard against anchors run side by side, in the same
  * rounds, each server in its own process (`server.ts`) and the load generator in another (`load.ts`).
  *
- * Scenarios (each round runs them in this order): `bare` (Express alone), `cached` (guarded, one reused
+ * Scenarios (each round runs them in a balanced order, `round-order.ts`): `bare` (Express alone), `cached` (guarded, one reused
  * token), `floor` (bare plus a bare `node:crypto` ES256 signature check, a new token every request), `fresh`
  * (guarded, a new token every request) and `peer` (the SDK's `requireBearerAuth` with jose, a new token every
  * request). Reported: `cached` over `bare`, `fresh` over `floor` and over `peer`, each per round and as the
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import type { CacheMemoryReport, CacheMemoryResult } from './cache-memory.js';
 import { LoadProcess } from './load-client.js';
 import { pinning, run, startScript, stopAll, waitFor, which } from './processes.js';
+import { williamsOrder } from './round-order.js';
 import { EXPRESS_SCENARIOS, usesNewTokens, type RunSummary, type Scenario, type ServerCommand, type ServerMode, type ServerReport } from './scenario.js';
 
 /** Where the processes run. */
@@ -178,7 +179,8 @@ async function runPlacement(settings: ExpressSettings, placement: Placement): Pr
   const rounds: Record<Scenario, RunSummary>[] = [];
   for (let round = 0; round < settings.rounds; round++) {
     const results = {} as Record<Scenario, RunSummary>;
-    for (const scenario of EXPRESS_SCENARIOS) {
+    // Each round in a balanced order (williamsOrder): no scenario always runs right after the same one.
+    for (const scenario of williamsOrder(EXPRESS_SCENARIOS, round)) {
       const summary = await measure(scenario, settings.durationSeconds, false);
       results[scenario] = summary;
       console.log(

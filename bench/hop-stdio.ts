@@ -11,9 +11,10 @@
  * per MCP session; mcp-proxy runs one for all its sessions (as it is built: one client connected at
  * start-up), which the report says. Every load-generator connection has a session (and a token) of its
  * own, opened before the runs. The workload is
- * the hop part's small `tools/call`. After a warm-up of each target, rounds alternate bridge → supergateway →
- * mcp-proxy → gateway; each result is divided by the bridge's result of its own round, and medians are
- * reported, with the gateway over each npm bridge and the npm bridges over each other (also per round).
+ * the hop part's small `tools/call`. After a warm-up of each target, each round measures the bridge, then
+ * supergateway, mcp-proxy and the gateway in a balanced order (`round-order.ts`); each result is divided by the
+ * bridge's result of its own round, and medians are reported, with the gateway over each npm bridge and the npm
+ * bridges over each other (also per round).
  *
  * A bridge that cannot run here is left out, and why is printed and written to the report.
  */
@@ -25,6 +26,7 @@ import { CALL_RESULT, HOP_BODIES, STDIO_TARGETS, gatewayPolicy, type StdioTarget
 import { LoadProcess } from './load-client.js';
 import { freePort } from '../test/helpers/free-port.js';
 import { cpuTimes, onExit, processCpuMicros, ROOT, startProgram, startScript, stopAll } from './processes.js';
+import { williamsOrder } from './round-order.js';
 import type { RunSummary } from './scenario.js';
 import { eventStreamData } from '../src/core/event-stream.js';
 
@@ -202,7 +204,8 @@ export async function runStdioHopBench(settings: StdioHopSettings): Promise<Reco
   const rounds: StdioRun[][] = [];
   for (let round = 0; round < settings.rounds; round++) {
     const runs: StdioRun[] = [];
-    for (const target of targets) {
+    // The bare bridge opens every round (each share is over it); the bridges in front follow a balanced order.
+    for (const target of ['bridge' as const, ...williamsOrder(targets.filter((t) => t !== 'bridge'), round)]) {
       const r = await measure(target, settings.durationSeconds);
       runs.push(r);
       console.log(

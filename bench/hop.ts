@@ -23,6 +23,7 @@ import ts from 'typescript';
 import { LoadProcess } from './load-client.js';
 import { findNginx, startNginx } from './nginx.js';
 import { findRedisServer, redisCommandsProcessed, startBenchRedis, type BenchRedis } from './redis.js';
+import { williamsOrder } from './round-order.js';
 import { cpuTimes, onExit, pinning, processCpuMicros, ROOT, run, startScript, stopAll, waitFor, which } from './processes.js';
 import {
   CALL_RESULT,
@@ -118,21 +119,6 @@ export function median(values: readonly number[]): number {
 }
 
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
-
-/**
- * `items` in the order of row `round` of a Williams design: over n rounds (2n for an odd n) each item comes first
- * equally often and follows each other item equally often, so no item is always measured after the same one.
- */
-export function williamsOrder<T>(items: readonly T[], round: number): T[] {
-  const n = items.length;
-  if (n < 2) return [...items];
-  // First row 0, 1, n-1, 2, n-2, …; row k adds k to each (mod n); for an odd n the rows n..2n-1 are reversed.
-  const base = [0];
-  for (let low = 1, high = n - 1; base.length < n; ) base.push(base.length % 2 === 1 ? low++ : high--);
-  const k = round % (n % 2 === 0 ? n : 2 * n);
-  const row = base.map((i) => items[(i + k) % n]!);
-  return k >= n ? row.reverse() : row;
-}
 
 /** `a`'s req/s over `b`'s in each round, and their median; undefined when either was not measured. */
 export function ratioPerRound<T extends string>(

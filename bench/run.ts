@@ -4,8 +4,9 @@
  *
  * Express part (`express.ts`): each server in its own process (`server.ts`: bare Express, guarded, the
  * `node:crypto` signature-check floor, the SDK's `requireBearerAuth` peer) and a load generator (`load.ts`,
- * autocannon's API, also hosting the test issuer and minting tokens). After a warm-up, rounds alternate
- * bare → cached (guarded, one reused token) → floor → fresh (guarded, a new token on every request) → peer;
+ * autocannon's API, also hosting the test issuer and minting tokens). After a warm-up, each round runs
+ * bare, cached (guarded, one reused token), floor, fresh (guarded, a new token on every request) and peer in a
+ * balanced order (`round-order.ts`);
  * ratios are taken within each round (cached / bare, fresh / floor, fresh / peer) and their medians reported,
  * unpinned and then pinned with `taskset`. Then the memory per cached token (`cache-memory.ts`).
  *
