@@ -20,6 +20,7 @@ import { checkChildEnvNames, childEnvironment } from './child-environment.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
 import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from './stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import { STDIO_ONLY_SETTINGS } from '../core/gateway-only-settings.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from './upstream-auth-config.js';
 
 /**
@@ -371,20 +372,6 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
   return names;
 }
 
-/** Settings that mean something only with `MCP_AUTH_UPSTREAM_COMMAND`. */
-const STDIO_ONLY_SETTINGS = [
-  'MCP_AUTH_UPSTREAM_CWD',
-  'MCP_AUTH_UPSTREAM_ENV',
-  'MCP_AUTH_IDENTITY_ENV',
-  'MCP_AUTH_MAX_UPSTREAM_PROCESSES',
-  'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER',
-  'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
-  'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
-  'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
-  'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES',
-  'MCP_AUTH_UPSTREAM_REPLAY_BYTES',
-  'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS',
-];
 
 /**
  * The stdio upstream's settings: the command split and its program found, the working directory checked,
