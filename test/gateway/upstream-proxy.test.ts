@@ -10,6 +10,7 @@ import { selfSignedCertificate } from '../helpers/self-signed-certificate.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import type { GuardedRequest, JsonRpcMessage } from '../../src/http/http-handler.js';
 import {
+  checkIdentityHeaders,
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,
   type SessionRefusal,
@@ -348,6 +349,17 @@ describe('createUpstreamProxy', () => {
     assert.equal(res.status, 502);
     assert.equal(res.headers.get('www-authenticate'), null);
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: GATEWAY_JSONRPC_CODE, message: 'Bad gateway: the upstream MCP server refused the gateway' } });
+  });
+
+  it('refuses identity header names that describe the connection (hop-by-hop, Expect), which no proxy may send on', () => {
+    for (const name of ['Connection', 'Keep-Alive', 'Upgrade', 'TE', 'Trailer', 'Transfer-Encoding', 'Proxy-Connection', 'Expect']) {
+      assert.throws(() => checkIdentityHeaders({ clientId: name }, 'MCP_AUTH_IDENTITY_HEADERS'), (error: unknown) => {
+        assert.ok(error instanceof ConfigurationError);
+        assert.equal(error.setting, 'MCP_AUTH_IDENTITY_HEADERS');
+        assert.match(error.message, new RegExp(`clientId: "${name}" is reserved; choose a name such as X-MCP-Subject`));
+        return true;
+      });
+    }
   });
 
   it('never sends a POST twice when its connection fails before the answer, and retries a GET once', async () => {
