@@ -94,8 +94,11 @@ async function main(): Promise<void> {
 
   gc();
   const before = process.memoryUsage();
-  for (let i = 0; i < count; i += BATCH) {
-    await Promise.all(tokens.slice(i, i + BATCH).map((token) => verifier.verify(token)));
+  // Twice each: a JWT enters the cache on its second use.
+  for (let pass = 0; pass < 2; pass++) {
+    for (let i = 0; i < count; i += BATCH) {
+      await Promise.all(tokens.slice(i, i + BATCH).map((token) => verifier.verify(token)));
+    }
   }
   gc();
   const after = process.memoryUsage();

@@ -8,7 +8,8 @@ import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './i
 import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from './identity-size.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
-import { createTokenCache, type TokenCache } from './token-cache.js';
+import { createSecondUseFilter } from './second-use-filter.js';
+import { DEFAULT_TOKEN_CACHE_MAX_ENTRIES, createTokenCache, type TokenCache } from './token-cache.js';
 import { peekJwtClaims, type PeekedJwtClaims } from './verify-compact-jwt.js';
 import { tokenDigest } from './token-digest.js';
 import { checkBearerUse } from './token-binding.js';
@@ -105,7 +106,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return boundTokens === 'refuse' ? checkBearerUse(info, 'off') : info;
   };
 
-  const cache: TokenCache<CachedIdentity> | undefined = options.tokenCache === false ? undefined : createTokenCache(options.tokenCache ?? {});
+  const cacheOptions = options.tokenCache ?? {};
+  const cache: TokenCache<CachedIdentity> | undefined = cacheOptions === false ? undefined : createTokenCache(cacheOptions);
+  // A JWT is cached on its second use: a token seen once (one minted per request, say) would only evict a useful
+  // entry and leave old-generation garbage behind, and checking it again costs only a signature check.
+  const jwtFirstUses = cacheOptions === false ? undefined : createSecondUseFilter(cacheOptions.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES);
 
   const trusted = new Map<string, TrustedIssuer>();
   for (const issuer of issuers) {
@@ -154,7 +159,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer, peeked: PeekedJwtClaims): Promise<AuthInfo> => {
     const { payload } = await issuer.verifyJwt(token, peeked);
     const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
-    cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
+    if (jwtFirstUses?.seenBefore(key) === true) cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
     return info;
   };
 

@@ -95,7 +95,13 @@ export interface TokenVerifierOptions {
    * the guard does for DPoP (RFC 9449 §7). Default `refuse`.
    */
   boundTokens?: 'refuse' | 'return';
-  /** Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). */
+  /**
+   * Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). A JWT enters it on its
+   * second use (a fixed table of recent digests, 4 bytes per slot, two to four slots per `maxEntries`, at most
+   * 4 MiB, remembers first uses): a token sent once, such as one minted for each request, costs one signature
+   * check and takes no entry from a token in use. An introspected token enters it on its first use, since a
+   * second introspection call costs a round trip.
+   */
   tokenCache?: TokenCacheOptions | false;
   /**
    * Told what became of every token check, for metrics (see {@link TokenVerificationResult}). Called on the

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTokenVerifier, estimateIdentityBytes } from '../../src/core/create-token-verifier.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
+import type { AuthInfo } from '../../src/core/auth-info.js';
 import type { TokenVerifierOptions } from '../../src/core/token-verifier.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
@@ -78,10 +79,14 @@ describe('createTokenVerifier', () => {
     assert.equal(auth.clientId, 'spa');
   });
 
-  it('serves a cached token without verifying it again', async () => {
+  it('caches a JWT on its second use, and then serves it without verifying it again', async () => {
     const verifier = createTokenVerifier(options());
     const token = await issuer.sign({ aud: RESOURCE });
+    const once = await verifier.verify(token);
+    assert.equal(verifier.cached?.(token), undefined, 'a token seen once is not cached');
     const first = await verifier.verify(token);
+    assert.notEqual(first.extra, once.extra, 'verified again on its second use');
+    assert.equal(verifier.cached?.(token)?.extra, first.extra, 'and cached then');
     issuer.setJwksDown(true); // any verification work would now fail
     try {
       const again = await verifier.verify(token);
@@ -95,12 +100,26 @@ describe('createTokenVerifier', () => {
   it('keeps at most tokenCache.maxEntries tokens, evicting the least recently used', async () => {
     const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 2 } }));
     const tokens = await Promise.all([1, 2, 3].map((n) => issuer.sign({ aud: RESOURCE, jti: `t${n}` })));
-    const a = await verifier.verify(tokens[0]!);
-    const b = await verifier.verify(tokens[1]!);
-    const c = await verifier.verify(tokens[2]!);
+    // Each used twice: a JWT enters the cache on its second use.
+    const twice = async (token: string): Promise<AuthInfo> => (await verifier.verify(token), verifier.verify(token));
+    const a = await twice(tokens[0]!);
+    const b = await twice(tokens[1]!);
+    const c = await twice(tokens[2]!);
     assert.equal((await verifier.verify(tokens[2]!)).extra, c.extra);
     assert.equal((await verifier.verify(tokens[1]!)).extra, b.extra);
     assert.notEqual((await verifier.verify(tokens[0]!)).extra, a.extra, 'the first token was evicted and verified again');
+  });
+
+  it('keeps a reused token cached while tokens used once each pass through', async () => {
+    const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 2 } }));
+    const reused = await issuer.sign({ aud: RESOURCE, jti: 'reused' });
+    await verifier.verify(reused);
+    const identity = await verifier.verify(reused);
+    // A token minted for each request, as some clients do: 50 of them, twenty-five times the cache's room.
+    const once = await Promise.all(Array.from({ length: 50 }, (_, i) => issuer.sign({ aud: RESOURCE, jti: `once-${i}` })));
+    for (const token of once) await verifier.verify(token);
+    assert.equal(verifier.cached?.(reused)?.extra, identity.extra, 'the reused token was not evicted');
+    assert.equal(once.filter((token) => verifier.cached?.(token) !== undefined).length, 0, 'no token used once was cached');
   });
 
   it('bounds the cache in bytes with large tokens, keeping the most recent', async () => {
@@ -110,7 +129,7 @@ describe('createTokenVerifier', () => {
     const groups = Array.from({ length: 150 }, (_, i) => `group-${i.toString().padStart(4, '0')}-${'g'.repeat(24)}`);
     const tokens = await Promise.all(Array.from({ length: 400 }, (_, i) => issuer.sign({ aud: RESOURCE, jti: `big-${i}`, groups })));
     assert.ok(tokens[0]!.length > 6_000, `token size ${tokens[0]!.length}`);
-    for (const token of tokens) await verifier.verify(token);
+    for (const token of tokens) await verifier.verify(token).then(() => verifier.verify(token));
     const held = tokens.filter((token) => verifier.cached?.(token) !== undefined).length;
     const perEntry = estimateIdentityBytes(JSON.parse(Buffer.from(tokens[0]!.split('.')[1]!, 'base64url').toString()) as unknown);
     assert.ok(held > 0 && held <= Math.floor(maxBytes / perEntry), `${held} entries of ~${perEntry} bytes within ${maxBytes}`);

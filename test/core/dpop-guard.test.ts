@@ -61,14 +61,17 @@ describe('dpop: allow (the default)', () => {
     const auth = await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
     assert.equal(auth.extra.sub, 'alice');
     assert.deepEqual(auth.extra.claims['cnf'], { jkt: key.thumbprint });
-    // Seen again (now from the token cache), with a fresh proof, for GET too.
+    // Seen again with a fresh proof, for GET too (verified again and cached: a JWT's second use), then from the cache.
     const again = await authenticate(guard, `dpop ${token}`, requestWith(await proofFor(token, { htm: 'GET' }), 'GET'));
-    assert.equal(again.extra, auth.extra);
+    assert.equal(again.extra.sub, 'alice');
+    const cached = await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
+    assert.equal(cached.extra, again.extra);
   });
 
   test('a plain Bearer token works as before, answered from the cache without a promise', async () => {
     const guard = guardWith();
     const token = await plainToken();
+    await authenticate(guard, `Bearer ${token}`);
     await authenticate(guard, `Bearer ${token}`);
     const cached = guard.authenticate(`Bearer ${token}`, '/mcp');
     assert.equal(cached instanceof Promise, false);
@@ -84,7 +87,8 @@ describe('dpop: allow (the default)', () => {
       challengeOf(guard, first),
       `Bearer error="invalid_token", error_description="${first.message.replaceAll('"', '\\"')}", scope="mcp", resource_metadata="${METADATA_URL}", DPoP algs="${ALGS}", scope="mcp", resource_metadata="${METADATA_URL}"`,
     );
-    // Cached by a valid DPoP use; the downgrade is refused all the same.
+    // Cached by valid DPoP uses (a JWT enters the cache on its second); the downgrade is refused all the same.
+    await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
     await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
     await assertGuardError(authenticate(guard, `Bearer ${token}`), InvalidTokenError, 'token_binding', 401);
   });

@@ -36,9 +36,10 @@ describe('token verifier hooks', () => {
     assert.equal(verifier.cached?.(token), undefined);
     assert.deepEqual(results, [], 'a cache miss alone is no outcome: the verification that follows reports it');
     await verifier.verify(token);
+    await verifier.verify(token); // its second use: verified again, and cached
     await verifier.verify(token);
     assert.ok(verifier.cached?.(token));
-    assert.deepEqual(results, ['verified', 'cache_hit', 'cache_hit']);
+    assert.deepEqual(results, ['verified', 'verified', 'cache_hit', 'cache_hit']);
     assert.deepEqual(fetches, ['success']);
   });
 
@@ -77,6 +78,7 @@ describe('token verifier hooks', () => {
       },
     });
     const token = await issuer.sign({ aud: RESOURCE, sub: 'u4' });
+    assert.equal((await verifier.verify(token)).extra.sub, 'u4');
     assert.equal((await verifier.verify(token)).extra.sub, 'u4');
     assert.ok(verifier.cached?.(token));
     for (const setting of ['onTokenVerification', 'onJwksFetch'] as const) {

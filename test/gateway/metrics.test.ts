@@ -149,8 +149,8 @@ describe('gateway metrics', () => {
     assert.equal(value(text, 'mcp_guard_upstream_request_duration_seconds_count', { method: 'tools/call', outcome: 'complete' }), flood + 1);
     assert.equal(value(text, 'mcp_guard_upstream_request_duration_seconds_count', { method: 'initialize', outcome: 'complete' }), 1);
 
-    assert.equal(value(text, 'mcp_guard_token_verifications_total', { result: 'verified' }), 1);
-    assert.equal(value(text, 'mcp_guard_token_verifications_total', { result: 'cache_hit' }), 1 + flood + 2);
+    assert.equal(value(text, 'mcp_guard_token_verifications_total', { result: 'verified' }), 2); // a JWT is cached on its second use
+    assert.equal(value(text, 'mcp_guard_token_verifications_total', { result: 'cache_hit' }), flood + 2);
     assert.equal(value(text, 'mcp_guard_token_verifications_total', { result: 'refused' }), 0);
     assert.equal(value(text, 'mcp_guard_jwks_fetches_total', { result: 'success' }), 1);
     assert.equal(value(text, 'mcp_guard_jwks_fetches_total', { result: 'failure' }), 0);
