@@ -94,15 +94,18 @@ async function main(): Promise<void> {
 
   gc();
   const before = process.memoryUsage();
-  // Twice each: a JWT enters the cache on its second use.
-  for (let pass = 0; pass < 2; pass++) {
-    for (let i = 0; i < count; i += BATCH) {
-      await Promise.all(tokens.slice(i, i + BATCH).map((token) => verifier.verify(token)));
+  // A JWT enters the cache on its second use: each batch is verified until every token of it is cached (twice,
+  // unless a token's first use was forgotten before its second).
+  for (let i = 0; i < count; i += BATCH) {
+    const batch = tokens.slice(i, i + BATCH);
+    for (let pass = 0; pass < 4 && batch.some((token) => verifier.cached?.(token) === undefined); pass++) {
+      await Promise.all(batch.map((token) => verifier.verify(token)));
     }
   }
   gc();
   const after = process.memoryUsage();
-  if (verifier.cached?.(tokens[0]!) === undefined) throw new Error('the first token was evicted: the measurement would undercount');
+  const held = tokens.filter((token) => verifier.cached?.(token) !== undefined).length;
+  if (held !== count) throw new Error(`${count - held} of ${count} tokens are not cached: the measurement would undercount`);
 
   let tokenChars = 0;
   let claims = 0;

@@ -110,7 +110,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const cache: TokenCache<CachedIdentity> | undefined = cacheOptions === false ? undefined : createTokenCache(cacheOptions);
   // A JWT is cached on its second use: a token seen once (one minted per request, say) would only evict a useful
   // entry and leave old-generation garbage behind, and checking it again costs only a signature check.
-  const jwtFirstUses = cacheOptions === false ? undefined : createSecondUseFilter(cacheOptions.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES);
+  const jwtFirstUses = cacheOptions === false ? undefined : createSecondUseFilter(2 * (cacheOptions.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES));
 
   const trusted = new Map<string, TrustedIssuer>();
   for (const issuer of issuers) {

@@ -1,43 +1,61 @@
-/** Fewest and most slots of a {@link SecondUseFilter} (4 bytes each): 4 KiB to 4 MiB. */
-const MIN_SLOTS = 1_024;
-const MAX_SLOTS = 1_048_576;
+/** Fewest and most keys a {@link SecondUseFilter} generation holds before it is replaced. */
+const MIN_KEYS = 1_024;
+const MAX_KEYS = 1_048_576;
+/** Bits per key and bits set per key: at a full generation about 3 % of new keys pass for seen (harmless). */
+const BITS_PER_KEY = 8;
+const HASHES = 3;
 
 /**
- * Remembers, in a fixed-size table, which keys were seen recently, so a cache can admit a key on its second use
- * only (the "doorkeeper" of TinyLFU admission). A key used once and never again, such as a token minted for a
- * single request, then never enters the cache: it costs no entry, no eviction of a useful one, and no old
- * generation garbage for the collector, which is what a cache full of one-use entries costs per request.
+ * Remembers which keys were seen recently, so a cache can admit a key on its second use only (the "doorkeeper"
+ * of TinyLFU admission). A key used once and never again, such as a token minted for a single request, then
+ * never enters the cache: it costs no entry, no eviction of a useful one, and no old-generation garbage for the
+ * collector, which is what a cache full of one-use entries costs per request.
  */
 export interface SecondUseFilter {
   /**
-   * Whether `key` was seen since its slot was last taken by another key; records it either way. A false "seen"
-   * needs a 32-bit tag collision in the same slot; a false "not seen" (the slot was reused) only delays admission
-   * to a later use. Neither affects what is accepted: the caller verifies either way.
+   * Whether `key` was seen among about the last `keys` new keys (see {@link createSecondUseFilter}); records it
+   * when it was not. A false "seen" (a few percent at most) only admits a key early; neither answer changes
+   * what is accepted, since the caller verifies either way.
    */
   seenBefore(key: string): boolean;
 }
 
 /**
- * Creates a {@link SecondUseFilter} with room for about `keys` recent keys: the next power of two at or above
- * twice that many slots, between 1 024 and 1 048 576, 4 bytes each, allocated once. Keys are expected to be
- * uniformly distributed already (a SHA-256 digest), so a few characters are enough to pick the slot and the tag.
+ * Creates a {@link SecondUseFilter} that remembers at least the last `keys` new keys (between 1 024 and
+ * 1 048 576): two Bloom filters of 8 bits per key, the current one and the one before it, allocated once (2 KB
+ * per thousand keys). When the current one has taken `keys` keys it becomes the previous one and a cleared table
+ * takes its place. Unlike a table of one slot per key, two keys in use cannot keep evicting each other. Keys are
+ * expected to be uniformly distributed already (a SHA-256 digest), so a few characters give each bit position.
  *
  * @example
- * const firstUses = createSecondUseFilter(10_000); // 32 768 slots, 128 KiB
+ * const firstUses = createSecondUseFilter(20_000); // two tables of 20 KB
  * if (firstUses.seenBefore(digest)) cache.set(digest, identity);
  */
 export function createSecondUseFilter(keys: number): SecondUseFilter {
-  let slots = MIN_SLOTS;
-  while (slots < 2 * keys && slots < MAX_SLOTS) slots *= 2;
-  const mask = slots - 1;
-  // 0 marks an empty slot, so tags are never 0.
-  const tags = new Uint32Array(slots);
+  const capacity = Math.min(MAX_KEYS, Math.max(MIN_KEYS, Math.ceil(keys)));
+  const words = Math.ceil((capacity * BITS_PER_KEY) / 32);
+  const bits = words * 32;
+  let current = new Uint32Array(words);
+  let previous = new Uint32Array(words);
+  let added = 0;
+  const positions = new Uint32Array(HASHES);
+
+  const has = (table: Uint32Array): boolean => {
+    for (const bit of positions) if ((table[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+    return true;
+  };
+
   return {
     seenBefore(key) {
-      const slot = fnv1a(key, 0, 4) & mask;
-      const tag = (fnv1a(key, 4, 10) | 1) >>> 0;
-      if (tags[slot] === tag) return true;
-      tags[slot] = tag;
+      for (let i = 0; i < HASHES; i++) positions[i] = fnv1a(key, 5 * i, 5 * i + 5) % bits;
+      if (has(current) || has(previous)) return true;
+      if (added === capacity) {
+        [previous, current] = [current, previous];
+        current.fill(0);
+        added = 0;
+      }
+      for (const bit of positions) current[bit >>> 5] = current[bit >>> 5]! | (1 << (bit & 31));
+      added++;
       return false;
     },
   };

@@ -97,10 +97,10 @@ export interface TokenVerifierOptions {
   boundTokens?: 'refuse' | 'return';
   /**
    * Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). A JWT enters it on its
-   * second use (a fixed table of recent digests, 4 bytes per slot, two to four slots per `maxEntries`, at most
-   * 4 MiB, remembers first uses): a token sent once, such as one minted for each request, costs one signature
-   * check and takes no entry from a token in use. An introspected token enters it on its first use, since a
-   * second introspection call costs a round trip.
+   * second use among at least the next `2 × maxEntries` new tokens (remembered in two Bloom filters of 2 bytes
+   * per `maxEntries` each, at most 1 MiB each): a token sent once, such as one minted for each request, costs one
+   * signature check and takes no entry from a token in use. An introspected token enters it on its first use,
+   * since a second introspection call costs a round trip.
    */
   tokenCache?: TokenCacheOptions | false;
   /**
