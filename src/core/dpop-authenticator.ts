@@ -39,7 +39,7 @@ export type AuthenticateDpop = (token: string, request: DpopRequest | undefined,
 
 /**
  * Creates the DPoP side of authentication (RFC 9449 §7): the proof is checked first (no network, and a bad proof
- * costs no token verification), then the token (from the cache when it was seen before), then the binding of the
+ * costs no token verification), then the token (from the token cache when it is there), then the binding of the
  * token to the proof's key, and last the proof's `jti` is claimed, so that only a proof that passed everything
  * uses up its identifier. The claim is atomic: of two concurrent replays, one wins.
  */

@@ -176,7 +176,7 @@ describe('createGuard: authenticate with a real issuer', () => {
     await issuer?.close();
   });
 
-  test('a valid token: a promise first, then the same identity synchronously from the cache', async () => {
+  test('a valid token: a promise on its first two uses, then the same identity synchronously from the cache', async () => {
     guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, policy });
     const token = await issuer.sign({ aud: RESOURCE, sub: 'alice', client_id: 'client-1', scope: 'mcp x:read' });
     const first = guard.authenticate(`Bearer ${token}`, '/mcp');
@@ -190,11 +190,15 @@ describe('createGuard: authenticate with a real issuer', () => {
     assert.equal(auth.resource?.href, new URL(RESOURCE).href);
 
     const jwksFetches = issuer.requests('/jwks');
-    const second = guard.authenticate(`Bearer ${token}`, '/mcp');
-    assert.equal(second instanceof Promise, false, 'a cached token is answered without a promise');
-    assert.equal(typeof (second as { then?: unknown }).then, 'undefined');
-    assert.equal((second as typeof auth).extra, auth.extra, 'the cached identity');
-    assert.deepEqual(second, auth);
+    // A JWT enters the cache on its second use: verified again then, from the keys already held.
+    const secondUse = guard.authenticate(`Bearer ${token}`, '/mcp');
+    assert.ok(secondUse instanceof Promise, 'the second use is verified again');
+    const cachedAuth = await secondUse;
+    const third = guard.authenticate(`Bearer ${token}`, '/mcp');
+    assert.equal(third instanceof Promise, false, 'a cached token is answered without a promise');
+    assert.equal(typeof (third as { then?: unknown }).then, 'undefined');
+    assert.equal((third as typeof auth).extra, cachedAuth.extra, 'the cached identity');
+    assert.deepEqual(third, auth);
     assert.equal(issuer.requests('/jwks'), jwksFetches);
   });
 
