@@ -29,7 +29,8 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 /**
  * Creates the {@link TokenVerifier} of a resource server: JWT access tokens (RFC 9068) are checked locally
  * against their issuer's JWKS; other tokens are introspected (RFC 7662) when `introspection` is configured and
- * refused otherwise. Verified identities are cached until `exp` (bounded by the cache's TTL, entries and bytes).
+ * refused otherwise. Verified identities are cached until `exp` (bounded by the cache's TTL, entries and bytes; a JWT
+ * from its second use).
  *
  * Every option is checked here, at start-up, and everything derivable is computed once: each issuer's metadata
  * is discovered on first use (or by `ready()`), never per request, and only when `jwksUri` or the

@@ -1,7 +1,7 @@
 /** Fewest and most keys a {@link SecondUseFilter} generation holds before it is replaced. */
 const MIN_KEYS = 1_024;
 const MAX_KEYS = 1_048_576;
-/** Bits per key and bits set per key: at a full generation about 3 % of new keys pass for seen (harmless). */
+/** Bits per key and bits set per key: 3 to 6 % of new keys (about 4 % on average) pass for seen, which is harmless. */
 const BITS_PER_KEY = 8;
 const HASHES = 3;
 
@@ -13,8 +13,8 @@ const HASHES = 3;
  */
 export interface SecondUseFilter {
   /**
-   * Whether `key` was seen among about the last `keys` new keys (see {@link createSecondUseFilter}); records it
-   * when it was not. A false "seen" (a few percent at most) only admits a key early; neither answer changes
+   * Whether `key` was seen among the last `keys` to `2 × keys` new keys (see {@link createSecondUseFilter});
+   * records it when it was not. A false "seen" (3 to 6 % of new keys) only admits a key early; neither answer changes
    * what is accepted, since the caller verifies either way.
    */
   seenBefore(key: string): boolean;
@@ -25,7 +25,8 @@ export interface SecondUseFilter {
  * 1 048 576): two Bloom filters of 8 bits per key, the current one and the one before it, allocated once (2 KB
  * per thousand keys). When the current one has taken `keys` keys it becomes the previous one and a cleared table
  * takes its place. Unlike a table of one slot per key, two keys in use cannot keep evicting each other. Keys are
- * expected to be uniformly distributed already (a SHA-256 digest), so a few characters give each bit position.
+ * expected to be uniformly distributed already and at least 15 characters long (a SHA-256 digest in base64url,
+ * 43): each bit position comes from five characters of its own.
  *
  * @example
  * const firstUses = createSecondUseFilter(20_000); // two tables of 20 KB

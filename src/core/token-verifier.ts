@@ -8,8 +8,8 @@ import type { AuthInfo } from './auth-info.js';
 export interface TokenVerifier {
   verify(token: string): Promise<AuthInfo>;
   /**
-   * The identity of an already verified, unexpired token, synchronously; `undefined` when it must be
-   * verified. Lets adapters skip a promise on the hot path. Optional for custom verifiers.
+   * The identity of a token in the cache (unexpired; a JWT from its second verification), synchronously;
+   * `undefined` when it must be verified. Lets adapters skip a promise on the hot path. Optional for custom verifiers.
    */
   cached?(token: string): AuthInfo | undefined;
   /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
@@ -96,11 +96,13 @@ export interface TokenVerifierOptions {
    */
   boundTokens?: 'refuse' | 'return';
   /**
-   * Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). A JWT enters it on its
-   * second use among at least the next `2 × maxEntries` new tokens (remembered in two Bloom filters of 2 bytes
-   * per `maxEntries` each, at most 1 MiB each): a token sent once, such as one minted for each request, costs one
-   * signature check and takes no entry from a token in use. An introspected token enters it on its first use,
-   * since a second introspection call costs a round trip.
+   * Cache of verified tokens, or `false` to verify every request. Default `{}` (enabled). A JWT enters it when it
+   * is verified again within the next 2 to 4 × `maxEntries` new tokens (at most 1 048 576 to 2 097 152; first uses
+   * are remembered in two Bloom filters of 2 bytes per `maxEntries` each, 1 KiB to 1 MiB each; concurrent first
+   * uses of one token are one use, sharing one verification): a token sent once, such as one minted for each
+   * request, costs one signature check and takes no entry from a token in use. A few percent of new tokens pass
+   * for seen and enter on their first use. An introspected token enters on its first use, since a second
+   * introspection call costs a round trip.
    */
   tokenCache?: TokenCacheOptions | false;
   /**

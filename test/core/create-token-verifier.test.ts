@@ -119,7 +119,8 @@ describe('createTokenVerifier', () => {
     const once = await Promise.all(Array.from({ length: 50 }, (_, i) => issuer.sign({ aud: RESOURCE, jti: `once-${i}` })));
     for (const token of once) await verifier.verify(token);
     assert.equal(verifier.cached?.(reused)?.extra, identity.extra, 'the reused token was not evicted');
-    assert.equal(once.filter((token) => verifier.cached?.(token) !== undefined).length, 0, 'no token used once was cached');
+    // A Bloom filter's false positive could admit one on its first use (about once in 3 000 runs).
+    assert.ok(once.filter((token) => verifier.cached?.(token) !== undefined).length <= 1, 'no token used once was cached');
   });
 
   it('bounds the cache in bytes with large tokens, keeping the most recent', async () => {
