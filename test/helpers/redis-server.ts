@@ -36,6 +36,8 @@ export interface StartTestRedisOptions {
    * benchmark passes its own, which pins the server to a CPU and stops it with its other processes.
    */
   launch?: (program: string, args: string[]) => ChildProcess;
+  /** More redis-server arguments, e.g. `['--requirepass', 'secret']`. Default none. */
+  args?: readonly string[];
 }
 
 /** Starts redis-server on 127.0.0.1 and waits until it accepts connections (at most 10 s). */
@@ -47,7 +49,7 @@ export async function startTestRedis(options: StartTestRedisOptions = {}): Promi
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    const proc = launch(program, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no']);
+    const proc = launch(program, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...(options.args ?? [])]);
     child = proc;
     let output = '';
     const ready = new Promise<void>((resolve, reject) => {

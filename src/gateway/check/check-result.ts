@@ -8,13 +8,13 @@
  * - `ok`: it would work;
  * - `warn`: it works, but likely not as meant (an open tool, a policy rule that matches nothing);
  * - `fail`: requests would fail (an issuer that cannot be discovered, no usable signing key, an upstream that
- *   does not initialize, introspection credentials refused);
+ *   does not initialize, introspection credentials refused, a Redis that cannot be used);
  * - `skip`: not checked, with the reason (nothing configured to check, or what it depends on failed).
  */
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 /** The kinds of check, in the order the report lists them. */
-export type CheckName = 'resource' | 'issuer' | 'authorization server' | 'keys' | 'introspection' | 'upstream' | 'policy' | 'token';
+export type CheckName = 'resource' | 'issuer' | 'authorization server' | 'keys' | 'introspection' | 'shared store' | 'upstream' | 'policy' | 'token';
 
 /** One line of the report. */
 export interface CheckResult {

@@ -12,6 +12,7 @@ import { checkSigningKeys } from './check-keys.js';
 import { checkPolicy } from './check-policy.js';
 import { checkResource } from './check-resource.js';
 import { checkScopesSupported } from './check-scopes-supported.js';
+import { checkSharedStore } from './check-shared-store.js';
 import { checkToken } from './check-token.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
@@ -23,8 +24,8 @@ export interface RunChecksOptions {
 }
 
 /**
- * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the upstream, the policy. The
- * issuers and the upstream are checked at the same time; each outbound call waits at most
+ * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the shared store (Redis), the upstream, the policy. The
+ * issuers, Redis and the upstream are checked at the same time; each outbound call waits at most
  * `MCP_AUTH_HTTP_TIMEOUT_MS`. The guard is built from the same options as the gateway's, so its discovery, key
  * set and introspection client are the ones checked.
  * Misspelt `MCP_AUTH_*` variables never get this far: loading the settings refuses them.
@@ -42,6 +43,11 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
     coverage: undefined,
   }));
+  const sharedStore = config.redis
+    ? checkSharedStore(config.redis, guard.resource, timeoutMs).catch(
+        (error: unknown): CheckResult => ({ check: 'shared store', status: 'fail', message: `Redis could not be checked: ${explainFailure(error, 300)}`, fix: 'check MCP_AUTH_REDIS_URL' }),
+      )
+    : undefined;
   const issuers = await Promise.all(
     options.issuers.map(async (issuer, index): Promise<{ issuer: string; checked: IssuerCheck; results: CheckResult[] }> => {
       const introspects = issuer === introspectionIssuer;
@@ -61,6 +67,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     const endpoint = introspection.endpoint ?? issuers.find((each) => each.issuer === introspectionIssuer)?.checked.metadata?.introspection_endpoint;
     results.push(await checkIntrospection(guard.verifier, endpoint));
   }
+  if (sharedStore) results.push(await sharedStore);
   const listed = await upstream;
   results.push(listed.result);
   const file = policyFileOf(config.settings);

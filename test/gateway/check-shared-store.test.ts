@@ -1,0 +1,80 @@
+// `mcp-oauth-guard check` with MCP_AUTH_REDIS_URL, run as the real CLI against a real redis-server (with a password)
+// and a real authorization server: the line says whether the gateway's own Redis calls work, never with the password.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { runGatewayCli } from '../helpers/run-cli.js';
+
+const skip = REDIS_SERVER === undefined ? 'redis-server is not installed (Debian package redis-server; CI installs it)' : false;
+const PASSWORD = 'check-s3cret-pw';
+
+interface Report {
+  exitCode: number;
+  results: { check: string; status: string; subject?: string; message: string; fix?: string }[];
+}
+
+describe('mcp-oauth-guard check: the shared store (Redis)', { skip, timeout: 60_000 }, () => {
+  let as: AuthorizationServer;
+  let redis: TestRedis;
+  let closedPort: number;
+
+  before(async () => {
+    as = await startAuthorizationServer();
+    redis = await startTestRedis({ args: ['--requirepass', PASSWORD] });
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    closedPort = (probe.address() as AddressInfo).port;
+    probe.close();
+    await once(probe, 'close');
+  });
+  after(async () => {
+    await as?.close();
+    if (redis) await removeTestRedis(redis);
+  });
+
+  const check = async (redisUrl: string): Promise<{ report: Report; line: Report['results'][number] | undefined; text: string }> => {
+    const run = await runGatewayCli(['check', '--json'], { MCP_AUTH_ISSUER: as.issuer, PORT: '3000', MCP_AUTH_REDIS_URL: redisUrl, MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
+    assert.equal(run.stderr, '');
+    const report = JSON.parse(run.stdout) as Report;
+    assert.equal(run.code, report.exitCode);
+    return { report, line: report.results.find((result) => result.check === 'shared store'), text: run.stdout + run.stderr };
+  };
+
+  it('a Redis the gateway can use: ok, after the issuer lines, and the password is never printed', async () => {
+    const { report, line, text } = await check(`redis://:${PASSWORD}@127.0.0.1:${redis.port}`);
+    assert.equal(report.exitCode, 0, text);
+    assert.deepEqual(
+      report.results.map((result) => result.check),
+      ['resource', 'issuer', 'authorization server', 'keys', 'shared store', 'upstream', 'policy'],
+    );
+    assert.deepEqual(line, {
+      check: 'shared store',
+      subject: `redis://127.0.0.1:${redis.port}`,
+      status: 'ok',
+      message: 'reachable: a DPoP replay claim and a rate-limit count succeeded (their keys expire within 5 s)',
+    });
+    assert.ok(!text.includes(PASSWORD), 'the password is not printed');
+  });
+
+  it('a wrong password: FAIL with the fix, exit 1, and neither password printed', async () => {
+    const { report, line, text } = await check(`redis://:not-the-password@127.0.0.1:${redis.port}`);
+    assert.equal(report.exitCode, 1, text);
+    assert.equal(line?.status, 'fail');
+    assert.match(line!.message, /^not usable: Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable \(.*(WRONGPASS|invalid).*\)/);
+    assert.match(line!.fix!, /MCP_AUTH_REDIS_URL/);
+    assert.ok(!text.includes('not-the-password') && !text.includes(PASSWORD), 'no password printed');
+  });
+
+  it('nothing listening: FAIL within the timeout, exit 1', async () => {
+    const started = Date.now();
+    const { report, line, text } = await check(`redis://127.0.0.1:${closedPort}`);
+    assert.equal(report.exitCode, 1, text);
+    assert.equal(line?.status, 'fail');
+    assert.match(line!.message, /^not usable: Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable \(.*ECONNREFUSED.*\)/);
+    assert.ok(Date.now() - started < 20_000, 'bounded by the check timeout');
+  });
+});
