@@ -92,9 +92,42 @@ describe('mcp-oauth-guard check', () => {
     assert.deepEqual([report.ok, report.exitCode], [true, 0]);
     assert.deepEqual(
       report.results.map((result) => [result.check, result.status]),
-      [['resource', 'ok'], ['issuer', 'ok'], ['authorization server', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
+      [['resource', 'ok'], ['listen', 'ok'], ['issuer', 'ok'], ['authorization server', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
     );
     assert.equal(report.results[0]!.subject, 'http://127.0.0.1:3000/mcp');
+    assert.equal(report.results[1]!.subject, '127.0.0.1:3000');
+  });
+
+  it('listen: a port in use warns (exit 0, 1 with --strict), an address the host does not have fails, the metrics port too', async () => {
+    const holder = createServer();
+    holder.listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: String(taken), MCP_AUTH_METRICS_PORT: String(closedPort) };
+      const run = await runCheck([], env);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      assert.equal(
+        entry(run.stdout, `listen 127.0.0.1:${taken}:`),
+        `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now, so the gateway cannot start beside what holds it (a gateway already running with these settings would explain it)\n      fix: stop what listens there, or choose another PORT`,
+      );
+      assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, the gateway can listen there`);
+      assert.equal((await runCheck(['--strict'], env)).code, 1);
+      // The port was only bound for a moment: it is free again.
+      const probe = createServer();
+      probe.listen(closedPort, '127.0.0.1');
+      await once(probe, 'listening');
+      probe.close();
+    } finally {
+      holder.close();
+    }
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no host has it.
+    const elsewhere = await runCheck([], { MCP_AUTH_ISSUER: as.issuer, HOST: '192.0.2.1', PORT: '3000', MCP_AUTH_RESOURCE: 'http://127.0.0.1:3000/mcp' });
+    assert.equal(elsewhere.code, 1, elsewhere.stdout + elsewhere.stderr);
+    assert.equal(
+      entry(elsewhere.stdout, 'listen 192.0.2.1:3000:'),
+      'FAIL  listen 192.0.2.1:3000: the MCP endpoint: this host has no such address\n      fix: set HOST to an address of this host (0.0.0.0 or :: for all of them)',
+    );
   });
 
   it('an issuer that is down: the line says so, with the fix; an application without an upstream is checked too; exit 1', async () => {

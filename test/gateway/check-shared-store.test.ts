@@ -49,7 +49,7 @@ describe('mcp-oauth-guard check: the shared store (Redis)', { skip, timeout: 60_
     assert.equal(report.exitCode, 0, text);
     assert.deepEqual(
       report.results.map((result) => result.check),
-      ['resource', 'issuer', 'authorization server', 'keys', 'shared store', 'upstream', 'policy'],
+      ['resource', 'listen', 'issuer', 'authorization server', 'keys', 'shared store', 'upstream', 'policy'],
     );
     assert.deepEqual(line, {
       check: 'shared store',

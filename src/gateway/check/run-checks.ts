@@ -8,6 +8,7 @@ import { policyFileOf } from '../policy-coverage-report.js';
 import { checkAuthorizationServer } from './check-authorization-server.js';
 import { checkIntrospection } from './check-introspection.js';
 import { checkIssuerMetadata, type IssuerCheck } from './check-issuer.js';
+import { checkListenAddresses } from './check-listen.js';
 import { checkSigningKeys } from './check-keys.js';
 import { checkPolicy } from './check-policy.js';
 import { checkResource } from './check-resource.js';
@@ -24,7 +25,7 @@ export interface RunChecksOptions {
 }
 
 /**
- * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the shared store (Redis), the upstream, the policy. The
+ * Runs every check of `mcp-oauth-guard check` on a loaded configuration, in the order of the report: the resource, the addresses it listens on, each issuer's metadata, what MCP clients require of it and its signing keys, introspection, the shared store (Redis), the upstream, the policy. The
  * issuers, Redis and the upstream are checked at the same time; each outbound call waits at most
  * `MCP_AUTH_HTTP_TIMEOUT_MS`. The guard is built from the same options as the gateway's, so its discovery, key
  * set and introspection client are the ones checked.
@@ -43,6 +44,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
     coverage: undefined,
   }));
+  const listening = checkListenAddresses(config);
   const sharedStore = config.redis
     ? checkSharedStore(config.redis, guard.resource, timeoutMs).catch(
         (error: unknown): CheckResult => ({ check: 'shared store', status: 'fail', message: `Redis could not be checked: ${explainFailure(error, 300)}`, fix: 'check MCP_AUTH_REDIS_URL' }),
@@ -61,6 +63,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
   );
   const results: CheckResult[] = [
     checkResource({ configured: config.guard.resource, canonical: guard.resource, isDefault: config.resourceIsDefault, audiences: options.audiences ?? [] }),
+    ...(await listening),
     ...issuers.flatMap((each) => each.results),
   ];
   if (introspection) {

@@ -1,0 +1,54 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { GatewayConfig } from '../gateway-config.js';
+import type { CheckResult } from './check-result.js';
+
+/** One address the gateway listens on, and the settings that name it. */
+interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+  readonly what: string;
+  readonly hostSetting: string;
+  readonly portSetting: string;
+}
+
+/**
+ * Whether the gateway could listen where its settings say: the MCP endpoint (`HOST`, `PORT`) and, when metrics are
+ * on, their listener (`MCP_AUTH_METRICS_HOST`, `MCP_AUTH_METRICS_PORT`). Each address is bound for a moment and
+ * released. A port in use only warns: what holds it may be this very gateway, already running.
+ */
+export async function checkListenAddresses(config: GatewayConfig): Promise<CheckResult[]> {
+  const addresses: ListenAddress[] = [{ host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: 'HOST', portSetting: 'PORT' }];
+  if (config.metrics) {
+    addresses.push({ host: config.metrics.host, port: config.metrics.port, what: 'the metrics listener', hostSetting: 'MCP_AUTH_METRICS_HOST', portSetting: 'MCP_AUTH_METRICS_PORT' });
+  }
+  return Promise.all(addresses.map(checkAddress));
+}
+
+async function checkAddress(address: ListenAddress): Promise<CheckResult> {
+  const { host, port, what, hostSetting, portSetting } = address;
+  const base = { check: 'listen', subject: `${host.includes(':') ? `[${host}]` : host}:${port}` } as const;
+  if (port === 0) return { ...base, status: 'ok', message: `${what}: port 0, so a free port is picked at start` };
+  const server = createServer();
+  try {
+    server.listen({ host, port, exclusive: true });
+    await once(server, 'listening');
+    server.close();
+    await once(server, 'close');
+    return { ...base, status: 'ok', message: `${what}: free, the gateway can listen there` };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      return {
+        ...base,
+        status: 'warn',
+        message: `${what}: in use now, so the gateway cannot start beside what holds it (a gateway already running with these settings would explain it)`,
+        fix: `stop what listens there, or choose another ${portSetting}`,
+      };
+    }
+    if (code === 'EACCES') return { ...base, status: 'fail', message: `${what}: not allowed to listen there (ports below 1024 need privileges)`, fix: `choose a ${portSetting} of 1024 or above, or grant the process CAP_NET_BIND_SERVICE` };
+    if (code === 'EADDRNOTAVAIL') return { ...base, status: 'fail', message: `${what}: this host has no such address`, fix: `set ${hostSetting} to an address of this host (0.0.0.0 or :: for all of them)` };
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { ...base, status: 'fail', message: `${what}: the host name does not resolve (${code})`, fix: `correct ${hostSetting}` };
+    return { ...base, status: 'fail', message: `${what}: cannot listen there (${code ?? 'an unknown error'})`, fix: `check ${hostSetting} and ${portSetting}` };
+  }
+}
