@@ -6,7 +6,7 @@ import { refuseUnknownSettings } from './unknown-settings.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
 import { loadPolicyFile } from './load-policy-file.js';
-import { MAX_BODY_TIMEOUT_MS, type SettingNames } from './resolve-guard-options.js';
+import { MAX_BODY_BYTES, MAX_BODY_TIMEOUT_MS, type SettingNames } from './resolve-guard-options.js';
 
 /** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
 export const ENV_SETTING_NAMES = {
@@ -144,7 +144,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('strictJwtAccessTokens', () => parseSwitchSetting(readSetting(env, 'MCP_AUTH_STRICT_JWT'), 'MCP_AUTH_STRICT_JWT'));
     set('resourceName', () => readSetting(env, 'MCP_AUTH_RESOURCE_NAME'));
     set('resourceDocumentation', () => readSetting(env, 'MCP_AUTH_RESOURCE_DOCUMENTATION'));
-    set('maxBodyBytes', () => readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, 64 * 1_048_576));
+    set('maxBodyBytes', () => readInteger(env, 'MCP_AUTH_MAX_BODY_BYTES', 1, MAX_BODY_BYTES));
     set('bodyTimeoutMs', () => readInteger(env, 'MCP_AUTH_BODY_TIMEOUT_MS', 1, MAX_BODY_TIMEOUT_MS));
     set('httpTimeoutMs', () => readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
     // off, allow or require, in any case; the guard checks the value and names the variable.

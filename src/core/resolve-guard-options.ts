@@ -36,6 +36,10 @@ export interface ResolvedGuardOptions extends GuardOptions {
 
 /** Default {@link GuardOptions.bodyTimeoutMs}, in milliseconds: ample for a 1 MiB body on a slow link. */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/** Default {@link GuardOptions.maxBodyBytes}, in bytes: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/** Largest {@link GuardOptions.maxBodyBytes}, in bytes: 64 MiB. */
+export const MAX_BODY_BYTES = 64 * 1_048_576;
 /** Largest {@link GuardOptions.bodyTimeoutMs}, in milliseconds: Node's own request timeout (300 s). */
 export const MAX_BODY_TIMEOUT_MS = 300_000;
 
@@ -94,7 +98,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     problems.check(() => {
       if (options.onDecision !== undefined && typeof options.onDecision !== 'function') throw new ConfigurationError(nameOf(names, 'onDecision'), 'must be a function');
     });
-    const maxBodyBytes = problems.check(() => checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), 1_048_576, { max: 64 * 1_048_576 }));
+    const maxBodyBytes = problems.check(() => checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), DEFAULT_MAX_BODY_BYTES, { max: MAX_BODY_BYTES }));
     const bodyTimeoutMs = problems.check(() => checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }));
     const maxJsonDepth = problems.check(() => checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }));
     const metadataMaxAgeSeconds = problems.check(() => checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }));

@@ -4,7 +4,7 @@ import { isLoopbackHost } from '../core/canonical-resource.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../core/introspection-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../core/jws-algorithms.js';
-import { DEFAULT_BODY_TIMEOUT_MS } from '../core/resolve-guard-options.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from '../core/resolve-guard-options.js';
 import { DEFAULT_TOKEN_CACHE_MAX_BYTES } from '../core/token-cache.js';
 import { closestName } from '../core/closest-name.js';
 import { ConfigurationError } from '../core/errors.js';
@@ -12,7 +12,17 @@ import { collectConfigurationProblems, type ConfigurationProblems } from '../cor
 import type { GuardOptions } from '../core/guard-options.js';
 import { loadOptionsFromEnv } from '../core/load-options-from-env.js';
 import { parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../core/settings.js';
-import { checkIdentityHeaders, isHeaderName, parseUpstreamUrl, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream-proxy.js';
+import {
+  checkIdentityHeaders,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_CALLER,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  isHeaderName,
+  parseUpstreamUrl,
+  type IdentityHeaderNames,
+  type UpstreamProxyOptions,
+} from './upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
@@ -99,11 +109,11 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_SCOPE', group: 'upstream-auth', flag: '--upstream-scope', value: '<list>', description: 'With client_credentials or token_exchange: the scopes asked for the upstream.', defaultValue: "the authorization server's default" },
   { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
   { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
-  { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: '10000' },
+  { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: String(DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS) },
   { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: String(STDIO_INTEGER_SETTINGS.idleTimeoutMs.fallback) },
-  { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: '16' },
-  { env: 'MCP_AUTH_MAX_SESSIONS', group: 'sessions', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: '10000' },
-  { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', group: 'sessions', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: '3600000' },
+  { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: String(DEFAULT_MAX_SESSIONS_PER_CALLER) },
+  { env: 'MCP_AUTH_MAX_SESSIONS', group: 'sessions', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: String(DEFAULT_MAX_SESSIONS) },
+  { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', group: 'sessions', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: String(DEFAULT_SESSION_IDLE_TIMEOUT_MS) },
   { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', group: 'stdio', flag: '--max-upstream-processes', value: '<number>', description: "Most stdio upstream processes at once; past it a new session gets 429 (nobody's live process is stopped to make room).", defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcesses.fallback) },
   { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', group: 'stdio', flag: '--max-upstream-processes-per-caller', value: '<number>', description: 'Most stdio upstream processes one caller (issuer, subject, client) holds; past it 429.', defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcessesPerCaller.fallback) },
   { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: String(STDIO_INTEGER_SETTINGS.processIdleTimeoutMs.fallback) },
@@ -125,7 +135,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_STRICT_JWT', group: 'token-validation', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
   { env: 'MCP_AUTH_RESOURCE_NAME', group: 'gateway', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', group: 'gateway', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
-  { env: 'MCP_AUTH_MAX_BODY_BYTES', group: 'limits', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: '1048576' },
+  { env: 'MCP_AUTH_MAX_BODY_BYTES', group: 'limits', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: String(DEFAULT_MAX_BODY_BYTES) },
   { env: 'MCP_AUTH_BODY_TIMEOUT_MS', group: 'limits', flag: '--body-timeout-ms', value: '<ms>', description: 'Longest time to receive a request body, from the end of its headers to its last byte; then 408 and the connection is closed.', defaultValue: String(DEFAULT_BODY_TIMEOUT_MS) },
   { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', group: 'token-validation', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: String(DEFAULT_HTTP_TIMEOUT_MS) },
   { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', group: 'token-validation', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },

@@ -201,12 +201,17 @@ export const GATEWAY_JSONRPC_CODE = -32603;
 /** JSON-RPC code of the 404 `Session not found` body, as the MCP SDKs answer it. */
 export const SESSION_NOT_FOUND_JSONRPC_CODE = -32001;
 
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+/** Default {@link UpstreamProxyOptions.connectTimeoutMs}, in milliseconds. */
+export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
+/** Default {@link UpstreamProxyOptions.idleTimeoutMs}, in milliseconds (a stdio upstream's too). */
+export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
-const DEFAULT_MAX_SESSIONS = 10_000;
-const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
-const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
+/** Default {@link UpstreamProxyOptions.maxSessions}. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** Default {@link UpstreamProxyOptions.maxSessionsPerCaller}. */
+export const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
+/** Default {@link UpstreamProxyOptions.sessionIdleTimeoutMs}, in milliseconds. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;
 
 /**
  * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
@@ -390,8 +395,8 @@ class Attempt {
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const upstream = parseUpstreamUrl(options?.upstream);
-  const connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
-  const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
+  const connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
+  const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS);
   const maxResponseBytes = checkTimeout(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const sessions = createSessionRegistry({
