@@ -48,8 +48,11 @@ export interface RedisStoresOptions {
    * proof is bound to one URL by its `htu` (RFC 9449 §4.3), so a replay to another server is refused anyway.
    */
   resource?: string;
-  /** Receives warnings (Redis lost, back). Never given the URL's password. Default `console.warn`. */
-  onWarning?: (message: string) => void;
+  /**
+   * Receives warnings (Redis lost, back), and for a loss the reason Redis or the connection gave (`WRONGPASS …`,
+   * `connect ECONNREFUSED …`). Never given the URL's password. Default `console.warn`.
+   */
+  onWarning?: (message: string, reason?: string) => void;
   /** Setting names for error messages. Default `options.url`, `options.failure`. */
   names?: { url?: string; failure?: string };
 }
@@ -101,6 +104,10 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
     lazyConnect: true,
+    // How long a disconnect waits for the socket to close before destroying it. ioredis arms that timer (2 s by
+    // default) even for a socket that has already failed and will never emit 'close', which kept a process that
+    // had closed its stores alive for 2 s after a failed connection.
+    disconnectTimeout: Math.min(commandTimeout, DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   });
 
   // One warning when Redis is lost and one when it is back, not one per failed request. Back is the first
@@ -111,7 +118,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     if (down) return;
     down = true;
     const effect = failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
-    warn(`Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`);
+    warn(`Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`, why);
   };
   const back = (): void => {
     if (!down) return;

@@ -109,7 +109,7 @@ describe('mcp-oauth-guard check', () => {
       assert.equal(run.code, 0, run.stdout + run.stderr);
       assert.equal(
         entry(run.stdout, `listen 127.0.0.1:${taken}:`),
-        `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now, so the gateway cannot start beside what holds it (a gateway already running with these settings would explain it)\n      fix: stop what listens there, or choose another PORT`,
+        `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now; a gateway started with these settings would fail while it is (a gateway already running with them holds it too)\n      fix: stop what listens there, or choose another PORT (--port)`,
       );
       assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, the gateway can listen there`);
       assert.equal((await runCheck(['--strict'], env)).code, 1);
@@ -126,7 +126,7 @@ describe('mcp-oauth-guard check', () => {
     assert.equal(elsewhere.code, 1, elsewhere.stdout + elsewhere.stderr);
     assert.equal(
       entry(elsewhere.stdout, 'listen 192.0.2.1:3000:'),
-      'FAIL  listen 192.0.2.1:3000: the MCP endpoint: this host has no such address\n      fix: set HOST to an address of this host (0.0.0.0 or :: for all of them)',
+      'FAIL  listen 192.0.2.1:3000: the MCP endpoint: this host has no such address\n      fix: set HOST (--host) to an address of this host (0.0.0.0 or :: for all of them)',
     );
   });
 

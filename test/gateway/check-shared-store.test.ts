@@ -60,21 +60,44 @@ describe('mcp-oauth-guard check: the shared store (Redis)', { skip, timeout: 60_
     assert.ok(!text.includes(PASSWORD), 'the password is not printed');
   });
 
-  it('a wrong password: FAIL with the fix, exit 1, and neither password printed', async () => {
-    const { report, line, text } = await check(`redis://:not-the-password@127.0.0.1:${redis.port}`);
-    assert.equal(report.exitCode, 1, text);
-    assert.equal(line?.status, 'fail');
-    assert.match(line!.message, /^not usable: Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable \(.*(WRONGPASS|invalid).*\)/);
-    assert.match(line!.fix!, /MCP_AUTH_REDIS_URL/);
-    assert.ok(!text.includes('not-the-password') && !text.includes(PASSWORD), 'no password printed');
+  it('credentials refused, or none given: FAIL saying so, with the fix, and no password printed', async () => {
+    for (const url of [`redis://:not-the-password@127.0.0.1:${redis.port}`, `redis://127.0.0.1:${redis.port}`]) {
+      const { report, line, text } = await check(url);
+      assert.equal(report.exitCode, 1, text);
+      assert.equal(line?.status, 'fail');
+      assert.match(line!.message, /^Redis refused the credentials \((WRONGPASS|NOAUTH) /, url);
+      assert.equal(line!.fix, 'correct the user and password in MCP_AUTH_REDIS_URL (redis://user:password@host:port)');
+      assert.ok(!text.includes('not-the-password') && !text.includes(PASSWORD), 'no password printed');
+    }
   });
 
-  it('nothing listening: FAIL within the timeout, exit 1', async () => {
+  it("a Redis user not allowed the rate limiter's scripts: FAIL naming the commands to allow", async () => {
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(`redis://:${PASSWORD}@127.0.0.1:${redis.port}`, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    await admin.connect();
+    try {
+      await admin.call('ACL', 'SETUSER', 'noscripts', 'on', '>noscripts-pw', '~*', '+@all', '-eval', '-evalsha');
+    } finally {
+      admin.disconnect();
+    }
+    const { report, line, text } = await check(`redis://noscripts:noscripts-pw@127.0.0.1:${redis.port}`);
+    assert.equal(report.exitCode, 1, text);
+    assert.match(line!.message, /^a rate-limit count failed: the Redis user may not run a command the gateway needs \(.*NOPERM/);
+    assert.match(line!.fix!, /^allow the user SET, EVAL, EVALSHA/);
+    assert.ok(!text.includes('noscripts-pw'), 'no password printed');
+  });
+
+  it('nothing listening: FAIL within the timeout, exit 1; rediss:// to a Redis without TLS says so', async () => {
     const started = Date.now();
     const { report, line, text } = await check(`redis://127.0.0.1:${closedPort}`);
     assert.equal(report.exitCode, 1, text);
     assert.equal(line?.status, 'fail');
-    assert.match(line!.message, /^not usable: Redis at redis:\/\/127\.0\.0\.1:\d+ is unavailable \(.*ECONNREFUSED.*\)/);
+    assert.match(line!.message, /^Redis cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
+    assert.equal(line!.fix, 'check the host and port of MCP_AUTH_REDIS_URL, and that this host can reach Redis');
     assert.ok(Date.now() - started < 20_000, 'bounded by the check timeout');
+    const tls = await check(`rediss://:${PASSWORD}@127.0.0.1:${redis.port}`);
+    assert.equal(tls.report.exitCode, 1, tls.text);
+    assert.match(tls.line!.message, /^no TLS connection \(no connection within 2000 ms\)$/);
+    assert.match(tls.line!.fix!, /^a rediss:\/\/ URL needs a Redis that speaks TLS on that port/);
   });
 });

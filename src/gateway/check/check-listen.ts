@@ -18,9 +18,9 @@ interface ListenAddress {
  * released. A port in use only warns: what holds it may be this very gateway, already running.
  */
 export async function checkListenAddresses(config: GatewayConfig): Promise<CheckResult[]> {
-  const addresses: ListenAddress[] = [{ host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: 'HOST', portSetting: 'PORT' }];
+  const addresses: ListenAddress[] = [{ host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: 'HOST (--host)', portSetting: 'PORT (--port)' }];
   if (config.metrics) {
-    addresses.push({ host: config.metrics.host, port: config.metrics.port, what: 'the metrics listener', hostSetting: 'MCP_AUTH_METRICS_HOST', portSetting: 'MCP_AUTH_METRICS_PORT' });
+    addresses.push({ host: config.metrics.host, port: config.metrics.port, what: 'the metrics listener', hostSetting: 'MCP_AUTH_METRICS_HOST (--metrics-host)', portSetting: 'MCP_AUTH_METRICS_PORT (--metrics-port)' });
   }
   return Promise.all(addresses.map(checkAddress));
 }
@@ -42,7 +42,7 @@ async function checkAddress(address: ListenAddress): Promise<CheckResult> {
       return {
         ...base,
         status: 'warn',
-        message: `${what}: in use now, so the gateway cannot start beside what holds it (a gateway already running with these settings would explain it)`,
+        message: `${what}: in use now; a gateway started with these settings would fail while it is (a gateway already running with them holds it too)`,
         fix: `stop what listens there, or choose another ${portSetting}`,
       };
     }

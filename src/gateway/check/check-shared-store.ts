@@ -8,7 +8,24 @@ import type { CheckResult } from './check-result.js';
 /** How long the keys the check writes live, in milliseconds: long enough to be written, short enough to leave nothing. */
 const CHECK_KEY_LIFETIME_MS = 5_000;
 
-const URL_FIX = 'check MCP_AUTH_REDIS_URL (host, port, password, rediss:// for TLS) and that this host can reach Redis';
+const URL_FIX = 'check the host and port of MCP_AUTH_REDIS_URL, and that this host can reach Redis';
+
+/** What a Redis failure means for the operator: the line's message and its fix, from the reason Redis gave. */
+function explainRedisFailure(reason: string, tls: boolean): { message: string; fix: string } {
+  if (/\b(WRONGPASS|NOAUTH)\b|invalid password|AUTH failed/i.test(reason)) {
+    return { message: `Redis refused the credentials (${reason})`, fix: 'correct the user and password in MCP_AUTH_REDIS_URL (redis://user:password@host:port)' };
+  }
+  if (/DB index is out of range/i.test(reason)) {
+    return { message: `Redis has no such database (${reason})`, fix: 'use a database number this Redis has: the path of MCP_AUTH_REDIS_URL, /0 when absent' };
+  }
+  if (/\bNOPERM\b/.test(reason)) {
+    return { message: `the Redis user may not run a command the gateway needs (${reason})`, fix: 'allow the user SET, EVAL, EVALSHA and the string commands on the key prefix (MCP_AUTH_REDIS_KEY_PREFIX)' };
+  }
+  if (tls && /no connection within/.test(reason)) {
+    return { message: `no TLS connection (${reason})`, fix: `a rediss:// URL needs a Redis that speaks TLS on that port: use redis:// for a plain one, or ${URL_FIX}` };
+  }
+  return { message: `Redis cannot be reached (${reason})`, fix: URL_FIX };
+}
 
 /**
  * Connects to the Redis the gateway shares its rate limits and DPoP replay cache through, with the gateway's own
@@ -21,7 +38,9 @@ export async function checkSharedStore(redis: SharedStoreConfig, resource: strin
   const base = { check: 'shared store', subject: redactRedisUrl(redis.url) } as const;
   // Loaded only here: ioredis and rate-limiter-flexible are optional dependencies, as for the gateway.
   const { createRedisStores } = await import('../../redis/redis-stores.js');
-  const warnings: string[] = [];
+  // The reason of each loss Redis or the connection reported; the gateway would log it as an outage.
+  const failures: string[] = [];
+  const tls = redis.url.startsWith('rediss:');
   let stores: Awaited<ReturnType<typeof createRedisStores>>;
   try {
     stores = await createRedisStores({
@@ -30,34 +49,34 @@ export async function checkSharedStore(redis: SharedStoreConfig, resource: strin
       names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
       connectTimeoutMs: timeoutMs,
       commandTimeoutMs: timeoutMs,
-      onWarning: (message) => warnings.push(message),
+      onWarning: (message, reason) => {
+        if (reason !== undefined) failures.push(reason);
+      },
     });
   } catch (error) {
     if (error instanceof ConfigurationError) return { ...base, status: 'fail', message: error.message, fix: 'npm install ioredis rate-limiter-flexible beside mcp-oauth-guard' };
     throw error;
   }
   try {
-    if (warnings.length > 0) return { ...base, status: 'fail', message: `not usable: ${warnings[0]}`, fix: URL_FIX };
+    if (failures.length > 0) return { ...base, status: 'fail', ...explainRedisFailure(failures[0]!, tls) };
     try {
       const claimed = await stores.replayCache.claim(`check-${randomUUID()}`, Date.now() + CHECK_KEY_LIFETIME_MS);
       if (!claimed) return { ...base, status: 'fail', message: 'a new DPoP proof id was refused as a replay', fix: 'check that no other program writes under MCP_AUTH_REDIS_KEY_PREFIX' };
     } catch (error) {
-      return {
-        ...base,
-        status: 'fail',
-        message: `a DPoP replay claim (SET NX PXAT) failed: ${explainFailure(error, 200)}`,
-        fix: 'use Redis 6.2 or later (PXAT), and a Redis user allowed SET on the key prefix',
-      };
+      const reason = explainFailure(error, 200);
+      if (/\bNOPERM\b/.test(reason)) return { ...base, status: 'fail', ...explainRedisFailure(reason, tls) };
+      return { ...base, status: 'fail', message: `a DPoP replay claim (SET NX PXAT) failed: ${reason}`, fix: 'use Redis 6.2 or later (PXAT)' };
     }
     const limit = { points: 1_000_000, windowMs: CHECK_KEY_LIFETIME_MS, text: 'check' };
     try {
       // With MCP_AUTH_REDIS_FAIL=fallback a failure falls back to counting in the process and is only warned of.
       await stores.rateLimiter.consume(`check-${randomUUID()}`, limit);
     } catch (error) {
-      warnings.push(explainFailure(error, 200));
+      failures.push(explainFailure(error, 200));
     }
-    if (warnings.length > 0) {
-      return { ...base, status: 'fail', message: `a rate-limit count failed: ${warnings[0]}`, fix: 'use a Redis user allowed EVAL, EVALSHA and the string commands on the key prefix' };
+    if (failures.length > 0) {
+      const { message, fix } = explainRedisFailure(failures[0]!, tls);
+      return { ...base, status: 'fail', message: `a rate-limit count failed: ${message}`, fix };
     }
     return { ...base, status: 'ok', message: 'reachable: a DPoP replay claim and a rate-limit count succeeded (their keys expire within 5 s)' };
   } finally {
