@@ -17,8 +17,8 @@ export interface StreamOwner {
 
 /** One event stream of a session, which may outlive the HTTP answer that started it. */
 export interface ResumableEventStream {
-  /** Whether a client connection carries it now. */
-  readonly attached: boolean;
+  /** Whether a client connection carries it now. (A method: an object literal with a getter is made in dictionary mode.) */
+  isAttached(): boolean;
   /** Records one event (a serialised JSON-RPC message) and writes it to the connection, if one is attached. */
   send(data: string): void;
   /** Ends the stream: the connection, if any, is ended; a later resume replays what is left, then ends. */
@@ -85,9 +85,7 @@ export function createSessionEventStreams(options: SessionEventStreamsOptions): 
     }
 
     const stream: Stream = {
-      get attached() {
-        return connection !== undefined;
-      },
+      isAttached: () => connection !== undefined,
       send(data) {
         if (ended) return;
         const id = buffer.record(number, data);

@@ -109,8 +109,13 @@ interface Exchange {
   readonly isGet: boolean;
   /** Whether the client accepts an event stream on this answer. */
   readonly sse: boolean;
-  /** Whether a client connection carries this answer now: false once it closed, even while a resume may come. */
-  readonly connected: boolean;
+  /**
+   * Whether a client connection carries this answer now: false once it closed, even while a resume may come. A
+   * method, not a getter: V8 makes an object literal with a getter in dictionary mode, and such per-request
+   * objects kept their requests alive through young-generation collections (see `handlerContext` in
+   * answer-with-function.ts).
+   */
+  connected(): boolean;
   /** The MCP revision of the request it answers (what its stream may carry depends on it). */
   readonly protocolVersion: string | undefined;
   /** Its resumable event stream, once it has one. */
@@ -254,9 +259,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     if (slot.get !== undefined) order.push(slot.get);
     // Newest first: the request most recently sent is the one most likely still being read.
     for (const exchange of [...slot.waiting].reverse()) if (exchange.sse && only === undefined) order.push(exchange);
-    for (const exchange of order) if (exchange.connected && fits(exchange) && exchange.push(message)) return true;
+    for (const exchange of order) if (exchange.connected() && fits(exchange) && exchange.push(message)) return true;
     if ('id' in message) return false;
-    for (const exchange of order) if (!exchange.connected && fits(exchange) && exchange.push(message)) return true;
+    for (const exchange of order) if (!exchange.connected() && fits(exchange) && exchange.push(message)) return true;
     return false;
   }
 
@@ -458,9 +463,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         isGet: false,
         sse: acceptsSse,
         protocolVersion: context.protocolVersion,
-        get connected() {
-          return stream ? stream.attached : !res.writableEnded && !res.destroyed;
-        },
+        connected: () => (stream ? stream.isAttached() : !res.writableEnded && !res.destroyed),
         push: (msg) => sink.message(msg),
         end: (status, text) => {
           pendingRequest?.abandon(true, 'the gateway is shutting down');
@@ -508,7 +511,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     if (lastEventId !== undefined && replayBufferBytes > 0) return resume(res, slot, lastEventId);
     if (slot.get !== undefined) {
       // A GET stream whose client left without resuming it is replaced; a connected one is not.
-      if (slot.get.stream?.attached === false) slot.get.end(200, '');
+      if (slot.get.stream?.isAttached() === false) slot.get.end(200, '');
       else {
         writeJson(res, 409, jsonRpcError(null, -32600, 'Conflict: this session already has a GET stream open'));
         return;
@@ -522,9 +525,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         isGet: true,
         sse: true,
         protocolVersion: context.protocolVersion,
-        get connected() {
-          return record.stream ? record.stream.attached : !res.writableEnded && !res.destroyed;
-        },
+        connected: () => (record.stream ? record.stream.isAttached() : !res.writableEnded && !res.destroyed),
         push(message) {
           if (settled) return false;
           // A stream whose client lost it keeps its messages for the resume.

@@ -25,6 +25,17 @@ export interface FilterListResponseOptions {
 /** Filtered JSON list answers by filter key: the upstream's bytes after the prefix, and the filtered rest. */
 export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: Buffer | undefined }>;
 
+/**
+ * `headersSent` while a JSON answer is held, with one getter for every response: V8 can then reuse one hidden
+ * class transition for all of them, where a new getter each time cannot (see `handlerContext` in
+ * answer-with-function.ts for what per-request getters cost).
+ */
+const HEADERS_SENT: PropertyDescriptor = { configurable: true, get: headersAreSent };
+
+function headersAreSent(): boolean {
+  return true;
+}
+
 /** Keys a {@link ListAnswerMemo} keeps (oldest forgotten first): a few methods times a few scope sets. */
 const LIST_ANSWER_MEMO_KEYS = 32;
 /** Largest answer a {@link ListAnswerMemo} keeps, in bytes. */
@@ -162,7 +173,7 @@ export function filterListResponse(
       heldHeaders = headers;
       res.statusCode = status;
       // Code that checks `headersSent` after writing the head (error handlers) must see it as sent.
-      Object.defineProperty(res, 'headersSent', { configurable: true, get: () => true });
+      Object.defineProperty(res, 'headersSent', HEADERS_SENT);
       return;
     }
     mode = 'sse';
