@@ -99,7 +99,7 @@ describe('mcpOAuthGuard handler context signal', () => {
     assert.equal(kept?.signal.aborted, false);
   });
 
-  test('spreading a context copies its fields, the signal included', async () => {
+  test('spreading a context copies its fields, the signal included, and nothing internal', async () => {
     let copy: Record<string, unknown> | undefined;
     behaviours.set('spread', async (context) => {
       copy = { ...context };
@@ -107,6 +107,7 @@ describe('mcpOAuthGuard handler context signal', () => {
     const res = await postMcp(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'spread' } }, token);
     assert.equal(res.status, 200);
     assert.ok(copy?.signal instanceof AbortSignal);
+    assert.deepEqual(Reflect.ownKeys(copy!).sort(), ['auth', 'protocolVersion', 'sessionId', 'signal'], 'no internal property shows');
     assert.equal((copy?.auth as { extra: { sub: string } }).extra.sub, 'alice');
   });
 
