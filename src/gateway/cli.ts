@@ -16,6 +16,7 @@ import { ConfigurationProblems } from '../core/configuration-problems.js';
 import { describeConfigurationError } from './configuration-error-line.js';
 import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
+import { listenAddresses } from './listen-addresses.js';
 import { startGateway } from './start-gateway.js';
 
 const PROGRAM = 'mcp-oauth-guard';
@@ -69,9 +70,9 @@ async function main(): Promise<void> {
     }
     const code = (error as NodeJS.ErrnoException).code;
     // A listen error names its port: the metrics listener's is not the gateway's.
-    const metrics = config.metrics !== undefined && (error as { port?: unknown }).port === config.metrics.port && config.metrics.port !== config.port ? config.metrics : undefined;
-    const [host, port, settings] = metrics ? [metrics.host, metrics.port, 'MCP_AUTH_METRICS_PORT or --metrics-port'] : [config.host, config.port, 'PORT or --port'];
-    const hint = code === 'EADDRINUSE' ? `port ${port} is in use; set ${settings} to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}` : (error as Error).message;
+    const addresses = listenAddresses(config);
+    const { host, port, portSetting } = addresses.find((address) => address.port === (error as { port?: unknown }).port) ?? addresses[0]!;
+    const hint = code === 'EADDRINUSE' ? `port ${port} is in use; set ${portSetting.env} or ${portSetting.flag} to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}` : (error as Error).message;
     process.stderr.write(`${PROGRAM}: cannot start: ${hint}\n`);
     process.exitCode = 1;
     return;

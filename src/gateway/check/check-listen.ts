@@ -1,32 +1,23 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { GatewayConfig } from '../gateway-config.js';
+import { listenAddresses, type ListenAddress, type SettingName } from '../listen-addresses.js';
 import type { CheckResult } from './check-result.js';
 
-/** One address the gateway listens on, and the settings that name it. */
-interface ListenAddress {
-  readonly host: string;
-  readonly port: number;
-  readonly what: string;
-  readonly hostSetting: string;
-  readonly portSetting: string;
-}
+const named = (setting: SettingName): string => `${setting.env} (${setting.flag})`;
 
 /**
- * Whether the gateway could listen where its settings say: the MCP endpoint (`HOST`, `PORT`) and, when metrics are
- * on, their listener (`MCP_AUTH_METRICS_HOST`, `MCP_AUTH_METRICS_PORT`). Each address is bound for a moment and
- * released. A port in use only warns: what holds it may be this very gateway, already running.
+ * Whether the gateway could listen where its settings say ({@link listenAddresses}). Each address is bound for a
+ * moment and released. A port in use only warns: what holds it may be this very gateway, already running.
  */
 export async function checkListenAddresses(config: GatewayConfig): Promise<CheckResult[]> {
-  const addresses: ListenAddress[] = [{ host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: 'HOST (--host)', portSetting: 'PORT (--port)' }];
-  if (config.metrics) {
-    addresses.push({ host: config.metrics.host, port: config.metrics.port, what: 'the metrics listener', hostSetting: 'MCP_AUTH_METRICS_HOST (--metrics-host)', portSetting: 'MCP_AUTH_METRICS_PORT (--metrics-port)' });
-  }
-  return Promise.all(addresses.map(checkAddress));
+  return Promise.all(listenAddresses(config).map(checkAddress));
 }
 
 async function checkAddress(address: ListenAddress): Promise<CheckResult> {
-  const { host, port, what, hostSetting, portSetting } = address;
+  const { host, port, what } = address;
+  const hostSetting = named(address.hostSetting);
+  const portSetting = named(address.portSetting);
   const base = { check: 'listen', subject: `${host.includes(':') ? `[${host}]` : host}:${port}` } as const;
   if (port === 0) return { ...base, status: 'ok', message: `${what}: port 0, so a free port is picked at start` };
   const server = createServer();

@@ -1,0 +1,41 @@
+import type { GatewayConfig } from './gateway-config.js';
+
+/** A setting as an operator gives it: its environment variable and its flag. */
+export interface SettingName {
+  readonly env: string;
+  readonly flag: string;
+}
+
+/** One address the gateway listens on, and the settings that name it. */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+  /** What listens there, for messages: `the MCP endpoint` or `the metrics listener`. */
+  readonly what: string;
+  readonly hostSetting: SettingName;
+  readonly portSetting: SettingName;
+}
+
+/**
+ * Every address the gateway listens on: the MCP endpoint (`HOST`, `PORT`) and, when metrics are on, their own
+ * listener (`MCP_AUTH_METRICS_HOST`, `MCP_AUTH_METRICS_PORT`). `check` binds each, and the CLI names the one a
+ * listen error is about.
+ *
+ * @example
+ * listenAddresses(config).map((a) => `${a.host}:${a.port}`); // ['127.0.0.1:8080', '127.0.0.1:9464']
+ */
+export function listenAddresses(config: Pick<GatewayConfig, 'host' | 'port' | 'metrics'>): ListenAddress[] {
+  const addresses: ListenAddress[] = [
+    { host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: { env: 'HOST', flag: '--host' }, portSetting: { env: 'PORT', flag: '--port' } },
+  ];
+  if (config.metrics) {
+    addresses.push({
+      host: config.metrics.host,
+      port: config.metrics.port,
+      what: 'the metrics listener',
+      hostSetting: { env: 'MCP_AUTH_METRICS_HOST', flag: '--metrics-host' },
+      portSetting: { env: 'MCP_AUTH_METRICS_PORT', flag: '--metrics-port' },
+    });
+  }
+  return addresses;
+}
