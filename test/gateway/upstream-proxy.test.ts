@@ -116,13 +116,18 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}, 
   });
 }
 
+/** An upstream that opens session `session-1` on `initialize` and answers every other request with a call result. */
+function startOneSessionUpstream(): ReturnType<typeof startUpstream> {
+  return startUpstream((_req, res, body) =>
+    JSON.parse(body).method === 'initialize'
+      ? jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'session-1' })
+      : jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }),
+  );
+}
+
 describe('createUpstreamProxy', () => {
   it('forwards the allow-listed headers and the parsed body, and never the token or cookies', async () => {
-    const upstream = await startUpstream((_req, res, body) =>
-      JSON.parse(body).method === 'initialize'
-        ? jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'session-1' })
-        : jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }),
-    );
+    const upstream = await startOneSessionUpstream();
     const front = await startFront({ upstream: upstream.url });
     await (await post(front.url, INITIALIZE)).arrayBuffer();
     upstream.received.length = 0;
@@ -413,11 +418,7 @@ describe('createUpstreamProxy', () => {
   });
 
   it('answers 503 to a request that arrives after close(), in a session or not, without reaching the upstream', async () => {
-    const upstream = await startUpstream((_req, res, body) =>
-      JSON.parse(body).method === 'initialize'
-        ? jsonReply(res, 200, { jsonrpc: '2.0', id: 0, result: {} }, { 'Mcp-Session-Id': 'session-1' })
-        : jsonReply(res, 200, { jsonrpc: '2.0', id: 7, result: { content: [] } }),
-    );
+    const upstream = await startOneSessionUpstream();
     const front = await startFront({ upstream: upstream.url });
     assert.equal((await post(front.url, INITIALIZE)).status, 200);
     assert.equal((await post(front.url, CALL, { 'Mcp-Session-Id': 'session-1' })).status, 200);
