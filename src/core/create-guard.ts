@@ -24,7 +24,7 @@ import { createRateLimitCheck } from './rate-limit-check.js';
 import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
 import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from './token-binding.js';
-import type { TokenVerifier } from './token-verifier.js';
+import { cachedOrVerify, type TokenVerifier } from './token-verifier.js';
 import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
 
 /** An HTTP answer the adapter writes as is. */
@@ -229,9 +229,8 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
     if (dpopMode === 'require') throw dpopRequired();
     // Hot path: a cached Bearer token costs the lookup and one property read, no promise.
-    const cached = verifier.cached?.(token);
-    if (cached !== undefined) return checkBearerUse(cached, dpopMode);
-    return verifier.verify(token).then((auth) => checkBearerUse(auth, dpopMode));
+    const auth = cachedOrVerify(verifier, token);
+    return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
   };
   const parseMessage: Guard['parseMessage'] = (body) => parseJsonRpcMessage(body, maxJsonDepth);
   const report: Guard['report'] = (decision, reason, status, ctx) => {

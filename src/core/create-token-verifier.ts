@@ -1,5 +1,6 @@
 import { checkNumber, checkStringList } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
+import type { JWTPayload } from 'jose';
 import type { AuthInfo } from './auth-info.js';
 import { buildAuthInfo } from './auth-info-from-claims.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from './errors.js';
@@ -48,8 +49,9 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  *
  * The cache is keyed by a digest of the token and keeps only the identity (claims, scopes, client); each answer
  * is a fresh frozen {@link AuthInfo} carrying the presented token, sharing the frozen `scopes` and `extra` of
- * every request with the same token. Concurrent requests with the same not-yet-cached token share one
- * verification. Failures are not cached: every request with a bad token is checked again (an unknown `kid`
+ * every request with the same token. A JWT whose issuer's key is already held is verified with no promise at all
+ * (`cachedOrVerify` answers it synchronously); concurrent requests with the same token while it waits (for keys,
+ * for introspection) share one verification. Failures are not cached: every request with a bad token is checked again (an unknown `kid`
  * refetches the JWKS at most once per `jwksCooldownMs`; each unknown opaque token costs one introspection call,
  * so rate-limit upstream).
  *
@@ -133,7 +135,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       jwksCacheMaxAgeMs,
       onJwksFetch,
     });
-    trusted.set(issuer, { issuer, discover, verifyJwt, introspects });
+    trusted.set(issuer, { issuer, discover, verifyJwt, introspects, mayIntrospectJwts: introspection !== undefined && introspects && jwksUri === undefined, publishesJwks: false });
   }
 
   const introspect: IntrospectToken | undefined =
@@ -157,11 +159,28 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return info;
   };
 
-  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer, peeked: PeekedJwtClaims): Promise<AuthInfo> => {
-    const { payload } = await issuer.verifyJwt(token, peeked);
+  /** The identity of a JWT whose signature and claims checked out; cached from its second use. */
+  const admitJwt = (token: string, key: string, payload: JWTPayload): AuthInfo => {
     const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
     if (jwtFirstUses?.seenBefore(key) === true) cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
     return info;
+  };
+
+  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer, peeked: PeekedJwtClaims): Promise<AuthInfo> => {
+    return admitJwt(token, key, (await issuer.verifyJwt(token, peeked)).payload);
+  };
+
+  /**
+   * A JWT verified on the spot when nothing has to wait: its issuer's key is at hand and the issuer is known to
+   * publish keys. `undefined` when it must go the asynchronous way ({@link verifyUncached}); refusals are thrown.
+   */
+  const verifyUncachedNow = (token: string, key: string): AuthInfo | undefined => {
+    if (countDots(token) !== 2) return undefined;
+    const peeked = peekClaims(token);
+    const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
+    if (issuer.mayIntrospectJwts && !issuer.publishesJwks) return undefined;
+    const verified = issuer.verifyJwt.now(token, peeked);
+    return verified === undefined ? undefined : admitJwt(token, key, verified.payload);
   };
 
   const verifyUncached = async (token: string, key: string): Promise<AuthInfo> => {
@@ -172,8 +191,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       const peeked = peekClaims(token);
       const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
-      if (introspect !== undefined && issuer.introspects && jwksUri === undefined && (await issuer.discover()).jwks_uri === undefined) {
-        return verifyByIntrospection(token, key);
+      if (issuer.mayIntrospectJwts && !issuer.publishesJwks) {
+        if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection(token, key);
+        issuer.publishesJwks = true;
       }
       return verifyAsJwt(token, key, issuer, peeked);
     }
@@ -205,21 +225,51 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     throw error;
   };
 
+  /** {@link verifyUncachedNow}, reported as `verify` reports; `undefined` when the token must wait. */
+  const verifyNowReported = (token: string, key: string): AuthInfo | undefined => {
+    // A verification in progress (waiting for keys) is joined instead.
+    if (inFlight.has(key)) return undefined;
+    let info: AuthInfo | undefined;
+    try {
+      info = verifyUncachedNow(token, key);
+    } catch (error) {
+      if (report === undefined) throw error;
+      return reportRefused(error);
+    }
+    if (info !== undefined) report?.('verified');
+    return info;
+  };
+
+  /** The verification of a token not in the cache, shared with concurrent requests for the same token. */
+  const verifyKeyed = (token: string, key: string): Promise<AuthInfo> => {
+    let pending = inFlight.get(key);
+    if (pending === undefined) {
+      pending = verifyUncached(token, key).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return report === undefined ? pending : pending.then(reportVerified, reportRefused);
+  };
+
+  // One digest per request, and no promise unless something must be waited for: a cached token, or a new JWT
+  // whose issuer's key is at hand, is answered synchronously (a refusal is then thrown).
+  const cachedOrVerify = (token: string): AuthInfo | Promise<AuthInfo> => {
+    const key = tokenDigest(token);
+    return cached(token, key) ?? verifyNowReported(token, key) ?? verifyKeyed(token, key);
+  };
+
   return {
     verify(token: string): Promise<AuthInfo> {
-      const key = tokenDigest(token);
-      const hit = cached(token, key);
-      if (hit !== undefined) return Promise.resolve(hit);
-      let pending = inFlight.get(key);
-      if (pending === undefined) {
-        pending = verifyUncached(token, key).finally(() => inFlight.delete(key));
-        inFlight.set(key, pending);
+      try {
+        const answer = cachedOrVerify(token);
+        return answer instanceof Promise ? answer : Promise.resolve(answer);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      return report === undefined ? pending : pending.then(reportVerified, reportRefused);
     },
     cached(token: string): AuthInfo | undefined {
       return cache === undefined ? undefined : cached(token, tokenDigest(token));
     },
+    cachedOrVerify,
     async ready(): Promise<void> {
       const outcomes = await Promise.allSettled([...trusted.values()].map((issuer) => issuer.discover()));
       const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
@@ -263,6 +313,10 @@ interface TrustedIssuer {
   readonly verifyJwt: VerifyJwt;
   /** Whether opaque tokens are introspected at this issuer. */
   readonly introspects: boolean;
+  /** Whether JWTs of this issuer are introspected when its metadata has no `jwks_uri` (it introspects, and no `jwksUri` is set). */
+  readonly mayIntrospectJwts: boolean;
+  /** Set once its metadata showed a `jwks_uri`: its JWTs are then always verified locally. */
+  publishesJwks: boolean;
 }
 
 /** What the cache keeps of a verified token: its identity, never the token. */

@@ -17,6 +17,7 @@ export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
+export { cachedOrVerify } from './token-verifier.js';
 export { explainFailure } from './explain-failure.js';
 export { IssuerDiscoveryError, type DiscoveryFailure, type DiscoveryFailureKind } from './issuer-discovery.js';
 export { extractBearerToken, type BearerTokenHeaders } from './bearer-token.js';

@@ -40,12 +40,39 @@ export interface JwksKeySetOptions {
  * @throws AuthorizationServerUnavailableError (503, `Retry-After` = seconds until the next fetch may start) when
  *   the set cannot be fetched, or when the last fetch failed and the token names a key the set lacks.
  */
-export type JwksKeySet = (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+export interface JwksKeySet {
+  (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey>;
+  /**
+   * The key this set already resolved for a header with the same `alg` and `kid`, when the set is still fresh:
+   * what the call would resolve to, with no promise. `undefined` when it must be asked (a first token, a new
+   * `kid`, a set past `maxAgeMs`); never a guess.
+   */
+  known(protectedHeader: JWSHeaderParameters): CryptoKey | undefined;
+}
 
-/** A fetched key set and when it was fetched. */
+/**
+ * A fetched key set, when it was fetched, and the keys it resolved by `alg` and then `kid`. jose picks a key from
+ * those two header parameters only (a `kid` that is not a string matches nothing, and is never remembered), and
+ * a fetched set never changes, so a key it resolved once is its answer for that pair until the set is replaced.
+ * Only resolved keys are remembered: at most one per key and algorithm of the set, whatever tokens arrive.
+ */
 interface FetchedKeys {
   readonly resolve: ReturnType<typeof createLocalJWKSet>;
   readonly fetchedAtMs: number;
+  readonly resolved: Map<string, Map<string | undefined, CryptoKey>>;
+}
+
+/** Resolves a header's key from `set`, remembering it there. */
+async function resolveFrom(set: FetchedKeys, protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
+  const key = await set.resolve(protectedHeader, token);
+  const { alg, kid } = protectedHeader;
+  // Compact tokens have no unprotected header; anything else is not remembered.
+  if (typeof alg === 'string' && (kid === undefined || typeof kid === 'string') && token.header === undefined) {
+    let byKid = set.resolved.get(alg);
+    if (byKid === undefined) set.resolved.set(alg, (byKid = new Map()));
+    byKid.set(kid, key);
+  }
+  return key;
 }
 
 /**
@@ -101,7 +128,7 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     }
     nextFetchAtMs = now() + cooldownMs;
     try {
-      keys = { resolve: createLocalJWKSet(await reloadJwks(set)), fetchedAtMs: now() };
+      keys = { resolve: createLocalJWKSet(await reloadJwks(set)), fetchedAtMs: now(), resolved: new Map() };
       lastFailure = undefined;
       options.onFetch?.('success');
     } catch (error) {
@@ -121,7 +148,7 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
 
   const mayFetch = (): boolean => pending !== undefined || now() >= nextFetchAtMs;
 
-  return async (protectedHeader, token) => {
+  const resolve = async (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
     if (keys === undefined || now() >= keys.fetchedAtMs + maxAgeMs) {
       if (mayFetch()) await refresh();
       // Not fetchable yet: the set is usable only as the result of the last fetch (then it is younger than the
@@ -130,18 +157,25 @@ export function createJwksKeySet(options: JwksKeySetOptions): JwksKeySet {
     }
     const current = keys as FetchedKeys;
     try {
-      return await current.resolve(protectedHeader, token);
+      return await resolveFrom(current, protectedHeader, token);
     } catch (error) {
       if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
       // The issuer may have rotated its keys since the set was fetched.
       if (mayFetch()) {
         await refresh();
-        return (keys as FetchedKeys).resolve(protectedHeader, token);
+        return resolveFrom(keys as FetchedKeys, protectedHeader, token);
       }
       if (lastFailure !== undefined) throw unavailable(lastFailure);
       throw error;
     }
   };
+  const known = (protectedHeader: JWSHeaderParameters): CryptoKey | undefined => {
+    // A set past its age is refetched (or refused) by the call, never answered from here.
+    if (keys === undefined || now() >= keys.fetchedAtMs + maxAgeMs || typeof protectedHeader.alg !== 'string') return undefined;
+    const { kid } = protectedHeader;
+    return kid === undefined || typeof kid === 'string' ? keys.resolved.get(protectedHeader.alg)?.get(kid) : undefined;
+  };
+  return Object.assign(resolve, { known });
 }
 
 /**

@@ -12,8 +12,28 @@ export interface TokenVerifier {
    * `undefined` when it must be verified. Lets adapters skip a promise on the hot path. Optional for custom verifiers.
    */
   cached?(token: string): AuthInfo | undefined;
+  /**
+   * The identity synchronously when nothing must be waited for (a cached token; a new JWT whose issuer's key is
+   * already held), else the promise of `verify(token)`. Hashes the token once. A refusal known at once is thrown,
+   * not returned as a rejected promise. Optional for custom verifiers; use {@link cachedOrVerify}, which falls
+   * back to `cached` and `verify`.
+   */
+  cachedOrVerify?(token: string): AuthInfo | Promise<AuthInfo>;
   /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
   ready(): Promise<void>;
+}
+
+/**
+ * The identity of `token`: synchronously when `verifier` can answer at once (no promise on the hot path), else the
+ * promise of its verification. May throw, as well as reject, with the verifier's errors.
+ *
+ * @example
+ * const auth = cachedOrVerify(verifier, token);
+ * return auth instanceof Promise ? auth.then(use) : use(auth);
+ */
+export function cachedOrVerify(verifier: TokenVerifier, token: string): AuthInfo | Promise<AuthInfo> {
+  if (verifier.cachedOrVerify !== undefined) return verifier.cachedOrVerify(token);
+  return verifier.cached?.(token) ?? verifier.verify(token);
 }
 
 /** Options for opaque-token introspection (RFC 7662). */

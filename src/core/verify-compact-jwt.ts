@@ -93,6 +93,46 @@ function asciiBytes(text: string, message: string): Buffer {
   return Buffer.from(text, 'latin1');
 }
 
+/** A compact JWS split and its protected header checked: everything jose checks before it needs the key. */
+interface CheckedCompactJws {
+  readonly header: JWTHeaderParameters;
+  readonly alg: string;
+  readonly b64: boolean;
+  readonly encodedHeader: string;
+  readonly payloadSegment: string;
+  readonly encodedSignature: string;
+}
+
+/** jose's checks up to the key, in jose's order: three segments, the header, `crit`, `alg` and its being allowed. */
+function checkBeforeKey(token: string, options: CompactJwtVerifyOptions): CheckedCompactJws {
+  if (typeof token !== 'string') throw new errors.JWSInvalid('Compact JWS must be a string or Uint8Array');
+  const { 0: encodedHeader, 1: payloadSegment, 2: encodedSignature, length } = token.split('.');
+  if (length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
+  const header = parseProtectedHeader(encodedHeader as string);
+  const b64 = checkCritical(header);
+  const { alg } = header;
+  if (typeof alg !== 'string' || !alg) throw new errors.JWSInvalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
+  const { algorithms } = options;
+  if (algorithms !== undefined && !algorithms.includes(alg)) throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
+  return { header, alg, b64, encodedHeader: encodedHeader as string, payloadSegment: payloadSegment as string, encodedSignature: encodedSignature as string };
+}
+
+/** The check jose makes of an unencoded payload (RFC 7797) before the key: it is still signed as its ASCII bytes. */
+function checkUnencodedPayload(jws: CheckedCompactJws): void {
+  if (!jws.b64 && NON_ASCII.test(jws.payloadSegment)) throw new errors.JWSInvalid('JWS Compact Serialization payload must use only ASCII characters');
+}
+
+/** jose's checks from the key on: the signature, then the claims. */
+function checkWithKey(token: string, jws: CheckedCompactJws, key: CryptoKey, options: CompactJwtVerifyOptions, peeked: PeekedJwtClaims | undefined): VerifiedCompactJwt {
+  const signingInput = asciiBytes(token.slice(0, jws.encodedHeader.length + 1 + jws.payloadSegment.length), 'The payload is not a valid base64url string');
+  const signature = decodeSegment(jws.encodedSignature, 'signature');
+  if (!verifyJwsSignature(jws.alg, key, signingInput, signature)) throw new errors.JWSSignatureVerificationFailed();
+  if (!jws.b64) throw new errors.JWTInvalid('JWTs MUST NOT use unencoded payload');
+  // The signature covers the payload segment the peek parsed, so its claims are this token's verified claims.
+  const payload = peeked?.token === token ? checkJwtClaimsSet(peeked.claims, options) : checkJwtClaims(decodeSegment(jws.payloadSegment, 'payload'), options);
+  return { payload, protectedHeader: jws.header };
+}
+
 /**
  * Verifies a compact JWS JWT as jose's `jwtVerify(token, key, options)` would, signature by `node:crypto`.
  *
@@ -108,30 +148,34 @@ export async function verifyCompactJwt(
   options: CompactJwtVerifyOptions,
   peeked?: PeekedJwtClaims,
 ): Promise<VerifiedCompactJwt> {
-  if (typeof token !== 'string') throw new errors.JWSInvalid('Compact JWS must be a string or Uint8Array');
-  const { 0: encodedHeader, 1: encodedPayload, 2: encodedSignature, length } = token.split('.');
-  if (length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
-  const header = parseProtectedHeader(encodedHeader as string);
-  const b64 = checkCritical(header);
-  const { alg } = header;
-  if (typeof alg !== 'string' || !alg) throw new errors.JWSInvalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
-  const { algorithms } = options;
-  if (algorithms !== undefined && !algorithms.includes(alg)) throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
+  const jws = checkBeforeKey(token, options);
   // Nothing so far depends on the key: jose repeats the same checks and then verifies as it always has.
-  if (!verifiesSynchronously(alg)) return jwtVerify(token, key, options);
+  if (!verifiesSynchronously(jws.alg)) return jwtVerify(token, key, options);
+  checkUnencodedPayload(jws);
+  const verificationKey = typeof key === 'function' ? await key(jws.header, { payload: jws.payloadSegment, protected: jws.encodedHeader, signature: jws.encodedSignature }) : key;
+  return checkWithKey(token, jws, verificationKey, options, peeked);
+}
 
-  const payloadSegment = encodedPayload as string;
-  // An unencoded payload (RFC 7797) is still signed as its ASCII bytes; jose checks it before the key.
-  if (!b64 && NON_ASCII.test(payloadSegment)) throw new errors.JWSInvalid('JWS Compact Serialization payload must use only ASCII characters');
-  const jws: FlattenedJWSInput = { payload: payloadSegment, protected: encodedHeader as string, signature: encodedSignature as string };
-  const verificationKey = typeof key === 'function' ? await key(header, jws) : key;
-  const signingInput = asciiBytes(token.slice(0, (encodedHeader as string).length + 1 + payloadSegment.length), 'The payload is not a valid base64url string');
-  const signature = decodeSegment(encodedSignature as string, 'signature');
-  if (!verifyJwsSignature(alg, verificationKey, signingInput, signature)) throw new errors.JWSSignatureVerificationFailed();
-  if (!b64) throw new errors.JWTInvalid('JWTs MUST NOT use unencoded payload');
-  // The signature covers the payload segment the peek parsed, so its claims are this token's verified claims.
-  const payload = peeked?.token === token ? checkJwtClaimsSet(peeked.claims, options) : checkJwtClaims(decodeSegment(payloadSegment, 'payload'), options);
-  return { payload, protectedHeader: header };
+/**
+ * {@link verifyCompactJwt} with no promise, for when the key is at hand: the same checks in the same order, and
+ * the same errors, thrown. `undefined` when it cannot decide without waiting: `knownKey` has no key for the
+ * header (it must be fetched), or the algorithm is one only jose verifies. Then call `verifyCompactJwt`.
+ *
+ * @param knownKey - The key for a protected header, when known without waiting.
+ * @example
+ * const verified = verifyCompactJwtNow(token, keySet.known, options) ?? (await verifyCompactJwt(token, keySet, options));
+ */
+export function verifyCompactJwtNow(
+  token: string,
+  knownKey: (protectedHeader: JWTHeaderParameters) => CryptoKey | undefined,
+  options: CompactJwtVerifyOptions,
+  peeked?: PeekedJwtClaims,
+): VerifiedCompactJwt | undefined {
+  const jws = checkBeforeKey(token, options);
+  if (!verifiesSynchronously(jws.alg)) return undefined;
+  checkUnencodedPayload(jws);
+  const key = knownKey(jws.header);
+  return key === undefined ? undefined : checkWithKey(token, jws, key, options, peeked);
 }
 
 /** A JWT's claims read before its signature is checked, by {@link peekJwtClaims}, with the token they came from. */

@@ -176,11 +176,11 @@ describe('createGuard: authenticate with a real issuer', () => {
     await issuer?.close();
   });
 
-  test('a valid token: a promise on its first two uses, then the same identity synchronously from the cache', async () => {
+  test('a valid token: a promise while the keys are fetched, then synchronously, from the keys and then from the cache', async () => {
     guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, policy });
     const token = await issuer.sign({ aud: RESOURCE, sub: 'alice', client_id: 'client-1', scope: 'mcp x:read' });
     const first = guard.authenticate(`Bearer ${token}`, '/mcp');
-    assert.ok(first instanceof Promise, 'the first verification is asynchronous');
+    assert.ok(first instanceof Promise, 'the first verification waits for discovery and the JWKS');
     const auth = await first;
     assert.equal(auth.token, token);
     assert.equal(auth.clientId, 'client-1');
@@ -190,16 +190,26 @@ describe('createGuard: authenticate with a real issuer', () => {
     assert.equal(auth.resource?.href, new URL(RESOURCE).href);
 
     const jwksFetches = issuer.requests('/jwks');
-    // A JWT enters the cache on its second use: verified again then, from the keys already held.
+    // A JWT enters the cache on its second use: verified again then, with the key already held, and no promise.
     const secondUse = guard.authenticate(`Bearer ${token}`, '/mcp');
-    assert.ok(secondUse instanceof Promise, 'the second use is verified again');
-    const cachedAuth = await secondUse;
+    assert.equal(secondUse instanceof Promise, false, 'verified on the spot with the key already held');
+    const cachedAuth = secondUse as typeof auth;
+    assert.notEqual(cachedAuth.extra, auth.extra, 'verified again on its second use');
     const third = guard.authenticate(`Bearer ${token}`, '/mcp');
     assert.equal(third instanceof Promise, false, 'a cached token is answered without a promise');
     assert.equal(typeof (third as { then?: unknown }).then, 'undefined');
     assert.equal((third as typeof auth).extra, cachedAuth.extra, 'the cached identity');
     assert.deepEqual(third, auth);
-    assert.equal(issuer.requests('/jwks'), jwksFetches);
+
+    // Another token from the same key: no promise either, and a refusal is thrown at once.
+    const other = guard.authenticate(`Bearer ${await issuer.sign({ aud: RESOURCE, sub: 'bob', scope: 'mcp' })}`, '/mcp');
+    assert.equal(other instanceof Promise, false);
+    assert.equal((other as typeof auth).extra.sub, 'bob');
+    const elsewhere = await issuer.sign({ aud: 'https://elsewhere.example.com/mcp', scope: 'mcp' });
+    assert.throws(() => guard.authenticate(`Bearer ${elsewhere}`, '/mcp'), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_audience');
+    const expired = await issuer.sign({ aud: RESOURCE, scope: 'mcp', exp: Math.floor(Date.now() / 1000) - 60 });
+    assert.throws(() => guard.authenticate(`Bearer ${expired}`, '/mcp'), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_expired');
+    assert.equal(issuer.requests('/jwks'), jwksFetches, 'no JWKS request for any of them');
   });
 
   test('no Authorization header throws MissingTokenError synchronously', async () => {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createTokenVerifier, estimateIdentityBytes } from '../../src/core/create-token-verifier.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../../src/core/errors.js';
 import type { AuthInfo } from '../../src/core/auth-info.js';
-import type { TokenVerifierOptions } from '../../src/core/token-verifier.js';
+import { cachedOrVerify, type TokenVerifierOptions } from '../../src/core/token-verifier.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 
@@ -95,6 +95,45 @@ describe('createTokenVerifier', () => {
     } finally {
       issuer.setJwksDown(false);
     }
+  });
+
+  it('cachedOrVerify answers a cached token synchronously and verifies any other, also for a custom verifier', async () => {
+    const verifier = createTokenVerifier(options());
+    const token = await issuer.sign({ aud: RESOURCE, jti: 'cached-or-verify' });
+    const first = cachedOrVerify(verifier, token);
+    assert.ok(first instanceof Promise, 'the first token waits for the keys');
+    const firstAuth = await first;
+    const second = cachedOrVerify(verifier, token);
+    assert.ok(!(second instanceof Promise), 'its second use is verified with the key held, synchronously, and cached');
+    assert.notEqual(second.extra, firstAuth.extra, 'verified again');
+    const cachedAuth = second;
+    issuer.setJwksDown(true);
+    try {
+      const third = cachedOrVerify(verifier, token);
+      assert.ok(!(third instanceof Promise), 'then it is answered from the cache, with no promise');
+      assert.equal(third.extra, cachedAuth.extra);
+    } finally {
+      issuer.setJwksDown(false);
+    }
+    // Refusals known at once are thrown; through verify() they are rejections, as always.
+    assert.throws(() => cachedOrVerify(verifier, 'not.a.jwt'), InvalidTokenError);
+    await assert.rejects(verifier.verify('not.a.jwt'), InvalidTokenError);
+    // An opaque token may need introspection: always the asynchronous way.
+    await assert.rejects(Promise.resolve(cachedOrVerify(verifier, 'opaque')), InvalidTokenError);
+    const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(86)}`;
+    assert.throws(() => cachedOrVerify(verifier, forged), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_signature');
+    await assert.rejects(verifier.verify(forged), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_signature');
+
+    // A verifier of the operator's own, with only verify() and cached().
+    const calls: string[] = [];
+    const custom = {
+      verify: async (t: string) => (calls.push('verify'), { ...cachedAuth, token: t }),
+      cached: (t: string) => (calls.push('cached'), t === 'known' ? cachedAuth : undefined),
+      ready: async () => {},
+    };
+    assert.equal(cachedOrVerify(custom, 'known'), cachedAuth);
+    assert.equal((await cachedOrVerify(custom, 'other')).token, 'other');
+    assert.deepEqual(calls, ['cached', 'cached', 'verify']);
   });
 
   it('keeps at most tokenCache.maxEntries tokens, evicting the least recently used', async () => {

@@ -321,6 +321,7 @@ describe('dpop: settings', () => {
     try {
       const verify = guard.verifier.verify.bind(guard.verifier);
       guard.verifier.cached = undefined;
+      guard.verifier.cachedOrVerify = undefined;
       guard.verifier.verify = async (t) => {
         clock += 10 * 60_000; // verification outlasts the proof window
         return verify(t);

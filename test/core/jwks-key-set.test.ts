@@ -62,6 +62,28 @@ describe('createJwksKeySet', () => {
     assert.equal(hits(), before + 1);
   });
 
+  it('knows, with no promise, only the keys it resolved, and only while its set is fresh', async () => {
+    const clock = manualClock();
+    const keys = keySet(clock, { maxAgeMs: 60_000 });
+    assert.equal(keys.known(KNOWN), undefined, 'nothing before the first fetch');
+    const resolved = await keys(KNOWN, NO_TOKEN);
+    assert.equal(keys.known(KNOWN), resolved, 'the key the call resolved');
+    assert.equal(keys.known({ alg: 'ES256', kid: 'another' }), undefined, 'a kid it never resolved');
+    assert.equal(keys.known({ alg: 'ES384', kid: KNOWN.kid }), undefined, 'another algorithm');
+    assert.equal(keys.known({ alg: 'ES256', kid: 7 as unknown as string }), undefined, 'a kid that is not a string');
+    assert.equal(keys.known({ alg: 'ES256' }), undefined, 'no kid: not resolved yet');
+    assert.equal(await keys({ alg: 'ES256' }, NO_TOKEN), resolved, 'the only ES256 key');
+    assert.equal(keys.known({ alg: 'ES256' }), resolved);
+    await assert.rejects(keys({ alg: 'ES256', kid: 'junk' }, NO_TOKEN));
+    assert.equal(keys.known({ alg: 'ES256', kid: 'junk' }), undefined, 'a refused kid is not remembered');
+    clock.advance(60_000);
+    assert.equal(keys.known(KNOWN), undefined, 'a set past maxAgeMs is asked again');
+    const before = hits();
+    assert.equal((await keys(KNOWN, NO_TOKEN)).type, 'public');
+    assert.equal(hits(), before + 1, 'and refetched');
+    assert.ok(keys.known(KNOWN), 'then known from the new set');
+  });
+
   it('after a failed fetch, waits the cooldown before the next one, then resumes', async () => {
     const clock = manualClock();
     const keys = keySet(clock, { cooldownMs: 30_000 });

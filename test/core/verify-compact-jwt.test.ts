@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { constants, createPrivateKey, generateKeyPairSync, sign, webcrypto, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { base64url, createLocalJWKSet, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
-import { peekJwtClaims, verifyCompactJwt, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
+import { peekJwtClaims, verifyCompactJwt, verifyCompactJwtNow, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
 
 const ISSUER = 'https://issuer.example.com';
 const RESOURCE = 'https://mcp.example.com/mcp';
@@ -353,6 +353,19 @@ describe('verifyCompactJwt against jose jwtVerify', () => {
       if (peeked !== undefined) {
         const withPeek = await verdictOf(() => verifyCompactJwt(c.token, c.key as CryptoKey, options, peeked));
         assert.deepEqual(withPeek, jose, `${c.name}: the peeked path and jose disagree`);
+      }
+      // Synchronously, with the key at hand: the same verdict, thrown instead of rejected, or no verdict at all
+      // (undefined) only for an algorithm it leaves to jose.
+      if (typeof c.key !== 'function') {
+        const key = c.key;
+        let deferred = false;
+        const now = await verdictOf(async () => {
+          const verified = verifyCompactJwtNow(c.token, () => key, options, peeked);
+          if (verified === undefined) deferred = true;
+          return verified ?? { payload: undefined };
+        });
+        if (!deferred) assert.deepEqual(now, jose, `${c.name}: the synchronous path and jose disagree`);
+        else assert.equal(c.expect === 'accepted', false, `${c.name}: the synchronous path deferred a token it should verify`);
       }
       if (c.expect !== '*') {
         const got = ours.accepted ? 'accepted' : ours.error === 'TypeError' ? 'TypeError' : String(ours.code);
