@@ -77,14 +77,26 @@ export function parseJwtClaims(payload: Uint8Array): JWTPayload {
   return claims as JWTPayload;
 }
 
+/** The claims that must be present, in the order jose checks them, worked out once per options object. */
+const presenceOrders = new WeakMap<JwtClaimOptions, readonly string[]>();
+
+function presenceOrder(options: JwtClaimOptions): readonly string[] {
+  let order = presenceOrders.get(options);
+  if (order === undefined) {
+    const present = [...(options.requiredClaims ?? [])];
+    if (options.audience !== undefined) present.push('aud');
+    if (options.issuer !== undefined) present.push('iss');
+    order = [...new Set(present.reverse())];
+    presenceOrders.set(options, order);
+  }
+  return order;
+}
+
 /** The checks of {@link checkJwtClaims} on claims already parsed by {@link parseJwtClaims}; returns them. */
 export function checkJwtClaimsSet(set: JWTPayload, options: JwtClaimOptions): JWTPayload {
-  const { issuer, audience, requiredClaims = [] } = options;
+  const { issuer, audience } = options;
 
-  const present = [...requiredClaims];
-  if (audience !== undefined) present.push('aud');
-  if (issuer !== undefined) present.push('iss');
-  for (const claim of new Set(present.reverse())) {
+  for (const claim of presenceOrder(options)) {
     if (!Object.hasOwn(set, claim)) throw new errors.JWTClaimValidationFailed(`missing required "${claim}" claim`, set, claim, 'missing');
   }
   if (issuer !== undefined && set.iss !== issuer) throw unexpected(set, 'iss');

@@ -58,7 +58,19 @@ function decodeSegment(segment: string, label: string): Uint8Array {
   }
 }
 
+/**
+ * Protected headers parsed lately, frozen, by their encoded segment: an issuer signs every token with the same
+ * header (`alg`, `kid`, `typ`), so a new token's header costs a lookup instead of a decoding and a parse. A header
+ * holds no secret. At most {@link RECENT_HEADERS} of at most {@link RECENT_HEADER_LENGTH} characters; when full it
+ * starts again, so junk headers can only make it miss.
+ */
+const recentHeaders = new Map<string, JWTHeaderParameters>();
+const RECENT_HEADERS = 16;
+const RECENT_HEADER_LENGTH = 512;
+
 function parseProtectedHeader(segment: string): JWTHeaderParameters {
+  const recent = recentHeaders.get(segment);
+  if (recent !== undefined) return recent;
   let parsed: unknown;
   try {
     parsed = JSON.parse(strictUtf8.decode(decodeBase64url(segment)));
@@ -66,7 +78,12 @@ function parseProtectedHeader(segment: string): JWTHeaderParameters {
     throw new errors.JWSInvalid('JWS Protected Header is invalid', { cause });
   }
   if (!isPlainObject(parsed)) throw new errors.JWSInvalid('JWS Protected Header is invalid');
-  return parsed as JWTHeaderParameters;
+  const header = Object.freeze(parsed) as JWTHeaderParameters;
+  if (segment.length <= RECENT_HEADER_LENGTH) {
+    if (recentHeaders.size >= RECENT_HEADERS) recentHeaders.clear();
+    recentHeaders.set(segment, header);
+  }
+  return header;
 }
 
 /**

@@ -385,6 +385,17 @@ describe('verifyCompactJwt against jose jwtVerify', () => {
     assert.deepEqual(verified.protectedHeader, { alg: 'ES256', kid: 'k', typ: 'at+jwt' });
   });
 
+  it('shares one frozen header between the tokens that carry the same protected header', async () => {
+    const key = await signingKey('ES256', 'k', ec('P-256'));
+    const header = { alg: 'ES256', kid: 'k', typ: 'at+jwt' };
+    const one = await verifyCompactJwt(token(key, header, claims({ jti: 'one' })), key.publicKey, BASE_OPTIONS);
+    const two = await verifyCompactJwt(token(key, header, claims({ jti: 'two' })), key.publicKey, BASE_OPTIONS);
+    assert.equal(one.protectedHeader, two.protectedHeader);
+    assert.ok(Object.isFrozen(one.protectedHeader), 'no caller can change it for the next token');
+    const other = await verifyCompactJwt(token(key, { ...header, typ: 'jwt' }, claims()), key.publicKey, BASE_OPTIONS);
+    assert.equal(other.protectedHeader.typ, 'jwt');
+  });
+
   it('leaves algorithms it does not verify itself to jose, which decides as always', async () => {
     const key = await signingKey('ES256', 'k', ec('P-256'));
     const t = token(key, { alg: 'ML-DSA-44', kid: 'k' }, claims(), { signAs: 'ES256' });
