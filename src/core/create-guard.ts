@@ -84,8 +84,8 @@ export interface Guard {
   checkOrigin(origin: string | undefined): void;
   /**
    * Reads the access token (the `Authorization` header only: `Bearer`, or `DPoP` unless `dpop` is `off`) and
-   * verifies it: for a Bearer token already in the cache, the identity itself (no promise on the hot path), else a
-   * promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
+   * verifies it: the identity itself when nothing must be waited for (a Bearer token in the cache, or a new JWT
+   * whose issuer's key is already held: no promise on the hot path), else a promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
    * and the `DPoP` header values; without it such requests are refused. Throws or rejects with 400/401/503
    * `GuardError`s.
    */
@@ -228,7 +228,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
     if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
     if (dpopMode === 'require') throw dpopRequired();
-    // Hot path: a cached Bearer token costs the lookup and one property read, no promise.
+    // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
     const auth = cachedOrVerify(verifier, token);
     return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
   };

@@ -172,23 +172,23 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   /**
    * A JWT verified on the spot when nothing has to wait: its issuer's key is at hand and the issuer is known to
-   * publish keys. `undefined` when it must go the asynchronous way ({@link verifyUncached}); refusals are thrown.
+   * publish keys. Else `undefined` (not a JWT) or the claims already read ({@link MustWait}), for the asynchronous
+   * way ({@link verifyUncached}); refusals are thrown.
    */
-  const verifyUncachedNow = (token: string, key: string): AuthInfo | undefined => {
+  const verifyUncachedNow = (token: string, key: string): AuthInfo | MustWait | undefined => {
     if (countDots(token) !== 2) return undefined;
     const peeked = peekClaims(token);
     const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
-    if (issuer.mayIntrospectJwts && !issuer.publishesJwks) return undefined;
-    const verified = issuer.verifyJwt.now(token, peeked);
-    return verified === undefined ? undefined : admitJwt(token, key, verified.payload);
+    const verified = issuer.mayIntrospectJwts && !issuer.publishesJwks ? undefined : issuer.verifyJwt.now(token, peeked);
+    return verified === undefined ? new MustWait(peeked) : admitJwt(token, key, verified.payload);
   };
 
-  const verifyUncached = async (token: string, key: string): Promise<AuthInfo> => {
+  const verifyUncached = async (token: string, key: string, peekedBefore?: PeekedJwtClaims): Promise<AuthInfo> => {
     const dots = countDots(token);
     if (dots === 2) {
       // With one trusted issuer too: a token from elsewhere is refused for its issuer, with no JWKS fetch for its
       // unknown kid, and not as a bad signature when its kid happens to match one of ours.
-      const peeked = peekClaims(token);
+      const peeked = peekedBefore ?? peekClaims(token);
       const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (issuer.mayIntrospectJwts && !issuer.publishesJwks) {
@@ -225,26 +225,24 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     throw error;
   };
 
-  /** {@link verifyUncachedNow}, reported as `verify` reports; `undefined` when the token must wait. */
-  const verifyNowReported = (token: string, key: string): AuthInfo | undefined => {
-    // A verification in progress (waiting for keys) is joined instead.
-    if (inFlight.has(key)) return undefined;
-    let info: AuthInfo | undefined;
+  /** {@link verifyUncachedNow}, reported as `verify` reports when it decided. */
+  const verifyNowReported = (token: string, key: string): AuthInfo | MustWait | undefined => {
+    let info: AuthInfo | MustWait | undefined;
     try {
       info = verifyUncachedNow(token, key);
     } catch (error) {
       if (report === undefined) throw error;
       return reportRefused(error);
     }
-    if (info !== undefined) report?.('verified');
+    if (report !== undefined && info !== undefined && !(info instanceof MustWait)) report('verified');
     return info;
   };
 
   /** The verification of a token not in the cache, shared with concurrent requests for the same token. */
-  const verifyKeyed = (token: string, key: string): Promise<AuthInfo> => {
+  const verifyKeyed = (token: string, key: string, peeked?: PeekedJwtClaims): Promise<AuthInfo> => {
     let pending = inFlight.get(key);
     if (pending === undefined) {
-      pending = verifyUncached(token, key).finally(() => inFlight.delete(key));
+      pending = verifyUncached(token, key, peeked).finally(() => inFlight.delete(key));
       inFlight.set(key, pending);
     }
     return report === undefined ? pending : pending.then(reportVerified, reportRefused);
@@ -254,7 +252,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   // whose issuer's key is at hand, is answered synchronously (a refusal is then thrown).
   const cachedOrVerify = (token: string): AuthInfo | Promise<AuthInfo> => {
     const key = tokenDigest(token);
-    return cached(token, key) ?? verifyNowReported(token, key) ?? verifyKeyed(token, key);
+    const hit = cached(token, key);
+    if (hit !== undefined) return hit;
+    // A verification in progress (waiting for keys) is joined.
+    if (inFlight.has(key)) return verifyKeyed(token, key);
+    const now = verifyNowReported(token, key);
+    if (now === undefined) return verifyKeyed(token, key);
+    return now instanceof MustWait ? verifyKeyed(token, key, now.peeked) : now;
   };
 
   return {
@@ -284,6 +288,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
     },
   };
+}
+
+/** A JWT that cannot be verified without waiting (keys to fetch, discovery), with its claims already read. */
+class MustWait {
+  constructor(readonly peeked: PeekedJwtClaims) {}
 }
 
 /** A metrics hook, made safe to call on the request's path. */

@@ -54,7 +54,8 @@ export interface JwksKeySet {
  * A fetched key set, when it was fetched, and the keys it resolved by `alg` and then `kid`. jose picks a key from
  * those two header parameters only (a `kid` that is not a string matches nothing, and is never remembered), and
  * a fetched set never changes, so a key it resolved once is its answer for that pair until the set is replaced.
- * Only resolved keys are remembered: at most one per key and algorithm of the set, whatever tokens arrive.
+ * Only resolved keys are remembered: per allowed algorithm, at most one entry per `kid` of the set and one for no
+ * `kid`, whatever tokens arrive.
  */
 interface FetchedKeys {
   readonly resolve: ReturnType<typeof createLocalJWKSet>;
@@ -64,8 +65,8 @@ interface FetchedKeys {
 
 /** Resolves a header's key from `set`, remembering it there. */
 async function resolveFrom(set: FetchedKeys, protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
-  const key = await set.resolve(protectedHeader, token);
   const { alg, kid } = protectedHeader;
+  const key = await set.resolve(protectedHeader, token);
   // Compact tokens have no unprotected header; anything else is not remembered.
   if (typeof alg === 'string' && (kid === undefined || typeof kid === 'string') && token.header === undefined) {
     let byKid = set.resolved.get(alg);

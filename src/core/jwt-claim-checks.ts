@@ -77,7 +77,10 @@ export function parseJwtClaims(payload: Uint8Array): JWTPayload {
   return claims as JWTPayload;
 }
 
-/** The claims that must be present, in the order jose checks them, worked out once per options object. */
+/**
+ * The claims that must be present, in the order jose checks them, worked out once per options object: an options
+ * object must not change once used (the JWT verifier freezes its own).
+ */
 const presenceOrders = new WeakMap<JwtClaimOptions, readonly string[]>();
 
 function presenceOrder(options: JwtClaimOptions): readonly string[] {

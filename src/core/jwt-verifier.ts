@@ -101,13 +101,14 @@ export function resolveJwtAlgorithms(algorithms: readonly string[] | undefined):
  * that checks their own signature. At most one JWKS fetch starts per cooldown, whether fetches succeed or fail.
  */
 export function createJwtVerifier(options: JwtVerifierOptions): VerifyJwt {
-  const verifyOptions: CompactJwtVerifyOptions = {
+  // Frozen: the claim checks work out what they can from it once (see `checkJwtClaimsSet`).
+  const verifyOptions: CompactJwtVerifyOptions = Object.freeze({
     issuer: options.issuer,
     audience: [...options.audiences],
     algorithms: [...options.algorithms],
     requiredClaims: options.strictJwtAccessTokens ? RFC9068_CLAIMS : ['exp'],
     clockTolerance: options.clockToleranceSeconds,
-  };
+  });
   const strict = options.strictJwtAccessTokens;
   const expected: Expected = { issuer: options.issuer, audiences: options.audiences };
 

@@ -14,9 +14,12 @@ export interface TokenVerifier {
   cached?(token: string): AuthInfo | undefined;
   /**
    * The identity synchronously when nothing must be waited for (a cached token; a new JWT whose issuer's key is
-   * already held), else the promise of `verify(token)`. Hashes the token once. A refusal known at once is thrown,
-   * not returned as a rejected promise. Optional for custom verifiers; use {@link cachedOrVerify}, which falls
-   * back to `cached` and `verify`.
+   * already held), else the promise of `verify(token)`. Hashes the token once, and reports to
+   * `onTokenVerification` exactly as `verify` does. A refusal known at once is thrown, not returned as a rejected
+   * promise. Optional for custom verifiers; use {@link cachedOrVerify}, which falls back to `cached` and `verify`.
+   *
+   * The guard authenticates through this method when it is present, so code that wraps a verifier's `verify`
+   * must wrap (or remove) `cachedOrVerify` and `cached` as well.
    */
   cachedOrVerify?(token: string): AuthInfo | Promise<AuthInfo>;
   /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
@@ -24,16 +27,18 @@ export interface TokenVerifier {
 }
 
 /**
- * The identity of `token`: synchronously when `verifier` can answer at once (no promise on the hot path), else the
- * promise of its verification. May throw, as well as reject, with the verifier's errors.
+ * The identity of `token`: synchronously when `verifier` can answer at once (no promise on the hot path), else a
+ * native promise of its verification (a custom verifier's thenable is wrapped in one), so `instanceof Promise`
+ * tells the two apart. May throw, as well as reject, with the verifier's errors.
  *
  * @example
  * const auth = cachedOrVerify(verifier, token);
  * return auth instanceof Promise ? auth.then(use) : use(auth);
  */
 export function cachedOrVerify(verifier: TokenVerifier, token: string): AuthInfo | Promise<AuthInfo> {
-  if (verifier.cachedOrVerify !== undefined) return verifier.cachedOrVerify(token);
-  return verifier.cached?.(token) ?? verifier.verify(token);
+  const answer = verifier.cachedOrVerify !== undefined ? verifier.cachedOrVerify(token) : (verifier.cached?.(token) ?? verifier.verify(token));
+  if (answer instanceof Promise || typeof (answer as { then?: unknown }).then !== 'function') return answer;
+  return Promise.resolve(answer);
 }
 
 /** Options for opaque-token introspection (RFC 7662). */
@@ -127,7 +132,8 @@ export interface TokenVerifierOptions {
   tokenCache?: TokenCacheOptions | false;
   /**
    * Told what became of every token check, for metrics (see {@link TokenVerificationResult}). Called on the
-   * request's path, synchronously for a cached token: keep it to a counter increment. Errors it throws are
+   * request's path, synchronously for a cached token and for a new JWT whose key is held: keep it to a counter
+   * increment. Errors it throws are
    * ignored. Default none.
    */
   onTokenVerification?: (result: TokenVerificationResult) => void;

@@ -61,7 +61,7 @@ function decodeSegment(segment: string, label: string): Uint8Array {
 /**
  * Protected headers parsed lately, frozen, by their encoded segment: an issuer signs every token with the same
  * header (`alg`, `kid`, `typ`), so a new token's header costs a lookup instead of a decoding and a parse. A header
- * holds no secret. At most {@link RECENT_HEADERS} of at most {@link RECENT_HEADER_LENGTH} characters; when full it
+ * holds no secret, and the keys are copies of it, never slices of a token. At most {@link RECENT_HEADERS} of at most {@link RECENT_HEADER_LENGTH} characters; when full it
  * starts again, so junk headers can only make it miss.
  */
 const recentHeaders = new Map<string, JWTHeaderParameters>();
@@ -81,7 +81,9 @@ function parseProtectedHeader(segment: string): JWTHeaderParameters {
   const header = Object.freeze(parsed) as JWTHeaderParameters;
   if (segment.length <= RECENT_HEADER_LENGTH) {
     if (recentHeaders.size >= RECENT_HEADERS) recentHeaders.clear();
-    recentHeaders.set(segment, header);
+    // `segment` is a slice of the token, and V8 keeps a slice's whole parent string alive: the key is a copy,
+    // so that no token outlives its request here.
+    recentHeaders.set(Buffer.from(segment, 'latin1').toString('latin1'), header);
   }
   return header;
 }

@@ -124,7 +124,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     if (origin !== undefined) setEndpointCors(res, origin, false);
   }
 
-  /** The caller: the identity itself for a cached token, so callers await only a real verification. */
+  /** The caller: the identity itself when nothing must be waited for, so callers await only a real wait (keys, introspection). */
   function authenticate(req: Req): AuthInfo | Promise<AuthInfo> {
     // Authentication does not depend on the policy: every snapshot shares it.
     return guard.authenticate(authorizationHeader(req), req.url ?? '/', new DpopRequestOf(req));
@@ -160,7 +160,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
         id = parsed.id;
       }
       const pending = traced ? traceStep(traced, 'mcp_guard.verify_token', () => authenticate(req)) : authenticate(req);
-      // A cached token costs no promise and no extra microtask.
+      // A cached token, or a new JWT whose key is held, costs no promise and no extra microtask.
       auth = pending instanceof Promise ? await pending : pending;
       if (!parsed) {
         throw new RequestRejectedError('Unsupported Media Type: send the JSON-RPC message as application/json', {
@@ -212,7 +212,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       const supported = httpHandler !== undefined && (req.method === 'GET' ? httpHandler.supportsGet !== false : httpHandler.supportsDelete !== false);
       if (!supported) throw methodNotAllowed(`Method not allowed: ${req.method} is not supported by this MCP endpoint`);
       const pending = traced ? traceStep(traced, 'mcp_guard.verify_token', () => authenticate(req)) : authenticate(req);
-      // A cached token costs no promise and no extra microtask.
+      // A cached token, or a new JWT whose key is held, costs no promise and no extra microtask.
       auth = pending instanceof Promise ? await pending : pending;
       const caller = auth;
       const requiredScopes = traced ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorizeBase(caller)) : pinned.authorizeBase(auth);

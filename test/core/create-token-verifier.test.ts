@@ -119,7 +119,9 @@ describe('createTokenVerifier', () => {
     assert.throws(() => cachedOrVerify(verifier, 'not.a.jwt'), InvalidTokenError);
     await assert.rejects(verifier.verify('not.a.jwt'), InvalidTokenError);
     // An opaque token may need introspection: always the asynchronous way.
-    await assert.rejects(Promise.resolve(cachedOrVerify(verifier, 'opaque')), InvalidTokenError);
+    const opaque = cachedOrVerify(verifier, 'opaque');
+    assert.ok(opaque instanceof Promise);
+    await assert.rejects(opaque, InvalidTokenError);
     const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(86)}`;
     assert.throws(() => cachedOrVerify(verifier, forged), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_signature');
     await assert.rejects(verifier.verify(forged), (e: unknown) => e instanceof InvalidTokenError && e.reason === 'token_signature');
@@ -134,6 +136,11 @@ describe('createTokenVerifier', () => {
     assert.equal(cachedOrVerify(custom, 'known'), cachedAuth);
     assert.equal((await cachedOrVerify(custom, 'other')).token, 'other');
     assert.deepEqual(calls, ['cached', 'cached', 'verify']);
+    // A thenable that is not a native promise is made one, so that callers can tell the two answers apart.
+    const thenable = { verify: (t: string) => ({ then: (resolve: (auth: AuthInfo) => void) => resolve({ ...cachedAuth, token: t }) }) as unknown as Promise<AuthInfo>, ready: async () => {} };
+    const answer = cachedOrVerify(thenable, 'late');
+    assert.ok(answer instanceof Promise);
+    assert.equal((await answer).token, 'late');
   });
 
   it('keeps at most tokenCache.maxEntries tokens, evicting the least recently used', async () => {

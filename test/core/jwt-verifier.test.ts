@@ -47,6 +47,63 @@ describe('createJwtVerifier', () => {
     });
   }
 
+  it('gives the same verdict with no promise, once the keys are held, as while fetching them', async () => {
+    // A second ES256 key, so that a token without kid matches two keys: jose then lets the signature decide.
+    const second = await generateKeyPair('ES256');
+    const local = await startTestIssuer({ algs: ['ES256', 'RS256'] });
+    local.jwks.keys.push({ ...(await exportJWK(second.publicKey)), kid: 'second', alg: 'ES256', use: 'sig' });
+    try {
+      const make = () => verifier({ issuer: local.issuer, jwksUri: new URL(local.jwksUri) });
+      const warm = make();
+      // Held: each key the tokens below name, resolved once through the asynchronous path.
+      for (const token of [await local.sign({ aud: RESOURCE }), await local.sign({ aud: RESOURCE }, { alg: 'RS256' })]) await warm(token);
+      const cases: Record<string, string> = {
+        valid: await local.sign({ aud: RESOURCE }),
+        'valid RS256': await local.sign({ aud: RESOURCE }, { alg: 'RS256' }),
+        'no kid, two ES256 keys': await local.sign({ aud: RESOURCE }, { header: { kid: undefined } }),
+        'unknown kid': await local.sign({ aud: RESOURCE }, { header: { kid: 'rotated-in' } }),
+        'kid that is a number': await local.sign({ aud: RESOURCE }, { header: { kid: 7 } }),
+        'alg of another key': await local.sign({ aud: RESOURCE }, { header: { kid: 'key-RS256' } }),
+        'another audience': await local.sign({ aud: 'https://elsewhere.example.com/mcp' }),
+        expired: await local.sign({ aud: RESOURCE, exp: now() - 60 }),
+        'typ dpop+jwt': await local.sign({ aud: RESOURCE }, { header: { typ: 'dpop+jwt' } }),
+        'signed by another key': await local.sign({ aud: RESOURCE }, { key: second.privateKey }),
+        tampered: (await local.sign({ aud: RESOURCE })).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+      };
+      const verdict = async (run: () => unknown): Promise<string> => {
+        try {
+          await run();
+          return 'accepted';
+        } catch (error) {
+          return `${(error as Error).constructor.name} ${(error as InvalidTokenError).reason ?? ''}`;
+        }
+      };
+      let decidedAtOnce = 0;
+      for (const [name, token] of Object.entries(cases)) {
+        const cold = await verdict(() => make()(token));
+        const atOnce = await verdict(() => {
+          let verified;
+          try {
+            verified = warm.now(token);
+          } catch (error) {
+            decidedAtOnce++; // refused at once
+            throw error;
+          }
+          if (verified !== undefined) decidedAtOnce++;
+          return verified ?? warm(token);
+        });
+        assert.equal(atOnce, cold, `${name}: the same verdict either way`);
+      }
+      assert.equal(cases.valid !== undefined && (await verdict(() => warm.now(cases.valid!) ?? Promise.reject(new Error('waited')))), 'accepted');
+      assert.equal(warm.now(cases['no kid, two ES256 keys']!), undefined, 'two matching keys: never decided from memory');
+      assert.equal(warm.now(cases['unknown kid']!), undefined, 'a kid never resolved: asked, not guessed');
+      // Asked, not answered from memory: two matching keys, an unknown kid, a kid that is a number, a kid of another alg.
+      assert.equal(decidedAtOnce, Object.keys(cases).length - 4, 'every other case decided with no promise');
+    } finally {
+      await local.close();
+    }
+  });
+
   it('rejects an expired token', async () => {
     const token = await issuer.sign({ aud: RESOURCE, exp: now() - 60 });
     await assertGuardError(verifier()(token), InvalidTokenError, 'token_expired', 401);

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { constants, createPrivateKey, generateKeyPairSync, sign, webcrypto, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { base64url, createLocalJWKSet, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
+import { verifiesSynchronously } from '../../src/core/jws-signature.js';
 import { peekJwtClaims, verifyCompactJwt, verifyCompactJwtNow, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
 
 const ISSUER = 'https://issuer.example.com';
@@ -333,6 +334,15 @@ async function buildCases(): Promise<Case[]> {
   return cases;
 }
 
+/** The `alg` a token's header names, when it can be read at all. */
+function headerAlg(token: string): unknown {
+  try {
+    return (JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { alg?: unknown }).alg;
+  } catch {
+    return undefined;
+  }
+}
+
 describe('verifyCompactJwt against jose jwtVerify', () => {
   it('gives the same verdict for every generated token, and the expected one for every hand-made case', async () => {
     const cases = await buildCases();
@@ -365,7 +375,7 @@ describe('verifyCompactJwt against jose jwtVerify', () => {
           return verified ?? { payload: undefined };
         });
         if (!deferred) assert.deepEqual(now, jose, `${c.name}: the synchronous path and jose disagree`);
-        else assert.equal(c.expect === 'accepted', false, `${c.name}: the synchronous path deferred a token it should verify`);
+        else assert.equal(verifiesSynchronously(String(headerAlg(c.token))), false, `${c.name}: deferred, yet its algorithm is one verified synchronously`);
       }
       if (c.expect !== '*') {
         const got = ours.accepted ? 'accepted' : ours.error === 'TypeError' ? 'TypeError' : String(ours.code);
