@@ -52,6 +52,7 @@ export {
   UNAUTHORIZED_JSONRPC_CODE,
   FORBIDDEN_JSONRPC_CODE,
   UNAVAILABLE_JSONRPC_CODE,
+  RATE_LIMITED_JSONRPC_CODE,
   type BearerErrorCode,
   type ChallengeErrorCode,
 } from './core/errors.js';

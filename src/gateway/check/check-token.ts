@@ -81,7 +81,7 @@ const FIXES: Partial<Record<DecisionReason, string>> = {
   token_signature: 'the token was not signed by a key of the configured issuer: check MCP_AUTH_ISSUER and MCP_AUTH_JWKS_URI',
   token_algorithm: 'allow the algorithm it was signed with in MCP_AUTH_ALGORITHMS, or have the authorization server sign with an allowed one',
   token_type: 'the token is not an RFC 9068 access token (typ at+jwt): turn MCP_AUTH_STRICT_JWT off, or have the authorization server issue that type',
-  token_issuer: 'set MCP_AUTH_ISSUER to the token\'s iss exactly, or get the token from the configured issuer',
+  token_issuer: 'add the token\'s iss to MCP_AUTH_ISSUER exactly as spelt (a list trusts each issuer in it), or get the token from a configured issuer',
   token_audience: 'ask the authorization server for a token for this resource (RFC 8707 resource parameter), or set MCP_AUTH_RESOURCE to the URL clients use',
   token_claims: 'have the authorization server put the required claims in the token, or relax MCP_AUTH_STRICT_JWT',
   token_inactive: 'the introspection endpoint says the token is not active: get a new one',
