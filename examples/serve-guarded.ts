@@ -2,7 +2,7 @@
  * What every example server shares: listen first (so port 0 resolves to a real port), then build the guard
  * with `http://HOST:PORT/mcp` as the default resource, and a `main()` that is configured by environment only.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import {
@@ -49,7 +49,10 @@ export async function listenWithGuard(
 ): Promise<GuardedServer> {
   const app = express();
   app.disable('x-powered-by');
-  const server = app.listen(port, host);
+  // The guard bounds the time to read a body (`bodyTimeoutMs`); the time to send the headers is the server's.
+  // Node's defaults let a client trickle header bytes for a minute or more: 10 s is plenty for real clients.
+  // `requestTimeout` covers the headers and the body (10 s by default); answers, SSE streams included, are not bounded by it.
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 25_000, connectionsCheckingInterval: 1_000 }, app).listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
