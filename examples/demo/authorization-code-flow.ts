@@ -9,7 +9,7 @@ import * as oidc from 'openid-client';
 import type { CookieJar } from './headless-user.js';
 import type { LoopbackListener } from './loopback-redirect.js';
 import { redactToken, type EmitTranscript } from './transcript.js';
-import { defaultAuthorizationMode, sendUserToAuthorize, type AuthorizationMode } from './user-sign-in.js';
+import { defaultAuthorizationMode, sendUserToAuthorize, type AuthorizationMode, type OpenBrowser } from './user-sign-in.js';
 
 /** Options of {@link runAuthorizationCodeFlow}. */
 export interface AuthorizationCodeFlowOptions {
@@ -28,7 +28,7 @@ export interface AuthorizationCodeFlowOptions {
   /** The headless user's cookies. */
   cookies: CookieJar;
   /** Opens a URL for the user in `browser` mode. */
-  openBrowser?: (url: string) => void | Promise<void>;
+  openBrowser?: OpenBrowser;
   /** Signs a DPoP proof for the code exchange, so that the token is bound to this client's key (RFC 9449 §5). */
   dpop?: oidc.DPoPHandle;
 }

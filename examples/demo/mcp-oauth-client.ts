@@ -38,7 +38,7 @@ import { isLoopbackHttpUrl } from './resource-url.js';
 import { unionScopes } from './scopes.js';
 import { peekClaims } from './token-claims.js';
 import { redactToken, type TranscriptEvent, type TranscriptStep } from './transcript.js';
-import type { AuthorizationMode } from './user-sign-in.js';
+import type { AuthorizationMode, OpenBrowser } from './user-sign-in.js';
 import { findChallenge } from './www-authenticate-parse.js';
 
 /** MCP protocol revision sent in `initialize`. */
@@ -67,7 +67,7 @@ export interface McpOAuthClientOptions {
   /** Receives each transcript event. */
   onEvent?: (event: TranscriptEvent) => void;
   /** Opens a URL for the user in `browser` mode. Default: `xdg-open`, `open` or `start`. */
-  openBrowser?: (url: string) => void | Promise<void>;
+  openBrowser?: OpenBrowser;
   /** How long to wait for the redirect back from the authorization server, in ms. Default 300000. */
   authorizationTimeoutMs?: number;
   /**
@@ -117,6 +117,8 @@ export class McpOAuthClient {
   #serverInfo: unknown;
   /** Signs DPoP proofs with this client's key, once a client id is known (DPoP mode only). */
   #dpop: oidc.DPoPHandle | undefined;
+  /** The DPoP proof of the last MCP request, to show what was sent (DPoP mode only). */
+  #lastProof: string | undefined;
   readonly #emitter = (step: TranscriptStep, message: string, data?: Record<string, unknown>): void => this.#emit(step, message, data);
 
   constructor(options: McpOAuthClientOptions) {
@@ -228,6 +230,13 @@ export class McpOAuthClient {
     return fetch(this.#mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) });
   }
 
+  /** How the last MCP request carried its token, in DPoP mode: what the proof said (RFC 9449 §4.2). */
+  #sentAs(): string {
+    if (!this.#dpop || this.#lastProof === undefined) return '';
+    const { htm, htu, ath } = proofClaims(this.#lastProof);
+    return `, sent as Authorization: DPoP with a proof (htm ${String(htm)}, htu ${String(htu)}${ath ? ', ath = hash of the token' : ''})`;
+  }
+
   /** The challenge of the scheme this client uses: `DPoP` in DPoP mode (Bearer when the server offers no DPoP one). */
   #challengeOf(header: string | null): ReturnType<typeof findChallenge> {
     return (this.#options.dpop ? findChallenge(header, 'DPoP') : undefined) ?? findChallenge(header, 'Bearer');
@@ -269,7 +278,7 @@ export class McpOAuthClient {
       if (response.status === 403) {
         await response.body?.cancel();
         const bearer = this.#challengeOf(challenge);
-        this.#emit('mcp', `${method} → 403 Forbidden`, { status: 403, wwwAuthenticate: challenge });
+        this.#emit('mcp', `${method} → 403 Forbidden${this.#sentAs()}`, { status: 403, wwwAuthenticate: challenge });
         if (bearer?.params.error === 'insufficient_scope' && !steppedUp) {
           steppedUp = true;
           const scope = unionScopes(this.#grantedScope, bearer.params.scope);
@@ -285,7 +294,7 @@ export class McpOAuthClient {
 
       if (response.status === 202) {
         await response.body?.cancel();
-        this.#emit('mcp', `${method} → 202 Accepted`);
+        this.#emit('mcp', `${method} → 202 Accepted${this.#sentAs()}`);
         return undefined;
       }
 
@@ -296,8 +305,9 @@ export class McpOAuthClient {
 
       const messages = await readJsonRpcMessages(response);
       const answer = messages.find((m) => (m as { id?: unknown }).id === id) ?? messages.at(-1);
-      this.#emit('mcp', `${method} → ${response.status} (${response.headers.get('content-type')?.split(';')[0]})`, {
+      this.#emit('mcp', `${method} → ${response.status} (${response.headers.get('content-type')?.split(';')[0]})${this.#sentAs()}`, {
         answer,
+        ...(this.#lastProof ? { dpopProof: proofClaims(this.#lastProof) } : {}),
       });
       return answer;
     }
@@ -324,6 +334,11 @@ export class McpOAuthClient {
         // One key for the client's life: every token is bound to it, and every proof is signed with it.
         this.#dpop = oidc.getDPoPHandle(this.#config, await oidc.randomDPoPKeyPair('ES256'));
         this.#emit('token', 'DPoP key made (ES256): tokens will be bound to it (RFC 9449)');
+        // openid-client builds each MCP request's proof itself: keep it on the way out, to show it.
+        this.#config[oidc.customFetch] = (url, init) => {
+          if (url === this.#mcpUrl.href) this.#lastProof = new Headers(init.headers).get('dpop') ?? undefined;
+          return fetch(url, init as RequestInit);
+        };
       }
       const tokens = await runAuthorizationCodeFlow(
         {
@@ -370,4 +385,10 @@ export class McpOAuthClient {
     if (this.#options.clientId) this.#config = config;
     this.#server = server;
   }
+}
+
+/** A DPoP proof's claims, read to be shown (the server verifies it; nothing here relies on it). */
+function proofClaims(proof: string): Record<string, unknown> {
+  const { htm, htu, iat, jti, ath } = peekClaims(proof) ?? {};
+  return { htm, htu, iat, jti, ...(ath === undefined ? {} : { ath: `${String(ath).slice(0, 6)}…` }) };
 }

@@ -19,17 +19,36 @@ export function defaultAuthorizationMode(env: NodeJS.ProcessEnv = process.env, p
   return env.DISPLAY || env.WAYLAND_DISPLAY ? 'browser' : 'headless';
 }
 
-/** Opens a URL with `open`, `start` or `xdg-open`, without waiting for the browser. */
-export function openWithSystemBrowser(url: string): void {
+/** Opens a URL for the user; may resolve to why it could not (then the URL is printed for the user to open). */
+export type OpenBrowser = (url: string) => void | string | undefined | Promise<void | string | undefined>;
+
+/** How long the opener may take to say it failed; one still running after that is taken to have worked. */
+const OPENER_VERDICT_MS = 3_000;
+
+/**
+ * Opens a URL with `open`, `start` or `xdg-open`, without waiting for the browser itself. Resolves to why it
+ * could not (the opener is missing, or exited with an error, as `xdg-open` does on a machine with no browser),
+ * or `undefined` once it exited cleanly or is still running after a few seconds.
+ */
+export function openWithSystemBrowser(url: string): Promise<string | undefined> {
   const [command, args] =
     process.platform === 'darwin'
       ? ['open', [url]]
       : process.platform === 'win32'
         ? ['cmd', ['/c', 'start', '""', url]]
         : ['xdg-open', [url]];
-  const child = spawn(command, args, { stdio: 'ignore', detached: true });
-  child.on('error', () => undefined);
-  child.unref();
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'ignore', detached: true });
+    const settle = (why: string | undefined): void => {
+      clearTimeout(timer);
+      // An opener still running (a browser it waits for) must not keep the demo alive.
+      child.unref();
+      resolve(why);
+    };
+    const timer = setTimeout(() => settle(undefined), OPENER_VERDICT_MS);
+    child.on('error', (error: NodeJS.ErrnoException) => settle(`${command} could not be started (${error.code ?? error.message})`));
+    child.on('exit', (code, signal) => settle(code === 0 ? undefined : `${command} exited with ${code === null ? `signal ${signal}` : `code ${code}`}`));
+  });
 }
 
 /** Options of {@link sendUserToAuthorize}. */
@@ -41,8 +60,11 @@ export interface SignInOptions {
   user?: { username: string; password: string };
   /** The headless user's cookies, kept across authorizations so a signed-in session skips the login page. */
   cookies: CookieJar;
-  /** Opens a URL for the user in `browser` mode. Default: {@link openWithSystemBrowser}. */
-  openBrowser?: (url: string) => void | Promise<void>;
+  /**
+   * Opens a URL for the user in `browser` mode; may resolve to why it could not, and the URL is then printed for
+   * the user to open. Default: {@link openWithSystemBrowser}.
+   */
+  openBrowser?: OpenBrowser;
 }
 
 /**
@@ -60,8 +82,12 @@ export async function sendUserToAuthorize(authorizationUrl: URL, options: SignIn
         emit('user', `headless user: ${step.method} ${new URL(step.url).pathname} → ${step.status}${step.page ? ` (${step.page} page)` : ''}`),
     });
   } else if (options.mode === 'browser') {
-    await (options.openBrowser ?? openWithSystemBrowser)(authorizationUrl.href);
-    emit('user', 'opened the system browser; waiting for the redirect');
+    const failure = await (options.openBrowser ?? openWithSystemBrowser)(authorizationUrl.href);
+    if (typeof failure === 'string') {
+      emit('user', `could not open a browser: ${failure}. Open this URL in a browser: ${authorizationUrl.href}`);
+    } else {
+      emit('user', 'opened the system browser; waiting for the redirect');
+    }
   } else {
     emit('user', `open this URL in a browser: ${authorizationUrl.href}`);
   }
