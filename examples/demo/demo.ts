@@ -162,13 +162,22 @@ async function main(): Promise<void> {
     heading('Done: every step passed');
     // The demo's servers stop with it: what to run next must start its own authorization server.
     console.log(
-      [
-        'Next, keep an authorization server running and put a server behind the guard:',
-        '  npm run auth-server -- --port 9400 --resource http://127.0.0.1:3000/mcp --scopes notes:read,notes:write,notes:admin',
-        '  MCP_AUTH_ISSUER=http://127.0.0.1:9400 PORT=3000 npm run example        # the notes server, in another terminal',
-        '  or, for your own MCP server: npx mcp-oauth-guard --issuer http://127.0.0.1:9400 --resource http://127.0.0.1:3000/mcp --port 3000 --upstream <its URL>',
-        '  npm run token -- --resource http://127.0.0.1:3000/mcp --scope notes:read   # a token for curl',
-      ].join('\n'),
+      (dpop
+        ? [
+            'Next, keep a DPoP authorization server running and put a server behind the guard with DPoP required:',
+            '  npm run auth-server -- --port 9400 --resource http://127.0.0.1:3000/mcp --scopes notes:read,notes:write,notes:admin --dpop',
+            '  MCP_AUTH_ISSUER=http://127.0.0.1:9400 MCP_AUTH_DPOP=require PORT=3000 npm run example        # the notes server, in another terminal',
+            '  or, for your own MCP server: npx mcp-oauth-guard --issuer http://127.0.0.1:9400 --resource http://127.0.0.1:3000/mcp --port 3000 --dpop require --upstream <its URL>',
+            '  npx tsx examples/demo/pkce-client.ts http://127.0.0.1:3000/mcp --dpop --call whoami   # sign in, bind the token, prove the key',
+          ]
+        : [
+            'Next, keep an authorization server running and put a server behind the guard:',
+            '  npm run auth-server -- --port 9400 --resource http://127.0.0.1:3000/mcp --scopes notes:read,notes:write,notes:admin',
+            '  MCP_AUTH_ISSUER=http://127.0.0.1:9400 PORT=3000 npm run example        # the notes server, in another terminal',
+            '  or, for your own MCP server: npx mcp-oauth-guard --issuer http://127.0.0.1:9400 --resource http://127.0.0.1:3000/mcp --port 3000 --upstream <its URL>',
+            '  npm run token -- --resource http://127.0.0.1:3000/mcp --scope notes:read   # a token for curl',
+          ]
+      ).join('\n'),
     );
   } finally {
     await client?.close().catch(() => {});

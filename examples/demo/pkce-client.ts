@@ -3,8 +3,9 @@
  * server names (see `mcp-oauth-client.ts` for the steps), lists the tools, optionally calls one, and prints
  * the transcript (tokens redacted).
  *
- * CLI: `tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"]
- * [--client-id <id>] [--call <tool> [--args '<json>']]`.
+ * CLI: `tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--dpop] [--scope "<scopes>"]
+ * [--client-id <id>] [--call <tool> [--args '<json>']]`. `--dpop`: DPoP-bound tokens (RFC 9449), every MCP request
+ * `Authorization: DPoP` with a fresh proof.
  *
  * @module
  */
@@ -27,19 +28,21 @@ async function main(argv: string[]): Promise<void> {
     return at !== -1;
   };
   const mode: AuthorizationMode | undefined = has('--headless') ? 'headless' : has('--browser') ? 'browser' : has('--manual') ? 'manual' : undefined;
+  const dpop = has('--dpop');
   const scope = take('--scope');
   const clientId = take('--client-id');
   const callName = take('--call');
   const callArgs = take('--args');
   const [mcpUrl] = args;
   if (!mcpUrl) {
-    console.error('usage: tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--scope "<scopes>"] [--client-id <id>] [--call <tool> [--args \'<json>\']]');
+    console.error('usage: tsx examples/demo/pkce-client.ts <mcp-url> [--headless|--browser|--manual] [--dpop] [--scope "<scopes>"] [--client-id <id>] [--call <tool> [--args \'<json>\']]');
     process.exitCode = 2;
     return;
   }
   const result = await runPkceClientFlow({
     mcpUrl,
     mode,
+    dpop,
     scope,
     clientId,
     onEvent: (event) => console.log(formatTranscriptEvent(event)),

@@ -13,7 +13,7 @@ import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url> [--resource <url>…]
-                           --scopes a,b [--user name:password]…
+                           --scopes a,b [--user name:password]… [--dpop]
 
 Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
 
@@ -21,6 +21,8 @@ Starts a local authorization server for development and keeps it running (Ctrl-C
                         repeat it, or separate several with commas
   --scopes <list>       scopes tokens for those resources may carry, at least one, e.g. calc:use,calc:admin
   --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
+  --dpop                require DPoP (RFC 9449) of the clients that register: every token they get is bound to
+                        their key (without it, a client that sends a proof still gets a bound token)
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
   --host <address>      default 127.0.0.1; a loopback address only (127.0.0.1, ::1, localhost): the service
                         client's secret is printed and can exchange tokens, so no other machine may reach it
@@ -33,14 +35,15 @@ interface DevAuthServerArgs {
   resources: string[];
   scopes: string[];
   users: DemoUser[];
+  dpop: boolean;
 }
 
 /** Reads the flags; every problem is reported at once, each naming its flag. */
 function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
-  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user']);
+  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--dpop'], ['--dpop']);
   if (flags === 'help') return 'help';
   const { values, problems } = flags;
-  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], scopes: [], users: [] };
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], scopes: [], users: [], dpop: values.has('--dpop') };
   // The service client's secret is well known and may exchange tokens: this server must not be reachable from elsewhere.
   if (!isLoopbackHost(args.host)) problems.push(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${args.host}"`);
   const port = values.get('--port')?.at(-1);
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
     extraScopes: args.scopes,
     serviceClientSecret: DEV_SERVICE_CLIENT_SECRET,
     resources: Object.fromEntries(args.resources.map((resource) => [resource, { scopes: args.scopes }])),
+    requireDpop: args.dpop,
   });
   const [first] = args.resources as [string];
   const scope = args.scopes.join(' ');
@@ -110,12 +114,14 @@ async function main(): Promise<void> {
     `  users:      ${args.users.map((user) => `${user.username} / ${user.password}`).join(', ')}`,
     ...args.resources.map((resource) => `  resource:   ${resource}${scope ? `  (scopes ${scope})` : ''}`),
     `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
+    ...(args.dpop ? ['  DPoP:       required of registered clients (dpop_bound_access_tokens): every token they get is bound'] : []),
     '',
     'Put the gateway in front of your MCP server (in the folder holding your policy.json):',
-    `  npx mcp-oauth-guard --issuer ${as.issuer} --resource ${first} ${listenFlags(first)} --policy policy.json --upstream http://127.0.0.1:3001/mcp`,
+    `  npx mcp-oauth-guard --issuer ${as.issuer} --resource ${first} ${listenFlags(first)}${args.dpop ? ' --dpop require' : ''} --policy policy.json --upstream http://127.0.0.1:3001/mcp`,
     'or run the notes example against it:',
-    `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first} PORT=${portOf(new URL(first))} npm run example`,
-    'Get an access token for curl or scripts:',
+    `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first}${args.dpop ? ' MCP_AUTH_DPOP=require' : ''} PORT=${portOf(new URL(first))} npm run example`,
+    ...(args.dpop ? ['and sign in with the PKCE demo client, which proves its key on every request:', `  npx tsx examples/demo/pkce-client.ts ${first} --dpop --call whoami`] : []),
+    args.dpop ? 'Get an access token for curl or scripts (a Bearer token: servers with MCP_AUTH_DPOP=require refuse it, allow accepts it):' : 'Get an access token for curl or scripts:',
     `  npm run token -- --issuer ${as.issuer} --resource ${first}${scope ? ` --scope "${scope}"` : ''}`,
     '',
     'Ctrl-C stops it.',

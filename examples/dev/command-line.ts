@@ -9,13 +9,18 @@ export interface ReadFlags {
 /**
  * Reads `--flag value` and `--flag=value` pairs (a flag may repeat), or `'help'` for `--help` / `-h`. An unknown
  * flag or a flag without its value is a problem, collected rather than thrown, so that all are reported at once.
+ * A flag in `switches` takes no value: present, it reads as `'true'`.
  */
-export function readFlags(argv: readonly string[], known: readonly string[]): ReadFlags | 'help' {
+export function readFlags(argv: readonly string[], known: readonly string[], switches: readonly string[] = []): ReadFlags | 'help' {
   const values = new Map<string, string[]>();
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') return 'help';
+    if (switches.includes(arg)) {
+      values.set(arg, ['true']);
+      continue;
+    }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
     let value: string | undefined = eq === -1 ? argv[i + 1] : arg.slice(eq + 1);

@@ -118,3 +118,35 @@ describe('their command lines', () => {
     assert.match(token.stderr, /--resource is required/);
   });
 });
+
+describe('npm run auth-server -- --dpop, with the notes example and the PKCE client in DPoP mode', () => {
+  it('prints the DPoP lines, and the printed commands run the whole flow with bound tokens and proofs', { timeout: 90_000 }, async () => {
+    const port = await freePort();
+    const resource = `http://127.0.0.1:${port}/mcp`;
+    const server = await startScript(AUTH_SERVER, ['--port', '0', '--resource', resource, '--scopes', 'notes:read,notes:write', '--dpop'], 'Ctrl-C stops it.');
+    let notes: StartedProcess | undefined;
+    try {
+      const banner = server.output();
+      const issuer = /authorization server \(development only\): (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+      assert.match(banner, /DPoP: {7}required of registered clients/);
+      assert.ok(banner.includes(`MCP_AUTH_ISSUER=${issuer} MCP_AUTH_RESOURCE=${resource} MCP_AUTH_DPOP=require PORT=${port} npm run example`), banner);
+      assert.ok(banner.includes(`--port ${port} --dpop require --policy policy.json`), banner);
+      assert.ok(banner.includes(`npx tsx examples/demo/pkce-client.ts ${resource} --dpop --call whoami`), banner);
+
+      notes = await startScript(fileURLToPath(new URL('../../examples/notes-server.ts', import.meta.url)), [], `notes MCP server: ${resource}`, {
+        env: { ...process.env, MCP_AUTH_ISSUER: issuer, MCP_AUTH_RESOURCE: resource, MCP_AUTH_DPOP: 'require', PORT: String(port), HOST: '127.0.0.1' },
+      });
+      const client = await runScript(fileURLToPath(new URL('../../examples/demo/pkce-client.ts', import.meta.url)), [resource, '--dpop', '--headless', '--call', 'whoami'], { timeoutMs: 60_000 });
+      assert.equal(client.code, 0, client.stderr);
+      assert.match(client.stdout, /DPoP key made \(ES256\)/);
+      assert.match(client.stdout, /tools\/call → 200 \(application\/json\), sent as Authorization: DPoP with a proof \(htm POST, htu http:\/\/127\.0\.0\.1:\d+\/mcp, ath = hash of the token\)/);
+      assert.match(client.stdout, /whoami →/);
+      // Without --dpop the client's token is not bound, and the server turns it away.
+      const bearer = await runScript(fileURLToPath(new URL('../../examples/demo/pkce-client.ts', import.meta.url)), [resource, '--headless'], { timeoutMs: 60_000 });
+      assert.notEqual(bearer.code, 0, 'a client without DPoP gets no usable token');
+    } finally {
+      await notes?.stop();
+      await server.stop();
+    }
+  });
+});
