@@ -109,7 +109,7 @@ describe('mcp-oauth-guard check', () => {
       assert.equal(run.code, 0, run.stdout + run.stderr);
       assert.equal(
         entry(run.stdout, `listen 127.0.0.1:${taken}:`),
-        `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now; a gateway started with these settings would fail while it is (a gateway already running with them holds it too)\n      fix: stop what listens there, or choose another PORT (--port)`,
+        `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now; a server started with these settings could not listen while it is (one already running with them holds it too)\n      fix: stop what listens there, or choose another PORT (--port)`,
       );
       assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, the gateway can listen there`);
       assert.equal((await runCheck(['--strict'], env)).code, 1);

@@ -33,7 +33,7 @@ async function checkAddress(address: ListenAddress): Promise<CheckResult> {
       return {
         ...base,
         status: 'warn',
-        message: `${what}: in use now; a gateway started with these settings would fail while it is (a gateway already running with them holds it too)`,
+        message: `${what}: in use now; a server started with these settings could not listen while it is (one already running with them holds it too)`,
         fix: `stop what listens there, or choose another ${portSetting}`,
       };
     }
