@@ -23,6 +23,9 @@ export const EXAMPLE_DEFAULT_HOST = '127.0.0.1';
 /** PORT of an example server when unset (the gateway's is 8080, so both can run side by side). */
 export const EXAMPLE_DEFAULT_PORT = 3000;
 
+/** Time a client has to send a request's headers, in milliseconds. */
+const HEADERS_TIMEOUT_MS = 10_000;
+
 /** A listening server with the guard mounted. */
 export interface GuardedServer {
   /** The MCP endpoint URL (the canonical resource). */
@@ -51,8 +54,9 @@ export async function listenWithGuard(
   app.disable('x-powered-by');
   // The guard bounds the time to read a body (`bodyTimeoutMs`); the time to send the headers is the server's.
   // Node's defaults let a client trickle header bytes for a minute or more: 10 s is plenty for real clients.
-  // `requestTimeout` covers the headers and the body (10 s by default); answers, SSE streams included, are not bounded by it.
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 25_000, connectionsCheckingInterval: 1_000 }, app).listen(port, host);
+  // `requestTimeout` (set below, once the body timeout is known) covers the headers and the body; answers, SSE
+  // streams included, are not bounded by it.
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, app).listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -64,6 +68,8 @@ export async function listenWithGuard(
     server.close();
     throw error;
   }
+  // Past the guard's own body timeout, so that a slow body gets the guard's JSON-RPC 408, not Node's bare one.
+  server.requestTimeout = HEADERS_TIMEOUT_MS + router.guard.options.bodyTimeoutMs + 5_000;
   app.use(router);
   return {
     url: router.guard.resource,
