@@ -54,7 +54,10 @@ async function main(argv: string[]): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    // An authorization server's refusal (openid-client's ResponseBodyError) says why in its error fields.
+    const { error: code, error_description: description } = (error ?? {}) as { error?: unknown; error_description?: unknown };
+    const why = typeof code === 'string' ? `: ${code}${typeof description === 'string' ? ` (${description})` : ''}` : '';
+    console.error(`${error instanceof Error ? error.message : String(error)}${why}`);
     process.exitCode = 1;
   });
 }

@@ -35,7 +35,8 @@ export function openWithSystemBrowser(url: string): Promise<string | undefined> 
     process.platform === 'darwin'
       ? ['open', [url]]
       : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '""', url]]
+        ? // cmd reads `&` as "and then": the URL's query would be cut at its first parameter.
+          ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
         : ['xdg-open', [url]];
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: 'ignore', detached: true });

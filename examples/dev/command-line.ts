@@ -9,7 +9,8 @@ export interface ReadFlags {
 /**
  * Reads `--flag value` and `--flag=value` pairs (a flag may repeat), or `'help'` for `--help` / `-h`. An unknown
  * flag or a flag without its value is a problem, collected rather than thrown, so that all are reported at once.
- * A flag in `switches` takes no value: present, it reads as `'true'`.
+ * A flag in `switches` takes no value: present, it reads as `'true'`; given one (`--dpop=yes`, `--dpop require`),
+ * that is a problem too, named as such.
  */
 export function readFlags(argv: readonly string[], known: readonly string[], switches: readonly string[] = []): ReadFlags | 'help' {
   const values = new Map<string, string[]>();
@@ -17,12 +18,18 @@ export function readFlags(argv: readonly string[], known: readonly string[], swi
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') return 'help';
-    if (switches.includes(arg)) {
-      values.set(arg, ['true']);
-      continue;
-    }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (switches.includes(flag)) {
+      if (eq !== -1) problems.push(`${flag} takes no value (give it alone to turn it on), got "${arg.slice(eq + 1)}"`);
+      else values.set(flag, ['true']);
+      const next = argv[i + 1];
+      if (eq === -1 && next !== undefined && !next.startsWith('-')) {
+        problems.push(`${flag} takes no value, got "${next}"`);
+        i++;
+      }
+      continue;
+    }
     let value: string | undefined = eq === -1 ? argv[i + 1] : arg.slice(eq + 1);
     if (eq === -1 && value !== undefined && !value.startsWith('--')) i++;
     else if (eq === -1) value = undefined;

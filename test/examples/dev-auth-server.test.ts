@@ -104,6 +104,15 @@ describe('their command lines', () => {
     for (const problem of ['--port must be a TCP port', '--scopes: "a b"" is not a scope token', '--nope is not a known flag', '--resource is required']) {
       assert.ok(bad.stderr.includes(problem), `${problem} in ${bad.stderr}`);
     }
+    // --dpop is a switch: a value given to it (as the gateway's --dpop takes one) is a problem, never "on".
+    for (const [args, problem] of [
+      [['--dpop=no'], '--dpop takes no value (give it alone to turn it on), got "no"'],
+      [['--dpop', 'require'], '--dpop takes no value, got "require"'],
+    ] as const) {
+      const run = await runScript(AUTH_SERVER, ['--resource', RESOURCE, '--scopes', 'calc:use', ...args]);
+      assert.equal(run.code, 2, run.stdout);
+      assert.ok(run.stderr.includes(problem), `${problem} in ${run.stderr}`);
+    }
     const noScopes = await runScript(AUTH_SERVER, ['--resource', 'http://127.0.0.1:8080/mcp']);
     assert.equal(noScopes.code, 2);
     assert.match(noScopes.stderr, /--scopes is required/);
@@ -141,9 +150,11 @@ describe('npm run auth-server -- --dpop, with the notes example and the PKCE cli
       assert.match(client.stdout, /DPoP key made \(ES256\)/);
       assert.match(client.stdout, /tools\/call → 200 \(application\/json\), sent as Authorization: DPoP with a proof \(htm POST, htu http:\/\/127\.0\.0\.1:\d+\/mcp, ath = hash of the token\)/);
       assert.match(client.stdout, /whoami →/);
-      // Without --dpop the client's token is not bound, and the server turns it away.
+      // Without --dpop the client registers as one that must bind its tokens (dpop_bound_access_tokens), so the
+      // authorization server refuses its code exchange, and the client says why.
       const bearer = await runScript(fileURLToPath(new URL('../../examples/demo/pkce-client.ts', import.meta.url)), [resource, '--headless'], { timeoutMs: 60_000 });
-      assert.notEqual(bearer.code, 0, 'a client without DPoP gets no usable token');
+      assert.equal(bearer.code, 1, bearer.stderr);
+      assert.match(bearer.stderr, /: invalid_grant \(/, "the authorization server's refusal, with its error code");
     } finally {
       await notes?.stop();
       await server.stop();
