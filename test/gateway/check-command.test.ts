@@ -111,7 +111,7 @@ describe('mcp-oauth-guard check', () => {
         entry(run.stdout, `listen 127.0.0.1:${taken}:`),
         `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now; a server started with these settings could not listen while it is (one already running with them holds it too)\n      fix: stop what listens there, or choose another PORT (--port)`,
       );
-      assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, the gateway can listen there`);
+      assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, a server can listen there`);
       assert.equal((await runCheck(['--strict'], env)).code, 1);
       // The port was only bound for a moment: it is free again.
       const probe = createServer();

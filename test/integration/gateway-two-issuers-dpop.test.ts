@@ -1,5 +1,5 @@
 // The gateway with two real authorization servers (oidc-provider) trusted at once and DPoP allowed: tokens of
-// either are served, a third server's are refused before anyone is asked about them, and DPoP-bound tokens work with
+// either are served, a third server's are refused naming its issuer, and DPoP-bound tokens work with
 // openid-client's proofs, through the gateway to an upstream that never sees a token or a proof.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';

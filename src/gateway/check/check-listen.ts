@@ -26,7 +26,7 @@ async function checkAddress(address: ListenAddress): Promise<CheckResult> {
     await once(server, 'listening');
     server.close();
     await once(server, 'close');
-    return { ...base, status: 'ok', message: `${what}: free, the gateway can listen there` };
+    return { ...base, status: 'ok', message: `${what}: free, a server can listen there` };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
