@@ -166,40 +166,35 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return info;
   };
 
-  const verifyAsJwt = async (token: string, key: string, issuer: TrustedIssuer, peeked: PeekedJwtClaims): Promise<AuthInfo> => {
-    return admitJwt(token, key, (await issuer.verifyJwt(token, peeked)).payload);
-  };
-
   /**
-   * A JWT verified on the spot when nothing has to wait: its issuer's key is at hand and the issuer is known to
-   * publish keys. Else `undefined` (not a JWT) or the claims already read ({@link MustWait}), for the asynchronous
-   * way ({@link verifyUncached}); refusals are thrown.
+   * A new token verified on the spot when nothing has to wait: a JWT whose issuer's key is at hand, from an issuer
+   * known to publish keys. Else what the asynchronous way ({@link verifyUncached}) needs: the JWT's claims and
+   * issuer, already read ({@link MustWait}), or `undefined` for a token that is not a JWT. Refusals are thrown.
    */
   const verifyUncachedNow = (token: string, key: string): AuthInfo | MustWait | undefined => {
     if (countDots(token) !== 2) return undefined;
+    // With one trusted issuer too: a token from elsewhere is refused for its issuer, with no JWKS fetch for its
+    // unknown kid, and not as a bad signature when its kid happens to match one of ours.
     const peeked = peekClaims(token);
     const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
     const verified = issuer.mayIntrospectJwts && !issuer.publishesJwks ? undefined : issuer.verifyJwt.now(token, peeked);
-    return verified === undefined ? new MustWait(peeked) : admitJwt(token, key, verified.payload);
+    return verified === undefined ? new MustWait(peeked, issuer) : admitJwt(token, key, verified.payload);
   };
 
-  const verifyUncached = async (token: string, key: string, peekedBefore?: PeekedJwtClaims): Promise<AuthInfo> => {
-    const dots = countDots(token);
-    if (dots === 2) {
-      // With one trusted issuer too: a token from elsewhere is refused for its issuer, with no JWKS fetch for its
-      // unknown kid, and not as a bad signature when its kid happens to match one of ours.
-      const peeked = peekedBefore ?? peekClaims(token);
-      const issuer = selectIssuer(peeked.claims.iss, trusted, issuers);
+  /** A new token that must wait: a JWT, read already ({@link verifyUncachedNow}), or any other token. */
+  const verifyUncached = async (token: string, key: string, jwt: MustWait | undefined): Promise<AuthInfo> => {
+    if (jwt !== undefined) {
+      const { issuer, peeked } = jwt;
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (issuer.mayIntrospectJwts && !issuer.publishesJwks) {
         if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection(token, key);
         issuer.publishesJwks = true;
       }
-      return verifyAsJwt(token, key, issuer, peeked);
+      return admitJwt(token, key, (await issuer.verifyJwt(token, peeked)).payload);
     }
     if (introspect !== undefined) return verifyByIntrospection(token, key);
     throw new InvalidTokenError(
-      dots === 4 ? 'encrypted (JWE) access tokens are not supported' : 'access token is not a JWT and introspection is not configured',
+      countDots(token) === 4 ? 'encrypted (JWE) access tokens are not supported' : 'access token is not a JWT and introspection is not configured',
       'token_invalid',
     );
   };
@@ -239,10 +234,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 
   /** The verification of a token not in the cache, shared with concurrent requests for the same token. */
-  const verifyKeyed = (token: string, key: string, peeked?: PeekedJwtClaims): Promise<AuthInfo> => {
+  const verifyKeyed = (token: string, key: string, jwt?: MustWait): Promise<AuthInfo> => {
     let pending = inFlight.get(key);
     if (pending === undefined) {
-      pending = verifyUncached(token, key, peeked).finally(() => inFlight.delete(key));
+      pending = verifyUncached(token, key, jwt).finally(() => inFlight.delete(key));
       inFlight.set(key, pending);
     }
     return report === undefined ? pending : pending.then(reportVerified, reportRefused);
@@ -258,7 +253,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (inFlight.has(key)) return verifyKeyed(token, key);
     const now = verifyNowReported(token, key);
     if (now === undefined) return verifyKeyed(token, key);
-    return now instanceof MustWait ? verifyKeyed(token, key, now.peeked) : now;
+    return now instanceof MustWait ? verifyKeyed(token, key, now) : now;
   };
 
   return {
@@ -290,9 +285,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 }
 
-/** A JWT that cannot be verified without waiting (keys to fetch, discovery), with its claims already read. */
+/** A JWT that cannot be verified without waiting (keys to fetch, discovery), with its claims and issuer already read. */
 class MustWait {
-  constructor(readonly peeked: PeekedJwtClaims) {}
+  constructor(
+    readonly peeked: PeekedJwtClaims,
+    readonly issuer: TrustedIssuer,
+  ) {}
 }
 
 /** A metrics hook, made safe to call on the request's path. */
@@ -340,10 +338,6 @@ function withToken(identity: CachedIdentity, token: string): AuthInfo {
   return Object.freeze({ token, ...identity });
 }
 
-/**
- * Picks the issuer named by a JWT's (not yet verified) `iss`. Only a trusted issuer is ever contacted: any other
- * value is refused here, before a metadata or JWKS request.
- */
 /** A JWT's claims, unverified, read once: they pick the issuer, and the verifier checks them after the signature. */
 function peekClaims(token: string): PeekedJwtClaims {
   try {
@@ -353,7 +347,10 @@ function peekClaims(token: string): PeekedJwtClaims {
   }
 }
 
-/** The trusted issuer a JWT's unverified `iss` names, compared exactly; else `token_issuer`. */
+/**
+ * The trusted issuer a JWT's unverified `iss` names, compared exactly; else `token_issuer`. Only a trusted issuer is
+ * ever contacted: any other value is refused here, before a metadata or JWKS request.
+ */
 function selectIssuer(iss: unknown, trusted: ReadonlyMap<string, TrustedIssuer>, issuers: readonly string[]): TrustedIssuer {
   const issuer = typeof iss === 'string' ? trusted.get(iss) : undefined;
   if (issuer !== undefined) return issuer;

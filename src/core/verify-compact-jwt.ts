@@ -123,9 +123,10 @@ interface CheckedCompactJws {
 }
 
 /** jose's checks up to the key, in jose's order: three segments, the header, `crit`, `alg` and its being allowed. */
-function checkBeforeKey(token: string, options: CompactJwtVerifyOptions): CheckedCompactJws {
+function checkBeforeKey(token: string, options: CompactJwtVerifyOptions, peeked: PeekedJwtClaims | undefined): CheckedCompactJws {
   if (typeof token !== 'string') throw new errors.JWSInvalid('Compact JWS must be a string or Uint8Array');
-  const { 0: encodedHeader, 1: payloadSegment, 2: encodedSignature, length } = token.split('.');
+  // The peek split this very token already.
+  const { 0: encodedHeader, 1: payloadSegment, 2: encodedSignature, length } = peeked?.token === token ? peeked.segments : token.split('.');
   if (length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
   const header = parseProtectedHeader(encodedHeader as string);
   const b64 = checkCritical(header);
@@ -167,7 +168,7 @@ export async function verifyCompactJwt(
   options: CompactJwtVerifyOptions,
   peeked?: PeekedJwtClaims,
 ): Promise<VerifiedCompactJwt> {
-  const jws = checkBeforeKey(token, options);
+  const jws = checkBeforeKey(token, options, peeked);
   // Nothing so far depends on the key: jose repeats the same checks and then verifies as it always has.
   if (!verifiesSynchronously(jws.alg)) return jwtVerify(token, key, options);
   checkUnencodedPayload(jws);
@@ -190,7 +191,7 @@ export function verifyCompactJwtNow(
   options: CompactJwtVerifyOptions,
   peeked?: PeekedJwtClaims,
 ): VerifiedCompactJwt | undefined {
-  const jws = checkBeforeKey(token, options);
+  const jws = checkBeforeKey(token, options, peeked);
   if (!verifiesSynchronously(jws.alg)) return undefined;
   checkUnencodedPayload(jws);
   const key = knownKey(jws.header);
@@ -202,6 +203,8 @@ export interface PeekedJwtClaims {
   readonly token: string;
   /** Unverified: for choosing how to verify (which issuer) only, until {@link verifyCompactJwt} has checked them. */
   readonly claims: JWTPayload;
+  /** The token's three segments (slices of it: kept no longer than the token itself). */
+  readonly segments: readonly string[];
 }
 
 /**
@@ -215,7 +218,7 @@ export interface PeekedJwtClaims {
  * const issuer = trusted.get(String(peeked.claims.iss)); // then: verifyCompactJwt(token, key, options, peeked)
  */
 export function peekJwtClaims(token: string): PeekedJwtClaims {
-  const { 1: encodedPayload, length } = token.split('.');
-  if (length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
-  return { token, claims: parseJwtClaims(decodeSegment(encodedPayload as string, 'payload')) };
+  const segments = token.split('.');
+  if (segments.length !== 3) throw new errors.JWSInvalid('Invalid Compact JWS');
+  return { token, claims: parseJwtClaims(decodeSegment(segments[1] as string, 'payload')), segments };
 }
