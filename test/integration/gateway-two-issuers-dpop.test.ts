@@ -75,6 +75,12 @@ describe('the gateway with two trusted issuers and DPoP', () => {
     const challenge = refused.headers.get('www-authenticate') ?? '';
     assert.match(challenge, new RegExp(`error_description="access token was issued by ${untrusted.issuer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(iss\\), which is not a trusted issuer`));
     assert.equal(((await refused.json()) as { error: { code: number } }).error.code, -31401);
+
+    // Refused at once, with the keys already held: the same answer a verification that waited would give.
+    const expired = await bearer(await first.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'alice', expiresIn: -60 }));
+    assert.equal(expired.status, 401);
+    assert.match(expired.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token", error_description="access token expired", resource_metadata="[^"]+", DPoP algs="[^"]+", resource_metadata="[^"]+"$/);
+    assert.equal(((await expired.json()) as { error: { code: number } }).error.code, -31401);
   });
 
   test('a DPoP-bound token of the second issuer works with proofs, not as Bearer, and a replayed proof is refused', async () => {
@@ -101,6 +107,7 @@ describe('the gateway with two trusted issuers and DPoP', () => {
     const asBearer = await bearer(tokens.access_token);
     assert.equal(asBearer.status, 401);
     assert.match(asBearer.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token", error_description="token is DPoP-bound/);
+    assert.equal(((await asBearer.json()) as { error: { code: number } }).error.code, -31401);
 
     // The last proof, sent again as it was: RFC 9449 §11.1.
     assert.ok(lastProof);
@@ -110,6 +117,7 @@ describe('the gateway with two trusted issuers and DPoP', () => {
     const replayed = await fetch(gateway.resource, { method: 'POST', headers, body: toolsList });
     assert.equal(replayed.status, 401);
     assert.match(replayed.headers.get('www-authenticate') ?? '', /DPoP error="invalid_dpop_proof", error_description="DPoP proof was already used/);
+    assert.equal(((await replayed.json()) as { error: { code: number } }).error.code, -31401);
   });
 
   test('the upstream never saw a token, a proof or a cookie', () => {
