@@ -1,4 +1,4 @@
-import type { GatewayConfig } from './gateway-config.js';
+import { GATEWAY_SETTINGS, type GatewayConfig } from './gateway-config.js';
 
 /** A setting as an operator gives it: its environment variable and its flag. */
 export interface SettingName {
@@ -26,16 +26,23 @@ export interface ListenAddress {
  */
 export function listenAddresses(config: Pick<GatewayConfig, 'host' | 'port' | 'metrics'>): ListenAddress[] {
   const addresses: ListenAddress[] = [
-    { host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: { env: 'HOST', flag: '--host' }, portSetting: { env: 'PORT', flag: '--port' } },
+    { host: config.host, port: config.port, what: 'the MCP endpoint', hostSetting: settingNamed('HOST'), portSetting: settingNamed('PORT') },
   ];
   if (config.metrics) {
     addresses.push({
       host: config.metrics.host,
       port: config.metrics.port,
       what: 'the metrics listener',
-      hostSetting: { env: 'MCP_AUTH_METRICS_HOST', flag: '--metrics-host' },
-      portSetting: { env: 'MCP_AUTH_METRICS_PORT', flag: '--metrics-port' },
+      hostSetting: settingNamed('MCP_AUTH_METRICS_HOST'),
+      portSetting: settingNamed('MCP_AUTH_METRICS_PORT'),
     });
   }
   return addresses;
+}
+
+/** A setting's variable and flag, as the settings table spells them. */
+function settingNamed(env: string): SettingName {
+  const flag = GATEWAY_SETTINGS.find((setting) => setting.env === env)?.flag;
+  if (flag === undefined) throw new Error(`${env} has no flag in the settings table`);
+  return { env, flag };
 }
