@@ -18,6 +18,7 @@ import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
 import { listenAddresses } from './listen-addresses.js';
 import { startGateway } from './start-gateway.js';
+import { tuneHeapForProxying } from './heap-growing-factor.js';
 
 const PROGRAM = 'mcp-oauth-guard';
 
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // Before the gateway allocates anything much: see heap-growing-factor.ts for why a proxy needs it.
+  const heapGrowingPercent = tuneHeapForProxying();
   let gateway;
   try {
     gateway = await startGateway(config);
@@ -79,7 +82,7 @@ async function main(): Promise<void> {
   }
   // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private.
   process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config) })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
   );
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
   void reportCoverageWhenListed(gateway);

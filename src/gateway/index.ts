@@ -6,6 +6,7 @@
  * @module mcp-oauth-guard/gateway
  */
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
+export { PROXY_HEAP_GROWING_PERCENT, tuneHeapForProxying } from './heap-growing-factor.js';
 export type { PolicyCoverageReport } from './policy-coverage-report.js';
 export type { ListingFailure } from './upstream-listing-failure.js';
 export type { PolicyReloadResult, PolicyRuleCounts } from './policy-reload.js';

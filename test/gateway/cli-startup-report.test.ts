@@ -22,9 +22,9 @@ let upstream: { url: string; server: Server };
 let dir: string;
 const children: ChildProcess[] = [];
 
-/** Runs the CLI until `done(stdout, stderr)` holds or it exits; then stops it. */
-async function runUntil(args: string[], env: Record<string, string>, done: (stdout: string, stderr: string) => boolean): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs the CLI (under node with `nodeArgs`) until `done(stdout, stderr)` holds or it exits; then stops it. */
+async function runUntil(args: string[], env: Record<string, string>, done: (stdout: string, stderr: string) => boolean, nodeArgs: string[] = []): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -95,6 +95,8 @@ describe('gateway CLI start-up reports', () => {
     assert.deepEqual(listening?.issuers, [issuer.issuer]);
     assert.equal(listening?.policy, policy);
     assert.equal(listening?.upstream, upstream.url);
+    // V8's heap growing factor, set for a proxy (heap-growing-factor.ts).
+    assert.equal(listening?.heapGrowingPercent, 300);
     const summary = out.find((l) => l.event === 'summary');
     assert.deepEqual(summary?.issuers, [issuer.issuer]);
     assert.equal(summary?.policy, policy);
@@ -102,6 +104,12 @@ describe('gateway CLI start-up reports', () => {
     const warnings = run.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     assert.equal(warnings.find((w) => w.rule === 'counter_gte')?.suggestion, 'counter_get');
     assert.deepEqual(warnings.find((w) => w.kind === 'tools')?.names, ['counter_get']);
+  });
+
+  it('a --heap-growing-percent given to node stays in force, and the listening line says which', async () => {
+    const run = await runUntil(['--port', '0', '--upstream', upstream.url], { MCP_AUTH_ISSUER: issuer.issuer }, (stdout) => stdout.includes('"event":"listening"'), ['--heap-growing-percent=0']);
+    const listening = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.event === 'listening');
+    assert.equal(listening?.heapGrowingPercent, 0);
   });
 
   it('an upstream that starts after the gateway: a skipped summary, then the real one once it can be listed', async () => {
