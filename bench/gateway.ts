@@ -1,6 +1,6 @@
 /**
  * The mcp-oauth-guard gateway under benchmark, in its own process, started as the CLI starts it: settings
- * through `loadGatewayConfig`, then `startGateway`, on 127.0.0.1 with a free port and the default resource
+ * through `loadGatewayConfig`, V8's heap growing factor through `tuneHeapForProxying`, then `startGateway`, on 127.0.0.1 with a free port and the default resource
  * (`http://127.0.0.1:PORT/mcp`).
  *
  * Usage: `node --import tsx bench/gateway.ts <library> <upstream URL> <issuer> <policy file> [stdout|off] [sealed] [NAME=value…]`,
@@ -25,6 +25,12 @@ async function main(): Promise<void> {
   const ext = library.endsWith('.ts') ? 'ts' : 'js';
   const { loadGatewayConfig } = (await import(new URL(`gateway/gateway-config.${ext}`, library).href)) as typeof import('../src/gateway/gateway-config.js');
   const { startGateway } = (await import(new URL(`gateway/start-gateway.${ext}`, library).href)) as typeof import('../src/gateway/start-gateway.js');
+  // As the CLI does before it starts the gateway; builds from before it (BENCH_LIBRARY) have no such module.
+  const heap = (await import(new URL(`gateway/heap-growing-factor.${ext}`, library).href).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ERR_MODULE_NOT_FOUND') return undefined;
+    throw error;
+  })) as typeof import('../src/gateway/heap-growing-factor.js') | undefined;
+  heap?.tuneHeapForProxying();
 
   const extra: Record<string, string> = {};
   for (const arg of variant) {

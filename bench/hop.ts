@@ -56,6 +56,8 @@ export interface HopSettings {
   compiledScriptsDir?: string;
   /** Write a V8 CPU profile of the gateway to this directory. */
   cpuProfileDir?: string;
+  /** node's own options for every gateway process (`BENCH_GATEWAY_NODE_FLAGS`), e.g. `--heap-growing-percent=0`. */
+  gatewayNodeFlags?: readonly string[];
   gatewayLog: GatewayLogMode;
   workloads: readonly HopWorkload[];
   /** Targets in front of the upstream to measure (the upstream alone always is). */
@@ -236,7 +238,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   const loadChild = startScript('load.ts', [], { cpu: loadCpu });
   const { load, issuer } = await LoadProcess.ready(loadChild, settings.connections);
   const upstream = await startHop('upstream', 'upstream.ts', [], serverCpu);
-  const gatewayArgv = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : [];
+  const gatewayArgv = [...(settings.gatewayNodeFlags ?? []), ...(settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : [])];
   const wanted = new Set<HopTarget>(['upstream', ...settings.targets]);
   const [nodeProxy, gateway] = await Promise.all([
     wanted.has('node-proxy') ? startHop('node-proxy', 'node-proxy.ts', [upstream.url], serverCpu) : undefined,
@@ -273,7 +275,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const args = variantArgs[target];
     // One after the other, as each start-up (issuer discovery included) runs on the servers' CPU.
     if (args !== undefined && wanted.has(target)) {
-      variants.push(await startHop(target, 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, ...args], serverCpu, { stdout: 'ignore' }));
+      variants.push(await startHop(target, 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, ...args], serverCpu, { execArgv: [...(settings.gatewayNodeFlags ?? [])], stdout: 'ignore' }));
     }
   }
   const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : []), ...variants];
@@ -316,7 +318,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   console.log(
     `bench (gateway hop): ${settings.rounds} rounds × (${targets.join(', ')}) × ${settings.durationSeconds} s per workload ` +
       `(${settings.workloads.join(', ')}), ${settings.warmupSeconds} s warm-up each, ${settings.connections} connections; ${pinNote}; ` +
-      `gateway log ${settings.gatewayLog}${'why' in nginx ? '' : `; nginx ${nginx.version}`}` +
+      `gateway log ${settings.gatewayLog}${settings.gatewayNodeFlags?.length ? `; gateway node flags ${settings.gatewayNodeFlags.join(' ')}` : ''}${'why' in nginx ? '' : `; nginx ${nginx.version}`}` +
       `${redisVersion ? `; redis-server ${redisVersion}` : ''}` +
       `${targets.some((t) => RATE_LIMITED_TARGETS.includes(t)) ? `; rate limit ${BENCH_RATE_LIMIT} per caller` : ''}`,
   );

@@ -28,7 +28,8 @@
  * installs when missing as it does nginx, or skips saying why; each is reported over the plain gateway of its round;
  * a limit high enough never to refuse, and a run that saw a 429 fails), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its
  * anchor; a bridge that cannot run is skipped, saying why), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
- * points at /dev/null, as deployed; or dropped).
+ * points at /dev/null, as deployed; or dropped), BENCH_GATEWAY_NODE_FLAGS (node's own options for the gateway's processes,
+ * space-separated, e.g. `--heap-growing-percent=0` to leave V8's heap growing factor to V8).
  *
  * The library is compiled with `tsc` (the build's settings) into `.bench-results/dist` and the guarded server
  * loads that, as users run the package: tsx's on-the-fly transform keeps function names with a
@@ -62,6 +63,7 @@ const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'stdio'] as 
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
+const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
 const WORKLOADS = readList('BENCH_WORKLOADS', HOP_WORKLOADS);
 const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream'));
 const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) => t !== 'bridge'));
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
       workloads: WORKLOADS,
       targets: HOP_IN_FRONT,
+      gatewayNodeFlags: GATEWAY_NODE_FLAGS,
     });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {
