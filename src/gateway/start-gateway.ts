@@ -90,6 +90,9 @@ export interface RunningGateway {
  * metadata, and the MCP endpoint served by the request pipeline (`createRequestPipeline`) and forwarded by
  * the upstream proxy. Plain `node:http`: no router runs per request.
  *
+ * It leaves the process's V8 settings alone: the `mcp-oauth-guard` command calls `tuneHeapForProxying` first,
+ * and so should a process whose main job is the gateway (see heap-growing-factor.ts for why).
+ *
  * It listens before building the guard, so that with port 0 and the default resource
  * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
  * authorization server cannot be reached yet, a warning is written and tokens get 503 until it can (401 when its

@@ -29,7 +29,7 @@ test('the main entry is the middleware API; CLI internals are exported nowhere',
     for (const entry of entries) assert.equal(name in entry, false, name);
   }
   const gateway = await import('../../src/gateway/index.js');
-  for (const name of ['startGateway', 'loadGatewayConfig', 'createUpstreamProxy', 'createRequestLog']) assert.equal(typeof (gateway as Record<string, unknown>)[name], 'function', name);
+  for (const name of ['startGateway', 'loadGatewayConfig', 'createUpstreamProxy', 'createRequestLog', 'tuneHeapForProxying']) assert.equal(typeof (gateway as Record<string, unknown>)[name], 'function', name);
   const core = await import('../../src/core/index.js');
   for (const name of ['createGuard', 'compilePolicy', 'createResponseFilter', 'createSessionRegistry', 'createEventStreamRewriter']) assert.equal(typeof (core as Record<string, unknown>)[name], 'function', name);
   const metrics = await import('../../src/metrics/index.js');
