@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `mcp-oauth-guard`: the gateway command. Reads settings from flags and the environment (`--help` lists
- * them), starts the gateway, reloads its policy file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
+ * them), sets V8's heap growing factor for a proxy (`tuneHeapForProxying`), starts the gateway, reloads its policy
+ * file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
  *
  * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
  * taken); 2 on a configuration error, reported without a stack trace: every bad flag and setting at once (an
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
   }
 
   // Before the gateway allocates anything much: see heap-growing-factor.ts for why a proxy needs it.
-  const heapGrowingPercent = tuneHeapForProxying();
+  const heapGrowingPercent = tuneHeapForProxying(process.execArgv, config.heapGrowingPercent);
   let gateway;
   try {
     gateway = await startGateway(config);

@@ -32,6 +32,7 @@ import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from './stdio-integer
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
 import { STDIO_ONLY_SETTINGS } from '../core/gateway-only-settings.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from './upstream-auth-config.js';
+import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
 
 /**
  * The topic a setting belongs to: the generated configuration page has one table per group, in the order of
@@ -123,6 +124,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayBufferBytes.fallback) },
   { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayWindowMs.fallback) },
   { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', group: 'gateway', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_HEAP_GROWING_PERCENT', group: 'gateway', flag: '--heap-growing-percent', value: '<percent>', description: `V8's heap growing factor, as the percent above 1 (300: a factor of 4), from 0 to ${MAX_HEAP_GROWING_PERCENT}; 0 leaves it to V8. Set before the gateway starts, so that the buffers of answers in flight do not make V8 mark the whole heap every tenth of a second; the heap may grow to about 1 + percent/100 times what is live before a full collection. A --heap-growing-percent=N given to node itself wins (see gateway.md, Memory).`, defaultValue: String(PROXY_HEAP_GROWING_PERCENT) },
   { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', group: 'limits', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
   { env: 'MCP_AUTH_ALLOWED_ORIGINS', group: 'gateway', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
   { env: 'MCP_AUTH_CHALLENGE_SCOPES', group: 'gateway', flag: '--challenge-scopes', value: '<list>', description: 'Scopes the 401 challenge asks a new client for (what to request first), e.g. notes:read.', defaultValue: "the policy's requiredScopes" },
@@ -167,6 +169,11 @@ export interface GatewayConfig {
   upstreamAuth?: UpstreamAuthConfig;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
+  /**
+   * V8's heap growing factor as a percent (`MCP_AUTH_HEAP_GROWING_PERCENT`, default 300), which the command passes
+   * to `tuneHeapForProxying` before it starts the gateway; `startGateway` does not apply it.
+   */
+  heapGrowingPercent: number;
   /** The Prometheus metrics listener (`MCP_AUTH_METRICS_PORT`); absent when metrics are off. */
   metrics?: MetricsConfig;
   /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
@@ -272,6 +279,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     const maxSessionsPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000));
     const sessionIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, 2_147_483_647));
     const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
     const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
     const identityHeaders = problems.check(() => parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS')));
     const policyWatch = problems.check(() => readPolicyWatch(settings));
@@ -289,7 +297,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
     const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
     problems.throwIfAny();
-    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, heapGrowingPercent, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
     if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
     if (upstream === undefined) return common;
     const proxy: UpstreamProxyOptions = {

@@ -75,14 +75,15 @@ describe('gateway CLI start-up reports', () => {
   });
 
   it('bad flags and bad settings together: one message, a line each, exit 2, no stack', async () => {
-    const run = await runUntil(['--upstream', upstream.url, '--polcy', 'policy.json', '--max-sessions', '0'], { MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_CLOCK_TOLERANCE: 'five' }, () => false);
+    const run = await runUntil(['--upstream', upstream.url, '--polcy', 'policy.json', '--max-sessions', '0', '--heap-growing-percent', '5000'], { MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_CLOCK_TOLERANCE: 'five' }, () => false);
     assert.equal(run.code, 2);
     const lines = run.stderr.trimEnd().split('\n');
     assert.deepEqual(lines, [
-      'mcp-oauth-guard: configuration error: 3 settings need fixing:',
+      'mcp-oauth-guard: configuration error: 4 settings need fixing:',
       '  --polcy: is not a known flag; did you mean --policy?',
       '  MCP_AUTH_CLOCK_TOLERANCE (--clock-tolerance): must be a whole number from 0 to 300 (got "five")',
       '  MCP_AUTH_MAX_SESSIONS (--max-sessions): must be a whole number from 1 to 10000000 (got "0")',
+      '  MCP_AUTH_HEAP_GROWING_PERCENT (--heap-growing-percent): must be a whole number from 0 to 1000 (got "5000")',
     ]);
   });
 
@@ -106,10 +107,16 @@ describe('gateway CLI start-up reports', () => {
     assert.deepEqual(warnings.find((w) => w.kind === 'tools')?.names, ['counter_get']);
   });
 
-  it('a --heap-growing-percent given to node stays in force, and the listening line says which', async () => {
-    const run = await runUntil(['--port', '0', '--upstream', upstream.url], { MCP_AUTH_ISSUER: issuer.issuer }, (stdout) => stdout.includes('"event":"listening"'), ['--heap-growing-percent=0']);
-    const listening = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.event === 'listening');
-    assert.equal(listening?.heapGrowingPercent, 0);
+  it('MCP_AUTH_HEAP_GROWING_PERCENT sets the factor, a --heap-growing-percent given to node wins, and the listening line says which', async () => {
+    const listeningOf = (stdout: string): Record<string, any> | undefined => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.event === 'listening');
+    const isListening = (stdout: string): boolean => stdout.includes('"event":"listening"');
+    const env = { MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_HEAP_GROWING_PERCENT: '150' };
+    const [set, node] = await Promise.all([
+      runUntil(['--port', '0', '--upstream', upstream.url], env, isListening),
+      runUntil(['--port', '0', '--upstream', upstream.url], env, isListening, ['--heap-growing-percent=0']),
+    ]);
+    assert.equal(listeningOf(set.stdout)?.heapGrowingPercent, 150);
+    assert.equal(listeningOf(node.stdout)?.heapGrowingPercent, 0);
   });
 
   it('an upstream that starts after the gateway: a skipped summary, then the real one once it can be listed', async () => {
