@@ -30,7 +30,6 @@ async function main(): Promise<void> {
     if (error.code === 'ERR_MODULE_NOT_FOUND') return undefined;
     throw error;
   })) as typeof import('../src/gateway/heap-growing-factor.js') | undefined;
-  heap?.tuneHeapForProxying();
 
   const extra: Record<string, string> = {};
   for (const arg of variant) {
@@ -47,6 +46,7 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     PORT: '0',
   });
+  heap?.tuneHeapForProxying(process.execArgv, (config as { heapGrowingPercent?: number }).heapGrowingPercent);
   const gateway = await startGateway(config, {
     ...(logMode === 'off' ? { log: () => {} } : {}),
     warn: (line) => void process.stderr.write(`gateway: ${line}\n`),

@@ -117,7 +117,7 @@ export async function runStdioHopBench(settings: StdioHopSettings): Promise<Reco
   const skipped: Partial<Record<StdioTarget, string>> = {};
   hops.set('bridge', await startHop<StdioTarget>('bridge', 'stdio-bridge.ts', serverArgv, serverCpu));
   // Always started: its resource is the audience of every session's token (the npm bridges ignore the header).
-  const gateway = await startHop<StdioTarget>('gateway', 'gateway.ts', [settings.entryUrl, `stdio:${serverCommand}`, issuer, policyFile, settings.gatewayLog], serverCpu, { stdout: 'ignore' });
+  const gateway = await startHop<StdioTarget>('gateway', 'gateway.ts', [settings.entryUrl, `stdio:${serverCommand}`, issuer, policyFile, settings.gatewayLog], serverCpu, { execArgv: [...(settings.gatewayNodeFlags ?? [])], stdout: 'ignore' });
   if (wanted.has('gateway')) hops.set('gateway', gateway);
   const npmArgs: Record<keyof typeof NPM_BRIDGES, (port: number) => string[]> = {
     // Stateful: a child process per session, as the other bridges; JSON answers are not offered in this mode.

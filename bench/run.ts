@@ -161,6 +161,7 @@ async function main(): Promise<void> {
     entryUrl: library ?? pathToFileURL(join(ROOT, 'src', 'index.ts')).href,
     ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
     gatewayLog: GATEWAY_LOG,
+    gatewayNodeFlags: GATEWAY_NODE_FLAGS,
   };
   if (ONLY === 'all' || ONLY === 'gateway') {
     report.gatewayHop = await runHopBench({
@@ -168,7 +169,6 @@ async function main(): Promise<void> {
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
       workloads: WORKLOADS,
       targets: HOP_IN_FRONT,
-      gatewayNodeFlags: GATEWAY_NODE_FLAGS,
     });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {
