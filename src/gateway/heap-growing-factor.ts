@@ -23,7 +23,7 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const PROXY_HEAP_GROWING_PERCENT = 300;
 
-/** The largest percent accepted: a factor of 11. V8 reads the flag as an int; beyond it, it falls back silently. */
+/** The largest percent accepted, a factor of 11: far beyond any use, and far below the int V8 reads it as (larger values are misread silently). */
 export const MAX_HEAP_GROWING_PERCENT = 1_000;
 
 /** The flag on node's command line, in either spelling (node takes it only as `--heap-growing-percent=N`). */
