@@ -27,6 +27,7 @@
  * @module
  */
 import * as oidc from 'openid-client';
+import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/index.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { registerPublicClient } from './client-registration.js';
 import { discoverAuthorizationServer, fetchProtectedResourceMetadata } from './discovery.js';
@@ -40,9 +41,6 @@ import { peekClaims } from './token-claims.js';
 import { redactToken, type TranscriptEvent, type TranscriptStep } from './transcript.js';
 import type { AuthorizationMode, OpenBrowser } from './user-sign-in.js';
 import { findChallenge } from './www-authenticate-parse.js';
-
-/** MCP protocol revision sent in `initialize`. */
-export const CLIENT_PROTOCOL_VERSION = '2025-11-25';
 
 /** `client_name` at registration and `clientInfo.name` in `initialize`, unless configured. */
 const DEFAULT_CLIENT_NAME = 'mcp-oauth-guard demo client';
@@ -156,12 +154,12 @@ export class McpOAuthClient {
   /** Authorizes (on the first 401) and runs the MCP `initialize` handshake. */
   async connect(): Promise<void> {
     const result = (await this.request('initialize', {
-      protocolVersion: CLIENT_PROTOCOL_VERSION,
+      protocolVersion: LATEST_SESSION_PROTOCOL_VERSION,
       capabilities: {},
       clientInfo: { name: this.#options.clientName ?? DEFAULT_CLIENT_NAME, version: '0.1.0' },
     })) as { protocolVersion?: string } | undefined;
     this.#serverInfo = result;
-    this.#protocolVersion = result?.protocolVersion ?? CLIENT_PROTOCOL_VERSION;
+    this.#protocolVersion = result?.protocolVersion ?? LATEST_SESSION_PROTOCOL_VERSION;
     await this.notify('notifications/initialized');
   }
 

@@ -59,7 +59,7 @@ export { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from '
 export { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
 export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from './mcp-request-headers.js';
 export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jws-algorithms.js';
-export { isStatelessRevision, httpStatusForResponse, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
+export { isStatelessRevision, httpStatusForResponse, LATEST_SESSION_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
 export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';
 export { createEventStreamRewriter, eventStreamData, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';
 export {

@@ -6,6 +6,12 @@ import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
  */
 export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
 
+/**
+ * The newest revision with `initialize` and sessions (MCP 2025-11-25), which the gateway's catalogue client
+ * and the demo client speak, and the first whose clients read priming events.
+ */
+export const LATEST_SESSION_PROTOCOL_VERSION = '2025-11-25';
+
 /** `_meta` key carrying the protocol version in 2026-07-28 request bodies (`basic/index`). */
 export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
@@ -56,7 +62,7 @@ export function isStatelessRevision(version: string | undefined): boolean {
  * acceptsPrimingEvent('2025-06-18'); // false
  */
 export function acceptsPrimingEvent(version: string | undefined): boolean {
-  return version !== undefined && DATED_REVISION.test(version) && version >= '2025-11-25' && !isStatelessRevision(version);
+  return version !== undefined && DATED_REVISION.test(version) && version >= LATEST_SESSION_PROTOCOL_VERSION && !isStatelessRevision(version);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { createEventStreamRewriter, eventStreamData } from '../core/event-stream.js';
 import type { ServerCatalog } from '../core/policy-coverage.js';
-import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../core/protocol-version.js';
+import { CLIENT_CAPABILITIES_META_KEY, LATEST_SESSION_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../core/protocol-version.js';
 import { childEnvironment } from './child-environment.js';
 import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio-child.js';
 import type { StdioStartWatch } from './stdio-start-outcome.js';
@@ -36,8 +36,6 @@ export interface UpstreamCatalog extends ServerCatalog {
   truncated: string[];
 }
 
-/** The protocol revision the gateway offers when it initializes a session for the listing. */
-export const CATALOG_PROTOCOL_VERSION = '2025-11-25';
 const CLIENT_INFO = { name: 'mcp-oauth-guard', version: 'policy-coverage' };
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_PAGES = 20;
@@ -125,7 +123,7 @@ function resultOf(response: JsonRpcResponse | undefined, method: string): Record
 }
 
 function initializeParams(): Record<string, unknown> {
-  return { protocolVersion: CATALOG_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
+  return { protocolVersion: LATEST_SESSION_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
 }
 
 /**
@@ -156,7 +154,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
   if (initResponse && 'result' in initResponse) {
     const result = resultOf(initResponse, 'initialize');
     const sessionId = initialized.headers['mcp-session-id'];
-    const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : CATALOG_PROTOCOL_VERSION;
+    const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : LATEST_SESSION_PROTOCOL_VERSION;
     const headers: OutgoingHttpHeaders = { 'mcp-protocol-version': version, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
     try {
       await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
