@@ -1,3 +1,4 @@
+import { parseAbsoluteUrl } from './settings.js';
 import { ConfigurationError } from './errors.js';
 
 /**
@@ -14,12 +15,7 @@ import { ConfigurationError } from './errors.js';
  *   or is http on a host other than loopback.
  */
 export function canonicalizeResourceUri(input: string, setting = 'resource'): string {
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new ConfigurationError(setting, `"${input}" is not an absolute URL; set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp`);
-  }
+  const url = parseAbsoluteUrl(input, setting, `"${input}" is not an absolute URL; set it to the public URL of your MCP endpoint, e.g. https://mcp.example.com/mcp`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new ConfigurationError(setting, `must be an https URL (got ${url.protocol})`);
   }

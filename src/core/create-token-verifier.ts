@@ -1,4 +1,4 @@
-import { checkNumber, checkStringList } from './settings.js';
+import { checkDuration, checkNumber, checkStringList, parseAbsoluteUrl } from './settings.js';
 import type { ServerMetadata } from 'openid-client';
 import type { JWTPayload } from 'jose';
 import type { AuthInfo } from './auth-info.js';
@@ -68,12 +68,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const issuers = checkIssuers(options.issuer, options.issuers, { issuer: 'issuer', issuers: 'issuers' });
 
   const resource = requireString('resource', options.resource);
-  let resourceUrl: URL;
-  try {
-    resourceUrl = new URL(resource);
-  } catch {
-    throw new ConfigurationError('resource', `"${resource}" is not an absolute URL`);
-  }
+  const resourceUrl = parseAbsoluteUrl(resource, 'resource', `"${resource}" is not an absolute URL`);
   const audiences = [resource, ...readAudiences(options.audiences)];
 
   const jwksUri = options.jwksUri === undefined ? undefined : assertSecureUrl('jwksUri', options.jwksUri);
@@ -82,7 +77,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
   const algorithms = resolveJwtAlgorithms(options.algorithms);
   const clockToleranceSeconds = checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', DEFAULT_CLOCK_TOLERANCE_SECONDS);
-  const httpTimeoutMs = checkNumber(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS, { integer: true, positive: true });
+  const httpTimeoutMs = checkDuration(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS);
   const jwksCooldownMs = checkNumber(options.jwksCooldownMs, 'jwksCooldownMs', DEFAULT_JWKS_COOLDOWN_MS);
   const jwksCacheMaxAgeMs = checkNumber(options.jwksCacheMaxAgeMs, 'jwksCacheMaxAgeMs', DEFAULT_JWKS_CACHE_MAX_AGE_MS);
   const strictJwtAccessTokens = options.strictJwtAccessTokens ?? false;

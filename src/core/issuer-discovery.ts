@@ -1,3 +1,4 @@
+import { parseAbsoluteUrl } from './settings.js';
 import * as client from 'openid-client';
 import { AuthorizationServerUnavailableError, ConfigurationError } from './errors.js';
 import { isLoopbackHost } from './canonical-resource.js';
@@ -233,12 +234,7 @@ function classifyDiscoveryFailure(url: string, error: unknown, timeoutMs: number
  * @throws ConfigurationError naming `setting`.
  */
 export function assertSecureUrl(setting: string, value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; use an https URL (http only on loopback hosts)`);
-  }
+  const url = parseAbsoluteUrl(value, setting, `"${value}" is not an absolute URL; use an https URL (http only on loopback hosts)`);
   if (url.protocol !== 'https:' && !isLoopbackHttpUrl(url)) {
     throw new ConfigurationError(
       setting,

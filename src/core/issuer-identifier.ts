@@ -1,3 +1,4 @@
+import { parseAbsoluteUrl } from './settings.js';
 import { isLoopbackHost } from './canonical-resource.js';
 import { ConfigurationError } from './errors.js';
 
@@ -13,12 +14,7 @@ export function checkIssuer(issuer: unknown, setting: string): string {
   if (typeof issuer !== 'string' || issuer.length === 0) {
     throw new ConfigurationError(setting, 'is required: set it to your authorization server\'s issuer URL, e.g. https://auth.example.com (for a local one, in a clone of this repository: `npm run auth-server -- --resource <the MCP URL> --scopes <scopes>`)');
   }
-  let url: URL;
-  try {
-    url = new URL(issuer);
-  } catch {
-    throw new ConfigurationError(setting, `"${issuer}" is not an absolute URL; use the issuer identifier from your authorization server's metadata`);
-  }
+  const url = parseAbsoluteUrl(issuer, setting, `"${issuer}" is not an absolute URL; use the issuer identifier from your authorization server's metadata`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw new ConfigurationError(setting, `http is only allowed on loopback hosts; use https for ${url.host}`);
   }

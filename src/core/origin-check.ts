@@ -1,4 +1,5 @@
 import { ConfigurationError, RequestRejectedError } from './errors.js';
+import { parseAbsoluteUrl } from './settings.js';
 
 /**
  * Decides whether a request's `Origin` is allowed (MCP Streamable HTTP: servers MUST validate
@@ -17,12 +18,7 @@ export function createOriginCheck(
   if (allowedOrigins.includes('*')) return () => {};
   const allowed = new Set<string>([resourceOrigin]);
   for (const o of allowedOrigins) {
-    let normalized: string;
-    try {
-      normalized = new URL(o).origin;
-    } catch {
-      throw new ConfigurationError(setting, `"${o}" is not an origin; use scheme://host[:port], e.g. https://app.example.com, or * to allow any`);
-    }
+    const normalized = parseAbsoluteUrl(o, setting, `"${o}" is not an origin; use scheme://host[:port], e.g. https://app.example.com, or * to allow any`).origin;
     if (normalized === 'null') throw new ConfigurationError(setting, `"${o}" has no origin; use scheme://host[:port]`);
     allowed.add(normalized);
   }

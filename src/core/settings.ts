@@ -37,6 +37,17 @@ export function checkInteger(value: unknown, setting: string, fallback: number, 
 }
 
 /**
+ * A duration option in milliseconds that a timer waits for: `fallback` when undefined, else a whole number from
+ * `min` (default 1) to {@link MAX_TIMER_MS}, since Node fires a longer timer after 1 ms instead.
+ *
+ * @example
+ * checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', 10_000); // 10 s when unset
+ */
+export function checkDuration(value: unknown, setting: string, fallback: number, range: { min?: number } = {}): number {
+  return checkInteger(value, setting, fallback, { min: range.min ?? 1, max: MAX_TIMER_MS });
+}
+
+/**
  * A number option (seconds, milliseconds): `fallback` when undefined, else finite and ≥ 0; `integer` and
  * `positive` narrow it further.
  *
@@ -114,6 +125,22 @@ export function checkStringList(value: unknown, setting: string): string[] | und
   return [...(value as string[])];
 }
 
+/**
+ * The one place a setting's text becomes a URL: the WHATWG parse, or a `ConfigurationError` naming `setting` with
+ * `problem` as its message (each caller says what to give instead, and whether the value may be repeated).
+ * The rules of each kind of URL (schemes, loopback, credentials) stay with the caller.
+ *
+ * @example
+ * parseAbsoluteUrl(value, 'MCP_AUTH_RESOURCE', `"${value}" is not an absolute URL`);
+ */
+export function parseAbsoluteUrl(value: string, setting: string, problem: string): URL {
+  try {
+    return new URL(value);
+  } catch {
+    throw new ConfigurationError(setting, problem);
+  }
+}
+
 /** Rules of {@link parseUrlSetting}. */
 export interface UrlSettingRules {
   /** Allowed schemes, with the colon, e.g. `['http:', 'https:']`. */
@@ -127,12 +154,7 @@ export function parseUrlSetting(value: unknown, setting: string, rules: UrlSetti
   if (typeof value !== 'string' || value.length === 0) {
     throw new ConfigurationError(setting, `is required: set it to an absolute URL, e.g. ${rules.example}`);
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigurationError(setting, `"${value}" is not an absolute URL; give the full URL, e.g. ${rules.example}`);
-  }
+  const url = parseAbsoluteUrl(value, setting, `"${value}" is not an absolute URL; give the full URL, e.g. ${rules.example}`);
   if (!rules.protocols.includes(url.protocol)) {
     throw new ConfigurationError(setting, `must be an ${rules.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL (got ${url.protocol})`);
   }

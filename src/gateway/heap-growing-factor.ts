@@ -16,6 +16,7 @@
  * 2.0 below that, as in small containers), and the smaller factors it uses to save memory no longer apply.
  */
 import { setFlagsFromString } from 'node:v8';
+import { checkInteger } from '../core/settings.js';
 
 /**
  * The `--heap-growing-percent` the gateway sets: 300, a growing factor of 4 (the most V8 picks by itself, for heaps
@@ -42,6 +43,7 @@ const FLAG = /^--heap[-_]growing[-_]percent=(.*)$/;
  * {@link PROXY_HEAP_GROWING_PERCENT}.
  * @returns the percent in force: the one set, or the one given to node (`undefined` when node's flag has a value
  * outside 0 to 1,000, which V8 may read differently).
+ * @throws ConfigurationError (setting `percent`) when `percent` is not a whole number from 0 to 1,000.
  * @example
  * import { startGateway, loadGatewayConfig, tuneHeapForProxying } from 'mcp-oauth-guard/gateway';
  * tuneHeapForProxying();
@@ -54,7 +56,7 @@ export function tuneHeapForProxying(execArgv: readonly string[] = process.execAr
     const given = Number(match[1]);
     return Number.isInteger(given) && given >= 0 && given <= MAX_HEAP_GROWING_PERCENT ? given : undefined;
   }
-  if (!Number.isInteger(percent) || percent < 0 || percent > MAX_HEAP_GROWING_PERCENT) throw new RangeError(`percent must be a whole number from 0 to ${MAX_HEAP_GROWING_PERCENT}, not ${percent}`);
+  checkInteger(percent, 'percent', PROXY_HEAP_GROWING_PERCENT, { min: 0, max: MAX_HEAP_GROWING_PERCENT });
   setFlagsFromString(`--heap-growing-percent=${percent}`);
   return percent;
 }

@@ -7,7 +7,7 @@ import { UPSTREAM_AUTH_SETTINGS } from '../core/gateway-only-settings.js';
 import type { GuardOptions } from '../core/guard-options.js';
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
 import { assertSecureUrl } from '../core/issuer-discovery.js';
-import { readSetting } from '../core/settings.js';
+import { parseAbsoluteUrl, parseListSetting, readSetting } from '../core/settings.js';
 import { readSecretFile } from './secret-file.js';
 import { clientCredentials, staticCredentials, UPSTREAM_AUTH_MODES, type UpstreamAuthMode, type UpstreamCredentials } from './upstream-credentials.js';
 import { createUpstreamTargetResolver } from './upstream-resource-metadata.js';
@@ -90,10 +90,12 @@ export function loadUpstreamAuth(settings: Readonly<Record<string, string | unde
   const issuer = readSetting(settings, 'MCP_AUTH_UPSTREAM_ISSUER');
   if (issuer !== undefined) assertSecureUrl('MCP_AUTH_UPSTREAM_ISSUER', issuer);
   const resource = readSetting(settings, 'MCP_AUTH_UPSTREAM_RESOURCE');
-  if (resource !== undefined && (!URL.canParse(resource) || resource.includes('#'))) {
-    throw new ConfigurationError('MCP_AUTH_UPSTREAM_RESOURCE', `"${resource}" is not an absolute URI without a fragment (RFC 8707 section 2)`);
+  if (resource !== undefined) {
+    const problem = `"${resource}" is not an absolute URI without a fragment (RFC 8707 section 2)`;
+    parseAbsoluteUrl(resource, 'MCP_AUTH_UPSTREAM_RESOURCE', problem);
+    if (resource.includes('#')) throw new ConfigurationError('MCP_AUTH_UPSTREAM_RESOURCE', problem);
   }
-  const scope = readSetting(settings, 'MCP_AUTH_UPSTREAM_SCOPE')?.split(/[\s,]+/).filter(Boolean).join(' ');
+  const scope = parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_SCOPE'))?.join(' ');
   const gatewayIssuers = guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []);
   return {
     mode,

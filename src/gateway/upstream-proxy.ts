@@ -6,7 +6,7 @@ import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
 import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
 import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
-import { checkInteger, MAX_TIMER_MS, parseUrlSetting } from '../core/settings.js';
+import { checkDuration, checkInteger, parseUrlSetting } from '../core/settings.js';
 import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
@@ -395,14 +395,14 @@ class Attempt {
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const upstream = parseUpstreamUrl(options?.upstream);
-  const connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
-  const idleTimeoutMs = checkTimeout(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS);
-  const maxResponseBytes = checkTimeout(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
+  const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
+  const idleTimeoutMs = checkDuration(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS);
+  const maxResponseBytes = checkInteger(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const sessions = createSessionRegistry({
-    maxSessions: checkTimeout(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
-    maxSessionsPerCaller: checkTimeout(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
-    idleTimeoutMs: checkTimeout(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
+    maxSessions: checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
+    maxSessionsPerCaller: checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
+    idleTimeoutMs: checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
     ...(options.now ? { now: options.now } : {}),
   });
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
@@ -856,10 +856,6 @@ export function parseUpstreamUrl(value: unknown, setting = 'upstream'): URL {
     throw new ConfigurationError(setting, 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
   }
   return parseUrlSetting(value, setting, { protocols: ['http:', 'https:'], example: 'http://127.0.0.1:3001/mcp' });
-}
-
-function checkTimeout(value: unknown, setting: string, fallback: number): number {
-  return checkInteger(value, setting, fallback, { max: MAX_TIMER_MS });
 }
 
 /**

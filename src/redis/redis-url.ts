@@ -1,3 +1,4 @@
+import { parseAbsoluteUrl } from '../core/settings.js';
 import { ConfigurationError } from '../core/errors.js';
 
 /**
@@ -23,14 +24,9 @@ export function redactRedisUrl(url: string): string {
  * @throws ConfigurationError naming `setting`.
  */
 export function checkRedisUrl(url: unknown, setting: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.hostname === '') {
-    throw new ConfigurationError(setting, 'must be a Redis URL such as redis://host:6379 or rediss://:password@host:6380/0 (the value is not repeated here: it may hold a password)');
-  }
-  return url as string;
+  const problem = 'must be a Redis URL such as redis://host:6379 or rediss://:password@host:6380/0 (the value is not repeated here: it may hold a password)';
+  if (typeof url !== 'string') throw new ConfigurationError(setting, problem);
+  const parsed = parseAbsoluteUrl(url, setting, problem);
+  if ((parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.hostname === '') throw new ConfigurationError(setting, problem);
+  return url;
 }

@@ -54,7 +54,7 @@ describe('tuneHeapForProxying', () => {
     assert.equal(tuneHeapForProxying(['--heap-growing-percent=1001']), undefined);
     assert.equal(tuneHeapForProxying(['--heap-growing-percent=1000']), 1000);
     for (const bad of [-1, 2.5, 1001, 1e21, Number.NaN]) {
-      assert.throws(() => tuneHeapForProxying([], bad), { name: 'RangeError', message: /from 0 to 1000/ }, String(bad));
+      assert.throws(() => tuneHeapForProxying([], bad), { name: 'ConfigurationError', message: /^percent: must be a whole number from 0 to 1000/ }, String(bad));
     }
   });
 });
