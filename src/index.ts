@@ -47,6 +47,7 @@ export {
   InsufficientScopeError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
+  RateLimitedError,
   ConfigurationError,
   type ConfigurationProblem,
   UNAUTHORIZED_JSONRPC_CODE,

@@ -21,7 +21,7 @@ const importsOf = (file: string): string[] =>
 
 test('the main entry is the middleware API; CLI internals are exported nowhere', async () => {
   const main = await import('../../src/index.js');
-  for (const name of ['mcpOAuthGuard', 'createRequestPipeline', 'httpHandler', 'fetchHandler', 'loadOptionsFromEnv', 'dispatchTable', 'ConfigurationError', 'jsonRpcError']) {
+  for (const name of ['mcpOAuthGuard', 'createRequestPipeline', 'httpHandler', 'fetchHandler', 'loadOptionsFromEnv', 'dispatchTable', 'ConfigurationError', 'RateLimitedError', 'jsonRpcError']) {
     assert.equal(typeof (main as Record<string, unknown>)[name], 'function', name);
   }
   const entries = [main, await import('../../src/core/index.js'), await import('../../src/gateway/index.js')];
@@ -76,6 +76,24 @@ test('layers: src/core imports neither node:http nor Express; only src/express i
     // Adapters sit on the pipeline (src/http), never on the Express adapter: only the main entry reaches it.
     if (file !== join('src', 'index.ts') && !file.startsWith(join('src', 'express'))) {
       assert.ok(!imports.some((i) => /(^|\/)express\//.test(i)), `${file} imports from src/express: ${imports.join(', ')}`);
+    }
+  }
+});
+
+test("the README's Development table names every src/ folder, each importing only from the folders above it", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /^## Development\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const listed = [...section.matchAll(/^\| `src\/([a-z-]+)\/` \|/gm)].map((m) => m[1]!);
+  const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  assert.deepEqual([...listed].sort(), [...folders].sort(), 'the table lists each src/ folder once');
+  for (const [position, folder] of listed.entries()) {
+    for (const file of sourceFiles(join('src', folder))) {
+      const depth = relative(join('src', folder), dirname(file)).split(/[\\/]/).filter(Boolean).length;
+      for (const spec of importsOf(file)) {
+        const reached = /^((?:\.\.\/)+)([a-z-]+)\//.exec(spec);
+        if (!reached || reached[1]!.length / 3 !== depth + 1) continue;
+        assert.ok(listed.indexOf(reached[2]!) < position, `${file} imports ${spec}, but src/${reached[2]}/ is not above src/${folder}/ in the README`);
+      }
     }
   }
 });
