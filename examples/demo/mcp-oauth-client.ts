@@ -203,11 +203,14 @@ export class McpOAuthClient {
   /** Forgets tokens and the MCP session. Nothing is listening after {@link connect} returns, so no sockets. */
   async close(): Promise<void> {
     this.#accessToken = undefined;
+    this.#lastProof = undefined;
     this.#refreshToken = undefined;
     this.#sessionId = undefined;
   }
 
   async #post(body: unknown): Promise<Response> {
+    // What this request's proof said, or nothing: a request sent without one must not show the previous proof.
+    this.#lastProof = undefined;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
