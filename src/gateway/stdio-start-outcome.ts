@@ -17,6 +17,11 @@ export interface StdioStartWatch {
   log(event: ChildLogEvent): void;
   /** The process answered its first request (`initialize`, for a 2025 session and for the listing). */
   answered(): void;
+  /**
+   * The gateway gave up waiting for an answer after `afterMs` milliseconds. Before the first answer, that settles
+   * the start as not ok: a program that starts and never answers does not serve. After it, it changes nothing.
+   */
+  timedOut(afterMs: number): void;
 }
 
 /** The outcomes of the stdio upstream's process starts; see {@link createStdioStartOutcomes}. */
@@ -43,10 +48,11 @@ const OK: StdioStartOutcome = Object.freeze({ ok: true });
 
 /**
  * Keeps the outcome of the stdio upstream's most recent process start. A process settles its start when it
- * answers its first request (ok), or when it ends before that on its own: it exited, could not be started, or
- * wrote a line past the limit (not ok, with its exit as the start-up warning words it, see
- * `recordListingFailure`). A process the gateway stopped before it answered (the client left, DELETE, shutdown, a
- * listing's timeout) says nothing about the program and changes nothing. The reason is meant for `/readyz`, which
+ * answers its first request (ok), when the gateway gives up waiting for that answer (not ok: a program that hangs),
+ * or when it ends before that on its own: it exited, could not be started, or wrote a line past the limit (not ok,
+ * with its exit as the start-up warning words it, see `recordListingFailure`). A process the gateway stopped before
+ * it answered for any other reason (the client left, DELETE, shutdown) says nothing about the program and changes
+ * nothing. The reason is meant for `/readyz`, which
  * anyone who reaches the gateway may ask, so it names the exit only and points at the log: a program's stderr may
  * carry anything (its own secrets, a caller's subject), and the log, which operators alone read, has every line.
  *
@@ -75,6 +81,11 @@ export function createStdioStartOutcomes(_options: StdioStartOutcomesOptions = {
           if (settled) return;
           settled = true;
           latest = OK;
+        },
+        timedOut(afterMs: number) {
+          if (settled) return;
+          settled = true;
+          latest = { ok: false, reason: `the most recent upstream process did not answer its first request within ${afterMs} ms; its stderr is in the gateway's log (upstream_stderr)` };
         },
       };
     },

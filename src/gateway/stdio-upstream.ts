@@ -14,7 +14,7 @@ import { childEnvironment, withCallerIdentity } from './child-environment.js';
 import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
 import { createSessionEventStreams, type ResumableEventStream, type SessionEventStreams, type StreamOwner } from './session-event-streams.js';
 import { stdioInteger } from './stdio-integer-settings.js';
-import type { StdioStartOutcomes } from './stdio-start-outcome.js';
+import type { StdioStartOutcomes, StdioStartWatch } from './stdio-start-outcome.js';
 import { startStdioChild, type ChildEndReason, type ChildLogEvent, type RequestSink, type StdioChild } from './stdio-child.js';
 import { GATEWAY_JSONRPC_CODE, SESSION_NOT_FOUND_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from './upstream-proxy.js';
 
@@ -133,6 +133,8 @@ interface Slot extends PooledChild {
   get: Exchange | undefined;
   /** The session's resumable event streams, made with its first one. */
   streams?: SessionEventStreams;
+  /** What readiness learns from this process's start: told when the gateway gives up waiting for an answer. */
+  start?: StdioStartWatch;
 }
 
 const CHILD_END_MESSAGES: Record<ChildEndReason, string> = {
@@ -214,6 +216,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     createSlot: (sessionId) => ({ sessionId, waiting: new Set(), get: undefined, child: undefined as unknown as StdioChild }),
     startChild: (slot, sessionId, auth, ended) => {
       const start = options.stdioStarts?.watch();
+      if (start) slot.start = start;
       return startStdioChild({
         command,
         args,
@@ -491,6 +494,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       }
       idleTimer = setTimeout(() => {
         pendingRequest.abandon(true, 'the gateway timed out waiting for an answer');
+        slot.start?.timedOut(idleTimeoutMs);
         reportFailure(req, res, streaming ? 'upstream_idle_timeout' : 'upstream_timeout', 504);
         fail(504, 'Gateway timeout: the upstream MCP server did not answer in time');
       }, idleTimeoutMs);

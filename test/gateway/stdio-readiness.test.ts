@@ -10,6 +10,7 @@ import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { ChildEndReason } from '../../src/gateway/stdio-child.js';
 import { createStdioStartOutcomes, type StdioStartWatch } from '../../src/gateway/stdio-start-outcome.js';
+import { listStdioUpstream } from '../../src/gateway/upstream-catalog.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { childEvents, NODE_SERVER, PYTHON_SERVER, quote, RawSession, stdioServers } from '../helpers/stdio-gateway.js';
 
@@ -78,6 +79,27 @@ describe('/readyz for a stdio upstream: the most recent process start', () => {
     const ready = await readyz(gateway);
     assert.equal(ready.status, 503, JSON.stringify(ready.body));
     assert.match(ready.body.upstream.reason, /^the most recent upstream process exited with code 1 before it answered/);
+  });
+
+  it('a program that starts and never answers: 503 once a session\'s first request timed out, and once the listing did', async () => {
+    const hanging = join(dir, 'hang.mjs');
+    // Reads its input and never writes: the gateway must not call that ready.
+    writeFileSync(hanging, 'process.stdin.resume();\n');
+    const { gateway } = await gatewayFor(`${quote(process.execPath)} ${quote(hanging)}`, { MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS: '300' });
+    const token = await issuer.sign({ aud: gateway.resource, sub: 'alice', scope: 'mcp:basic' });
+    assert.equal((await readyz(gateway)).status, 200, 'nothing settled yet: the program check alone');
+    const opening = await new RawSession(gateway.resource, token).initialize();
+    assert.equal(opening.status, 504, opening.text);
+    const down = await readyz(gateway);
+    assert.equal(down.status, 503, JSON.stringify(down.body));
+    assert.equal(down.body.upstream.reason, "the most recent upstream process did not answer its first request within 300 ms; its stderr is in the gateway's log (upstream_stderr)");
+
+    const starts = createStdioStartOutcomes();
+    await assert.rejects(
+      listStdioUpstream({ command: process.execPath, args: [hanging] }, () => {}, { requestTimeoutMs: 200 }, undefined, starts.watch()),
+      /initialize: no answer within 200 ms/,
+    );
+    assert.match((starts.latest() as { reason: string }).reason, /did not answer its first request within 200 ms/);
   });
 
   it('a good script: 200 after the start-up listing', async () => {
@@ -150,6 +172,20 @@ describe('createStdioStartOutcomes', () => {
     const again = starts.watch();
     again.answered();
     assert.deepEqual(starts.latest(), { ok: true });
+  });
+
+  it('giving up on the first answer settles the start as not ok; on a later one, or after an exit, it changes nothing', () => {
+    const starts = createStdioStartOutcomes();
+    const hung = starts.watch();
+    hung.timedOut(500);
+    assert.deepEqual(starts.latest(), { ok: false, reason: "the most recent upstream process did not answer its first request within 500 ms; its stderr is in the gateway's log (upstream_stderr)" });
+    exit(hung, 'upstream_stopped', null);
+    hung.answered();
+    assert.equal(starts.latest()?.ok, false, 'the stop that follows, or a late answer, does not undo it');
+    const slow = starts.watch();
+    slow.answered();
+    slow.timedOut(500);
+    assert.deepEqual(starts.latest(), { ok: true }, 'a request that timed out after the first answer says nothing about starting');
   });
 
   it('the reason names the exit, never a stderr line (anyone may ask /readyz); a line past the limit is named', () => {

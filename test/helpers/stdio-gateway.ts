@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/protocol-version.js';
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
@@ -13,7 +14,7 @@ import { postMcp, send, type HttpAnswer } from './http-client.js';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const PYTHON_SERVER = resolve(ROOT, 'test/fixtures/stdio/server.py');
 export const NODE_SERVER = resolve(ROOT, 'test/fixtures/stdio/server.mjs');
-export const PROTOCOL_VERSION = '2025-11-25';
+export const PROTOCOL_VERSION = LATEST_SESSION_PROTOCOL_VERSION;
 
 /** A word of a command line, quoted for `splitCommandLine` (single quotes keep everything literally). */
 export function quote(word: string): string {
