@@ -21,9 +21,10 @@ export function setMetadataCors(res: ServerResponse, preflight: boolean): void {
 
 /**
  * CORS for the MCP endpoint, for an origin that already passed the origin check: echo it (never `*`,
- * since Authorization is sent), allow the MCP headers and any `Mcp-Param-*` the browser asks for.
+ * since Authorization is sent), allow the MCP headers, `DPoP` when the guard takes DPoP proofs (RFC 9449 §4.1: a
+ * browser client sends its proof in that header), and any `Mcp-Param-*` the browser asks for.
  */
-export function setEndpointCors(res: ServerResponse, origin: string, preflight: boolean, requestedHeaders?: string): void {
+export function setEndpointCors(res: ServerResponse, origin: string, preflight: boolean, requestedHeaders?: string, allowDpop = false): void {
   res.setHeader('Access-Control-Allow-Origin', origin);
   res.setHeader('Vary', 'Origin');
   res.setHeader('Access-Control-Expose-Headers', MCP_EXPOSED_HEADERS);
@@ -33,7 +34,8 @@ export function setEndpointCors(res: ServerResponse, origin: string, preflight: 
       .split(',')
       .map((h) => h.trim())
       .filter((h) => /^mcp-param-[A-Za-z0-9-]+$/i.test(h));
-    res.setHeader('Access-Control-Allow-Headers', extra.length ? `${MCP_REQUEST_HEADERS}, ${extra.join(', ')}` : MCP_REQUEST_HEADERS);
+    const allowed = allowDpop ? `${MCP_REQUEST_HEADERS}, DPoP` : MCP_REQUEST_HEADERS;
+    res.setHeader('Access-Control-Allow-Headers', extra.length ? `${allowed}, ${extra.join(', ')}` : allowed);
     res.setHeader('Access-Control-Max-Age', '600');
   }
 }

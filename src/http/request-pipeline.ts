@@ -241,7 +241,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
     }
     if (origin !== undefined) {
       const requested = req.headers['access-control-request-headers'];
-      setEndpointCors(res, origin, true, typeof requested === 'string' ? requested : undefined);
+      setEndpointCors(res, origin, true, typeof requested === 'string' ? requested : undefined, guard.dpop !== 'off');
     }
     res.writeHead(204, { Allow: allowHeader }).end();
   }

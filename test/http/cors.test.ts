@@ -21,7 +21,7 @@ before(async () => {
     if (url.pathname === '/metadata') setMetadataCors(res, preflight);
     else {
       const requested = req.headers['access-control-request-headers'];
-      setEndpointCors(res, String(req.headers.origin), preflight, typeof requested === 'string' ? requested : undefined);
+      setEndpointCors(res, String(req.headers.origin), preflight, typeof requested === 'string' ? requested : undefined, url.searchParams.get('dpop') === '1');
     }
     res.writeHead(204).end();
   });
@@ -80,6 +80,14 @@ describe('setEndpointCors', () => {
       },
     });
     assert.equal(res.headers['access-control-allow-headers'], `${MCP_REQUEST_HEADERS}, Mcp-Param-Region, MCP-PARAM-Tenant-Id`);
+  });
+
+  test('with DPoP taken, DPoP is allowed too (before any Mcp-Param-*); without, it is not, even when asked for', async () => {
+    const headers = { origin: 'https://inspector.example', 'access-control-request-headers': 'authorization, dpop, mcp-param-region' };
+    const taken = await send(`${base}/endpoint?preflight=1&dpop=1`, { method: 'OPTIONS', headers });
+    assert.equal(taken.headers['access-control-allow-headers'], `${MCP_REQUEST_HEADERS}, DPoP, mcp-param-region`);
+    const off = await send(`${base}/endpoint?preflight=1`, { method: 'OPTIONS', headers });
+    assert.equal(off.headers['access-control-allow-headers'], `${MCP_REQUEST_HEADERS}, mcp-param-region`);
   });
 
   test('a preflight without requested headers gets the plain MCP list', async () => {

@@ -65,6 +65,15 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     assert.equal(res.headers['access-control-allow-origin'], '*');
   });
 
+  test('an endpoint preflight lets a browser client send its DPoP proof, as the challenges offer DPoP', async () => {
+    const res = await send(notes.url, {
+      method: 'OPTIONS',
+      headers: { origin: new URL(notes.url).origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, dpop, content-type' },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-headers'], 'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, DPoP');
+  });
+
   test('a request without a token gets 401 with a bare challenge naming the metadata and notes:read', async () => {
     const res = await postMcp(notes.url, toolsList);
     assert.equal(res.status, 401);
