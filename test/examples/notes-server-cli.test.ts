@@ -2,6 +2,8 @@
 // status 2 and one helpful message naming every one, before anything listens.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +100,21 @@ describe('examples/notes-server.ts from the command line', () => {
     // One line of its own (runtime warnings, if any, are Node's).
     assert.equal(result.stderr.split('\n').filter((l) => l && !l.startsWith('(node:') && !l.startsWith('(Use `node')).length, 1, result.stderr);
     assert.equal(result.stdout, '');
+  });
+
+  test('a port in use: exit 1 with one line naming the port and PORT, no stack trace', async () => {
+    const issuer = await startTestIssuer();
+    const taken = createServer();
+    try {
+      const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as AddressInfo).port)));
+      const result = await runNotesServer({ MCP_AUTH_ISSUER: issuer.issuer, PORT: String(port) });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stderr, `notes MCP server: cannot start: port ${port} is in use; set PORT to a free port\n`);
+      assert.equal(result.stdout, '');
+    } finally {
+      taken.close();
+      await issuer.close();
+    }
   });
 
   test('the start-up line names the issuer and the policy; a typo in the policy is warned about', async () => {
