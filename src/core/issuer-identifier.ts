@@ -18,7 +18,9 @@ export function checkIssuer(issuer: unknown, setting: string): string {
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw new ConfigurationError(setting, `http is only allowed on loopback hosts; use https for ${url.host}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigurationError(setting, 'must be an https URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigurationError(setting, `must be an https URL, or http on a loopback host (got "${issuer}")`);
+  }
   // Check the raw string too: an empty query (`?`) or fragment (`#`) leaves url.search and url.hash empty.
   if (url.search || url.hash || /[?#]/.test(issuer)) throw new ConfigurationError(setting, 'must not have a query or fragment (RFC 8414 §2)');
   if (url.username !== '' || url.password !== '') throw new ConfigurationError(setting, 'must not contain credentials');
@@ -49,11 +51,21 @@ export function checkIssuers(issuer: unknown, issuers: unknown, names: IssuerSet
   if (!Array.isArray(issuers) || issuers.length === 0) {
     throw new ConfigurationError(names.issuers, 'must be a non-empty list of issuer URLs');
   }
+  // Every bad entry at once, by position, in one problem of the list's own setting: so a flag's label still finds
+  // it, and a collector that keeps one problem per setting keeps them all.
   const seen = new Set<string>();
+  const problems: string[] = [];
   for (const [i, each] of issuers.entries()) {
-    const checked = checkIssuer(each, issuers.length === 1 ? names.issuers : `${names.issuers}[${i}]`);
-    if (seen.has(checked)) throw new ConfigurationError(names.issuers, `lists "${checked}" twice`);
-    seen.add(checked);
+    try {
+      const checked = checkIssuer(each, names.issuers);
+      if (seen.has(checked)) problems.push(`lists "${checked}" twice`);
+      seen.add(checked);
+    } catch (error) {
+      if (!(error instanceof ConfigurationError)) throw error;
+      const detail = error.problems[0]!.detail;
+      problems.push(issuers.length === 1 ? detail : `entry ${i + 1} of ${issuers.length}: ${detail}`);
+    }
   }
+  if (problems.length > 0) throw new ConfigurationError(names.issuers, problems.join('; '));
   return Object.freeze([...seen]);
 }

@@ -105,7 +105,15 @@ describe('several issuers, each a real server on loopback', () => {
     expectSetting(() => createTokenVerifier(options({ issuer: a.issuer })), 'issuers', /not both/);
     expectSetting(() => createTokenVerifier(options({ issuers: [] })), 'issuers', /non-empty/);
     expectSetting(() => createTokenVerifier(options({ issuers: [a.issuer, a.issuer] })), 'issuers', /twice/);
-    expectSetting(() => createTokenVerifier(options({ issuers: [a.issuer, 'http://as.example.com'] })), 'issuers[1]', /loopback/);
+    expectSetting(() => createTokenVerifier(options({ issuers: [a.issuer, 'http://as.example.com'] })), 'issuers', /^issuers: entry 2 of 2: http is only allowed on loopback hosts/);
+    // Every bad entry, each by its position, under the list's own setting.
+    assert.throws(
+      () => createTokenVerifier(options({ issuers: ['not', a.issuer, 'ftp://x.example'] })),
+      (e: unknown) =>
+        e instanceof ConfigurationError &&
+        e.setting === 'issuers' &&
+        /^issuers: entry 1 of 3: "not" is not an absolute URL; .*; entry 3 of 3: must be an https URL, or http on a loopback host \(got "ftp:\/\/x\.example"\)$/.test(e.message),
+    );
     expectSetting(() => createTokenVerifier(options({ jwksUri: a.jwksUri })), 'jwksUri', /several issuers/);
     expectSetting(
       () => createTokenVerifier(options({ introspection: { clientId: 'rs-client', clientSecret: 'rs-secret' } })),
