@@ -18,8 +18,10 @@ export interface StdioStartWatch {
   /** The process answered its first request (`initialize`, for a 2025 session and for the listing). */
   answered(): void;
   /**
-   * The gateway gave up waiting for an answer after `afterMs` milliseconds. Before the first answer, that settles
-   * the start as not ok: a program that starts and never answers does not serve. After it, it changes nothing.
+   * The gateway gave up waiting for the answer to a session's `initialize` after `afterMs` milliseconds. Before
+   * the first answer, that settles the start as not ok: a program that starts and never answers does not serve.
+   * After it, it changes nothing. Not told of other requests (a caller decides how long a call takes), nor of the
+   * policy check's listing (its short timeout would mark a program that is only slow to start).
    */
   timedOut(afterMs: number): void;
 }
@@ -48,7 +50,7 @@ const OK: StdioStartOutcome = Object.freeze({ ok: true });
 
 /**
  * Keeps the outcome of the stdio upstream's most recent process start. A process settles its start when it
- * answers its first request (ok), when the gateway gives up waiting for that answer (not ok: a program that hangs),
+ * answers its first request (ok), when the gateway gives up waiting for a session's `initialize` (not ok: a program that hangs),
  * or when it ends before that on its own: it exited, could not be started, or wrote a line past the limit (not ok,
  * with its exit as the start-up warning words it, see `recordListingFailure`). A process the gateway stopped before
  * it answered for any other reason (the client left, DELETE, shutdown) says nothing about the program and changes

@@ -494,7 +494,9 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       }
       idleTimer = setTimeout(() => {
         pendingRequest.abandon(true, 'the gateway timed out waiting for an answer');
-        slot.start?.timedOut(idleTimeoutMs);
+        // Only an unanswered initialize says the program does not serve: the first request of a sessionless
+        // process may be any call, which a caller could make slow on purpose to take the replica out of service.
+        if (message.method === 'initialize') slot.start?.timedOut(idleTimeoutMs);
         reportFailure(req, res, streaming ? 'upstream_idle_timeout' : 'upstream_timeout', 504);
         fail(504, 'Gateway timeout: the upstream MCP server did not answer in time');
       }, idleTimeoutMs);

@@ -315,7 +315,6 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
       let pending: PendingRequest | undefined;
       const timer = setTimeout(() => {
         pending?.abandon(true, 'timeout');
-        start?.timedOut(bounds.requestTimeoutMs);
         reject(new Error(`${method}: no answer within ${bounds.requestTimeoutMs} ms`));
       }, bounds.requestTimeoutMs);
       timer.unref();

@@ -81,7 +81,7 @@ describe('/readyz for a stdio upstream: the most recent process start', () => {
     assert.match(ready.body.upstream.reason, /^the most recent upstream process exited with code 1 before it answered/);
   });
 
-  it('a program that starts and never answers: 503 once a session\'s first request timed out, and once the listing did', async () => {
+  it('a program that starts and never answers: 503 once a session\'s initialize timed out; a listing\'s timeout, or a slow call, changes nothing', async () => {
     const hanging = join(dir, 'hang.mjs');
     // Reads its input and never writes: the gateway must not call that ready.
     writeFileSync(hanging, 'process.stdin.resume();\n');
@@ -94,12 +94,32 @@ describe('/readyz for a stdio upstream: the most recent process start', () => {
     assert.equal(down.status, 503, JSON.stringify(down.body));
     assert.equal(down.body.upstream.reason, "the most recent upstream process did not answer its first request within 300 ms; its stderr is in the gateway's log (upstream_stderr)");
 
+    // The listing waits a short, fixed time: a program only slow to start is not judged by it.
     const starts = createStdioStartOutcomes();
     await assert.rejects(
       listStdioUpstream({ command: process.execPath, args: [hanging] }, () => {}, { requestTimeoutMs: 200 }, undefined, starts.watch()),
       /initialize: no answer within 200 ms/,
     );
-    assert.match((starts.latest() as { reason: string }).reason, /did not answer its first request within 200 ms/);
+    assert.equal(starts.latest(), undefined);
+
+    // A sessionless (2026-07-28) call that the program never answers: the caller's own process, whose first request
+    // a caller chooses, so its timeout says nothing about the program and must not take the replica out of service.
+    const fresh = await gatewayFor(`${quote(process.execPath)} ${quote(hanging)}`, { MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS: '300' });
+    const call = await fetch(fresh.gateway.resource, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await issuer.sign({ aud: fresh.gateway.resource, sub: 'bob', scope: 'mcp:basic' })}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'slow',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(call.status, 504, await call.text());
+    assert.equal((await readyz(fresh.gateway)).status, 200);
   });
 
   it('a good script: 200 after the start-up listing', async () => {
