@@ -19,7 +19,7 @@ export function checkIssuer(issuer: unknown, setting: string): string {
     throw new ConfigurationError(setting, `http is only allowed on loopback hosts; use https for ${url.host}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigurationError(setting, `must be an https URL, or http on a loopback host (got "${issuer}")`);
+    throw new ConfigurationError(setting, `must be an https URL, or http on a loopback host (got ${url.protocol})`);
   }
   // Check the raw string too: an empty query (`?`) or fragment (`#`) leaves url.search and url.hash empty.
   if (url.search || url.hash || /[?#]/.test(issuer)) throw new ConfigurationError(setting, 'must not have a query or fragment (RFC 8414 §2)');
@@ -58,7 +58,7 @@ export function checkIssuers(issuer: unknown, issuers: unknown, names: IssuerSet
   for (const [i, each] of issuers.entries()) {
     try {
       const checked = checkIssuer(each, names.issuers);
-      if (seen.has(checked)) problems.push(`lists "${checked}" twice`);
+      if (seen.has(checked)) problems.push(`entry ${i + 1} of ${issuers.length}: "${checked}" is listed already`);
       seen.add(checked);
     } catch (error) {
       if (!(error instanceof ConfigurationError)) throw error;
