@@ -146,7 +146,7 @@ export async function runExampleFromEnv(
     // A port in use is an everyday mistake (3000 is a common default): one line saying what to change, no stack.
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      const why = code === 'EADDRINUSE' ? `port ${port} is in use; set PORT to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}; set PORT above 1023` : `${host} is not an address of this machine; set HOST`;
+      const why = code === 'EADDRINUSE' ? `port ${port} is in use; set PORT to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}; set PORT or HOST` : `${host} is not an address of this machine; set HOST`;
       console.error(`${label}: cannot start: ${why}`);
       process.exit(1);
     }

@@ -8,9 +8,12 @@ export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
 
 /**
  * The newest revision with `initialize` and sessions (MCP 2025-11-25), which the gateway's catalogue client
- * and the demo client speak, and the first whose clients read priming events.
+ * and the demo client speak.
  */
 export const LATEST_SESSION_PROTOCOL_VERSION = '2025-11-25';
+
+/** The first revision whose clients read priming events (2025-11-25); a fact of its own, whatever comes later. */
+const FIRST_PRIMING_EVENT_VERSION = '2025-11-25';
 
 /** `_meta` key carrying the protocol version in 2026-07-28 request bodies (`basic/index`). */
 export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -62,7 +65,7 @@ export function isStatelessRevision(version: string | undefined): boolean {
  * acceptsPrimingEvent('2025-06-18'); // false
  */
 export function acceptsPrimingEvent(version: string | undefined): boolean {
-  return version !== undefined && DATED_REVISION.test(version) && version >= LATEST_SESSION_PROTOCOL_VERSION && !isStatelessRevision(version);
+  return version !== undefined && DATED_REVISION.test(version) && version >= FIRST_PRIMING_EVENT_VERSION && !isStatelessRevision(version);
 }
 
 /**

@@ -52,7 +52,7 @@ export function checkDuration(value: unknown, setting: string, fallback: number,
  * `positive` narrow it further.
  *
  * @example
- * checkNumber(options.httpTimeoutMs, 'httpTimeoutMs', 5000, { integer: true, positive: true });
+ * checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', 5); // any finite number ≥ 0
  */
 export function checkNumber(value: unknown, setting: string, fallback: number, rules: { integer?: boolean; positive?: boolean } = {}): number {
   if (value === undefined) return fallback;
