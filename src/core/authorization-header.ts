@@ -62,14 +62,14 @@ export function readAccessToken(
 ): AccessTokenCredentials {
   let value = headers.authorization;
   if (typeof value !== 'string') {
-    if (value === undefined || value.length === 0) throw new MissingTokenError(options.missingTokenMessage);
+    if (value === undefined || value.length === 0) throw missingToken(url, options);
     if (value.length > 1) {
       if (url !== undefined) rejectQueryToken(url);
       throw multipleTokens();
     }
     value = value[0] as string;
   }
-  if (value.length === 0) throw new MissingTokenError(options.missingTokenMessage);
+  if (value.length === 0) throw missingToken(url, options);
   if (url !== undefined) rejectQueryToken(url);
 
   const match = ACCESS_TOKEN_CREDENTIALS.exec(value);
@@ -97,14 +97,31 @@ export function readAccessToken(
   );
 }
 
-/** Throws when the query string carries `access_token` (RFC 6750 §2.3, which MCP forbids). */
-function rejectQueryToken(url: string): void {
+/** Whether the query string carries `access_token` (RFC 6750 §2.3, which MCP forbids). */
+function hasQueryToken(url: string): boolean {
   const start = url.indexOf('?');
-  if (start === -1) return;
+  if (start === -1) return false;
   const query = url.slice(start + 1);
   // Only parse when the name could be there, literally or percent-encoded (`access%5Ftoken`).
-  if (!query.includes('access') && !query.includes('%')) return;
-  if (new URLSearchParams(query).has('access_token')) {
+  if (!query.includes('access') && !query.includes('%')) return false;
+  return new URLSearchParams(query).has('access_token');
+}
+
+/**
+ * The bare 401 of a request with no credentials. Its challenge stays bare (RFC 6750 §3.1), so that the client
+ * starts the OAuth flow; when the only token was in the query, the message says that one is never read, so the
+ * developer who put it there learns why it was ignored.
+ */
+function missingToken(url: string | undefined, options: ReadAccessTokenOptions): MissingTokenError {
+  if (url === undefined || !hasQueryToken(url)) return new MissingTokenError(options.missingTokenMessage);
+  const error = new MissingTokenError(options.missingTokenMessage);
+  error.message = `An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). ${error.message}`;
+  return error;
+}
+
+/** Throws when the query string carries `access_token` beside the header: a token in two places. */
+function rejectQueryToken(url: string): void {
+  if (hasQueryToken(url)) {
     throw new InvalidRequestError(
       'Access tokens must not be sent in the query string; use the Authorization header only (RFC 6750 section 2.3, MCP authorization)',
       'token_in_query',

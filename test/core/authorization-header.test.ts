@@ -55,8 +55,14 @@ describe('readAccessToken: the schemes', () => {
 
 describe('readAccessToken: query tokens', () => {
   it('an access_token query parameter with no Authorization header is a 401: the query token is never read', async () => {
-    await assertGuardError(() => readAccessToken({}, `/mcp?access_token=${TOKEN}`), MissingTokenError, 'token_missing', 401);
+    const error = await assertGuardError(() => readAccessToken({}, `/mcp?access_token=${TOKEN}`), MissingTokenError, 'token_missing', 401);
+    // The message says why the token was ignored, and never repeats it.
+    assert.equal(error.message, 'An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"');
     await assertGuardError(() => readAccessToken({ authorization: '' }, '/mcp?access%5Ftoken=abc'), MissingTokenError, 'token_missing', 401);
+    const dpopOnly = await assertGuardError(() => readAccessToken({}, '/mcp?access_token=abc', { dpop: true, missingTokenMessage: 'send DPoP' }), MissingTokenError, 'token_missing', 401);
+    assert.match(dpopOnly.message, /^An access_token in the query string is never read .*\. send DPoP$/);
+    // No query token: the plain message.
+    assert.equal((await assertGuardError(() => readAccessToken({}, '/mcp?access=1'), MissingTokenError, 'token_missing', 401)).message, new MissingTokenError().message);
   });
 
   it('a header and a query token is a 400, whatever the header holds', async () => {

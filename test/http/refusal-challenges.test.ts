@@ -87,7 +87,9 @@ describe('the exact challenge of each refusal', () => {
   test('another scheme (Basic) and a token only in the query: the bare challenges, no error (RFC 6750 §3.1)', async () => {
     const message = 'Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"';
     assertUnauthorized(await post(allowing, { authorization: 'Basic dXNlcjpwYXNz' }), `${BARE_BEARER}, ${BARE_DPOP}`, undefined, message);
-    assertUnauthorized(await post(`${allowing}?access_token=${await issuer.sign({ aud: RESOURCE, scope: 'mcp' })}`), `${BARE_BEARER}, ${BARE_DPOP}`, undefined, message);
+    // The challenge stays bare; the message says why the query token was ignored.
+    const ignored = `An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). ${message}`;
+    assertUnauthorized(await post(`${allowing}?access_token=${await issuer.sign({ aud: RESOURCE, scope: 'mcp' })}`), `${BARE_BEARER}, ${BARE_DPOP}`, undefined, ignored);
   });
 
   test('a replayed proof: the bare Bearer challenge, then invalid_dpop_proof', async () => {
