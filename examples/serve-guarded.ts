@@ -116,10 +116,8 @@ export async function runExampleFromEnv(
     if (!(error instanceof ConfigurationError)) throw error;
     console.error(`configuration error: ${error.message}`);
     if (!process.env.MCP_AUTH_ISSUER?.trim()) {
-      console.error(
-        'MCP_AUTH_ISSUER is not set: point it at your authorization server (e.g. MCP_AUTH_ISSUER=https://auth.example.com npm run example),\n' +
-          'or run `npm run demo` to start a local authorization server, this server and a client together.',
-      );
+      // The line above already says how to set it; this adds only the way to try everything without one.
+      console.error('To try the whole flow without an authorization server of your own: `npm run demo` starts one, this server and a client together.');
     }
     process.exit(2);
   }
