@@ -133,6 +133,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    console.error(`auth-server: cannot start: port ${String((error as { port?: unknown }).port)} is in use; give a free one with --port`);
+    process.exit(1);
+  }
   console.error(`auth-server: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -1,6 +1,8 @@
 // `npm run auth-server` and `npm run token` as a developer runs them: the server stays up and says what to paste;
 // the token it hands out verifies for the resource it was asked for, and only that one.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createTokenVerifier } from '../../src/core/create-token-verifier.js';
@@ -80,6 +82,21 @@ describe('npm run auth-server for a resource on localhost', () => {
       assert.match(server.output(), /npx mcp-oauth-guard --issuer http:\/\/127\.0\.0\.1:\d+ --resource http:\/\/localhost:3000\/mcp --host localhost --port 3000 --policy policy\.json --upstream /);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('npm run auth-server on a port in use', () => {
+  it('exits 1 with one line naming the port and --port', { timeout: 30_000 }, async () => {
+    const taken = createServer();
+    const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as AddressInfo).port)));
+    try {
+      const { code, stdout, stderr } = await runScript(AUTH_SERVER, ['--port', String(port), '--resource', RESOURCE, '--scopes', 'calc:use']);
+      assert.equal(code, 1, stderr);
+      assert.equal(stdout, '');
+      assert.equal(stderr, `auth-server: cannot start: port ${port} is in use; give a free one with --port\n`);
+    } finally {
+      taken.close();
     }
   });
 });
