@@ -4,7 +4,7 @@
  * them), sets V8's heap growing factor for a proxy (`tuneHeapForProxying`), starts the gateway, reloads its policy
  * file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
  *
- * Exit codes: 0 after a graceful shutdown or `--help`; 1 when the server cannot start (e.g. the port is
+ * Exit codes: 0 after a graceful shutdown, `--help` or `--version`; 1 when the server cannot start (e.g. the port is
  * taken); 2 on a configuration error, reported without a stack trace: every bad flag and setting at once (an
  * `MCP_AUTH_*` variable that is no setting included), each naming the setting and the fix.
  *
@@ -20,6 +20,7 @@ import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-conf
 import { listenAddresses } from './listen-addresses.js';
 import { startGateway } from './start-gateway.js';
 import { tuneHeapForProxying } from './heap-growing-factor.js';
+import { packageVersion } from './package-version.js';
 
 const PROGRAM = 'mcp-oauth-guard';
 
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     const problems = new ConfigurationProblems();
     const args = parseGatewayArgs(process.argv.slice(2), process.env, problems);
     if (args.help) {
-      process.stdout.write(gatewayHelp());
+      process.stdout.write(args.version ? `${packageVersion()}\n` : gatewayHelp());
       return;
     }
     const loaded = problems.check(() => loadGatewayConfig(args.settings));

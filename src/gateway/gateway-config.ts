@@ -188,8 +188,8 @@ export interface GatewayConfig {
   settings: Readonly<Record<string, string | undefined>>;
 }
 
-/** What `parseGatewayArgs` found: either a request for help or the settings to use. */
-export type GatewayArgs = { help: true } | { help: false; settings: Record<string, string | undefined> };
+/** What `parseGatewayArgs` found: a request for help (or, with `version`, for the version) or the settings to use. */
+export type GatewayArgs = { help: true; version?: true } | { help: false; settings: Record<string, string | undefined> };
 
 /**
  * Reads the command line. Flags mirror environment variables (`--upstream` sets `MCP_AUTH_UPSTREAM`, …),
@@ -206,6 +206,7 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return { help: true };
+    if (arg === '--version') return { help: true, version: true };
     if (!arg.startsWith('--')) {
       problems.add(arg, 'is not a flag; settings are given as --name value (see --help)');
       continue;
@@ -349,6 +350,8 @@ export function gatewayHelp(): string {
   lines.push(
     '  --help, -h',
     '      Print this help.',
+    '  --version',
+    '      Print the version of mcp-oauth-guard.',
     '',
     'Endpoints: the MCP endpoint at the path of the resource URL; RFC 9728 metadata at',
     '/.well-known/oauth-protected-resource[/path]; GET /healthz (no authentication).',

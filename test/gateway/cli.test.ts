@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -38,6 +39,16 @@ async function freeClosedPort(): Promise<number> {
 }
 
 describe('mcp-oauth-guard CLI', () => {
+  it('--version prints the package version alone and exits 0, for the gateway and for check', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['check', '--version']]) {
+      const run = await runCli(args);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, `${version}\n`);
+      assert.equal(run.stderr, '');
+    }
+  });
+
   it('--help documents every setting, with its flag and variable, and exits 0', async () => {
     const run = await runCli(['--help']);
     assert.equal(run.code, 0);

@@ -1,3 +1,4 @@
+import { packageVersion } from '../package-version.js';
 import { ConfigurationProblems } from '../../core/configuration-problems.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { describeConfigurationError } from '../configuration-error-line.js';
@@ -46,7 +47,7 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
     const { tokenFile, rest } = takeTokenFile(argv, problems);
     const args = parseGatewayArgs(rest.filter((arg) => !own.has(arg)), env, problems);
     if (args.help) {
-      output.stdout(checkHelp());
+      output.stdout(args.version ? `${packageVersion()}\n` : checkHelp());
       return 0;
     }
     config = problems.check(() => loadGatewayConfig(args.settings, { upstreamRequired: false }));
