@@ -1,5 +1,5 @@
 import { checkInteger, MAX_TIMER_MS } from '../core/settings.js';
-import { DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS } from './upstream-proxy.js';
+import { DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS, MAX_UPSTREAM_IDLE_TIMEOUT_MS } from './upstream-proxy.js';
 
 /** One integer setting of the stdio upstream: its environment variable, its range and its default. */
 export interface StdioIntegerSetting {
@@ -18,7 +18,7 @@ export const STDIO_INTEGER_SETTINGS = {
   maxProcesses: { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', min: 1, max: 100_000, fallback: 32 },
   maxProcessesPerCaller: { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', min: 1, max: 100_000, fallback: 4 },
   processIdleTimeoutMs: { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', min: 1, max: MAX_TIMER_MS, fallback: 600_000 },
-  idleTimeoutMs: { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', min: 1, max: 86_400_000, fallback: DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS },
+  idleTimeoutMs: { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', min: 1, max: MAX_UPSTREAM_IDLE_TIMEOUT_MS, fallback: DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS },
   stopTimeoutMs: { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', min: 1, max: 600_000, fallback: 5_000 },
   maxLineBytes: { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', min: 1024, max: 1_073_741_824, fallback: 4 * 1_048_576 },
   maxStdinBytes: { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', min: 1024, max: 1_073_741_824, fallback: 4 * 1_048_576 },

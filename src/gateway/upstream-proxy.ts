@@ -50,7 +50,8 @@ export interface UpstreamProxyOptions {
   connectTimeoutMs?: number;
   /**
    * Time allowed with no bytes from the upstream, in milliseconds: while waiting for the response
-   * headers (then 504) and between chunks of a streamed body (then the stream is ended). Default 300 000.
+   * headers (then 504) and between chunks of a streamed body (then the stream is ended). Default 300 000, at
+   * most 86 400 000 (a day), as `MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS`.
    */
   idleTimeoutMs?: number;
   /**
@@ -205,6 +206,8 @@ export const SESSION_NOT_FOUND_JSONRPC_CODE = -32001;
 export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
 /** Default {@link UpstreamProxyOptions.idleTimeoutMs}, in milliseconds (a stdio upstream's too). */
 export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 300_000;
+/** Longest {@link UpstreamProxyOptions.idleTimeoutMs} (a stdio upstream's too), in milliseconds: a day. */
+export const MAX_UPSTREAM_IDLE_TIMEOUT_MS = 86_400_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
 /** Default {@link UpstreamProxyOptions.maxSessions}. */
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -396,7 +399,7 @@ class Attempt {
 export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProxy {
   const upstream = parseUpstreamUrl(options?.upstream);
   const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
-  const idleTimeoutMs = checkDuration(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS);
+  const idleTimeoutMs = checkInteger(options.idleTimeoutMs, 'idleTimeoutMs', DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS, { max: MAX_UPSTREAM_IDLE_TIMEOUT_MS });
   const maxResponseBytes = checkInteger(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES);
   const identity = checkIdentityHeaders(options.identityHeaders, 'identityHeaders');
   const sessions = createSessionRegistry({

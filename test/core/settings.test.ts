@@ -20,7 +20,9 @@ describe('checkDuration', () => {
   });
 
   it('bounds the timeouts a timer waits for: a timeout Node would fire after 1 ms is refused at start-up', () => {
-    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1:1/mcp', idleTimeoutMs: MAX_TIMER_MS + 1 }), /^ConfigurationError: idleTimeoutMs: must be a whole number from 1 to 2147483647/);
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1:1/mcp', connectTimeoutMs: MAX_TIMER_MS + 1 }), /^ConfigurationError: connectTimeoutMs: must be a whole number from 1 to 2147483647/);
+    // The idle timeout has the same bound for the HTTP and the stdio upstream, and from the environment: a day.
+    assert.throws(() => createUpstreamProxy({ upstream: 'http://127.0.0.1:1/mcp', idleTimeoutMs: 86_400_001 }), /^ConfigurationError: idleTimeoutMs: must be a whole number from 1 to 86400000/);
     assert.throws(
       () => createTokenVerifier({ issuer: 'https://as.example.com', resource: 'https://mcp.example.com/mcp', httpTimeoutMs: 3_000_000_000 }),
       /httpTimeoutMs: must be a whole number from 1 to 2147483647/,
