@@ -9,7 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
-import { isFilteredRequest } from '../core/response-filter.js';
+import { inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
@@ -106,6 +106,8 @@ interface SdkSession {
   readonly transport: StreamableHTTPServerTransport;
   /** Filtered requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
   readonly pendingLists: Map<JsonRpcId, PendingList[]>;
+  /** What a replay is filtered with: the resuming request's filter, set while it is being served. See `scopeEventStore`. */
+  readonly replay: { filter?: (message: JSONRPCMessage) => JSONRPCMessage };
 }
 
 type Session = BoundSession<SdkSession>;
@@ -146,7 +148,8 @@ const MAX_PENDING_LISTS = 64;
  * credentials. The token is still in `extra.authInfo.token`, as the SDK's `AuthInfo` shape requires.
  *
  * With an `eventStore` (resumable streams), each list result is filtered for the caller before the SDK
- * stores it, so a `Last-Event-ID` replay shows no more than the live answer did.
+ * stores it, so a `Last-Event-ID` replay shows no more than the live answer did, and filtered again as it is
+ * replayed, with the policy and the token of the request that resumes the stream.
  *
  * The SDK transport's own DNS-rebinding checks are turned off: the guard validates `Origin` itself.
  *
@@ -229,7 +232,15 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       if (listEntry && (res.statusCode >= 400 || !transportOptions.eventStore)) forgetListRequest(session.value.pendingLists, listEntry);
     });
     hideCredentials(req);
-    await session.value.transport.handleRequest(req, res, req.body);
+    // A resumed stream replays stored events: filter them again with this request's filter, so that a policy
+    // narrowed since they were stored (or a token with fewer scopes) is applied to the copies too.
+    const resuming = req.method === 'GET' && req.headers['last-event-id'] !== undefined;
+    if (resuming) session.value.replay.filter = (message) => refilterReplayed(message, context);
+    try {
+      await session.value.transport.handleRequest(req, res, req.body);
+    } finally {
+      if (resuming) session.value.replay.filter = undefined;
+    }
   }
 
   async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
@@ -254,16 +265,17 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const server = await options.createServer();
     let session: Session | undefined;
     const pendingLists = new Map<JsonRpcId, PendingList[]>();
+    const replay: SdkSession['replay'] = {};
     // The id is chosen here so the event store can be scoped to this one session.
     const sessionId = generateId();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       ...transportOptions,
-      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId) } : {}),
+      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId, replay) } : {}),
       sessionIdGenerator: () => sessionId,
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        if (reservation.bind(sessionId, { transport, pendingLists }) !== 'bound') return;
+        if (reservation.bind(sessionId, { transport, pendingLists, replay }) !== 'bound') return;
         const found = registry.lookup(sessionId, auth);
         if (!('session' in found)) return;
         session = found.session;
@@ -425,12 +437,24 @@ function hideCredentials(req: IncomingMessage): void {
 
 
 /**
+ * A stored event, filtered again for the request that resumes its stream. Its request is no longer known, so a
+ * list or read answer is recognised by the shape of its result (`inferRequest`, fail closed). It was filtered when
+ * it was stored, so filtering again can only keep as much or less: what the policy and token of both times allow.
+ */
+function refilterReplayed(message: JSONRPCMessage, context: HttpHandlerContext): JSONRPCMessage {
+  if ('method' in message || !('id' in message) || (typeof message.id !== 'string' && typeof message.id !== 'number')) return message;
+  const request = inferRequest(message.id, message);
+  return request === undefined ? message : (context.filterResponse(request, message as unknown as JsonRpcMessage) as unknown as JSONRPCMessage);
+}
+
+/**
  * One session's view of a shared event store. The SDK replays whatever stream a `Last-Event-ID` names,
  * whichever session asks, so with one store for all sessions an event id would work as a bearer
  * capability for another caller's stream. Here event ids carry the session id, and an id from another
- * session is unknown: the SDK then answers 400 ("Invalid event ID format") and replays nothing.
+ * session is unknown: the SDK then answers 400 ("Invalid event ID format") and replays nothing. Replayed
+ * events go through `replay.filter`, the resuming request's (see `refilterReplayed`).
  */
-function scopeEventStore(store: EventStore, sessionId: string): EventStore {
+function scopeEventStore(store: EventStore, sessionId: string, replay: SdkSession['replay']): EventStore {
   const tag = `${sessionId}:`;
   const own = (eventId: string): string | undefined => (eventId.startsWith(tag) ? eventId.slice(tag.length) : undefined);
   return {
@@ -447,7 +471,7 @@ function scopeEventStore(store: EventStore, sessionId: string): EventStore {
     async replayEventsAfter(lastEventId, { send }) {
       const inner = own(lastEventId);
       if (inner === undefined) throw new Error('event id of another session');
-      return store.replayEventsAfter(inner, { send: (eventId, message) => send(tag + eventId, message) });
+      return store.replayEventsAfter(inner, { send: (eventId, message) => send(tag + eventId, replay.filter ? replay.filter(message) : message) });
     },
   };
 }
