@@ -42,8 +42,10 @@ export interface SessionEventStreams {
    * writes the events recorded after that id, in order, then carries the rest of the stream if it is still
    * running, else ends `res`. A connection still attached to that stream is closed first: the newest
    * connection wins, so no event goes to two. Refused, nothing written, when the id cannot be honoured.
+   * `replayed`, when given, rewrites the data of each replayed event (not of a priming event, nor of the live
+   * events that follow), e.g. to filter it again for the resuming request.
    */
-  resume(res: ServerResponse, lastEventId: string, startHead: () => void): { refused: ResumeRefusal } | undefined;
+  resume(res: ServerResponse, lastEventId: string, startHead: () => void, replayed?: (data: string) => string): { refused: ResumeRefusal } | undefined;
   /** Bytes of events held. */
   readonly bytes: number;
 }
@@ -114,11 +116,11 @@ export function createSessionEventStreams(options: SessionEventStreamsOptions): 
     return stream;
   }
 
-  function resume(res: ServerResponse, lastEventId: string, startHead: () => void): { refused: ResumeRefusal } | undefined {
+  function resume(res: ServerResponse, lastEventId: string, startHead: () => void, replayed?: (data: string) => string): { refused: ResumeRefusal } | undefined {
     const point = buffer.after(lastEventId);
     if ('refused' in point) return point;
     startHead();
-    for (const event of point.events) write(res, event.id, event.data);
+    for (const event of point.events) write(res, event.id, replayed && event.data !== '' ? replayed(event.data) : event.data);
     const stream = running.get(point.stream);
     if (stream === undefined || point.ended) res.end();
     else stream.attach(res);

@@ -6,6 +6,7 @@ import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isS
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../core/errors.js';
+import { filterJsonText, inferRequest } from '../core/response-filter.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
@@ -514,7 +515,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       return;
     }
     const lastEventId = firstHeader(req.headers['last-event-id']);
-    if (lastEventId !== undefined && replayBufferBytes > 0) return resume(res, slot, lastEventId);
+    if (lastEventId !== undefined && replayBufferBytes > 0) return resume(res, slot, lastEventId, context);
     if (slot.get !== undefined) {
       // A GET stream whose client left without resuming it is replaced; a connected one is not.
       if (slot.get.stream?.isAttached() === false) slot.get.end(200, '');
@@ -580,8 +581,12 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
    * session's and nothing after that event was forgotten; else 400, since a replay with a gap, or of another
    * stream, would let the client believe it missed nothing. The resumed stream's owner keeps the session in use.
    */
-  function resume(res: ServerResponse, slot: Slot, lastEventId: string): Promise<void> | void {
-    const outcome = slot.streams === undefined ? { refused: 'unknown_event' as const } : slot.streams.resume(res, lastEventId, () => startEventStream(res));
+  function resume(res: ServerResponse, slot: Slot, lastEventId: string, context: HttpHandlerContext): Promise<void> | void {
+    // The events kept were filtered when they were sent; filter them again for this request, so that a policy
+    // narrowed since (or a token with fewer scopes) applies to the copies too. Their requests are not kept: a
+    // list or read answer is recognised by its result (fail closed).
+    const refilter = (data: string): string => filterJsonText(data, inferRequest, context.filterResponse) ?? data;
+    const outcome = slot.streams === undefined ? { refused: 'unknown_event' as const } : slot.streams.resume(res, lastEventId, () => startEventStream(res), refilter);
     if (outcome !== undefined) {
       const why = outcome.refused === 'events_lost' ? 'events after it are no longer kept' : 'it is not an event id of this session';
       writeJson(res, 400, jsonRpcError(null, -32600, `Bad Request: the stream named by Last-Event-ID cannot be resumed (${why}); send the request again`));

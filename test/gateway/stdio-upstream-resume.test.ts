@@ -6,7 +6,7 @@
  * closing the socket, as a network failure would.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -303,6 +303,19 @@ describe('resumable streams of a stdio upstream', { timeout: 90_000 }, () => {
     await replayed.ended;
     assert.equal(replayed.status, 200, replayed.text);
     assert.deepEqual(names(replayed.messages()), names(original.messages()));
+
+    // The policy narrows (add now needs the admin scope): the same kept answer, replayed again, is filtered under
+    // the policy in force at the replay, as a live answer would be.
+    const { tools: _tools, ...base } = JSON.parse(readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
+    try {
+      await gateway.guard.setPolicy({ ...base, tools: { '*': [], env_names: [ADMIN], add: [ADMIN] } } as never);
+      const again = getStream(frank, progress.id);
+      await again.ended;
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(names(again.messages()), names(original.messages()).filter((name) => name !== 'add'));
+    } finally {
+      await gateway.guard.setPolicy(JSON.parse(readFileSync(policyFile, 'utf8')) as never);
+    }
   });
 
   it('Accept is read by its rules: text/event-stream;q=0 gets JSON, and a GET or resume that refuses event streams gets 406', async () => {
