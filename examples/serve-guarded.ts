@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import {
+  answerClientErrors,
   checkPolicyCoverage,
   ConfigurationError,
   explainFailure,
@@ -56,7 +57,10 @@ export async function listenWithGuard(
   // Node's defaults let a client trickle header bytes for a minute or more: 10 s is plenty for real clients.
   // `requestTimeout` (set below, once the body timeout is known) covers the headers and the body; answers, SSE
   // streams included, are not bounded by it.
-  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, app).listen(port, host);
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, app);
+  // What Node's parser refuses (headers too large, not HTTP) gets a JSON-RPC error body too, not a bare status.
+  answerClientErrors(server);
+  server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -18,6 +18,7 @@ export {
   type McpHttpHandler,
 } from './http/http-handler.js';
 export { decisionRequestOf } from './http/decision-request.js';
+export { answerClientErrors } from './http/client-error.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
 export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/load-options-from-env.js';

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { answerClientErrors } from '../http/client-error.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalizeResourceUri } from '../core/canonical-resource.js';
@@ -111,6 +112,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     if (app) app(req, res);
     else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
   });
+  answerClientErrors(server);
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, rateLimitedWarning(warn));
   server.listen(config.port, config.host);
   await Promise.race([

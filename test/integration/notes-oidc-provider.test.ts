@@ -1,6 +1,8 @@
 // The notes example behind the guard, against a real oidc-provider issuing RFC 8707 JWT access tokens.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
@@ -72,6 +74,19 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     });
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-headers'], 'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, DPoP');
+  });
+
+  test("headers over Node's limit get 431 with a JSON-RPC error body, not a bare status", async () => {
+    const socket = connect(Number(new URL(notes.url).port), '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
+    await once(socket, 'close');
+    const [head = '', body = ''] = Buffer.concat(received).toString('utf8').split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 431 /);
+    assert.equal(JSON.parse(body).error.code, -32600);
   });
 
   test('a request without a token gets 401 with a bare challenge naming the metadata and notes:read', async () => {

@@ -1,0 +1,34 @@
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { jsonRpcError } from '../core/jsonrpc.js';
+
+/** Status and message for what Node's HTTP parser refused before any handler ran. */
+function describeClientError(code: string | undefined): { status: number; message: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'Request Header Fields Too Large: the request headers are over the limit; send fewer or shorter headers' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'Request Timeout: the request headers did not arrive in time' };
+  return { status: 400, message: 'Bad Request: the request is not valid HTTP/1.1' };
+}
+
+/**
+ * Answers what Node's HTTP parser refuses (headers too large, malformed HTTP, headers too slow) as the guard
+ * answers everything else: the same status Node would send, with a JSON-RPC error body (`id` null, -32600), so
+ * an MCP client can show why. Node's own answer has no body. Nothing of the request is repeated. A connection
+ * already writing a response, or already gone, is closed without an answer, as Node does.
+ *
+ * @example
+ * answerClientErrors(createServer(handler));
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const { status, message } = describeClientError(error.code);
+    const body = JSON.stringify(jsonRpcError(null, -32600, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
