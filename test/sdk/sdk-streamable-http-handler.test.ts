@@ -512,54 +512,33 @@ describe('SDK server, stateful with an event store', () => {
       assert.ok(priming, 'the SSE answer starts with a priming event');
 
       // Resume after the priming event: the stream replays the tools/list response; read until it arrives.
-      const controller = new AbortController();
-      const resumed = await fetch(running.url, {
-        headers: {
-          authorization: `Bearer ${readToken}`,
-          accept: 'text/event-stream',
-          'mcp-session-id': sid,
-          'mcp-protocol-version': PROTOCOL,
-          'last-event-id': priming,
-        },
-        signal: controller.signal,
-      });
-      assert.equal(resumed.status, 200);
-      const reader = resumed.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = '';
-      let replayed: any;
-      while (!replayed) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        replayed = messages({ status: 200, headers: { 'content-type': 'text/event-stream' }, text: `${text}\n\n`, json: undefined }).find((m) => m.id === 1);
-      }
-      controller.abort();
-      await reader.cancel().catch(() => {});
-      assert.ok(replayed, `tools/list response replayed: ${text}`);
-      assert.deepEqual(replayed.result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
+      const resume = async (): Promise<any> => {
+        const resumed = await fetch(running.url, {
+          headers: { authorization: `Bearer ${readToken}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL, 'last-event-id': priming },
+          signal: AbortSignal.timeout(8_000),
+        });
+        assert.equal(resumed.status, 200);
+        const reader = resumed.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        let replayed: any;
+        while (!replayed) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+          replayed = messages({ status: 200, headers: { 'content-type': 'text/event-stream' }, text: `${text}\n\n`, json: undefined }).find((m) => m.id === 1);
+        }
+        await reader.cancel().catch(() => {});
+        assert.ok(replayed, `tools/list response replayed: ${text}`);
+        return replayed;
+      };
+      assert.deepEqual((await resume()).result.tools.map((t: { name: string }) => t.name), ['whoami', 'notes_list']);
 
       // The policy narrows: notes_list now needs notes:admin. A replay of the same stored answer is filtered
       // under the policy in force when it is replayed, like a live answer would be.
       const { notesPolicy } = await import('../../examples/notes-server.js');
       await running.router.guard.setPolicy({ ...notesPolicy, tools: { ...notesPolicy.tools, notes_list: ['notes:admin'] } });
-      const again = await fetch(running.url, {
-        headers: { authorization: `Bearer ${readToken}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL, 'last-event-id': priming },
-        signal: AbortSignal.timeout(8_000),
-      });
-      assert.equal(again.status, 200);
-      const againReader = again.body!.getReader();
-      let againText = '';
-      let replayedAgain: any;
-      while (!replayedAgain) {
-        const { done, value } = await againReader.read();
-        if (done) break;
-        againText += decoder.decode(value, { stream: true });
-        replayedAgain = messages({ status: 200, headers: { 'content-type': 'text/event-stream' }, text: `${againText}\n\n`, json: undefined }).find((m) => m.id === 1);
-      }
-      await againReader.cancel().catch(() => {});
-      assert.ok(replayedAgain, `tools/list response replayed again: ${againText}`);
-      assert.deepEqual(replayedAgain.result.tools.map((t: { name: string }) => t.name), ['whoami']);
+      assert.deepEqual((await resume()).result.tools.map((t: { name: string }) => t.name), ['whoami']);
     } finally {
       await close();
     }
