@@ -5,13 +5,15 @@ import { jsonRpcError } from '../core/jsonrpc.js';
 /** Status and message for what Node's HTTP parser refused before any handler ran. */
 function describeClientError(code: string | undefined): { status: number; message: string } {
   if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'Request Header Fields Too Large: the request headers are over the limit; send fewer or shorter headers' };
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'Request Timeout: the request headers did not arrive in time' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'Request Timeout: the request did not arrive in time' };
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return { status: 413, message: 'Payload Too Large: the chunk extensions are over the limit' };
   return { status: 400, message: 'Bad Request: the request is not valid HTTP/1.1' };
 }
 
 /**
- * Answers what Node's HTTP parser refuses (headers too large, malformed HTTP, headers too slow) as the guard
- * answers everything else: the same status Node would send, with a JSON-RPC error body (`id` null, -32600), so
+ * Answers what Node's HTTP server refuses itself (headers too large, malformed HTTP or chunked framing, a request
+ * not received within `requestTimeout`) as the guard answers everything else: the status Node would send (431,
+ * 400, 413, 408), with a JSON-RPC error body (`id` null, -32600), so
  * an MCP client can show why. Node's own answer has no body. Nothing of the request is repeated. A connection
  * already writing a response, or already gone, is closed without an answer, as Node does.
  *
@@ -27,8 +29,11 @@ export function answerClientErrors(server: Server): void {
     }
     const { status, message } = describeClientError(error.code);
     const body = JSON.stringify(jsonRpcError(null, -32600, message));
+    // Written, then destroyed, as Node does: the parser may not be in an error state (a request timeout), and a
+    // half-open socket would read on, and hold its per-address connection slot, after the answer.
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
     );
   });
 }

@@ -61,6 +61,23 @@ describe('answerClientErrors', () => {
   });
 });
 
+describe('answerClientErrors: a request not received in time', () => {
+  let server: Server;
+  let origin: string;
+  before(async () => {
+    server = createServer({ requestTimeout: 300, headersTimeout: 300, connectionsCheckingInterval: 50 }, (_req, res) => res.end('ok'));
+    answerClientErrors(server);
+    origin = await listenOnLoopback(server);
+  });
+  after(() => closeServer(server));
+
+  it('headers that stop half-way: 408 with a JSON-RPC error, then the connection is closed', { timeout: 10_000 }, async () => {
+    const answer = parse(await exchange(origin, 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a'));
+    assert.equal(answer.statusLine, 'HTTP/1.1 408 Request Timeout');
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request Timeout: the request did not arrive in time' } });
+  });
+});
+
 describe('the gateway answers parser refusals the same way', () => {
   let issuer: TestIssuer;
   let gateway: RunningGateway;
