@@ -60,6 +60,25 @@ export function createResponseFilter(policy: CompiledPolicy): ResponseFilter {
 }
 
 /**
+ * One parsed message: a response whose request `lookup` finds comes back as `filter(request, response)`; any other
+ * message (a request, a notification, a response with no such request) comes back as it is, the same object.
+ *
+ * @example
+ * filterMessage(stored, inferRequest, context.filterResponse); // a replayed list answer, filtered again
+ */
+export function filterMessage(
+  message: unknown,
+  lookup: RequestLookup,
+  filter: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage,
+): unknown {
+  if (typeof message !== 'object' || message === null || 'method' in message) return message;
+  const id = (message as { id?: unknown }).id;
+  if (typeof id !== 'string' && typeof id !== 'number') return message;
+  const request = lookup(id, message as JsonRpcMessage);
+  return request === undefined ? message : filter(request, message as JsonRpcMessage);
+}
+
+/**
  * Rewrites the responses in a parsed payload (one message, or a batch array) whose request `lookup` finds,
  * with `filter(request, response)`. Returns undefined when nothing was rewritten.
  */
@@ -70,12 +89,7 @@ function filterPayload(
 ): unknown {
   let changed = false;
   const one = (message: unknown): unknown => {
-    if (typeof message !== 'object' || message === null || 'method' in message) return message;
-    const id = (message as { id?: unknown }).id;
-    if (typeof id !== 'string' && typeof id !== 'number') return message;
-    const request = lookup(id, message as JsonRpcMessage);
-    if (request === undefined) return message;
-    const filtered = filter(request, message as JsonRpcMessage);
+    const filtered = filterMessage(message, lookup, filter);
     if (filtered !== message) changed = true;
     return filtered;
   };

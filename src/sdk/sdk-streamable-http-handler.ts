@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -9,7 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
-import { inferRequest, isFilteredRequest } from '../core/response-filter.js';
+import { filterMessage, inferRequest, isFilteredRequest } from '../core/response-filter.js';
 import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
@@ -106,9 +107,14 @@ interface SdkSession {
   readonly transport: StreamableHTTPServerTransport;
   /** Filtered requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
   readonly pendingLists: Map<JsonRpcId, PendingList[]>;
-  /** What a replay is filtered with: the resuming request's filter, set while it is being served. See `scopeEventStore`. */
-  readonly replay: { filter?: (message: JSONRPCMessage) => JSONRPCMessage };
 }
+
+/**
+ * The filter of the request being served that resumes a stream, for the event store's replay (see
+ * `scopeEventStore`). Per request, not per session: two resumes of one session may carry different tokens, and a
+ * resumed stream is served for as long as it lasts. Entered only for resuming GETs, off the hot path.
+ */
+const resumingRequest = new AsyncLocalStorage<HttpHandlerContext>();
 
 type Session = BoundSession<SdkSession>;
 
@@ -234,13 +240,11 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     hideCredentials(req);
     // A resumed stream replays stored events: filter them again with this request's filter, so that a policy
     // narrowed since they were stored (or a token with fewer scopes) is applied to the copies too.
-    const resuming = req.method === 'GET' && req.headers['last-event-id'] !== undefined;
-    if (resuming) session.value.replay.filter = (message) => refilterReplayed(message, context);
-    try {
-      await session.value.transport.handleRequest(req, res, req.body);
-    } finally {
-      if (resuming) session.value.replay.filter = undefined;
+    if (req.method === 'GET' && req.headers['last-event-id'] !== undefined) {
+      await resumingRequest.run(context, () => session.value.transport.handleRequest(req, res, req.body));
+      return;
     }
+    await session.value.transport.handleRequest(req, res, req.body);
   }
 
   async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
@@ -265,17 +269,16 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const server = await options.createServer();
     let session: Session | undefined;
     const pendingLists = new Map<JsonRpcId, PendingList[]>();
-    const replay: SdkSession['replay'] = {};
     // The id is chosen here so the event store can be scoped to this one session.
     const sessionId = generateId();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       ...transportOptions,
-      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId, replay) } : {}),
+      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId) } : {}),
       sessionIdGenerator: () => sessionId,
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        if (reservation.bind(sessionId, { transport, pendingLists, replay }) !== 'bound') return;
+        if (reservation.bind(sessionId, { transport, pendingLists }) !== 'bound') return;
         const found = registry.lookup(sessionId, auth);
         if (!('session' in found)) return;
         session = found.session;
@@ -441,10 +444,9 @@ function hideCredentials(req: IncomingMessage): void {
  * list or read answer is recognised by the shape of its result (`inferRequest`, fail closed). It was filtered when
  * it was stored, so filtering again can only keep as much or less: what the policy and token of both times allow.
  */
-function refilterReplayed(message: JSONRPCMessage, context: HttpHandlerContext): JSONRPCMessage {
-  if ('method' in message || !('id' in message) || (typeof message.id !== 'string' && typeof message.id !== 'number')) return message;
-  const request = inferRequest(message.id, message);
-  return request === undefined ? message : (context.filterResponse(request, message as unknown as JsonRpcMessage) as unknown as JSONRPCMessage);
+function refilterReplayed(message: JSONRPCMessage): JSONRPCMessage {
+  const context = resumingRequest.getStore();
+  return context === undefined ? message : (filterMessage(message, inferRequest, context.filterResponse) as JSONRPCMessage);
 }
 
 /**
@@ -452,9 +454,9 @@ function refilterReplayed(message: JSONRPCMessage, context: HttpHandlerContext):
  * whichever session asks, so with one store for all sessions an event id would work as a bearer
  * capability for another caller's stream. Here event ids carry the session id, and an id from another
  * session is unknown: the SDK then answers 400 ("Invalid event ID format") and replays nothing. Replayed
- * events go through `replay.filter`, the resuming request's (see `refilterReplayed`).
+ * events are filtered again for the request that resumes the stream (see `refilterReplayed`).
  */
-function scopeEventStore(store: EventStore, sessionId: string, replay: SdkSession['replay']): EventStore {
+function scopeEventStore(store: EventStore, sessionId: string): EventStore {
   const tag = `${sessionId}:`;
   const own = (eventId: string): string | undefined => (eventId.startsWith(tag) ? eventId.slice(tag.length) : undefined);
   return {
@@ -471,7 +473,7 @@ function scopeEventStore(store: EventStore, sessionId: string, replay: SdkSessio
     async replayEventsAfter(lastEventId, { send }) {
       const inner = own(lastEventId);
       if (inner === undefined) throw new Error('event id of another session');
-      return store.replayEventsAfter(inner, { send: (eventId, message) => send(tag + eventId, replay.filter ? replay.filter(message) : message) });
+      return store.replayEventsAfter(inner, { send: (eventId, message) => send(tag + eventId, refilterReplayed(message)) });
     },
   };
 }
