@@ -113,10 +113,9 @@ function hasQueryToken(url: string): boolean {
  * developer who put it there learns why it was ignored.
  */
 function missingToken(url: string | undefined, options: ReadAccessTokenOptions): MissingTokenError {
-  if (url === undefined || !hasQueryToken(url)) return new MissingTokenError(options.missingTokenMessage);
   const error = new MissingTokenError(options.missingTokenMessage);
-  error.message = `An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). ${error.message}`;
-  return error;
+  if (url === undefined || !hasQueryToken(url)) return error;
+  return new MissingTokenError(`An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). ${error.message}`);
 }
 
 /** Throws when the query string carries `access_token` beside the header: a token in two places. */

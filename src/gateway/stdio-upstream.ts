@@ -42,7 +42,7 @@ export interface StdioUpstreamOptions {
   processIdleTimeoutMs?: number;
   /**
    * Time a request may wait for the child's next message about it, in milliseconds; then 504 (or the end of
-   * its event stream) and the child is told the request is cancelled. Default 300 000.
+   * its event stream) and the child is told the request is cancelled. Default 300 000, at most 86 400 000 (a day).
    */
   idleTimeoutMs?: number;
   /** Time between SIGTERM and SIGKILL when a child is stopped, in milliseconds. Default 5 000. */

@@ -117,6 +117,8 @@ export function checkHelp(): string {
     '      the tools it may call and those it may not with the scopes each lacks. The token is never printed.',
     '  --help, -h',
     '      Print this help.',
+    '  --version',
+    '      Print the version of mcp-oauth-guard.',
     '',
     'Exit codes: 0 when everything would work (warnings allowed), 1 when something would make requests fail',
     '(or, with --strict, warns), 2 on a configuration error (a misspelt MCP_AUTH_* variable among them) or bad usage.',
