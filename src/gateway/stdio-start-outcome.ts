@@ -50,13 +50,13 @@ const OK: StdioStartOutcome = Object.freeze({ ok: true });
 
 /**
  * Keeps the outcome of the stdio upstream's most recent process start. A process settles its start when it
- * answers its first request (ok), when the gateway gives up waiting for a session's `initialize` (not ok: a program that hangs),
- * or when it ends before that on its own: it exited, could not be started, or wrote a line past the limit (not ok,
- * with its exit as the start-up warning words it, see `recordListingFailure`). A process the gateway stopped before
- * it answered for any other reason (the client left, DELETE, shutdown) says nothing about the program and changes
- * nothing. The reason is meant for `/readyz`, which
- * anyone who reaches the gateway may ask, so it names the exit only and points at the log: a program's stderr may
- * carry anything (its own secrets, a caller's subject), and the log, which operators alone read, has every line.
+ * answers its first request (ok), when the gateway gives up waiting for a session's `initialize` (not ok: a
+ * program that hangs), or when it ends before that on its own: it exited, could not be started, or wrote a line
+ * past the limit (not ok, with its exit as the start-up warning words it, see `recordListingFailure`). A process
+ * the gateway stopped before it answered for any other reason (the client left, DELETE, shutdown) says nothing
+ * about the program and changes nothing. The reason is meant for `/readyz`, which anyone who reaches the gateway
+ * may ask, so it names the exit only and points at the log: a program's stderr may carry anything (its own
+ * secrets, a caller's subject), and the log, which operators alone read, has every line.
  *
  * @example
  * const starts = createStdioStartOutcomes();

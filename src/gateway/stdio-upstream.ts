@@ -134,7 +134,7 @@ interface Slot extends PooledChild {
   get: Exchange | undefined;
   /** The session's resumable event streams, made with its first one. */
   streams?: SessionEventStreams;
-  /** What readiness learns from this process's start: told when the gateway gives up waiting for an answer. */
+  /** What readiness learns from this process's start: told when the gateway gives up on its `initialize`. */
   start?: StdioStartWatch;
 }
 

@@ -49,6 +49,7 @@ describe('answerClientErrors', () => {
     assert.equal(answer.statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
     assert.match(answer.headers, /content-type: application\/json/);
     assert.match(answer.headers, /connection: close/);
+    assert.doesNotMatch(answer.headers, /www-authenticate/, 'no challenge: no request reached the guard');
     assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request Header Fields Too Large: the request headers are over the limit; send fewer or shorter headers' } });
   });
 
@@ -57,6 +58,8 @@ describe('answerClientErrors', () => {
     const answer = parse(raw);
     assert.equal(answer.statusLine, 'HTTP/1.1 400 Bad Request');
     assert.equal(answer.body.error.code, -32600);
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request: the request is not valid HTTP/1.1' } });
+    assert.doesNotMatch(answer.headers, /www-authenticate/);
     assert.ok(!raw.includes('secret-token-123'));
   });
 });
@@ -94,6 +97,8 @@ describe('the gateway answers parser refusals the same way', () => {
     const answer = parse(await exchange(gateway.url, hugeHeaders));
     assert.equal(answer.statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
     assert.equal(answer.body.error.code, -32600);
+    assert.deepEqual(answer.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request Header Fields Too Large: the request headers are over the limit; send fewer or shorter headers' } });
+    assert.doesNotMatch(answer.headers, /www-authenticate/);
     assert.equal((await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status, 200);
   });
 });

@@ -100,6 +100,25 @@ describe('notes server behind mcpOAuthGuard with oidc-provider', () => {
     assert.equal(res.json.error.code, -31401);
   });
 
+  test('a real token only in the query: the same bare 401, a message saying it is never read, the token nowhere', async () => {
+    const queryToken = await token('notes:read');
+    const res = await postMcp(`${notes.url}?access_token=${queryToken}`, toolsList);
+    assert.equal(res.status, 401);
+    assert.equal(
+      res.headers['www-authenticate'],
+      `Bearer scope="notes:read", resource_metadata="${metadataUrl}", DPoP algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}", scope="notes:read", resource_metadata="${metadataUrl}"`,
+    );
+    assert.deepEqual(res.json, {
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -31401,
+        message: 'An access_token in the query string is never read (RFC 6750 section 2.3, MCP authorization). Authorization required: send an OAuth 2.1 access token as "Authorization: Bearer <token>"',
+      },
+    });
+    assert.ok(!res.text.includes(queryToken) && !JSON.stringify(res.headers).includes(queryToken));
+  });
+
   test('a valid read token sees whoami and notes_list only', async () => {
     const res = await postMcp(notes.url, toolsList, await token('notes:read'));
     assert.equal(res.status, 200);
