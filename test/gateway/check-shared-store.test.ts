@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { freePort } from '../helpers/free-port.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { runGatewayCli } from '../helpers/run-cli.js';
 
@@ -37,7 +38,9 @@ describe('mcp-oauth-guard check: the shared store (Redis)', { skip, timeout: 60_
   });
 
   const check = async (redisUrl: string): Promise<{ report: Report; line: Report['results'][number] | undefined; text: string }> => {
-    const run = await runGatewayCli(['check', '--json'], { MCP_AUTH_ISSUER: as.issuer, PORT: '3000', MCP_AUTH_REDIS_URL: redisUrl, MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
+    // A free port, not a fixed one: check binds the port for a moment, and the other check tests, which may run at
+    // the same time, bind 3000.
+    const run = await runGatewayCli(['check', '--json'], { MCP_AUTH_ISSUER: as.issuer, PORT: String(await freePort()), MCP_AUTH_REDIS_URL: redisUrl, MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
     assert.equal(run.stderr, '');
     const report = JSON.parse(run.stdout) as Report;
     assert.equal(run.code, report.exitCode);
