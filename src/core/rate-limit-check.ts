@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { AuthInfo } from './auth-info.js';
 import { RateLimitedError } from './errors.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
@@ -24,13 +25,35 @@ export interface RateLimitCheckOptions {
  */
 export type RateLimitCheck = (message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>;
 
+// Keys of identities already counted, by their frozen `extra` (a cached token's requests all share one), with the
+// client id they were computed with: the one part of the caller's key outside `extra`.
+const callerDigests = new WeakMap<object, { readonly clientId: unknown; readonly key: string }>();
+
 /**
- * The key a caller is counted under: `callerOrIssuerKey` (issuer, subject, client), or for a token with neither a
- * subject nor a client id, its issuer alone: such tokens cannot be told apart, so they share one count per
- * issuer rather than each escaping the limit.
+ * The key a caller is counted under: the SHA-256 digest (base64url, 43 characters) of `callerOrIssuerKey` (issuer,
+ * subject, client), or for a token with neither a subject nor a client id, of its issuer alone: such tokens cannot
+ * be told apart, so they share one count per issuer rather than each escaping the limit. A digest, so that a
+ * counter's size does not depend on how long the token's claims are.
  */
 export function rateLimitKey(auth: AuthInfo): string {
-  return callerOrIssuerKey(auth);
+  const extra = auth.extra as object;
+  const known = callerDigests.get(extra);
+  if (known !== undefined && known.clientId === auth.clientId) return known.key;
+  const key = digest(callerOrIssuerKey(auth));
+  if (Object.isFrozen(extra)) callerDigests.set(extra, { clientId: auth.clientId, key });
+  return key;
+}
+
+/**
+ * The key of a caller's count for one tool: a digest of the caller's key (fixed length, so it cannot run into the
+ * name) and the name, so that a name of any length costs a counter of the same size.
+ */
+export function toolRateLimitKey(callerKey: string, toolName: string): string {
+  return digest(callerKey + toolName);
+}
+
+function digest(text: string): string {
+  return hash('sha256', text, 'base64url');
 }
 
 /**
@@ -74,8 +97,8 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
     if (toolLimit === undefined) return first;
     const [name, limit] = toolLimit;
     const what = `calls of tool ${JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)} per caller`;
-    // The tool's count is kept under the caller and the name, apart from the caller's own (a JSON key ends where it ends).
-    const next = (): void | Promise<void> => consume(`${caller}${JSON.stringify(name)}`, limit, what);
+    // The tool's count is kept under the caller and the name, apart from the caller's own.
+    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, name), limit, what);
     return first === undefined ? next() : first.then(next);
   };
 }

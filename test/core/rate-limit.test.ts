@@ -8,8 +8,8 @@ import { createGuard } from '../../src/core/create-guard.js';
 import { ConfigurationError, RateLimitedError, RATE_LIMITED_JSONRPC_CODE } from '../../src/core/errors.js';
 import { loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
 import { parseRateLimit } from '../../src/core/rate-limit.js';
-import { createRateLimitCheck, rateLimitKey } from '../../src/core/rate-limit-check.js';
-import { createMemoryRateLimiter } from '../../src/core/rate-limiter.js';
+import { createRateLimitCheck, rateLimitKey, toolRateLimitKey } from '../../src/core/rate-limit-check.js';
+import { RATE_LIMITER_ENTRY_OVERHEAD_BYTES, createMemoryRateLimiter } from '../../src/core/rate-limiter.js';
 
 const auth = (sub: string | undefined, clientId = 'app', iss = 'https://as.example'): AuthInfo =>
   ({ token: 't', clientId, scopes: [], extra: { sub, iss, claims: {} } }) as unknown as AuthInfo;
@@ -59,8 +59,67 @@ describe('createMemoryRateLimiter', () => {
     assert.equal(limiter.size, 3);
   });
 
-  test('maxEntries is checked', () => {
+  test('maxEntries and maxBytes are checked', () => {
     assert.throws(() => createMemoryRateLimiter({ maxEntries: 0 }), ConfigurationError);
+    assert.throws(() => createMemoryRateLimiter({ maxBytes: 0 }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'maxBytes');
+    assert.throws(() => createMemoryRateLimiter({ maxBytes: 1.5 }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'maxBytes');
+  });
+
+  test('bounded in bytes: each counter costs its key and a fixed overhead; the oldest go first', () => {
+    let now = 0;
+    const entry = (key: string) => 24 + key.length + RATE_LIMITER_ENTRY_OVERHEAD_BYTES;
+    const limiter = createMemoryRateLimiter({ maxBytes: 3 * entry('k0'), now: () => now });
+    const limit = parseRateLimit('1/min', 'X');
+    for (const key of ['k0', 'k1', 'k2']) limiter.consume(key, limit);
+    assert.deepEqual([limiter.size, limiter.bytes], [3, 3 * entry('k0')]);
+    now = 10;
+    limiter.consume('k3', limit);
+    assert.deepEqual([limiter.size, limiter.bytes], [3, 3 * entry('k0')]);
+    assert.equal(limiter.consume('k0', limit), 0, 'k0, the oldest, was forgotten');
+    assert.ok(limiter.consume('k3', limit) > 0, 'k3 is still counted');
+    // A long key costs what it holds: room is made for it, two counters of short keys leave.
+    const long = 'L'.repeat(entry('k0'));
+    assert.equal(limiter.consume(long, limit), 0);
+    assert.deepEqual([limiter.size, limiter.bytes], [2, entry('k0') + entry(long)]);
+    // Characters beyond Latin-1 take two bytes each.
+    const wide = createMemoryRateLimiter({ now: () => now });
+    wide.consume('ЖЖ', limit);
+    assert.equal(wide.bytes, 24 + 4 + RATE_LIMITER_ENTRY_OVERHEAD_BYTES);
+    // A key larger than the whole store is never held (no guard key is: theirs are 43-character digests).
+    assert.equal(limiter.consume(long.repeat(4), limit), 0);
+    assert.equal(limiter.consume(long.repeat(4), limit), 0);
+    assert.equal(limiter.size, 2, 'and it evicted nobody');
+  });
+
+  test('ended windows go before the oldest live one, whatever their length', () => {
+    let now = 0;
+    const hour = parseRateLimit('1/h', 'X');
+    const second = parseRateLimit('1/s', 'X');
+    const limiter = createMemoryRateLimiter({ maxEntries: 3, now: () => now });
+    limiter.consume('long-lived', hour);
+    limiter.consume('a', second);
+    now = 500;
+    limiter.consume('b', second);
+    now = 1_200;
+    // 'a' ended; 'long-lived' is the oldest but live: 'a' goes.
+    limiter.consume('c', second);
+    assert.equal(limiter.size, 3);
+    assert.ok(limiter.consume('long-lived', hour) > 0, 'the hour window was kept');
+    now = 1_400;
+    // Nothing ended: the oldest live window (the hour's, started at 0) goes.
+    limiter.consume('d', second);
+    assert.equal(limiter.consume('long-lived', hour), 0, 'the oldest was forgotten');
+  });
+
+  test('ended windows are swept as new ones start, so memory falls back after a flood', () => {
+    let now = 0;
+    const limiter = createMemoryRateLimiter({ now: () => now });
+    const limit = parseRateLimit('10/s', 'X');
+    for (let i = 0; i < 1_000; i++) limiter.consume(`flood-${i}`, limit);
+    assert.equal(limiter.size, 1_000);
+    now = 2_000;
+    limiter.consume('next', limit);
+    assert.deepEqual([limiter.size, limiter.bytes], [1, 24 + 4 + RATE_LIMITER_ENTRY_OVERHEAD_BYTES]);
   });
 });
 
@@ -71,6 +130,16 @@ describe('rateLimitKey', () => {
     assert.equal(rateLimitKey(auth(undefined, '')), rateLimitKey(auth('', '')));
     assert.notEqual(rateLimitKey(auth(undefined, '')), rateLimitKey(auth(undefined, '', 'https://other.example')));
     assert.notEqual(rateLimitKey(auth(undefined, '')), rateLimitKey(auth(undefined, 'x')));
+  });
+
+  test('a fixed-size digest, however long the claims; a tool is counted under a digest of the caller and its name', () => {
+    const big = rateLimitKey(auth('s'.repeat(100_000), 'c'.repeat(100_000), `https://as.example/${'i'.repeat(100_000)}`));
+    assert.match(big, /^[A-Za-z0-9_-]{43}$/);
+    const caller = rateLimitKey(auth('alice'));
+    assert.match(toolRateLimitKey(caller, 'n'.repeat(800_000)), /^[A-Za-z0-9_-]{43}$/);
+    assert.notEqual(toolRateLimitKey(caller, 'a'), toolRateLimitKey(caller, 'b'));
+    assert.notEqual(toolRateLimitKey(caller, 'a'), toolRateLimitKey(rateLimitKey(auth('bob')), 'a'));
+    assert.notEqual(toolRateLimitKey(caller, 'a'), caller);
   });
 });
 

@@ -31,7 +31,7 @@ let issuer: TestIssuer;
 let redis: TestRedis;
 let key: DpopKey;
 
-async function startReplica(failure: RedisFailureMode, prefix: string): Promise<Replica> {
+async function startReplica(failure: RedisFailureMode, prefix: string, toolLimits: Record<string, string> = { notes_add: '1/min' }): Promise<Replica> {
   const warnings: string[] = [];
   const decisions: DecisionEvent[] = [];
   const stores = await createRedisStores({ url: redis.url, failure, keyPrefix: prefix, onWarning: (m) => warnings.push(m) });
@@ -39,7 +39,7 @@ async function startReplica(failure: RedisFailureMode, prefix: string): Promise<
     issuer: issuer.issuer,
     resource: RESOURCE,
     rateLimit: '3/min',
-    policy: { rateLimits: { tools: { notes_add: '1/min' } } },
+    policy: { rateLimits: { tools: toolLimits } },
     rateLimiter: stores.rateLimiter,
     dpopReplayCache: stores.replayCache,
     onDecision: (event) => decisions.push(event),
@@ -98,6 +98,28 @@ describe('shared stores in Redis', { skip, timeout: 60_000 }, () => {
       assert.deepEqual([...a.warnings, ...b.warnings], []);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('keys are of fixed size whatever the tool name: a flood of long made-up names adds short keys only', async () => {
+    const replica = await startReplica('closed', 'longnames:', { '*': '2/min' });
+    const { Redis } = await import('ioredis');
+    const client = new Redis(redis.url, { lazyConnect: true });
+    try {
+      await client.connect();
+      const mallory = await token('mallory');
+      for (let i = 0; i < 6; i++) {
+        const name = `${i}-${'n'.repeat(200_000)}`;
+        assert.equal((await postMcp(replica.url, call(i, name), mallory, V)).status, i < 3 ? 200 : 429);
+      }
+      const keys = await client.keys('longnames:*');
+      // The caller's own count and one per tool called within it (3/min: a refused call adds no tool key), each
+      // `longnames:rl:<limit>:<43-character digest>`.
+      assert.equal(keys.length, 4);
+      for (const key of keys) assert.match(key, /^longnames:rl:(2|3)\/min:[A-Za-z0-9_-]{43}$/);
+    } finally {
+      client.disconnect();
+      await replica.close();
     }
   });
 
