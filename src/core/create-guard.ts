@@ -86,8 +86,9 @@ export interface Guard {
    * Reads the access token (the `Authorization` header only: `Bearer`, or `DPoP` unless `dpop` is `off`) and
    * verifies it: the identity itself when nothing must be waited for (a Bearer token in the cache, or a new JWT
    * whose issuer's key is already held: no promise on the hot path), else a promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
-   * and the `DPoP` header values; without it such requests are refused. Throws or rejects with 400/401/503
-   * `GuardError`s.
+   * and the `DPoP` header values; without it such requests are refused. Its `clientAddress`, when given, bounds
+   * the introspection calls per client address (`introspection.callsPerAddress`). Throws or rejects with
+   * 400/401/429/503 `GuardError`s.
    */
   authenticate(authorization: string | string[] | undefined, url: string, request?: DpopRequest): AuthInfo | Promise<AuthInfo>;
   /** Parses one JSON-RPC message (400 on bad JSON, bad JSON-RPC, batches, excessive depth). */
@@ -229,7 +230,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
     if (dpopMode === 'require') throw dpopRequired();
     // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
-    const auth = cachedOrVerify(verifier, token);
+    const auth = cachedOrVerify(verifier, token, request);
     return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
   };
   const parseMessage: Guard['parseMessage'] = (body) => parseJsonRpcMessage(body, maxJsonDepth);

@@ -8,13 +8,14 @@ import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS, createIntrospectionVerifier, r
 import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './issuer-discovery.js';
 import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from './identity-size.js';
+import { DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, createIntrospectionBounds, type IntrospectionBounds } from './introspection-bounds.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
 import { createSecondUseFilter } from './second-use-filter.js';
 import { DEFAULT_TOKEN_CACHE_MAX_ENTRIES, createTokenCache, type TokenCache } from './token-cache.js';
 import { peekJwtClaims, type PeekedJwtClaims } from './verify-compact-jwt.js';
 import { tokenDigest } from './token-digest.js';
 import { checkBearerUse } from './token-binding.js';
-import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions } from './token-verifier.js';
+import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVerifierOptions, VerificationContext } from './token-verifier.js';
 
 export { estimateIdentityBytes } from './identity-size.js';
 
@@ -51,14 +52,16 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  * is a fresh frozen {@link AuthInfo} carrying the presented token, sharing the frozen `scopes` and `extra` of
  * every request with the same token. A JWT whose issuer's key is already held is verified with no promise at all
  * (`cachedOrVerify` answers it synchronously); concurrent requests with the same token while it waits (for keys,
- * for introspection) share one verification. Failures are not cached: every request with a bad token is checked again (an unknown `kid`
- * refetches the JWKS at most once per `jwksCooldownMs`; each unknown opaque token costs one introspection call,
- * so rate-limit upstream).
+ * for introspection) share one verification. A JWT's refusal is not cached: it is checked again, locally (an
+ * unknown `kid` refetches the JWKS at most once per `jwksCooldownMs`). An introspection refusal (`active: false`,
+ * or an answer not valid for this resource) is reused for 10 s (or `introspection.cacheTtlSeconds` if shorter;
+ * never an unreachable or failing endpoint), and each client address (`context.clientAddress`) causes at most
+ * `introspection.callsPerAddress` introspection calls (429 past it): see `createIntrospectionBounds`.
  *
  * @throws ConfigurationError naming the faulty setting (`issuer`, `issuers`, `resource`, `audiences`, `jwksUri`,
  *   `algorithms`, `clockToleranceSeconds`, `httpTimeoutMs`, `jwksCooldownMs`, `jwksCacheMaxAgeMs`,
  *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`, `introspection.issuer`,
- *   `introspection.cacheTtlSeconds`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
+ *   `introspection.cacheTtlSeconds`, `introspection.callsPerAddress`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
  *   `onTokenVerification`, `onJwksFetch`, `boundTokens`). Sender-constrained tokens (`cnf`) are refused unless
  *   `boundTokens` is `return`.
  */
@@ -89,12 +92,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   let introspectionEndpoint: URL | undefined;
   let introspectionTtlSeconds = DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS;
   let introspectionIssuer: string | undefined;
+  let introspectionBounds: IntrospectionBounds | undefined;
   if (introspection !== undefined) {
     requireString('introspection.clientId', introspection.clientId);
     requireString('introspection.clientSecret', introspection.clientSecret);
     introspectionEndpoint = resolveIntrospectionEndpoint(introspection.endpoint);
     introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
     introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
+    // A refusal is reused no longer than an acceptance would be, and not at all without a token cache.
+    const refusalTtlSeconds = options.tokenCache === false ? 0 : Math.min(DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, introspectionTtlSeconds);
+    introspectionBounds = createIntrospectionBounds({ refusalTtlSeconds, callsPerAddress: introspection.callsPerAddress });
   }
 
   const boundTokens = options.boundTokens ?? 'refuse';
@@ -147,11 +154,19 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
           clockToleranceSeconds,
         });
 
-  const verifyByIntrospection = async (token: string, key: string): Promise<AuthInfo> => {
-    const response = await (introspect as IntrospectToken)(token);
-    const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
-    cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(response) });
-    return info;
+  const verifyByIntrospection = async (token: string, key: string, context: VerificationContext | undefined): Promise<AuthInfo> => {
+    const bounds = introspectionBounds as IntrospectionBounds;
+    bounds.admit(context);
+    try {
+      const response = await (introspect as IntrospectToken)(token);
+      const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
+      cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(response) });
+      return info;
+    } catch (error) {
+      // Only the authorization server's answer is remembered, never its outage (AuthorizationServerUnavailableError).
+      if (error instanceof InvalidTokenError) bounds.remember(key, error);
+      throw error;
+    }
   };
 
   /** The identity of a JWT whose signature and claims checked out; cached from its second use. */
@@ -177,17 +192,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 
   /** A new token that must wait: a JWT, read already ({@link verifyUncachedNow}), or any other token. */
-  const verifyUncached = async (token: string, key: string, jwt: MustWait | undefined): Promise<AuthInfo> => {
+  const verifyUncached = async (token: string, key: string, jwt: MustWait | undefined, context: VerificationContext | undefined): Promise<AuthInfo> => {
     if (jwt !== undefined) {
       const { issuer, peeked } = jwt;
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (issuer.mayIntrospectJwts && !issuer.publishesJwks) {
-        if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection(token, key);
+        if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection(token, key, context);
         issuer.publishesJwks = true;
       }
       return admitJwt(token, key, (await issuer.verifyJwt(token, peeked)).payload);
     }
-    if (introspect !== undefined) return verifyByIntrospection(token, key);
+    if (introspect !== undefined) return verifyByIntrospection(token, key, context);
     throw new InvalidTokenError(
       countDots(token) === 4 ? 'encrypted (JWE) access tokens are not supported' : 'access token is not a JWT and introspection is not configured',
       'token_invalid',
@@ -229,10 +244,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 
   /** The verification of a token not in the cache, shared with concurrent requests for the same token. */
-  const verifyKeyed = (token: string, key: string, jwt?: MustWait): Promise<AuthInfo> => {
+  const verifyKeyed = (token: string, key: string, context: VerificationContext | undefined, jwt?: MustWait): Promise<AuthInfo> => {
     let pending = inFlight.get(key);
     if (pending === undefined) {
-      pending = verifyUncached(token, key, jwt).finally(() => inFlight.delete(key));
+      pending = verifyUncached(token, key, jwt, context).finally(() => inFlight.delete(key));
       inFlight.set(key, pending);
     }
     return report === undefined ? pending : pending.then(reportVerified, reportRefused);
@@ -240,21 +255,27 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   // One digest per request, and no promise unless something must be waited for: a cached token, or a new JWT
   // whose issuer's key is at hand, is answered synchronously (a refusal is then thrown).
-  const cachedOrVerify = (token: string): AuthInfo | Promise<AuthInfo> => {
+  const cachedOrVerify = (token: string, context?: VerificationContext): AuthInfo | Promise<AuthInfo> => {
     const key = tokenDigest(token);
     const hit = cached(token, key);
     if (hit !== undefined) return hit;
     // A verification in progress (waiting for keys) is joined.
-    if (inFlight.has(key)) return verifyKeyed(token, key);
+    if (inFlight.has(key)) return verifyKeyed(token, key, context);
+    // A token the introspection endpoint refused moments ago is refused again without asking.
+    const refused = introspectionBounds?.refused(key);
+    if (refused !== undefined) {
+      if (report === undefined) throw refused;
+      return reportRefused(refused);
+    }
     const now = verifyNowReported(token, key);
-    if (now === undefined) return verifyKeyed(token, key);
-    return now instanceof MustWait ? verifyKeyed(token, key, now) : now;
+    if (now === undefined) return verifyKeyed(token, key, context);
+    return now instanceof MustWait ? verifyKeyed(token, key, context, now) : now;
   };
 
   return {
-    verify(token: string): Promise<AuthInfo> {
+    verify(token: string, context?: VerificationContext): Promise<AuthInfo> {
       try {
-        const answer = cachedOrVerify(token);
+        const answer = cachedOrVerify(token, context);
         return answer instanceof Promise ? answer : Promise.resolve(answer);
       } catch (error) {
         return Promise.reject(error);

@@ -4,13 +4,13 @@ import { readDpopProofHeader, verifyDpopProof } from './dpop-proof.js';
 import type { ReplayCache } from './replay-cache.js';
 import { storeUnavailableError } from './store-unavailable.js';
 import { checkDpopBinding, type DpopMode } from './token-binding.js';
-import { cachedOrVerify, type TokenVerifier } from './token-verifier.js';
+import { cachedOrVerify, type TokenVerifier, type VerificationContext } from './token-verifier.js';
 
 /**
  * What the guard reads of a request besides its `Authorization` header, to check a DPoP proof. Adapters pass it
  * to `Guard.authenticate`; the `node:http` pipeline does.
  */
-export interface DpopRequest {
+export interface DpopRequest extends VerificationContext {
   /** The request's HTTP method (`POST`, `GET`, `DELETE`), compared with the proof's `htm`. */
   readonly method: string;
   /**
@@ -49,7 +49,7 @@ export function createDpopAuthenticator(options: DpopAuthenticatorOptions): Auth
     if (request === undefined) throw new InvalidDpopProofError('DPoP proofs are not available through this adapter', 'dpop_proof_missing');
     const proof = readDpopProofHeader(request.dpopHeader());
     const verified = await verifyDpopProof(proof, { method: request.method, resource, accessToken: token, clockToleranceSeconds, now });
-    const auth = await cachedOrVerify(verifier, token);
+    const auth = await cachedOrVerify(verifier, token, request);
     checkDpopBinding(auth, verified.thumbprint, options.mode);
     let fresh: boolean;
     try {

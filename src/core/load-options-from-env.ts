@@ -36,6 +36,7 @@ const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
 const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
 const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
 const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL';
+const INTROSPECTION_RATE_LIMIT = 'MCP_AUTH_INTROSPECTION_RATE_LIMIT';
 const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
 
 /**
@@ -49,6 +50,7 @@ export const ENV_OPTION_VARIABLES: Readonly<Record<string, string>> = {
   'introspection.endpoint': INTROSPECTION_ENDPOINT,
   'introspection.issuer': INTROSPECTION_ISSUER,
   'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
+  'introspection.callsPerAddress': INTROSPECTION_RATE_LIMIT,
   'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
 };
 
@@ -160,8 +162,11 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
     // Seconds a revoked opaque token may stay usable; 0 asks the introspection endpoint on every request.
     const cacheTtlSeconds = problems.check(() => readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400));
+    // "20/s" and the like, or off; the guard parses it and names the variable.
+    const rateSetting = readSetting(env, INTROSPECTION_RATE_LIMIT);
+    const callsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;
     // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
-    if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined) {
+    if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined || callsPerAddress !== undefined) {
       if (!clientId || !clientSecret) {
         problems.add(
           clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
@@ -174,6 +179,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
           ...(endpoint ? { endpoint } : {}),
           ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}),
           ...(cacheTtlSeconds !== undefined ? { cacheTtlSeconds } : {}),
+          ...(callsPerAddress !== undefined ? { callsPerAddress } : {}),
         };
       }
     }

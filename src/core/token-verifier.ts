@@ -1,12 +1,22 @@
 import type { AuthInfo } from './auth-info.js';
 
+/** What a verifier may know of the request a token came with, besides the token. */
+export interface VerificationContext {
+  /**
+   * The client's network address (the connection's peer, as `socket.remoteAddress` gives it), which bounds the
+   * introspection calls one address can cause before it is authenticated. Unknown (no bound per address) when
+   * absent. Behind a reverse proxy it is the proxy's.
+   */
+  readonly clientAddress?: string;
+}
+
 /**
  * Verifies an access token for this resource server. Implementations throw `InvalidTokenError`
  * (401) for any token problem and `AuthorizationServerUnavailableError` (503) when the authorization
  * server, its JWKS or its introspection endpoint cannot be reached. They never log the token.
  */
 export interface TokenVerifier {
-  verify(token: string): Promise<AuthInfo>;
+  verify(token: string, context?: VerificationContext): Promise<AuthInfo>;
   /**
    * The identity of a token in the cache (unexpired; a JWT from its second verification), synchronously;
    * `undefined` when it must be verified. Lets adapters skip a promise on the hot path. Optional for custom verifiers.
@@ -21,7 +31,7 @@ export interface TokenVerifier {
    * The guard authenticates through this method when it is present, so code that wraps a verifier's `verify`
    * must wrap (or remove) `cachedOrVerify` and `cached` as well.
    */
-  cachedOrVerify?(token: string): AuthInfo | Promise<AuthInfo>;
+  cachedOrVerify?(token: string, context?: VerificationContext): AuthInfo | Promise<AuthInfo>;
   /** Runs issuer discovery now (otherwise it runs on first use). Rejects with the discovery error. */
   ready(): Promise<void>;
 }
@@ -35,8 +45,8 @@ export interface TokenVerifier {
  * const auth = cachedOrVerify(verifier, token);
  * return auth instanceof Promise ? auth.then(use) : use(auth);
  */
-export function cachedOrVerify(verifier: TokenVerifier, token: string): AuthInfo | Promise<AuthInfo> {
-  const answer = verifier.cachedOrVerify !== undefined ? verifier.cachedOrVerify(token) : (verifier.cached?.(token) ?? verifier.verify(token));
+export function cachedOrVerify(verifier: TokenVerifier, token: string, context?: VerificationContext): AuthInfo | Promise<AuthInfo> {
+  const answer = verifier.cachedOrVerify !== undefined ? verifier.cachedOrVerify(token, context) : (verifier.cached?.(token) ?? verifier.verify(token, context));
   if (answer instanceof Promise || typeof (answer as { then?: unknown }).then !== 'function') return answer;
   return Promise.resolve(answer);
 }
@@ -49,8 +59,20 @@ export interface IntrospectionOptions {
   clientSecret: string;
   /** Introspection endpoint; default: the issuer metadata's `introspection_endpoint` (RFC 8414 §2). */
   endpoint?: string;
-  /** How long an `active` introspection answer is reused, in seconds (capped by `exp`). Default 60. */
+  /**
+   * How long an `active` introspection answer is reused, in seconds (capped by `exp`). Default 60. A refusal (an
+   * answer `active: false`, or one not valid for this resource) is reused for 10 s, or this long if shorter; an
+   * unreachable or failing endpoint is never cached.
+   */
   cacheTtlSeconds?: number;
+  /**
+   * Most introspection calls one client address can cause, as a rate (`"20/s"`, the syntax of `rateLimit`), or
+   * `false` for no bound. Only calls count: a token in the cache, a refusal reused, or a token already being
+   * introspected for another request costs none. Past it the request is refused with 429 and `Retry-After`
+   * before the call. IPv6 addresses count per /64. Behind a reverse proxy every client shares the proxy's
+   * address: raise it there, or bound clients at the proxy. Default `"20/s"`.
+   */
+  callsPerAddress?: string | false;
   /**
    * The issuer whose introspection endpoint answers for opaque tokens, which name no issuer of their own.
    * Default: the issuer, when only one is configured; required (a start-up error otherwise) with several.

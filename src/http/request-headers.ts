@@ -18,9 +18,9 @@ export function authorizationHeader(req: IncomingMessage): string | string[] | u
 }
 
 /**
- * What the guard needs of a request to check a DPoP proof. A class, not a closure: one small object per request,
- * and the `DPoP` header is read (through `headersDistinct`, which keeps a repeated header as two values) only for
- * a request that uses the DPoP scheme.
+ * What the guard needs of a request to check a DPoP proof, and the client address that bounds introspection calls.
+ * A class, not a closure: one small object per request, and the `DPoP` header is read (through `headersDistinct`,
+ * which keeps a repeated header as two values) only for a request that uses the DPoP scheme.
  */
 export class DpopRequestOf implements DpopRequest {
   readonly #req: IncomingMessage;
@@ -32,6 +32,9 @@ export class DpopRequestOf implements DpopRequest {
   }
   dpopHeader(): string[] | undefined {
     return this.#req.headersDistinct['dpop'];
+  }
+  get clientAddress(): string | undefined {
+    return this.#req.socket?.remoteAddress;
   }
 }
 
