@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { DPOP_PROOF_WINDOW_SECONDS } from '../../src/core/dpop-proof.js';
+import { DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS, DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, INTROSPECTION_REFUSALS_MAX_ENTRIES } from '../../src/core/introspection-bounds.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../../src/core/introspection-verifier.js';
+import { DEFAULT_RATE_LIMITER_MAX_BYTES, DEFAULT_RATE_LIMITER_MAX_ENTRIES, RATE_LIMITER_ENTRY_OVERHEAD_BYTES } from '../../src/core/rate-limiter.js';
 import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES } from '../../src/core/replay-cache.js';
 import { HEADERS_TIMEOUT_MS } from '../../src/gateway/start-gateway.js';
 
@@ -17,6 +19,16 @@ test('security.md: the gateway header time and the introspection reuse', () => {
   const security = page('security.md');
   assert.ok(security.includes(`the header time (${HEADERS_TIMEOUT_MS / 1000} s)`), 'the header time');
   assert.ok(security.includes(`(${DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS} s by default,`), 'the introspection cache TTL');
+});
+
+test('security.md: the rate limiter and introspection bounds', () => {
+  const security = page('security.md');
+  assert.ok(security.includes(`bounded in entries (${spelt(DEFAULT_RATE_LIMITER_MAX_ENTRIES)})`), 'the limiter entries');
+  assert.ok(security.includes(`plus ${RATE_LIMITER_ENTRY_OVERHEAD_BYTES} bytes`), 'the counter overhead');
+  assert.ok(security.includes(`default bound is ${DEFAULT_RATE_LIMITER_MAX_BYTES / 1_048_576} MiB`), 'the limiter bytes');
+  assert.ok(security.includes(`is reused for ${DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS} s`), 'the refusal TTL');
+  assert.ok(security.includes(`at most ${spelt(INTROSPECTION_REFUSALS_MAX_ENTRIES)} refusals`), 'the refusal cache size');
+  assert.ok(security.includes(`default \`${DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS}\``), 'the calls per address');
 });
 
 test('dpop.md: the proof window and the replay cache size', () => {
