@@ -76,7 +76,8 @@ export interface MemoryReplayCacheOptions {
    * entries are dropped first; when the cache is still full of live claims, a new claim throws (the guard answers
    * 503 with `Retry-After`) rather than forget a live `jti`, which would let a flood of proofs wash out the one an
    * attacker wants to replay. Size it above the DPoP requests one process accepts per proof window (60 s plus
-   * twice the clock tolerance: 70 s by default). Default 100 000 (about 30 MB at most).
+   * twice the clock tolerance: 70 s by default). Default 100 000 (about 25 MB, up to 45 MB when every claim is
+   * a different caller's).
    */
   maxEntries?: number;
   /**
@@ -164,8 +165,9 @@ export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}):
       // Fail closed: forgetting a live claim would reopen its proof to replay.
       if (claims.size >= maxEntries) throw new Error(`the DPoP replay cache holds ${maxEntries} live proofs (maxEntries)`);
       if (caller !== undefined) {
-        if (holder === undefined || holders.get(caller) !== holder) holders.set(caller, (holder = { caller, expiries: [] }));
-        insertSorted(holder.expiries, expiresAtMs);
+        if (holder !== undefined && holders.get(caller) === holder) insertSorted(holder.expiries, expiresAtMs);
+        // An array of one: most callers hold one or two claims, and an empty array grows to 17 slots on a push.
+        else holders.set(caller, (holder = { caller, expiries: [expiresAtMs] }));
       }
       claims.set(jti, { expiresAtMs, holder });
       return true;
