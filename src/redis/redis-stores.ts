@@ -213,12 +213,8 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
       const expiry = String(Math.ceil(expiresAtMs));
       let result: unknown;
       try {
-        result =
-          caller === undefined
-            ? (await redis.call('SET', key, '1', 'NX', 'PXAT', expiry)) === 'OK'
-              ? 1
-              : 0
-            : await redis.eval(CLAIM_SCRIPT, 2, key, `${prefix}dpop-caller:${caller}`, String(now), expiry, String(maxPerCaller), jti);
+        if (caller === undefined) result = (await redis.call('SET', key, '1', 'NX', 'PXAT', expiry)) === 'OK' ? 1 : 0;
+        else result = await redis.eval(CLAIM_SCRIPT, 2, key, `${prefix}dpop-caller:${caller}`, String(now), expiry, String(maxPerCaller), jti);
         back();
       } catch (error) {
         lost((error as Error).message);
