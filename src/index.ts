@@ -36,7 +36,7 @@ export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/ha
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token-verifier.js';
 export type { DpopMode } from './core/token-binding.js';
-export { createMemoryReplayCache, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/replay-cache.js';
+export { createMemoryReplayCache, ReplayShareExceededError, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/replay-cache.js';
 export { createMemoryRateLimiter, type RateLimiter, type MemoryRateLimiter, type MemoryRateLimiterOptions } from './core/rate-limiter.js';
 export type { RateLimit } from './core/rate-limit.js';
 export {

@@ -1,9 +1,11 @@
 import type { AuthInfo } from './auth-info.js';
-import { InvalidDpopProofError } from './errors.js';
+import { InvalidDpopProofError, RateLimitedError } from './errors.js';
 import { readDpopProofHeader, verifyDpopProof } from './dpop-proof.js';
-import type { ReplayCache } from './replay-cache.js';
+import { ReplayShareExceededError, type ReplayCache } from './replay-cache.js';
+import { rateLimitKey } from './rate-limit-check.js';
 import { storeUnavailableError } from './store-unavailable.js';
 import { checkDpopBinding, type DpopMode } from './token-binding.js';
+import { tokenDigest } from './token-digest.js';
 import { cachedOrVerify, type TokenVerifier, type VerificationContext } from './token-verifier.js';
 
 /**
@@ -42,6 +44,12 @@ export type AuthenticateDpop = (token: string, request: DpopRequest | undefined,
  * costs no token verification), then the token (from the token cache when it is there), then the binding of the
  * token to the proof's key, and last the proof's `jti` is claimed, so that only a proof that passed everything
  * uses up its identifier. The claim is atomic: of two concurrent replays, one wins.
+ *
+ * The claim counts against the caller's share of the replay cache (its identity as rate limits count it, digested
+ * so that every key has the same size): a caller past its share gets 429 with `Retry-After`, every other caller is
+ * served. That bounds what one caller holds whatever it sends, including requests the rate limit then refuses.
+ * The claim stays before the rate limit on purpose: counting first would let anyone who captured a proof and its
+ * token spend the victim's rate limit by replaying it for as long as the proof is fresh.
  */
 export function createDpopAuthenticator(options: DpopAuthenticatorOptions): AuthenticateDpop {
   const { resource, replayCache, clockToleranceSeconds, now } = options;
@@ -53,8 +61,14 @@ export function createDpopAuthenticator(options: DpopAuthenticatorOptions): Auth
     checkDpopBinding(auth, verified.thumbprint, options.mode);
     let fresh: boolean;
     try {
-      fresh = await replayCache.claim(verified.jti, verified.expiresAtMs);
-    } catch {
+      fresh = await replayCache.claim(verified.jti, verified.expiresAtMs, tokenDigest(rateLimitKey(auth)));
+    } catch (error) {
+      // 429, not 401 invalid_dpop_proof: the proof is valid, and a client told its proof is invalid would sign a
+      // fresh one and retry at once, to the same refusal. Too many requests in a given time is RFC 6585 section 4,
+      // and Retry-After says when the caller's oldest proof expires and makes room.
+      if (error instanceof ReplayShareExceededError) {
+        throw new RateLimitedError(`Too many DPoP proofs in flight: at most ${error.maxPerCaller} per caller within a proof's lifetime; retry later`, error.retryAfterMs);
+      }
       throw storeUnavailableError('DPoP proofs cannot be checked for replay right now; retry later', 'dpop_replay_cache_unavailable');
     }
     if (!fresh) throw new InvalidDpopProofError('DPoP proof was already used (jti replayed): send a fresh proof with every request (RFC 9449 section 11.1)', 'dpop_proof_replayed');

@@ -12,9 +12,11 @@ import { DEFAULT_JWT_ALGORITHMS } from './jws-algorithms.js';
 export const DPOP_SIGNING_ALGORITHMS: readonly string[] = DEFAULT_JWT_ALGORITHMS;
 
 /**
- * How far a proof's `iat` may be from the server's clock, either way, in seconds (before `clockToleranceSeconds`
- * is added). RFC 9449 §11.1 asks for "a relatively brief period"; replay within it is caught by the `jti` cache,
- * so it only needs to absorb the client's clock skew and the request's transit.
+ * How far in the past a proof's `iat` may be, in seconds (before `clockToleranceSeconds` is added). RFC 9449 §11.1
+ * asks for "a relatively brief period"; replay within it is caught by the `jti` cache, so it only needs to absorb
+ * the client's clock skew and the request's transit. Ahead of the server's clock an `iat` may be by the clock
+ * tolerance only: a proof dated in the future would be acceptable, and its `jti` held, for longer than the window
+ * (up to twice it, were the window the same both ways), for no honest client's benefit.
  */
 export const DPOP_PROOF_WINDOW_SECONDS = 60;
 
@@ -27,8 +29,12 @@ export const MAX_DPOP_JTI_LENGTH = 128;
  */
 const MAX_DPOP_PROOF_LENGTH = 8_192;
 
-/** A compact JWS: three base64url segments, the signature not empty. */
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/**
+ * A compact JWS (RFC 7515 §7.1): three base64url segments. The signature may be empty, as in an unsecured JWS
+ * (`alg: none`, RFC 7518 §3.6): that is a well-formed proof with a refused algorithm, so invalid (401), not
+ * malformed (400).
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** JWK members that hold private or symmetric key material (RFC 7518 §6.2.2, §6.3.2, §6.4; AKP `priv`). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'] as const;
@@ -47,7 +53,10 @@ export interface DpopProofExpectations {
   accessToken: string;
   /** Accepted `alg` values. Default {@link DPOP_SIGNING_ALGORITHMS}. */
   algorithms?: readonly string[];
-  /** Clock skew tolerated on `iat`, beyond {@link DPOP_PROOF_WINDOW_SECONDS}, in seconds. Default 5. */
+  /**
+   * Clock skew tolerated on `iat`, in seconds: beyond {@link DPOP_PROOF_WINDOW_SECONDS} in the past, and all that
+   * is allowed in the future. Default 5.
+   */
   clockToleranceSeconds?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
@@ -57,7 +66,10 @@ export interface DpopProofExpectations {
 export interface VerifiedDpopProof {
   /** The proof's one-time identifier, to claim in a {@link ReplayCache}. */
   jti: string;
-  /** When the proof stops being acceptable (its `iat` plus the window and tolerance), in ms since the epoch. */
+  /**
+   * When the proof stops being acceptable (its `iat` plus the window and tolerance), in ms since the epoch: at
+   * most the window plus twice the tolerance from now (70 s by default).
+   */
   expiresAtMs: number;
   /** RFC 7638 SHA-256 thumbprint of the proof's key, base64url: what a bound token's `cnf.jkt` must equal. */
   thumbprint: string;
@@ -88,8 +100,9 @@ export function readDpopProofHeader(values: string | readonly string[] | undefin
  * Checks a DPoP proof presented with an access token at this resource (RFC 9449 §4.3, §7), in this order: a single
  * well-formed JWS; `typ` is `dpop+jwt`; `alg` is asymmetric and allowed; the `jwk` header is a public key (no
  * private or symmetric material); the signature verifies with that key (jose's `EmbeddedJWK`); `jti`, `htm`, `htu`
- * and `iat` are present; `htm` is the request method; `htu` is the resource; `iat` is within
- * {@link DPOP_PROOF_WINDOW_SECONDS} plus the clock tolerance; `ath` is the token's hash.
+ * and `iat` are present; `htm` is the request method; `htu` is the resource; `iat` is at most
+ * {@link DPOP_PROOF_WINDOW_SECONDS} plus the clock tolerance in the past, and at most the clock tolerance in the
+ * future; `ath` is the token's hash.
  *
  * Not checked here: that the token is bound to the proof's key (compare `cnf.jkt` with the returned `thumbprint`)
  * and that `jti` was not seen before (claim it in a {@link ReplayCache} once everything else passed). A `nonce`
@@ -98,7 +111,8 @@ export function readDpopProofHeader(values: string | readonly string[] | undefin
  * @param proof - The `DPoP` header value, see {@link readDpopProofHeader}.
  * @returns The proof's `jti`, when it expires, and its key's thumbprint.
  * @throws InvalidRequestError (400, reason `dpop_proof_malformed`) when the value is not a compact JWS with JSON
- *   header and claims (RFC 9449 §4.3 check 2).
+ *   header and claims (RFC 9449 §4.3 check 2). An unsigned one (`alg: none`, empty signature) is well formed, and
+ *   refused as invalid.
  * @throws InvalidDpopProofError (401, reason `dpop_proof_invalid`) for any failed check; the message says which.
  */
 export async function verifyDpopProof(proof: string, expected: DpopProofExpectations): Promise<VerifiedDpopProof> {
@@ -153,8 +167,11 @@ export async function verifyDpopProof(proof: string, expected: DpopProofExpectat
     throw invalid(`DPoP proof "htu" does not name this resource, ${expected.resource} (RFC 9449 section 4.3)`);
   }
   const window = DPOP_PROOF_WINDOW_SECONDS + tolerance;
-  if (Math.abs(nowSeconds - iat) > window) {
-    throw invalid(`DPoP proof "iat" is more than ${window} seconds from the server's time; send a fresh proof (RFC 9449 section 11.1)`);
+  if (nowSeconds - iat > window) {
+    throw invalid(`DPoP proof "iat" is more than ${window} seconds old; send a fresh proof (RFC 9449 section 11.1)`);
+  }
+  if (iat - nowSeconds > tolerance) {
+    throw invalid(`DPoP proof "iat" is more than ${tolerance} seconds ahead of the server's time; send a proof dated now, from a synchronized clock (RFC 9449 section 11.1)`);
   }
   if (typeof ath !== 'string' || ath !== accessTokenHash(expected.accessToken)) {
     throw invalid('DPoP proof "ath" does not match the access token (RFC 9449 section 4.3)');

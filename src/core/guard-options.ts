@@ -67,7 +67,9 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
   dpop?: DpopMode;
   /**
    * Where the `jti`s of accepted DPoP proofs are remembered, to refuse a replay (RFC 9449 §11.1). Give a shared
-   * store to catch replays across a fleet. Default: in memory, per process (`createMemoryReplayCache()`).
+   * store to catch replays across a fleet. Default: in memory, per process (`createMemoryReplayCache()`: 100 000
+   * `jti`s, of which each caller may hold 1 %; past its share a caller's new proofs get 429, see
+   * `ReplayShareExceededError`).
    */
   dpopReplayCache?: ReplayCache;
   /**

@@ -37,6 +37,8 @@ export { boundThumbprint, type DpopMode } from './token-binding.js';
 export {
   createMemoryReplayCache,
   DEFAULT_REPLAY_CACHE_MAX_ENTRIES,
+  DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER,
+  ReplayShareExceededError,
   type ReplayCache,
   type MemoryReplayCache,
   type MemoryReplayCacheOptions,

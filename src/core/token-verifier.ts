@@ -115,7 +115,10 @@ export interface TokenVerifierOptions {
   jwksUri?: string;
   /** JWS algorithms accepted. Default: asymmetric only (RS*, PS*, ES*, EdDSA). `none` and HS* are always refused. */
   algorithms?: readonly string[];
-  /** Clock skew tolerated for `exp`, `nbf`, `iat`, in seconds. Default 5. */
+  /**
+   * Clock skew tolerated for `exp`, `nbf`, `iat`, in seconds. For a DPoP proof's `iat`: added to the 60 s it may be
+   * in the past, and all it may be ahead of the server's clock. Default 5.
+   */
   clockToleranceSeconds?: number;
   /** Require RFC 9068 JWT access tokens: `typ` at+jwt, `client_id`, `iat`, `jti`, `sub`. Default false. */
   strictJwtAccessTokens?: boolean;

@@ -3,7 +3,8 @@ import type { RateLimiterRedis as RedisLimiter } from 'rate-limiter-flexible';
 import { ConfigurationError } from '../core/errors.js';
 import type { RateLimit } from '../core/rate-limit.js';
 import { createMemoryRateLimiter, type RateLimiter } from '../core/rate-limiter.js';
-import type { ReplayCache } from '../core/replay-cache.js';
+import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, ReplayShareExceededError, type ReplayCache } from '../core/replay-cache.js';
+import { checkInteger } from '../core/settings.js';
 import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
 
 /**
@@ -53,6 +54,14 @@ export interface RedisStoresOptions {
    * `connect ECONNREFUSED …`). Never given the URL's password. Default `console.warn`.
    */
   onWarning?: (message: string, reason?: string) => void;
+  /**
+   * Most live DPoP `jti`s one caller may hold in the shared replay cache, across every replica: past it, that
+   * caller's new proofs get 429 with `Retry-After` while every other caller is served, as with the in-memory
+   * cache's `maxEntriesPerCaller`. What Redis holds for DPoP is then at most this many claims per caller active
+   * within a proof's lifetime (70 s by default), each a key and a sorted-set member of about 200 bytes together.
+   * Default 1 000.
+   */
+  replayCacheMaxPerCaller?: number;
   /** Setting names for error messages. Default `options.url`, `options.failure`. */
   names?: { url?: string; failure?: string };
 }
@@ -61,7 +70,10 @@ export interface RedisStoresOptions {
 export interface RedisStores {
   /** For the guard's `rateLimiter` option. */
   readonly rateLimiter: RateLimiter;
-  /** For the guard's `dpopReplayCache` option: `SET key 1 NX PXAT expiresAtMs`. */
+  /**
+   * For the guard's `dpopReplayCache` option: one key per `jti` (`SET key 1 PXAT expiresAtMs` if absent) and, per
+   * caller, a sorted set of its live `jti`s that holds it to its share; one atomic script per claim.
+   */
   readonly replayCache: ReplayCache;
   /** Closes the connection (QUIT, then a disconnect if Redis does not answer within the command timeout). */
   close(): Promise<void>;
@@ -73,6 +85,27 @@ export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
 export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
 /** Longest pause between two reconnection attempts, in milliseconds: a Redis back from an outage is used soon. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
+
+/**
+ * One DPoP claim, atomic in Redis. KEYS[1] is the `jti`'s key, KEYS[2] the caller's sorted set of live `jti`s
+ * scored by expiry; ARGV is now and the expiry (ms since the epoch), the caller's share, and the `jti`. Returns 1
+ * when claimed, 0 when the `jti` is held already, and -n when the caller holds its share: its oldest claim expires
+ * in n ms. The `jti` key is the one a claim without a caller sets, so replicas of either kind see each other's.
+ */
+const CLAIM_SCRIPT = `
+local now = tonumber(ARGV[1])
+local expires = tonumber(ARGV[2])
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  return -math.max(1, math.ceil(tonumber(oldest[2]) - now))
+end
+redis.call('SET', KEYS[1], '1', 'PXAT', ARGV[2])
+redis.call('ZADD', KEYS[2], expires, ARGV[4])
+if redis.call('PTTL', KEYS[2]) < expires - now then redis.call('PEXPIREAT', KEYS[2], ARGV[2]) end
+return 1
+`;
 
 /**
  * Connects to Redis and returns the stores the guard shares through it. ioredis and rate-limiter-flexible are
@@ -87,6 +120,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   const urlSetting = options.names?.url ?? 'options.url';
   const url = checkRedisUrl(options.url, urlSetting);
   const failure = checkRedisFailureMode(options.failure, options.names?.failure ?? 'options.failure') ?? 'fallback';
+  const maxPerCaller = checkInteger(options.replayCacheMaxPerCaller, 'options.replayCacheMaxPerCaller', DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, { min: 1 });
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
   const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   const prefix = options.keyPrefix ?? (options.resource === undefined ? 'mcp-guard:' : `mcp-guard:${options.resource}:`);
@@ -171,17 +205,23 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   };
 
   const replayCache: ReplayCache = {
-    async claim(jti, expiresAtMs) {
+    async claim(jti, expiresAtMs, caller) {
+      const now = Date.now();
       // An expired proof is never claimed, as in the memory cache (and PXAT in the past would be an error).
-      if (!(expiresAtMs > Date.now())) return false;
+      if (!(expiresAtMs > now)) return false;
+      const key = `${prefix}dpop:${jti}`;
+      const expiry = String(Math.ceil(expiresAtMs));
+      let result: unknown;
       try {
-        const claimed = (await redis.call('SET', `${prefix}dpop:${jti}`, '1', 'NX', 'PXAT', String(Math.ceil(expiresAtMs)))) === 'OK';
+        if (caller === undefined) result = (await redis.call('SET', key, '1', 'NX', 'PXAT', expiry)) === 'OK' ? 1 : 0;
+        else result = await redis.eval(CLAIM_SCRIPT, 2, key, `${prefix}dpop-caller:${caller}`, String(now), expiry, String(maxPerCaller), jti);
         back();
-        return claimed;
       } catch (error) {
         lost((error as Error).message);
         throw error;
       }
+      if (typeof result === 'number' && result < 0) throw new ReplayShareExceededError(maxPerCaller, -result);
+      return result === 1;
     },
   };
 

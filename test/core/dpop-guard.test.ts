@@ -13,6 +13,8 @@ import {
   InvalidRequestError,
   InvalidTokenError,
   MissingTokenError,
+  RATE_LIMITED_JSONRPC_CODE,
+  RateLimitedError,
   RequestRejectedError,
   UNAUTHORIZED_JSONRPC_CODE,
   type GuardError,
@@ -301,12 +303,32 @@ describe('dpop: settings', () => {
   });
 
   test('the default replay cache is bounded, and full of live proofs it answers 503 rather than forget one', async () => {
-    const cache = createMemoryReplayCache({ maxEntries: 2 });
+    const cache = createMemoryReplayCache({ maxEntries: 2, maxEntriesPerCaller: 2 });
     const guard = guardWith({ dpopReplayCache: cache });
     const token = await boundToken();
     for (let i = 0; i < 2; i++) await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
-    await assertGuardError(authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token))), RequestRejectedError, 'dpop_replay_cache_unavailable', 503);
+    const other = await boundToken(otherKey.thumbprint, { sub: 'carol' });
+    await assertGuardError(authenticate(guard, `DPoP ${other}`, requestWith(await proofFor(other, {}, otherKey))), RequestRejectedError, 'dpop_replay_cache_unavailable', 503);
     assert.equal(cache.size, 2);
+  });
+
+  test("a caller past its share of the replay cache gets 429 with Retry-After, whichever key or token it uses; other callers do not", async () => {
+    const cache = createMemoryReplayCache({ maxEntries: 100, maxEntriesPerCaller: 2 });
+    const guard = guardWith({ dpopReplayCache: cache });
+    const token = await boundToken();
+    for (let i = 0; i < 2; i++) await authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token)));
+    const refused = await assertGuardError(authenticate(guard, `DPoP ${token}`, requestWith(await proofFor(token))), RateLimitedError, 'rate_limited', 429);
+    assert.equal(refused.message, 'Too many DPoP proofs in flight: at most 2 per caller within a proof\'s lifetime; retry later');
+    const response = guard.errorResponse(refused, 7);
+    assert.ok(Number(response.headers['Retry-After']) >= 60 && Number(response.headers['Retry-After']) <= 70, response.headers['Retry-After']);
+    assert.equal(response.headers['WWW-Authenticate'], undefined, 'not a credentials problem: no challenge');
+    assert.equal(response.body.error.code, RATE_LIMITED_JSONRPC_CODE);
+    // The same caller (issuer, subject, client) with another key and token shares the same count.
+    const sameCaller = await boundToken(otherKey.thumbprint);
+    await assertGuardError(authenticate(guard, `DPoP ${sameCaller}`, requestWith(await proofFor(sameCaller, {}, otherKey))), RateLimitedError, 'rate_limited', 429);
+    const carol = await boundToken(otherKey.thumbprint, { sub: 'carol' });
+    assert.equal((await authenticate(guard, `DPoP ${carol}`, requestWith(await proofFor(carol, {}, otherKey)))).extra.sub, 'carol');
+    assert.equal(cache.size, 3);
   });
 
   test('a proof that expires while its token is being verified is refused, whatever the store records', async () => {

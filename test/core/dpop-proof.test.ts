@@ -68,13 +68,15 @@ describe('verifyDpopProof: each check refuses on its own', () => {
     await assertInvalid(hmac, /asymmetric algorithm/);
   });
 
-  it('alg must be allowed: "none" (an unsigned proof) is refused', async () => {
+  it('alg must be allowed: "none" (an unsigned proof, empty signature) is an invalid proof, 401, not a malformed one', async () => {
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const unsigned = `${b64({ alg: 'none', typ: 'dpop+jwt', jwk: key.publicJwk })}.${b64({ jti: 'j', iat: 1, htm: 'POST', htu: RESOURCE })}.`;
-    // No signature segment: not even a compact JWS with a signature, so malformed (400).
-    await assertGuardError(verifyDpopProof(unsigned, expected()), InvalidRequestError, 'dpop_proof_malformed', 400);
-    const fakeSigned = `${unsigned}AAAA`;
-    await assertInvalid(fakeSigned, /asymmetric algorithm/);
+    // A complete unsecured JWS (RFC 7515 section 7.1, RFC 7518 section 3.6): well formed, its algorithm refused (RFC 9449 section 7.1).
+    await assertInvalid(unsigned, /asymmetric algorithm/);
+    await assertInvalid(`${unsigned}AAAA`, /asymmetric algorithm/);
+    // An allowed algorithm with the signature left out is invalid too: it does not verify.
+    const stripped = (await proof()).replace(/[^.]+$/, '');
+    await assertInvalid(stripped, /cannot be verified|signature/);
   });
 
   it('alg must be one of the configured ones', async () => {
@@ -119,12 +121,26 @@ describe('verifyDpopProof: each check refuses on its own', () => {
 
   it('iat must be within the window: a stale proof is refused', async () => {
     const stale = Math.floor(Date.now() / 1000) - DPOP_PROOF_WINDOW_SECONDS - 60;
-    await assertInvalid(proof({ claims: { iat: stale } }), /"iat" is more than 65 seconds/);
+    await assertInvalid(proof({ claims: { iat: stale } }), /"iat" is more than 65 seconds old/);
   });
 
   it('iat must be within the window: a proof from the future is refused', async () => {
     const future = Math.floor(Date.now() / 1000) + DPOP_PROOF_WINDOW_SECONDS + 60;
     await assertInvalid(proof({ claims: { iat: future } }), /"iat"/);
+  });
+
+  it('iat may be ahead of the server by the clock tolerance only, not by the window: a proof never lives past window + 2 x tolerance', async () => {
+    const now = 1_700_000_000_000;
+    const iat = now / 1000;
+    // 55 s ahead was inside the old symmetric window, and kept its jti for 120 s.
+    await assertInvalid(proof({ claims: { iat: iat + 55 } }), /^DPoP proof "iat" is more than 5 seconds ahead of the server's time; send a proof dated now, from a synchronized clock \(RFC 9449 section 11\.1\)$/, { now: () => now });
+    await assertInvalid(proof({ claims: { iat: iat + 6 } }), /more than 5 seconds ahead/, { now: () => now });
+    const ahead = await verifyDpopProof(await proof({ claims: { iat: iat + 5 } }), expected({ now: () => now }));
+    assert.equal(ahead.expiresAtMs - now, (DPOP_PROOF_WINDOW_SECONDS + 2 * 5) * 1000);
+    // The tolerance is the setting's: with 0, a proof from the next second is refused; the past window keeps its 60 s.
+    await assertInvalid(proof({ claims: { iat: iat + 1 } }), /more than 0 seconds ahead/, { now: () => now, clockToleranceSeconds: 0 });
+    await verifyDpopProof(await proof({ claims: { iat: iat - DPOP_PROOF_WINDOW_SECONDS } }), expected({ now: () => now, clockToleranceSeconds: 0 }));
+    await assertInvalid(proof({ claims: { iat: iat - DPOP_PROOF_WINDOW_SECONDS - 1 } }), /more than 60 seconds old/, { now: () => now, clockToleranceSeconds: 0 });
   });
 
   it('jti, htm, htu and iat are required', async () => {
@@ -152,7 +168,7 @@ describe('verifyDpopProof: each check refuses on its own', () => {
 
 describe('verifyDpopProof and readDpopProofHeader: the header itself', () => {
   it('a value that is no compact JWS, or whose parts are not JSON, is malformed: 400', async () => {
-    for (const bad of ['not-a-jwt', 'a.b', 'a.b.c.d.e', `${'a'.repeat(9000)}.b.c`, 'eyJhIjoxfQ.bm90IGpzb24.c2ln']) {
+    for (const bad of ['not-a-jwt', 'a.b', 'a.b.c.d.e', `${'a'.repeat(9000)}.b.c`, 'eyJhIjoxfQ.bm90IGpzb24.c2ln', 'eyJhIjoxfQ.bm90IGpzb24.', '.eyJhIjoxfQ.', 'a+b.c.d']) {
       const error = await assertGuardError(verifyDpopProof(bad, expected()), InvalidRequestError, 'dpop_proof_malformed', 400);
       assert.equal(error.bearerError, 'invalid_request');
     }

@@ -1,8 +1,9 @@
-// The in-memory DPoP replay cache: one claim per jti while it lives, bounded in entries.
+// The in-memory DPoP replay cache: one claim per jti while it lives, bounded in entries, and each caller bounded
+// to its share, so that no caller fills it for the others.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { createMemoryReplayCache } from '../../src/core/replay-cache.js';
+import { createMemoryReplayCache, DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, ReplayShareExceededError } from '../../src/core/replay-cache.js';
 
 describe('createMemoryReplayCache', () => {
   it('claims a jti once until it expires', () => {
@@ -46,9 +47,81 @@ describe('createMemoryReplayCache', () => {
     assert.equal(cache.claim('late', 5_000), true);
   });
 
-  it('refuses a maxEntries that is not a positive whole number', () => {
-    for (const maxEntries of [0, -1, 1.5, Number.NaN]) {
-      assert.throws(() => createMemoryReplayCache({ maxEntries }), ConfigurationError);
+  it('refuses a maxEntries or maxEntriesPerCaller that is not a positive whole number', () => {
+    for (const value of [0, -1, 1.5, Number.NaN]) {
+      assert.throws(() => createMemoryReplayCache({ maxEntries: value }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'maxEntries');
+      assert.throws(() => createMemoryReplayCache({ maxEntriesPerCaller: value }), (e: unknown) => e instanceof ConfigurationError && e.setting === 'maxEntriesPerCaller');
     }
+  });
+});
+
+describe('createMemoryReplayCache: each caller its share', () => {
+  const shareExceeded = (maxPerCaller: number, retryAfterMs: number) => (e: unknown) =>
+    e instanceof ReplayShareExceededError && e.maxPerCaller === maxPerCaller && e.retryAfterMs === retryAfterMs;
+
+  it('a caller holding its share of live claims is refused, with the time until its oldest expires; the others are not', () => {
+    let at = 0;
+    const cache = createMemoryReplayCache({ maxEntries: 100, maxEntriesPerCaller: 3, now: () => at });
+    for (let i = 0; i < 3; i++) assert.equal(cache.claim(`m${i}`, 60_000 + i, 'mallory'), true);
+    assert.throws(() => cache.claim('m3', 60_000, 'mallory'), shareExceeded(3, 60_000));
+    assert.equal(cache.claim('m0', 60_000, 'mallory'), false, 'a replay is a replay, whatever the share');
+    assert.equal(cache.claim('a0', 60_000, 'alice'), true, 'another caller is served');
+    assert.equal(cache.size, 4, 'the refused claim was not kept');
+    at = 60_000;
+    assert.equal(cache.claim('m3', 120_000, 'mallory'), true, "the oldest expired: room for one");
+    assert.throws(() => cache.claim('m4', 120_000, 'mallory'), shareExceeded(3, 1));
+  });
+
+  it('counts only live claims, whatever order their expiries come in', () => {
+    let at = 0;
+    const cache = createMemoryReplayCache({ maxEntries: 100, maxEntriesPerCaller: 2, now: () => at });
+    assert.equal(cache.claim('late', 70_000, 'eve'), true);
+    assert.equal(cache.claim('early', 5_000, 'eve'), true);
+    assert.throws(() => cache.claim('x', 70_000, 'eve'), shareExceeded(2, 5_000));
+    at = 5_000;
+    // 'early' expired although 'late', claimed first, lives on.
+    assert.equal(cache.claim('x', 70_000, 'eve'), true);
+  });
+
+  it("one caller's flood never makes another caller's claim fail", () => {
+    let at = 0;
+    const cache = createMemoryReplayCache({ maxEntries: 10, maxEntriesPerCaller: 4, now: () => at });
+    let refused = 0;
+    for (let i = 0; i < 1000; i++) {
+      try {
+        cache.claim(`flood-${i}`, 70_000, 'mallory');
+      } catch (error) {
+        assert.ok(error instanceof ReplayShareExceededError);
+        refused++;
+      }
+    }
+    assert.equal(refused, 996);
+    for (const caller of ['alice', 'bob']) assert.equal(cache.claim(`${caller}-1`, 70_000, caller), true);
+    assert.equal(cache.size, 6);
+  });
+
+  it('a caller whose claims all expired starts afresh, and forgetting an old claim never drops its new share', () => {
+    let at = 0;
+    const cache = createMemoryReplayCache({ maxEntries: 100, maxEntriesPerCaller: 2, now: () => at });
+    assert.equal(cache.claim('keep', 90_000, 'other'), true); // a live claim at the front: the sweep stops there
+    assert.equal(cache.claim('a', 10_000, 'carol'), true);
+    at = 20_000;
+    // carol's only claim expired but is still held behind the live one; her share is empty.
+    assert.equal(cache.claim('b', 80_000, 'carol'), true);
+    assert.equal(cache.claim('a', 80_000, 'carol'), true, 'an expired jti can be claimed again');
+    assert.throws(() => cache.claim('c', 80_000, 'carol'), shareExceeded(2, 60_000));
+  });
+
+  it('claims without a caller count against no share; the default share is 1 % of maxEntries, at least one', () => {
+    const cache = createMemoryReplayCache({ maxEntries: 5 });
+    for (let i = 0; i < 5; i++) assert.equal(cache.claim(`n${i}`, Date.now() + 60_000), true);
+    assert.equal(DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, DEFAULT_REPLAY_CACHE_MAX_ENTRIES / 100);
+    const small = createMemoryReplayCache({ maxEntries: 250 });
+    assert.equal(small.claim('s1', Date.now() + 60_000, 'dave'), true);
+    assert.equal(small.claim('s2', Date.now() + 60_000, 'dave'), true);
+    assert.throws(() => small.claim('s3', Date.now() + 60_000, 'dave'), ReplayShareExceededError);
+    const tiny = createMemoryReplayCache({ maxEntries: 3 });
+    assert.equal(tiny.claim('t1', Date.now() + 60_000, 'dave'), true);
+    assert.throws(() => tiny.claim('t2', Date.now() + 60_000, 'dave'), ReplayShareExceededError);
   });
 });

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
 import type { DecisionEvent } from '../../src/core/decision.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
+import { ReplayShareExceededError } from '../../src/core/replay-cache.js';
 import { createRedisStores, type RedisFailureMode, type RedisStores } from '../../src/redis/redis-stores.js';
 import { redactRedisUrl } from '../../src/redis/redis-url.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
@@ -151,6 +152,38 @@ describe('shared stores in Redis', { skip, timeout: 60_000 }, () => {
       assert.equal(await stores.replayCache.claim('new', Date.now() + 60_000), false);
     } finally {
       await stores.close();
+    }
+  });
+
+  test("each caller holds at most its share of live jtis, across replicas; past it a ReplayShareExceededError says when room frees up, others unaffected", async () => {
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => createRedisStores({ url: redis.url, keyPrefix: 'shared5:', replayCacheMaxPerCaller: 2, onWarning: () => {} })),
+    );
+    try {
+      const now = Date.now();
+      assert.equal(await a!.replayCache.claim('m1', now + 60_000, 'mallory'), true);
+      assert.equal(await b!.replayCache.claim('m2', now + 5_000, 'mallory'), true, 'an earlier expiry claimed later');
+      const refused = await Promise.resolve(b!.replayCache.claim('m3', now + 60_000, 'mallory')).catch((e: unknown) => e);
+      assert.ok(refused instanceof ReplayShareExceededError, String(refused));
+      assert.equal(refused.maxPerCaller, 2);
+      assert.ok(refused.retryAfterMs > 3_000 && refused.retryAfterMs <= 5_000, `the earliest expiry, m2: ${refused.retryAfterMs}`);
+      assert.equal(await a!.replayCache.claim('m1', now + 60_000, 'mallory'), false, 'a replay is a replay, whatever the share');
+      assert.equal(await a!.replayCache.claim('a1', now + 60_000, 'alice'), true, 'another caller is served');
+      assert.equal(await a!.replayCache.claim('m3', now + 60_000), true, 'a claim naming no caller counts against no share');
+      assert.equal(await b!.replayCache.claim('m3', now + 60_000, 'mallory'), false, 'and is seen by a claim that names one');
+      // Each caller's set expires with its last claim: nothing is left behind in Redis.
+      const { Redis } = await import('ioredis');
+      const direct = new Redis(redis.url);
+      try {
+        const ttl = await direct.pttl('shared5:dpop-caller:mallory');
+        assert.ok(ttl > 55_000 && ttl <= 60_000, `pttl ${ttl}`);
+        assert.equal(await direct.zcard('shared5:dpop-caller:mallory'), 2);
+      } finally {
+        await direct.quit();
+      }
+      await assert.rejects(createRedisStores({ url: redis.url, replayCacheMaxPerCaller: 0 }), /options\.replayCacheMaxPerCaller: must be a whole number from 1/);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
     }
   });
 
