@@ -1,4 +1,5 @@
 import { RequestRejectedError } from './errors.js';
+import { decodeMirroredHeaderValue } from './header-value-encoding.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
 import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 
@@ -9,12 +10,6 @@ const NAME_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
   ['resources/read', 'uri'],
 ]);
 
-const SENTINEL_PREFIX = '=?base64?';
-const SENTINEL_SUFFIX = '?=';
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-// Visible ASCII and space only: anything else in a mirrored header is "invalid characters".
-const HEADER_VALUE = /^[\x20-\x7e]*$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function mismatch(message: string): RequestRejectedError {
   return new RequestRejectedError(`Header mismatch: ${message}`, {
@@ -22,26 +17,6 @@ function mismatch(message: string): RequestRejectedError {
     reason: 'header_mismatch',
     jsonRpcCode: JsonRpcErrorCode.HeaderMismatch,
   });
-}
-
-/**
- * Decodes an `Mcp-Name` / `Mcp-Param-*` value: plain ASCII as is, or the `=?base64?…?=` sentinel form
- * (MCP 2026-07-28 Streamable HTTP "Value Encoding"). Returns `undefined` for a malformed value.
- */
-export function decodeMirroredHeaderValue(raw: string): string | undefined {
-  if (!HEADER_VALUE.test(raw)) return undefined;
-  // Only a value that starts with the prefix AND ends with the suffix is encoded; clients send any
-  // other plain-ASCII value (even one that merely starts with "=?base64?") as is.
-  const isSentinel =
-    raw.startsWith(SENTINEL_PREFIX) && raw.endsWith(SENTINEL_SUFFIX) && raw.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length;
-  if (!isSentinel) return raw;
-  const b64 = raw.slice(SENTINEL_PREFIX.length, raw.length - SENTINEL_SUFFIX.length);
-  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return undefined;
-  try {
-    return utf8.decode(Buffer.from(b64, 'base64'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** Header values the check needs; the adapter passes them as Node gives them (lowercase names). */

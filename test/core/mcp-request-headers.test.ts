@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RequestRejectedError } from '../../src/core/errors.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from '../../src/core/mcp-request-headers.js';
+import { decodeMirroredHeaderValue } from '../../src/core/header-value-encoding.js';
+import { checkMcpRequestHeaders, type McpRequestHeaders } from '../../src/core/mcp-request-headers.js';
 import { bodyProtocolVersion, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../src/core/protocol-version.js';
 
 const V2026 = '2026-07-28';
