@@ -489,7 +489,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an
       // id sent anyway under a stateless revision is ignored, not forwarded.
       const sessionId = sealed ? sealed.session.upstreamSessionId : session === null ? undefined : session.id;
-      const headers = forwardedHeaders(req.headers, identity, context, sessionId);
+      const headers = forwardedHeaders(req.headers, identity, context, sessionId, method === 'POST');
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
       let body: Buffer | undefined;
@@ -901,12 +901,17 @@ interface SealedSessionInUse {
   readonly session: OpenedSession;
 }
 
-/** The headers sent upstream: the allow-listed ones, `sessionId` as `Mcp-Session-Id`, and the identity headers. */
-function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext, sessionId: string | undefined): OutgoingHttpHeaders {
+/**
+ * The headers sent upstream: the allow-listed ones, `sessionId` as `Mcp-Session-Id`, and the identity headers.
+ * `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` mirror a body: they go on only with the body the guard checked them
+ * against (`bodyChecked`, a POST), never on a GET or DELETE, where nothing was there to check them.
+ */
+function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext, sessionId: string | undefined, bodyChecked: boolean): OutgoingHttpHeaders {
   // Built without deleting from it: a delete turns the object into a slow dictionary for the pool to read.
   const out: OutgoingHttpHeaders = sessionId === undefined ? {} : { 'mcp-session-id': sessionId };
   for (const name in incoming) {
     if (name === 'mcp-session-id') continue;
+    if (!bodyChecked && (name === 'mcp-method' || name === 'mcp-name' || name.startsWith('mcp-param-'))) continue;
     if (FORWARDED_REQUEST_HEADERS.has(name) || name.startsWith('mcp-param-')) {
       const value = incoming[name];
       if (value !== undefined) out[name] = value;
