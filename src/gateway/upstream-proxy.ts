@@ -31,7 +31,8 @@ export type { SealedSessionRefusalReason } from '../core/session-seal.js';
  *
  * Values are exact: plain visible ASCII (0x21–0x7E, inner spaces allowed) as it is, any other value as
  * `=?base64?<base64 of its UTF-8>?=` (MCP 2026-07-28's encoding for mirrored headers; a plain value of that
- * shape is encoded too), so distinct identities never read the same. Decode with `decodeMirroredHeaderValue`.
+ * shape is encoded too), so distinct identities never read the same. Decode with `decodeMirroredHeaderValue`
+ * (`mcp-oauth-guard/core`).
  */
 export interface IdentityHeaderNames {
   /** Header for the token's subject (`sub`), e.g. `X-MCP-Subject`. */
