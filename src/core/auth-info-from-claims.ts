@@ -1,5 +1,6 @@
 import type { AuthInfo } from './auth-info.js';
 import { InvalidTokenError } from './errors.js';
+import { isScopeToken } from './scope-token.js';
 
 /** Inputs of {@link buildAuthInfo} besides the claims. */
 export interface BuildAuthInfoOptions {
@@ -17,7 +18,8 @@ export interface BuildAuthInfoOptions {
  * introspection response, RFC 7662 §2.2). Claims are trusted at this point; only their shapes are checked.
  *
  * - `scopes`: `scope` (space-separated string, RFC 6749 §3.3 / RFC 9068 §2.2.3), else `scp` (array of strings
- *   or space-separated string, as several authorization servers send it), else `[]`.
+ *   or space-separated string, as several authorization servers send it), else `[]`. Only valid scope tokens
+ *   ({@link isScopeToken}) are kept: see {@link readScopes}.
  * - `clientId`: `client_id` (RFC 9068 §2.2, RFC 7662 §2.2), else `azp` (OpenID Connect), else `cid` (Okta),
  *   else `appid` (Entra v1), else `""`.
  * - `expiresAt`: `exp`, seconds since the epoch.
@@ -26,13 +28,15 @@ export interface BuildAuthInfoOptions {
  * between requests, so no request may alter what another one sees.
  *
  * @throws InvalidTokenError (reason `token_claims`) when `scope`, `scp`, `client_id`, `azp`, `sub` or `iss`
- *   has the wrong type.
+ *   has the wrong type, or when the subject, issuer or client id is not well-formed Unicode (a lone UTF-16
+ *   surrogate, which JSON lets a token spell as `"\ud800"`): such a value has no UTF-8 form, so every
+ *   spelling of it would read as U+FFFD wherever it is encoded, and two callers could share one identity.
  */
 export function buildAuthInfo(token: string, claims: Readonly<Record<string, unknown>>, options: BuildAuthInfoOptions): AuthInfo {
   const scopes = readScopes(claims);
   const clientId = readClientId(claims);
-  const sub = readOptionalString(claims, 'sub');
-  const iss = readOptionalString(claims, 'iss');
+  const sub = wellFormed(readOptionalString(claims, 'sub'), 'sub');
+  const iss = wellFormed(readOptionalString(claims, 'iss'), 'iss');
   const exp = claims['exp'];
   if (exp !== undefined && typeof exp !== 'number') throw claimTypeError('exp');
 
@@ -50,7 +54,10 @@ export function buildAuthInfo(token: string, claims: Readonly<Record<string, unk
 
 /**
  * Reads the granted scopes: `scope` as a space-separated string, else `scp` as an array of strings or a
- * space-separated string. Empty strings between repeated spaces are dropped.
+ * space-separated string. Empty strings between repeated spaces are dropped, and so is every entry that is not
+ * a scope token (RFC 6749 §3.3: visible ASCII without `"` or `\`): `scp: ["basic admin"]` or
+ * `scope: "basic adminЖ"` grants neither `admin` nor anything named like it. Dropped here, once, so the
+ * policy, the handler's `auth.scopes` and what the gateway tells its upstream all see the same list.
  *
  * @throws InvalidTokenError (reason `token_claims`) for any other shape.
  */
@@ -63,7 +70,7 @@ export function readScopes(claims: Readonly<Record<string, unknown>>): string[] 
   const scp = claims['scp'];
   if (scp === undefined) return [];
   if (typeof scp === 'string') return splitScopes(scp);
-  if (Array.isArray(scp) && scp.every((s) => typeof s === 'string')) return (scp as string[]).filter((s) => s.length > 0);
+  if (Array.isArray(scp) && scp.every((s) => typeof s === 'string')) return (scp as string[]).filter(isScopeToken);
   throw claimTypeError('scp');
 }
 
@@ -74,20 +81,32 @@ const CLIENT_ID_CLAIMS = ['client_id', 'azp', 'cid', 'appid'] as const;
  * Reads the OAuth client the token was issued to: `client_id`, else `azp`, else `cid` (Okta), else `appid`
  * (Microsoft Entra v1 tokens), else `""`.
  *
- * @throws InvalidTokenError (reason `token_claims`) when the claim used is not a string.
+ * @throws InvalidTokenError (reason `token_claims`) when the claim used is not a string, or not well-formed
+ *   Unicode (see {@link buildAuthInfo}).
  */
 export function readClientId(claims: Readonly<Record<string, unknown>>): string {
   for (const name of CLIENT_ID_CLAIMS) {
     const value = claims[name];
     if (value === undefined) continue;
     if (typeof value !== 'string') throw claimTypeError(name);
-    return value;
+    return wellFormed(value, name);
   }
   return '';
 }
 
 function splitScopes(value: string): string[] {
-  return value.split(' ').filter((s) => s.length > 0);
+  return value.split(' ').filter(isScopeToken);
+}
+
+// In Unicode mode, a surrogate pair is one code point outside this class: only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** `value`, unless it holds a lone surrogate (see {@link buildAuthInfo}). */
+function wellFormed<T extends string | undefined>(value: T, name: string): T {
+  if (value !== undefined && LONE_SURROGATE.test(value)) {
+    throw new InvalidTokenError(`token claim "${name}" is not well-formed Unicode`, 'token_claims');
+  }
+  return value;
 }
 
 function readOptionalString(claims: Readonly<Record<string, unknown>>, name: string): string | undefined {

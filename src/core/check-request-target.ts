@@ -3,13 +3,22 @@ import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
 import { isUriTemplate, resolveResourceTemplate, resolveResourceUri } from './uri-template.js';
 
 /** Methods that name one tool, prompt or resource, and the params field naming it. */
-const TARGET_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
+const TARGET_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map<string, 'name' | 'uri'>([
   ['tools/call', 'name'],
   ['prompts/get', 'name'],
   ['resources/read', 'uri'],
   ['resources/subscribe', 'uri'],
   ['resources/unsubscribe', 'uri'],
 ]);
+
+/**
+ * The params field naming the one tool, prompt or resource `method` acts on: `name` for `tools/call` and
+ * `prompts/get`, `uri` for `resources/read`, `resources/subscribe` and `resources/unsubscribe`; `undefined` for
+ * any other method. The policy decides on that field, and `Mcp-Name` must mirror it.
+ */
+export function requestTargetField(method: string): 'name' | 'uri' | undefined {
+  return TARGET_FIELD.get(method);
+}
 
 // Characters URL parsing silently drops or trims: a URI carrying them is a second spelling of another one.
 const STRAY_WHITESPACE = /^[\s\u0000-\u001f]|[\s\u0000-\u001f]$|[\t\n\r]/;

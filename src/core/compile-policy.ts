@@ -10,6 +10,7 @@ import type { PolicyDefinition } from './policy-definition.js';
 import { parseRateLimit, type RateLimit } from './rate-limit.js';
 import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 import { compileScopeHierarchy } from './scope-hierarchy.js';
+import { isScopeToken } from './scope-token.js';
 import { compileUriLookup, compileUriTemplate, isUriTemplate, type UriLookup } from './uri-template.js';
 
 /**
@@ -121,18 +122,6 @@ export interface CompilePolicyOptions {
 /** The four list methods whose results {@link CompiledPolicy.filterListResult} filters. */
 export function isListMethod(method: string): boolean {
   return LIST_SPECS.has(method);
-}
-
-/**
- * Whether `value` is a valid OAuth scope token (RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`, i.e.
- * printable ASCII without space, `"` or `\`).
- *
- * @example
- * isScopeToken('calc:use'); // true
- * isScopeToken('calc use'); // false: two scopes
- */
-export function isScopeToken(value: unknown): value is string {
-  return typeof value === 'string' && SCOPE_TOKEN.test(value);
 }
 
 /**
@@ -449,7 +438,6 @@ export function createInsufficientScopeError(
 
 const EMPTY: readonly string[] = Object.freeze([]);
 const OFFLINE_ACCESS = 'offline_access';
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 const POLICY_KEYS: readonly string[] = [
   'scopesSupported',
   'requiredScopes',

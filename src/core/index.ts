@@ -52,14 +52,16 @@ export {
   type MemoryRateLimiterOptions,
 } from './rate-limiter.js';
 export { createRateLimitCheck, rateLimitKey, type RateLimitCheck, type RateLimitCheckOptions } from './rate-limit-check.js';
-export { compilePolicy, isListMethod, isScopeToken, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
+export { isScopeToken } from './scope-token.js';
+export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './compile-policy.js';
 export { loadPolicyFile } from './load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './dispatch-table.js';
 export { canonicalizeResourceUri, protectedResourceMetadataUrls, isLoopbackHost } from './canonical-resource.js';
 export { formatBearerChallenge, formatDpopChallenge, quoteHeaderValue, type BearerChallengeParams, type DpopChallengeParams } from './www-authenticate.js';
 export { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 export { parseJsonRpcMessage, type ParsedBody } from './parse-json-rpc-message.js';
-export { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from './mcp-request-headers.js';
+export { decodeMirroredHeaderValue, encodeHeaderValue } from './header-value-encoding.js';
+export { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
 export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jws-algorithms.js';
 export { isStatelessRevision, httpStatusForResponse, LATEST_SESSION_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
 export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';

@@ -1,20 +1,18 @@
 import { RequestRejectedError } from './errors.js';
+import { decodeMirroredHeaderValue } from './header-value-encoding.js';
+import { requestTargetField } from './check-request-target.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from './jsonrpc.js';
 import { bodyProtocolVersion, isStatelessRevision } from './protocol-version.js';
 
-/** Methods whose target is mirrored in `Mcp-Name`, and the params field it mirrors. */
-const NAME_FIELD: ReadonlyMap<string, 'name' | 'uri'> = new Map([
-  ['tools/call', 'name'],
-  ['prompts/get', 'name'],
-  ['resources/read', 'uri'],
-]);
+/** Requests that must carry `Mcp-Name` under 2026-07-28 (Streamable HTTP, "Standard Request Headers"). */
+const NAME_REQUIRED: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+/** Requests whose `params.taskId` `Mcp-Name` mirrors (tasks extension, "Streamable HTTP: Routing Headers"). */
+const TASK_ID_MIRRORED: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
-const SENTINEL_PREFIX = '=?base64?';
-const SENTINEL_SUFFIX = '?=';
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-// Visible ASCII and space only: anything else in a mirrored header is "invalid characters".
-const HEADER_VALUE = /^[\x20-\x7e]*$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** The params field `Mcp-Name` mirrors for `method`: the target the policy decides on, or a task id; else none. */
+function mirroredNameField(method: string): 'name' | 'uri' | 'taskId' | undefined {
+  return requestTargetField(method) ?? (TASK_ID_MIRRORED.has(method) ? 'taskId' : undefined);
+}
 
 function mismatch(message: string): RequestRejectedError {
   return new RequestRejectedError(`Header mismatch: ${message}`, {
@@ -22,26 +20,6 @@ function mismatch(message: string): RequestRejectedError {
     reason: 'header_mismatch',
     jsonRpcCode: JsonRpcErrorCode.HeaderMismatch,
   });
-}
-
-/**
- * Decodes an `Mcp-Name` / `Mcp-Param-*` value: plain ASCII as is, or the `=?base64?…?=` sentinel form
- * (MCP 2026-07-28 Streamable HTTP "Value Encoding"). Returns `undefined` for a malformed value.
- */
-export function decodeMirroredHeaderValue(raw: string): string | undefined {
-  if (!HEADER_VALUE.test(raw)) return undefined;
-  // Only a value that starts with the prefix AND ends with the suffix is encoded; clients send any
-  // other plain-ASCII value (even one that merely starts with "=?base64?") as is.
-  const isSentinel =
-    raw.startsWith(SENTINEL_PREFIX) && raw.endsWith(SENTINEL_SUFFIX) && raw.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length;
-  if (!isSentinel) return raw;
-  const b64 = raw.slice(SENTINEL_PREFIX.length, raw.length - SENTINEL_SUFFIX.length);
-  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return undefined;
-  try {
-    return utf8.decode(Buffer.from(b64, 'base64'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** Header values the check needs; the adapter passes them as Node gives them (lowercase names). */
@@ -63,43 +41,54 @@ function single(v: string | string[] | undefined, name: string): string | undefi
  *   `params.name` / `params.uri` after decoding the base64 sentinel form.
  * - Older revisions did not define `Mcp-Method`/`Mcp-Name`; when present anyway they must still match,
  *   so no intermediary can be misled by them.
+ * - Whatever the revision, a header is checked on every message that carries it: `Mcp-Name` must equal the
+ *   target the policy decides on (`resources/subscribe` and `resources/unsubscribe` included, see
+ *   {@link requestTargetField}) or, for `tasks/get`, `tasks/update` and `tasks/cancel`, `params.taskId` (the
+ *   tasks extension's routing header); on any other method it matches nothing and is refused;
+ *   a response (to a server request) has no method, name or arguments, so `Mcp-Method`, `Mcp-Name` or
+ *   `Mcp-Param-*` on it is refused, as is `Mcp-Param-*` on anything but `tools/call`.
  *
  * Failure: 400 with JSON-RPC -32020 (HeaderMismatch). Run it before any session lookup.
  */
 export function checkMcpRequestHeaders(headers: McpRequestHeaders, message: JsonRpcMessage): string | undefined {
-  checkParamHeaders(headers);
+  const method = (message as { method?: unknown }).method;
+  checkParamHeaders(headers, method);
   const headerVersion = single(headers['mcp-protocol-version'], 'MCP-Protocol-Version');
   const bodyVersion = bodyProtocolVersion(message);
   if (headerVersion !== undefined && bodyVersion !== undefined && headerVersion !== bodyVersion) {
     throw mismatch(`MCP-Protocol-Version header value '${printable(headerVersion)}' does not match body value '${printable(bodyVersion)}'`);
   }
   const version = headerVersion ?? bodyVersion;
-  const method = (message as { method?: unknown }).method;
-  if (typeof method !== 'string') return version; // a response to a server request: nothing is mirrored
+  const methodHeader = single(headers['mcp-method'], 'Mcp-Method');
+  const nameHeader = single(headers['mcp-name'], 'Mcp-Name');
+  if (typeof method !== 'string') {
+    // A response to a server request: nothing in it is mirrored, so a mirrored header describes something else.
+    if (methodHeader !== undefined) throw mismatch(`Mcp-Method header value '${printable(methodHeader)}' does not match a response, which has no method`);
+    if (nameHeader !== undefined) throw mismatch(`Mcp-Name header value '${printable(nameHeader)}' does not match a response, which names nothing`);
+    return version;
+  }
   // Mirroring is required of requests; notifications are checked when they carry the headers.
   const isRequest = 'id' in message;
   const modern = isStatelessRevision(version);
   if (modern && headerVersion === undefined) throw mismatch('MCP-Protocol-Version header is required');
   // A body without the version is malformed, not mismatched: checkRequestRevision answers it with -32602.
 
-  const methodHeader = single(headers['mcp-method'], 'Mcp-Method');
   if (methodHeader === undefined) {
     if (modern && isRequest) throw mismatch('Mcp-Method header is required');
   } else if (methodHeader !== method) {
     throw mismatch(`Mcp-Method header value '${printable(methodHeader)}' does not match body value '${printable(method)}'`);
   }
 
-  const field = NAME_FIELD.get(method);
-  const nameHeader = single(headers['mcp-name'], 'Mcp-Name');
-  if (field === undefined) return version;
-  const params = (message as { params?: Record<string, unknown> }).params;
-  const bodyName = params?.[field];
+  const field = mirroredNameField(method);
   if (nameHeader === undefined) {
-    if (modern && isRequest) throw mismatch(`Mcp-Name header is required for ${method}`);
+    if (modern && isRequest && NAME_REQUIRED.has(method)) throw mismatch(`Mcp-Name header is required for ${method}`);
     return version;
   }
   const decoded = decodeMirroredHeaderValue(nameHeader);
   if (decoded === undefined) throw mismatch('Mcp-Name header value is malformed');
+  if (field === undefined) throw mismatch(`Mcp-Name header value '${printable(decoded)}' does not match the body: ${printable(method)} names no tool, prompt, resource or task`);
+  const params = (message as { params?: Record<string, unknown> }).params;
+  const bodyName = params?.[field];
   if (decoded !== bodyName) {
     throw mismatch(`Mcp-Name header value '${printable(decoded)}' does not match body value '${printable(bodyName)}'`);
   }
@@ -119,9 +108,11 @@ const PARAM_PREFIX = 'mcp-param-';
  * `Mcp-Param-{Name}` headers mirror tool arguments the tool's schema marks with `x-mcp-header`
  * (2026-07-28). Which argument each one mirrors is known to the server that owns the tool schema, so
  * matching values against the body is left to it; what any server must refuse is checked here: a
- * value with invalid characters or a malformed base64 sentinel, or the same header sent twice.
+ * value with invalid characters or a malformed base64 sentinel, or the same header sent twice. Only a
+ * `tools/call` has arguments: on any other message (`method` another string, or none for a response)
+ * such a header mirrors nothing and is refused.
  */
-function checkParamHeaders(headers: McpRequestHeaders): void {
+function checkParamHeaders(headers: McpRequestHeaders, method: unknown): void {
   for (const name in headers) {
     if (name.length <= PARAM_PREFIX.length || !name.startsWith(PARAM_PREFIX)) continue;
     const value = headers[name];
@@ -129,5 +120,9 @@ function checkParamHeaders(headers: McpRequestHeaders): void {
     const label = `Mcp-Param-${printable(name.slice(PARAM_PREFIX.length))}`;
     const raw = single(value, label);
     if (raw !== undefined && decodeMirroredHeaderValue(raw) === undefined) throw mismatch(`${label} header value is malformed`);
+    if (method !== 'tools/call') {
+      const message = typeof method === 'string' ? printable(method) : 'a response';
+      throw mismatch(`${label} header does not match the body: ${message} has no tool arguments`);
+    }
   }
 }

@@ -1,7 +1,7 @@
 import { checkInteger, checkStringList } from './settings.js';
 import { canonicalizeResourceUri } from './canonical-resource.js';
 import { checkIssuers } from './issuer-identifier.js';
-import { isScopeToken } from './compile-policy.js';
+import { isScopeToken } from './scope-token.js';
 import { ConfigurationError } from './errors.js';
 import { collectConfigurationProblems } from './configuration-problems.js';
 import type { GuardOptions } from './guard-options.js';

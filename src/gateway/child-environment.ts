@@ -1,5 +1,6 @@
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
+import { callerIdentity } from './caller-identity.js';
 
 /**
  * Variables every stdio upstream gets from the gateway's environment, when set: what a program needs to find
@@ -53,14 +54,15 @@ export function childEnvironment(names: readonly string[], source: Readonly<Reco
 
 /**
  * `env` plus the caller's identity (`MCP_CALLER_SUBJECT`, `MCP_CALLER_CLIENT_ID`, `MCP_CALLER_ISSUER`), each set only when the token
- * carries it. The process serves this one caller only, so this is who every request it gets comes from.
+ * carries it (and it is not empty). The process serves this one caller only, so this is who every request it gets comes from.
+ * Values are encoded as the identity headers are ({@link callerIdentity}): plain visible ASCII as it is, anything
+ * else (a NUL, which no variable can hold, among it) as `=?base64?…?=`, so two callers never get the same values.
  */
 export function withCallerIdentity(env: Readonly<Record<string, string>>, auth: AuthInfo): Record<string, string> {
   const out = { ...env };
-  const sub = auth.extra.sub;
-  // A NUL cannot be passed in an environment variable; a claim carrying one is data, so it is dropped.
-  if (typeof sub === 'string' && sub !== '') out[CALLER_SUBJECT_ENV] = sub.replaceAll('\0', '');
-  if (auth.clientId) out[CALLER_CLIENT_ID_ENV] = auth.clientId.replaceAll('\0', '');
-  if (typeof auth.extra.iss === 'string' && auth.extra.iss !== '') out[CALLER_ISSUER_ENV] = auth.extra.iss.replaceAll('\0', '');
+  const caller = callerIdentity(auth);
+  if (caller.subject) out[CALLER_SUBJECT_ENV] = caller.subject;
+  if (caller.clientId) out[CALLER_CLIENT_ID_ENV] = caller.clientId;
+  if (caller.issuer) out[CALLER_ISSUER_ENV] = caller.issuer;
   return out;
 }

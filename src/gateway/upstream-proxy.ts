@@ -15,6 +15,7 @@ import { NO_PROXY_BUFFERING } from '../http/write-response.js';
 import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
 import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
+import { callerIdentity } from './caller-identity.js';
 import type { UpstreamCredentials } from './upstream-credentials.js';
 import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 import { endUpstreamSpan, startUpstreamSpan } from './upstream-span.js';
@@ -27,13 +28,22 @@ export type { SealedSessionRefusalReason } from '../core/session-seal.js';
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
  * set from the verified token, never from the client: a client-sent header of the same name is dropped
  * like every header outside the allow-list. All are off (unset) by default.
+ *
+ * Values are exact: plain visible ASCII (0x21–0x7E, inner spaces allowed) as it is, any other value as
+ * `=?base64?<base64 of its UTF-8>?=` (MCP 2026-07-28's encoding for mirrored headers; a plain value of that
+ * shape is encoded too), so distinct identities never read the same. Decode with `decodeMirroredHeaderValue`
+ * (`mcp-oauth-guard/core`).
  */
 export interface IdentityHeaderNames {
   /** Header for the token's subject (`sub`), e.g. `X-MCP-Subject`. */
   subject?: string;
   /** Header for the OAuth client id, e.g. `X-MCP-Client-Id`. */
   clientId?: string;
-  /** Header for the granted scopes, space-separated as in the token, e.g. `X-MCP-Scopes`. */
+  /**
+   * Header for the granted scopes, space-separated, e.g. `X-MCP-Scopes`: the scopes the policy decided on, which
+   * are the token's valid scope tokens (RFC 6749 §3.3); an entry with a space, a non-ASCII character, `"` or `\`
+   * is no scope and is left out of both.
+   */
   scopes?: string;
   /**
    * Header for the token's issuer (`iss`), e.g. `X-MCP-Issuer`. With several trusted issuers a subject is unique
@@ -480,7 +490,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
       // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an
       // id sent anyway under a stateless revision is ignored, not forwarded.
       const sessionId = sealed ? sealed.session.upstreamSessionId : session === null ? undefined : session.id;
-      const headers = forwardedHeaders(req.headers, identity, context, sessionId);
+      const headers = forwardedHeaders(req.headers, identity, context, sessionId, method === 'POST');
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
       let body: Buffer | undefined;
@@ -892,28 +902,30 @@ interface SealedSessionInUse {
   readonly session: OpenedSession;
 }
 
-/** The headers sent upstream: the allow-listed ones, `sessionId` as `Mcp-Session-Id`, and the identity headers. */
-function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext, sessionId: string | undefined): OutgoingHttpHeaders {
+/**
+ * The headers sent upstream: the allow-listed ones, `sessionId` as `Mcp-Session-Id`, and the identity headers.
+ * `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` mirror a body: they go on only with the body the guard checked them
+ * against (`bodyChecked`, a POST), never on a GET or DELETE, where nothing was there to check them.
+ */
+function forwardedHeaders(incoming: IncomingHttpHeaders, identity: IdentityHeaderNames, context: HttpHandlerContext, sessionId: string | undefined, bodyChecked: boolean): OutgoingHttpHeaders {
   // Built without deleting from it: a delete turns the object into a slow dictionary for the pool to read.
   const out: OutgoingHttpHeaders = sessionId === undefined ? {} : { 'mcp-session-id': sessionId };
   for (const name in incoming) {
     if (name === 'mcp-session-id') continue;
+    if (!bodyChecked && (name === 'mcp-method' || name === 'mcp-name' || name.startsWith('mcp-param-'))) continue;
     if (FORWARDED_REQUEST_HEADERS.has(name) || name.startsWith('mcp-param-')) {
       const value = incoming[name];
       if (value !== undefined) out[name] = value;
     }
   }
-  const { auth } = context;
-  if (identity.subject && typeof auth.extra.sub === 'string') out[identity.subject] = headerSafe(auth.extra.sub);
-  if (identity.clientId && auth.clientId) out[identity.clientId] = headerSafe(auth.clientId);
-  if (identity.scopes) out[identity.scopes] = headerSafe(auth.scopes.join(' '));
-  if (identity.issuer && typeof auth.extra.iss === 'string') out[identity.issuer] = headerSafe(auth.extra.iss);
+  if (identity.subject || identity.clientId || identity.scopes || identity.issuer) {
+    const caller = callerIdentity(context.auth);
+    if (identity.subject && caller.subject !== undefined) out[identity.subject] = caller.subject;
+    if (identity.clientId && caller.clientId !== undefined) out[identity.clientId] = caller.clientId;
+    if (identity.scopes) out[identity.scopes] = caller.scopes;
+    if (identity.issuer && caller.issuer !== undefined) out[identity.issuer] = caller.issuer;
+  }
   return out;
-}
-
-/** Claims are data from the token: drop anything a header value cannot carry (control characters, non-Latin-1). */
-function headerSafe(value: string): string {
-  return value.replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
 }
 
 function responseHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {

@@ -29,6 +29,16 @@ describe('buildAuthInfo', () => {
   it('refuses a sub of the wrong type', async () => {
     await assertGuardError(() => buildAuthInfo('t', { sub: 42 }, { resource, tokenType: 'jwt' }), InvalidTokenError, 'token_claims', 401);
   });
+
+  it('refuses a subject, issuer or client id holding a lone surrogate, which has no UTF-8 form', async () => {
+    for (const claims of [{ sub: 'alice\ud800' }, { sub: '\udc00alice' }, { iss: 'https://as\ud800' }, { client_id: 'app\udfff' }, { azp: '\ud800' }]) {
+      await assertGuardError(() => buildAuthInfo('t', claims, { resource, tokenType: 'jwt' }), InvalidTokenError, 'token_claims', 401);
+    }
+    // A well-formed pair (an emoji) and other non-ASCII text are fine: they are encoded where they are sent on.
+    const auth = buildAuthInfo('t', { sub: 'alice\u{1F600}', client_id: 'app\u0416', iss: 'https://as' }, { resource, tokenType: 'jwt' });
+    assert.equal(auth.extra.sub, 'alice\u{1F600}');
+    assert.equal(auth.clientId, 'app\u0416');
+  });
 });
 
 describe('readScopes', () => {
@@ -42,6 +52,14 @@ describe('readScopes', () => {
   it('prefers scope over scp, and gives [] without either', () => {
     assert.deepEqual(readScopes({ scope: 'a', scp: ['b'] }), ['a']);
     assert.deepEqual(readScopes({}), []);
+  });
+  it('keeps only scope tokens: an entry with a space, non-ASCII, a quote or a backslash grants nothing', () => {
+    // The security review's tokens: the upstream must not read "basic admin" where the policy saw no admin.
+    assert.deepEqual(readScopes({ scp: ['basic admin'] }), []);
+    assert.deepEqual(readScopes({ scope: 'basic admin\u0416' }), ['basic']);
+    assert.deepEqual(readScopes({ scp: ['read', 'a"b', 'a\\b', 'tab\tx', 'caf\u00e9', ''] }), ['read']);
+    assert.deepEqual(readScopes({ scp: 'read\u00a0write other' }), ['other']);
+    assert.deepEqual(readScopes({ scope: '  !#[]~  x:y ' }), ['!#[]~', 'x:y']);
   });
   it('refuses other shapes', async () => {
     await assertGuardError(() => readScopes({ scope: ['a'] }), InvalidTokenError, 'token_claims', 401);

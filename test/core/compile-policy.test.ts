@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AuthInfo } from '../../src/core/auth-info.js';
-import { compilePolicy, createInsufficientScopeError, isListMethod, isScopeToken } from '../../src/core/compile-policy.js';
+import { compilePolicy, createInsufficientScopeError, isListMethod } from '../../src/core/compile-policy.js';
+import { isScopeToken } from '../../src/core/scope-token.js';
 import { ConfigurationError, InsufficientScopeError } from '../../src/core/errors.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
 import type { PolicyDefinition } from '../../src/core/policy-definition.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RequestRejectedError } from '../../src/core/errors.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import { checkMcpRequestHeaders, decodeMirroredHeaderValue, type McpRequestHeaders } from '../../src/core/mcp-request-headers.js';
+import { decodeMirroredHeaderValue } from '../../src/core/header-value-encoding.js';
+import { checkMcpRequestHeaders, type McpRequestHeaders } from '../../src/core/mcp-request-headers.js';
 import { bodyProtocolVersion, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../src/core/protocol-version.js';
 
 const V2026 = '2026-07-28';
@@ -140,10 +141,33 @@ test('2026-07-28: tools/call, prompts/get and resources/read without Mcp-Name ar
   }
 });
 
-test('2026-07-28: methods without a named target need no Mcp-Name, and one sent is ignored', () => {
+test('2026-07-28: methods without a named target need no Mcp-Name, and one sent matches nothing', () => {
   const headers = { 'mcp-protocol-version': V2026, 'mcp-method': 'tools/list' };
   assert.equal(checkMcpRequestHeaders(headers, request2026('tools/list')), V2026);
-  assert.equal(checkMcpRequestHeaders({ ...headers, 'mcp-name': 'anything' }, request2026('tools/list')), V2026);
+  assertMismatch({ ...headers, 'mcp-name': 'anything' }, request2026('tools/list'), "Header mismatch: Mcp-Name header value 'anything' does not match the body: tools/list names no tool, prompt, resource or task");
+  // A notification names nothing either.
+  const cancelled = { jsonrpc: '2.0' as const, method: 'notifications/cancelled', params: { requestId: 1 } };
+  assertMismatch({ 'mcp-name': 'secret_admin' }, cancelled, "Header mismatch: Mcp-Name header value 'secret_admin' does not match the body: notifications/cancelled names no tool, prompt, resource or task");
+});
+
+test('tasks/get, tasks/update and tasks/cancel: Mcp-Name, when sent, must be params.taskId (the tasks extension)', () => {
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    const headers = { 'mcp-protocol-version': V2026, 'mcp-method': method };
+    assert.equal(checkMcpRequestHeaders({ ...headers, 'mcp-name': 'task-1' }, request2026(method, { taskId: 'task-1' })), V2026);
+    assert.equal(checkMcpRequestHeaders(headers, request2026(method, { taskId: 'task-1' })), V2026);
+    assertMismatch({ ...headers, 'mcp-name': 'task-2' }, request2026(method, { taskId: 'task-1' }), "Header mismatch: Mcp-Name header value 'task-2' does not match body value 'task-1'");
+  }
+});
+
+test('resources/subscribe and resources/unsubscribe: Mcp-Name, when sent, must be params.uri', () => {
+  for (const method of ['resources/subscribe', 'resources/unsubscribe']) {
+    const message: JsonRpcMessage = { jsonrpc: '2.0', id: 1, method, params: { uri: 'docs://public/readme' } };
+    // The security review's request: a public URI in the body, a private one in the header.
+    assertMismatch({ 'mcp-name': 'docs://private/plan' }, message, "Header mismatch: Mcp-Name header value 'docs://private/plan' does not match body value 'docs://public/readme'");
+    assert.equal(checkMcpRequestHeaders({ 'mcp-name': 'docs://public/readme', 'mcp-method': method }, message), undefined);
+    // Not required: the 2025 revisions that have these methods define no Mcp-Name.
+    assert.equal(checkMcpRequestHeaders({}, message), undefined);
+  }
 });
 
 test('2026-07-28: a body that lacks the _meta version is no header mismatch (it is invalid params, checked next)', () => {
@@ -259,11 +283,24 @@ test('a 2026-07-28 notification still needs MCP-Protocol-Version (every POST car
   assertMismatch({}, notification, 'Header mismatch: MCP-Protocol-Version header is required');
 });
 
-test('a client response (no method) passes: nothing is mirrored for it', () => {
+test('a client response (no method) passes without mirrored headers: nothing is mirrored for it', () => {
   const response: JsonRpcMessage = { jsonrpc: '2.0', id: 'srv-1', result: { action: 'accept' } };
   assert.equal(checkMcpRequestHeaders({ 'mcp-protocol-version': V2026 }, response), V2026);
-  assert.equal(checkMcpRequestHeaders({ 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': 'x' }, response), V2026);
   assert.equal(checkMcpRequestHeaders({}, { jsonrpc: '2.0', id: 2, error: { code: -1, message: 'declined' } }), undefined);
+});
+
+test('a client response carrying Mcp-Method, Mcp-Name or Mcp-Param-* is a mismatch: it has no method, name or arguments', () => {
+  const response: JsonRpcMessage = { jsonrpc: '2.0', id: 'srv-1', result: { action: 'accept' } };
+  // The security review's request: a response dressed as a call of secret_admin.
+  assertMismatch({ 'mcp-method': 'tools/call', 'mcp-name': 'secret_admin' }, response, "Header mismatch: Mcp-Method header value 'tools/call' does not match a response, which has no method");
+  assertMismatch({ 'mcp-name': 'secret_admin' }, response, "Header mismatch: Mcp-Name header value 'secret_admin' does not match a response, which names nothing");
+  assertMismatch({ 'mcp-param-region': 'eu' }, response, 'Header mismatch: Mcp-Param-region header does not match the body: a response has no tool arguments');
+  assertMismatch({ 'mcp-method': ['tools/call', 'tools/call'] }, response, 'Header mismatch: Mcp-Method header sent more than once');
+});
+
+test('Mcp-Param-* on anything but tools/call mirrors nothing and is a mismatch', () => {
+  const list: JsonRpcMessage = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+  assertMismatch({ 'mcp-param-region': 'eu' }, list, 'Header mismatch: Mcp-Param-region header does not match the body: tools/list has no tool arguments');
 });
 
 test('Mcp-Param-* values must be well formed (plain visible ASCII or a valid base64 sentinel)', () => {

@@ -7,7 +7,7 @@ import type { JsonRpcMessage, JsonRpcResponse, McpMessageHandler } from '../../s
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
 import { postMcp } from '../helpers/http-client.js';
-import { PRIVATE_SCOPE, READ_SCOPE, RULE_CASES, RULE_POLICY } from '../helpers/request-rule-cases.js';
+import { PRIVATE_SCOPE, READ_SCOPE, refusalId, RULE_CASES, RULE_POLICY } from '../helpers/request-rule-cases.js';
 
 describe('request rules through the middleware', () => {
   let issuer: TestIssuer;
@@ -48,7 +48,7 @@ describe('request rules through the middleware', () => {
       }
       assert.equal(res.status, c.expect.status, res.text);
       assert.equal(res.json.jsonrpc, '2.0');
-      assert.equal(res.json.id, id);
+      assert.equal(res.json.id, refusalId(c.message));
       assert.equal(res.json.error.code, c.expect.code, res.text);
       if (c.expect.message) assert.match(res.json.error.message, c.expect.message);
       assert.equal(delivered.has(id), false, 'a refused request never reaches the handler');

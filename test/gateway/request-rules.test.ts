@@ -12,7 +12,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway/start-gatew
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
-import { PRIVATE_SCOPE, READ_SCOPE, RULE_CASES, RULE_POLICY } from '../helpers/request-rule-cases.js';
+import { PRIVATE_SCOPE, READ_SCOPE, refusalId, RULE_CASES, RULE_POLICY } from '../helpers/request-rule-cases.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -81,7 +81,7 @@ describe('request rules through the gateway', () => {
         return;
       }
       assert.equal(res.status, c.expect.status, res.text);
-      assert.equal(res.json.id, id);
+      assert.equal(res.json.id, refusalId(c.message));
       assert.equal(res.json.error.code, c.expect.code, res.text);
       if (c.expect.message) assert.match(res.json.error.message, c.expect.message);
       assert.equal(received.has(id), false, 'a refused request never reaches the upstream');

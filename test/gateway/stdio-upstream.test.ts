@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { decodeMirroredHeaderValue } from '../../src/core/header-value-encoding.js';
 import type { RunningGateway } from '../../src/gateway/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
 import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
@@ -132,6 +133,22 @@ for (const server of stdioServers()) {
       assert.ok(!names.includes('GATEWAY_SECRET') && !names.some((n) => n.startsWith('MCP_AUTH_')));
       assert.ok(!(await admin.text('env_names')).includes(admin.token), 'never the token');
       await admin.delete();
+    });
+
+    it('distinct callers get distinct MCP_CALLER_SUBJECT values: plain ASCII as it is, anything else encoded, never stripped', async () => {
+      const subjects = ['alice@example.com', 'alice\u0000@example.com', 'alice\u0416@example.com', 'ali\u200bce@example.com', 'alice@example.com\u2028'];
+      const seen: string[] = [];
+      for (const sub of subjects) {
+        const s = await session(sub);
+        const who = JSON.parse(await s.text('whoami')) as { subject: string; pid: number };
+        pids.add(who.pid);
+        assert.equal(decodeMirroredHeaderValue(who.subject), sub, JSON.stringify(who.subject));
+        seen.push(who.subject);
+        await s.delete();
+      }
+      assert.equal(seen[0], 'alice@example.com');
+      assert.equal(seen[1], `=?base64?${Buffer.from('alice\u0000@example.com').toString('base64')}?=`, 'a NUL is encoded, not dropped');
+      assert.equal(new Set(seen).size, subjects.length, seen.join('\n'));
     });
 
     it('concurrent requests with the same id each get their own answer, with their id', async () => {

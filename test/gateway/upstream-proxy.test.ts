@@ -493,16 +493,21 @@ describe('createUpstreamProxy', () => {
     const front = await startFront({ upstream: upstream.url });
     await (await post(front.url, INITIALIZE)).arrayBuffer();
     upstream.received.length = 0;
-    const get = await fetch(front.url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 's-1', 'Last-Event-ID': 'e-1', Authorization: 'Bearer secret-token-value' }, signal: AbortSignal.timeout(5000) });
+    // Headers that mirror a body mean nothing without one: nothing checked them, so they are not passed on.
+    const mirrored = { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'secret_admin', 'Mcp-Param-Region': 'eu' };
+    const get = await fetch(front.url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 's-1', 'Last-Event-ID': 'e-1', Authorization: 'Bearer secret-token-value', ...mirrored }, signal: AbortSignal.timeout(5000) });
     assert.equal(get.status, 200);
     assert.match(await get.text(), /list_changed/);
-    const del = await fetch(front.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': 's-1', Authorization: 'Bearer secret-token-value' }, signal: AbortSignal.timeout(5000) });
+    const del = await fetch(front.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': 's-1', Authorization: 'Bearer secret-token-value', ...mirrored }, signal: AbortSignal.timeout(5000) });
     assert.equal(del.status, 200);
     await del.arrayBuffer();
     assert.deepEqual(upstream.received.map((r) => [r.method, r.headers['mcp-session-id'], r.body]), [['GET', 's-1', ''], ['DELETE', 's-1', '']]);
     assert.equal(upstream.received[0]!.headers['last-event-id'], 'e-1');
     assert.equal(upstream.received[0]!.headers['content-length'], undefined);
     assert.ok(upstream.received.every((r) => r.headers.authorization === undefined));
+    for (const r of upstream.received) {
+      assert.deepEqual([r.headers['mcp-method'], r.headers['mcp-name'], r.headers['mcp-param-region']], [undefined, undefined, undefined], r.method);
+    }
   });
 
   it('passes 202 for a client response and the upstream status for errors', async () => {

@@ -167,4 +167,62 @@ export const RULE_CASES: readonly RuleCase[] = [
   { name: 'prompt summary is forwarded', ...modern(190, 'prompts/get', { name: 'summary' }), expect: 'forward' },
   { name: 'prompt SUMMARY is another name', ...modern(191, 'prompts/get', { name: 'SUMMARY' }), expect: { status: 403, code: FORBIDDEN_JSONRPC_CODE } },
   { name: 'a 2025 tool name in NFD is another name too', ...legacy(192, 'tools/call', { name: 'cafe\u0301' }), expect: { status: 403, code: FORBIDDEN_JSONRPC_CODE } },
+
+  // Mirrored headers are checked on every message that carries them, whatever the revision.
+  {
+    name: 'a client response dressed as a call of secret_admin (Mcp-Method, Mcp-Name) is a mismatch',
+    message: { jsonrpc: '2.0', id: 201, result: {} },
+    headers: { 'mcp-protocol-version': V2025, 'mcp-method': 'tools/call', 'mcp-name': 'secret_admin' },
+    expect: { status: 400, code: -32020, message: /Mcp-Method header value 'tools\/call' does not match a response, which has no method/ },
+  },
+  {
+    name: 'a client response with Mcp-Name alone is a mismatch',
+    message: { jsonrpc: '2.0', id: 202, error: { code: -1, message: 'declined' } },
+    headers: { 'mcp-protocol-version': V2025, 'mcp-name': 'secret_admin' },
+    expect: { status: 400, code: -32020, message: /Mcp-Name header value 'secret_admin' does not match a response/ },
+  },
+  {
+    name: '2025 resources/subscribe of a public URI naming a private one in Mcp-Name is a mismatch',
+    ...legacy(203, 'resources/subscribe', { uri: 'docs://public/readme' }),
+    headers: { 'mcp-protocol-version': V2025, 'mcp-name': 'docs://private/plan' },
+    expect: { status: 400, code: -32020, message: /Mcp-Name header value 'docs:\/\/private\/plan' does not match body value 'docs:\/\/public\/readme'/ },
+  },
+  {
+    name: '2025 resources/unsubscribe naming another URI in Mcp-Name is a mismatch',
+    ...legacy(204, 'resources/unsubscribe', { uri: 'docs://public/readme' }),
+    headers: { 'mcp-protocol-version': V2025, 'mcp-method': 'resources/unsubscribe', 'mcp-name': 'docs://private/plan' },
+    expect: { status: 400, code: -32020 },
+  },
+  {
+    name: '2025 resources/subscribe whose Mcp-Name is its URI is forwarded',
+    ...legacy(205, 'resources/subscribe', { uri: 'docs://public/readme' }),
+    headers: { 'mcp-protocol-version': V2025, 'mcp-method': 'resources/subscribe', 'mcp-name': 'docs://public/readme' },
+    expect: 'forward',
+  },
+  {
+    name: 'Mcp-Name on a method that names nothing is a mismatch',
+    ...modern(206, 'tools/list'),
+    headers: { ...modernHeaders('tools/list'), 'mcp-name': 'secret_admin' },
+    expect: { status: 400, code: -32020, message: /tools\/list names no tool, prompt, resource or task/ },
+  },
+  {
+    name: '2026 tasks/get whose Mcp-Name is its task id (the tasks extension) is forwarded',
+    ...modern(207, 'tasks/get', { taskId: 't1' }),
+    headers: { ...modernHeaders('tasks/get'), 'mcp-name': 't1' },
+    expect: 'forward',
+  },
+  {
+    name: '2026 tasks/get naming another task in Mcp-Name is a mismatch',
+    ...modern(208, 'tasks/get', { taskId: 't1' }),
+    headers: { ...modernHeaders('tasks/get'), 'mcp-name': 't2' },
+    expect: { status: 400, code: -32020 },
+  },
 ];
+
+/**
+ * The id a refusal of `message` carries: the request's, or `null` for a response (JSON-RPC 2.0 §5: the id of a
+ * message that is not a request cannot be answered).
+ */
+export function refusalId(message: Record<string, unknown>): unknown {
+  return 'method' in message ? message.id : null;
+}
