@@ -10,6 +10,7 @@ import { startNotesServer, type RunningNotesServer } from '../../examples/notes-
 import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { postMcp } from '../helpers/http-client.js';
 
 const WRONG_SECRET = 'wrong-secret-that-must-not-be-shown';
 
@@ -93,6 +94,13 @@ describe('/readyz with upstream credentials', () => {
     assert.deepEqual(answer.body.upstream, { ok: false, reason: "the upstream's authorization server refused the gateway's token request (invalid_client)" });
     assert.ok(!answer.text.includes(WRONG_SECRET));
     assert.deepEqual(seen, [], 'no ping without the credential');
+    // A call meets the same refusal: 403, not "could not be reached" (the server's 401 is a challenge).
+    as.addResource(gateway.resource, { scopes: ['mcp:basic'] });
+    const caller = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'alice' });
+    const call = await postMcp(gateway.resource, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, caller);
+    assert.equal(call.status, 403);
+    assert.equal(call.json.error.message, "Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (invalid_client)");
+    assert.deepEqual(seen, []);
   });
 
   it('client_credentials: the right secret: 200, and the token is fetched once, not per probe', async () => {
