@@ -2,20 +2,28 @@ import { statSync } from 'node:fs';
 import type { Guard } from '../core/create-guard.js';
 import { ConfigurationError } from '../core/errors.js';
 import { explainFailure } from '../core/explain-failure.js';
+import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { checkProgram } from './command-line.js';
 import type { StdioStartOutcome, StdioStartOutcomes } from './stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import { GATEWAY_ITSELF, type UpstreamCredentials } from './upstream-credentials.js';
 import { isTimeout, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
 import type { UpstreamProxyOptions } from './upstream-proxy.js';
+import { UpstreamTokenRefusedError } from './upstream-token-client.js';
 
 /**
  * `/readyz`: whether the gateway can serve a request now. Two checks, each with a reason when it fails (URLs,
  * status codes and Node error codes only; never a token or a secret):
  *
  * - the issuers: `guard.ready()` (metadata discovery, and the JWKS when it is discovered), bounded by a timeout;
- * - the upstream: for HTTP, a POST of a JSON-RPC `ping` (no session, no token) that gets any HTTP answer below
- *   500 in time. An upstream that refuses it (400 without a session, 401, 404) is up; a 5xx (a proxy in front of
- *   a dead server) or no answer is not. For stdio, the program can be started: it is still on the child's `PATH`
+ * - the upstream: for HTTP, a POST of a JSON-RPC `ping` (no session) that gets any HTTP answer below 500 in time.
+ *   An upstream that refuses it (400 without a session, 401, 404) is up; a 5xx (a proxy in front of a dead server)
+ *   or no answer is not. With `credentials` of the gateway's own (`MCP_AUTH_UPSTREAM_AUTH=static` or
+ *   `client_credentials`) the ping carries them, as every forwarded request does: the token is the one held
+ *   (a new one is asked for only when none is held or it expires, and once more after a 401, as the proxy does), and
+ *   a token request that fails, or a 401 or 403 for the credential, makes the upstream not ready. With per-caller
+ *   credentials (`token_exchange`) there is no caller to exchange a token for: the probe checks that the upstream's
+ *   authorization server metadata, with its token endpoint, can be loaded, and pings without a token. For stdio, the program can be started: it is still on the child's `PATH`
  *   (or is an executable file) and its working directory exists; and the most recent process start that settled
  *   went well (`stdioStarts`, see `createStdioStartOutcomes`): a process that exited or could not be started
  *   before it answered its first request (`initialize`) makes the upstream not ready, with its exit (never its
@@ -40,6 +48,8 @@ export interface ReadinessCheckOptions {
   /** The HTTP upstream; or `stdio`. */
   proxy?: UpstreamProxyOptions;
   stdio?: StdioUpstreamOptions;
+  /** The gateway's credentials for the HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`). Default none. */
+  credentials?: UpstreamCredentials;
   /** The outcomes of the stdio upstream's process starts. Default none: the program check alone. */
   stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
   /** How long an answer is reused, in milliseconds. Default 5 000. */
@@ -105,7 +115,7 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
 
 function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number, outcome: StdioStartOutcome | undefined): Promise<void> {
   if (options.stdio) return probeStdio(options.stdio, outcome);
-  if (options.proxy) return probeHttp(options.proxy, timeoutMs);
+  if (options.proxy) return probeHttp(options.proxy, timeoutMs, options.credentials);
   return Promise.reject(new Error('no upstream is configured'));
 }
 
@@ -126,26 +136,57 @@ async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcom
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });
 
-async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number): Promise<void> {
+async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number, credentials: UpstreamCredentials | undefined): Promise<void> {
+  if (credentials?.perCaller) {
+    await credentialStep(async () => credentials.reachable?.(), "the upstream's authorization server, which exchanges each caller's token, is not reachable");
+  }
+  const own = credentials?.perCaller ? undefined : credentials;
+  const authorization = own ? await credentialStep(() => own.authorization(GATEWAY_ITSELF)) : undefined;
+  let status = await ping(proxy, timeoutMs, authorization);
+  if (status === 401 && own && authorization !== undefined) {
+    // As the proxy does: one renewed credential (a new token, a rotated file), then the verdict.
+    const renewed = await credentialStep(() => own.renew(GATEWAY_ITSELF, authorization));
+    if (renewed !== undefined) status = await ping(proxy, timeoutMs, renewed);
+  }
+  if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);
+  if (own && (status === 401 || status === 403)) throw new Error(`the upstream refused the gateway's credential (MCP_AUTH_UPSTREAM_AUTH): HTTP ${status}`);
+}
+
+/** A step that obtains the gateway's credential; its failure says why without the server's error text or a secret. */
+async function credentialStep<T>(step: () => Promise<T>, failure = 'the gateway has no credential for the upstream'): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof UpstreamTokenRefusedError) {
+      throw new Error(`the upstream's authorization server refused the gateway's token request (${printableOAuthErrorCode(error.error) ?? 'error not shown'})`);
+    }
+    throw new Error(`${failure}: ${explainFailure(error)}`);
+  }
+}
+
+/** Sends the `ping` and returns the status; the body (maybe an open event stream) is not read. */
+function ping(proxy: UpstreamProxyOptions, timeoutMs: number, authorization: string | undefined): Promise<number> {
   const url = new URL(proxy.upstream);
-  const status = await withUpstreamDispatcher(proxy, timeoutMs, async (dispatcher) => {
+  return withUpstreamDispatcher(proxy, timeoutMs, async (dispatcher) => {
     try {
       const answer = await dispatcher.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization !== undefined ? { authorization } : {}),
+        },
         body: PING,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      // Only the status matters; the body (maybe an open event stream) is not read.
       answer.body.on('error', () => undefined).destroy();
       return answer.statusCode;
     } catch (error) {
       throw new Error(isTimeout(error) ? `the upstream did not answer within ${timeoutMs} ms` : unreachableText(error));
     }
   });
-  if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

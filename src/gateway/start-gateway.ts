@@ -207,6 +207,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const readiness = createReadinessCheck({
       guard,
       ...(config.proxy ? { proxy: config.proxy } : {}),
+      ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
       ...(config.stdio ? { stdio: config.stdio, stdioStarts } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });

@@ -80,6 +80,7 @@ export function tokenExchangeCredentials(tokens: UpstreamTokenClient, options: T
 
   return {
     perCaller: true,
+    reachable: () => tokens.configured(),
     get size() {
       return cache.size;
     },

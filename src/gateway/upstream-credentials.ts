@@ -33,6 +33,12 @@ export interface UpstreamCredentials {
    * behalf, e.g. to list the upstream for the policy check. Default false: the gateway's own credential.
    */
   readonly perCaller?: boolean;
+  /**
+   * For {@link perCaller} credentials, which readiness cannot use without a caller: resolves once the source of
+   * tokens is known (the upstream's authorization server metadata loaded, with a token endpoint), rejects with why
+   * not. Nothing is sent to the token endpoint.
+   */
+  reachable?(): Promise<void>;
 }
 
 /**

@@ -35,6 +35,11 @@ export type TokenRequest = (target: UpstreamTarget) => { grantType: string; para
 export interface UpstreamTokenClient {
   /** Sends one token request to the upstream's authorization server, with `resource` = the upstream. */
   request(build: TokenRequest): Promise<IssuedToken>;
+  /**
+   * Loads the upstream's and its authorization server's metadata, as the first request does (memoized once it
+   * succeeds), without sending a token request.
+   */
+  configured(): Promise<void>;
 }
 
 /**
@@ -82,13 +87,19 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
     return { config, target };
   }
 
+  // A failed configuration is not memoized: discovery has its own retry delay.
+  const configuredOnce = (): Promise<{ config: client.Configuration; target: UpstreamTarget }> =>
+    (configuration ??= configure().catch((error: unknown) => {
+      configuration = undefined;
+      throw error;
+    }));
+
   return {
+    async configured() {
+      await configuredOnce();
+    },
     async request(build) {
-      // A failed configuration is not memoized: discovery has its own retry delay.
-      const configured = await (configuration ??= configure().catch((error: unknown) => {
-        configuration = undefined;
-        throw error;
-      }));
+      const configured = await configuredOnce();
       const { grantType, parameters } = build(configured.target);
       const startedAt = Date.now();
       let response: client.TokenEndpointResponse;
@@ -101,6 +112,11 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
       } catch (error) {
         if (error instanceof client.ResponseBodyError && error.status >= 400 && error.status < 500) {
           throw new UpstreamTokenRefusedError(error.error, error);
+        }
+        if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
+          // A refusal told in a challenge: a token endpoint's 401 is a failed client authentication (RFC 6749 §5.2).
+          const code = error.cause.find((challenge) => typeof challenge.parameters.error === 'string')?.parameters.error;
+          throw new UpstreamTokenRefusedError(code ?? (error.status === 401 ? 'invalid_client' : 'error not given'), error);
         }
         throw new AuthorizationServerUnavailableError("the upstream's authorization server could not issue a token", UNAVAILABLE_RETRY_AFTER_SECONDS, error);
       }

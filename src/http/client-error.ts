@@ -1,6 +1,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { jsonRpcError } from '../core/jsonrpc.js';
+import { endSocketThenLinger } from './lingering-close.js';
 
 /** Status and message for what Node's HTTP parser refused before any handler ran. */
 function describeClientError(code: string | undefined): { status: number; message: string } {
@@ -21,7 +22,11 @@ function describeClientError(code: string | undefined): { status: number; messag
  * answerClientErrors(createServer(handler));
  */
 export function answerClientErrors(server: Server): void {
+  // Sockets answered and now lingering: Node's parser reports every further piece of their body as an error
+  // again, and the lingering close, not this handler, decides when they are closed.
+  const answered = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (answered.has(socket)) return;
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
       socket.destroy();
@@ -29,11 +34,13 @@ export function answerClientErrors(server: Server): void {
     }
     const { status, message } = describeClientError(error.code);
     const body = JSON.stringify(jsonRpcError(null, -32600, message));
-    // Written, then destroyed, as Node does: the parser may not be in an error state (a request timeout), and a
-    // half-open socket would read on, and hold its per-address connection slot, after the answer.
-    socket.end(
+    // Written, then closed gracefully: what the client still sends is read and discarded, within the lingering
+    // bounds, so that a client still sending its body reads the answer instead of a reset; then destroyed, so a
+    // half-open socket never holds its per-address connection slot longer than those bounds.
+    answered.add(socket);
+    endSocketThenLinger(
+      socket,
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      () => socket.destroy(),
     );
   });
 }

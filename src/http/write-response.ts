@@ -1,19 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GuardHttpResponse } from '../core/create-guard.js';
 import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import { answerThenLinger, bodyStillArriving } from './lingering-close.js';
 
 /** Writes a JSON body with an exact Content-Length (cheaper than res.json on the hot path). */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  res.end(writeJsonHead(res, status, body, headers));
+}
+
+/** Writes the status and headers of a JSON answer and returns its body, not yet written. */
+function writeJsonHead(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): string {
   const text = JSON.stringify(body);
   if (headers) for (const k in headers) res.setHeader(k, headers[k]!);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  return text;
 }
 
 /**
- * Writes a guard error answer, unless headers were already sent (then the connection is ended). A refusal that
- * leaves the request body unread (a forbidden `Origin`, a 405, a missing token) also closes the connection: a
- * client trickling that body would otherwise hold it open past `bodyTimeoutMs`, which only the body reader applies.
+ * Writes a guard error answer, unless headers were already sent (then the connection is ended). A refusal given
+ * while the request body is still arriving (a 413, a 408, a forbidden `Origin`, a 405, a missing token) also
+ * closes the connection, gracefully (see `answerThenLinger`): the rest of the body is read and discarded first,
+ * within bounds, so that the client reads the answer instead of a reset, and a client trickling that body cannot
+ * hold the connection open past those bounds.
  */
 export function writeError(res: ServerResponse, answer: GuardHttpResponse): void {
   if (res.headersSent) {
@@ -21,18 +29,11 @@ export function writeError(res: ServerResponse, answer: GuardHttpResponse): void
     return;
   }
   const req = res.req as IncomingMessage | undefined;
-  if (req !== undefined && hasBody(req) && !req.complete && !req.readableEnded) {
-    res.setHeader('Connection', 'close');
-    // Drain what arrives meanwhile, so that the close is a clean FIN and not a reset that could eat the answer.
-    req.resume();
+  if (req !== undefined && bodyStillArriving(req)) {
+    answerThenLinger(req, res, () => void res.write(writeJsonHead(res, answer.status, answer.body, answer.headers)));
+    return;
   }
   writeJson(res, answer.status, answer.body, answer.headers);
-}
-
-/** Whether the request announced a body (a bodiless GET is never "unread"). */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
 /** `202 Accepted` with no body: notifications and client responses (MCP Streamable HTTP). */

@@ -12,6 +12,7 @@ function countingClient(): UpstreamTokenClient & { requests: Record<string, stri
   const requests: Record<string, string>[] = [];
   return {
     requests,
+    configured: () => Promise.resolve(),
     async request(build) {
       const { parameters } = build({ issuer: 'https://as.example.com', resource: 'https://upstream.example.com/mcp' });
       requests.push(parameters);
