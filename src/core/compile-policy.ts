@@ -88,9 +88,11 @@ export interface CompiledPolicy {
     protocolVersion?: string,
   ): Record<string, unknown>;
   /**
-   * A key under which this caller's {@link CompiledPolicy.filterListResult} of `method` may be reused for a
-   * byte-identical answer: the method, the stateless flag and the caller's effective scopes. Undefined when a
-   * rule the filter consults is a function (it may depend on anything in the token or the request).
+   * A key under which this caller's filtered answer to `method` may be reused for a byte-identical answer: the
+   * method, the stateless flag and the caller's effective scopes. Undefined when a rule the filter consults is a
+   * function (it may depend on anything in the token or the request); since an answer is filtered by its shape,
+   * and may hold any of the four lists, that is any tool, prompt or resource rule, or the rule of a method that
+   * uses an item (`tools/call`, `prompts/get`, `resources/read`).
    */
   listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined;
   /**
@@ -356,17 +358,19 @@ export function compilePolicy(
   }
 
   const hasFunction = (rules: PolicyDefinition['tools']): boolean => rules !== undefined && Object.values(rules).some((r) => typeof r === 'function');
-  const staticItems = { tool: !hasFunction(definition.tools), prompt: !hasFunction(definition.prompts), resource: !hasFunction(definition.resources) };
+  const staticListRules =
+    !hasFunction(definition.tools) &&
+    !hasFunction(definition.prompts) &&
+    !hasFunction(definition.resources) &&
+    [...LIST_SPECS.values()].every((spec) => methods.lookup(spec.useMethod)?.scopes !== undefined || methods.lookup(spec.useMethod) === undefined);
 
   return {
     definition,
     scopesSupported,
     requiredScopes: base,
     listFilterKey(method, auth, message, protocolVersion) {
-      const spec = LIST_SPECS.get(method);
-      if (spec === undefined || !staticItems[spec.kind]) return undefined;
-      const methodRule = methods.lookup(spec.useMethod);
-      if (methodRule !== undefined && methodRule.scopes === undefined) return undefined;
+      // An answer is filtered by its shape, so may hold any of the four lists: every rule they consult must be static.
+      if (!LIST_SPECS.has(method) || !staticListRules) return undefined;
       const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
       // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
       // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.

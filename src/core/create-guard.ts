@@ -111,8 +111,10 @@ export interface Guard {
    */
   readonly checkRateLimit: ((message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>) | undefined;
   /**
-   * Filters a list result (tools, prompts, resources, resource templates) to what the caller may use.
-   * Only a success response whose id equals the request's id (by value and type) is touched.
+   * Filters the list results in a response (tools, prompts, resources, resource templates) to what the caller
+   * may use, by the shape of the result, whatever request or id it carries (`request` only adds an empty list for
+   * a list answer lacking its key, and the URI of a read; pass `UNKNOWN_REQUEST` when none is known). A public
+   * read result not known to answer a read of a public resource becomes private. See `response-filter.ts`.
    */
   filterResponse(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo, protocolVersion?: string): JsonRpcMessage;
   /** The HTTP answer for an error; unknown errors become a 500 with no detail. Never includes a token. */

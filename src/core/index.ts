@@ -64,7 +64,8 @@ export { decodeMirroredHeaderValue, encodeHeaderValue } from './header-value-enc
 export { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp-request-headers.js';
 export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jws-algorithms.js';
 export { isStatelessRevision, httpStatusForResponse, LATEST_SESSION_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION } from './protocol-version.js';
-export { createResponseFilter, isFilteredMethod, type ResponseFilter } from './response-filter.js';
+export { createResponseFilter, isFilteredMethod, UNKNOWN_REQUEST, type ResponseFilter } from './response-filter.js';
+export { createPendingRequestIds, pendingIdRefusal, type PendingIdRefusal, type PendingRequestIds, type PendingRequestIdsOptions } from './pending-request-ids.js';
 export { createEventStreamRewriter, eventStreamData, type EventStreamRewriter, type EventStreamRewriterOptions } from './event-stream.js';
 export {
   createSessionRegistry,

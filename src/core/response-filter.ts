@@ -1,95 +1,135 @@
 /**
  * The one place that decides which answers the guard rewrites for a caller, and rewrites them, whichever
- * copy of the answer it is: a JSON body, an SSE event of a live answer, an event kept in an SDK event store,
- * or an event replayed after `Last-Event-ID`.
+ * copy of the answer it is: a JSON body, an SSE event of a live answer (of any request), an event kept in an
+ * SDK event store, or an event replayed after `Last-Event-ID`.
  *
- * - The four list methods: items the caller may not use are removed (see `CompiledPolicy.filterListResult`).
+ * The decision follows the shape of the result, never the id it carries: clients choose ids, and an upstream
+ * may carry the answer to one request on the exchange of another that reused its id (the MCP SDK moves an id
+ * to the newest request that claims it), or replay an old answer whose id now names another request.
+ *
+ * - Lists: every `tools`, `prompts`, `resources` or `resourceTemplates` array at the top of a success result
+ *   is filtered as the answer of its list method (see `CompiledPolicy.filterListResult`), whatever request or
+ *   id the answer carries, each key for itself when a result carries several. Other fields (`nextCursor`,
+ *   `_meta`, …) are kept.
  * - `resources/read`: a result marked `cacheScope: "public"` may be served by shared caches to any token
- *   (MCP 2026-07-28 caching); when the resource needs more than the base scopes it is downgraded to
- *   `"private"`.
+ *   (MCP 2026-07-28 caching). It stays public only when it answers a `resources/read` (same id) whose URI,
+ *   and the URI of every item it returns, need no more than the base scopes; any other public result with
+ *   `contents` (a replay, an answer on another request's exchange) becomes `"private"` (fail closed).
  */
 import type { AuthInfo } from './auth-info.js';
 import { isListMethod, LIST_RESULT_KEYS, type CompiledPolicy } from './compile-policy.js';
-import type { JsonRpcId, JsonRpcMessage } from './jsonrpc.js';
-import { PROTOCOL_VERSION_META_KEY } from './protocol-version.js';
+import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification } from './jsonrpc.js';
 
-/** Filters one response for the caller; see {@link createResponseFilter}. */
+/**
+ * Filters one response for the caller; see {@link createResponseFilter}. `request` is the request the exchange
+ * carried, or {@link UNKNOWN_REQUEST} when none is known (a replay): the result's shape decides either way.
+ */
 export type ResponseFilter = (request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo, protocolVersion?: string) => JsonRpcMessage;
 
-/** Finds the request a response answers (by its id); undefined when the response is not one to rewrite. */
-export type RequestLookup = (id: JsonRpcId, response: JsonRpcMessage) => JsonRpcMessage | undefined;
+/** Stands for the request of an answer when none is known (a replayed event): the answer is filtered by its shape. */
+export const UNKNOWN_REQUEST: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', method: '' } satisfies JsonRpcNotification);
 
 const READ_METHOD = 'resources/read';
-/** Longest read URI a kept request holds; a longer one is not kept and the read counts as restricted. */
-const MAX_KEPT_URI_LENGTH = 4096;
 
-/** Whether answers to `method` are rewritten for the caller (list methods and `resources/read`). */
+/**
+ * Keys (as they appear in JSON text) whose presence means an answer may need rewriting: the four list
+ * results, and `cacheScope` for reads. See {@link mayNeedFiltering}.
+ */
+const FILTERED_KEY_MARKERS: readonly string[] = [...LIST_RESULT_KEYS.map(([key]) => `"${key}"`), '"cacheScope"'];
+/** `\u00` followed by one of these (`4`–`7`) escapes an ASCII letter, so may spell one of the keys above. */
+const LETTER_ESCAPE = '\\u00';
+
+/** Whether answers to `method` are rewritten for the caller whatever their shape (list methods and `resources/read`). */
 export function isFilteredMethod(method: unknown): method is string {
   return typeof method === 'string' && (method === READ_METHOD || isListMethod(method));
 }
 
-/** Whether `message` is a request whose answer is rewritten for the caller. */
+/** Whether `message` is a request whose answer is always parsed and rewritten for the caller (a list or a read). */
 export function isFilteredRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string } {
   return message !== undefined && 'id' in message && 'method' in message && isFilteredMethod(message.method);
 }
 
 /**
- * Builds the filter for a compiled policy. Only a success response whose id equals the request's id (same
- * value and type) is touched; anything else comes back unchanged. Idempotent, so an answer filtered before
- * it was stored may be filtered again when written.
+ * The cheap check made before parsing an answer to any other request: false when the serialized JSON (text
+ * or UTF-8 bytes) cannot hold a result the filter would rewrite, so it passes without being parsed. True when
+ * it contains one of the list keys or `"cacheScope"`, or any `\u00[4-7]` escape, which could spell one of them
+ * (fail closed: a false alarm only costs a parse).
+ *
+ * @example
+ * mayNeedFiltering('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'); // false
+ * mayNeedFiltering('{"jsonrpc":"2.0","id":1,"result":{"t\\u006fols":[]}}'); // true
+ */
+export function mayNeedFiltering(json: string | Uint8Array): boolean {
+  const text = typeof json === 'string' ? json : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  for (const marker of FILTERED_KEY_MARKERS) if (text.indexOf(marker) !== -1) return true;
+  for (let at = text.indexOf(LETTER_ESCAPE); at !== -1; at = text.indexOf(LETTER_ESCAPE, at + 1)) {
+    const next = typeof text === 'string' ? text.charCodeAt(at + LETTER_ESCAPE.length) : text[at + LETTER_ESCAPE.length];
+    if (next !== undefined && next >= 0x34 && next <= 0x37) return true;
+  }
+  return false;
+}
+
+/**
+ * Builds the filter for a compiled policy: see the module's description. An error response, or a result that is
+ * not an object, comes back unchanged; so does a result the filter leaves as it is (the same object). Idempotent,
+ * so an answer filtered before it was stored may be filtered again when written.
  */
 export function createResponseFilter(policy: CompiledPolicy): ResponseFilter {
   return function filterResponse(request, response, auth, protocolVersion) {
-    if (!('id' in request) || !('result' in response) || response.id !== request.id) return response;
-    const method = (request as { method?: unknown }).method;
-    const result = response.result;
-    if (typeof result !== 'object' || result === null) return response;
-    if (method === READ_METHOD) {
-      if ((result as Record<string, unknown>).cacheScope !== 'public') return response;
-      // A read whose URI is not known (a replay whose request was not kept) is kept private: fail closed.
-      const uri = (request as { params?: { uri?: unknown } }).params?.uri;
-      if (typeof uri === 'string') {
-        const required = policy.requiredScopesFor(request, auth);
-        if (required.every((s) => policy.requiredScopes.includes(s))) return response;
-      }
-      return { ...response, result: { ...result, cacheScope: 'private' } };
+    if (!('result' in response)) return response;
+    const result = response.result as unknown;
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) return response;
+    // What the request adds is only its own key and its URI, and only for the answer with its id.
+    const answered = 'id' in request && 'method' in request && response.id === request.id ? request.method : undefined;
+    let out = result as Record<string, unknown>;
+    for (const [key, method] of LIST_RESULT_KEYS) {
+      // The request's own list method also fills in a missing key (as `filterListResult` describes).
+      if (Array.isArray(out[key]) || answered === method) out = policy.filterListResult(method, out, auth, request, protocolVersion);
     }
-    if (typeof method !== 'string' || !policy.isListMethod(method)) return response;
-    return { ...response, result: policy.filterListResult(method, result, auth, request, protocolVersion) };
+    if (out.cacheScope === 'public' && (answered === READ_METHOD || Array.isArray(out.contents)) && !isPublicRead(policy, request, answered, out, auth)) {
+      out = { ...out, cacheScope: 'private' };
+    }
+    return out === result ? response : { ...response, result: out };
   };
 }
 
-/**
- * One parsed message: a response whose request `lookup` finds comes back as `filter(request, response)`; any other
- * message (a request, a notification, a response with no such request) comes back as it is, the same object.
- *
- * @example
- * filterMessage(stored, inferRequest, context.filterResponse); // a replayed list answer, filtered again
- */
-export function filterMessage(
-  message: unknown,
-  lookup: RequestLookup,
-  filter: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage,
-): unknown {
-  if (typeof message !== 'object' || message === null || 'method' in message) return message;
-  const id = (message as { id?: unknown }).id;
-  if (typeof id !== 'string' && typeof id !== 'number') return message;
-  const request = lookup(id, message as JsonRpcMessage);
-  return request === undefined ? message : filter(request, message as JsonRpcMessage);
+/** Whether a read result marked public may stay so: see {@link createResponseFilter}. */
+function isPublicRead(policy: CompiledPolicy, request: JsonRpcMessage, answered: string | undefined, result: Record<string, unknown>, auth: AuthInfo): boolean {
+  if (answered !== READ_METHOD) return false;
+  const uri = (request as { params?: { uri?: unknown } }).params?.uri;
+  if (typeof uri !== 'string' || !needsOnlyBaseScopes(policy, request, auth)) return false;
+  const contents = result.contents;
+  if (contents === undefined) return true;
+  if (!Array.isArray(contents)) return false;
+  for (const item of contents) {
+    const itemUri = (item as { uri?: unknown } | null)?.uri;
+    if (typeof itemUri !== 'string') return false;
+    if (itemUri !== uri && !needsOnlyBaseScopes(policy, { jsonrpc: '2.0', id: 0, method: READ_METHOD, params: { uri: itemUri } }, auth)) return false;
+  }
+  return true;
+}
+
+function needsOnlyBaseScopes(policy: CompiledPolicy, message: JsonRpcMessage, auth: AuthInfo): boolean {
+  return policy.requiredScopesFor(message, auth).every((s) => policy.requiredScopes.includes(s));
 }
 
 /**
- * Rewrites the responses in a parsed payload (one message, or a batch array) whose request `lookup` finds,
- * with `filter(request, response)`. Returns undefined when nothing was rewritten.
+ * One parsed message: a response with a result comes back as `filter(response)`; anything else (a request, a
+ * notification, an error response) comes back as it is, the same object.
+ *
+ * @example
+ * filterMessage(stored, (response) => context.filterResponse(UNKNOWN_REQUEST, response)); // a replayed list answer, filtered again
  */
-function filterPayload(
-  payload: unknown,
-  lookup: RequestLookup,
-  filter: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage,
-): unknown {
+export function filterMessage(message: unknown, filter: (response: JsonRpcMessage) => JsonRpcMessage): unknown {
+  if (typeof message !== 'object' || message === null || Array.isArray(message) || 'method' in message || !('result' in message)) return message;
+  return filter(message as JsonRpcMessage);
+}
+
+/** Rewrites the responses in a parsed payload (one message, or a batch array). Undefined when nothing was rewritten. */
+function filterPayload(payload: unknown, filter: (response: JsonRpcMessage) => JsonRpcMessage): unknown {
   let changed = false;
   const one = (message: unknown): unknown => {
-    const filtered = filterMessage(message, lookup, filter);
+    const filtered = filterMessage(message, filter);
     if (filtered !== message) changed = true;
     return filtered;
   };
@@ -98,14 +138,12 @@ function filterPayload(
 }
 
 /**
- * {@link filterPayload} for serialized JSON (a JSON body, or the data of an SSE event): the rewritten JSON,
- * or undefined when the text is not JSON or nothing was rewritten.
+ * {@link filterPayload} for serialized JSON (a JSON body, or the data of an SSE event): the rewritten JSON, or
+ * undefined when the text is not JSON or nothing was rewritten. Unless `always` (the answer to a list or a read,
+ * see {@link isFilteredRequest}), text that {@link mayNeedFiltering} clears is not parsed at all.
  */
-export function filterJsonText(
-  text: string,
-  lookup: RequestLookup,
-  filter: (request: JsonRpcMessage, response: JsonRpcMessage) => JsonRpcMessage,
-): string | undefined {
+export function filterJsonText(text: string, filter: (response: JsonRpcMessage) => JsonRpcMessage, always = false): string | undefined {
+  if (!always && !mayNeedFiltering(text)) return undefined;
   const first = text.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;
   let parsed: unknown;
@@ -114,41 +152,6 @@ export function filterJsonText(
   } catch {
     return undefined;
   }
-  const filtered = filterPayload(parsed, lookup, filter);
+  const filtered = filterPayload(parsed, filter);
   return filtered === undefined ? undefined : JSON.stringify(filtered);
-}
-
-/** A lookup that finds only `request` (the one request a live answer answers). */
-export function answering(request: JsonRpcMessage): RequestLookup {
-  const id = (request as { id?: unknown }).id;
-  return (candidate) => (candidate === id ? request : undefined);
-}
-
-/**
- * What a kept copy of a request needs for filtering its answer later: method, id, the URI of a read, and
- * the protocol version. The rest (arguments, cursors) is dropped, so keeping many costs little.
- */
-export function requestForReplay(request: JsonRpcMessage & { id: JsonRpcId; method: string }): JsonRpcMessage {
-  const params = (request as { params?: Record<string, unknown> }).params;
-  const kept: Record<string, unknown> = {};
-  const uri = params?.uri;
-  // A longer URI is not kept: the read is then taken as restricted (fail closed).
-  if (request.method === READ_METHOD && typeof uri === 'string' && uri.length <= MAX_KEPT_URI_LENGTH) kept.uri = uri;
-  const meta = params?._meta as Record<string, unknown> | undefined;
-  const version = meta?.[PROTOCOL_VERSION_META_KEY];
-  if (typeof version === 'string' && version.length <= 64) kept._meta = { [PROTOCOL_VERSION_META_KEY]: version };
-  return { jsonrpc: '2.0', id: request.id, method: request.method, params: kept };
-}
-
-/**
- * A stand-in request for an answer whose request was not kept, recognised by the shape of its result
- * (fail closed: better filter a look-alike than pass a list unfiltered); undefined when it looks like no
- * filtered answer.
- */
-export function inferRequest(id: JsonRpcId, response: unknown): JsonRpcMessage | undefined {
-  const result = (response as { result?: unknown } | null)?.result;
-  if (typeof result !== 'object' || result === null) return undefined;
-  for (const [key, method] of LIST_RESULT_KEYS) if (Array.isArray((result as Record<string, unknown>)[key])) return { jsonrpc: '2.0', id, method };
-  if (Array.isArray((result as Record<string, unknown>).contents)) return { jsonrpc: '2.0', id, method: READ_METHOD, params: {} };
-  return undefined;
 }

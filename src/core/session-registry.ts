@@ -1,6 +1,4 @@
 import type { AuthInfo } from './auth-info.js';
-import type { JsonRpcId, JsonRpcMessage } from './jsonrpc.js';
-import { inferRequest, requestForReplay } from './response-filter.js';
 
 /**
  * Why a request naming a session was refused; all are answered 404 `Session not found`, so a caller
@@ -50,16 +48,6 @@ export interface BoundSession<T = undefined> {
   acquire(): void;
   /** Ends what {@link acquire} started and counts as use. */
   release(): void;
-  /**
-   * Keeps what is needed to filter the answer to a request later (see `requestForReplay`), so a replay of
-   * its event stream (`Last-Event-ID`) is filtered like the original answer. Bounded per session.
-   */
-  recordRequest(request: JsonRpcMessage & { id: JsonRpcId; method: string }): void;
-  /**
-   * The kept request a replayed response answers, by id (and type of id). When the id is not kept but older
-   * requests were dropped to stay within the bound, a stand-in inferred from the response's shape.
-   */
-  requestFor(id: JsonRpcId, response: JsonRpcMessage): JsonRpcMessage | undefined;
 }
 
 /**
@@ -107,9 +95,6 @@ export interface SessionRegistry<T = undefined> {
   /** Forgets everything. */
   clear(): void;
 }
-
-/** Requests kept per session for filtering replays; older ones are dropped. */
-const MAX_KEPT_REQUESTS_PER_SESSION = 256;
 
 interface Entry<T> extends BoundSession<T> {
   readonly owner: string;
@@ -265,9 +250,6 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
   }
 
   function createEntry(id: string, owner: string, value: T): Entry<T> {
-    // Kept requests: `typeof id` is part of the key, since 1 and "1" are different JSON-RPC ids.
-    let kept: Map<string, JsonRpcMessage> | undefined;
-    let overflowed = false;
     const entry: Entry<T> = {
       id,
       owner,
@@ -282,19 +264,6 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
         entry.active--;
         // Only a session still held is reordered: one forgotten meanwhile must stay forgotten.
         if (entries.get(id) === entry) touch(entry);
-      },
-      recordRequest(request) {
-        kept ??= new Map();
-        const key = idKey(request.id);
-        kept.delete(key);
-        kept.set(key, requestForReplay(request));
-        if (kept.size > MAX_KEPT_REQUESTS_PER_SESSION) {
-          kept.delete(kept.keys().next().value as string);
-          overflowed = true;
-        }
-      },
-      requestFor(requestId, response) {
-        return kept?.get(idKey(requestId)) ?? (overflowed ? inferRequest(requestId, response) : undefined);
       },
     };
     return entry;
@@ -373,8 +342,4 @@ export function createSessionRegistry<T = undefined>(options: SessionRegistryOpt
       for (const entry of [...entries.values()]) remove(entry);
     },
   };
-}
-
-function idKey(id: JsonRpcId): string {
-  return `${typeof id}:${id}`;
 }

@@ -6,7 +6,8 @@ import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isS
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../core/errors.js';
-import { filterJsonText, inferRequest } from '../core/response-filter.js';
+import { createPendingRequestIds, pendingIdRefusal } from '../core/pending-request-ids.js';
+import { filterJsonText, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
@@ -197,6 +198,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   const replayBufferBytes = stdioInteger(options, 'replayBufferBytes');
   const replayWindowMs = stdioInteger(options, 'replayWindowMs');
   const exchanges = new Set<Exchange>();
+  // Ids of the requests each session has in progress: a client reusing one is refused (see createPendingRequestIds).
+  const pendingIds = createPendingRequestIds();
 
   /** The session's resumable streams; only sessions a client named have them (it must name one to resume). */
   function streamsOf(slot: Slot): SessionEventStreams {
@@ -364,11 +367,32 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       writeJson(res, 429, jsonRpcError(message.id, UPSTREAM_BUSY_JSONRPC_CODE, 'Too many requests in flight in this session: wait for some answers'), { 'Retry-After': '1' });
       return;
     }
+    let releaseId: (() => void) | undefined;
+    if (named) {
+      // The child never sees a clash (each request gets an id of its own there), but the client could not tell
+      // the two answers apart, and MCP forbids reusing an id within a session.
+      const claimed = pendingIds.claim(slot.sessionId, message.id);
+      if (typeof claimed !== 'function') {
+        const refusal = pendingIdRefusal(claimed, message.id);
+        writeJson(res, refusal.status, refusal.body, refusal.headers);
+        return;
+      }
+      releaseId = claimed;
+    }
     // Only a stream of a session the client names can be resumed: a resume is a GET naming that session.
-    return exchange(req, res, context, session, message as JsonRpcRequest, opened, named && replayBufferBytes > 0);
+    return exchange(req, res, context, session, message as JsonRpcRequest, opened, named && replayBufferBytes > 0, releaseId);
   }
 
-  function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession<Slot>, message: JsonRpcRequest, opened: boolean, resumable: boolean): Promise<void> {
+  function exchange(
+    req: GuardedRequest,
+    res: ServerResponse,
+    context: HttpHandlerContext,
+    session: BoundSession<Slot>,
+    message: JsonRpcRequest,
+    opened: boolean,
+    resumable: boolean,
+    releaseId: (() => void) | undefined,
+  ): Promise<void> {
     const slot = session.value;
     const id: JsonRpcId = message.id;
     const acceptsSse = acceptsEventStream(req.headers.accept);
@@ -394,6 +418,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
         slot.waiting.delete(record);
         res.off('close', onClose);
         session.release();
+        releaseId?.();
         resolve();
       }
 
@@ -583,9 +608,10 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
    */
   function resume(res: ServerResponse, slot: Slot, lastEventId: string, context: HttpHandlerContext): Promise<void> | void {
     // The events kept were filtered when they were sent; filter them again for this request, so that a policy
-    // narrowed since (or a token with fewer scopes) applies to the copies too. Their requests are not kept: a
-    // list or read answer is recognised by its result (fail closed).
-    const refilter = (data: string): string => filterJsonText(data, inferRequest, context.filterResponse) ?? data;
+    // narrowed since (or a token with fewer scopes) applies to the copies too. A list or read answer is recognised
+    // by its result, whatever id it carries (fail closed).
+    const filter = (response: JsonRpcMessage): JsonRpcMessage => context.filterResponse(UNKNOWN_REQUEST, response);
+    const refilter = (data: string): string => filterJsonText(data, filter) ?? data;
     const outcome = slot.streams === undefined ? { refused: 'unknown_event' as const } : slot.streams.resume(res, lastEventId, () => startEventStream(res), refilter);
     if (outcome !== undefined) {
       const why = outcome.refused === 'events_lost' ? 'events after it are no longer kept' : 'it is not an event id of this session';

@@ -2,10 +2,11 @@ import type { Agent as HttpAgent, IncomingHttpHeaders, OutgoingHttpHeaders, Serv
 import type { Dispatcher } from 'undici';
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { filterJsonText, inferRequest, isFilteredRequest } from '../core/response-filter.js';
+import { createPendingRequestIds, pendingIdRefusal } from '../core/pending-request-ids.js';
+import { filterJsonText, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { checkDuration, checkInteger, parseUrlSetting } from '../core/settings.js';
 import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
@@ -398,11 +399,13 @@ class Attempt {
  *   JSON-RPC error -32001 `Session not found` and is not forwarded; the same answer in every case, so the
  *   existence of another user's session is not revealed, and a conforming client starts a new session. A
  *   successful DELETE, or an upstream 404, forgets the session.
+ * - Request ids: a POST whose JSON-RPC id is the id of a request of the same session still in progress (MCP
+ *   forbids reusing one) gets 400 with JSON-RPC -32600 and is not forwarded; a session with 1 024 requests in
+ *   progress gets 429 for the next one (see `createPendingRequestIds`). With sealed session ids this holds per
+ *   gateway process.
  * - Resumed streams: a GET with `Last-Event-ID` may replay the answer to an earlier list request or
- *   `resources/read`; such answers in it are filtered with the caller's `filterResponse`, as the guard
- *   filtered the original POST answer. The gateway keeps, per session, what filtering needs of those requests
- *   answered with an event stream (bounded); answers it cannot match, and every answer on a resumed stream
- *   without a session, are recognised by the shape of their result (fail closed).
+ *   `resources/read`; every answer in it goes through the caller's `filterResponse`, which recognises list and
+ *   read answers by the shape of their result, whatever id they carry (fail closed).
  *
  * @throws ConfigurationError when `upstream` is not an absolute http(s) URL or an option is out of range.
  */
@@ -431,6 +434,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   const onExchangeEnd = options.onExchangeEnd;
   const credentials = options.credentials;
   const sealer = options.sessionSealer;
+  // Ids of the requests each session has in progress; with sealed ids, by the upstream's session id.
+  const pendingIds = createPendingRequestIds();
 
   /** Answers a refused session id with 404 and logs why. */
   function refuseSession(req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal): void {
@@ -485,11 +490,24 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
   }
 
   function exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined): Promise<void> {
+    // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an
+    // id sent anyway under a stateless revision is ignored, not forwarded.
+    const sessionId = sealed ? sealed.session.upstreamSessionId : session === null ? undefined : session.id;
+    let releaseId: (() => void) | undefined;
+    const message = req.body;
+    if (sessionId !== undefined && req.method === 'POST' && message !== undefined && 'id' in message && 'method' in message) {
+      const claimed = pendingIds.claim(sessionId, message.id);
+      if (typeof claimed !== 'function') {
+        const refusal = pendingIdRefusal(claimed, message.id);
+        const text = JSON.stringify(refusal.body);
+        res.writeHead(refusal.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...refusal.headers });
+        res.end(text);
+        return Promise.resolve();
+      }
+      releaseId = claimed;
+    }
     return new Promise<void>((resolve) => {
       const method = req.method ?? 'POST';
-      // The upstream's own id for a sealed session; none when the request names no session (requestSessionId): an
-      // id sent anyway under a stateless revision is ignored, not forwarded.
-      const sessionId = sealed ? sealed.session.upstreamSessionId : session === null ? undefined : session.id;
       const headers = forwardedHeaders(req.headers, identity, context, sessionId, method === 'POST');
       // The same object, under a name onResponse does not shadow: credentials are set on it.
       const requestHeaders = headers;
@@ -539,6 +557,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         clearTimeout(idleTimer);
         exchanges.delete(exchange);
         session?.release();
+        releaseId?.();
         res.off('close', onClientClose);
         complete &&= failure === undefined;
         if (attempt && !complete) attempt.abort();
@@ -730,16 +749,15 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         }
         let rewriter: EventStreamRewriter | undefined;
         if (isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
-          // A resumed stream may replay the answer to an earlier list request or read: filter it as the
-          // original was. Without a session (a stateless upstream with a shared event store) no request was
-          // kept, so answers are recognised by their shape (fail closed).
+          // A resumed stream may replay the answer to an earlier list request or read: filtered by its shape, since
+          // the id it carries may name another request by now.
           const encoding = String(incoming['content-encoding'] ?? 'identity').trim().toLowerCase();
           if (encoding !== 'identity') {
             finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
             return;
           }
-          const lookup = session ? session.requestFor : inferRequest;
-          rewriter = createEventStreamRewriter((data) => filterJsonText(data, lookup, context.filterResponse), { maxEventBytes: maxResponseBytes });
+          const filter = (response: JsonRpcMessage): JsonRpcMessage => context.filterResponse(UNKNOWN_REQUEST, response);
+          rewriter = createEventStreamRewriter((data) => filterJsonText(data, filter), { maxEventBytes: maxResponseBytes });
         }
         const headers = responseHeaders(incoming);
         if (rewriter) delete headers['content-length'];
@@ -812,9 +830,6 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
         if (typeof issued === 'string' && issued !== '' && issued !== session?.id) {
           // A token without identity is not bound; its later requests naming the session get 404.
           if (sessions.bind(issued, context.auth) === 'conflict') return false;
-        }
-        if (session && method === 'POST' && isEventStream && isFilteredRequest(req.body)) {
-          session.recordRequest(req.body);
         }
         return true;
       }

@@ -2,15 +2,16 @@ import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'no
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { answering, filterJsonText } from '../core/response-filter.js';
+import { filterJsonText, isFilteredRequest, mayNeedFiltering } from '../core/response-filter.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {
   /**
    * Most bytes held back for filtering, in bytes: the whole body of an `application/json` answer, or the
-   * one SSE event being assembled. A list answer larger than this cannot be filtered, so it is replaced
-   * by a JSON-RPC `-32603` error (fail closed) instead of being forwarded unfiltered. Default 16 777 216
-   * (16 MiB).
+   * one SSE event being assembled. An event larger than this, or the JSON answer to a list or read request,
+   * cannot be filtered, so it is replaced by a JSON-RPC `-32603` error (fail closed) instead of being forwarded
+   * unfiltered. The JSON answer to any other request is passed on once this much is held and none of it could
+   * hold a list (see `mayNeedFiltering`), and cut off should what follows. Default 16 777 216 (16 MiB).
    */
   maxBufferedBytes?: number;
   /**
@@ -61,27 +62,33 @@ const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 /** The methods patched on a response, in the reverse of the order `Object.assign` below adds them. */
 const PATCHED_NEWEST_FIRST = ['flushHeaders', 'end', 'write', 'writeHead'] as const;
 
-type Mode = 'undecided' | 'pass' | 'json' | 'sse' | 'closed';
+type Mode = 'undecided' | 'pass' | 'json' | 'scan' | 'sse' | 'closed';
+
+/** Bytes kept from the end of one chunk to find a key cut in two by the next: the longest marker, less one. */
+const SCAN_OVERLAP = '"resourceTemplates"'.length - 1;
 type HeadersArg = OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
 type Callback = (error?: Error | null) => void;
 type Chunk = string | Uint8Array;
 
 /**
- * Filters the answer an inner MCP handler writes to `res` for one list request (`tools/list`,
- * `prompts/list`, `resources/list`, `resources/templates/list`), so the caller sees only what it may use.
+ * Filters the answer an inner MCP handler writes to `res` for one request, so the caller sees only what it may
+ * use: every JSON-RPC response in it goes through `filter`, which decides by the shape of the result, not by its
+ * id (see `response-filter.ts`): an upstream may carry the list answer to one request on the exchange of another.
  * Call it before handing `res` to the handler; it patches `res.writeHead`, `write`, `end` and
  * `flushHeaders` on this one response and undoes the patch as soon as filtering is no longer needed.
  *
+ * The answer to a list or read request is always parsed; the answer to any other request only when its text could
+ * hold a list result (`mayNeedFiltering`, a search for the keys), so a tool call's answer passes without a parse.
+ *
  * What it does by `Content-Type` (read from the `writeHead` headers or from `res.setHeader`):
- * - `application/json`: holds the body back (up to `maxBufferedBytes`), parses it, passes the JSON-RPC
- *   response whose `id` equals the request's `id` (same value and same type) through `filter`, and writes
- *   the result with a recomputed `Content-Length` (a stale `ETag` is dropped). Batch arrays are handled
- *   element by element. A body that is not JSON is forwarded unchanged: no client can read it either.
+ * - `application/json`: holds the body back (up to `maxBufferedBytes`), parses it if need be, passes every
+ *   JSON-RPC response in it through `filter`, and writes the result with a recomputed `Content-Length` (a stale
+ *   `ETag` is dropped). Batch arrays are handled element by element. A body that is not JSON is forwarded
+ *   unchanged: no client can read it either.
  * - `text/event-stream`: parses the stream incrementally (MCP Streamable HTTP; WHATWG HTML §9.2 event
  *   stream format: `\n`, `\r\n` or `\r` line ends, multi-line `data:`, `id:`, `event:`, `retry:`, comments)
- *   and rewrites only the `message` event whose data is the matching response. Every other event is
- *   written on as soon as its terminating blank line arrives, byte for byte; only the event being
- *   assembled is held. After the match the rest of the stream is passed through without parsing.
+ *   and rewrites each `message` event whose data the filter changes. Every other event is written on as soon as
+ *   its terminating blank line arrives, byte for byte; only the event being assembled is held.
  *   `Content-Length`, if any, is dropped since the length changes.
  * - anything else (or no body): passed through untouched.
  *
@@ -94,17 +101,20 @@ type Chunk = string | Uint8Array;
  * `res.json`), and with `flushHeaders`. Backpressure is kept: `write` returns false while `res` needs to
  * drain, so `'drain'` arrives as usual.
  *
- * @param request The JSON-RPC request being answered; nothing is done for messages without an `id`.
+ * @param request The JSON-RPC request being answered, or undefined for a GET's event stream (resumed or not);
+ *   nothing is done for a notification or a client's response, which get no answer with a body.
  * @param filter Maps the matching response to the filtered one (e.g. `guard.filterResponse`).
  */
 export function filterListResponse(
   res: ServerResponse,
-  request: JsonRpcMessage,
+  request: JsonRpcMessage | undefined,
   filter: (response: JsonRpcMessage) => JsonRpcMessage,
   options: FilterListResponseOptions = {},
 ): void {
-  if (!('id' in request) || !('method' in request)) return;
-  const requestId: JsonRpcId = request.id;
+  if (request !== undefined && (!('id' in request) || !('method' in request))) return;
+  const requestId: JsonRpcId | null = request === undefined ? null : request.id;
+  // A list or read answer is parsed whatever its text; any other only when it could hold a list.
+  const always = isFilteredRequest(request);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
 
   const own = {
@@ -134,11 +144,11 @@ export function filterListResponse(
   let heldChunks: Buffer[] = [];
   let heldBytes = 0;
   let heldEndCallbacks: Array<() => void> = [];
-  // SSE: the project's one event-stream parser, stopping after the matching response.
+  // SSE: the project's one event-stream parser; every event is offered to the filter.
   let events: EventStreamRewriter | undefined;
-  const lookup = answering(request);
-  const filterMatching = (_request: JsonRpcMessage, response: JsonRpcMessage): JsonRpcMessage => filter(response);
-  const rewriteData = (data: string): string | undefined => filterJsonText(data, lookup, filterMatching);
+  const rewriteData = (data: string): string | undefined => filterJsonText(data, filter, always);
+  // 'scan': the end of the last chunk passed on, in which a key cut in two may begin.
+  let scanTail: Buffer | undefined;
 
   function restore(): void {
     // Undone newest first: V8 then rolls the response's hidden class back, where deleting in any other order
@@ -177,7 +187,7 @@ export function filterListResponse(
       return;
     }
     mode = 'sse';
-    events = createEventStreamRewriter(rewriteData, { maxEventBytes: maxBuffered, once: true });
+    events = createEventStreamRewriter(rewriteData, { maxEventBytes: maxBuffered });
     res.removeHeader('content-length');
     realWriteHead(...headArgs(status, statusMessage, withoutHeaders(headers, ['content-length'])));
   }
@@ -237,10 +247,12 @@ export function filterListResponse(
       // Written as two buffers in one corked write: no copy of a large answer, no allocation to collect.
       return { out: [prefix, seen.filteredRest], changed: true };
     }
-    const body = Buffer.concat(heldChunks, heldBytes);
+    const body = heldChunks.length === 1 ? heldChunks[0]! : Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
-    // Not JSON, or no matching response: forwarded as written.
-    const filteredText = filterJsonText(body.toString('utf8'), lookup, filterMatching);
+    // The answer to a call that could hold no list: forwarded as written, never decoded or parsed.
+    if (!always && !mayNeedFiltering(body)) return { out: body, changed: false };
+    // Not JSON, or nothing rewritten: forwarded as written.
+    const filteredText = filterJsonText(body.toString('utf8'), filter, always);
     // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
     const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);
     const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
@@ -301,7 +313,7 @@ export function filterListResponse(
       heldBytes = 0;
       return res;
     }
-    if (mode === 'closed') return res;
+    if (mode === 'closed' || mode === 'scan') return res;
     decide(statusCode, statusMessage, headers);
     return res;
   }
@@ -320,11 +332,44 @@ export function filterListResponse(
       return true;
     }
     if (mode === 'sse') return feedSse(buf, cb);
+    if (mode === 'scan') return scanOn(buf, cb);
     heldChunks.push(buf);
     heldBytes += buf.length;
-    if (heldBytes > maxBuffered) failClosed();
+    if (heldBytes > maxBuffered) passOnUnheld();
     if (cb) process.nextTick(cb);
     return true;
+  }
+
+  /**
+   * A JSON answer outgrew what is held. A list or read answer, or one that could already hold a list, cannot be
+   * filtered: fail closed. Any other is written as it came, and what follows is searched as it passes.
+   */
+  function passOnUnheld(): void {
+    const held = Buffer.concat(heldChunks, heldBytes);
+    if (always || mayNeedFiltering(held)) {
+      failClosed();
+      return;
+    }
+    heldChunks = [];
+    mode = 'scan';
+    scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
+    delete (res as unknown as Record<string, unknown>).headersSent;
+    realWriteHead(...headArgs(heldStatus, heldMessage, heldHeaders));
+    realWrite(held);
+  }
+
+  /** Passes on a chunk of an answer too large to hold, unless it could hold a list: then the answer is cut off. */
+  function scanOn(buf: Buffer, cb?: Callback): boolean {
+    const joint = Buffer.concat([scanTail!, buf.subarray(0, SCAN_OVERLAP)]);
+    if (mayNeedFiltering(joint) || mayNeedFiltering(buf)) {
+      // Bytes already sent cannot be taken back: a cut body is an error to every client, never a complete list.
+      mode = 'closed';
+      res.destroy();
+      if (cb) process.nextTick(cb);
+      return true;
+    }
+    scanTail = buf.length >= SCAN_OVERLAP ? buf.subarray(buf.length - SCAN_OVERLAP) : Buffer.concat([scanTail!, buf]).subarray(-SCAN_OVERLAP);
+    return realWrite(buf, cb);
   }
 
   function patchedEnd(this: unknown, ...args: unknown[]): ServerResponse {
@@ -340,13 +385,18 @@ export function filterListResponse(
       if (cb) process.nextTick(cb);
       return res;
     }
+    if (mode === 'scan') {
+      restore();
+      realEnd(undefined, cb);
+      return res;
+    }
     if (mode === 'json') {
       if (cb) heldEndCallbacks.push(cb);
       finishJson();
       return res;
     }
     if (mode === 'sse') {
-      // An event cut off by the end of the stream: still rewritten if it is the matching one.
+      // An event cut off by the end of the stream: still offered to the filter.
       for (const piece of events!.end()) realWrite(piece);
       restore();
       realEnd(undefined, cb);

@@ -17,10 +17,11 @@ export interface HttpHandlerContext {
   /** Fires when the client goes away. */
   signal: AbortSignal;
   /**
-   * Filters a JSON-RPC response the way the guard filters list results for this caller: a success
-   * response to `request` (same id, by value and type) whose method is a list method comes back with only
-   * the items the caller may use; anything else comes back unchanged. For handlers that store or replay
-   * responses themselves (e.g. an event store for `Last-Event-ID` resumption), so replays are filtered too.
+   * Filters a JSON-RPC response the way the guard filters list results for this caller: every list in a
+   * success result (`tools`, `prompts`, `resources`, `resourceTemplates` arrays) comes back with only the items
+   * the caller may use, whatever request or id carries it (pass `UNKNOWN_REQUEST` when the request is not
+   * known); anything else comes back unchanged. For handlers that store or replay responses themselves (e.g. an
+   * event store for `Last-Event-ID` resumption), so replays are filtered too.
    */
   filterResponse(request: JsonRpcMessage, response: JsonRpcMessage): JsonRpcMessage;
 }

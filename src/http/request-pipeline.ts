@@ -6,7 +6,7 @@ import { ConfigurationError, GuardError, RequestRejectedError } from '../core/er
 import type { McpMessageHandler } from '../core/handler.js';
 import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { isFilteredRequest } from '../core/response-filter.js';
+import { isFilteredRequest, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { describeMcpMessage } from '../core/tracing.js';
 import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
@@ -189,10 +189,11 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
         return;
       }
       req.body = msg;
-      if (isFilteredRequest(msg)) {
-        // The handler writes its own answer (JSON or SSE): a list result is filtered on the way out, and a
-        // restricted resource read is kept out of shared caches.
-        const key = pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion);
+      if ('id' in msg && 'method' in msg) {
+        // The handler writes its own answer (JSON or SSE): every list result in it is filtered on the way out, whatever
+        // request it answers (an upstream may carry one request's answer on another's exchange), and a restricted
+        // resource read is kept out of shared caches. Only a list or read answer is parsed whatever its text.
+        const key = isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
         filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemoFor(pinned.policy) } });
       }
       const handlerContext = contextFor(pinned, res, caller, protocolVersion);
@@ -222,7 +223,10 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       pinned.report('allow', 'allowed', 200, { request: reportedRequest(req), httpMethod: req.method ?? 'GET', auth, requiredScopes });
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
-      const handlerContext = contextFor(pinned, res, caller, firstHeader(req.headers['mcp-protocol-version']));
+      const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
+      // A GET's stream (a replay above all) may carry list answers too: filtered by their shape, as any answer is.
+      if (req.method === 'GET') filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, response, caller, protocolVersion));
+      const handlerContext = contextFor(pinned, res, caller, protocolVersion);
       await (traced
         ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
         : httpHandler.handle(req as GuardedRequest, res, handlerContext));

@@ -10,7 +10,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
-import { filterMessage, inferRequest, isFilteredRequest } from '../core/response-filter.js';
+import { createPendingRequestIds, pendingIdRefusal, type PendingRequestIds } from '../core/pending-request-ids.js';
+import { filterMessage, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
@@ -95,18 +96,21 @@ export interface SdkStreamableHttpHandler extends McpHttpHandler {
   close(): Promise<void>;
 }
 
-/** A list request of a session whose response is not sent yet, and the filter of the caller who sent it. */
-interface PendingList {
-  readonly id: JsonRpcId;
+/** A request of a session whose response is not sent yet, the filter of the caller who sent it, and its id's claim. */
+interface PendingRequest {
   readonly request: JsonRpcMessage;
   readonly filterResponse: HttpHandlerContext['filterResponse'];
+  /** Gives the id back (see `createPendingRequestIds`). */
+  readonly release: () => void;
 }
 
 /** What the adapter keeps with each session in the registry. */
 interface SdkSession {
   readonly transport: StreamableHTTPServerTransport;
-  /** Filtered requests in flight, by JSON-RPC id (a list, as a client may reuse an id). See `filterOutgoing`. */
-  readonly pendingLists: Map<JsonRpcId, PendingList[]>;
+  /** Requests in progress, by JSON-RPC id (unique: a reused id is refused). See `filterOutgoing`. */
+  readonly pending: Map<JsonRpcId, PendingRequest>;
+  /** The filter of the session's latest request, for a response whose request is no longer known. */
+  latest: HttpHandlerContext['filterResponse'] | undefined;
 }
 
 /**
@@ -122,12 +126,6 @@ const DEFAULT_MAX_SESSIONS = 1000;
 const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
 const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 const SESSION_NOT_FOUND = -32001;
-/**
- * Most list and read requests one session may have in flight. Each costs an entry until its response is sent,
- * it is cancelled, or (without an event store) its stream closes; the bound keeps a client that never lets
- * answers arrive from piling them up.
- */
-const MAX_PENDING_LISTS = 64;
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
  * `mcpOAuthGuard`, through the SDK's own `StreamableHTTPServerTransport`. The guard authenticates and
@@ -153,7 +151,13 @@ const MAX_PENDING_LISTS = 64;
  * from the request once the guard has verified the caller), so `extra.requestInfo.headers` holds no
  * credentials. The token is still in `extra.authInfo.token`, as the SDK's `AuthInfo` shape requires.
  *
- * With an `eventStore` (resumable streams), each list result is filtered for the caller before the SDK
+ * A request whose JSON-RPC id is in use by a request of the same session still in progress gets 400 with JSON-RPC
+ * -32600 (MCP forbids reusing an id within a session; the SDK would move the id to the newer request's stream),
+ * and a session with 1 024 requests in progress gets 429 for the next one (see `createPendingRequestIds`).
+ *
+ * Each response the SDK server sends is filtered for the caller before the SDK stores or writes it, by the shape
+ * of its result, whatever request its id names now (see `response-filter.ts`). With an `eventStore` (resumable
+ * streams), each list result is thus filtered for the caller before the SDK
  * stores it, so a `Last-Event-ID` replay shows no more than the live answer did, and filtered again as it is
  * replayed, with the policy and the token of the request that resumes the stream.
  *
@@ -181,6 +185,8 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it.
     onForget: (session) => void session.value.transport.close().catch(() => {}),
   });
+  // The ids of each session's requests in progress (bounded per session), so that a reused one is refused.
+  const pendingIds = createPendingRequestIds();
   let sweeper: NodeJS.Timeout | undefined;
 
   async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
@@ -220,13 +226,15 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       return;
     }
     const session = found.session;
-    const listEntry = req.method === 'POST' && req.body ? recordListRequest(session, req.body, context) : undefined;
-    if (listEntry === false) {
-      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many list and read requests in flight in this session'));
+    const entry = req.method === 'POST' && req.body ? recordRequest(pendingIds, session, req.body, context) : undefined;
+    if (typeof entry === 'string') {
+      const refusal = pendingIdRefusal(entry, id!);
+      writeJson(res, refusal.status, refusal.body, refusal.headers);
       return;
     }
+    if (req.method === 'POST' && req.body) session.value.latest = context.filterResponse;
     // A cancelled request gets no response (MCP `basic/utilities/cancellation`), so its entry would stay.
-    if (req.method === 'POST' && req.body) forgetCancelled(session.value.pendingLists, req.body);
+    if (req.method === 'POST' && req.body) forgetCancelled(session.value.pending, req.body);
     session.acquire();
     res.once('close', () => {
       session.release();
@@ -235,7 +243,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       // request's response that reuses the id. Without an event store, a response not sent by the time its
       // stream closed is sent nowhere, so its entry can go too; with one, it may still be stored for a
       // replay and must be filtered then.
-      if (listEntry && (res.statusCode >= 400 || !transportOptions.eventStore)) forgetListRequest(session.value.pendingLists, listEntry);
+      if (entry && (res.statusCode >= 400 || !transportOptions.eventStore)) forgetRequest(session.value.pending, entry);
     });
     hideCredentials(req);
     // A resumed stream replays stored events: filter them again with this request's filter, so that a policy
@@ -268,7 +276,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   async function connectSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, reservation: SessionReservation<SdkSession>): Promise<void> {
     const server = await options.createServer();
     let session: Session | undefined;
-    const pendingLists = new Map<JsonRpcId, PendingList[]>();
+    const state: SdkSession = { transport: undefined as unknown as StreamableHTTPServerTransport, pending: new Map(), latest: undefined };
     // The id is chosen here so the event store can be scoped to this one session.
     const sessionId = generateId();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -278,7 +286,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        if (reservation.bind(sessionId, { transport, pendingLists }) !== 'bound') return;
+        if (reservation.bind(sessionId, state) !== 'bound') return;
         const found = registry.lookup(sessionId, auth);
         if (!('session' in found)) return;
         session = found.session;
@@ -286,12 +294,14 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
         startSweeper();
       },
     });
+    (state as { transport: StreamableHTTPServerTransport }).transport = transport;
     // Every message the SDK server emits goes through `send`, which stores it in the event store (if any)
-    // and then writes it. The guard filters list results only as they are written to the POST's answer, so
-    // the stored copy, replayed on a GET with Last-Event-ID, would be the unfiltered list: filter here,
-    // before it is stored. (The guard's filter then runs again on the live answer; filtering is idempotent.)
+    // and then writes it. The guard filters list results only as they are written to an answer, so the stored
+    // copy, replayed on a GET with Last-Event-ID, would be the unfiltered list: filter here, before it is stored.
+    // (The guard's filter then runs again on the live answer; filtering is idempotent.) The initialize request
+    // is no session's yet: its answer is no list.
     const sendUnfiltered = transport.send.bind(transport);
-    transport.send = (message, sendOptions) => sendUnfiltered(filterOutgoing(pendingLists, message), sendOptions);
+    transport.send = (message, sendOptions) => sendUnfiltered(filterOutgoing(state, message), sendOptions);
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
       if (session) registry.forget(session.id, false);
@@ -356,54 +366,46 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
 }
 
 /**
- * Remembers a list request of `session` so that its response is filtered for this caller before the SDK
- * stores or writes it (see `filterOutgoing`). False when the session already has
- * {@link MAX_PENDING_LISTS} list requests in flight (dropping an entry instead would let that response
- * be stored unfiltered); undefined when `message` is not a list request.
+ * Remembers a request of `session` in progress, so that its response is filtered for this caller before the SDK
+ * stores or writes it (see `filterOutgoing`), and claims its id: why not, when the id is in use by another request
+ * of the session or the session has too many in progress; undefined when `message` is no request.
  */
-function recordListRequest(session: Session, message: JsonRpcMessage, context: HttpHandlerContext): PendingList | false | undefined {
-  if (!isFilteredRequest(message)) return undefined;
-  let count = 0;
-  for (const list of session.value.pendingLists.values()) count += list.length;
-  if (count >= MAX_PENDING_LISTS) return false;
-  const entry: PendingList = { id: message.id, request: message, filterResponse: context.filterResponse };
-  const sameId = session.value.pendingLists.get(message.id);
-  if (sameId) sameId.push(entry);
-  else session.value.pendingLists.set(message.id, [entry]);
+function recordRequest(pendingIds: PendingRequestIds, session: Session, message: JsonRpcMessage, context: HttpHandlerContext): PendingRequest | 'in_use' | 'too_many' | undefined {
+  if (!('id' in message) || !('method' in message)) return undefined;
+  const claimed = pendingIds.claim(session.id, message.id);
+  if (typeof claimed !== 'function') return claimed;
+  const entry: PendingRequest = { request: message, filterResponse: context.filterResponse, release: claimed };
+  session.value.pending.set(message.id, entry);
   return entry;
 }
 
-/** Forgets the oldest entry of a request the client cancels with `notifications/cancelled`. */
-function forgetCancelled(pendingLists: Map<JsonRpcId, PendingList[]>, message: JsonRpcMessage): void {
+/** Forgets a request the client cancels with `notifications/cancelled`. */
+function forgetCancelled(pending: Map<JsonRpcId, PendingRequest>, message: JsonRpcMessage): void {
   if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
   const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
   if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-  const entry = pendingLists.get(requestId)?.[0];
-  if (entry) forgetListRequest(pendingLists, entry);
+  const entry = pending.get(requestId);
+  if (entry) forgetRequest(pending, entry);
 }
 
-function forgetListRequest(pendingLists: Map<JsonRpcId, PendingList[]>, entry: PendingList): void {
-  const entries = pendingLists.get(entry.id);
-  const at = entries?.indexOf(entry) ?? -1;
-  if (at === -1) return;
-  entries!.splice(at, 1);
-  if (entries!.length === 0) pendingLists.delete(entry.id);
+function forgetRequest(pending: Map<JsonRpcId, PendingRequest>, entry: PendingRequest): void {
+  const id = (entry.request as { id: JsonRpcId }).id;
+  if (pending.get(id) === entry) pending.delete(id);
+  entry.release();
 }
 
 /**
- * Filters an outgoing response to a recorded list request. When a client reused an id for several list
- * requests at once, which request a response answers is unknown, so every recorded filter for that id is
- * applied (each only touches a response to its own method) and one entry is used up.
+ * Filters every outgoing response by the shape of its result (see `response-filter.ts`) with the filter of the
+ * request its id names, or, when that request is no longer known (its client left and the id was used again, or
+ * it was cancelled), with the filter of the session's latest request; then that request is over.
  */
-function filterOutgoing(pendingLists: Map<JsonRpcId, PendingList[]>, message: JSONRPCMessage): JSONRPCMessage {
+function filterOutgoing(state: SdkSession, message: JSONRPCMessage): JSONRPCMessage {
   if ('method' in message || !('id' in message) || (typeof message.id !== 'string' && typeof message.id !== 'number')) return message;
-  const entries = pendingLists.get(message.id);
-  if (!entries) return message;
-  let out = message as unknown as JsonRpcMessage;
-  for (const { request, filterResponse } of entries) out = filterResponse(request, out);
-  entries.shift();
-  if (entries.length === 0) pendingLists.delete(message.id);
-  return out as unknown as JSONRPCMessage;
+  const entry = state.pending.get(message.id);
+  const filterResponse = entry?.filterResponse ?? state.latest;
+  const out = filterResponse === undefined ? message : (filterMessage(message, (response) => filterResponse(entry?.request ?? UNKNOWN_REQUEST, response)) as JSONRPCMessage);
+  if (entry) forgetRequest(state.pending, entry);
+  return out;
 }
 
 /**
@@ -440,13 +442,13 @@ function hideCredentials(req: IncomingMessage): void {
 
 
 /**
- * A stored event, filtered again for the request that resumes its stream. Its request is no longer known, so a
- * list or read answer is recognised by the shape of its result (`inferRequest`, fail closed). It was filtered when
- * it was stored, so filtering again can only keep as much or less: what the policy and token of both times allow.
+ * A stored event, filtered again for the request that resumes its stream. A list or read answer is recognised by
+ * the shape of its result, whatever id it carries (fail closed). It was filtered when it was stored, so filtering
+ * again can only keep as much or less: what the policy and token of both times allow.
  */
 function refilterReplayed(message: JSONRPCMessage): JSONRPCMessage {
   const context = resumingRequest.getStore();
-  return context === undefined ? message : (filterMessage(message, inferRequest, context.filterResponse) as JSONRPCMessage);
+  return context === undefined ? message : (filterMessage(message, (response) => context.filterResponse(UNKNOWN_REQUEST, response)) as JSONRPCMessage);
 }
 
 /**

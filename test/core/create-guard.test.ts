@@ -307,20 +307,21 @@ describe('createGuard: filterResponse', () => {
     assert.deepEqual((guard.filterResponse(list, response, authWith(['mcp', 'x:admin'])) as unknown as { result: { tools: unknown[] } }).result.tools, tools);
   });
 
-  test('a response whose id differs in type ("1" for 1) is returned untouched', () => {
+  test('a list is filtered whatever request or id carries it: the shape decides', () => {
+    const filtered = { result: { tools: [{ name: 'echo' }] } };
     const response: JsonRpcMessage = { jsonrpc: '2.0', id: '1', result: { tools } };
-    const out = guard.filterResponse(list, response, authWith(['mcp']));
-    assert.equal(out, response);
-    assert.deepEqual((out as unknown as { result: { tools: unknown[] } }).result.tools, tools);
+    assert.deepEqual(guard.filterResponse(list, response, authWith(['mcp'])), { ...response, ...filtered }, 'id "1" for 1');
+    const callResult: JsonRpcMessage = { jsonrpc: '2.0', id: 1, result: { tools } };
+    assert.deepEqual(guard.filterResponse(call('echo'), callResult, authWith(['mcp'])), { ...callResult, ...filtered }, 'a list on a call');
+    const notification: JsonRpcMessage = { jsonrpc: '2.0', method: 'tools/list' };
+    assert.deepEqual(guard.filterResponse(notification, callResult, authWith(['mcp'])), { ...callResult, ...filtered });
   });
 
-  test('error responses, non-list methods and notifications are returned untouched', () => {
+  test('error responses and results without a list pass untouched', () => {
     const error: JsonRpcMessage = { jsonrpc: '2.0', id: 1, error: { code: -1, message: 'x' } };
     assert.equal(guard.filterResponse(list, error, authWith(['mcp'])), error);
-    const callResult: JsonRpcMessage = { jsonrpc: '2.0', id: 1, result: { tools } };
+    const callResult: JsonRpcMessage = { jsonrpc: '2.0', id: 1, result: { content: [] } };
     assert.equal(guard.filterResponse(call('echo'), callResult, authWith(['mcp'])), callResult);
-    const notification: JsonRpcMessage = { jsonrpc: '2.0', method: 'tools/list' };
-    assert.equal(guard.filterResponse(notification, callResult, authWith(['mcp'])), callResult);
   });
 });
 

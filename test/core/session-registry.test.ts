@@ -94,28 +94,6 @@ describe('createSessionRegistry', () => {
     assert.deepEqual(registry.lookup('s', ALICE), { refused: 'session_unknown' });
   });
 
-  it('keeps filtered requests by id and type, bounded, and infers the request from the answer once older ones were dropped', () => {
-    const registry = createSessionRegistry({ maxSessions: 10, idleTimeoutMs: 60_000 });
-    registry.bind('s', ALICE);
-    const found = registry.lookup('s', ALICE);
-    assert.ok('session' in found);
-    const session = found.session;
-    const list = (id: number | string, method: string) => ({ jsonrpc: '2.0' as const, id, method });
-    const answer = (id: number | string, result: Record<string, unknown>) => ({ jsonrpc: '2.0' as const, id, result });
-    session.recordRequest(list(1, 'tools/list'));
-    session.recordRequest(list('1', 'prompts/list'));
-    session.recordRequest({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a', arguments: { big: 'x'.repeat(1000) } } });
-    assert.equal((session.requestFor(1, answer(1, {})) as { method: string }).method, 'tools/list');
-    assert.equal((session.requestFor('1', answer('1', {})) as { method: string }).method, 'prompts/list');
-    assert.deepEqual(session.requestFor(2, answer(2, {})), { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a' } }, 'only what filtering needs is kept');
-    assert.equal(session.requestFor(3, answer(3, { tools: [] })), undefined);
-    for (let i = 100; i < 400; i++) session.recordRequest(list(i, 'resources/list'));
-    assert.equal((session.requestFor(399, answer(399, {})) as { method: string }).method, 'resources/list');
-    assert.deepEqual(session.requestFor(1, answer(1, { tools: [] })), { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'inferred from the shape');
-    assert.deepEqual(session.requestFor(1, answer(1, { contents: [] })), { jsonrpc: '2.0', id: 1, method: 'resources/read', params: {} });
-    assert.equal(session.requestFor(1, answer(1, { content: [] })), undefined);
-  });
-
   it('counts sessions being opened: a reservation takes a slot, binds into it, or gives it back', () => {
     const registry = createSessionRegistry({ maxSessions: 3, maxSessionsPerCaller: 2, idleTimeoutMs: 60_000 });
     const first = registry.reserve(ALICE);

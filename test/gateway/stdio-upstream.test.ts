@@ -151,11 +151,17 @@ for (const server of stdioServers()) {
       assert.equal(new Set(seen).size, subjects.length, seen.join('\n'));
     });
 
-    it('concurrent requests with the same id each get their own answer, with their id', async () => {
+    it('a request reusing the id of one in progress in its session is refused; the first gets its answer, with its id', async () => {
       const s = await session('dave');
-      const [slow, fast] = await Promise.all([s.call('slow', { ms: 400, tag: 'first' }, 7), s.call('slow', { ms: 20, tag: 'second' }, 7)]);
-      assert.deepEqual(slow.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'slow first' }] } });
-      assert.deepEqual(fast.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'slow second' }] } });
+      const slow = s.call('slow', { ms: 400, tag: 'first' }, 7);
+      await new Promise((r) => setTimeout(r, 100));
+      const reused = await s.call('slow', { ms: 20, tag: 'second' }, 7);
+      assert.equal(reused.status, 400);
+      assert.equal(reused.json.id, 7);
+      assert.equal(reused.json.error.code, -32600);
+      assert.deepEqual((await slow).json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'slow first' }] } });
+      const again = await s.call('slow', { ms: 20, tag: 'second' }, 7);
+      assert.deepEqual(again.json, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'slow second' }] } }, 'once answered, the id may come again');
       pids.add(await pidOf(s));
       await s.delete();
     });

@@ -8,6 +8,7 @@ import { Agent as UndiciAgent, buildConnector } from 'undici';
 import type { AuthInfo } from '../../src/core/auth-info.js';
 import { selfSignedCertificate } from '../helpers/self-signed-certificate.js';
 import { ConfigurationError } from '../../src/core/errors.js';
+import { UNKNOWN_REQUEST } from '../../src/core/response-filter.js';
 import type { GuardedRequest, JsonRpcMessage } from '../../src/http/http-handler.js';
 import {
   checkIdentityHeaders,
@@ -767,11 +768,10 @@ describe('createUpstreamProxy sessions', () => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.end(readEvent(req.method === 'POST' ? message!.id : 4));
     });
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     const front = await startFront({ upstream: upstream.url }, (request, response) => {
-      const { method, params } = request as { method?: string; params?: { uri?: string } };
-      seen.push(`${method} ${params?.uri}`);
-      if (method !== 'resources/read' || !('result' in response)) return response;
+      seen.push(request);
+      if (!('result' in response) || !Array.isArray(response.result.contents)) return response;
       return { ...response, result: { ...response.result, cacheScope: 'private' } };
     });
     const sid = await initialize(front.url, 'alice');
@@ -781,7 +781,7 @@ describe('createUpstreamProxy sessions', () => {
     const text = await resumed.text();
     assert.match(text, /"cacheScope":"private"/, text);
     assert.doesNotMatch(text, /"public"/);
-    assert.deepEqual(seen, ['resources/read mem://restricted'], 'the replay was filtered with the kept request, URI included');
+    assert.deepEqual(seen, [UNKNOWN_REQUEST], 'the replay is filtered by its shape: the id it carries may name another request by now');
   });
 
   it('a resumed stream without a session is filtered too, answers recognised by their shape (fail closed)', async () => {
@@ -789,8 +789,8 @@ describe('createUpstreamProxy sessions', () => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.end(`id: e1\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 3, result: { tools: [{ name: 'echo' }, { name: 'get-env' }] } })}\n\n`);
     });
-    const front = await startFront({ upstream: upstream.url }, (request, response) => {
-      if ((request as { method?: string }).method !== 'tools/list' || !('result' in response)) return response;
+    const front = await startFront({ upstream: upstream.url }, (_request, response) => {
+      if (!('result' in response) || !Array.isArray(response.result.tools)) return response;
       return { ...response, result: { tools: (response.result.tools as { name: string }[]).filter((t) => t.name !== 'get-env') } };
     });
     const resumed = await fetch(front.url, { headers: bearer('alice', { Accept: 'text/event-stream', 'Last-Event-ID': 'e0' }), signal: AbortSignal.timeout(5000) });
@@ -823,8 +823,8 @@ describe('createUpstreamProxy sessions', () => {
       void firstEventRead.then(() => res.end(replay.slice(cut)));
     });
     // The caller may not see get-env: the filter the guard hands to the handler drops it.
-    const front = await startFront({ upstream: upstream.url }, (request, response) => {
-      if ((request as { method?: string }).method !== 'tools/list' || !('result' in response)) return response;
+    const front = await startFront({ upstream: upstream.url }, (_request, response) => {
+      if (!('result' in response) || !Array.isArray(response.result.tools)) return response;
       const listed = (response.result.tools as { name: string }[]).filter((t) => t.name !== 'get-env');
       return { ...response, result: { ...response.result, tools: listed } };
     });
@@ -853,7 +853,7 @@ describe('createUpstreamProxy sessions', () => {
     const events = text.slice(': replay\r\n\r\n'.length).split('\n\n').filter(Boolean);
     assert.equal(events.length, 2, text);
     assert.equal(events[0], `id: ev-3\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 3, result: { tools: [{ name: 'echo' }] } })}`);
-    // Id 5 was never a list request in this session: its answer passes unchanged.
-    assert.equal(`${events[1]}\n\n`, listEvent(5));
+    // Id 5 was never a list request in this session: its answer is a tools list all the same, and filtered as one.
+    assert.equal(events[1], `id: ev-5\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 5, result: { tools: [{ name: 'echo' }] } })}`);
   });
 });

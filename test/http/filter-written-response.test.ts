@@ -103,25 +103,25 @@ describe('filterListResponse: application/json', () => {
     assert.deepEqual(JSON.parse(r.body.toString()).result, FILTERED_RESULT);
   });
 
-  test('a response whose id differs in type ("7" for 7) is forwarded byte for byte', async () => {
+  test('a response whose id differs ("7" for 7) is filtered all the same: the shape decides, not the id', async () => {
     const body = JSON.stringify({ ...LIST_RESPONSE, id: '7' });
     const url = await serve((res) => {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
     });
     const r = await get(url);
-    assert.equal(r.body.toString(), body);
-    assert.equal(Number(r.headers['content-length']), Buffer.byteLength(body));
+    assert.deepEqual(JSON.parse(r.body.toString()), { jsonrpc: '2.0', id: '7', result: FILTERED_RESULT });
+    assert.equal(Number(r.headers['content-length']), r.body.length);
   });
 
-  test('batch arrays: only the matching element is filtered', async () => {
+  test('batch arrays: every response is filtered', async () => {
     const other = { jsonrpc: '2.0', id: 8, result: { tools: TOOLS } };
     const url = await serve((res) => {
       res.writeHead(200, ['Content-Type', 'application/json']);
       res.end(JSON.stringify([other, LIST_RESPONSE]));
     });
     const r = await get(url);
-    assert.deepEqual(JSON.parse(r.body.toString()), [other, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
+    assert.deepEqual(JSON.parse(r.body.toString()), [{ jsonrpc: '2.0', id: 8, result: { tools: FILTERED_RESULT.tools } }, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
   });
 
   test('error responses and unparseable bodies pass unchanged', async () => {
@@ -274,17 +274,13 @@ describe('filterListResponse: text/event-stream', () => {
     assert.deepEqual(sseData(text.replace(/^\ufeff/, '')), [{ jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
   });
 
-  test('non-matching ids, other event types and non-JSON data pass through untouched', async () => {
-    const stream =
-      `event: message\ndata: ${JSON.stringify({ ...LIST_RESPONSE, id: '7' })}\n\n` +
-      `event: custom\ndata: ${JSON.stringify(LIST_RESPONSE)}\n\n` +
-      `data: hello\n\n` +
-      `data\n\n`;
+  test('a list answer with another id is filtered too; other event types and non-JSON data pass through untouched', async () => {
+    const untouched = `event: custom\ndata: ${JSON.stringify(LIST_RESPONSE)}\n\n` + `data: hello\n\n` + `data\n\n`;
     const url = await serve((res) => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      res.end(stream);
+      res.end(`event: message\ndata: ${JSON.stringify({ ...LIST_RESPONSE, id: '7' })}\n\n${untouched}`);
     });
-    assert.equal((await get(url)).body.toString(), stream);
+    assert.equal((await get(url)).body.toString(), `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: '7', result: FILTERED_RESULT })}\n\n${untouched}`);
   });
 
   test('an event cut off by the end of the stream is still filtered if it is the response', async () => {
@@ -380,6 +376,74 @@ test('a notification (no id) is never intercepted', async () => {
     { jsonrpc: '2.0', method: 'notifications/initialized' },
   );
   assert.equal((await get(url)).body.toString(), JSON.stringify(LIST_RESPONSE));
+});
+
+describe('filterListResponse: the answer to any other request', () => {
+  const CALL_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x' } };
+  const callAnswer = (text: string) => JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text }] } });
+
+  test('an answer that cannot hold a list passes byte for byte, without a parse (the filter is never called)', async () => {
+    const body = callAnswer('say "tools" and \\u00e9');
+    const server = createServer((_req, res) => {
+      filterListResponse(res, CALL_REQUEST, () => assert.fail('not parsed'));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      res.write(body.slice(0, 5));
+      res.end(body.slice(5));
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const r = await get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    assert.equal(r.body.toString(), body);
+    assert.equal(r.headers['content-length'], String(Buffer.byteLength(body)));
+  });
+
+  test('a list carried by the answer to a call is filtered, JSON or event stream, whatever its id', async () => {
+    let url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ ...LIST_RESPONSE, id: 7 }));
+    }, undefined, CALL_REQUEST);
+    assert.deepEqual(JSON.parse((await get(url)).body.toString()).result, FILTERED_RESULT);
+    url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ ...LIST_RESPONSE, id: 9 })}\n\n`);
+      res.end(`data: ${callAnswer('done')}\n\n`);
+    }, undefined, CALL_REQUEST);
+    assert.deepEqual(sseData((await get(url)).body.toString()), [{ jsonrpc: '2.0', id: 9, result: FILTERED_RESULT }, JSON.parse(callAnswer('done'))]);
+  });
+
+  test('an answer larger than maxBufferedBytes passes on as it comes, and is cut off should a list key follow', async () => {
+    const big = callAnswer('x'.repeat(200));
+    let url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(big) });
+      for (let i = 0; i < big.length; i += 50) res.write(big.slice(i, i + 50));
+      res.end();
+    }, { maxBufferedBytes: 64 }, CALL_REQUEST);
+    const passed = await get(url);
+    assert.equal(passed.status, 200);
+    assert.equal(passed.body.toString(), big);
+    // The key arrives cut in two across chunks, after the head and the first bytes were sent.
+    const leaking = `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"${'x'.repeat(100)}"}],"resou` + `rces":[{"uri":"secret"}]}}`;
+    url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(leaking) });
+      const cut = leaking.indexOf('rces"');
+      res.write(leaking.slice(0, 80));
+      res.write(leaking.slice(80, cut));
+      res.end(leaking.slice(cut));
+    }, { maxBufferedBytes: 64 }, CALL_REQUEST);
+    const cutOff = await new Promise<{ body: string; error?: Error }>((resolve) => {
+      let body = '';
+      httpRequest(url, { method: 'POST' }, (res) => {
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ body }));
+        res.on('error', (error) => resolve({ body, error }));
+      })
+        .on('error', (error) => resolve({ body, error }))
+        .end();
+    });
+    assert.ok(cutOff.error, 'the answer was cut off');
+    assert.doesNotMatch(cutOff.body, /secret/);
+  });
 });
 
 describe('filterListResponse: reusing a filtered answer (memo)', () => {
