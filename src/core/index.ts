@@ -15,7 +15,7 @@ export type { AuthInfo, AuthInfoExtra } from './auth-info.js';
 export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './handler.js';
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './policy-definition.js';
-export type { TokenVerifier, TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
+export type { TokenVerifier, TokenVerifierOptions, VerificationContext, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token-verifier.js';
 export { createTokenVerifier } from './create-token-verifier.js';
 export { cachedOrVerify } from './token-verifier.js';
 export { explainFailure } from './explain-failure.js';
