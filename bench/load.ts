@@ -40,14 +40,18 @@ interface OpenSession {
 /** Sessions opened by `sessions`, by URL. */
 const sessionsByUrl = new Map<string, OpenSession[]>();
 
+/**
+ * A token as a new client meets the server with: its own subject and client id, never seen before, so that
+ * nothing the guard keeps per caller (sessions, rate-limit counters, digests of identities) is warm for it.
+ */
 async function mintToken(resource: string): Promise<string> {
   const n = serial++;
   const now = Math.floor(Date.now() / 1000);
   return issuer.sign(
     {
       aud: resource,
-      sub: `user-${n % 1000}`,
-      client_id: `client-${n % 10}`,
+      sub: `user-${n}`,
+      client_id: `client-${n}`,
       scope: TOKEN_SCOPE,
       iat: now,
       exp: now + TOKEN_LIFETIME_SECONDS,
