@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../core/canonical-resource.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
-import { DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS } from '../core/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS } from '../core/introspection-bounds.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../core/introspection-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../core/jws-algorithms.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from '../core/resolve-guard-options.js';
@@ -147,7 +147,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', group: 'token-validation', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: String(DEFAULT_TOKEN_CACHE_MAX_BYTES) },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', group: 'token-validation', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: String(DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS) },
-  { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection calls one client address (IPv6: one /64) can cause; past it a request with a new opaque token gets 429. Cached tokens and refusals cost none. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS },
+  { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection refusals (inactive or invalid tokens) one client address (IPv6: one /64) can cause; while an address is past it, its requests with new opaque tokens get 429 until the window ends. Tokens the endpoint accepts never count. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS },
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,

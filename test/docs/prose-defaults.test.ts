@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../../src/core/create-token-verifier.js';
 import { DPOP_PROOF_WINDOW_SECONDS } from '../../src/core/dpop-proof.js';
-import { DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS, DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, INTROSPECTION_REFUSALS_MAX_ENTRIES } from '../../src/core/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS, DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, INTROSPECTION_REFUSALS_MAX_ENTRIES } from '../../src/core/introspection-bounds.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../../src/core/introspection-verifier.js';
 import { DEFAULT_RATE_LIMITER_MAX_BYTES, DEFAULT_RATE_LIMITER_MAX_ENTRIES, RATE_LIMITER_ENTRY_OVERHEAD_BYTES } from '../../src/core/rate-limiter.js';
 import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER } from '../../src/core/replay-cache.js';
@@ -29,7 +29,7 @@ test('security.md: the rate limiter and introspection bounds', () => {
   assert.ok(security.includes(`default bound is ${DEFAULT_RATE_LIMITER_MAX_BYTES / 1_048_576} MiB`), 'the limiter bytes');
   assert.ok(security.includes(`is reused for ${DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS} s`), 'the refusal TTL');
   assert.ok(security.includes(`at most ${spelt(INTROSPECTION_REFUSALS_MAX_ENTRIES)} refusals`), 'the refusal cache size');
-  assert.ok(security.includes(`default \`${DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS}\``), 'the calls per address');
+  assert.ok(security.includes(`default \`${DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS}\``), 'the refusals per address');
 });
 
 test('dpop.md: the proof window and the replay cache size', () => {
