@@ -87,7 +87,7 @@ export interface Guard {
    * verifies it: the identity itself when nothing must be waited for (a Bearer token in the cache, or a new JWT
    * whose issuer's key is already held: no promise on the hot path), else a promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
    * and the `DPoP` header values; without it such requests are refused. Its `clientAddress`, when given, bounds
-   * the introspection calls per client address (`introspection.callsPerAddress`). Throws or rejects with
+   * the introspection refusals per client address (`introspection.refusalsPerAddress`). Throws or rejects with
    * 400/401/429/503 `GuardError`s.
    */
   authenticate(authorization: string | string[] | undefined, url: string, request?: DpopRequest): AuthInfo | Promise<AuthInfo>;

@@ -54,14 +54,15 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  * (`cachedOrVerify` answers it synchronously); concurrent requests with the same token while it waits (for keys,
  * for introspection) share one verification. A JWT's refusal is not cached: it is checked again, locally (an
  * unknown `kid` refetches the JWKS at most once per `jwksCooldownMs`). An introspection refusal (`active: false`,
- * or an answer not valid for this resource) is reused for 10 s (or `introspection.cacheTtlSeconds` if shorter;
- * never an unreachable or failing endpoint), and each client address (`context.clientAddress`) causes at most
- * `introspection.callsPerAddress` introspection calls (429 past it): see `createIntrospectionBounds`.
+ * or an answer not valid for this resource) is reused for 10 s from the token's second refusal (or
+ * `introspection.cacheTtlSeconds` if shorter; never an unreachable or failing endpoint), and a client address
+ * (`context.clientAddress`) past `introspection.refusalsPerAddress` refusals gets 429 for new tokens until its
+ * window ends: see `createIntrospectionBounds`.
  *
  * @throws ConfigurationError naming the faulty setting (`issuer`, `issuers`, `resource`, `audiences`, `jwksUri`,
  *   `algorithms`, `clockToleranceSeconds`, `httpTimeoutMs`, `jwksCooldownMs`, `jwksCacheMaxAgeMs`,
  *   `introspection.clientId`, `introspection.clientSecret`, `introspection.endpoint`, `introspection.issuer`,
- *   `introspection.cacheTtlSeconds`, `introspection.callsPerAddress`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
+ *   `introspection.cacheTtlSeconds`, `introspection.refusalsPerAddress`, `tokenCache.maxEntries`, `tokenCache.maxBytes`, `tokenCache.maxTtlSeconds`,
  *   `onTokenVerification`, `onJwksFetch`, `boundTokens`). Sender-constrained tokens (`cnf`) are refused unless
  *   `boundTokens` is `return`.
  */
@@ -101,7 +102,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
     // A refusal is reused no longer than an acceptance would be, and not at all without a token cache.
     const refusalTtlSeconds = options.tokenCache === false ? 0 : Math.min(DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, introspectionTtlSeconds);
-    introspectionBounds = createIntrospectionBounds({ refusalTtlSeconds, callsPerAddress: introspection.callsPerAddress });
+    introspectionBounds = createIntrospectionBounds({ refusalTtlSeconds, refusalsPerAddress: introspection.refusalsPerAddress });
   }
 
   const boundTokens = options.boundTokens ?? 'refuse';
@@ -164,7 +165,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       return info;
     } catch (error) {
       // Only the authorization server's answer is remembered, never its outage (AuthorizationServerUnavailableError).
-      if (error instanceof InvalidTokenError) bounds.remember(key, error);
+      if (error instanceof InvalidTokenError) bounds.remember(key, error, context);
       throw error;
     }
   };

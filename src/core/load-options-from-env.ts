@@ -50,7 +50,7 @@ export const ENV_OPTION_VARIABLES: Readonly<Record<string, string>> = {
   'introspection.endpoint': INTROSPECTION_ENDPOINT,
   'introspection.issuer': INTROSPECTION_ISSUER,
   'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
-  'introspection.callsPerAddress': INTROSPECTION_RATE_LIMIT,
+  'introspection.refusalsPerAddress': INTROSPECTION_RATE_LIMIT,
   'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
 };
 
@@ -164,9 +164,9 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     const cacheTtlSeconds = problems.check(() => readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400));
     // "20/s" and the like, or off; the guard parses it and names the variable.
     const rateSetting = readSetting(env, INTROSPECTION_RATE_LIMIT);
-    const callsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;
+    const refusalsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;
     // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
-    if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined || callsPerAddress !== undefined) {
+    if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined || refusalsPerAddress !== undefined) {
       if (!clientId || !clientSecret) {
         problems.add(
           clientId ? INTROSPECTION_SECRET : 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
@@ -179,7 +179,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
           ...(endpoint ? { endpoint } : {}),
           ...(introspectionIssuer ? { issuer: introspectionIssuer } : {}),
           ...(cacheTtlSeconds !== undefined ? { cacheTtlSeconds } : {}),
-          ...(callsPerAddress !== undefined ? { callsPerAddress } : {}),
+          ...(refusalsPerAddress !== undefined ? { refusalsPerAddress } : {}),
         };
       }
     }

@@ -55,6 +55,11 @@ export interface MemoryRateLimiterOptions {
 /** A {@link RateLimiter} in memory, with what it holds, for tests and metrics. */
 export interface MemoryRateLimiter extends RateLimiter {
   consume(key: string, limit: RateLimit): number;
+  /**
+   * What {@link consume} would answer for one more request, without counting it: 0 when within the limit, else
+   * the milliseconds until the window that would refuse it ends.
+   */
+  peek(key: string, limit: RateLimit): number;
   /** Counters held, ended windows included until they are swept or evicted. */
   readonly size: number;
   /** Estimated memory of the counters held, in bytes (see {@link MemoryRateLimiterOptions.maxBytes}); never above it. */
@@ -161,6 +166,11 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
       size++;
       bytes += entryBytes;
       return 0;
+    },
+    peek(key, limit) {
+      const at = now();
+      const window = byLimit.get(limit.text)?.get(key);
+      return window !== undefined && window.endsAtMs > at && window.count >= limit.points ? window.endsAtMs - at : 0;
     },
     get size() {
       return size;

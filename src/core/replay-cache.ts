@@ -81,11 +81,14 @@ export interface MemoryReplayCacheOptions {
    */
   maxEntries?: number;
   /**
-   * Most live identifiers one caller (see {@link ReplayCache.claim}'s `caller`) may hold: past it, that caller's
-   * new proofs are refused (429 with `Retry-After`, until its oldest claim expires) while every other caller is
-   * served, so no caller can fill the cache for the others. One caller then makes at most this many DPoP requests
-   * per proof window (70 s by default): about 14 a second with the default. Default 1 % of `maxEntries`, at least
-   * 1 (1 000 with the default `maxEntries`).
+   * Most live identifiers one caller (see {@link ReplayCache.claim}'s `caller`) may hold while the cache is under
+   * pressure (at least half full): then a caller holding this many has its new proofs refused (429 with
+   * `Retry-After`, until its oldest claim expires) while every other caller is served. While the cache is less
+   * than half full no caller is limited, so a single busy caller is not capped while there is room; and one caller
+   * can fill at most half of it, the other half being left to callers within their share, so no caller can push
+   * the others to 503. Under pressure one caller makes at most this many DPoP requests per proof window (70 s
+   * by default): about 14 a second with the default. Default 1 % of `maxEntries`, at least 1 (1 000 with the
+   * default `maxEntries`).
    */
   maxEntriesPerCaller?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
@@ -113,7 +116,7 @@ interface Claim {
 
 /**
  * The default {@link ReplayCache}: a `Map` in insertion order, bounded by `maxEntries`, and each caller's claims
- * bounded by `maxEntriesPerCaller`. Claims arrive roughly in expiry order (every proof is accepted for the same
+ * bounded by `maxEntriesPerCaller` once the cache is half full. Claims arrive roughly in expiry order (every proof is accepted for the same
  * window after its `iat`), so the oldest entries are the first to expire: sweeping from the front is cheap. A
  * caller's own expiries are kept sorted, so that its share counts only its live claims exactly (whatever order
  * its `iat`s come in) and its `Retry-After` is exact.
@@ -124,6 +127,8 @@ export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}):
   const maxEntries = checkInteger(options.maxEntries, 'maxEntries', DEFAULT_REPLAY_CACHE_MAX_ENTRIES, { min: 1 });
   const maxPerCaller = checkInteger(options.maxEntriesPerCaller, 'maxEntriesPerCaller', defaultReplayShare(maxEntries), { min: 1 });
   const now = options.now ?? Date.now;
+  // From here on the shares are enforced: below it no caller is limited, and one caller alone can reach no further.
+  const pressure = Math.ceil(maxEntries / 2);
   const claims = new Map<string, Claim>();
   const holders = new Map<string, Holder>();
 
@@ -159,8 +164,8 @@ export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}):
       if (holder !== undefined) {
         prune(holder, at);
         const oldest = holder.expiries[0];
-        // Its own share is full: the caller waits for its oldest proof to expire, the others are unaffected.
-        if (oldest !== undefined && holder.expiries.length >= maxPerCaller) throw new ReplayShareExceededError(maxPerCaller, oldest - at);
+        // Under pressure and its own share full: the caller waits for its oldest proof to expire, the others are served.
+        if (oldest !== undefined && holder.expiries.length >= maxPerCaller && claims.size >= pressure) throw new ReplayShareExceededError(maxPerCaller, oldest - at);
       }
       // Fail closed: forgetting a live claim would reopen its proof to replay.
       if (claims.size >= maxEntries) throw new Error(`the DPoP replay cache holds ${maxEntries} live proofs (maxEntries)`);

@@ -66,13 +66,15 @@ export interface IntrospectionOptions {
    */
   cacheTtlSeconds?: number;
   /**
-   * Most introspection calls one client address can cause, as a rate (`"20/s"`, the syntax of `rateLimit`), or
-   * `false` for no bound. Only calls count: a token in the cache, a refusal reused, or a token already being
-   * introspected for another request costs none. Past it the request is refused with 429 and `Retry-After`
-   * before the call. IPv6 addresses count per /64. Behind a reverse proxy every client shares the proxy's
-   * address: raise it there, or bound clients at the proxy. Default `"20/s"`.
+   * Most introspection refusals (`active: false`, or an answer not valid for this resource) one client address
+   * can cause, as a rate (`"20/s"`, the syntax of `rateLimit`), or `false` for no bound. Only refusals count: a
+   * token the endpoint accepts never does, nor a token in the cache, a refusal reused, or an outage. While an
+   * address is past it, its requests with new tokens are refused with 429 and `Retry-After` before any call
+   * (valid new tokens from that address included, until the window ends). IPv6 addresses count per /64. Behind
+   * a reverse proxy every client shares the proxy's address: one client sending junk then delays the new
+   * tokens of the others by up to one window; raise it, or bound clients at the proxy. Default `"20/s"`.
    */
-  callsPerAddress?: string | false;
+  refusalsPerAddress?: string | false;
   /**
    * The issuer whose introspection endpoint answers for opaque tokens, which name no issuer of their own.
    * Default: the issuer, when only one is configured; required (a start-up error otherwise) with several.

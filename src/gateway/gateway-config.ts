@@ -2,9 +2,11 @@ import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../core/canonical-resource.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../core/create-token-verifier.js';
-import { DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS } from '../core/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS } from '../core/introspection-bounds.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../core/introspection-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../core/jws-algorithms.js';
+import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER } from '../core/replay-cache.js';
+import { DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER } from '../redis/redis-stores.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from '../core/resolve-guard-options.js';
 import { DEFAULT_TOKEN_CACHE_MAX_BYTES } from '../core/token-cache.js';
 import { closestName } from '../core/closest-name.js';
@@ -135,6 +137,8 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_ALGORITHMS', group: 'token-validation', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: DEFAULT_JWT_ALGORITHMS.join(', ') },
   { env: 'MCP_AUTH_CLOCK_TOLERANCE', group: 'token-validation', flag: '--clock-tolerance', value: '<seconds>', description: 'Clock skew tolerated on exp, nbf and iat.', defaultValue: String(DEFAULT_CLOCK_TOLERANCE_SECONDS) },
   { env: 'MCP_AUTH_DPOP', group: 'token-validation', flag: '--dpop', value: '<off|allow|require>', description: 'DPoP sender-constrained tokens (RFC 9449): "allow" takes Bearer tokens and DPoP-bound ones with a proof, "require" only DPoP-bound ones, "off" refuses DPoP-bound tokens.', defaultValue: 'allow' },
+  { env: 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', group: 'token-validation', flag: '--dpop-replay-cache-max-entries', value: '<number>', description: "Most DPoP proof identifiers (jti) the per-process replay cache holds, each for its proof's lifetime (70 s); full of live proofs, a new DPoP request gets 503. Size it above the DPoP requests a process accepts in 70 s. Not with MCP_AUTH_REDIS_URL.", defaultValue: String(DEFAULT_REPLAY_CACHE_MAX_ENTRIES) },
+  { env: 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', group: 'token-validation', flag: '--dpop-replay-cache-max-per-caller', value: '<number>', description: `Live DPoP proofs one caller (issuer, subject, client) may hold; past it 429 with Retry-After. Per process: enforced only once the cache is half full, so one caller never fills more than half and never pushes others to 503 (default 1 % of the cache). With MCP_AUTH_REDIS_URL: always enforced, across replicas (default ${DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER}).`, defaultValue: `${DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER} (Redis: ${DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER})` },
   { env: 'MCP_AUTH_STRICT_JWT', group: 'token-validation', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
   { env: 'MCP_AUTH_RESOURCE_NAME', group: 'gateway', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
   { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', group: 'gateway', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
@@ -147,7 +151,7 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', group: 'token-validation', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: String(DEFAULT_TOKEN_CACHE_MAX_BYTES) },
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', group: 'token-validation', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: String(DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS) },
-  { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection calls one client address (IPv6: one /64) can cause; past it a request with a new opaque token gets 429. Cached tokens and refusals cost none. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS },
+  { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection refusals (inactive or invalid tokens) one client address (IPv6: one /64) can cause; while an address is past it, its requests with new opaque tokens get 429 until the window ends. Tokens the endpoint accepts never count. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS },
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
@@ -182,6 +186,11 @@ export interface GatewayConfig {
   maxConnectionsPerAddress: number;
   /** The Redis shared by replicas for rate limits and DPoP replays (`MCP_AUTH_REDIS_URL`); absent: per process. */
   redis?: SharedStoreConfig;
+  /**
+   * The DPoP replay cache's size (`MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES`, per process only) and each caller's
+   * share (`MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER`, per process or in Redis); absent: the defaults.
+   */
+  dpopReplayCache?: { maxEntries?: number; maxEntriesPerCaller?: number };
   /** Sealed session ids (`MCP_AUTH_SESSION_SECRET`), which any replica opens; absent: sessions live in one process. */
   sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
@@ -284,6 +293,15 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
     const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    const replayMaxEntries = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 1, 100_000_000));
+    const replayMaxPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', 1, 100_000_000));
+    if (replayMaxEntries !== undefined && readSetting(settings, 'MCP_AUTH_REDIS_URL') !== undefined) {
+      problems.add('MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 'applies to the per-process replay cache only; with MCP_AUTH_REDIS_URL the replay cache is in Redis (bound it with maxmemory): unset it');
+    }
+    const dpopReplayCache =
+      replayMaxEntries === undefined && replayMaxPerCaller === undefined
+        ? undefined
+        : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
     const identityHeaders = problems.check(() => parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS')));
     const policyWatch = problems.check(() => readPolicyWatch(settings));
     if (upstreamCommand !== undefined) {
@@ -300,7 +318,7 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
     // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
     const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
     problems.throwIfAny();
-    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, heapGrowingPercent, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, heapGrowingPercent, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(dpopReplayCache ? { dpopReplayCache } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
     if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
     if (upstream === undefined) return common;
     const proxy: UpstreamProxyOptions = {

@@ -1,3 +1,4 @@
+import { createMemoryReplayCache } from '../core/replay-cache.js';
 import { once } from 'node:events';
 import { answerClientErrors } from '../http/client-error.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -182,6 +183,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         // Counts per resource unless MCP_AUTH_REDIS_KEY_PREFIX says otherwise: MCP servers sharing a Redis count apart.
         resource,
         names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
+        ...(config.dpopReplayCache?.maxEntriesPerCaller !== undefined ? { replayCacheMaxPerCaller: config.dpopReplayCache.maxEntriesPerCaller } : {}),
         onWarning: (message) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message })),
       });
     }
@@ -190,6 +192,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       {
         ...guardOptions,
         ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
+        // The settings size the per-process replay cache; an application's own cache (guard options) wins.
+        ...(!redisStores && config.dpopReplayCache && guardOptions.dpopReplayCache === undefined ? { dpopReplayCache: createMemoryReplayCache(config.dpopReplayCache) } : {}),
         ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
         onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
           requestLog.onDecision(event, request);

@@ -3,7 +3,7 @@ import type { RateLimiterRedis as RedisLimiter } from 'rate-limiter-flexible';
 import { ConfigurationError } from '../core/errors.js';
 import type { RateLimit } from '../core/rate-limit.js';
 import { createMemoryRateLimiter, type RateLimiter } from '../core/rate-limiter.js';
-import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, ReplayShareExceededError, type ReplayCache } from '../core/replay-cache.js';
+import { ReplayShareExceededError, type ReplayCache } from '../core/replay-cache.js';
 import { checkInteger } from '../core/settings.js';
 import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
 
@@ -59,7 +59,10 @@ export interface RedisStoresOptions {
    * caller's new proofs get 429 with `Retry-After` while every other caller is served, as with the in-memory
    * cache's `maxEntriesPerCaller`. What Redis holds for DPoP is then at most this many claims per caller active
    * within a proof's lifetime (70 s by default), each a key and a sorted-set member of about 200 bytes together.
-   * Default 1 000.
+   * Unlike the in-memory cache, which has a fixed size and enforces shares only once half full, Redis has no size
+   * of its own to be under pressure from (bound its memory with `maxmemory`), so the share is always enforced: one
+   * caller makes at most this many DPoP requests per proof window across the fleet (about 140 a second with the
+   * default). Default 10 000.
    */
   replayCacheMaxPerCaller?: number;
   /** Setting names for error messages. Default `options.url`, `options.failure`. */
@@ -79,6 +82,8 @@ export interface RedisStores {
   close(): Promise<void>;
 }
 
+/** Default {@link RedisStoresOptions.replayCacheMaxPerCaller}: 10 % of the in-memory cache's default size. */
+export const DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER = 10_000;
 /** Default {@link RedisStoresOptions.commandTimeoutMs}. */
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
 /** Default {@link RedisStoresOptions.connectTimeoutMs}. */
@@ -120,7 +125,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   const urlSetting = options.names?.url ?? 'options.url';
   const url = checkRedisUrl(options.url, urlSetting);
   const failure = checkRedisFailureMode(options.failure, options.names?.failure ?? 'options.failure') ?? 'fallback';
-  const maxPerCaller = checkInteger(options.replayCacheMaxPerCaller, 'options.replayCacheMaxPerCaller', DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER, { min: 1 });
+  const maxPerCaller = checkInteger(options.replayCacheMaxPerCaller, 'options.replayCacheMaxPerCaller', DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER, { min: 1 });
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
   const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   const prefix = options.keyPrefix ?? (options.resource === undefined ? 'mcp-guard:' : `mcp-guard:${options.resource}:`);

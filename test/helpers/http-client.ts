@@ -14,10 +14,10 @@ export interface HttpAnswer {
  */
 export function send(
   url: string,
-  init: { method?: string; headers?: Record<string, string | string[]>; body?: string | Buffer } = {},
+  init: { method?: string; headers?: Record<string, string | string[]>; body?: string | Buffer; localAddress?: string } = {},
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: init.method ?? 'POST', timeout: 15_000 }, (res) => {
+    const req = request(url, { method: init.method ?? 'POST', timeout: 15_000, ...(init.localAddress ? { localAddress: init.localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -41,8 +41,9 @@ export function send(
 }
 
 /** POSTs a JSON-RPC message as an MCP client would. */
-export function postMcp(url: string, message: unknown, token?: string, headers: Record<string, string | string[]> = {}): Promise<HttpAnswer> {
+export function postMcp(url: string, message: unknown, token?: string, headers: Record<string, string | string[]> = {}, localAddress?: string): Promise<HttpAnswer> {
   return send(url, {
+    ...(localAddress ? { localAddress } : {}),
     method: 'POST',
     headers: {
       'content-type': 'application/json',

@@ -1,7 +1,7 @@
 // Junk opaque tokens against a real introspection endpoint, through the node:http pipeline: a flood of made-up
 // tokens from one address reaches the authorization server a bounded number of times (the rest get 429 with
-// Retry-After), the same junk token repeated costs one call, and an outage of the endpoint is never remembered
-// as a refusal.
+// Retry-After), valid tokens never count against their address, the same junk token repeated costs two calls,
+// and an outage of the endpoint is never remembered as a refusal.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../src/core/create-guard.js';
 import type { GuardOptions } from '../../src/core/guard-options.js';
-import { DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS } from '../../src/core/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS } from '../../src/core/introspection-bounds.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp } from '../helpers/http-client.js';
@@ -51,7 +51,7 @@ after(async () => {
 describe('introspection under a flood of made-up opaque tokens', () => {
   test('300 unauthenticated requests, each with a new token, cause a bounded number of introspection calls', { timeout: 60_000 }, async () => {
     const url = await serveGuard({});
-    const perWindow = Number(DEFAULT_INTROSPECTION_CALLS_PER_ADDRESS.split('/')[0]);
+    const perWindow = Number(DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS.split('/')[0]);
     const before = issuer.requests('/introspect');
     const started = Date.now();
     const answers = [];
@@ -61,8 +61,9 @@ describe('introspection under a flood of made-up opaque tokens', () => {
     }
     const elapsedMs = Date.now() - started;
     const calls = issuer.requests('/introspect') - before;
-    // Fixed one-second windows: at most one window's worth per second started, and one more.
-    assert.ok(calls <= perWindow * (Math.ceil(elapsedMs / 1000) + 1), `${calls} introspection calls in ${elapsedMs} ms`);
+    // Fixed one-second windows: at most one window's worth of refusals per second started, and one more, each
+    // plus the calls already in flight (one batch) when the bound was reached.
+    assert.ok(calls <= (perWindow + 30) * (Math.ceil(elapsedMs / 1000) + 1), `${calls} introspection calls in ${elapsedMs} ms`);
     assert.ok(calls >= 1);
     const refused = answers.filter((a) => a.status === 401);
     const limited = answers.filter((a) => a.status === 429);
@@ -78,10 +79,10 @@ describe('introspection under a flood of made-up opaque tokens', () => {
     assert.equal(first.headers['www-authenticate'], undefined);
     assert.equal(first.json.id, 1);
     assert.equal(first.json.error.code, -31429);
-    assert.match(first.json.error.message, /^Too many new access tokens to check from this address: at most 20\/s; retry later$/);
+    assert.match(first.json.error.message, /^Too many refused access tokens from this address: at most 20\/s; retry later$/);
   });
 
-  test('the same junk token repeated costs one introspection call', async () => {
+  test('the same junk token repeated costs two introspection calls: a refusal is remembered from its second time', async () => {
     const url = await serveGuard({});
     const token = junk();
     const before = issuer.requests('/introspect');
@@ -91,19 +92,69 @@ describe('introspection under a flood of made-up opaque tokens', () => {
       assert.match(String(answer.headers['www-authenticate']), /error="invalid_token", error_description="access token is not active"/);
       assert.equal(answer.json.error.code, -31401);
     }
-    assert.equal(issuer.requests('/introspect') - before, 1);
+    assert.equal(issuer.requests('/introspect') - before, 2);
   });
 
-  test('a token refused for another resource is remembered too; with callsPerAddress false each new token is asked about once', async () => {
-    const url = await serveGuard({ introspection: { ...introspection, callsPerAddress: false } });
+  test('a token the endpoint refused once, then accepts (a replica not yet in sync), is served on the retry', async () => {
+    const url = await serveGuard({});
+    const token = `glitch-${junk()}`;
+    const before = issuer.requests('/introspect');
+    assert.equal((await postMcp(url, LIST, token, V)).status, 401);
+    issuer.setIntrospection(token, { active: true, sub: 'alice', client_id: 'app', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 600 });
+    assert.equal((await postMcp(url, LIST, token, V)).status, 200);
+    assert.equal(issuer.requests('/introspect') - before, 2);
+  });
+
+  test('while an address is past its refusals, its new tokens get 429, valid ones included; another address is served', async () => {
+    const url = await serveGuard({ introspection: { ...introspection, refusalsPerAddress: '20/min' } });
+    const valid = (): string => {
+      const token = `valid-${junk()}`;
+      issuer.setIntrospection(token, { active: true, sub: 'bob', client_id: 'app', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 600 });
+      return token;
+    };
+    // A token accepted before the flood stays served from the cache.
+    const cached = valid();
+    assert.equal((await postMcp(url, LIST, cached, V)).status, 200);
+    const before = issuer.requests('/introspect');
+    for (let i = 0; i < 20; i++) assert.equal((await postMcp(url, LIST, junk(), V)).status, 401);
+    assert.equal(issuer.requests('/introspect') - before, 20);
+    // Past the bound: more junk, and a valid new token from the same address, get 429 without a call.
+    assert.equal((await postMcp(url, LIST, junk(), V)).status, 429);
+    const refused = await postMcp(url, LIST, valid(), V);
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers['retry-after']) > 0 && Number(refused.headers['retry-after']) <= 60);
+    assert.equal(refused.json.error.code, -31429);
+    assert.equal(issuer.requests('/introspect') - before, 20);
+    assert.equal((await postMcp(url, LIST, cached, V)).status, 200, 'a cached token costs no call and is served');
+    // Another address is served.
+    assert.equal((await postMcp(url, LIST, valid(), V, '127.0.0.2')).status, 200);
+    assert.equal(issuer.requests('/introspect') - before, 21);
+  });
+
+  test('valid new tokens from one address, at any rate, are never limited', async () => {
+    const url = await serveGuard({ introspection: { ...introspection, refusalsPerAddress: '5/min' } });
+    const tokens = Array.from({ length: 200 }, () => {
+      const token = `busy-${junk()}`;
+      issuer.setIntrospection(token, { active: true, sub: 'carol', client_id: 'app', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 600 });
+      return token;
+    });
+    const before = issuer.requests('/introspect');
+    const answers = [];
+    for (let batch = 0; batch < 10; batch++) answers.push(...(await Promise.all(tokens.slice(batch * 20, batch * 20 + 20).map((t) => postMcp(url, LIST, t, V)))));
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [200]);
+    assert.equal(issuer.requests('/introspect') - before, 200);
+  });
+
+  test('a token refused for another resource is remembered too; with refusalsPerAddress false each new token is asked about', async () => {
+    const url = await serveGuard({ introspection: { ...introspection, refusalsPerAddress: false } });
     issuer.setIntrospection('elsewhere', { active: true, aud: 'https://other.example.com' });
     const before = issuer.requests('/introspect');
     for (let i = 0; i < 3; i++) assert.equal((await postMcp(url, LIST, 'elsewhere', V)).status, 401);
-    assert.equal(issuer.requests('/introspect') - before, 1);
+    assert.equal(issuer.requests('/introspect') - before, 2);
     // No bound per address: a flood of new tokens is asked about, each once.
     const many = await Promise.all(Array.from({ length: 40 }, () => postMcp(url, LIST, junk(), V)));
     assert.deepEqual([...new Set(many.map((a) => a.status))], [401]);
-    assert.equal(issuer.requests('/introspect') - before, 41);
+    assert.equal(issuer.requests('/introspect') - before, 42);
   });
 
   test('an outage is not remembered as a refusal: every request asks again and gets 503', async () => {
