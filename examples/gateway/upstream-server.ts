@@ -14,6 +14,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { decodeMirroredHeaderValue } from '../../src/core/index.js';
+
+/**
+ * An identity header as the gateway sent it: plain visible ASCII as it is, anything else as `=?base64?…?=`
+ * (UTF-8), which this decodes. Key your users by issuer and subject together.
+ */
+function identity(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  if (typeof value !== 'string') return '(not sent)';
+  return decodeMirroredHeaderValue(value) ?? '(malformed)';
+}
 
 const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const MAX_BODY_BYTES = 1_048_576;
@@ -48,7 +59,7 @@ export function createUpstreamHandler(): (req: IncomingMessage, res: ServerRespo
       case 'tools/call':
         switch (message.params?.name) {
           case 'whoami':
-            return text(`subject ${req.headers['x-mcp-subject'] ?? '(not sent)'}, client ${req.headers['x-mcp-client-id'] ?? '(not sent)'}, scopes ${req.headers['x-mcp-scopes'] ?? '(not sent)'}`);
+            return text(`subject ${identity(req, 'x-mcp-subject')}, client ${identity(req, 'x-mcp-client-id')}, scopes ${identity(req, 'x-mcp-scopes')}, issuer ${identity(req, 'x-mcp-issuer')}`);
           case 'counter_get':
             return text(`counter: ${counter}`);
           case 'counter_increment':

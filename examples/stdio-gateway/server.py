@@ -2,6 +2,7 @@
 from: newline-delimited JSON-RPC on stdin, answers on stdout, logs on stderr. The gateway runs one of these
 per MCP session, so `remember` keeps notes for one user's session only, and with --identity-env on
 `whoami` knows who that user is."""
+import base64
 import json
 import os
 import sys
@@ -22,9 +23,17 @@ def text(value):
     return {"content": [{"type": "text", "text": str(value)}]}
 
 
+def caller(name):
+    """An MCP_CALLER_* value: plain visible ASCII as it is, anything else as =?base64?...?= (UTF-8), decoded here."""
+    value = os.environ.get(name)
+    if value is not None and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2]).decode("utf-8")
+    return value
+
+
 def call_tool(name, args):
     if name == "whoami":
-        return text("subject %s, client %s" % (os.environ.get("MCP_CALLER_SUBJECT"), os.environ.get("MCP_CALLER_CLIENT_ID")))
+        return text("subject %s, client %s, issuer %s" % (caller("MCP_CALLER_SUBJECT"), caller("MCP_CALLER_CLIENT_ID"), caller("MCP_CALLER_ISSUER")))
     if name == "add":
         return text(args["a"] + args["b"])
     if name == "recall":

@@ -1,5 +1,5 @@
 import { addressGroup } from './address-group.js';
-import { InvalidTokenError, RateLimitedError } from './errors.js';
+import { ConfigurationError, InvalidTokenError, RateLimitedError } from './errors.js';
 import type { DecisionReason } from './decision.js';
 import { estimateIdentityBytes } from './identity-size.js';
 import { createSecondUseFilter, type SecondUseFilter } from './second-use-filter.js';
@@ -74,10 +74,28 @@ interface Refusal {
  *
  * @throws ConfigurationError naming `introspection.refusalsPerAddress` when it is neither a rate nor `false`.
  */
+/**
+ * Reads `introspection.refusalsPerAddress` (`MCP_AUTH_INTROSPECTION_RATE_LIMIT`): a rate such as `"20/s"`, or
+ * `false` / `"off"` for no bound (undefined).
+ *
+ * @example
+ * parseRefusalsPerAddress('20/s', 'MCP_AUTH_INTROSPECTION_RATE_LIMIT'); // { points: 20, windowMs: 1000, text: '20/s' }
+ * @throws ConfigurationError naming `setting` when the value is neither, saying that `off` is allowed.
+ */
+export function parseRefusalsPerAddress(value: unknown, setting: string): RateLimit | undefined {
+  if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off')) return undefined;
+  try {
+    return parseRateLimit(value, setting);
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw new ConfigurationError(setting, `${error.problems[0]?.detail ?? error.message}; or off for no bound`);
+    throw error;
+  }
+}
+
 export function createIntrospectionBounds(options: IntrospectionBoundsOptions): IntrospectionBounds {
   const { refusalTtlSeconds, now } = options;
   const setting = options.refusalsPerAddress ?? DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS;
-  const limit: RateLimit | undefined = setting === false ? undefined : parseRateLimit(setting, 'introspection.refusalsPerAddress');
+  const limit = parseRefusalsPerAddress(setting, 'introspection.refusalsPerAddress');
   const perAddress = limit === undefined ? undefined : createMemoryRateLimiter({ maxBytes: PER_ADDRESS_MAX_BYTES, now });
   const refusals =
     refusalTtlSeconds > 0

@@ -5,6 +5,7 @@ import { collectConfigurationProblems } from './configuration-problems.js';
 import { refuseUnknownSettings } from './unknown-settings.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
+import { parseRefusalsPerAddress } from './introspection-bounds.js';
 import { loadPolicyFile } from './load-policy-file.js';
 import { MAX_BODY_BYTES, MAX_BODY_TIMEOUT_MS, type SettingNames } from './resolve-guard-options.js';
 
@@ -165,6 +166,8 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     // "20/s" and the like, or off; the guard parses it and names the variable.
     const rateSetting = readSetting(env, INTROSPECTION_RATE_LIMIT);
     const refusalsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;
+    // Checked here too, so that a bad value is named even when the settings around it are what is missing.
+    if (rateSetting !== undefined) problems.check(() => parseRefusalsPerAddress(rateSetting, INTROSPECTION_RATE_LIMIT));
     // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.
     if (clientId !== undefined || clientSecret !== undefined || endpoint !== undefined || introspectionIssuer !== undefined || cacheTtlSeconds !== undefined || refusalsPerAddress !== undefined) {
       if (!clientId || !clientSecret) {

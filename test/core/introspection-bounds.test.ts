@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigurationError, InvalidTokenError, RateLimitedError } from '../../src/core/errors.js';
-import { INTROSPECTION_REFUSALS_MAX_BYTES, INTROSPECTION_REFUSALS_MAX_ENTRIES, createIntrospectionBounds } from '../../src/core/introspection-bounds.js';
+import { INTROSPECTION_REFUSALS_MAX_BYTES, INTROSPECTION_REFUSALS_MAX_ENTRIES, createIntrospectionBounds, parseRefusalsPerAddress } from '../../src/core/introspection-bounds.js';
 import { loadOptionsFromEnv } from '../../src/core/load-options-from-env.js';
 
 describe('createIntrospectionBounds', () => {
@@ -76,5 +76,24 @@ describe('createIntrospectionBounds', () => {
     assert.equal(loadOptionsFromEnv({ ...env, MCP_AUTH_INTROSPECTION_RATE_LIMIT: 'off' }).introspection?.refusalsPerAddress, false);
     assert.equal(loadOptionsFromEnv(env).introspection?.refusalsPerAddress, undefined);
     assert.throws(() => loadOptionsFromEnv({ ...env, MCP_AUTH_INTROSPECTION_RATE_LIMIT: 'lots' }), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_INTROSPECTION_RATE_LIMIT/.test(e.message));
+  });
+});
+
+describe('MCP_AUTH_INTROSPECTION_RATE_LIMIT values', () => {
+  test('a rate, or off in any case, and a bad value names off as the other choice', () => {
+    assert.deepEqual(parseRefusalsPerAddress('20/s', 'S'), { points: 20, windowMs: 1000, text: '20/s' });
+    assert.equal(parseRefusalsPerAddress('OFF', 'S'), undefined);
+    assert.equal(parseRefusalsPerAddress(false, 'S'), undefined);
+    assert.throws(() => parseRefusalsPerAddress('banana', 'S'), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /"banana"\); or off for no bound$/.test(error.message));
+  });
+
+  test('a bad value is named even when the introspection client is what is missing', () => {
+    assert.throws(
+      () => loadOptionsFromEnv({ MCP_AUTH_ISSUER: 'https://as.example.com', MCP_AUTH_RESOURCE: 'https://mcp.example.com/mcp', MCP_AUTH_INTROSPECTION_RATE_LIMIT: 'banana' }),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        error.problems.some((p) => p.setting === 'MCP_AUTH_INTROSPECTION_RATE_LIMIT' && p.detail.includes('"banana"')) &&
+        error.problems.some((p) => p.setting === 'MCP_AUTH_INTROSPECTION_CLIENT_ID'),
+    );
   });
 });

@@ -64,7 +64,7 @@ describe('examples/gateway', () => {
     assert.equal(init.json.result.serverInfo.name, 'gateway-example-upstream');
     const list = await postMcp(mcp, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, token);
     assert.deepEqual(list.json.result.tools.map((t: { name: string }) => t.name), ['whoami', 'counter_get']);
-    assert.match(textOf(await postMcp(mcp, toolCall('whoami'), token)), /^subject alice, client \S+, scopes counter:read$/);
+    assert.match(textOf(await postMcp(mcp, toolCall('whoami'), token)), /^subject alice, client \S+, scopes counter:read, issuer \S+$/);
     assert.equal(textOf(await postMcp(mcp, toolCall('counter_get'), token)), 'counter: 0');
     const refused = await postMcp(mcp, toolCall('counter_increment'), token);
     assert.equal(refused.status, 403);

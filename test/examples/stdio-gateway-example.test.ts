@@ -44,7 +44,7 @@ describe('examples/stdio-gateway', { skip, timeout: 60_000 }, () => {
     const reader = await open('alice', 'notes:read');
     const list = await reader.post({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     assert.deepEqual(list.json.result.tools.map((t: { name: string }) => t.name), ['whoami', 'add', 'recall']);
-    assert.match(await reader.text('whoami'), /^subject alice, client \S+$/);
+    assert.match(await reader.text('whoami'), /^subject alice, client \S+, issuer \S+$/);
     assert.equal(await reader.text('add', { a: 2, b: 40 }), '42');
     assert.equal((await reader.call('remember', { text: 'x' })).status, 403);
     await reader.delete();
