@@ -182,12 +182,22 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     maxSessions,
     maxSessionsPerCaller: maxPerCaller,
     idleTimeoutMs,
-    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it.
-    onForget: (session) => void session.value.transport.close().catch(() => {}),
+    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it, and the ids of
+    // its requests in progress, which the SDK aborts without answering.
+    onForget: (session) => {
+      forgetPending(session.id, session.value);
+      void session.value.transport.close().catch(() => {});
+    },
   });
   // The ids of each session's requests in progress (bounded per session), so that a reused one is refused.
   const pendingIds = createPendingRequestIds();
   let sweeper: NodeJS.Timeout | undefined;
+
+  /** Gives back the ids of a session that ended: with an event store a claim is otherwise released only by a response sent. */
+  function forgetPending(sessionId: string, state: SdkSession): void {
+    pendingIds.forgetSession(sessionId);
+    state.pending.clear();
+  }
 
   async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
     const server = await options.createServer();
@@ -305,6 +315,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
       if (session) registry.forget(session.id, false);
+      forgetPending(sessionId, state);
       if (registry.size === 0) stopSweeper();
     };
     res.once('close', () => {
