@@ -747,20 +747,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           finish({ reason: 'upstream_session_conflict', status: 502, message: 'Bad gateway: the upstream MCP server issued a session id that is in use' });
           return;
         }
-        let rewriter: EventStreamRewriter | undefined;
-        if (isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
-          // A resumed stream may replay the answer to an earlier list request or read: filtered by its shape, since
-          // the id it carries may name another request by now.
-          const encoding = String(incoming['content-encoding'] ?? 'identity').trim().toLowerCase();
-          if (encoding !== 'identity') {
-            finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
-            return;
-          }
-          const filter = (response: JsonRpcMessage): JsonRpcMessage => context.filterResponse(UNKNOWN_REQUEST, response);
-          rewriter = createEventStreamRewriter((data) => filterJsonText(data, filter), { maxEventBytes: maxResponseBytes });
-        }
+        // A resumed stream may replay the answer to an earlier list request or read: the pipeline filters every
+        // event of a GET's stream by its shape (see `filterListResponse`), so it is not filtered a second time here.
         const headers = responseHeaders(incoming);
-        if (rewriter) delete headers['content-length'];
         if (isEventStream) headers[NO_PROXY_BUFFERING.name] = NO_PROXY_BUFFERING.value;
         res.writeHead(status, headers);
         // Event streams must reach the client event by event, not when a buffer fills.
@@ -778,19 +767,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
                 return;
               }
             }
-            let writable: boolean;
-            if (rewriter) {
-              const pieces = rewriter.push(chunk);
-              if (pieces === undefined) {
-                // An event too large to check must not be passed on unchecked: end the stream here.
-                finish({ reason: 'upstream_too_large' });
-                return;
-              }
-              writable = true;
-              for (const piece of pieces) writable = res.write(piece);
-            } else {
-              writable = res.write(chunk);
-            }
+            const writable = res.write(chunk);
             if (!writable && !controller.paused) {
               // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
               controller.pause();
@@ -802,7 +779,6 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             }
           },
           end() {
-            if (rewriter && !settled) for (const piece of rewriter.end()) res.write(piece);
             complete = true;
             finish(undefined);
           },
