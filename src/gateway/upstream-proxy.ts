@@ -1,18 +1,16 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
 import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { createPendingRequestIds, pendingIdRefusal } from '../core/pending-request-ids.js';
-import { filterJsonText, UNKNOWN_REQUEST } from '../core/response-filter.js';
+import { createPendingRequestIds } from '../core/pending-request-ids.js';
 import { checkDuration, checkInteger, parseUrlSetting } from '../core/settings.js';
 import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { requestSessionId } from '../http/request-headers.js';
-import { NO_PROXY_BUFFERING } from '../http/write-response.js';
+import { NO_PROXY_BUFFERING, writePendingIdRefusal } from '../http/write-response.js';
 import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
 import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
@@ -498,10 +496,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     if (sessionId !== undefined && req.method === 'POST' && message !== undefined && 'id' in message && 'method' in message) {
       const claimed = pendingIds.claim(sessionId, message.id);
       if (typeof claimed !== 'function') {
-        const refusal = pendingIdRefusal(claimed, message.id);
-        const text = JSON.stringify(refusal.body);
-        res.writeHead(refusal.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...refusal.headers });
-        res.end(text);
+        writePendingIdRefusal(res, claimed, message.id);
         return Promise.resolve();
       }
       releaseId = claimed;

@@ -10,14 +10,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
-import { createPendingRequestIds, pendingIdRefusal, type PendingRequestIds } from '../core/pending-request-ids.js';
+import { createPendingRequestIds, type PendingRequestIds } from '../core/pending-request-ids.js';
 import { filterMessage, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
-import { writeJson } from '../http/write-response.js';
+import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
 
 /**
  * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
@@ -238,8 +238,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const session = found.session;
     const entry = req.method === 'POST' && req.body ? recordRequest(pendingIds, session, req.body, context) : undefined;
     if (typeof entry === 'string') {
-      const refusal = pendingIdRefusal(entry, id!);
-      writeJson(res, refusal.status, refusal.body, refusal.headers);
+      writePendingIdRefusal(res, entry, id!);
       return;
     }
     if (req.method === 'POST' && req.body) session.value.latest = context.filterResponse;
