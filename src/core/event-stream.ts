@@ -28,6 +28,12 @@ export interface EventStreamRewriter {
    * still unterminated (clients discard an incomplete event, but a list in it must not pass unfiltered).
    */
   end(): Buffer[];
+  /**
+   * Stops parsing after `push` returned `undefined`, for a caller that checks the rest another way: returns the
+   * bytes that push did not return (the events it completed, then the event being assembled), in order; every
+   * later `push` returns its bytes unparsed.
+   */
+  giveUp(): Buffer[];
   /** True once a `once` rewriter has rewritten its event: the rest passes unparsed, and may bypass it. */
   readonly done: boolean;
 }
@@ -56,6 +62,8 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
   let eventEndedOnCr = false;
   let lastRewritten = false;
   let done = false;
+  // What the `push` that overflowed had completed, for `giveUp`.
+  let overflow: Buffer[] = [];
 
   function emit(event: Buffer, out: Buffer[]): void {
     const replaced = rewriteEvent(event, rewrite);
@@ -127,7 +135,10 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
       const rest = buf.subarray(start);
       partial.push(rest);
       partialBytes += rest.length;
-      if (partialBytes > maxEventBytes) return undefined;
+      if (partialBytes > maxEventBytes) {
+        overflow = out;
+        return undefined;
+      }
     }
     return out;
   }
@@ -150,10 +161,19 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
       }
       head = undefined;
       const out = scan(start.subarray(BOM.length));
+      if (out === undefined) overflow.unshift(start.subarray(0, BOM.length));
       return out === undefined ? undefined : [start.subarray(0, BOM.length), ...out];
     },
     get done() {
       return done;
+    },
+    giveUp() {
+      const out = [...overflow, ...partial];
+      overflow = [];
+      partial = [];
+      partialBytes = 0;
+      done = true;
+      return out;
     },
     end() {
       if (head !== undefined && head.length > 0) return [head];

@@ -8,6 +8,7 @@
  * Only ids in progress are refused; an id whose request was answered may come again. Whatever an upstream then
  * replays or misroutes is still filtered by its shape (see `response-filter.ts`), which does not depend on ids.
  */
+import { hash } from 'node:crypto';
 import { RATE_LIMITED_JSONRPC_CODE } from './errors.js';
 import { jsonRpcError, JsonRpcErrorCode, type JsonRpcErrorResponse, type JsonRpcId } from './jsonrpc.js';
 
@@ -29,8 +30,27 @@ export interface PendingRequestIds {
    * progress; `'too_many'`, the session has `maxPerSession` requests in progress.
    */
   claim(session: string, id: JsonRpcId): (() => void) | PendingIdRefusal;
+  /**
+   * Forgets every id of `session`, which ended (closed, expired, evicted): requests a server aborts when a
+   * session ends may never be answered, so their claims would otherwise stay. Their release functions then do
+   * nothing.
+   */
+  forgetSession(session: string): void;
   /** Requests in progress, all sessions together. */
   readonly size: number;
+}
+
+/** Longest string id kept as it is, in UTF-16 code units; a longer one is kept as its SHA-256 digest. */
+const MAX_KEPT_ID_LENGTH = 64;
+
+/**
+ * The key an id is kept under: numbers and short strings as they are, a longer string as `#` and its SHA-256
+ * digest (base64url, 44 characters in all), so what is kept does not grow with the ids a client chooses. Two ids
+ * with one key (a collision, or a short id spelling a digest) only make the later request of that same session
+ * refused as a reuse.
+ */
+function idKey(id: JsonRpcId): JsonRpcId {
+  return typeof id === 'string' && id.length > MAX_KEPT_ID_LENGTH ? `#${hash('sha256', id, 'base64url')}` : id;
 }
 
 /** Default of {@link PendingRequestIdsOptions.maxPerSession}. */
@@ -38,8 +58,8 @@ export const DEFAULT_MAX_PENDING_REQUESTS_PER_SESSION = 1024;
 
 /**
  * Creates the set of ids in progress. What it holds is bounded by the requests in progress: at most
- * `maxPerSession` per session, each the id of a request whose body the server holds anyway (the id itself is kept,
- * not a copy), and a session with nothing in progress holds nothing.
+ * `maxPerSession` per session, each a number or a string of at most 64 characters (a longer id is kept as its
+ * digest), and a session with nothing in progress, or forgotten, holds nothing.
  *
  * @example
  * const claimed = pending.claim(sessionId, message.id);
@@ -53,21 +73,29 @@ export function createPendingRequestIds(options: PendingRequestIdsOptions = {}):
   let size = 0;
   return {
     claim(session, id) {
+      const key = idKey(id);
       let ids = sessions.get(session);
-      if (ids?.has(id)) return 'in_use';
+      if (ids?.has(key)) return 'in_use';
       if (ids !== undefined && ids.size >= maxPerSession) return 'too_many';
       if (ids === undefined) sessions.set(session, (ids = new Set()));
-      ids.add(id);
+      ids.add(key);
       size++;
       const held = ids;
       let released = false;
       return () => {
         if (released) return;
         released = true;
-        held.delete(id);
+        // Already gone when the session was forgotten: then nothing is counted twice.
+        if (sessions.get(session) !== held || !held.delete(key)) return;
         size--;
-        if (held.size === 0 && sessions.get(session) === held) sessions.delete(session);
+        if (held.size === 0) sessions.delete(session);
       };
+    },
+    forgetSession(session) {
+      const held = sessions.get(session);
+      if (held === undefined) return;
+      sessions.delete(session);
+      size -= held.size;
     },
     get size() {
       return size;

@@ -18,7 +18,7 @@
  */
 import type { AuthInfo } from './auth-info.js';
 import { isListMethod, LIST_RESULT_KEYS, type CompiledPolicy } from './compile-policy.js';
-import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification } from './jsonrpc.js';
+import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from './jsonrpc.js';
 
 /**
  * Filters one response for the caller; see {@link createResponseFilter}. `request` is the request the exchange
@@ -138,19 +138,34 @@ function filterPayload(payload: unknown, filter: (response: JsonRpcMessage) => J
 }
 
 /**
- * {@link filterPayload} for serialized JSON (a JSON body, or the data of an SSE event): the rewritten JSON, or
- * undefined when the text is not JSON or nothing was rewritten. Unless `always` (the answer to a list or a read,
- * see {@link isFilteredRequest}), text that {@link mayNeedFiltering} clears is not parsed at all.
+ * What {@link filterJsonText} answers for text that must be filtered but cannot be read: the caller replaces the
+ * answer with a JSON-RPC `-32603` error rather than forward it (fail closed).
  */
-export function filterJsonText(text: string, filter: (response: JsonRpcMessage) => JsonRpcMessage, always = false): string | undefined {
+export const UNFILTERABLE: unique symbol = Symbol('unfilterable');
+
+/** The JSON-RPC error (`-32603`) that replaces an answer which must be filtered but cannot be (fail closed). */
+export function unfilterableAnswer(id: JsonRpcId | null): JsonRpcErrorResponse {
+  return jsonRpcError(id, -32603, 'Internal error: the list result could not be filtered');
+}
+
+/** A UTF-8 byte order mark, as decoded: clients decoding a body as UTF-8 (`Response.json()`) drop it, so it is dropped here too. */
+const BOM = '\uFEFF';
+
+/**
+ * {@link filterPayload} for serialized JSON (a JSON body, or the data of an SSE event): the rewritten JSON, or
+ * undefined when nothing was rewritten. Unless `always` (the answer to a list or a read, see
+ * {@link isFilteredRequest}), text that {@link mayNeedFiltering} clears is not parsed at all. Text that must be
+ * parsed (`always`, or a key was found) but is not JSON is {@link UNFILTERABLE}: what a client may still read in
+ * it must not pass unfiltered. A leading byte order mark is skipped, as clients skip it.
+ */
+export function filterJsonText(text: string, filter: (response: JsonRpcMessage) => JsonRpcMessage, always = false): string | undefined | typeof UNFILTERABLE {
   if (!always && !mayNeedFiltering(text)) return undefined;
-  const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') return undefined;
+  const json = text.startsWith(BOM) ? text.slice(BOM.length) : text;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(json);
   } catch {
-    return undefined;
+    return UNFILTERABLE;
   }
   const filtered = filterPayload(parsed, filter);
   return filtered === undefined ? undefined : JSON.stringify(filtered);

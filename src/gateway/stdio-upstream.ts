@@ -6,12 +6,12 @@ import { acceptsClientResponses, acceptsPrimingEvent, httpStatusForResponse, isS
 import type { BoundSession } from '../core/session-registry.js';
 import type { SessionSealer } from '../core/session-seal.js';
 import { ConfigurationError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../core/errors.js';
-import { createPendingRequestIds, pendingIdRefusal } from '../core/pending-request-ids.js';
-import { filterJsonText, UNKNOWN_REQUEST } from '../core/response-filter.js';
+import { createPendingRequestIds } from '../core/pending-request-ids.js';
+import { filterJsonText, UNFILTERABLE, unfilterableAnswer, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../http/http-handler.js';
 import { requestSessionId, sessionIdHeader } from '../http/request-headers.js';
 import { firstHeader } from '../http/request-headers.js';
-import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJson } from '../http/write-response.js';
+import { startEventStream, writeAccepted, writeEvent, writeEventWithId, writeJson, writePendingIdRefusal } from '../http/write-response.js';
 import { childEnvironment, withCallerIdentity } from './child-environment.js';
 import { createChildProcessPool, type ChildRefusal, type PooledChild } from './child-process-pool.js';
 import { createSessionEventStreams, type ResumableEventStream, type SessionEventStreams, type StreamOwner } from './session-event-streams.js';
@@ -373,8 +373,7 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
       // the two answers apart, and MCP forbids reusing an id within a session.
       const claimed = pendingIds.claim(slot.sessionId, message.id);
       if (typeof claimed !== 'function') {
-        const refusal = pendingIdRefusal(claimed, message.id);
-        writeJson(res, refusal.status, refusal.body, refusal.headers);
+        writePendingIdRefusal(res, claimed, message.id);
         return;
       }
       releaseId = claimed;
@@ -611,7 +610,10 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     // narrowed since (or a token with fewer scopes) applies to the copies too. A list or read answer is recognised
     // by its result, whatever id it carries (fail closed).
     const filter = (response: JsonRpcMessage): JsonRpcMessage => context.filterResponse(UNKNOWN_REQUEST, response);
-    const refilter = (data: string): string => filterJsonText(data, filter) ?? data;
+    const refilter = (data: string): string => {
+      const out = filterJsonText(data, filter);
+      return out === UNFILTERABLE ? JSON.stringify(unfilterableAnswer(null)) : (out ?? data);
+    };
     const outcome = slot.streams === undefined ? { refused: 'unknown_event' as const } : slot.streams.resume(res, lastEventId, () => startEventStream(res), refilter);
     if (outcome !== undefined) {
       const why = outcome.refused === 'events_lost' ? 'events after it are no longer kept' : 'it is not an event id of this session';

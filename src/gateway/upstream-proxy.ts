@@ -1,18 +1,16 @@
 import type { Agent as HttpAgent, IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
 import { ConfigurationError } from '../core/errors.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId } from '../core/jsonrpc.js';
 import { printableOAuthErrorCode } from '../core/oauth-error-code.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { createPendingRequestIds, pendingIdRefusal } from '../core/pending-request-ids.js';
-import { filterJsonText, UNKNOWN_REQUEST } from '../core/response-filter.js';
+import { createPendingRequestIds } from '../core/pending-request-ids.js';
 import { checkDuration, checkInteger, parseUrlSetting } from '../core/settings.js';
 import { CREDENTIAL_HEADERS } from '../http/credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../http/hop-by-hop-headers.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from '../http/http-handler.js';
 import { requestSessionId } from '../http/request-headers.js';
-import { NO_PROXY_BUFFERING } from '../http/write-response.js';
+import { NO_PROXY_BUFFERING, writePendingIdRefusal } from '../http/write-response.js';
 import { createSessionRegistry, type BoundSession } from '../core/session-registry.js';
 import type { OpenedSession, SealedSessionRefusalReason, SessionSealer } from '../core/session-seal.js';
 import { AuthorizationServerUnavailableError } from '../core/errors.js';
@@ -498,10 +496,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
     if (sessionId !== undefined && req.method === 'POST' && message !== undefined && 'id' in message && 'method' in message) {
       const claimed = pendingIds.claim(sessionId, message.id);
       if (typeof claimed !== 'function') {
-        const refusal = pendingIdRefusal(claimed, message.id);
-        const text = JSON.stringify(refusal.body);
-        res.writeHead(refusal.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...refusal.headers });
-        res.end(text);
+        writePendingIdRefusal(res, claimed, message.id);
         return Promise.resolve();
       }
       releaseId = claimed;
@@ -747,20 +742,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
           finish({ reason: 'upstream_session_conflict', status: 502, message: 'Bad gateway: the upstream MCP server issued a session id that is in use' });
           return;
         }
-        let rewriter: EventStreamRewriter | undefined;
-        if (isEventStream && method === 'GET' && req.headers['last-event-id'] !== undefined) {
-          // A resumed stream may replay the answer to an earlier list request or read: filtered by its shape, since
-          // the id it carries may name another request by now.
-          const encoding = String(incoming['content-encoding'] ?? 'identity').trim().toLowerCase();
-          if (encoding !== 'identity') {
-            finish({ reason: 'upstream_unfilterable', status: 502, message: 'Bad gateway: the upstream stream could not be filtered' });
-            return;
-          }
-          const filter = (response: JsonRpcMessage): JsonRpcMessage => context.filterResponse(UNKNOWN_REQUEST, response);
-          rewriter = createEventStreamRewriter((data) => filterJsonText(data, filter), { maxEventBytes: maxResponseBytes });
-        }
+        // A resumed stream may replay the answer to an earlier list request or read: the pipeline filters every
+        // event of a GET's stream by its shape (see `filterListResponse`), so it is not filtered a second time here.
         const headers = responseHeaders(incoming);
-        if (rewriter) delete headers['content-length'];
         if (isEventStream) headers[NO_PROXY_BUFFERING.name] = NO_PROXY_BUFFERING.value;
         res.writeHead(status, headers);
         // Event streams must reach the client event by event, not when a buffer fills.
@@ -778,19 +762,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
                 return;
               }
             }
-            let writable: boolean;
-            if (rewriter) {
-              const pieces = rewriter.push(chunk);
-              if (pieces === undefined) {
-                // An event too large to check must not be passed on unchecked: end the stream here.
-                finish({ reason: 'upstream_too_large' });
-                return;
-              }
-              writable = true;
-              for (const piece of pieces) writable = res.write(piece);
-            } else {
-              writable = res.write(chunk);
-            }
+            const writable = res.write(chunk);
             if (!writable && !controller.paused) {
               // Backpressure: a slow client slows the upstream instead of filling the gateway's memory.
               controller.pause();
@@ -802,7 +774,6 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): UpstreamProx
             }
           },
           end() {
-            if (rewriter && !settled) for (const piece of rewriter.end()) res.write(piece);
             complete = true;
             finish(undefined);
           },

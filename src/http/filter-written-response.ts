@@ -1,17 +1,18 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import type { JsonRpcId, JsonRpcMessage } from '../core/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { filterJsonText, isFilteredRequest, mayNeedFiltering } from '../core/response-filter.js';
+import { filterJsonText, isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/response-filter.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {
   /**
-   * Most bytes held back for filtering, in bytes: the whole body of an `application/json` answer, or the
-   * one SSE event being assembled. An event larger than this, or the JSON answer to a list or read request,
-   * cannot be filtered, so it is replaced by a JSON-RPC `-32603` error (fail closed) instead of being forwarded
-   * unfiltered. The JSON answer to any other request is passed on once this much is held and none of it could
-   * hold a list (see `mayNeedFiltering`), and cut off should what follows. Default 16 777 216 (16 MiB).
+   * Most bytes held back for filtering, in bytes: the body of an `application/json` answer that must be parsed
+   * (the answer to a list or read request, or one whose first bytes hold a key of a list, see
+   * `mayNeedFiltering`), or the one SSE event being assembled. Such a body or event larger than this cannot be
+   * filtered, so it is replaced by a JSON-RPC `-32603` error (fail closed) instead of being forwarded unfiltered;
+   * an event of a stream that does not answer a list or read request is passed on instead when none of it could
+   * hold a list, and the rest of its stream searched as it passes. Default 16 777 216 (16 MiB).
    */
   maxBufferedBytes?: number;
   /**
@@ -81,10 +82,17 @@ type Chunk = string | Uint8Array;
  * hold a list result (`mayNeedFiltering`, a search for the keys), so a tool call's answer passes without a parse.
  *
  * What it does by `Content-Type` (read from the `writeHead` headers or from `res.setHeader`):
- * - `application/json`: holds the body back (up to `maxBufferedBytes`), parses it if need be, passes every
- *   JSON-RPC response in it through `filter`, and writes the result with a recomputed `Content-Length` (a stale
- *   `ETag` is dropped). Batch arrays are handled element by element. A body that is not JSON is forwarded
- *   unchanged: no client can read it either.
+ * - `application/json`, answering a list or read request: holds the body back (up to `maxBufferedBytes`), parses
+ *   it, passes every JSON-RPC response in it through `filter`, and writes the result with a recomputed
+ *   `Content-Length` (a stale `ETag` is dropped). Batch arrays are handled element by element. A body that is not
+ *   JSON (after a UTF-8 byte order mark, which clients skip) is replaced by a `-32603` error: clients may still
+ *   read something in it.
+ * - `application/json`, answering anything else: the head is held until the first bytes of the body. When they
+ *   hold no key of a list they go on at once, head and all, and so does every later chunk, each searched as it
+ *   passes (with an overlap, for a key cut in two); a key found then cuts the answer off (the connection is
+ *   destroyed: bytes sent cannot be taken back, and a cut body is an error to every client). When the first
+ *   bytes hold a key, the body is held and filtered as a list answer's is. So the common answer costs one search
+ *   of its bytes and no copy, and `write` returns false while `res` needs to drain.
  * - `text/event-stream`: parses the stream incrementally (MCP Streamable HTTP; WHATWG HTML §9.2 event
  *   stream format: `\n`, `\r\n` or `\r` line ends, multi-line `data:`, `id:`, `event:`, `retry:`, comments)
  *   and rewrites each `message` event whose data the filter changes. Every other event is written on as soon as
@@ -101,8 +109,8 @@ type Chunk = string | Uint8Array;
  * `res.json`), and with `flushHeaders`. Backpressure is kept: `write` returns false while `res` needs to
  * drain, so `'drain'` arrives as usual.
  *
- * @param request The JSON-RPC request being answered, or undefined for a GET's event stream (resumed or not);
- *   nothing is done for a notification or a client's response, which get no answer with a body.
+ * @param request The JSON-RPC message the POST carried (a request, or a notification or client response, whose
+ *   answer should have no body but is filtered all the same), or undefined for a GET's event stream.
  * @param filter Maps the matching response to the filtered one (e.g. `guard.filterResponse`).
  */
 export function filterListResponse(
@@ -111,8 +119,7 @@ export function filterListResponse(
   filter: (response: JsonRpcMessage) => JsonRpcMessage,
   options: FilterListResponseOptions = {},
 ): void {
-  if (request !== undefined && (!('id' in request) || !('method' in request))) return;
-  const requestId: JsonRpcId | null = request === undefined ? null : request.id;
+  const requestId: JsonRpcId | null = request !== undefined && 'id' in request && 'method' in request ? request.id : null;
   // A list or read answer is parsed whatever its text; any other only when it could hold a list.
   const always = isFilteredRequest(request);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
@@ -146,7 +153,14 @@ export function filterListResponse(
   let heldEndCallbacks: Array<() => void> = [];
   // SSE: the project's one event-stream parser; every event is offered to the filter.
   let events: EventStreamRewriter | undefined;
-  const rewriteData = (data: string): string | undefined => filterJsonText(data, filter, always);
+  const rewriteData = (data: string): string | undefined => {
+    const out = filterJsonText(data, filter, always);
+    if (out !== UNFILTERABLE) return out;
+    // Data no client parses as JSON, holding no key of a list (`data: hello` in a list answer's stream), hides none.
+    return mayNeedFiltering(data) ? JSON.stringify(unfilterableAnswer(requestId)) : undefined;
+  };
+  // JSON: whether the body must be held and parsed (a list or read answer, or first bytes holding a key).
+  let mustHold = always;
   // 'scan': the end of the last chunk passed on, in which a key cut in two may begin.
   let scanTail: Buffer | undefined;
 
@@ -198,7 +212,7 @@ export function filterListResponse(
 
   /** Replaces whatever the handler wrote with a JSON-RPC error, since an unfilterable list must not leak. */
   function failClosed(): void {
-    const error = jsonRpcError(requestId, -32603, 'Internal error: the list result could not be filtered');
+    const error = unfilterableAnswer(requestId);
     const restoredMode = mode;
     mode = 'closed';
     heldChunks = [];
@@ -235,7 +249,7 @@ export function filterListResponse(
   }
 
   /** The answer to write and whether it was rewritten, reusing or filling `options.memo`. */
-  function filterHeld(): { out: Buffer | readonly Buffer[]; changed: boolean } {
+  function filterHeld(): { out: Buffer | readonly Buffer[]; changed: boolean } | typeof UNFILTERABLE {
     const memo = options.memo;
     const prefixText = memo === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
     const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
@@ -249,10 +263,11 @@ export function filterListResponse(
     }
     const body = heldChunks.length === 1 ? heldChunks[0]! : Buffer.concat(heldChunks, heldBytes);
     heldChunks = [];
-    // The answer to a call that could hold no list: forwarded as written, never decoded or parsed.
-    if (!always && !mayNeedFiltering(body)) return { out: body, changed: false };
-    // Not JSON, or nothing rewritten: forwarded as written.
+    // An empty body reveals nothing; the answer to a call that could hold no list is never decoded or parsed.
+    if (body.length === 0 || (!always && !mayNeedFiltering(body))) return { out: body, changed: false };
+    // Nothing rewritten: forwarded as written. Not JSON: nothing is forwarded (fail closed).
     const filteredText = filterJsonText(body.toString('utf8'), filter, always);
+    if (filteredText === UNFILTERABLE) return UNFILTERABLE;
     // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
     const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);
     const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
@@ -263,7 +278,12 @@ export function filterListResponse(
   }
 
   function finishJson(): void {
-    const { out, changed } = filterHeld();
+    const filtered = filterHeld();
+    if (filtered === UNFILTERABLE) {
+      failClosed();
+      return;
+    }
+    const { out, changed } = filtered;
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
     const headers = withoutHeaders(heldHeaders, drop) ?? {};
@@ -286,7 +306,14 @@ export function filterListResponse(
   function feedSse(buf: Buffer, cb?: Callback): boolean {
     const pieces = events!.push(buf);
     if (pieces === undefined) {
-      // An event too large to check must not be passed on unchecked.
+      // An event too large to hold: passed on if it could hold no list and answers no list or read request, and
+      // the rest of the stream searched as it passes; else it must not be passed on unchecked.
+      const held = Buffer.concat(events!.giveUp());
+      if (!always && !mayNeedFiltering(held)) {
+        mode = 'scan';
+        scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
+        return realWrite(held, cb);
+      }
       failClosed();
       if (cb) process.nextTick(cb);
       return true;
@@ -333,32 +360,28 @@ export function filterListResponse(
     }
     if (mode === 'sse') return feedSse(buf, cb);
     if (mode === 'scan') return scanOn(buf, cb);
+    if (!mustHold && heldBytes === 0) {
+      if (!mayNeedFiltering(buf)) return passOn(buf, cb);
+      mustHold = true;
+    }
     heldChunks.push(buf);
     heldBytes += buf.length;
-    if (heldBytes > maxBuffered) passOnUnheld();
+    // Held, so nothing was written to `res`: it needs no drain unless something else wrote to it.
+    if (heldBytes > maxBuffered) failClosed();
     if (cb) process.nextTick(cb);
-    return true;
+    return !res.writableNeedDrain;
   }
 
-  /**
-   * A JSON answer outgrew what is held. A list or read answer, or one that could already hold a list, cannot be
-   * filtered: fail closed. Any other is written as it came, and what follows is searched as it passes.
-   */
-  function passOnUnheld(): void {
-    const held = Buffer.concat(heldChunks, heldBytes);
-    if (always || mayNeedFiltering(held)) {
-      failClosed();
-      return;
-    }
-    heldChunks = [];
+  /** Writes the held head and the first bytes of a JSON answer that could hold no list; what follows is searched as it passes. */
+  function passOn(buf: Buffer, cb?: Callback): boolean {
     mode = 'scan';
-    scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
+    scanTail = buf.subarray(Math.max(0, buf.length - SCAN_OVERLAP));
     delete (res as unknown as Record<string, unknown>).headersSent;
     realWriteHead(...headArgs(heldStatus, heldMessage, heldHeaders));
-    realWrite(held);
+    return realWrite(buf, cb);
   }
 
-  /** Passes on a chunk of an answer too large to hold, unless it could hold a list: then the answer is cut off. */
+  /** Passes on a chunk of an answer being passed on, unless it could hold a list: then the answer is cut off. */
   function scanOn(buf: Buffer, cb?: Callback): boolean {
     const joint = Buffer.concat([scanTail!, buf.subarray(0, SCAN_OVERLAP)]);
     if (mayNeedFiltering(joint) || mayNeedFiltering(buf)) {
@@ -378,6 +401,12 @@ export function filterListResponse(
     const encoding = typeof args[1] === 'string' ? (args[1] as BufferEncoding) : undefined;
     ensureHead();
     if (mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
+    if (mode === 'json' && !mustHold && heldBytes === 0 && chunk != null && !mayNeedFiltering(typeof chunk === 'string' && encoding === undefined ? chunk : toBuffer(chunk, encoding))) {
+      // The whole answer in one chunk that could hold no list (a tool call's, most often): written as it came.
+      restore();
+      res.writeHead(...(headArgs(heldStatus, heldMessage, heldHeaders) as [number]));
+      return res.end(chunk, encoding ?? 'utf8', cb);
+    }
     if (chunk != null) writeBytes(toBuffer(chunk, encoding));
     // Writing the last chunk may have completed the match and handed the stream back to `res`.
     if ((mode as Mode) === 'pass') return res.end(cb);

@@ -189,13 +189,12 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
         return;
       }
       req.body = msg;
-      if ('id' in msg && 'method' in msg) {
-        // The handler writes its own answer (JSON or SSE): every list result in it is filtered on the way out, whatever
-        // request it answers (an upstream may carry one request's answer on another's exchange), and a restricted
-        // resource read is kept out of shared caches. Only a list or read answer is parsed whatever its text.
-        const key = isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
-        filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemoFor(pinned.policy) } });
-      }
+      // The handler writes its own answer (JSON or SSE): every list result in it is filtered on the way out, whatever
+      // message it answers (an upstream may carry one request's answer on another's exchange, or write a body in
+      // answer to a notification), and a restricted resource read is kept out of shared caches. Only a list or read
+      // answer is held and parsed whatever its text; any other passes on as it comes, searched for list keys.
+      const key = isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
+      filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: listMemoFor(pinned.policy) } });
       const handlerContext = contextFor(pinned, res, caller, protocolVersion);
       await (traced
         ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))

@@ -1,11 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GuardHttpResponse } from '../core/create-guard.js';
-import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import type { JsonRpcId, JsonRpcMessage } from '../core/jsonrpc.js';
+import { pendingIdRefusal, type PendingIdRefusal } from '../core/pending-request-ids.js';
 import { answerThenLinger, bodyStillArriving } from './lingering-close.js';
 
 /** Writes a JSON body with an exact Content-Length (cheaper than res.json on the hot path). */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   res.end(writeJsonHead(res, status, body, headers));
+}
+
+/**
+ * Answers a request whose id was refused by the pending-ids rule (see `pendingIdRefusal`): 400 `-32600` for an
+ * id in use, 429 with `Retry-After: 1` for too many requests in progress. One writer for every adapter.
+ */
+export function writePendingIdRefusal(res: ServerResponse, refusal: PendingIdRefusal, id: JsonRpcId): void {
+  const answer = pendingIdRefusal(refusal, id);
+  writeJson(res, answer.status, answer.body, answer.headers);
 }
 
 /** Writes the status and headers of a JSON answer and returns its body, not yet written. */

@@ -10,14 +10,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/auth-info.js';
 import { ConfigurationError } from '../core/errors.js';
-import { createPendingRequestIds, pendingIdRefusal, type PendingRequestIds } from '../core/pending-request-ids.js';
+import { createPendingRequestIds, type PendingRequestIds } from '../core/pending-request-ids.js';
 import { filterMessage, UNKNOWN_REQUEST } from '../core/response-filter.js';
 import { checkInteger, checkNumber } from '../core/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
-import { writeJson } from '../http/write-response.js';
+import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
 
 /**
  * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
@@ -182,12 +182,22 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     maxSessions,
     maxSessionsPerCaller: maxPerCaller,
     idleTimeoutMs,
-    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it.
-    onForget: (session) => void session.value.transport.close().catch(() => {}),
+    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it, and the ids of
+    // its requests in progress, which the SDK aborts without answering.
+    onForget: (session) => {
+      forgetPending(session.id, session.value);
+      void session.value.transport.close().catch(() => {});
+    },
   });
   // The ids of each session's requests in progress (bounded per session), so that a reused one is refused.
   const pendingIds = createPendingRequestIds();
   let sweeper: NodeJS.Timeout | undefined;
+
+  /** Gives back the ids of a session that ended: with an event store a claim is otherwise released only by a response sent. */
+  function forgetPending(sessionId: string, state: SdkSession): void {
+    pendingIds.forgetSession(sessionId);
+    state.pending.clear();
+  }
 
   async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
     const server = await options.createServer();
@@ -228,8 +238,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     const session = found.session;
     const entry = req.method === 'POST' && req.body ? recordRequest(pendingIds, session, req.body, context) : undefined;
     if (typeof entry === 'string') {
-      const refusal = pendingIdRefusal(entry, id!);
-      writeJson(res, refusal.status, refusal.body, refusal.headers);
+      writePendingIdRefusal(res, entry, id!);
       return;
     }
     if (req.method === 'POST' && req.body) session.value.latest = context.filterResponse;
@@ -305,6 +314,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
       if (session) registry.forget(session.id, false);
+      forgetPending(sessionId, state);
       if (registry.size === 0) stopSweeper();
     };
     res.once('close', () => {

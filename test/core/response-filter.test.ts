@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { AuthInfo } from '../../src/core/auth-info.js';
 import { compilePolicy } from '../../src/core/compile-policy.js';
 import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import { createResponseFilter, filterJsonText, filterMessage, isFilteredMethod, mayNeedFiltering, UNKNOWN_REQUEST } from '../../src/core/response-filter.js';
+import { createResponseFilter, filterJsonText, filterMessage, isFilteredMethod, mayNeedFiltering, UNFILTERABLE, UNKNOWN_REQUEST } from '../../src/core/response-filter.js';
 
 const policy = compilePolicy({ requiredScopes: ['base'], tools: { secret: ['admin'] }, resources: { 'mem://private/{id}': ['admin'] } });
 const filter = createResponseFilter(policy);
@@ -94,17 +94,29 @@ test('mayNeedFiltering: only text that could hold a list key or cacheScope is pa
   assert.equal(mayNeedFiltering('{"result":{"text":"caf\\u00e9 \\u00"}}'), false, 'escapes of non-letters are no key');
 });
 
-test('filterJsonText filters every response in a message or a batch, and leaves non-JSON alone', () => {
+test('filterJsonText filters every response in a message or a batch, and refuses non-JSON it must read', () => {
   const request: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
   const byRequest = (response: JsonRpcMessage) => filter(request, response, auth);
   const body = JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/progress' }, { jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'secret' }] } }, { jsonrpc: '2.0', id: 8, result: { tools: [{ name: 'secret' }] } }]);
-  const out = JSON.parse(filterJsonText(body, byRequest)!);
+  const out = JSON.parse(filterJsonText(body, byRequest) as string);
   assert.deepEqual(out[1].result.tools, []);
   assert.deepEqual(out[2].result.tools, [], 'another id is filtered too');
-  assert.equal(filterJsonText('not json', byRequest, true), undefined);
+  assert.equal(filterJsonText('not json', byRequest, true), UNFILTERABLE, 'a list answer that is not JSON is not forwarded');
+  assert.equal(filterJsonText('not json', byRequest), undefined, 'no key: not read, forwarded');
+  assert.equal(filterJsonText('{"tools": [', byRequest), UNFILTERABLE, 'a key in text that is no JSON: not forwarded');
   assert.equal(filterJsonText(JSON.stringify({ jsonrpc: '2.0', id: 8, result: { content: [{ type: 'text', text: 'x' }] } }), byRequest), undefined, 'not even parsed');
   const escaped = '{"jsonrpc":"2.0","id":1,"result":{"t\\u006fols":[{"name":"secret"}]}}';
-  assert.deepEqual(JSON.parse(filterJsonText(escaped, (response) => filter(UNKNOWN_REQUEST, response, auth))!).result.tools, []);
+  assert.deepEqual(JSON.parse(filterJsonText(escaped, (response) => filter(UNKNOWN_REQUEST, response, auth)) as string).result.tools, []);
+});
+
+test('filterJsonText skips a byte order mark, as clients do, so a list behind one is filtered', () => {
+  const request: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+  const body = `\uFEFF${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'secret' }] } })}`;
+  for (const always of [true, false]) {
+    const out = filterJsonText(body, (response) => filter(request, response, auth), always);
+    assert.equal(typeof out, 'string');
+    assert.deepEqual(JSON.parse(out as string).result.tools, []);
+  }
 });
 
 test('filterMessage leaves requests, notifications and errors alone', () => {

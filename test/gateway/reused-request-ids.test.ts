@@ -256,3 +256,32 @@ describe('a reused id through the stdio upstream', { timeout: 30_000 }, () => {
     await other.text();
   });
 });
+
+describe('a list answer the upstream prefixes with a UTF-8 byte order mark', { timeout: 30_000 }, () => {
+  it('is filtered, not forwarded whole: clients skip the mark and would read the hidden tool', async () => {
+    const upstream = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const message = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { id?: number; method?: string };
+        if (message.id === undefined) {
+          res.writeHead(202).end();
+          return;
+        }
+        const result = message.method === 'tools/list' ? { tools: [{ name: 'echo', inputSchema: { type: 'object' } }, { name: 'secret_admin', inputSchema: { type: 'object' } }] } : {};
+        const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }))]);
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+        res.end(body);
+      });
+    });
+    servers.push(upstream);
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    const { url, token } = await gatewayFor({ MCP_AUTH_UPSTREAM: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp` });
+    const res = await post(url, token, undefined, { jsonrpc: '2.0', id: 5, method: 'tools/list' });
+    assert.equal(res.status, 200);
+    // `Response.json()` decodes UTF-8 and drops the mark, as every fetch-based client does.
+    const answer = (await res.json()) as { result: { tools: { name: string }[] } };
+    assert.deepEqual(answer.result.tools.map((t) => t.name), ['echo']);
+  });
+});

@@ -10,6 +10,7 @@ import { selfSignedCertificate } from '../helpers/self-signed-certificate.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { UNKNOWN_REQUEST } from '../../src/core/response-filter.js';
 import type { GuardedRequest, JsonRpcMessage } from '../../src/http/http-handler.js';
+import { filterListResponse } from '../../src/http/filter-written-response.js';
 import {
   checkIdentityHeaders,
   createUpstreamProxy,
@@ -93,6 +94,8 @@ async function startFront(
       const auth = (token && CALLERS[token]) || AUTH;
       const guarded = Object.assign(req, { auth, body: text ? JSON.parse(text) : undefined }) as GuardedRequest;
       const controller = new AbortController();
+      // As the guard's pipeline does: a GET's stream (a replay above all) is filtered by the shape of its answers.
+      if (req.method === 'GET') filterListResponse(res, undefined, (response) => filterResponse(UNKNOWN_REQUEST, response));
       void proxy.handle(guarded, res, { auth, signal: controller.signal, filterResponse });
     });
   });

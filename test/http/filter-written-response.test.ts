@@ -124,7 +124,7 @@ describe('filterListResponse: application/json', () => {
     assert.deepEqual(JSON.parse(r.body.toString()), [{ jsonrpc: '2.0', id: 8, result: { tools: FILTERED_RESULT.tools } }, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
   });
 
-  test('error responses and unparseable bodies pass unchanged', async () => {
+  test('error responses pass unchanged; a list answer that is not JSON is replaced by a 500 JSON-RPC error (fail closed)', async () => {
     const error = JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'nope' } });
     let url = await serve((res) => {
       res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -138,7 +138,19 @@ describe('filterListResponse: application/json', () => {
       res.end('{not json');
     });
     r = await get(url);
-    assert.equal(r.body.toString(), '{not json');
+    assert.equal(r.status, 500);
+    assert.deepEqual(JSON.parse(r.body.toString()), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } });
+  });
+
+  test('a list answer behind a UTF-8 byte order mark is filtered, not forwarded whole', async () => {
+    const url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(LIST_RESPONSE))]));
+    });
+    const r = await get(url);
+    assert.equal(r.status, 200);
+    // What a client reads: `Response.json()` decodes UTF-8 and drops the mark.
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(r.body)), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
   });
 
   test('a body over maxBufferedBytes is replaced by a 500 JSON-RPC error (fail closed)', async () => {
@@ -366,7 +378,7 @@ describe('filterListResponse: text/event-stream', () => {
   });
 });
 
-test('a notification (no id) is never intercepted', async () => {
+test('a body the upstream writes in answer to a notification is filtered too', async () => {
   const url = await serve(
     (res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -375,7 +387,7 @@ test('a notification (no id) is never intercepted', async () => {
     undefined,
     { jsonrpc: '2.0', method: 'notifications/initialized' },
   );
-  assert.equal((await get(url)).body.toString(), JSON.stringify(LIST_RESPONSE));
+  assert.deepEqual(JSON.parse((await get(url)).body.toString()), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
 });
 
 describe('filterListResponse: the answer to any other request', () => {
@@ -443,6 +455,93 @@ describe('filterListResponse: the answer to any other request', () => {
     });
     assert.ok(cutOff.error, 'the answer was cut off');
     assert.doesNotMatch(cutOff.body, /secret/);
+  });
+});
+
+describe('filterListResponse: a call\'s answer is not held', () => {
+  const CALL_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x' } };
+
+  test('its first bytes reach the client before the handler writes the rest', async () => {
+    let clientGotFirst!: () => void;
+    const firstSeen = new Promise<boolean>((resolve) => {
+      clientGotFirst = () => resolve(true);
+      setTimeout(() => resolve(false), 2000).unref();
+    });
+    let seenBeforeEnd: boolean | undefined;
+    const url = await serve(async (res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"');
+      seenBeforeEnd = await firstSeen;
+      res.end('done"}]}}');
+    }, undefined, CALL_REQUEST);
+    const body = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      httpRequest(url, { method: 'POST' }, (res) => {
+        res.on('data', (c: Buffer) => {
+          text += c.toString();
+          clientGotFirst();
+        });
+        res.on('end', () => resolve(text));
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.equal(seenBeforeEnd, true, 'the first bytes were not held until the end');
+    assert.deepEqual(JSON.parse(body).result.content[0].text, 'done');
+  });
+
+  test('write returns false while the client does not read (backpressure), and drain follows', async () => {
+    let sawFalse = false;
+    let drained = false;
+    let release!: () => void;
+    const reading = new Promise<void>((r) => (release = r));
+    const chunk = 'x'.repeat(65_536);
+    const url = await serve(async (res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"');
+      for (let i = 0; i < 256 && !sawFalse; i++) sawFalse = !res.write(chunk);
+      release();
+      if (sawFalse) {
+        await once(res, 'drain');
+        drained = true;
+      }
+      res.end('"}]}}');
+    }, undefined, CALL_REQUEST);
+    const body = await new Promise<string>((resolve, reject) => {
+      httpRequest(url, { method: 'POST' }, (res) => {
+        res.pause();
+        void reading.then(() => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          res.resume();
+        });
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.equal(sawFalse, true, 'write returned false');
+    assert.equal(drained, true);
+    assert.ok(JSON.parse(body).result.content[0].text.length >= 65_536);
+  });
+
+  test('an event larger than maxBufferedBytes passes when it holds no list key; one that does is refused', async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'x'.repeat(500) }] } });
+    let url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (let i = 0; i < big.length; i += 100) res.write(`${i === 0 ? 'event: message\ndata: ' : ''}${big.slice(i, i + 100)}`);
+      res.end('\n\n');
+    }, { maxBufferedBytes: 200 }, CALL_REQUEST);
+    assert.deepEqual(sseData((await get(url)).body.toString()), [JSON.parse(big)]);
+    const listy = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'secret_tool' }], pad: 'x'.repeat(500) } });
+    url = await serve((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (let i = 0; i < listy.length; i += 100) res.write(`${i === 0 ? 'data: ' : ''}${listy.slice(i, i + 100)}`);
+      res.end('\n\n');
+    }, { maxBufferedBytes: 200 }, CALL_REQUEST);
+    const text = (await get(url)).body.toString();
+    assert.doesNotMatch(text, /secret/);
+    assert.deepEqual(sseData(text), [{ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } }]);
   });
 });
 

@@ -171,24 +171,24 @@ describe('httpHandler', () => {
     assert.equal(seen.length, before + 1);
   });
 
-  test('a notification reaches the inner handler as sent, and its answer is not filtered', async () => {
+  test('a notification reaches the inner handler as sent, and a body answering it is filtered too', async () => {
     const notification = { jsonrpc: '2.0', method: 'notifications/initialized', params: { extra: [1, 'two'] } };
     const accepted = await postMcp(fullUrl, notification, token, { 'x-answer': 'accepted' });
     assert.equal(accepted.status, 202);
     assert.deepEqual(seen.at(-1)!.body, notification);
-    // Even an answer shaped like a list goes out as the handler wrote it: nothing to match it against.
+    // A notification gets no answer with a body; one shaped like a list is filtered by its shape all the same.
     const answered = await postMcp(fullUrl, notification, token, { 'x-answer': 'json', 'x-answer-tools': '1' });
-    assert.deepEqual(answered.json.result, { tools: TOOLS });
+    assert.deepEqual(answered.json.result, { tools: [{ name: 'echo' }, { name: 'read_tool' }] });
   });
 
-  test('a client response (no method) reaches the inner handler untouched and unfiltered', async () => {
+  test('a client response (no method) reaches the inner handler untouched, and a body answering it is filtered', async () => {
     const clientResponse = { jsonrpc: '2.0', id: 'srv-1', result: { tools: TOOLS, roots: [{ uri: 'file:///x' }] } };
     const before = seen.length;
     const res = await postMcp(fullUrl, clientResponse, token, { 'x-answer': 'json', 'x-answer-tools': '1' });
     assert.equal(res.status, 200);
     assert.equal(seen.length, before + 1);
     assert.deepEqual(seen.at(-1)!.body, clientResponse);
-    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 'srv-1', result: { tools: TOOLS } });
+    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 'srv-1', result: { tools: [{ name: 'echo' }, { name: 'read_tool' }] } });
   });
 
   test('req.auth is the verified identity, the same one the context carries', async () => {
