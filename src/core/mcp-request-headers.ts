@@ -43,7 +43,7 @@ function single(v: string | string[] | undefined, name: string): string | undefi
  *   so no intermediary can be misled by them.
  * - Whatever the revision, a header is checked on every message that carries it: `Mcp-Name` must equal the
  *   target the policy decides on (`resources/subscribe` and `resources/unsubscribe` included, see
- *   {@link requestTargetField}) or, for `tasks/get`, `tasks/update` and `tasks/cancel`, `params.taskId` (the
+ *   `requestTargetField`) or, for `tasks/get`, `tasks/update` and `tasks/cancel`, `params.taskId` (the
  *   tasks extension's routing header); on any other method it matches nothing and is refused;
  *   a response (to a server request) has no method, name or arguments, so `Mcp-Method`, `Mcp-Name` or
  *   `Mcp-Param-*` on it is refused, as is `Mcp-Param-*` on anything but `tools/call`.

@@ -39,7 +39,7 @@ export interface MemoryRateLimiterOptions {
   maxEntries?: number;
   /**
    * Most memory the counters hold, in bytes, estimated: each counter costs its key's string plus
-   * {@link RATE_LIMITER_ENTRY_OVERHEAD_BYTES}. With the guard's keys (43-character digests) that is 267 bytes a
+   * `RATE_LIMITER_ENTRY_OVERHEAD_BYTES` (200). With the guard's keys (43-character digests) that is 267 bytes a
    * counter, so the default, 16 777 216 (16 MiB), holds about 62 800 of them. A key larger than this
    * on its own is never held (its request is counted in a window that starts again each time).
    *
