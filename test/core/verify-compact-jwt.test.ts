@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { base64url, createLocalJWKSet, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
 import { verifiesSynchronously } from '../../src/core/jws-signature.js';
 import { peekJwtClaims, verifyCompactJwt, verifyCompactJwtNow, type CompactJwtVerifyOptions } from '../../src/core/verify-compact-jwt.js';
+import { prng } from '../helpers/prng.js';
 
 const ISSUER = 'https://issuer.example.com';
 const RESOURCE = 'https://mcp.example.com/mcp';
@@ -98,17 +99,6 @@ const claims = (overrides: Record<string, unknown> = {}): Record<string, unknown
   return payload;
 };
 
-/** A seeded generator, so that a failing mutation can be reproduced. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function buildCases(): Promise<Case[]> {
   const keys = {

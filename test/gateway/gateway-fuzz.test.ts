@@ -16,6 +16,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway/start-gatew
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { messages, postMcp, type HttpAnswer } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
+import { prng } from '../helpers/prng.js';
 
 const VERSION = '2025-11-25';
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20_261_203);
@@ -56,17 +57,6 @@ const CALLERS: Array<{ name: string; claims: Record<string, unknown> }> = [
   { name: 'bob', claims: { sub: 'bob', scope: 'basic' } },
 ];
 
-/** A seeded generator (mulberry32), so that a failing sequence can be replayed. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Received {
   headers: IncomingHttpHeaders;
