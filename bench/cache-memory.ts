@@ -39,7 +39,7 @@ const GROUPS = 105;
 /** Verifications in flight at once (the cache sees them one by one anyway). */
 const BATCH = 64;
 
-type VerifierModule = typeof import('../src/core/create-token-verifier.js');
+type VerifierModule = typeof import('../src/core/token/create-token-verifier.js');
 
 function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
@@ -59,8 +59,13 @@ async function main(): Promise<void> {
   const count = Number(process.argv[2]);
   if (!Number.isInteger(count) || count < 1) throw new Error('usage: cache-memory.ts <count> [library]');
   const library = process.argv[3];
-  const moduleUrl = library === undefined ? new URL('../src/core/create-token-verifier.js', import.meta.url) : new URL('./core/create-token-verifier.js', library);
-  const { createTokenVerifier, estimateIdentityBytes } = (await import(moduleUrl.href)) as VerifierModule;
+  // An earlier build (a library URL) may keep the module at the top of core/, where it was before core's groups.
+  const moduleUrl = library === undefined ? new URL('../src/core/token/create-token-verifier.js', import.meta.url) : new URL('./core/token/create-token-verifier.js', library);
+  const loaded = await import(moduleUrl.href).catch((error: NodeJS.ErrnoException) => {
+    if (library === undefined || error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    return import(new URL('./core/create-token-verifier.js', library).href);
+  });
+  const { createTokenVerifier, estimateIdentityBytes } = loaded as VerifierModule;
 
   const issuer = await startTestIssuer({ algs: ['ES256'] });
   const resource = 'http://127.0.0.1:1/mcp';

@@ -23,13 +23,11 @@ async function main(): Promise<void> {
   const logMode = (logArg ?? 'stdout') as GatewayLogMode;
   if (logMode !== 'stdout' && logMode !== 'off') throw new Error(`unknown log mode ${logMode}`);
   const ext = library.endsWith('.ts') ? 'ts' : 'js';
-  const { loadGatewayConfig } = (await import(new URL(`gateway/gateway-config.${ext}`, library).href)) as typeof import('../src/gateway/gateway-config.js');
-  const { startGateway } = (await import(new URL(`gateway/start-gateway.${ext}`, library).href)) as typeof import('../src/gateway/start-gateway.js');
-  // As the CLI does before it starts the gateway; builds from before it (BENCH_LIBRARY) have no such module.
-  const heap = (await import(new URL(`gateway/heap-growing-factor.${ext}`, library).href).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ERR_MODULE_NOT_FOUND') return undefined;
-    throw error;
-  })) as typeof import('../src/gateway/heap-growing-factor.js') | undefined;
+  // Through the gateway entry, whose names hold across layouts, so an earlier build (BENCH_LIBRARY) loads as well.
+  const entry = (await import(new URL(`gateway/index.${ext}`, library).href)) as typeof import('../src/gateway/index.js');
+  const { loadGatewayConfig, startGateway } = entry;
+  // As the CLI does before it starts the gateway; builds from before it have no such export.
+  const heap = typeof entry.tuneHeapForProxying === 'function' ? entry : undefined;
 
   const extra: Record<string, string> = {};
   for (const arg of variant) {

@@ -28,7 +28,7 @@ import { freePort } from '../test/helpers/free-port.js';
 import { cpuTimes, onExit, processCpuMicros, ROOT, startProgram, startScript, stopAll } from './processes.js';
 import { williamsOrder } from './round-order.js';
 import type { RunSummary } from './scenario.js';
-import { eventStreamData } from '../src/core/event-stream.js';
+import { eventStreamData } from '../src/core/wire/event-stream.js';
 
 /** Settings of {@link runStdioHopBench}: the hop part's, where each connection has an MCP session (a stdio process) of its own. */
 export interface StdioHopSettings extends Omit<HopSettings, 'workloads' | 'targets' | 'cpuProfileDir'> {

@@ -5,9 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { ENV_OPTION_VARIABLES } from '../src/core/load-options-from-env.js';
-import { GATEWAY_SETTINGS } from '../src/gateway/gateway-config.js';
-import { renderConfigurationReference } from '../src/gateway/settings-reference.js';
+import { ENV_OPTION_VARIABLES } from '../src/core/guard/load-options-from-env.js';
+import { GATEWAY_SETTINGS } from '../src/gateway/config/gateway-config.js';
+import { renderConfigurationReference } from '../src/gateway/config/settings-reference.js';
 import { EXAMPLE_DEFAULT_HOST, EXAMPLE_DEFAULT_PORT } from '../examples/serve-guarded.js';
 
 /** Where the configuration page is written. */

@@ -16,8 +16,8 @@ import {
   type PolicyDefinition,
   type ServerCatalog,
 } from '../src/index.js';
-import { collectConfigurationProblems } from '../src/core/configuration-problems.js';
-import { parseIntegerSetting, readSetting } from '../src/core/settings.js';
+import { collectConfigurationProblems } from '../src/core/kernel/configuration-problems.js';
+import { parseIntegerSetting, readSetting } from '../src/core/kernel/settings.js';
 
 /** HOST of an example server when unset: loopback, so an example is never exposed by accident. */
 export const EXAMPLE_DEFAULT_HOST = '127.0.0.1';

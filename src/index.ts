@@ -8,7 +8,7 @@
 export { mcpOAuthGuard, type McpOAuthGuardOptions, type McpOAuthGuardRouter } from './express/mcp-oauth-guard.js';
 export { createRequestPipeline, type McpHandler, type RequestPipeline } from './http/request-pipeline.js';
 // The guard itself, for createRequestPipeline; its building blocks are in mcp-oauth-guard/core.
-export { createGuard } from './core/create-guard.js';
+export { createGuard } from './core/guard/create-guard.js';
 export {
   httpHandler,
   isHttpHandler,
@@ -21,24 +21,24 @@ export { decisionRequestOf } from './http/decision-request.js';
 export { answerClientErrors } from './http/client-error.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
-export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/load-options-from-env.js';
-export { ConfigurationProblems, collectConfigurationProblems } from './core/configuration-problems.js';
-export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './core/policy-coverage.js';
-export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './core/unknown-settings.js';
-export { explainFailure } from './core/explain-failure.js';
-export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/dispatch-table.js';
-export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from './core/create-guard.js';
-export type { GuardOptions } from './core/guard-options.js';
-export type { SettingNames } from './core/resolve-guard-options.js';
-export type { AuthInfo, AuthInfoExtra } from './core/auth-info.js';
-export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './core/decision.js';
-export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/handler.js';
-export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy-definition.js';
-export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token-verifier.js';
-export type { DpopMode } from './core/token-binding.js';
-export { createMemoryReplayCache, ReplayShareExceededError, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/replay-cache.js';
-export { createMemoryRateLimiter, type RateLimiter, type MemoryRateLimiter, type MemoryRateLimiterOptions } from './core/rate-limiter.js';
-export type { RateLimit } from './core/rate-limit.js';
+export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/guard/load-options-from-env.js';
+export { ConfigurationProblems, collectConfigurationProblems } from './core/kernel/configuration-problems.js';
+export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './core/policy/policy-coverage.js';
+export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './core/kernel/unknown-settings.js';
+export { explainFailure } from './core/kernel/explain-failure.js';
+export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/mcp/dispatch-table.js';
+export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from './core/guard/create-guard.js';
+export type { GuardOptions } from './core/guard/guard-options.js';
+export type { SettingNames } from './core/guard/resolve-guard-options.js';
+export type { AuthInfo, AuthInfoExtra } from './core/kernel/auth-info.js';
+export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './core/kernel/decision.js';
+export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/mcp/handler.js';
+export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy/policy-definition.js';
+export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token/token-verifier.js';
+export type { DpopMode } from './core/token/token-binding.js';
+export { createMemoryReplayCache, ReplayShareExceededError, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/limits/replay-cache.js';
+export { createMemoryRateLimiter, type RateLimiter, type MemoryRateLimiter, type MemoryRateLimiterOptions } from './core/limits/rate-limiter.js';
+export type { RateLimit } from './core/limits/rate-limit.js';
 export {
   GuardError,
   MissingTokenError,
@@ -57,7 +57,7 @@ export {
   RATE_LIMITED_JSONRPC_CODE,
   type BearerErrorCode,
   type ChallengeErrorCode,
-} from './core/errors.js';
+} from './core/kernel/errors.js';
 export {
   JsonRpcErrorCode,
   jsonRpcError,
@@ -72,4 +72,4 @@ export {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type JsonRpcSuccess,
-} from './core/jsonrpc.js';
+} from './core/wire/jsonrpc.js';

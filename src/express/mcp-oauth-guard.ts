@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
-import { createGuard, type Guard } from '../core/create-guard.js';
-import type { GuardOptions } from '../core/guard-options.js';
-import type { SettingNames } from '../core/resolve-guard-options.js';
+import { createGuard, type Guard } from '../core/guard/create-guard.js';
+import type { GuardOptions } from '../core/guard/guard-options.js';
+import type { SettingNames } from '../core/guard/resolve-guard-options.js';
 import { checkHandler, createRequestPipeline, type McpHandler } from '../http/request-pipeline.js';
 
 /** Options of {@link mcpOAuthGuard}: the guard's options plus the MCP handler to protect. */

@@ -12,22 +12,22 @@
  * at (issuers, keys, introspection, upstream, policy, and a token when given), prints a report and exits 0, 1 or 2
  * (see `check/check-command.ts`, docs/check.md).
  */
-import { ConfigurationError } from '../core/errors.js';
-import { ConfigurationProblems } from '../core/configuration-problems.js';
-import { describeConfigurationError } from './configuration-error-line.js';
-import { describeUpstream, policyFileOf } from './policy-coverage-report.js';
-import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './gateway-config.js';
-import { listenAddresses } from './listen-addresses.js';
-import { startGateway } from './start-gateway.js';
-import { tuneHeapForProxying } from './heap-growing-factor.js';
-import { packageVersion } from './package-version.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
+import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
+import { describeConfigurationError } from './config/configuration-error-line.js';
+import { describeUpstream, policyFileOf } from './policy/policy-coverage-report.js';
+import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './config/gateway-config.js';
+import { listenAddresses } from './server/listen-addresses.js';
+import { startGateway } from './server/start-gateway.js';
+import { tuneHeapForProxying } from './config/heap-growing-factor.js';
+import { packageVersion } from './cli/package-version.js';
 
 const PROGRAM = 'mcp-oauth-guard';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'check') {
     // Loaded only for `check`, which the gateway itself never needs.
-    const { runCheckCommand } = await import('./check/check-command.js');
+    const { runCheckCommand } = await import('./cli/check/check-command.js');
     process.exitCode = await runCheckCommand(process.argv.slice(3), process.env);
     return;
   }

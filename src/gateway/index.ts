@@ -5,16 +5,16 @@
  *
  * @module mcp-oauth-guard/gateway
  */
-export { startGateway, type RunningGateway, type StartGatewayOptions } from './start-gateway.js';
-export { PROXY_HEAP_GROWING_PERCENT, tuneHeapForProxying } from './heap-growing-factor.js';
-export type { PolicyCoverageReport } from './policy-coverage-report.js';
-export type { ListingFailure } from './upstream-listing-failure.js';
-export type { PolicyReloadResult, PolicyRuleCounts } from './policy-reload.js';
-export type { UpstreamCatalog } from './upstream-catalog.js';
-export { loadGatewayConfig, type GatewayConfig } from './gateway-config.js';
-export { DEFAULT_METRICS_HOST, type MetricsConfig } from './metrics-config.js';
-export type { SharedStoreConfig } from './shared-store-config.js';
-export type { SessionSealConfig } from './session-seal-config.js';
+export { startGateway, type RunningGateway, type StartGatewayOptions } from './server/start-gateway.js';
+export { PROXY_HEAP_GROWING_PERCENT, tuneHeapForProxying } from './config/heap-growing-factor.js';
+export type { PolicyCoverageReport } from './policy/policy-coverage-report.js';
+export type { ListingFailure } from './upstream/upstream-listing-failure.js';
+export type { PolicyReloadResult, PolicyRuleCounts } from './policy/policy-reload.js';
+export type { UpstreamCatalog } from './upstream/upstream-catalog.js';
+export { loadGatewayConfig, type GatewayConfig } from './config/gateway-config.js';
+export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
+export type { SharedStoreConfig } from './config/shared-store-config.js';
+export type { SessionSealConfig } from './config/session-seal-config.js';
 export {
   createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,
@@ -28,21 +28,21 @@ export {
   type UpstreamFailure,
   type UpstreamFailureReason,
   type UpstreamExchange,
-} from './upstream-proxy.js';
+} from './upstream/http/upstream-proxy.js';
 export {
   clientCredentials,
   staticCredentials,
   UPSTREAM_AUTH_MODES,
   type UpstreamAuthMode,
   type UpstreamCredentials,
-} from './upstream-credentials.js';
-export { tokenExchangeCredentials, TOKEN_EXCHANGE_GRANT_TYPE, type TokenExchangeOptions } from './token-exchange.js';
-export { createUpstreamTokenClient, UpstreamTokenRefusedError, type IssuedToken, type TokenRequest, type UpstreamTokenClient, type UpstreamTokenClientOptions } from './upstream-token-client.js';
-export { createUpstreamTargetResolver, type UpstreamTarget, type UpstreamTargetOptions } from './upstream-resource-metadata.js';
-export { createUpstreamCredentials, type UpstreamAuthConfig } from './upstream-auth-config.js';
-export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './stdio-upstream.js';
-export type { ChildEndReason, ChildLogEvent } from './stdio-child.js';
-export { createStdioStartOutcomes, type StdioStartOutcome, type StdioStartOutcomes, type StdioStartOutcomesOptions, type StdioStartWatch } from './stdio-start-outcome.js';
-export { childEnvironment, CALLER_CLIENT_ID_ENV, CALLER_SUBJECT_ENV } from './child-environment.js';
-export { splitCommandLine } from './command-line.js';
-export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './request-log.js';
+} from './upstream-auth/upstream-credentials.js';
+export { tokenExchangeCredentials, TOKEN_EXCHANGE_GRANT_TYPE, type TokenExchangeOptions } from './upstream-auth/token-exchange.js';
+export { createUpstreamTokenClient, UpstreamTokenRefusedError, type IssuedToken, type TokenRequest, type UpstreamTokenClient, type UpstreamTokenClientOptions } from './upstream-auth/upstream-token-client.js';
+export { createUpstreamTargetResolver, type UpstreamTarget, type UpstreamTargetOptions } from './upstream-auth/upstream-resource-metadata.js';
+export { createUpstreamCredentials, type UpstreamAuthConfig } from './upstream-auth/upstream-auth-config.js';
+export { createStdioUpstream, UPSTREAM_BUSY_JSONRPC_CODE, type StdioUpstream, type StdioUpstreamOptions } from './upstream/stdio/stdio-upstream.js';
+export type { ChildEndReason, ChildLogEvent } from './upstream/stdio/stdio-child.js';
+export { createStdioStartOutcomes, type StdioStartOutcome, type StdioStartOutcomes, type StdioStartOutcomesOptions, type StdioStartWatch } from './upstream/stdio/stdio-start-outcome.js';
+export { childEnvironment, CALLER_CLIENT_ID_ENV, CALLER_SUBJECT_ENV } from './upstream/stdio/child-environment.js';
+export { splitCommandLine } from './config/command-line.js';
+export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './server/request-log.js';

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthInfo } from '../core/auth-info.js';
-import type { Guard } from '../core/create-guard.js';
-import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/handler.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
-import { httpStatusForResponse } from '../core/protocol-version.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import type { Guard } from '../core/guard/create-guard.js';
+import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/mcp/handler.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { httpStatusForResponse } from '../core/mcp/protocol-version.js';
 import { abortSignalFor } from './abort-signal.js';
 import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from './write-response.js';
 

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { jsonRpcError } from '../core/jsonrpc.js';
+import { jsonRpcError } from '../core/wire/jsonrpc.js';
 import { endSocketThenLinger } from './lingering-close.js';
 
 /** Status and message for what Node's HTTP parser refused before any handler ran. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { boundedText, DECISION_REQUEST_HEADERS, type DecisionRequest } from '../core/decision.js';
+import { boundedText, DECISION_REQUEST_HEADERS, type DecisionRequest } from '../core/kernel/decision.js';
 import { requestPath } from './request-headers.js';
 
 // One view per request, so a hook can key per-request state by it (as the gateway's request log does).

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { AuthInfo } from '../core/auth-info.js';
-import { jsonRpcError, requestIdOf, type JsonRpcMessage } from '../core/jsonrpc.js';
-import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../core/media-type.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import { jsonRpcError, requestIdOf, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, mediaType } from './media-type.js';
 import { CREDENTIAL_HEADERS } from './credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from './hop-by-hop-headers.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';

@@ -1,8 +1,8 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { createEventStreamRewriter, type EventStreamRewriter } from '../core/event-stream.js';
-import type { JsonRpcId, JsonRpcMessage } from '../core/jsonrpc.js';
-import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../core/media-type.js';
-import { filterJsonText, isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/response-filter.js';
+import { createEventStreamRewriter, type EventStreamRewriter } from '../core/wire/event-stream.js';
+import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from './media-type.js';
+import { filterJsonText, isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/policy/response-filter.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {

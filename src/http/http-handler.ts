@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthInfo } from '../core/auth-info.js';
-import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 
 /**
  * An incoming request after the guard let it through: `auth` is the verified caller (as the MCP SDK's

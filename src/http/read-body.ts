@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { RequestRejectedError } from '../core/errors.js';
+import { RequestRejectedError } from '../core/kernel/errors.js';
 
 function tooLarge(limit: number): RequestRejectedError {
   return new RequestRejectedError(`Request body larger than ${limit} bytes`, {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { DpopRequest } from '../core/dpop-authenticator.js';
-import { isStatelessRevision } from '../core/protocol-version.js';
+import type { DpopRequest } from '../core/dpop/dpop-authenticator.js';
+import { isStatelessRevision } from '../core/mcp/protocol-version.js';
 
 /**
  * The Authorization header as sent. Node keeps only the first of duplicated Authorization headers in

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import type { GuardHttpResponse } from '../core/create-guard.js';
-import { endWithError, tracer } from '../core/tracing.js';
+import type { GuardHttpResponse } from '../core/guard/create-guard.js';
+import { endWithError, tracer } from '../core/kernel/tracing.js';
 
 /**
  * The span of one request to the MCP endpoint, and the context its steps start in. It exists only while it

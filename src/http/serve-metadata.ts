@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Guard } from '../core/create-guard.js';
-import { jsonRpcError } from '../core/jsonrpc.js';
+import type { Guard } from '../core/guard/create-guard.js';
+import { jsonRpcError } from '../core/wire/jsonrpc.js';
 import { setMetadataCors } from './cors.js';
 import { writeJson } from './write-response.js';
 

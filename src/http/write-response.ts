@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GuardHttpResponse } from '../core/create-guard.js';
-import type { JsonRpcId, JsonRpcMessage } from '../core/jsonrpc.js';
-import { pendingIdRefusal, type PendingIdRefusal } from '../core/pending-request-ids.js';
+import type { GuardHttpResponse } from '../core/guard/create-guard.js';
+import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { pendingIdRefusal, type PendingIdRefusal } from '../core/mcp/pending-request-ids.js';
 import { answerThenLinger, bodyStillArriving } from './lingering-close.js';
 
 /** Writes a JSON body with an exact Content-Length (cheaper than res.json on the hot path). */

@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { DecisionEvent, DecisionHook } from '../core/decision.js';
-import { ConfigurationError } from '../core/errors.js';
-import type { JwksFetchResult, TokenVerificationResult } from '../core/token-verifier.js';
+import type { DecisionEvent, DecisionHook } from '../core/kernel/decision.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
+import type { JwksFetchResult, TokenVerificationResult } from '../core/token/token-verifier.js';
 import { createReasonLabel, createToolLabel, methodLabel } from './metric-labels.js';
 
 /** Options of {@link createGuardMetrics}. */

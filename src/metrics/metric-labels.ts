@@ -1,4 +1,4 @@
-import { MCP_METHODS } from '../core/mcp-methods.js';
+import { MCP_METHODS } from '../core/mcp/mcp-methods.js';
 
 /**
  * Label values of the guard's metrics. Each label takes values from a set fixed at start-up, so that no client

@@ -1,10 +1,10 @@
 import type { Redis as RedisClient } from 'ioredis';
 import type { RateLimiterRedis as RedisLimiter } from 'rate-limiter-flexible';
-import { ConfigurationError } from '../core/errors.js';
-import type { RateLimit } from '../core/rate-limit.js';
-import { createMemoryRateLimiter, type RateLimiter } from '../core/rate-limiter.js';
-import { ReplayShareExceededError, type ReplayCache } from '../core/replay-cache.js';
-import { checkInteger } from '../core/settings.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
+import type { RateLimit } from '../core/limits/rate-limit.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../core/limits/rate-limiter.js';
+import { ReplayShareExceededError, type ReplayCache } from '../core/limits/replay-cache.js';
+import { checkInteger } from '../core/kernel/settings.js';
 import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
 
 /**

@@ -1,5 +1,5 @@
-import { parseAbsoluteUrl } from '../core/settings.js';
-import { ConfigurationError } from '../core/errors.js';
+import { parseAbsoluteUrl } from '../core/kernel/settings.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
 
 /**
  * The Redis URL as it may appear in a message: scheme, host, port and database, never the user or password

@@ -8,13 +8,13 @@ import {
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthInfo } from '../core/auth-info.js';
-import { ConfigurationError } from '../core/errors.js';
-import { createPendingRequestIds, type PendingRequestIds } from '../core/pending-request-ids.js';
-import { filterMessage, UNKNOWN_REQUEST } from '../core/response-filter.js';
-import { checkInteger, checkNumber } from '../core/settings.js';
-import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session-registry.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/jsonrpc.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
+import { createPendingRequestIds, type PendingRequestIds } from '../core/mcp/pending-request-ids.js';
+import { filterMessage, UNKNOWN_REQUEST } from '../core/policy/response-filter.js';
+import { checkInteger, checkNumber } from '../core/kernel/settings.js';
+import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session/session-registry.js';
+import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
 import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
@@ -38,7 +38,7 @@ export type SdkTransportOptions = Omit<
   'sessionIdGenerator' | 'onsessioninitialized' | 'onsessionclosed' | 'enableDnsRebindingProtection' | 'allowedHosts' | 'allowedOrigins'
 >;
 
-export type { SessionRefusalReason } from '../core/session-registry.js';
+export type { SessionRefusalReason } from '../core/session/session-registry.js';
 
 /** Told to {@link SdkStreamableHttpHandlerOptions.onSessionRefused}. Never carries the token. */
 export interface SessionRefusedEvent {

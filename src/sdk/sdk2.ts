@@ -13,9 +13,9 @@ import {
   type ServerEventBus,
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
-import type { AuthInfo } from '../core/auth-info.js';
-import { protectedResourceMetadataUrls } from '../core/canonical-resource.js';
-import { ConfigurationError } from '../core/errors.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import { protectedResourceMetadataUrls } from '../core/kernel/canonical-resource.js';
+import { ConfigurationError } from '../core/kernel/errors.js';
 import { fetchHandler } from '../http/fetch-handler.js';
 import type { McpHttpHandler } from '../http/http-handler.js';
 

@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../../src/core/create-token-verifier.js';
-import { DPOP_PROOF_WINDOW_SECONDS } from '../../src/core/dpop-proof.js';
-import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS, DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, INTROSPECTION_REFUSALS_MAX_ENTRIES } from '../../src/core/introspection-bounds.js';
-import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../../src/core/introspection-verifier.js';
-import { DEFAULT_RATE_LIMITER_MAX_BYTES, DEFAULT_RATE_LIMITER_MAX_ENTRIES, RATE_LIMITER_ENTRY_OVERHEAD_BYTES } from '../../src/core/rate-limiter.js';
-import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER } from '../../src/core/replay-cache.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../../src/core/token/create-token-verifier.js';
+import { DPOP_PROOF_WINDOW_SECONDS } from '../../src/core/dpop/dpop-proof.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS, DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, INTROSPECTION_REFUSALS_MAX_ENTRIES } from '../../src/core/token/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../../src/core/token/introspection-verifier.js';
+import { DEFAULT_RATE_LIMITER_MAX_BYTES, DEFAULT_RATE_LIMITER_MAX_ENTRIES, RATE_LIMITER_ENTRY_OVERHEAD_BYTES } from '../../src/core/limits/rate-limiter.js';
+import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER } from '../../src/core/limits/replay-cache.js';
 import { DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER } from '../../src/redis/redis-stores.js';
-import { HEADERS_TIMEOUT_MS } from '../../src/gateway/start-gateway.js';
+import { HEADERS_TIMEOUT_MS } from '../../src/gateway/server/start-gateway.js';
 
 const page = (name: string): string => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8').replace(/\s+/g, ' ');
 /** `n` as the pages write it: a space between thousands. */

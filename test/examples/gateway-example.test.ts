@@ -5,8 +5,8 @@ import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
-import { loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
 

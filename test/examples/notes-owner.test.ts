@@ -2,7 +2,7 @@
 // own, and two `alice`s from two issuers are two people.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AuthInfo } from '../../src/core/auth-info.js';
+import type { AuthInfo } from '../../src/core/kernel/auth-info.js';
 import { createNotesHandler, NotesStore } from '../../examples/notes-server.js';
 
 const alice = (iss: string): AuthInfo => ({ token: `t-${iss}`, clientId: 'c', scopes: ['notes:read', 'notes:write'], extra: { sub: 'alice', iss, claims: {}, tokenType: 'jwt' } });

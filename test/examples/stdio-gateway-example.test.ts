@@ -2,8 +2,8 @@
 // its policy.json, against the test authorization server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { findOnPath, RawSession, ROOT } from '../helpers/stdio-gateway.js';
 

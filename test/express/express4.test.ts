@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { postMcp, send } from '../helpers/http-client.js';
-import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop/dpop-proof.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { ConfigurationError, dispatchTable } from '../../src/index.js';
-import { loadPolicyFile } from '../../src/core/load-policy-file.js';
+import { loadPolicyFile } from '../../src/core/policy/load-policy-file.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
 import { postMcp, send } from '../helpers/http-client.js';
 

@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigurationError } from '../../src/core/errors.js';
-import { DEFAULT_IDENTITY_HEADERS, GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs, parseIdentityHeaders } from '../../src/gateway/gateway-config.js';
+import { ConfigurationError } from '../../src/core/kernel/errors.js';
+import { DEFAULT_IDENTITY_HEADERS, GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs, parseIdentityHeaders } from '../../src/gateway/config/gateway-config.js';
 import { REPOSITORY_ROOT, runGatewayCli, type CliRun } from '../helpers/run-cli.js';
 
 const CLI = resolve(REPOSITORY_ROOT, 'src/gateway/cli.ts');

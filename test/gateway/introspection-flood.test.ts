@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
-import { ConfigurationError } from '../../src/core/errors.js';
-import { GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { ConfigurationError } from '../../src/core/kernel/errors.js';
+import { GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { postMcp, send } from '../helpers/http-client.js';
 
 const SESSION_ID = 'upstream-session-1';

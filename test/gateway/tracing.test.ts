@@ -11,9 +11,9 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
-import { TRACER_NAME } from '../../src/core/tracing.js';
-import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { TRACER_NAME } from '../../src/core/kernel/tracing.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { postMcp } from '../helpers/http-client.js';
 
 /** An upstream answering every request with an empty result, remembering the `traceparent` each one carried. */

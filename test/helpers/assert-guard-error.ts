@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { DecisionReason } from '../../src/core/decision.js';
-import type { GuardError } from '../../src/core/errors.js';
+import type { DecisionReason } from '../../src/core/kernel/decision.js';
+import type { GuardError } from '../../src/core/kernel/errors.js';
 
 /**
  * Awaits `promise` (or calls `fn`) and asserts it fails with exactly `errorClass`, `reason` and `status`.

@@ -5,7 +5,7 @@
  * Header"), and that what is authorized is what is forwarded (resource URIs in resolved form only; tool and
  * prompt names byte for byte).
  */
-import { FORBIDDEN_JSONRPC_CODE } from '../../src/core/errors.js';
+import { FORBIDDEN_JSONRPC_CODE } from '../../src/core/kernel/errors.js';
 
 export const V2026 = '2026-07-28';
 export const V2025 = '2025-11-25';

@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/protocol-version.js';
-import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
-import type { StdioUpstream } from '../../src/gateway/stdio-upstream.js';
+import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/mcp/protocol-version.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
+import type { StdioUpstream } from '../../src/gateway/upstream/stdio/stdio-upstream.js';
 import type { AuthorizationServer } from '../fixtures/authorization-server.js';
 import { postMcp, send, type HttpAnswer } from './http-client.js';
 

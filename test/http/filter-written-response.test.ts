@@ -5,7 +5,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from '../../src/http/filter-written-response.js';
-import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
+import type { JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
 
 const LIST_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };
 const TOOLS = [{ name: 'public_tool' }, { name: 'secret_tool' }, { name: 'other_tool' }];

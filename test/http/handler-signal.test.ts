@@ -118,7 +118,7 @@ describe('mcpOAuthGuard handler context signal', () => {
     const script = `
       import { createServer } from 'node:http';
       import { startTestIssuer } from ${JSON.stringify(new URL('../helpers/fake-issuer.ts', import.meta.url).href)};
-      import { createGuard } from ${JSON.stringify(new URL('../../src/core/create-guard.ts', import.meta.url).href)};
+      import { createGuard } from ${JSON.stringify(new URL('../../src/core/guard/create-guard.ts', import.meta.url).href)};
       import { createRequestPipeline } from ${JSON.stringify(new URL('../../src/http/request-pipeline.ts', import.meta.url).href)};
       const issuer = await startTestIssuer();
       const server = createServer().listen(0, '127.0.0.1');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createGuard } from '../../src/core/create-guard.js';
+import { createGuard } from '../../src/core/guard/create-guard.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { LINGER_IDLE_MS, LINGER_MAX_BYTES, LINGER_MAX_CONNECTIONS, lingeringConnections } from '../../src/http/lingering-close.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { RequestRejectedError } from '../../src/core/errors.js';
+import { RequestRejectedError } from '../../src/core/kernel/errors.js';
 import { readBody } from '../../src/http/read-body.js';
 import { send } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { createGuard } from '../../src/core/create-guard.js';
-import { jsonRpcError, type JsonRpcMessage } from '../../src/core/jsonrpc.js';
+import { createGuard } from '../../src/core/guard/create-guard.js';
+import { jsonRpcError, type JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { send } from '../helpers/http-client.js';

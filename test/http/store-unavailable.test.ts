@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { createGuard } from '../../src/core/create-guard.js';
-import type { DecisionEvent } from '../../src/core/decision.js';
-import { UNAVAILABLE_JSONRPC_CODE } from '../../src/core/errors.js';
-import type { GuardOptions } from '../../src/core/guard-options.js';
+import { createGuard } from '../../src/core/guard/create-guard.js';
+import type { DecisionEvent } from '../../src/core/kernel/decision.js';
+import { UNAVAILABLE_JSONRPC_CODE } from '../../src/core/kernel/errors.js';
+import type { GuardOptions } from '../../src/core/guard/guard-options.js';
 import { createRequestPipeline } from '../../src/http/request-pipeline.js';
 import { makeDpopKey, signDpopProof, type DpopKey } from '../helpers/dpop.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';

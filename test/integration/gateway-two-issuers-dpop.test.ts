@@ -7,8 +7,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
-import { loadGatewayConfig } from '../../src/gateway/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 
 const SCOPES = ['mcp:basic'];

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
-import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop-proof.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop/dpop-proof.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 

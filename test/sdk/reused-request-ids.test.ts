@@ -9,7 +9,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { listenWithGuard, type GuardedServer } from '../../examples/serve-guarded.js';
 import { mcpOAuthGuard } from '../../src/index.js';
 import { sdkStreamableHttpHandler, type SdkStreamableHttpHandler } from '../../src/sdk/index.js';
-import { eventStreamData } from '../../src/core/event-stream.js';
+import { eventStreamData } from '../../src/core/wire/event-stream.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 
 const VERSION = '2025-11-25';

@@ -8,9 +8,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/sdk-server.js';
 import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
-import type { AuthInfo } from '../../src/core/auth-info.js';
-import type { JsonRpcMessage } from '../../src/core/jsonrpc.js';
-import { ConfigurationError } from '../../src/core/errors.js';
+import type { AuthInfo } from '../../src/core/kernel/auth-info.js';
+import type { JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
+import { ConfigurationError } from '../../src/core/kernel/errors.js';
 import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
 import { SequentialEventStore } from '../helpers/sequential-event-store.js';
 import { ownerKey } from '../../examples/notes-server.js';
@@ -732,7 +732,7 @@ describe('SDK server, callers without identity', () => {
 describe('SDK server, stateful with an event store: a restricted public read', () => {
   test('the copy the event store keeps is downgraded to private like the live answer', { timeout: 10_000 }, async () => {
     const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
-    const { createGuard } = await import('../../src/core/create-guard.js');
+    const { createGuard } = await import('../../src/core/guard/create-guard.js');
     // A real guard's filter: mem://private needs a scope beyond the base, so a public cache hint must go.
     const guard = createGuard({
       issuer: 'http://127.0.0.1:9',

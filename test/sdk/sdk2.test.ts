@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
 import { createSdk2NotesServer, startSdk2NotesServer, type RunningSdk2NotesServer, type Sdk2NotesServerOptions } from '../../examples/sdk2-server.js';
-import { ConfigurationError } from '../../src/core/errors.js';
+import { ConfigurationError } from '../../src/core/kernel/errors.js';
 import { sdk2McpHandler } from '../../src/sdk/sdk2.js';
 import { send, type HttpAnswer, messages } from '../helpers/http-client.js';
 import { ownerKey } from '../../examples/notes-server.js';

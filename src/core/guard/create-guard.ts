@@ -1,0 +1,413 @@
+import type { AuthInfo } from '../kernel/auth-info.js';
+import { protectedResourceMetadataUrls } from '../kernel/canonical-resource.js';
+import { readAccessToken, type ReadAccessTokenOptions } from '../token/authorization-header.js';
+import { compilePolicy, type CompiledPolicy } from '../policy/compile-policy.js';
+import { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../token/create-token-verifier.js';
+import { createDpopAuthenticator, type DpopRequest } from '../dpop/dpop-authenticator.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-proof.js';
+import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequest } from '../kernel/decision.js';
+import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
+import { ConfigurationError, GuardError, type BearerErrorCode } from '../kernel/errors.js';
+import type { GuardOptions } from './guard-options.js';
+import type { PolicyDefinition } from '../policy/policy-definition.js';
+import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
+import { checkMcpRequestHeaders, type McpRequestHeaders } from '../mcp/mcp-request-headers.js';
+import { checkRequestTarget } from '../mcp/check-request-target.js';
+import { checkRequestRevision } from '../mcp/check-request-revision.js';
+import { createOriginCheck } from './origin-check.js';
+import { parseJsonRpcMessage, type ParsedBody } from '../mcp/parse-json-rpc-message.js';
+import { createResponseFilter } from '../policy/response-filter.js';
+import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
+import { createMemoryReplayCache } from '../limits/replay-cache.js';
+import { parseRateLimit } from '../limits/rate-limit.js';
+import { createRateLimitCheck } from '../limits/rate-limit-check.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../limits/rate-limiter.js';
+import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
+import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from '../token/token-binding.js';
+import { cachedOrVerify, type TokenVerifier } from '../token/token-verifier.js';
+import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
+
+/** An HTTP answer the adapter writes as is. */
+export interface GuardHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: JsonRpcErrorResponse;
+}
+
+/** Request facts the decision hook is told about. */
+export interface DecisionContext {
+  /** The request, as `onDecision` may see it (no credentials): see {@link DecisionRequest}. */
+  request?: DecisionRequest;
+  httpMethod: string;
+  message?: JsonRpcMessage;
+  auth?: AuthInfo;
+  requiredScopes?: readonly string[];
+  /** On a deny, the message the client was told. */
+  detail?: string;
+}
+
+/** Options of {@link Guard.setPolicy}. */
+export interface SetPolicyOptions {
+  /** Where the definition came from (e.g. `policy file /etc/mcp/policy.json`), appended to error messages. Default: none. */
+  source?: string;
+}
+
+/**
+ * The framework-agnostic resource server: everything an adapter (Express, or any other) needs to
+ * protect an MCP endpoint, precomputed once per policy. Adapters take {@link Guard.snapshot} when a request
+ * arrives and call on it, in order: `checkOrigin`, `authenticate`, `parseMessage`, `authorize`, then hand the
+ * message to the MCP handler and pass list results through `filterResponse`. Any step may throw a
+ * `GuardError`; `errorResponse` turns it into the answer.
+ */
+export interface Guard {
+  readonly options: ResolvedGuardOptions;
+  /** Canonical resource URI (RFC 8707 §2): metadata `resource` and required audience. */
+  readonly resource: string;
+  /** Path the MCP endpoint is served at. */
+  readonly resourcePath: string;
+  /** URL of the path-suffixed metadata document, as sent in `resource_metadata` (RFC 9728 §5.1). */
+  readonly resourceMetadataUrl: string;
+  /** Well-known paths the metadata is served at: path-suffixed, then root (RFC 9728 §3.1). */
+  readonly metadataPaths: readonly string[];
+  /** The metadata document (RFC 9728 §2) and its serialized form, computed once per policy (`scopes_supported`). */
+  readonly metadata: ProtectedResourceMetadata;
+  readonly metadataJson: string;
+  /**
+   * The compiled policy in force; `policy.definition` is what it was compiled from (`options.policy` stays the one
+   * given at creation). See {@link Guard.setPolicy}.
+   */
+  readonly policy: CompiledPolicy;
+  readonly verifier: TokenVerifier;
+  /** What the guard does with DPoP (RFC 9449): `off`, `allow` or `require` (see {@link DpopMode}). */
+  readonly dpop: DpopMode;
+  /** Throws 403 when `Origin` is present and not allowed. */
+  checkOrigin(origin: string | undefined): void;
+  /**
+   * Reads the access token (the `Authorization` header only: `Bearer`, or `DPoP` unless `dpop` is `off`) and
+   * verifies it: the identity itself when nothing must be waited for (a Bearer token in the cache, or a new JWT
+   * whose issuer's key is already held: no promise on the hot path), else a promise. A `DPoP` request also has its proof checked (RFC 9449 §4.3, §7), which needs `request`: the method
+   * and the `DPoP` header values; without it such requests are refused. Its `clientAddress`, when given, bounds
+   * the introspection refusals per client address (`introspection.refusalsPerAddress`). Throws or rejects with
+   * 400/401/429/503 `GuardError`s.
+   */
+  authenticate(authorization: string | string[] | undefined, url: string, request?: DpopRequest): AuthInfo | Promise<AuthInfo>;
+  /** Parses one JSON-RPC message (400 on bad JSON, bad JSON-RPC, batches, excessive depth). */
+  parseMessage(body: string): ParsedBody;
+  /**
+   * Checks one message, in this order: mirrored headers (2026-07-28; 400, -32020), the request's revision (a
+   * method it removed: 404, -32601; a missing or invalid `_meta`: 400, -32602), its target (a name or URI the
+   * policy cannot read exactly as it will be served, a URI not in its resolved form included: 400, -32602), and
+   * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
+   * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
+   */
+  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[] };
+  /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
+  authorizeBase(auth: AuthInfo): readonly string[];
+  /**
+   * Counts an authorized request against the rate limits (`rateLimit`, and the policy's `rateLimits.tools` for a
+   * `tools/call`): throws or rejects with a 429 `GuardError` (`Retry-After`) over a limit, 503 when a shared
+   * store is unavailable. Undefined when no limit is set, so adapters skip it at no cost; with the in-memory
+   * limiter it returns without a promise.
+   */
+  readonly checkRateLimit: ((message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>) | undefined;
+  /**
+   * Filters the list results in a response (tools, prompts, resources, resource templates) to what the caller
+   * may use, by the shape of the result, whatever request or id it carries (`request` only adds an empty list for
+   * a list answer lacking its key, and the URI of a read; pass `UNKNOWN_REQUEST` when none is known). A public
+   * read result not known to answer a read of a public resource becomes private. See `response-filter.ts`.
+   */
+  filterResponse(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo, protocolVersion?: string): JsonRpcMessage;
+  /** The HTTP answer for an error; unknown errors become a 500 with no detail. Never includes a token. */
+  errorResponse(error: unknown, id?: JsonRpcId | null): GuardHttpResponse;
+  /** Reports a decision to `onDecision`, if set; never throws. */
+  report(decision: 'allow' | 'deny', reason: DecisionReason, status: number, context: DecisionContext): void;
+  /** Runs issuer discovery now; rejects if the authorization server cannot be reached. */
+  ready(): Promise<void>;
+  /**
+   * Puts a new policy in force for every request that arrives from now on, without a restart. The definition is
+   * validated and compiled first, exactly as at creation: an invalid one throws the same `ConfigurationError`
+   * (named as the policy was, e.g. `MCP_AUTH_POLICY` or `options.policy`) and the policy in force stays.
+   *
+   * Everything derived from the policy follows at once: authorization, list filtering (and the pipeline's reuse
+   * of filtered lists), the per-tool rate limits (the counters are kept), the bare 401 challenge's `scope`
+   * (unless `challengeScopes` is set) and the metadata's `scopes_supported`. Requests in progress finish under
+   * the policy they started with (see {@link Guard.snapshot}); sessions and cached tokens are kept. Calling it on
+   * a snapshot changes the guard the snapshot came from.
+   *
+   * @returns The compiled policy now in force.
+   * @throws ConfigurationError naming the setting and the path at fault; nothing is changed then.
+   * @example
+   * import { loadPolicyFile } from 'mcp-oauth-guard/core';
+   * process.on('SIGHUP', () => {
+   *   try {
+   *     router.guard.setPolicy(loadPolicyFile('policy.json'));
+   *   } catch (error) {
+   *     console.error(`policy not reloaded: ${(error as Error).message}`); // the policy in force stays
+   *   }
+   * });
+   */
+  setPolicy(definition: PolicyDefinition, options?: SetPolicyOptions): CompiledPolicy;
+  /**
+   * This guard with the policy in force now held fixed: adapters take it when a request arrives, so that the
+   * request is authorized, rate limited and filtered under one policy even if {@link Guard.setPolicy} runs
+   * meanwhile. The same object until the next `setPolicy`, so taking it costs a property read.
+   *
+   * @example
+   * const pinned = guard.snapshot();
+   * const { requiredScopes } = pinned.authorize(message, auth, headers);
+   */
+  snapshot(): Guard;
+}
+
+const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0, result: {} }) as JsonRpcMessage;
+
+/**
+ * Builds a {@link Guard}. Validates every option first: one `ConfigurationError` names every bad option (see its
+ * `problems`), each by the name it was configured under.
+ */
+export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
+  const policySetting = names.policy ?? 'options.policy';
+  const { resolved, initialPolicy, verifier, dpopMode, checkOrigin, callerLimit } = collectConfigurationProblems((problems) => {
+    const resolved = problems.check(() => resolveGuardOptions(options, names));
+    if (typeof options !== 'object' || options === null) problems.throwIfAny();
+    const initialPolicy = problems.check(() => compilePolicy(options.policy ?? {}, policySetting));
+    const dpopMode = problems.check(() => resolveDpopMode(options.dpop, names.dpop ?? 'options.dpop'));
+    const callerLimit = problems.check(() => (options.rateLimit === undefined ? undefined : parseRateLimit(options.rateLimit, names.rateLimit ?? 'options.rateLimit')));
+    if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { consume?: unknown }).consume !== 'function') {
+      problems.add(names.rateLimiter ?? 'options.rateLimiter', 'must be an object with a consume(key, limit) method');
+    }
+    // These two need the issuers and the canonical resource, so they run only once those are valid.
+    const verifier =
+      resolved && problems.check(() => withSettingNames(names, () => createTokenVerifier({ ...resolved, issuer: undefined, issuers: resolved.issuers, resource: resolved.resource, boundTokens: 'return' })));
+    const checkOrigin = resolved && problems.check(() => createOriginCheck(resolved.allowedOrigins, new URL(resolved.resource).origin, names.allowedOrigins ?? 'options.allowedOrigins'));
+    problems.throwIfAny();
+    return { resolved: resolved!, initialPolicy: initialPolicy!, verifier: verifier!, dpopMode: dpopMode!, checkOrigin: checkOrigin!, callerLimit };
+  });
+  const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
+  const onDecision = resolved.onDecision;
+  const maxJsonDepth = resolved.maxJsonDepth;
+  // Made on first need and kept across policies, so that a reload does not hand every caller a fresh count.
+  let limiter: RateLimiter | undefined;
+
+  // DPoP (RFC 9449): which schemes are offered, and the proof side of authentication.
+  const offersBearer = dpopMode !== 'require';
+  const offersDpop = dpopMode !== 'off';
+  const replayCache = offersDpop ? (resolved.dpopReplayCache ?? createMemoryReplayCache()) : undefined;
+  if (replayCache !== undefined && typeof (replayCache as { claim?: unknown }).claim !== 'function') {
+    throw new ConfigurationError(names.dpopReplayCache ?? 'options.dpopReplayCache', 'must be an object with a claim(jti, expiresAtMs) method');
+  }
+  const authenticateDpop =
+    replayCache === undefined
+      ? undefined
+      : createDpopAuthenticator({
+          resource: resolved.resource,
+          replayCache,
+          clockToleranceSeconds: resolved.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
+          mode: dpopMode,
+        });
+  const readOptions: ReadAccessTokenOptions = {
+    dpop: offersDpop,
+    missingTokenMessage:
+      dpopMode === 'require'
+        ? 'Authorization required: send a DPoP-bound OAuth 2.1 access token as "Authorization: DPoP <token>" with a DPoP proof header'
+        : undefined,
+  };
+  /**
+   * Refusals of requests that used the DPoP scheme (or a DPoP-bound token), whose error goes in the DPoP
+   * challenge. Errors are made per request, except one shared by concurrent verifications of the same token.
+   */
+  const dpopRefusals = new WeakSet<GuardError>();
+  const rememberDpopRefusal = (error: unknown): never => {
+    if (error instanceof GuardError) dpopRefusals.add(error);
+    throw error;
+  };
+  const refusalFor = (error: GuardError, auth: AuthInfo): GuardError => {
+    if (offersDpop && auth.extra.claims['cnf'] !== undefined) dpopRefusals.add(error);
+    return error;
+  };
+
+  // What does not depend on the policy: shared by every snapshot.
+  const authenticate: Guard['authenticate'] = (authorization, url, request) => {
+    const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
+    if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
+    if (dpopMode === 'require') throw dpopRequired();
+    // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
+    const auth = cachedOrVerify(verifier, token, request);
+    return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
+  };
+  const parseMessage: Guard['parseMessage'] = (body) => parseJsonRpcMessage(body, maxJsonDepth);
+  const report: Guard['report'] = (decision, reason, status, ctx) => {
+    if (!onDecision) return;
+    const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
+    const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
+    if (ctx.auth) {
+      if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
+      event.clientId = ctx.auth.clientId;
+      event.grantedScopes = ctx.auth.scopes;
+    }
+    if (typeof message?.method === 'string') event.method = boundedText(message.method);
+    const target = message?.params?.name ?? message?.params?.uri;
+    if (typeof target === 'string') event.name = boundedText(target);
+    if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
+    if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
+    try {
+      onDecision(event, ctx.request);
+    } catch {
+      // Auditing must never break serving.
+    }
+  };
+  const ready = (): Promise<void> => verifier.ready();
+
+  /** The guard under one compiled policy: everything derived from the policy is computed here, once. */
+  function bind(policy: CompiledPolicy): Guard {
+    const metadata = buildProtectedResourceMetadata({
+      resource: resolved.resource,
+      authorizationServers: resolved.authorizationServers,
+      scopesSupported: policy.scopesSupported,
+      resourceName: resolved.resourceName,
+      resourceDocumentation: resolved.resourceDocumentation,
+      ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
+    });
+    const metadataJson = JSON.stringify(metadata);
+    // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
+    const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
+    const filterResponse = createResponseFilter(policy);
+    const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
+    const checkRateLimit = limited
+      ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: (limiter ??= resolved.rateLimiter ?? createMemoryRateLimiter()) })
+      : undefined;
+
+    const bareBearerChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
+    const bareDpopChallenge = formatDpopChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
+    // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
+    const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
+
+    /**
+     * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
+     * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
+     * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
+     */
+    function challengeFor(error: GuardError): string | undefined {
+      if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
+      if (error.bearerError === undefined) return undefined;
+      const scopes =
+        error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
+          ? (error.challengeScopes as readonly string[])
+          : challengeScopes;
+      const params = { resourceMetadata: resourceMetadataUrl, scopes, errorDescription: error.message };
+      const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || dpopRefusals.has(error));
+      if (inDpop) {
+        const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
+        return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
+      }
+      const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
+      return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
+    }
+
+    const snapshot: Guard = Object.freeze({
+      options: resolved,
+      resource: resolved.resource,
+      resourcePath: resolved.resourcePath,
+      resourceMetadataUrl,
+      metadataPaths,
+      metadata,
+      metadataJson,
+      policy,
+      verifier,
+      dpop: dpopMode,
+      checkOrigin,
+      authenticate,
+      parseMessage,
+      authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders) {
+        const protocolVersion = checkMcpRequestHeaders(headers, message);
+        // Target checks and scopes apply only to a well-formed request its revision has.
+        checkRequestRevision(message, protocolVersion);
+        checkRequestTarget(message);
+        const decision = policy.authorize(message, auth);
+        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
+        return { protocolVersion, requiredScopes: decision.requiredScopes };
+      },
+      authorizeBase(auth: AuthInfo) {
+        // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
+        const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
+        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
+        return decision.requiredScopes;
+      },
+      checkRateLimit,
+      filterResponse,
+      errorResponse(error: unknown, id: JsonRpcId | null = null) {
+        if (error instanceof GuardError) {
+          const headers: Record<string, string> = { ...error.headers };
+          const challenge = challengeFor(error);
+          if (challenge) headers['WWW-Authenticate'] = challenge;
+          const data = error.bearerError ? { error: error.bearerError } : undefined;
+          return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
+        }
+        return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
+      },
+      report,
+      ready,
+      setPolicy,
+      snapshot: () => snapshot,
+    });
+    return snapshot;
+  }
+
+  // The one place that holds the policy in force: replaced whole, so a snapshot never sees half of a change.
+  let inForce = bind(initialPolicy);
+  function setPolicy(definition: PolicyDefinition, setOptions: SetPolicyOptions = {}): CompiledPolicy {
+    const compiled = compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+    inForce = bind(compiled);
+    return compiled;
+  }
+
+  return {
+    options: resolved,
+    resource: resolved.resource,
+    resourcePath: resolved.resourcePath,
+    resourceMetadataUrl,
+    metadataPaths,
+    get metadata() {
+      return inForce.metadata;
+    },
+    get metadataJson() {
+      return inForce.metadataJson;
+    },
+    get policy() {
+      return inForce.policy;
+    },
+    verifier,
+    dpop: dpopMode,
+    checkOrigin,
+    authenticate,
+    parseMessage,
+    authorize: (message, auth, headers) => inForce.authorize(message, auth, headers),
+    authorizeBase: (auth) => inForce.authorizeBase(auth),
+    get checkRateLimit() {
+      return inForce.checkRateLimit;
+    },
+    filterResponse: (request, response, auth, protocolVersion) => inForce.filterResponse(request, response, auth, protocolVersion),
+    errorResponse: (error, id) => inForce.errorResponse(error, id),
+    report,
+    ready,
+    setPolicy,
+    snapshot: () => inForce,
+  };
+}
+
+/**
+ * Runs `build`, reporting a `ConfigurationError` under the name the user configured: the token verifier
+ * names its settings by option path (`jwksUri`, `introspection.endpoint`), which becomes
+ * `MCP_AUTH_JWKS_URI` for options loaded from the environment, `options.jwksUri` otherwise.
+ */
+function withSettingNames<T>(names: SettingNames, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    const detail = error.message.startsWith(`${error.setting}: `) ? error.message.slice(error.setting.length + 2) : error.message;
+    const top = error.setting.split('.')[0] as keyof GuardOptions;
+    const renamed = names[error.setting as keyof SettingNames] ?? (names[top] !== undefined && error.setting === top ? names[top] : undefined);
+    throw new ConfigurationError(renamed ?? `options.${error.setting}`, detail);
+  }
+}

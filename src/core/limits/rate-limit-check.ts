@@ -1,0 +1,111 @@
+import { hash } from 'node:crypto';
+import type { AuthInfo } from '../kernel/auth-info.js';
+import { RateLimitedError } from '../kernel/errors.js';
+import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import type { RateLimit } from './rate-limit.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { callerOrIssuerKey } from '../kernel/caller-key.js';
+import { storeUnavailableError } from '../kernel/store-unavailable.js';
+
+/** What {@link createRateLimitCheck} enforces. */
+export interface RateLimitCheckOptions {
+  /** Every request of one caller, whatever it is. */
+  callerLimit?: RateLimit;
+  /**
+   * `tools/call` of one caller per tool name, on top of `callerLimit`. The key `*` is the limit of every tool
+   * without one of its own, each tool counted apart (as `*` in the policy's tool rules covers every tool not named).
+   */
+  toolLimits?: ReadonlyMap<string, RateLimit>;
+  limiter: RateLimiter;
+}
+
+/**
+ * Counts one request of a caller; throws (or rejects with) a 429 {@link RateLimitedError} over a limit, and a
+ * 503 when the limiter's store is unavailable.
+ */
+export type RateLimitCheck = (message: JsonRpcMessage | undefined, auth: AuthInfo) => void | Promise<void>;
+
+// Keys of identities already counted, by their frozen `extra` (a cached token's requests all share one), with the
+// client id they were computed with: the one part of the caller's key outside `extra`.
+const callerDigests = new WeakMap<object, { readonly clientId: unknown; readonly key: string }>();
+
+/**
+ * The key a caller is counted under: the SHA-256 digest (base64url, 43 characters) of `callerOrIssuerKey` (issuer,
+ * subject, client), or for a token with neither a subject nor a client id, of its issuer alone: such tokens cannot
+ * be told apart, so they share one count per issuer rather than each escaping the limit. A digest, so that a
+ * counter's size does not depend on how long the token's claims are.
+ */
+export function rateLimitKey(auth: AuthInfo): string {
+  const extra = auth.extra as object;
+  const known = callerDigests.get(extra);
+  if (known !== undefined && known.clientId === auth.clientId) return known.key;
+  const key = digest(callerOrIssuerKey(auth));
+  if (Object.isFrozen(extra)) callerDigests.set(extra, { clientId: auth.clientId, key });
+  return key;
+}
+
+/**
+ * The key of a caller's count for one tool: a digest of the caller's key (fixed length, so it cannot run into the
+ * name) and the name, so that a name of any length costs a counter of the same size.
+ */
+export function toolRateLimitKey(callerKey: string, toolName: string): string {
+  return digest(callerKey + toolName);
+}
+
+function digest(text: string): string {
+  return hash('sha256', text, 'base64url');
+}
+
+/**
+ * Builds the rate-limit step of the guard, or undefined when no limit is set (then the guard does nothing per
+ * request). With the in-memory limiter a request costs a map lookup or two and no promise.
+ */
+export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitCheck | undefined {
+  const { callerLimit, limiter } = options;
+  const toolLimits = options.toolLimits !== undefined && options.toolLimits.size > 0 ? options.toolLimits : undefined;
+  if (callerLimit === undefined && toolLimits === undefined) return undefined;
+
+  const refuse = (waitMs: number, limit: RateLimit, what: string): never => {
+    throw new RateLimitedError(`Rate limit exceeded: at most ${limit.text} ${what}; retry later`, waitMs);
+  };
+  const unavailable = (): never => {
+    throw storeUnavailableError('Rate limiter unavailable: retry later', 'rate_limiter_unavailable');
+  };
+  const settle = (result: number | Promise<number>, limit: RateLimit, what: string): void | Promise<void> => {
+    if (typeof result === 'number') {
+      if (result > 0) refuse(result, limit, what);
+      return;
+    }
+    return result.then((waitMs) => {
+      if (waitMs > 0) refuse(waitMs, limit, what);
+    }, unavailable);
+  };
+  const consume = (key: string, limit: RateLimit, what: string): void | Promise<void> => {
+    let result: number | Promise<number>;
+    try {
+      result = limiter.consume(key, limit);
+    } catch {
+      return unavailable();
+    }
+    return settle(result, limit, what);
+  };
+
+  return (message, auth) => {
+    const caller = rateLimitKey(auth);
+    const toolLimit = toolLimits === undefined ? undefined : toolLimitFor(message, toolLimits);
+    const first = callerLimit === undefined ? undefined : consume(caller, callerLimit, 'requests per caller');
+    if (toolLimit === undefined) return first;
+    const [name, limit] = toolLimit;
+    const what = `calls of tool ${JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)} per caller`;
+    // The tool's count is kept under the caller and the name, apart from the caller's own.
+    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, name), limit, what);
+    return first === undefined ? next() : first.then(next);
+  };
+}
+
+function toolLimitFor(message: JsonRpcMessage | undefined, limits: ReadonlyMap<string, RateLimit>): [string, RateLimit] | undefined {
+  const m = message as { method?: unknown; params?: { name?: unknown } } | undefined;
+  if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') return undefined;
+  const limit = limits.get(m.params.name) ?? limits.get('*');
+  return limit === undefined ? undefined : [m.params.name, limit];
+}

@@ -1,0 +1,476 @@
+import { statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { isLoopbackHost } from '../../core/kernel/canonical-resource.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/create-token-verifier.js';
+import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS } from '../../core/token/introspection-bounds.js';
+import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../../core/token/introspection-verifier.js';
+import { DEFAULT_JWT_ALGORITHMS } from '../../core/jwt/jws-algorithms.js';
+import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER } from '../../core/limits/replay-cache.js';
+import { DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER } from '../../redis/redis-stores.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from '../../core/guard/resolve-guard-options.js';
+import { DEFAULT_TOKEN_CACHE_MAX_BYTES } from '../../core/token/token-cache.js';
+import { closestName } from '../../core/kernel/closest-name.js';
+import { ConfigurationError } from '../../core/kernel/errors.js';
+import { collectConfigurationProblems, type ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
+import type { GuardOptions } from '../../core/guard/guard-options.js';
+import { loadOptionsFromEnv } from '../../core/guard/load-options-from-env.js';
+import { MAX_TIMER_MS, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
+import {
+  checkIdentityHeaders,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_CALLER,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  isHeaderName,
+  parseUpstreamUrl,
+  type IdentityHeaderNames,
+  type UpstreamProxyOptions,
+} from '../upstream/http/upstream-proxy.js';
+import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
+import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
+import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
+import { checkChildEnvNames, childEnvironment } from '../upstream/stdio/child-environment.js';
+import { checkProgram, splitCommandLine } from './command-line.js';
+import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/stdio/stdio-integer-settings.js';
+import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
+import { STDIO_ONLY_SETTINGS } from '../../core/kernel/gateway-only-settings.js';
+import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
+import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
+
+/**
+ * The topic a setting belongs to: the generated configuration page has one table per group, in the order of
+ * `SETTING_GROUPS` in `settings-reference.ts`.
+ */
+export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'any-upstream' | 'sessions' | 'limits' | 'metrics' | 'shared-store';
+
+/** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
+export interface GatewaySetting {
+  /** Environment variable, e.g. `MCP_AUTH_UPSTREAM`. */
+  readonly env: string;
+  /** Its table in the generated configuration page (`npm run docs`). */
+  readonly group: GatewaySettingGroup;
+  /** Flag, e.g. `--upstream`; absent for secrets, which must not appear in process listings. */
+  readonly flag?: string;
+  /** Other spellings of the flag, accepted as it is, e.g. a name that says more than the first one did. */
+  readonly aliases?: readonly string[];
+  /**
+   * Set for the few settings a new set-up needs: when it is needed, one phrase, shown in the "settings you need"
+   * box at the top of the configuration page, e.g. `always`.
+   */
+  readonly essential?: string;
+  /** Placeholder for the value in `--help`, e.g. `<url>`. */
+  readonly value: string;
+  /** What it does, one sentence. */
+  readonly description: string;
+  /** The default, as shown to users; absent when required or off. */
+  readonly defaultValue?: string;
+  /** Whether the flag may be given with no value, meaning `true`/`on`. */
+  readonly bare?: boolean;
+}
+
+/** Default `HOST`: loopback, so a gateway started by hand is not exposed by accident. */
+export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
+/** Default `PORT`. */
+export const DEFAULT_GATEWAY_PORT = 8080;
+/** Default time, in milliseconds, a graceful shutdown waits for requests in progress. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * Default `MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS`: far above what one MCP client holds (a POST or two and a GET
+ * stream; a browser opens at most six per origin), low enough that one address cannot hold thousands of sockets.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 128;
+/** Header names used when identity headers are turned on without naming them. */
+export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
+  subject: 'X-MCP-Subject',
+  clientId: 'X-MCP-Client-Id',
+  scopes: 'X-MCP-Scopes',
+  issuer: 'X-MCP-Issuer',
+};
+
+/**
+ * Every setting of the gateway, in the order `--help` lists them. Flags win over the environment. The
+ * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
+ */
+export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
+  { env: 'MCP_AUTH_UPSTREAM', group: 'upstream', flag: '--upstream', value: '<url>', essential: 'for an HTTP upstream: its MCP endpoint', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
+  { env: 'MCP_AUTH_UPSTREAM_COMMAND', group: 'stdio', flag: '--upstream-command', value: '"<program> <args…>"', essential: 'for a stdio upstream instead: the program to run', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
+  { env: 'MCP_AUTH_UPSTREAM_CWD', group: 'stdio', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
+  { env: 'MCP_AUTH_UPSTREAM_ENV', group: 'stdio', flag: '--upstream-env', value: '<list>', description: "Names of environment variables passed to the stdio upstream. It gets these, PATH, HOME and LANG, and nothing else: never the gateway's settings or secrets.", defaultValue: 'none' },
+  { env: 'MCP_AUTH_IDENTITY_ENV', group: 'stdio', flag: '--identity-env', value: '[on|off]', description: "Start each stdio upstream process with its caller's subject, client id and issuer in MCP_CALLER_SUBJECT, MCP_CALLER_CLIENT_ID and MCP_CALLER_ISSUER (plain visible ASCII as it is, any other value as =?base64?…?=). Never the token.", defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_ISSUER', group: 'token-validation', flag: '--issuer', value: '<url[,url…]>', essential: "always: your authorization server's issuer", description: "Your authorization server's issuer URL, exactly as its metadata spells it; tokens must carry it as iss. Several, comma- or space-separated, trust each (a token's iss picks one). Required." },
+  { env: 'MCP_AUTH_RESOURCE', group: 'gateway', flag: '--resource', value: '<url>', essential: 'unless HOST is loopback: the public URL clients reach the MCP endpoint at', description: 'Public URL of this gateway\'s MCP endpoint: the token audience and the metadata "resource". Its path is where the endpoint is served. Required unless HOST is loopback.', defaultValue: 'http://HOST:PORT/mcp' },
+  { env: 'MCP_AUTH_POLICY', group: 'gateway', flag: '--policy', value: '<file>', essential: 'the scopes each tool needs; without it any valid token may use every tool', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
+  { env: 'MCP_AUTH_POLICY_WATCH', group: 'gateway', flag: '--policy-watch', value: '[on|off]', description: 'Reload the policy file when it changes (an editor replacing it included), as SIGHUP always does; requests in progress and sessions are kept, and an invalid file keeps the policy in force.', defaultValue: 'off', bare: true },
+  { env: 'HOST', group: 'gateway', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
+  { env: 'PORT', group: 'gateway', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
+  { env: 'MCP_AUTH_IDENTITY_HEADERS', group: 'upstream', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H,issuer=H>', description: `Send the caller's subject, client id, scopes and issuer to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId}, ${DEFAULT_IDENTITY_HEADERS.scopes} and ${DEFAULT_IDENTITY_HEADERS.issuer} (with several issuers, key users by issuer and subject together). Values are plain visible ASCII as they are, any other value as =?base64?…?=. Never the token.`, defaultValue: 'off', bare: true },
+  { env: 'MCP_AUTH_UPSTREAM_AUTH', group: 'upstream-auth', flag: '--upstream-auth', value: '<none|static|client_credentials|token_exchange>', description: "How the gateway authenticates to a protected HTTP upstream, as itself (the client's token never goes upstream): a static token, a client credentials token, or the caller's token exchanged (RFC 8693) for one whose audience is the upstream.", defaultValue: 'none' },
+  { env: 'MCP_AUTH_UPSTREAM_TOKEN', group: 'upstream-auth', value: '<token>', description: 'With static: the token sent upstream as Authorization: Bearer. Environment only, so it never shows in process listings.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_TOKEN_FILE', group: 'upstream-auth', flag: '--upstream-token-file', value: '<file>', description: 'With static: a file holding that token instead, re-read when it changes (rotated secrets) and after an upstream 401.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_ID', group: 'upstream-auth', flag: '--upstream-client-id', value: '<id>', description: "With client_credentials or token_exchange: the gateway's client id at the upstream's authorization server.", defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', group: 'upstream-auth', value: '<secret>', description: 'Its client secret. Environment only.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', group: 'upstream-auth', flag: '--upstream-client-secret-file', value: '<file>', description: 'A file holding that client secret instead, read at start-up.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_SCOPE', group: 'upstream-auth', flag: '--upstream-scope', value: '<list>', description: 'With client_credentials or token_exchange: the scopes asked for the upstream.', defaultValue: "the authorization server's default" },
+  { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
+  { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
+  { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: String(DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: String(STDIO_INTEGER_SETTINGS.idleTimeoutMs.fallback) },
+  { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: String(DEFAULT_MAX_SESSIONS_PER_CALLER) },
+  { env: 'MCP_AUTH_MAX_SESSIONS', group: 'sessions', flag: '--max-sessions', value: '<number>', description: 'Most upstream sessions remembered, each bound to its caller (issuer, subject, client); past it the least recently used is forgotten and its caller starts a new one.', defaultValue: String(DEFAULT_MAX_SESSIONS) },
+  { env: 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', group: 'sessions', flag: '--session-idle-timeout-ms', value: '<ms>', description: 'An upstream session unused for this long (and with no open stream) is forgotten; requests naming it get 404 and the client starts a new one.', defaultValue: String(DEFAULT_SESSION_IDLE_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES', group: 'stdio', flag: '--max-upstream-processes', value: '<number>', description: "Most stdio upstream processes at once; past it a new session gets 429 (nobody's live process is stopped to make room).", defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcesses.fallback) },
+  { env: 'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER', group: 'stdio', flag: '--max-upstream-processes-per-caller', value: '<number>', description: 'Most stdio upstream processes one caller (issuer, subject, client) holds; past it 429.', defaultValue: String(STDIO_INTEGER_SETTINGS.maxProcessesPerCaller.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS', group: 'stdio', flag: '--upstream-process-idle-timeout-ms', value: '<ms>', description: 'A stdio upstream process with no request or stream in progress for this long is stopped; its session then gets 404.', defaultValue: String(STDIO_INTEGER_SETTINGS.processIdleTimeoutMs.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', group: 'stdio', flag: '--upstream-stop-timeout-ms', value: '<ms>', description: 'When a stdio upstream process is stopped (DELETE, idle, shutdown): time between SIGTERM and SIGKILL.', defaultValue: String(STDIO_INTEGER_SETTINGS.stopTimeoutMs.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', group: 'stdio', flag: '--upstream-max-line-bytes', value: '<bytes>', description: 'Largest line (one JSON-RPC message) a stdio upstream may write; a longer one ends that process, with the reason logged.', defaultValue: String(STDIO_INTEGER_SETTINGS.maxLineBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', group: 'stdio', flag: '--upstream-max-stdin-bytes', value: '<bytes>', description: "Most bytes written to a stdio upstream process's stdin that it has not read yet; past it that session's next message gets 503 with Retry-After, so a process that stops reading cannot fill the gateway's memory.", defaultValue: String(STDIO_INTEGER_SETTINGS.maxStdinBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', group: 'stdio', flag: '--upstream-replay-bytes', value: '<bytes>', description: 'Most bytes of event-stream messages each stdio upstream session keeps, so that a client whose stream broke resumes it with Last-Event-ID and misses nothing; the oldest go first. 0 turns resumable streams off.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayBufferBytes.fallback) },
+  { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', group: 'stdio', flag: '--upstream-replay-window-ms', value: '<ms>', description: 'How long those messages are kept, and how long a request whose client lost its stream keeps running for the client to resume it; then it is cancelled.', defaultValue: String(STDIO_INTEGER_SETTINGS.replayWindowMs.fallback) },
+  { env: 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', group: 'gateway', flag: '--shutdown-timeout-ms', value: '<ms>', description: 'On SIGTERM or SIGINT, time given to requests in progress before they are ended.', defaultValue: String(DEFAULT_SHUTDOWN_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_HEAP_GROWING_PERCENT', group: 'gateway', flag: '--heap-growing-percent', value: '<percent>', description: `V8's heap growing factor, as the percent above 1 (300: a factor of 4), from 0 to ${MAX_HEAP_GROWING_PERCENT}; 0 leaves it to V8. Set before the gateway starts, so that the buffers of answers in flight do not make V8 mark the whole heap every tenth of a second; the heap may grow to about 1 + percent/100 times what is live before a full collection. A --heap-growing-percent=N given to node itself wins (see gateway.md, Memory).`, defaultValue: String(PROXY_HEAP_GROWING_PERCENT) },
+  { env: 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', group: 'limits', flag: '--max-connections-per-address', value: '<number>', description: 'Most open connections from one client address (IPv6: one /64); more are closed as they arrive, unanswered. Behind a reverse proxy every client shares its address: set 0 (unlimited) and bound clients at the proxy.', defaultValue: String(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) },
+  { env: 'MCP_AUTH_ALLOWED_ORIGINS', group: 'gateway', flag: '--allowed-origins', value: '<list>', description: 'Browser origins allowed besides the resource\'s own ("*" for any); others get 403.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_CHALLENGE_SCOPES', group: 'gateway', flag: '--challenge-scopes', value: '<list>', description: 'Scopes the 401 challenge asks a new client for (what to request first), e.g. notes:read.', defaultValue: "the policy's requiredScopes" },
+  { env: 'MCP_AUTH_AUDIENCE', group: 'token-validation', flag: '--audience', value: '<list>', description: 'Extra token audiences accepted besides the resource URL.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_AUTHORIZATION_SERVERS', group: 'gateway', flag: '--authorization-servers', value: '<list>', description: 'authorization_servers advertised in the metadata (RFC 9728): each must be one of the trusted issuers, spelt exactly; a subset is fine.', defaultValue: 'every issuer' },
+  { env: 'MCP_AUTH_JWKS_URI', group: 'token-validation', flag: '--jwks-uri', value: '<url>', description: "JWKS URL, instead of the one in the issuer's metadata.", defaultValue: 'discovered' },
+  { env: 'MCP_AUTH_ALGORITHMS', group: 'token-validation', flag: '--algorithms', value: '<list>', description: 'JWS algorithms accepted (asymmetric only).', defaultValue: DEFAULT_JWT_ALGORITHMS.join(', ') },
+  { env: 'MCP_AUTH_CLOCK_TOLERANCE', group: 'token-validation', flag: '--clock-tolerance', value: '<seconds>', description: "Clock skew tolerated on a token's exp, nbf and iat, and how far ahead of the server's clock a DPoP proof's iat may be.", defaultValue: String(DEFAULT_CLOCK_TOLERANCE_SECONDS) },
+  { env: 'MCP_AUTH_DPOP', group: 'token-validation', flag: '--dpop', value: '<off|allow|require>', description: 'DPoP sender-constrained tokens (RFC 9449): "allow" takes Bearer tokens and DPoP-bound ones with a proof, "require" only DPoP-bound ones, "off" refuses DPoP-bound tokens.', defaultValue: 'allow' },
+  { env: 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', group: 'token-validation', flag: '--dpop-replay-cache-max-entries', value: '<number>', description: "Most DPoP proof identifiers (jti) the per-process replay cache holds, each for its proof's lifetime (70 s); full of live proofs, a new DPoP request gets 503. Size it above the DPoP requests a process accepts in 70 s. Not with MCP_AUTH_REDIS_URL.", defaultValue: String(DEFAULT_REPLAY_CACHE_MAX_ENTRIES) },
+  { env: 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', group: 'token-validation', flag: '--dpop-replay-cache-max-per-caller', value: '<number>', description: `Live DPoP proofs one caller (issuer, subject, client) may hold; past it 429 with Retry-After. Per process: enforced only once the cache is half full, so one caller never fills more than half and never pushes others to 503 (default 1 % of the cache). With MCP_AUTH_REDIS_URL: always enforced, across replicas (default ${DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER}).`, defaultValue: `${DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER} (Redis: ${DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER})` },
+  { env: 'MCP_AUTH_STRICT_JWT', group: 'token-validation', flag: '--strict-jwt', value: '[true|false]', description: 'Require RFC 9068 JWT access tokens (typ at+jwt, client_id, iat, jti, sub).', defaultValue: 'false', bare: true },
+  { env: 'MCP_AUTH_RESOURCE_NAME', group: 'gateway', flag: '--resource-name', value: '<text>', description: 'resource_name in the metadata.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_RESOURCE_DOCUMENTATION', group: 'gateway', flag: '--resource-documentation', value: '<url>', description: 'resource_documentation in the metadata.', defaultValue: 'none' },
+  { env: 'MCP_AUTH_MAX_BODY_BYTES', group: 'limits', flag: '--max-body-bytes', value: '<bytes>', description: 'Largest accepted request body; larger gets 413.', defaultValue: String(DEFAULT_MAX_BODY_BYTES) },
+  { env: 'MCP_AUTH_BODY_TIMEOUT_MS', group: 'limits', flag: '--body-timeout-ms', value: '<ms>', description: 'Longest time to receive a request body, from the end of its headers to its last byte; then 408 and the connection is closed.', defaultValue: String(DEFAULT_BODY_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_HTTP_TIMEOUT_MS', group: 'token-validation', flag: '--http-timeout-ms', value: '<ms>', description: 'Timeout of calls to the authorization server (discovery, JWKS, introspection).', defaultValue: String(DEFAULT_HTTP_TIMEOUT_MS) },
+  { env: 'MCP_AUTH_INTROSPECTION_CLIENT_ID', group: 'token-validation', flag: '--introspection-client-id', value: '<id>', description: 'Client id for RFC 7662 introspection of opaque tokens (with the secret below).', defaultValue: 'off' },
+  { env: 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET', group: 'token-validation', value: '<secret>', description: 'Its client secret. Environment only, so it never shows in process listings.', defaultValue: 'off' },
+  { env: 'MCP_AUTH_INTROSPECTION_ISSUER', group: 'token-validation', flag: '--introspection-issuer', value: '<url>', description: 'With several issuers, the one whose introspection endpoint answers for opaque tokens.', defaultValue: 'the issuer, when there is one' },
+  { env: 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES', group: 'token-validation', flag: '--token-cache-max-bytes', value: '<bytes>', description: 'Most memory the verified-token cache holds (identities only, never tokens); least recently used are evicted first.', defaultValue: String(DEFAULT_TOKEN_CACHE_MAX_BYTES) },
+  { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', group: 'token-validation', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
+  { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: String(DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS) },
+  { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection refusals (inactive or invalid tokens) one client address (IPv6: one /64) can cause; while an address is past it, its requests with new opaque tokens get 429 until the window ends. Tokens the endpoint accepts never count. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS },
+  ...METRICS_SETTINGS,
+  ...SHARED_STORE_SETTINGS,
+  ...SESSION_SEAL_SETTINGS,
+];
+
+/** Everything the gateway needs, validated. */
+export interface GatewayConfig {
+  /** Interface to listen on. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Whether `resource` was derived from HOST and PORT (then a port 0 is replaced by the real one). */
+  resourceIsDefault: boolean;
+  /** Guard options (issuer, resource, policy, …), as `loadOptionsFromEnv` built them. */
+  guard: GuardOptions;
+  /** Upstream proxy options, for an HTTP upstream (`MCP_AUTH_UPSTREAM`); absent with a stdio one. */
+  proxy?: UpstreamProxyOptions;
+  /** Stdio upstream options (`MCP_AUTH_UPSTREAM_COMMAND`); absent with an HTTP upstream. */
+  stdio?: StdioUpstreamOptions;
+  /** How the gateway authenticates to an HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`); absent for `none`. */
+  upstreamAuth?: UpstreamAuthConfig;
+  /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
+  shutdownTimeoutMs: number;
+  /**
+   * V8's heap growing factor as a percent (`MCP_AUTH_HEAP_GROWING_PERCENT`, default 300), which the command passes
+   * to `tuneHeapForProxying` before it starts the gateway; `startGateway` does not apply it.
+   */
+  heapGrowingPercent: number;
+  /** The Prometheus metrics listener (`MCP_AUTH_METRICS_PORT`); absent when metrics are off. */
+  metrics?: MetricsConfig;
+  /** Most open connections per client address (IPv6: per /64); 0 is unlimited. */
+  maxConnectionsPerAddress: number;
+  /** The Redis shared by replicas for rate limits and DPoP replays (`MCP_AUTH_REDIS_URL`); absent: per process. */
+  redis?: SharedStoreConfig;
+  /**
+   * The DPoP replay cache's size (`MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES`, per process only) and each caller's
+   * share (`MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER`, per process or in Redis); absent: the defaults.
+   */
+  dpopReplayCache?: { maxEntries?: number; maxEntriesPerCaller?: number };
+  /** Sealed session ids (`MCP_AUTH_SESSION_SECRET`), which any replica opens; absent: sessions live in one process. */
+  sessionSeal?: SessionSealConfig;
+  /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
+  policyWatch?: boolean;
+  /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
+  settings: Readonly<Record<string, string | undefined>>;
+}
+
+/** What `parseGatewayArgs` found: a request for help (or, with `version`, for the version) or the settings to use. */
+export type GatewayArgs = { help: true; version?: true } | { help: false; settings: Record<string, string | undefined> };
+
+/**
+ * Reads the command line. Flags mirror environment variables (`--upstream` sets `MCP_AUTH_UPSTREAM`, …),
+ * as `--flag value` or `--flag=value`; flags win. Returns the environment overlaid with the flags.
+ *
+ * @param problems - Where to record bad flags, so that they are reported with the settings' problems; without it,
+ *   they are thrown, all in one error.
+ * @throws ConfigurationError for every unknown flag (with the flag likely meant) and flag without its value, when
+ *   `problems` is not given.
+ */
+export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, problems?: ConfigurationProblems): GatewayArgs {
+  if (problems === undefined) return collectConfigurationProblems((own) => parseGatewayArgs(argv, env, own));
+  const settings: Record<string, string | undefined> = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { help: true };
+    if (arg === '--version') return { help: true, version: true };
+    if (!arg.startsWith('--')) {
+      problems.add(arg, 'is not a flag; settings are given as --name value (see --help)');
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const setting = GATEWAY_SETTINGS.find((s) => s.flag === flag || s.aliases?.includes(flag));
+    if (!setting) {
+      const secret = GATEWAY_SETTINGS.find((s) => !s.flag && `--${s.env.toLowerCase().replace(/^mcp_auth_/, '').replaceAll('_', '-')}` === flag);
+      const meant = secret ? undefined : closestName(flag, GATEWAY_SETTINGS.flatMap((s) => (s.flag ? [s.flag, ...(s.aliases ?? [])] : [])));
+      problems.add(flag, secret ? `is not accepted on the command line; set ${secret.env} in the environment` : `is not a known flag${meant ? `; did you mean ${meant}?` : ' (see --help)'}`);
+      // Its value, if it has one, is not a flag to report as well.
+      if (eq === -1 && i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) i++;
+      continue;
+    }
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) value = argv[++i];
+    else if (setting.bare) value = setting.env === 'MCP_AUTH_IDENTITY_HEADERS' ? 'on' : 'true';
+    if (value === undefined) problems.add(flag, `needs a value: ${flag} ${setting.value}`);
+    else settings[setting.env] = value;
+  }
+  return { help: false, settings };
+}
+
+/**
+ * Builds and validates the gateway's configuration from merged settings: the environment overlaid with the
+ * command-line flags, named by their variables (`MCP_AUTH_UPSTREAM`, …), e.g. `process.env` alone.
+ * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
+ * and named by its variable: all of them at once, an `MCP_AUTH_*` variable that is no setting included.
+ *
+ * @param options.upstreamRequired - False to accept settings without an upstream, as an application guarded by
+ *   the library has (the notes example): then `proxy` and `stdio` are both absent. For `mcp-oauth-guard check`;
+ *   the gateway itself cannot start without one. Default true.
+ * @throws ConfigurationError naming each bad setting and its fix, in one message (see its `problems`).
+ */
+export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>, options: { upstreamRequired?: boolean } = {}): GatewayConfig {
+  // Every check runs, each recording its problem, so that one message names every bad setting.
+  return collectConfigurationProblems((problems) => {
+    const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
+    const port = problems.check(() => readInteger(settings, 'PORT', 0, 65_535)) ?? DEFAULT_GATEWAY_PORT;
+    const metrics = problems.check(() => loadMetricsConfig(settings, port));
+    const redis = problems.check(() => loadSharedStoreConfig(settings));
+    const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
+    const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
+    const sessionSeal = problems.check(() => loadSessionSealConfig(settings, upstream !== undefined && upstreamCommand === undefined));
+    if (upstream !== undefined && upstreamCommand !== undefined) {
+      problems.add('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
+    }
+    if (upstream === undefined && upstreamCommand === undefined && options.upstreamRequired !== false) {
+      problems.add('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
+    }
+    if (upstream !== undefined) {
+      problems.check(() => checkUpstream(upstream));
+      // Settings of a stdio upstream would silently do nothing here.
+      for (const name of STDIO_ONLY_SETTINGS) {
+        if (readSetting(settings, name) !== undefined) problems.add(name, 'applies to a stdio upstream (MCP_AUTH_UPSTREAM_COMMAND) only; unset it, since MCP_AUTH_UPSTREAM is an HTTP upstream');
+      }
+    }
+    const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, upstreamCommand, problems);
+    const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
+    if (resourceIsDefault && !isLoopbackHost(host)) {
+      // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
+      problems.add('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
+    }
+    const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
+    const connectTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000));
+    const { env: idleEnv, min: idleMin, max: idleMax } = STDIO_INTEGER_SETTINGS.idleTimeoutMs;
+    const idleTimeoutMs = problems.check(() => readInteger(settings, idleEnv, idleMin, idleMax));
+    const maxSessions = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000));
+    const maxSessionsPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000));
+    const sessionIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, MAX_TIMER_MS));
+    const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
+    const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    const replayMaxEntries = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 1, 100_000_000));
+    const replayMaxPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', 1, 100_000_000));
+    if (replayMaxEntries !== undefined && readSetting(settings, 'MCP_AUTH_REDIS_URL') !== undefined) {
+      problems.add('MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 'applies to the per-process replay cache only; with MCP_AUTH_REDIS_URL the replay cache is in Redis (bound it with maxmemory): unset it');
+    }
+    const dpopReplayCache =
+      replayMaxEntries === undefined && replayMaxPerCaller === undefined
+        ? undefined
+        : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
+    const identityHeaders = problems.check(() => parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS')));
+    const policyWatch = problems.check(() => readPolicyWatch(settings));
+    if (upstreamCommand !== undefined) {
+      for (const name of UPSTREAM_AUTH_SETTINGS) {
+        const value = readSetting(settings, name);
+        if (value !== undefined && !(name === 'MCP_AUTH_UPSTREAM_AUTH' && value === 'none')) {
+          problems.add(name, 'applies to an HTTP upstream (MCP_AUTH_UPSTREAM) only, not to the stdio upstream MCP_AUTH_UPSTREAM_COMMAND starts; unset it');
+        }
+      }
+      if (identityHeaders) {
+        problems.add('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
+      }
+    }
+    // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
+    const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
+    problems.throwIfAny();
+    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, heapGrowingPercent, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(dpopReplayCache ? { dpopReplayCache } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
+    if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
+    if (upstream === undefined) return common;
+    const proxy: UpstreamProxyOptions = {
+      upstream,
+      ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
+      ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+      ...(identityHeaders ? { identityHeaders } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
+      ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
+    };
+    return { ...common, proxy, ...(upstreamAuth ? { upstreamAuth } : {}) };
+  });
+}
+
+/**
+ * The guard's options from the gateway's settings: `loadOptionsFromEnv`, with the gateway's own settings known,
+ * so that only an `MCP_AUTH_*` variable that neither reads is refused as unknown.
+ *
+ * @throws ConfigurationError naming every bad setting.
+ */
+export function loadGatewayGuardOptions(settings: Readonly<Record<string, string | undefined>>, defaults: Partial<GuardOptions>): GuardOptions {
+  return loadOptionsFromEnv(settings, defaults, { otherSettings: GATEWAY_SETTINGS.map((setting) => setting.env) });
+}
+
+/** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */
+export function defaultResource(host: string, port: number): string {
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${h}:${port}/mcp`;
+}
+
+/**
+ * The `--help` text: usage, then every setting with its flag, variable and default.
+ */
+export function gatewayHelp(): string {
+  const lines = [
+    'Usage: mcp-oauth-guard [flags]',
+    '       mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]   (checks these settings, what they point at and a token; check --help)',
+    '',
+    'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
+    'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',
+    'Each setting is a flag or an environment variable; flags win. Lists are comma- or space-separated.',
+    '',
+  ];
+  for (const s of GATEWAY_SETTINGS) {
+    lines.push(`  ${s.flag ? `${s.flag} ${s.value}${s.aliases?.length ? `   (or ${s.aliases.join(', ')})` : ''}` : '(environment only)'}`);
+    lines.push(`      ${s.env}: ${s.description}${s.defaultValue ? ` Default: ${s.defaultValue}.` : ''}`);
+  }
+  lines.push(
+    '  --help, -h',
+    '      Print this help.',
+    '  --version',
+    '      Print the version of mcp-oauth-guard.',
+    '',
+    'Endpoints: the MCP endpoint at the path of the resource URL; RFC 9728 metadata at',
+    '/.well-known/oauth-protected-resource[/path]; GET /healthz (no authentication).',
+    'Logs: one JSON line per request on stdout (method, tool, decision, status, duration; never the token).',
+    'Exit codes: 0 after a graceful shutdown (SIGTERM, SIGINT), --help or --version, 1 when it cannot start, 2 on a',
+    'configuration error.',
+    'SIGHUP reloads the policy file (MCP_AUTH_POLICY) without dropping a request or a session; an invalid file keeps the policy in force.',
+    '',
+    'Example:',
+    '  mcp-oauth-guard --upstream http://127.0.0.1:3001/mcp --issuer https://auth.example.com \\',
+    '    --resource https://mcp.example.com/mcp --policy ./policy.json --host 0.0.0.0 --port 8080',
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Reads `MCP_AUTH_IDENTITY_HEADERS`: `off` (default), `on` (the default names), or a list of
+ * `subject=Header`, `clientId=Header`, `scopes=Header`.
+ */
+export function parseIdentityHeaders(value: string | undefined): IdentityHeaderNames | undefined {
+  const setting = 'MCP_AUTH_IDENTITY_HEADERS';
+  if (value === undefined) return undefined;
+  const on = switchWord(value);
+  if (on === false) return undefined;
+  if (on === true) return { ...DEFAULT_IDENTITY_HEADERS };
+  const names: IdentityHeaderNames = {};
+  for (const part of parseListSetting(value) ?? []) {
+    const eq = part.indexOf('=');
+    const key = eq === -1 ? part : part.slice(0, eq);
+    const header = eq === -1 ? '' : part.slice(eq + 1);
+    if (key !== 'subject' && key !== 'clientId' && key !== 'scopes' && key !== 'issuer') {
+      throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes,issuer=X-MCP-Issuer`);
+    }
+    if (!isHeaderName(header)) {
+      throw new ConfigurationError(setting, `"${part}" needs a header name after "=", e.g. ${key}=${DEFAULT_IDENTITY_HEADERS[key]}`);
+    }
+    names[key] = header;
+  }
+  checkIdentityHeaders(names, setting);
+  return names;
+}
+
+
+/**
+ * The stdio upstream's settings: the command split and its program found, the working directory checked,
+ * the environment built (from `settings`, then the gateway's own environment for names `settings` lacks). Each
+ * problem is recorded in `problems`; undefined when the command line itself cannot be used.
+ */
+function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>>, commandLine: string, problems: ConfigurationProblems): StdioUpstreamOptions | undefined {
+  const [command, ...args] = problems.check(() => splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND')) ?? [];
+  const cwdSetting = readSetting(settings, 'MCP_AUTH_UPSTREAM_CWD');
+  const cwd = cwdSetting === undefined ? undefined : resolvePath(cwdSetting);
+  if (cwd !== undefined && !isDirectory(cwd)) {
+    problems.add('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
+  }
+  const names = problems.check(() => checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV')) ?? [];
+  const env = childEnvironment(names, { ...process.env, ...settings });
+  // Looked for only in a working directory that exists: elsewhere the cwd problem is the one to fix.
+  if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
+  // Each integer setting as the stdio upstream's own table bounds it (idleTimeoutMs is read with the HTTP upstream's).
+  const integers: Partial<Record<StdioIntegerOption, number>> = {};
+  for (const [option, { env, min, max }] of Object.entries(STDIO_INTEGER_SETTINGS)) {
+    if (option === 'idleTimeoutMs') continue;
+    const value = problems.check(() => readInteger(settings, env, min, max));
+    if (value !== undefined) integers[option as StdioIntegerOption] = value;
+  }
+  const identityEnv = problems.check(() => parseSwitchSetting(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV') ?? false);
+  if (command === undefined) return undefined;
+  return {
+    command,
+    args,
+    ...(cwd !== undefined ? { cwd } : {}),
+    env,
+    identityEnv: identityEnv ?? false,
+    ...integers,
+  };
+}
+
+/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch. */
+function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>): boolean {
+  const watch = parseSwitchSetting(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH') ?? false;
+  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined) {
+    throw new ConfigurationError('MCP_AUTH_POLICY_WATCH', 'has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off');
+  }
+  return watch;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function checkUpstream(upstream: string): void {
+  parseUpstreamUrl(upstream, 'MCP_AUTH_UPSTREAM');
+}
+
+function readInteger(settings: Readonly<Record<string, string | undefined>>, name: string, min: number, max: number): number | undefined {
+  return parseIntegerSetting(readSetting(settings, name), name, min, max);
+}

@@ -1,0 +1,187 @@
+import { checkPolicyCoverage, describeOpenItems, describeUnmatchedRule, type KindCoverage, type PolicyCoverage } from '../../core/policy/policy-coverage.js';
+import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import type { GatewayConfig } from '../config/gateway-config.js';
+import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
+import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from '../upstream/upstream-catalog.js';
+import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import { recordListingFailure, type ListingFailure } from '../upstream/upstream-listing-failure.js';
+
+/**
+ * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
+ * with it (`checkPolicyCoverage`), and writes one warning per finding and one summary line. Run at start-up, and
+ * meant to be run again whenever a policy is loaded.
+ */
+
+/** What {@link reportPolicyCoverage} needs. */
+export interface PolicyCoverageReportOptions {
+  config: Pick<GatewayConfig, 'proxy' | 'stdio' | 'settings'>;
+  /** The policy in force; undefined is the empty policy. */
+  policy: PolicyDefinition | undefined;
+  /** Issuers trusted, for the summary. */
+  issuers: readonly string[];
+  /** Receives the summary line (JSON). */
+  log(line: string): void;
+  /** Receives each warning line (JSON). */
+  warn(line: string): void;
+  /** Receives a stdio listing child's own log events. */
+  childLog?: (event: ChildLogEvent) => void;
+  limits?: CatalogLimits;
+  /** Ends the listing at once (a stdio listing process is stopped), e.g. on shutdown. */
+  signal?: AbortSignal;
+  /** The gateway's own credentials for the HTTP upstream, the proxy's, so a protected upstream can be listed. */
+  credentials?: UpstreamCredentials;
+  /** Told how a stdio listing process's start went, for readiness. */
+  stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
+}
+
+/** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
+export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string; failure?: ListingFailure };
+
+/** Most names written in one warning line; the line says how many more there were. */
+const MAX_NAMES_PER_LINE = 50;
+/** Most "matches nothing" warnings written at once; the last says how many more there were. */
+const MAX_UNMATCHED_LINES = 100;
+/** Longest name written, in characters: names come from the upstream. */
+const MAX_NAME_LENGTH = 200;
+
+/**
+ * The upstream as logs name it: an HTTP upstream's origin and path (never its query, which may carry a key), or a
+ * stdio upstream's program (never its arguments, which may carry what its operator keeps private).
+ */
+export function describeUpstream(config: Pick<GatewayConfig, 'proxy' | 'stdio'>): { upstream: string } | { upstreamCommand: string } | Record<string, never> {
+  if (config.proxy) {
+    const url = new URL(config.proxy.upstream);
+    return { upstream: `${url.origin}${url.pathname}` };
+  }
+  return config.stdio ? { upstreamCommand: config.stdio.command } : {};
+}
+
+/** The policy file as the summary names it (`MCP_AUTH_POLICY`), or null without one. */
+export function policyFileOf(settings: Readonly<Record<string, string | undefined>>): string | null {
+  return settings.MCP_AUTH_POLICY?.trim() || null;
+}
+
+/** The `Authorization` the gateway sends the upstream for itself, if it has one; token exchange needs a caller. */
+async function ownAuthorization(credentials: UpstreamCredentials | undefined): Promise<string | undefined> {
+  if (credentials === undefined) return undefined;
+  if (credentials.perCaller) throw new Error("it accepts only each caller's exchanged token (MCP_AUTH_UPSTREAM_AUTH=token_exchange), and the gateway has no caller of its own");
+  try {
+    return await credentials.authorization(GATEWAY_ITSELF);
+  } catch (error) {
+    throw new Error(`the gateway's upstream credential could not be obtained (${error instanceof Error ? error.message : 'unknown error'})`);
+  }
+}
+
+/**
+ * Lists the upstream and logs how the policy covers it: a warning for each kind with items that no rule covers
+ * (open beyond the base scopes), a warning for each rule that matches nothing upstream with the closest name, and
+ * a summary line naming the issuers, the policy file, the upstream and how many tools are protected and open.
+ * When the upstream cannot be listed, the summary says why and nothing else is written. Never throws.
+ */
+export async function reportPolicyCoverage(options: PolicyCoverageReportOptions): Promise<PolicyCoverageReport> {
+  const { config, log, warn } = options;
+  const time = (): string => new Date().toISOString();
+  const summaryBase = { event: 'summary', issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
+  /** The summary line for a listing that could not be made, and the report saying why. */
+  const skip = (reason: string, failure?: ListingFailure): PolicyCoverageReport => {
+    const skipped = `the upstream could not be listed: ${reason}`;
+    writeSafely(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
+    return failure ? { skipped, failure } : { skipped };
+  };
+  let catalog: UpstreamCatalog;
+  const recorder = recordListingFailure({ stdio: Boolean(config.stdio), credentials: options.credentials !== undefined });
+  const childLog = (event: ChildLogEvent): void => {
+    recorder.childLog(event);
+    options.childLog?.(event);
+  };
+  try {
+    if (config.stdio) catalog = await listStdioUpstream(config.stdio, childLog, options.limits, options.signal, options.stdioStarts?.watch());
+    else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
+    else return skip('no upstream is configured');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : 'unknown error';
+    const failure = recorder.explain(reason);
+    if (!config.stdio || options.signal?.aborted) return skip(reason, failure);
+    // A stdio program that fails (a misspelt script, a missing module) left only this summary on stdout, easy to
+    // miss among its own lines: its exit, its last stderr line and what to do go to stderr with the warnings.
+    writeSafely(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: not compared with the upstream, which could not be listed: ${reason}`,
+        ...(failure.exit ? { exit: failure.exit } : {}),
+        ...(failure.stderr.length > 0 ? { stderr: failure.stderr.at(-1) } : {}),
+        fix: failure.fix,
+      }),
+    );
+    return skip(reason, failure);
+  }
+  const coverage = checkPolicyCoverage(options.policy, catalog);
+
+  for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
+    if (!covered || covered.open.length === 0) continue;
+    writeSafely(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: ${describeOpenItems(kind, covered, Boolean(options.policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`,
+        kind,
+        ...names(covered.open),
+      }),
+    );
+  }
+  coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
+    const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
+    writeSafely(
+      warn,
+      JSON.stringify({
+        time: time(),
+        event: 'warning',
+        message: `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clip(name)))}`,
+        kind: rule.kind,
+        rule: clip(rule.name),
+        ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),
+        ...(more > 0 ? { more } : {}),
+      }),
+    );
+  });
+  writeSafely(
+    log,
+    JSON.stringify({
+      time: time(),
+      ...summaryBase,
+      tools: counts(coverage.tools),
+      prompts: counts(coverage.prompts),
+      resources: counts(coverage.resources),
+      unmatchedRules: coverage.unmatchedRules.length,
+      ...(catalog.truncated.length > 0 ? { truncated: catalog.truncated } : {}),
+    }),
+  );
+  return { coverage, catalog };
+}
+
+/** Protected and open counts; open counts the items with an empty rule too. */
+function counts(covered: KindCoverage | undefined): { protected: number; open: number } | null {
+  return covered ? { protected: covered.protected.length, open: covered.open.length + covered.explicitlyOpen.length } : null;
+}
+
+function names(list: readonly string[]): { names: string[]; more?: number } {
+  const shown = list.slice(0, MAX_NAMES_PER_LINE).map(clip);
+  return list.length > shown.length ? { names: shown, more: list.length - shown.length } : { names: shown };
+}
+
+function clip(name: string): string {
+  return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
+}
+
+/** Writes one log line; a writer that throws is ignored, since logging must never break serving. */
+export function writeSafely(write: (line: string) => void, line: string): void {
+  try {
+    write(line);
+  } catch {
+    // Logging must never break serving.
+  }
+}

@@ -1,0 +1,201 @@
+import { statSync } from 'node:fs';
+import type { Guard } from '../../core/guard/create-guard.js';
+import { ConfigurationError } from '../../core/kernel/errors.js';
+import { explainFailure } from '../../core/kernel/explain-failure.js';
+import { printableOAuthErrorCode } from '../../http/oauth-error-code.js';
+import { checkProgram } from '../config/command-line.js';
+import type { StdioStartOutcome, StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
+import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import { isTimeout, unreachableText, withUpstreamDispatcher } from '../upstream/upstream-dispatcher.js';
+import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
+import { UpstreamTokenRefusedError } from '../upstream-auth/upstream-token-client.js';
+
+/**
+ * `/readyz`: whether the gateway can serve a request now. Two checks, each with a reason when it fails (URLs,
+ * status codes and Node error codes only; never a token or a secret):
+ *
+ * - the issuers: `guard.ready()` (metadata discovery, and the JWKS when it is discovered), bounded by a timeout;
+ * - the upstream: for HTTP, a POST of a JSON-RPC `ping` (no session) that gets any HTTP answer below 500 in time.
+ *   An upstream that refuses it (400 without a session, 401, 404) is up; a 5xx (a proxy in front of a dead server)
+ *   or no answer is not. With `credentials` of the gateway's own (`MCP_AUTH_UPSTREAM_AUTH=static` or
+ *   `client_credentials`) the ping carries them, as every forwarded request does: the token is the one held
+ *   (a new one is asked for only when none is held or it expires, and once more after a 401, as the proxy does), and
+ *   a token request that fails, or a 401 or 403 for the credential, makes the upstream not ready. With per-caller
+ *   credentials (`token_exchange`) there is no caller to exchange a token for: the probe checks that the upstream's
+ *   authorization server metadata, with its token endpoint, can be loaded, and pings without a token. For stdio, the program can be started: it is still on the child's `PATH`
+ *   (or is an executable file) and its working directory exists; and the most recent process start that settled
+ *   went well (`stdioStarts`, see `createStdioStartOutcomes`): a process that exited or could not be started
+ *   before it answered its first request (`initialize`) makes the upstream not ready, with its exit (never its
+ *   stderr, which only the log has), until a later process answers. No process is started per probe: the evidence comes from those
+ *   the gateway starts anyway, the policy check's listing (at start-up and on each reload) and each session's.
+ *   While no process has settled yet, the program check alone decides: the start-up listing normally settles one
+ *   within moments, and a gateway that waited for a process of its own would never be sent the first session.
+ *
+ * The answer is cached for `cacheMs`, and probes in progress are shared, so `/readyz` cannot be used to send
+ * requests to the authorization server or the upstream at the rate it is asked; a new start outcome is seen at
+ * once (it comes from a process the gateway started, never from a probe).
+ */
+export interface ReadinessReport {
+  ready: boolean;
+  issuers: { ok: boolean; reason?: string };
+  upstream: { ok: boolean; reason?: string };
+}
+
+/** Options of {@link createReadinessCheck}. */
+export interface ReadinessCheckOptions {
+  guard: Pick<Guard, 'ready'>;
+  /** The HTTP upstream; or `stdio`. */
+  proxy?: UpstreamProxyOptions;
+  stdio?: StdioUpstreamOptions;
+  /** The gateway's credentials for the HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`). Default none. */
+  credentials?: UpstreamCredentials;
+  /** The outcomes of the stdio upstream's process starts. Default none: the program check alone. */
+  stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
+  /** How long an answer is reused, in milliseconds. Default 5 000. */
+  cacheMs?: number;
+  /** Time allowed to each probe, in milliseconds. Default 3 000. */
+  probeTimeoutMs?: number;
+  /** Clock, in milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The readiness check: `check()` resolves (never rejects) to the report, fresh or cached. */
+export interface ReadinessCheck {
+  check(): Promise<ReadinessReport>;
+}
+
+/** Default time a `/readyz` answer is reused, in milliseconds. */
+export const DEFAULT_READINESS_CACHE_MS = 5_000;
+const DEFAULT_PROBE_TIMEOUT_MS = 3_000;
+
+/**
+ * Creates the {@link ReadinessCheck} `/readyz` answers with.
+ *
+ * @example
+ * const stdioStarts = createStdioStartOutcomes();
+ * const readiness = createReadinessCheck({ guard, stdio: { command: 'python3', args: ['serve.py'] }, stdioStarts });
+ * const { ready, upstream } = await readiness.check(); // upstream.reason says why it is not ready
+ */
+export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessCheck {
+  const cacheMs = options.cacheMs ?? DEFAULT_READINESS_CACHE_MS;
+  const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+  const now = options.now ?? Date.now;
+  const startOutcome = (): StdioStartOutcome | undefined => options.stdioStarts?.latest();
+  let cached: { at: number; outcome: StdioStartOutcome | undefined; report: ReadinessReport } | undefined;
+  let inProgress: Promise<ReadinessReport> | undefined;
+
+  async function probe(outcome: StdioStartOutcome | undefined): Promise<ReadinessReport> {
+    const [issuers, upstream] = await Promise.all([
+      withTimeout(options.guard.ready(), timeoutMs, 'the authorization server metadata did not load in time').then(
+        () => ({ ok: true }),
+        (error: unknown) => ({ ok: false, reason: explainFailure(error) }),
+      ),
+      probeUpstream(options, timeoutMs, outcome).then(
+        () => ({ ok: true }),
+        (error: unknown) => ({ ok: false, reason: error instanceof Error ? error.message : 'the upstream did not answer' }),
+      ),
+    ]);
+    return { ready: issuers.ok && upstream.ok, issuers, upstream };
+  }
+
+  return {
+    check() {
+      const outcome = startOutcome();
+      if (cached && now() - cached.at < cacheMs && cached.outcome === outcome) return Promise.resolve(cached.report);
+      inProgress ??= probe(outcome).then((report) => {
+        cached = { at: now(), outcome, report };
+        inProgress = undefined;
+        return report;
+      });
+      return inProgress;
+    },
+  };
+}
+
+function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number, outcome: StdioStartOutcome | undefined): Promise<void> {
+  if (options.stdio) return probeStdio(options.stdio, outcome);
+  if (options.proxy) return probeHttp(options.proxy, timeoutMs, options.credentials);
+  return Promise.reject(new Error('no upstream is configured'));
+}
+
+async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcome | undefined): Promise<void> {
+  const cwd = stdio.cwd ?? process.cwd();
+  try {
+    if (!statSync(cwd).isDirectory()) throw new Error();
+  } catch {
+    throw new Error('the upstream working directory (MCP_AUTH_UPSTREAM_CWD) is missing');
+  }
+  try {
+    checkProgram(stdio.command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd, path: (stdio.env ?? process.env).PATH });
+  } catch (error) {
+    throw new Error(error instanceof ConfigurationError ? error.message : 'the upstream program cannot be started');
+  }
+  if (outcome !== undefined && !outcome.ok) throw new Error(outcome.reason);
+}
+
+const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });
+
+async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number, credentials: UpstreamCredentials | undefined): Promise<void> {
+  if (credentials?.perCaller) {
+    await credentialStep(async () => credentials.reachable?.(), "the upstream's authorization server, which exchanges each caller's token, is not reachable");
+  }
+  const own = credentials?.perCaller ? undefined : credentials;
+  const authorization = own ? await credentialStep(() => own.authorization(GATEWAY_ITSELF)) : undefined;
+  let status = await ping(proxy, timeoutMs, authorization);
+  if (status === 401 && own && authorization !== undefined) {
+    // As the proxy does: one renewed credential (a new token, a rotated file), then the verdict.
+    const renewed = await credentialStep(() => own.renew(GATEWAY_ITSELF, authorization));
+    if (renewed !== undefined) status = await ping(proxy, timeoutMs, renewed);
+  }
+  if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);
+  if (own && (status === 401 || status === 403)) throw new Error(`the upstream refused the gateway's credential (MCP_AUTH_UPSTREAM_AUTH): HTTP ${status}`);
+}
+
+/** A step that obtains the gateway's credential; its failure says why without the server's error text or a secret. */
+async function credentialStep<T>(step: () => Promise<T>, failure = 'the gateway has no credential for the upstream'): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof UpstreamTokenRefusedError) {
+      throw new Error(`the upstream's authorization server refused the gateway's token request (${printableOAuthErrorCode(error.error) ?? 'error not shown'})`);
+    }
+    throw new Error(`${failure}: ${explainFailure(error)}`);
+  }
+}
+
+/** Sends the `ping` and returns the status; the body (maybe an open event stream) is not read. */
+function ping(proxy: UpstreamProxyOptions, timeoutMs: number, authorization: string | undefined): Promise<number> {
+  const url = new URL(proxy.upstream);
+  return withUpstreamDispatcher(proxy, timeoutMs, async (dispatcher) => {
+    try {
+      const answer = await dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization !== undefined ? { authorization } : {}),
+        },
+        body: PING,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      answer.body.on('error', () => undefined).destroy();
+      return answer.statusCode;
+    } catch (error) {
+      throw new Error(isTimeout(error) ? `the upstream did not answer within ${timeoutMs} ms` : unreachableText(error));
+    }
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(message)), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,380 @@
+import { createMemoryReplayCache } from '../../core/limits/replay-cache.js';
+import { once } from 'node:events';
+import { answerClientErrors } from '../../http/client-error.js';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { canonicalizeResourceUri } from '../../core/kernel/canonical-resource.js';
+import { createGuard, type Guard } from '../../core/guard/create-guard.js';
+import type { DecisionEvent, DecisionRequest } from '../../core/kernel/decision.js';
+import { createSessionSealer } from '../../core/session/session-seal.js';
+import { explainFailure } from '../../core/kernel/explain-failure.js';
+import { ENV_SETTING_NAMES } from '../../core/guard/load-options-from-env.js';
+import { createRequestPipeline, type RequestPipeline } from '../../http/request-pipeline.js';
+import { requestPath } from '../../http/request-headers.js';
+import { writeJson } from '../../http/write-response.js';
+import { defaultResource, loadGatewayGuardOptions, type GatewayConfig } from '../config/gateway-config.js';
+import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
+import { discoveryFailureWarning } from './discovery-failure-warning.js';
+import type { GatewayMetrics } from './gateway-metrics.js';
+import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
+import { createRequestLog } from './request-log.js';
+import { createStdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import { createStdioUpstream, type StdioUpstream } from '../upstream/stdio/stdio-upstream.js';
+import { createUpstreamProxy, type UpstreamProxy } from '../upstream/http/upstream-proxy.js';
+import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
+import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import type { RedisStores } from '../../redis/redis-stores.js';
+import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from '../policy/policy-coverage-report.js';
+import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-watch.js';
+import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
+import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS } from './readiness.js';
+import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+
+/** Options of {@link startGateway} that are not configuration. */
+export interface StartGatewayOptions {
+  /** Receives each request log line (JSON). Default: stdout. */
+  log?: (line: string) => void;
+  /** Receives warnings (one line each, never a token). Default: stderr. */
+  warn?: (line: string) => void;
+  /** How long a `/readyz` answer is reused, in milliseconds (0: probe on every request, for tests). Default 5 000. */
+  readinessCacheMs?: number;
+}
+
+/** A running gateway. */
+export interface RunningGateway {
+  /** Base URL it listens at, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** The canonical resource URI (RFC 8707 §2) tokens must be issued for. */
+  readonly resource: string;
+  /** The HTTP server. */
+  readonly server: Server;
+  /** The upstream handler (the HTTP proxy, or the stdio upstream with its processes), for its in-flight count. */
+  readonly proxy: UpstreamProxy | StdioUpstream;
+  /** The guard in use (`guard.ready()` runs discovery now). */
+  readonly guard: Guard;
+  /** The request pipeline serving the MCP endpoint and the metadata. */
+  readonly pipeline: RequestPipeline;
+  /** Where the Prometheus metrics are served (`MCP_AUTH_METRICS_PORT`), e.g. `http://127.0.0.1:9464/metrics`; absent when off. */
+  readonly metricsUrl?: string;
+  /**
+   * Lists the upstream as the gateway itself (never with a client's token) and logs how `policy` covers it: items
+   * with no rule, rule names that match nothing (with the closest name), then the summary line (issuers, policy
+   * file, upstream, tools protected and open). The CLI calls it at start-up; call it again after loading a policy.
+   * Default: the policy in force. Never rejects.
+   */
+  reportPolicyCoverage(policy?: PolicyDefinition): Promise<PolicyCoverageReport>;
+  /**
+   * Reads the policy file (`MCP_AUTH_POLICY`) again and puts it in force for every request that arrives from now on;
+   * requests in progress finish under the policy they started with, and sessions and cached tokens are kept. The
+   * CLI calls it on SIGHUP, and the watch (`MCP_AUTH_POLICY_WATCH`) when the file changes. It logs a
+   * `policy_reloaded` line (the file, the rule counts that changed), then the coverage warnings and the summary
+   * line as at start-up. An invalid file changes nothing: one warning says why, as a start-up failure would.
+   *
+   * The new policy is in force when this returns; the promise resolves once the summary is written. Never rejects.
+   *
+   * @param trigger What asked for the reload, written in the log lines. Default `call`.
+   * @example
+   * process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
+   */
+  reloadPolicy(trigger?: string): Promise<PolicyReloadResult>;
+  /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
+  readonly router: { readonly guard: Guard };
+  /**
+   * Graceful shutdown: stops accepting connections, ends standalone GET streams at once (they never
+   * finish by themselves; clients reconnect elsewhere), gives other requests in progress up to
+   * `shutdownTimeoutMs`, then ends what is left. Resolves when the server is closed. Idempotent.
+   */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts the gateway: an HTTP server on `config.host:config.port` with `GET /healthz`, the RFC 9728
+ * metadata, and the MCP endpoint served by the request pipeline (`createRequestPipeline`) and forwarded by
+ * the upstream proxy. Plain `node:http`: no router runs per request.
+ *
+ * It leaves the process's V8 settings alone: the `mcp-oauth-guard` command calls `tuneHeapForProxying` first,
+ * and so should a process whose main job is the gateway (see heap-growing-factor.ts for why).
+ *
+ * It listens before building the guard, so that with port 0 and the default resource
+ * (`http://HOST:PORT/mcp`) the resource names the real port. Issuer discovery starts at once; if the
+ * authorization server cannot be reached yet, a warning is written and tokens get 503 until it can (401 when its
+ * metadata spells the issuer differently: see `discoveryFailureWarning`).
+ *
+ * With `config.metrics`, the Prometheus metrics (see `createGatewayMetrics`) are served on a listener of their own,
+ * and prom-client is loaded; without, it is not loaded and nothing is counted.
+ *
+ * @throws the listen error (e.g. `EADDRINUSE`), after which nothing is left running.
+ */
+export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let shuttingDown = false;
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => {
+    if (app) app(req, res);
+    else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
+  });
+  answerClientErrors(server);
+  limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, rateLimitedWarning(warn));
+  server.listen(config.port, config.host);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([error]) => {
+      throw error;
+    }),
+  ]);
+  const { port } = server.address() as AddressInfo;
+  const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${hostInUrl}:${port}`;
+
+  const policyFile = policyFileOf(config.settings) ?? undefined;
+  // Set once the gateway is built; a watch event comes only after it is.
+  let reloadPolicy: RunningGateway['reloadPolicy'] = () => Promise.resolve({ reloaded: false, reason: 'the gateway is starting' });
+  // Everything below may still refuse the configuration; then nothing may be left listening.
+  let pipeline: RequestPipeline;
+  let proxy: UpstreamProxy | StdioUpstream | undefined;
+  let requestLog: ReturnType<typeof createRequestLog>;
+  let metrics: GatewayMetrics | undefined;
+  let metricsListener: MetricsListener | undefined;
+  let redisStores: RedisStores | undefined;
+  let policyWatch: PolicyFileWatch | undefined;
+  let writeChildLog: ((event: object) => void) | undefined;
+  let upstreamCredentials: UpstreamCredentials | undefined;
+  // What the stdio processes the gateway starts anyway (listings, sessions) show about its program, for /readyz.
+  const stdioStarts = createStdioStartOutcomes(config.stdio?.env ? { env: config.stdio.env } : {});
+  try {
+    const guardOptions =
+      config.resourceIsDefault && port !== config.port
+        ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, port) })
+        : config.guard;
+    if (config.metrics) {
+      // Loaded only when metrics are on: a gateway without them never loads prom-client.
+      const { createGatewayMetrics } = await import('./gateway-metrics.js');
+      metrics = createGatewayMetrics({
+        sessions: () => proxy?.sessions,
+        ...(config.metrics.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}),
+      });
+    }
+    requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
+    const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+    // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
+    upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
+    const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
+    writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
+    const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
+    const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource }) : undefined;
+    if (config.stdio) {
+      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
+    } else {
+      proxy = createUpstreamProxy({
+        ...config.proxy!,
+        ...hooks,
+        ...(sessionSealer ? { sessionSealer } : {}),
+        ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
+        ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+      });
+    }
+    if (config.redis) {
+      // Loaded only with a Redis URL: ioredis and rate-limiter-flexible are optional dependencies.
+      const { createRedisStores } = await import('../../redis/redis-stores.js');
+      redisStores = await createRedisStores({
+        ...config.redis,
+        // Counts per resource unless MCP_AUTH_REDIS_KEY_PREFIX says otherwise: MCP servers sharing a Redis count apart.
+        resource,
+        names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
+        ...(config.dpopReplayCache?.maxEntriesPerCaller !== undefined ? { replayCacheMaxPerCaller: config.dpopReplayCache.maxEntriesPerCaller } : {}),
+        onWarning: (message) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message })),
+      });
+    }
+    const userHook = guardOptions.onDecision;
+    const guard = createGuard(
+      {
+        ...guardOptions,
+        ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
+        // The settings size the per-process replay cache; an application's own cache (guard options) wins.
+        ...(!redisStores && config.dpopReplayCache && guardOptions.dpopReplayCache === undefined ? { dpopReplayCache: createMemoryReplayCache(config.dpopReplayCache) } : {}),
+        ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
+        onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
+          requestLog.onDecision(event, request);
+          userHook?.(event, request);
+        },
+      },
+      ENV_SETTING_NAMES,
+    );
+    pipeline = createRequestPipeline(guard, proxy);
+    // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
+    // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
+    // requests the pipeline does not read (other paths) hold a connection for minutes.
+    server.requestTimeout = HEADERS_TIMEOUT_MS + guard.options.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
+    const served = pipeline;
+    const readiness = createReadinessCheck({
+      guard,
+      ...(config.proxy ? { proxy: config.proxy } : {}),
+      ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
+      ...(config.stdio ? { stdio: config.stdio, stdioStarts } : {}),
+      cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
+    });
+    // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
+    app = (req, res) =>
+      requestLog.middleware(req, res, () => {
+        if (served.serve(req, res)) return;
+        if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+          writeJson(res, shuttingDown ? 503 : 200, { status: shuttingDown ? 'stopping' : 'ok' });
+          return;
+        }
+        if (requestPath(req) === '/readyz' && (req.method === 'GET' || req.method === 'HEAD')) {
+          if (shuttingDown) {
+            writeJson(res, 503, { status: 'stopping' });
+            return;
+          }
+          void readiness.check().then((report) => {
+            if (!res.writableEnded) writeJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not_ready', issuers: report.issuers, upstream: report.upstream });
+          });
+          return;
+        }
+        writeJson(res, 404, NOT_FOUND);
+      });
+    if (config.policyWatch && policyFile !== undefined) {
+      policyWatch = watchPolicyFile({
+        file: policyFile,
+        onChange: () => void reloadPolicy('watch'),
+        onError: (error) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'the policy file is no longer watched; reload it with SIGHUP', detail: (error as NodeJS.ErrnoException).code ?? 'error' })),
+      });
+    }
+    if (config.metrics && metrics) metricsListener = await startMetricsListener({ ...config.metrics, registry: metrics.registry });
+  } catch (error) {
+    policyWatch?.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await proxy?.close();
+    await redisStores?.close();
+    throw error;
+  }
+  const upstream = proxy;
+
+  if (config.sessionSeal && config.proxy && config.guard.rateLimit === undefined) {
+    // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
+    warn(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        event: 'warning',
+        message:
+          'sessions are sealed (MCP_AUTH_SESSION_SECRET) and no rate limit is set: nothing bounds how many upstream sessions a caller opens, as each initialize opens one; set MCP_AUTH_RATE_LIMIT (e.g. 120/min), or bound sessions at the upstream',
+      }),
+    );
+  }
+
+  pipeline.guard.ready().catch((error: unknown) => {
+    // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
+    warn(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        event: 'warning',
+        message: discoveryFailureWarning(error, guard.options.issuers.length),
+        detail: explainFailure(error),
+      }),
+    );
+  });
+
+  // Coverage listings in progress: shutdown stops them, so that no listing process outlives the gateway.
+  const listings = new Set<Promise<PolicyCoverageReport>>();
+  const listingsAbort = new AbortController();
+  let closing: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      policyWatch?.close();
+      listingsAbort.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      upstream.endStreams('get');
+      const deadline = Date.now() + config.shutdownTimeoutMs;
+      while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
+      // A stdio upstream resolves once every process it started has exited; so do the listings.
+      await upstream.close();
+      await Promise.allSettled([...listings]);
+      await redisStores?.close();
+      // Answers just ended still need a moment to flush before their connections go.
+      await Promise.race([closed, delay(500)]);
+      server.closeAllConnections();
+      await closed;
+      // Last, so that the drain itself can be watched.
+      await metricsListener?.close();
+    })();
+    return closing;
+  };
+
+  const guard = pipeline.guard;
+  const childLog = writeChildLog!;
+  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> => {
+    const report = reportPolicyCoverage({
+      config,
+      policy,
+      issuers: guard.options.issuers,
+      log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
+      warn,
+      childLog: (event) => childLog(event),
+      signal: listingsAbort.signal,
+      stdioStarts,
+      ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
+    });
+    listings.add(report);
+    void report.finally(() => listings.delete(report));
+    return report;
+  };
+  const reload = createPolicyReloader({
+    guard,
+    file: policyFile,
+    log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
+    warn,
+    reportCoverage,
+    // Tool label values are the policy's tool names: they follow it.
+    ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics!.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
+  });
+  reloadPolicy = (trigger = 'call') => (shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
+}
+
+/**
+ * Time to receive a request's headers, in milliseconds. Node's default (60 s) lets a client trickling header bytes
+ * hold a connection for a minute; real clients send their headers in one packet.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** Added to the header and body timeouts for Node's whole-request timeout, in milliseconds. */
+const REQUEST_TIMEOUT_MARGIN_MS = 5_000;
+/** How often Node checks the header and request timeouts, in milliseconds; its default (30 s) is coarser than them. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+/** Least time between two warnings about refused connections, in milliseconds. */
+const REFUSED_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * A warning line for refused connections, at most one per {@link REFUSED_WARNING_INTERVAL_MS}: a flood of refused
+ * connections must not become a flood of log lines. Each line counts the refusals since the previous one.
+ */
+function rateLimitedWarning(warn: (line: string) => void): (refused: RefusedConnection) => void {
+  let lastWarningAt = -Infinity;
+  let unreported = 0;
+  return ({ address, limit }) => {
+    unreported++;
+    const now = Date.now();
+    if (now - lastWarningAt < REFUSED_WARNING_INTERVAL_MS) return;
+    lastWarningAt = now;
+    warn(
+      JSON.stringify({
+        time: new Date(now).toISOString(),
+        event: 'warning',
+        message: `connections refused: more than ${limit} open from one client address (MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS; 0 behind a reverse proxy)`,
+        address,
+        refused: unreported,
+      }),
+    );
+    unreported = 0;
+  };
+}
+
+const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,351 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
+import { createEventStreamRewriter, eventStreamData } from '../../core/wire/event-stream.js';
+import type { ServerCatalog } from '../../core/policy/policy-coverage.js';
+import { CLIENT_CAPABILITIES_META_KEY, LATEST_SESSION_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../core/mcp/protocol-version.js';
+import { childEnvironment } from './stdio/child-environment.js';
+import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio/stdio-child.js';
+import type { StdioStartWatch } from './stdio/stdio-start-outcome.js';
+import type { StdioUpstreamOptions } from './stdio/stdio-upstream.js';
+import { isTimeout, nodeStyleHeaders, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
+import type { UpstreamProxyOptions } from './http/upstream-proxy.js';
+
+/**
+ * Listing what the upstream offers (tools, prompts, resources, resource templates), as the gateway itself: a
+ * service identity with no caller and no token, for the policy coverage check. Every call is bounded in time and
+ * size, and so is the number of pages and items. No client's token is ever sent: the gateway has none to send.
+ */
+
+/** Bounds of a listing. */
+export interface CatalogLimits {
+  /** Time allowed for each request (connect, answer, body), in milliseconds. Default 10 000. */
+  requestTimeoutMs?: number;
+  /** Most pages read per list method; a longer list is reported as truncated. Default 20. */
+  maxPages?: number;
+  /** Most items kept per list method. Default 10 000. */
+  maxItems?: number;
+  /** Largest answer read, in bytes. Default 8 388 608 (8 MiB). */
+  maxResponseBytes?: number;
+}
+
+/** What the upstream listed; a kind it does not offer (no capability) is an empty list. */
+export interface UpstreamCatalog extends ServerCatalog {
+  /** List methods whose answer was cut off by a bound (then rules may wrongly look unmatched). */
+  truncated: string[];
+}
+
+const CLIENT_INFO = { name: 'mcp-oauth-guard', version: 'policy-coverage' };
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_PAGES = 20;
+const DEFAULT_MAX_ITEMS = 10_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1_048_576;
+
+/** One JSON-RPC call to the upstream: its result, or a thrown error (with `rpcCode` for a JSON-RPC error). */
+type Call = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+const LISTS = [
+  { capability: 'tools', method: 'tools/list', resultKey: 'tools', itemKey: 'name', catalogKey: 'tools' },
+  { capability: 'prompts', method: 'prompts/list', resultKey: 'prompts', itemKey: 'name', catalogKey: 'prompts' },
+  { capability: 'resources', method: 'resources/list', resultKey: 'resources', itemKey: 'uri', catalogKey: 'resources' },
+  { capability: 'resources', method: 'resources/templates/list', resultKey: 'resourceTemplates', itemKey: 'uriTemplate', catalogKey: 'resourceTemplates' },
+] as const;
+
+/** A JSON-RPC error answer, as a thrown error. */
+class RpcError extends Error {
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Reads every list through `call`. With `capabilities` (from `initialize`), a kind the server does not declare
+ * is an empty list and is not asked for; without (a stateless server), each list is asked for, and a kind it
+ * answers with "method not found" is an empty list.
+ */
+async function readCatalog(call: Call, capabilities: Record<string, unknown> | undefined, limits: Required<CatalogLimits>): Promise<UpstreamCatalog> {
+  const catalog: UpstreamCatalog = { truncated: [] };
+  for (const list of LISTS) {
+    const names: string[] = [];
+    catalog[list.catalogKey] = names;
+    if (capabilities && (typeof capabilities[list.capability] !== 'object' || capabilities[list.capability] === null)) continue;
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page === limits.maxPages) {
+        catalog.truncated.push(list.method);
+        break;
+      }
+      let result: Record<string, unknown>;
+      try {
+        result = await call(list.method, cursor === undefined ? {} : { cursor });
+      } catch (error) {
+        if (!capabilities && error instanceof RpcError && error.rpcCode === -32601) break;
+        throw error;
+      }
+      const items = result[list.resultKey];
+      if (!Array.isArray(items)) throw new Error(`${list.method} answered without a "${list.resultKey}" array`);
+      for (const item of items) {
+        const name = (item as Record<string, unknown> | null)?.[list.itemKey];
+        if (typeof name === 'string') names.push(name);
+      }
+      if (names.length > limits.maxItems) {
+        names.length = limits.maxItems;
+        catalog.truncated.push(list.method);
+        break;
+      }
+      const next = result.nextCursor;
+      if (typeof next !== 'string' || next === '' || next === cursor) break;
+      cursor = next;
+    }
+  }
+  return catalog;
+}
+
+function withDefaults(limits: CatalogLimits): Required<CatalogLimits> {
+  return {
+    requestTimeoutMs: limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    maxPages: limits.maxPages ?? DEFAULT_MAX_PAGES,
+    maxItems: limits.maxItems ?? DEFAULT_MAX_ITEMS,
+    maxResponseBytes: limits.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  };
+}
+
+function resultOf(response: JsonRpcResponse | undefined, method: string): Record<string, unknown> {
+  if (response === undefined) throw new Error(`${method}: the upstream sent no JSON-RPC answer`);
+  if ('error' in response) throw new RpcError(Number(response.error?.code), `${method}: the upstream answered error ${String(response.error?.code)}`);
+  const result = (response as { result?: unknown }).result;
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) throw new Error(`${method}: the upstream answered a result that is not an object`);
+  return result as Record<string, unknown>;
+}
+
+function initializeParams(): Record<string, unknown> {
+  return { protocolVersion: LATEST_SESSION_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
+}
+
+/**
+ * Lists a Streamable HTTP upstream with the proxy's URL and connection settings (its `dispatcher`, or the TLS settings
+ * of its `agent`), each request bounded by `requestTimeoutMs`. It first opens a session
+ * (`initialize`, then `notifications/initialized`, with the `Mcp-Session-Id` the upstream gives, ended by DELETE);
+ * an upstream that refuses `initialize` is asked again as a 2026-07-28 stateless server (each request carries the
+ * revision in `_meta` and `MCP-Protocol-Version`). No identity headers and no client token are sent; with
+ * `authorization` (the gateway's own upstream credential, `MCP_AUTH_UPSTREAM_AUTH` static or client_credentials),
+ * every request carries it, so a protected upstream can be listed too.
+ *
+ * @throws an Error saying what failed (a Node error code, a status or a JSON-RPC error code; never upstream text).
+ */
+export async function listHttpUpstream(proxy: UpstreamProxyOptions, limits: CatalogLimits = {}, authorization?: string): Promise<UpstreamCatalog> {
+  const bounds = withDefaults(limits);
+  return withUpstreamDispatcher(proxy, bounds.requestTimeoutMs, (dispatcher) => listOn(dispatcher, new URL(proxy.upstream), bounds, authorization));
+}
+
+async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<CatalogLimits>, authorization: string | undefined): Promise<UpstreamCatalog> {
+  let nextId = 1;
+  const credential: OutgoingHttpHeaders = authorization === undefined ? {} : { authorization };
+  const post = (body: object, headers: OutgoingHttpHeaders): Promise<HttpAnswer> =>
+    exchange(dispatcher, url, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...credential, ...headers }, JSON.stringify(body));
+
+  const id = nextId++;
+  const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams() }, {});
+  const initResponse = initialized.status === 200 ? findResponse(initialized, id) : undefined;
+  if (initResponse && 'result' in initResponse) {
+    const result = resultOf(initResponse, 'initialize');
+    const sessionId = initialized.headers['mcp-session-id'];
+    const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : LATEST_SESSION_PROTOCOL_VERSION;
+    const headers: OutgoingHttpHeaders = { 'mcp-protocol-version': version, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
+    try {
+      await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+      const call: Call = async (method, params) => {
+        const callId = nextId++;
+        const answer = await post({ jsonrpc: '2.0', id: callId, method, params }, headers);
+        if (answer.status !== 200) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
+        return resultOf(findResponse(answer, callId), method);
+      };
+      const capabilities = result.capabilities;
+      return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
+    } finally {
+      // Ends the session the listing opened; best effort, bounded like every call.
+      if (typeof sessionId === 'string') await exchange(dispatcher, url, bounds, 'DELETE', { ...credential, ...headers }).catch(() => undefined);
+    }
+  }
+  if (initialized.status >= 500) throw new Error(`initialize: the upstream answered HTTP ${initialized.status}`);
+  // No session: a 2026-07-28 server, which answers initialize with an error (or 4xx) and each request on its own.
+  const call: Call = async (method, params) => {
+    const callId = nextId++;
+    const meta = { [PROTOCOL_VERSION_META_KEY]: STATELESS_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: {}, clientInfo: CLIENT_INFO };
+    const answer = await post({ jsonrpc: '2.0', id: callId, method, params: { ...params, _meta: meta } }, { 'mcp-protocol-version': STATELESS_PROTOCOL_VERSION, 'mcp-method': method });
+    const response = findResponse(answer, callId);
+    // A 2026-07-28 server answers an unknown method with 404 and -32601: that list is not offered.
+    const notFound = response !== undefined && 'error' in response && response.error?.code === -32601;
+    if (answer.status !== 200 && !notFound) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
+    return resultOf(response, method);
+  };
+  return readCatalog(call, undefined, bounds);
+}
+
+interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** One bounded HTTP exchange with the upstream. */
+async function exchange(dispatcher: Dispatcher, url: URL, bounds: Required<CatalogLimits>, method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpAnswer> {
+  const timeout = AbortSignal.timeout(bounds.requestTimeoutMs);
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers: headers as Record<string, string>, body: body ?? null, signal: timeout });
+  } catch (error) {
+    throw failureOf(error, method, url, bounds);
+  }
+  const status = answer.statusCode;
+  const responseHeaders = nodeStyleHeaders(answer.headers as IncomingHttpHeaders);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // An event stream may stay open after its answer: stop at the end of the first event holding a JSON-RPC
+  // response, found by the one event-stream parser (an event's end may be split across chunks).
+  let answered = false;
+  const isEventStream = mediaType(responseHeaders['content-type']) === EVENT_STREAM_MEDIA_TYPE;
+  const events = isEventStream ? createEventStreamRewriter((data) => void (answered ||= isResponseData(data)), { maxEventBytes: bounds.maxResponseBytes }) : undefined;
+  try {
+    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > bounds.maxResponseBytes) throw new Error(`the upstream's answer is larger than ${bounds.maxResponseBytes} bytes`);
+      chunks.push(chunk);
+      events?.push(chunk);
+      if (answered) break;
+    }
+  } catch (error) {
+    throw error instanceof Error && error.message.startsWith("the upstream's answer") ? error : failureOf(error, method, url, bounds);
+  } finally {
+    // Leaving the loop early (an answered event stream, a bound) closes the body, and its connection.
+    answer.body.on('error', () => undefined).destroy();
+  }
+  return { status, headers: responseHeaders, contentType: isEventStream ? EVENT_STREAM_MEDIA_TYPE : mediaType(responseHeaders['content-type']), body: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** A listing request's failure, in words the check shows: the timeout, or Node's error code. */
+function failureOf(error: unknown, method: string, url: URL, bounds: Required<CatalogLimits>): Error {
+  if (isTimeout(error)) return Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' });
+  return new Error(unreachableText(error));
+}
+
+/** The JSON-RPC messages of an event stream's `message` events; data that is not JSON is no answer. */
+function eventMessages(text: string): unknown[] {
+  const messages: unknown[] = [];
+  for (const data of eventStreamData(text)) {
+    try {
+      messages.push(JSON.parse(data));
+    } catch {
+      // Not JSON: not an answer.
+    }
+  }
+  return messages;
+}
+
+/** Whether an event's data is a JSON-RPC response (has `result` or `error`); data that is not JSON is not. */
+function isResponseData(data: string): boolean {
+  try {
+    const message: unknown = JSON.parse(data);
+    return typeof message === 'object' && message !== null && ('result' in message || 'error' in message);
+  } catch {
+    return false;
+  }
+}
+
+/** The response with `id` in a JSON or event-stream answer. */
+function findResponse(answer: HttpAnswer, id: number): JsonRpcResponse | undefined {
+  let messages: unknown[];
+  if (answer.contentType === EVENT_STREAM_MEDIA_TYPE) messages = eventMessages(answer.body);
+  else {
+    try {
+      const parsed: unknown = JSON.parse(answer.body);
+      messages = Array.isArray(parsed) ? parsed : [parsed];
+    } catch {
+      return undefined;
+    }
+  }
+  return messages.find((m): m is JsonRpcResponse => typeof m === 'object' && m !== null && (m as { id?: unknown }).id === id && ('result' in m || 'error' in m));
+}
+
+/**
+ * Lists a stdio upstream through a short-lived child of its own, started as the sessions' children are (same
+ * program, directory, environment and line limit; no caller identity, as it serves none), and stopped at the end.
+ *
+ * @param log - Receives the child's log events (labelled `policy-coverage`).
+ * @param signal - Stops the child at once (the gateway is shutting down); the listing then fails.
+ * @param start - Told how the child's start went (readiness, see `createStdioStartOutcomes`).
+ * @throws an Error saying what failed.
+ */
+export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event: ChildLogEvent) => void, limits: CatalogLimits = {}, signal?: AbortSignal, start?: StdioStartWatch): Promise<UpstreamCatalog> {
+  if (signal?.aborted) throw new Error('the gateway is shutting down');
+  const bounds = withDefaults(limits);
+  let ended: string | undefined;
+  const child = startStdioChild({
+    command: stdio.command,
+    args: stdio.args ?? [],
+    ...(stdio.cwd !== undefined ? { cwd: stdio.cwd } : {}),
+    env: stdio.env ?? childEnvironment([], process.env),
+    maxLineBytes: stdio.maxLineBytes ?? 4 * 1_048_576,
+    stopTimeoutMs: stdio.stopTimeoutMs ?? 5_000,
+    label: 'policy-coverage',
+    log: start
+      ? (event) => {
+          start.log(event);
+          log(event);
+        }
+      : log,
+    ...(start ? { onAnswered: () => start.answered() } : {}),
+    // Sampling, elicitation, roots: nobody is there to answer, so the child gets an error at once.
+    onMessage: () => false,
+    onEnd: (reason) => {
+      ended = reason;
+    },
+  });
+  // A listing process must not outlive the gateway: it has a process group of its own.
+  const onAbort = (): void => void child.stop();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let nextId = 1;
+  const call: Call = (method, params) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      let pending: PendingRequest | undefined;
+      const timer = setTimeout(() => {
+        pending?.abandon(true, 'timeout');
+        reject(new Error(`${method}: no answer within ${bounds.requestTimeoutMs} ms`));
+      }, bounds.requestTimeoutMs);
+      timer.unref();
+      const message: JsonRpcRequest = { jsonrpc: '2.0', id: nextId++, method, ...(params ? { params } : {}) };
+      pending = child.request(message, {
+        message: () => false,
+        response: (response) => {
+          clearTimeout(timer);
+          try {
+            resolve(resultOf(response, method));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        fail: (reason) => {
+          clearTimeout(timer);
+          reject(new Error(`${method}: the upstream process ended (${reason})`));
+        },
+      });
+      if (pending === undefined) {
+        clearTimeout(timer);
+        reject(new Error(`${method}: the upstream process is not running (${ended ?? 'upstream_exited'})`));
+      }
+    });
+  try {
+    const result = await call('initialize', initializeParams());
+    child.notify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const capabilities = result.capabilities;
+    return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await child.stop();
+  }
+}
