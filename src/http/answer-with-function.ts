@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { Guard } from '../core/guard/create-guard.js';
 import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/mcp/handler.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { jsonRpcError, JsonRpcErrorCode, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { httpStatusForResponse } from '../core/mcp/protocol-version.js';
 import { abortSignalFor } from './abort-signal.js';
-import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from './write-response.js';
+import { startEventStream, writeAccepted, writeError, writeEvent, writeJson, writeJsonRpcError } from './write-response.js';
 
 /** One authorized message for a plain function handler, and what the pipeline knows of its request. */
 export interface FunctionCall {
@@ -46,7 +46,7 @@ export async function answerWithFunction(
     return;
   }
   if (result === undefined) {
-    writeJson(res, 500, jsonRpcError(id, -32603, 'Internal error: the handler returned no response'));
+    writeJsonRpcError(res, 500, id, JsonRpcErrorCode.InternalError, 'Internal error: the handler returned no response');
     return;
   }
   if (isAsyncIterable(result)) {
@@ -120,7 +120,7 @@ async function streamMessages(
       if (!writable) await once(res, 'drain', { signal });
     }
   } catch {
-    if (!signal.aborted) writeEvent(res, jsonRpcError(id, -32603, 'Internal error'));
+    if (!signal.aborted) writeEvent(res, jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error'));
   } finally {
     signal.removeEventListener('abort', stop);
     res.end();

@@ -1,6 +1,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { jsonRpcError } from '../core/wire/jsonrpc.js';
+import { jsonRpcError, JsonRpcErrorCode } from '../core/wire/jsonrpc.js';
+import { JSON_MEDIA_TYPE } from './media-type.js';
 import { endSocketThenLinger } from './lingering-close.js';
 
 /** Status and message for what Node's HTTP parser refused before any handler ran. */
@@ -33,14 +34,14 @@ export function answerClientErrors(server: Server): void {
       return;
     }
     const { status, message } = describeClientError(error.code);
-    const body = JSON.stringify(jsonRpcError(null, -32600, message));
+    const body = JSON.stringify(jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, message));
     // Written, then closed gracefully: what the client still sends is read and discarded, within the lingering
     // bounds, so that a client still sending its body reads the answer instead of a reset; then destroyed, so a
     // half-open socket never holds its per-address connection slot longer than those bounds.
     answered.add(socket);
     endSocketThenLinger(
       socket,
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_MEDIA_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }

@@ -1,11 +1,11 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
-import { jsonRpcError, requestIdOf, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { JsonRpcErrorCode, requestIdOf, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from './media-type.js';
 import { CREDENTIAL_HEADERS } from './credential-headers.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from './hop-by-hop-headers.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from './http-handler.js';
-import { writeJson } from './write-response.js';
+import { writeJsonRpcError } from './write-response.js';
 
 /** What a {@link FetchHandle} is given besides the `Request`. */
 export interface FetchHandlerContext {
@@ -92,7 +92,7 @@ export function fetchHandler(handle: FetchHandle, options: FetchHandlerOptions =
       const { signal } = context;
       const url = requestUrl(req, context.auth);
       if (url === undefined) {
-        writeJson(res, 400, jsonRpcError(requestIdOf(req.body), -32600, 'Invalid request target'));
+        writeJsonRpcError(res, 400, requestIdOf(req.body), JsonRpcErrorCode.InvalidRequest, 'Invalid request target');
         return;
       }
       const request = toRequest(req, url, signal);

@@ -1,6 +1,11 @@
 /** Media types the MCP transports speak. */
 export const JSON_MEDIA_TYPE = 'application/json';
 export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
+/**
+ * The `Accept` of a POST to an MCP endpoint: both, as Streamable HTTP asks of every client (the server answers with
+ * either).
+ */
+export const MCP_POST_ACCEPT = `${JSON_MEDIA_TYPE}, ${EVENT_STREAM_MEDIA_TYPE}`;
 
 /**
  * The media type of a `Content-Type` value, lower-cased, without parameters (RFC 9110 §8.3.1); for a

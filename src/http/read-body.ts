@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { RequestRejectedError } from '../core/kernel/errors.js';
+import { JsonRpcErrorCode } from '../core/wire/jsonrpc.js';
 
 function tooLarge(limit: number): RequestRejectedError {
   return new RequestRejectedError(`Request body larger than ${limit} bytes`, {
     status: 413,
     reason: 'request_too_large',
-    jsonRpcCode: -32600,
+    jsonRpcCode: JsonRpcErrorCode.InvalidRequest,
     headers: { Connection: 'close' },
   });
 }
@@ -14,7 +15,7 @@ function timedOut(timeoutMs: number): RequestRejectedError {
   return new RequestRejectedError(`Request body not received within ${timeoutMs} ms`, {
     status: 408,
     reason: 'request_timeout',
-    jsonRpcCode: -32600,
+    jsonRpcCode: JsonRpcErrorCode.InvalidRequest,
     headers: { Connection: 'close' },
   });
 }
@@ -75,7 +76,7 @@ export function readBody(req: IncomingMessage & { body?: unknown }, limit: numbe
       clearTimeout(timer);
       if (failed) return;
       failed = true;
-      reject(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: -32600, headers: { Connection: 'close' } }));
+      reject(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: JsonRpcErrorCode.InvalidRequest, headers: { Connection: 'close' } }));
       void err;
     });
   });

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Guard } from '../core/guard/create-guard.js';
-import { jsonRpcError } from '../core/wire/jsonrpc.js';
+import { jsonRpcError, JsonRpcErrorCode } from '../core/wire/jsonrpc.js';
+import { JSON_MEDIA_TYPE } from './media-type.js';
 import { setMetadataCors } from './cors.js';
 import { writeJson } from './write-response.js';
 
@@ -21,12 +22,12 @@ export function createMetadataResponder(guard: Guard): (req: IncomingMessage, re
     }
     setMetadataCors(res, false);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      writeJson(res, 405, jsonRpcError(null, -32600, 'Method not allowed: the metadata is read with GET'), { Allow: 'GET, HEAD, OPTIONS' });
+      writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed: the metadata is read with GET'), { Allow: 'GET, HEAD, OPTIONS' });
       return;
     }
     // The guard's serialized document is the same string until its policy changes.
     if (guard.metadataJson !== json) body = Buffer.from((json = guard.metadataJson));
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, 'Cache-Control': cacheControl });
+    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': body.length, 'Cache-Control': cacheControl });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }

@@ -1,12 +1,29 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GuardHttpResponse } from '../core/guard/create-guard.js';
-import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { messageEventFrame } from '../core/wire/event-stream-frame.js';
 import { pendingIdRefusal, type PendingIdRefusal } from '../core/mcp/pending-request-ids.js';
 import { answerThenLinger, bodyStillArriving } from './lingering-close.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE } from './media-type.js';
 
 /** Writes a JSON body with an exact Content-Length (cheaper than res.json on the hot path). */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   res.end(writeJsonHead(res, status, body, headers));
+}
+
+/**
+ * Writes a JSON-RPC error answer: `status`, and a body of `jsonRpcError(id, code, message)`. `headers` (for example
+ * `Retry-After`) follow `Content-Type` and `Content-Length` on the wire; headers already set on `res` come first.
+ * Call it only before the head is sent.
+ *
+ * @example
+ * writeJsonRpcError(res, 503, id, JsonRpcErrorCode.InternalError, 'Service unavailable: shutting down', { 'Retry-After': '5' });
+ */
+export function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string, headers?: Readonly<Record<string, string>>): void {
+  const text = JSON.stringify(jsonRpcError(id, code, message));
+  const head = { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(text) };
+  res.writeHead(status, headers === undefined ? head : { ...head, ...headers });
+  res.end(text);
 }
 
 /**
@@ -22,7 +39,7 @@ export function writePendingIdRefusal(res: ServerResponse, refusal: PendingIdRef
 function writeJsonHead(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): string {
   const text = JSON.stringify(body);
   if (headers) for (const k in headers) res.setHeader(k, headers[k]!);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(text) });
   return text;
 }
 
@@ -62,7 +79,7 @@ export const NO_PROXY_BUFFERING = { name: 'x-accel-buffering', value: 'no' } as 
 /** Starts a `text/event-stream` answer. */
 export function startEventStream(res: ServerResponse): void {
   res.writeHead(200, {
-    'Content-Type': 'text/event-stream',
+    'Content-Type': EVENT_STREAM_MEDIA_TYPE,
     'Cache-Control': 'no-cache, no-transform',
     Connection: 'keep-alive',
     [NO_PROXY_BUFFERING.name]: NO_PROXY_BUFFERING.value,
@@ -72,15 +89,14 @@ export function startEventStream(res: ServerResponse): void {
 
 /** Writes one SSE `message` event carrying a JSON-RPC message (one data line: JSON has no raw newlines). */
 export function writeEvent(res: ServerResponse, message: JsonRpcMessage): boolean {
-  return res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  return res.write(messageEventFrame(JSON.stringify(message)));
 }
 
 /**
  * Writes one SSE event of a stream the client may resume (MCP Streamable HTTP, "Resumability and
  * Redelivery"): `data` is a serialised JSON-RPC message, sent as a `message` event with the `id` the client
- * gives back as `Last-Event-ID`; empty `data` is a priming event (an id and an empty data field, 2025-11-25),
- * which gives the client a cursor before any message.
+ * gives back as `Last-Event-ID`; empty `data` is a priming event. See `messageEventFrame`.
  */
 export function writeEventWithId(res: ServerResponse, id: string, data: string): boolean {
-  return res.write(data === '' ? `id: ${id}\ndata: \n\n` : `id: ${id}\nevent: message\ndata: ${data}\n\n`);
+  return res.write(messageEventFrame(data, id));
 }

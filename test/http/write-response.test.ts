@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { GuardHttpResponse } from '../../src/core/guard/create-guard.js';
-import { jsonRpcError, type JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
-import { startEventStream, writeAccepted, writeError, writeEvent, writeJson } from '../../src/http/write-response.js';
+import { jsonRpcError, JsonRpcErrorCode, type JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
+import { startEventStream, writeAccepted, writeError, writeEvent, writeEventWithId, writeJson, writeJsonRpcError } from '../../src/http/write-response.js';
 import { send } from '../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 
@@ -28,6 +28,16 @@ before(async () => {
     switch (new URL(req.url ?? '/', 'http://x').pathname) {
       case '/json':
         return writeJson(res, 201, { text: 'héllo 世界 🙂', n: 1 }, { 'X-Extra': 'yes' });
+      case '/jsonrpc-error':
+        return writeJsonRpcError(res, 503, 7, JsonRpcErrorCode.InternalError, 'Service unavailable: é', { 'Retry-After': '5' });
+      case '/jsonrpc-error-bare':
+        return writeJsonRpcError(res, 404, null, JsonRpcErrorCode.SessionNotFound, 'Session not found');
+      case '/sse-ids':
+        startEventStream(res);
+        writeEventWithId(res, 's1', '');
+        writeEventWithId(res, 's2', JSON.stringify(final));
+        res.end();
+        return;
       case '/accepted':
         return writeAccepted(res);
       case '/sse':
@@ -70,6 +80,40 @@ describe('writeJson', () => {
   });
 });
 
+describe('writeJsonRpcError', () => {
+  /** The raw head of an answer, names in the order they were sent. */
+  async function rawHead(path: string): Promise<{ status: number; names: string[]; headers: IncomingMessage['headers']; text: string }> {
+    const req = request(`${base}${path}`, { method: 'POST' });
+    req.end('{}');
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => (text += chunk));
+    await once(res, 'end');
+    const names = res.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+    return { status: res.statusCode ?? 0, names, headers: res.headers, text };
+  }
+
+  test('the status, the JSON-RPC error body with its exact length, and extra headers after the content headers', async () => {
+    const { status, names, headers, text } = await rawHead('/jsonrpc-error');
+    const body = JSON.stringify(jsonRpcError(7, JsonRpcErrorCode.InternalError, 'Service unavailable: é'));
+    assert.equal(status, 503);
+    assert.equal(text, body);
+    assert.equal(headers['content-length'], String(Buffer.byteLength(body)));
+    assert.deepEqual(names.slice(0, 3), ['content-type', 'content-length', 'retry-after']);
+    assert.equal(headers['content-type'], 'application/json');
+    assert.equal(headers['retry-after'], '5');
+  });
+
+  test('without extra headers: the content headers only', async () => {
+    const { status, names, text } = await rawHead('/jsonrpc-error-bare');
+    assert.equal(status, 404);
+    assert.deepEqual(names.slice(0, 2), ['content-type', 'content-length']);
+    assert.ok(!names.includes('retry-after'));
+    assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+  });
+});
+
 describe('writeAccepted', () => {
   test('202 with an empty body and Content-Length 0', async () => {
     const res = await send(`${base}/accepted`, { method: 'POST', body: '{}' });
@@ -94,6 +138,11 @@ describe('event streams', () => {
     assert.equal(events.length, 2);
     for (const event of events) assert.equal(event.split('\n').length, 2, event);
     assert.deepEqual(JSON.parse(events[0]!.slice('event: message\ndata: '.length)), progress);
+  });
+
+  test('writeEventWithId: a priming event (an id, empty data, no event line), then messages with ids', async () => {
+    const res = await send(`${base}/sse-ids`, { method: 'GET' });
+    assert.equal(res.text, `id: s1\ndata: \n\nid: s2\nevent: message\ndata: ${JSON.stringify(final)}\n\n`);
   });
 
   test('headers reach the client before any event is written', async () => {

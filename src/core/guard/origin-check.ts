@@ -1,3 +1,4 @@
+import { JsonRpcErrorCode } from '../wire/jsonrpc.js';
 import { ConfigurationError, RequestRejectedError } from '../kernel/errors.js';
 import { parseAbsoluteUrl } from '../kernel/settings.js';
 
@@ -34,7 +35,7 @@ export function createOriginCheck(
     throw new RequestRejectedError('Origin not allowed', {
       status: 403,
       reason: 'origin_forbidden',
-      jsonRpcCode: -32600,
+      jsonRpcCode: JsonRpcErrorCode.InvalidRequest,
     });
   };
 }

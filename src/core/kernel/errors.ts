@@ -1,3 +1,4 @@
+import { JsonRpcErrorCode } from '../wire/jsonrpc.js';
 import type { DecisionReason } from './decision.js';
 
 /** OAuth 2.0 Bearer error codes (RFC 6750 §3.1). */
@@ -50,17 +51,15 @@ export class GuardError extends Error {
   }
 }
 
-// The JSON-RPC codes of the guard's own refusals sit outside -32768..-32000, which JSON-RPC 2.0 §5.1 reserves and
-// MCP 2026-07-28 (basic, "Error Codes") partitions: new codes SHOULD be allocated outside it, -32000..-32019 is
-// legacy with no meaning a receiver may assume (the TypeScript SDK reads -32001 as a request timeout), and -32002
-// meant "Resource not found" up to MCP 2025-11-25. The last three digits are the HTTP status, for reading logs.
+// The JSON-RPC codes of the guard's own refusals live in JsonRpcErrorCode, with the ranges they stay out of; these
+// names are their public aliases.
 
 /** JSON-RPC code in the body of 401 answers (no, invalid or wrongly presented token, or a bad DPoP proof). */
-export const UNAUTHORIZED_JSONRPC_CODE = -31401;
+export const UNAUTHORIZED_JSONRPC_CODE = JsonRpcErrorCode.Unauthorized;
 /** JSON-RPC code in the body of 403 `insufficient_scope` answers. */
-export const FORBIDDEN_JSONRPC_CODE = -31403;
+export const FORBIDDEN_JSONRPC_CODE = JsonRpcErrorCode.Forbidden;
 /** JSON-RPC code in the body of 503 answers (the authorization server cannot be reached). */
-export const UNAVAILABLE_JSONRPC_CODE = -31503;
+export const UNAVAILABLE_JSONRPC_CODE = JsonRpcErrorCode.Unavailable;
 
 /**
  * The request carried no OAuth credentials (no `Authorization` header, an empty one, or another scheme such as
@@ -79,7 +78,7 @@ export class MissingTokenError extends GuardError {
 /** The credentials were malformed (RFC 6750 §3.1 `invalid_request`): 400. */
 export class InvalidRequestError extends GuardError {
   constructor(message: string, reason: DecisionReason = 'token_malformed') {
-    super(message, { status: 400, reason, jsonRpcCode: -32600, bearerError: 'invalid_request' });
+    super(message, { status: 400, reason, jsonRpcCode: JsonRpcErrorCode.InvalidRequest, bearerError: 'invalid_request' });
   }
 }
 
@@ -154,7 +153,7 @@ export class AuthorizationServerUnavailableError extends GuardError {
 }
 
 /** JSON-RPC error code of a 429 answer (over a rate limit), after the pattern of the 401, 403 and 503 codes. */
-export const RATE_LIMITED_JSONRPC_CODE = -31429;
+export const RATE_LIMITED_JSONRPC_CODE = JsonRpcErrorCode.RateLimited;
 
 /** Over a rate limit: 429 with `Retry-After` (whole seconds until the window ends, at least 1). */
 export class RateLimitedError extends GuardError {

@@ -3,6 +3,7 @@ import type { Guard } from '../../core/guard/create-guard.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { explainFailure } from '../../core/kernel/explain-failure.js';
 import { printableOAuthErrorCode } from '../../http/oauth-error-code.js';
+import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
 import { checkProgram } from '../config/command-line.js';
 import type { StdioStartOutcome, StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
@@ -174,8 +175,8 @@ function ping(proxy: UpstreamProxyOptions, timeoutMs: number, authorization: str
         path: `${url.pathname}${url.search}`,
         method: 'POST',
         headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
+          'content-type': JSON_MEDIA_TYPE,
+          accept: MCP_POST_ACCEPT,
           ...(authorization !== undefined ? { authorization } : {}),
         },
         body: PING,

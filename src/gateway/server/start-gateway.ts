@@ -12,6 +12,7 @@ import { ENV_SETTING_NAMES } from '../../core/guard/load-options-from-env.js';
 import { createRequestPipeline, type RequestPipeline } from '../../http/request-pipeline.js';
 import { requestPath } from '../../http/request-headers.js';
 import { writeJson } from '../../http/write-response.js';
+import { JsonRpcErrorCode } from '../../core/wire/jsonrpc.js';
 import { defaultResource, loadGatewayGuardOptions, type GatewayConfig } from '../config/gateway-config.js';
 import { limitConnectionsPerAddress, type RefusedConnection } from './connection-limit.js';
 import { discoveryFailureWarning } from './discovery-failure-warning.js';
@@ -373,7 +374,7 @@ function rateLimitedWarning(warn: (line: string) => void): (refused: RefusedConn
   };
 }
 
-const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
+const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: JsonRpcErrorCode.MethodNotFound, message: 'Not found: the MCP endpoint is at the path of the resource URL' } };
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -5,6 +5,7 @@
  */
 import { AuthorizationServerUnavailableError } from '../../core/kernel/errors.js';
 import { createTimeoutFetch } from '../../core/token/issuer-discovery.js';
+import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
 
 /** Where the gateway gets tokens for the upstream, and for which resource. */
 export interface UpstreamTarget {
@@ -101,7 +102,7 @@ export async function readUpstreamMetadata(upstream: URL, timeoutMs: number): Pr
   // No document at the well-known URI: an unauthenticated request's challenge may point at one elsewhere.
   const probe = await fetchWithTimeout(upstream.href, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: { 'content-type': JSON_MEDIA_TYPE, accept: MCP_POST_ACCEPT },
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
     redirect: 'manual',
   } as never);
@@ -120,7 +121,7 @@ export async function readUpstreamMetadata(upstream: URL, timeoutMs: number): Pr
 }
 
 async function fetchMetadata(fetchWithTimeout: ReturnType<typeof createTimeoutFetch>, url: string, upstream: URL): Promise<ResourceMetadata | undefined> {
-  const res = await fetchWithTimeout(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual' } as never);
+  const res = await fetchWithTimeout(url, { method: 'GET', headers: { accept: JSON_MEDIA_TYPE }, redirect: 'manual' } as never);
   if (res.status !== 200 || Number(res.headers.get('content-length') ?? 0) > MAX_METADATA_BYTES) {
     await res.body?.cancel();
     return undefined;

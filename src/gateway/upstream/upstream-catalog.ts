@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
-import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
+import { JsonRpcErrorCode, type JsonRpcRequest, type JsonRpcResponse } from '../../core/wire/jsonrpc.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
 import { createEventStreamRewriter, eventStreamData } from '../../core/wire/event-stream.js';
 import type { ServerCatalog } from '../../core/policy/policy-coverage.js';
 import { CLIENT_CAPABILITIES_META_KEY, LATEST_SESSION_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../core/mcp/protocol-version.js';
@@ -83,7 +83,7 @@ async function readCatalog(call: Call, capabilities: Record<string, unknown> | u
       try {
         result = await call(list.method, cursor === undefined ? {} : { cursor });
       } catch (error) {
-        if (!capabilities && error instanceof RpcError && error.rpcCode === -32601) break;
+        if (!capabilities && error instanceof RpcError && error.rpcCode === JsonRpcErrorCode.MethodNotFound) break;
         throw error;
       }
       const items = result[list.resultKey];
@@ -146,7 +146,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
   let nextId = 1;
   const credential: OutgoingHttpHeaders = authorization === undefined ? {} : { authorization };
   const post = (body: object, headers: OutgoingHttpHeaders): Promise<HttpAnswer> =>
-    exchange(dispatcher, url, bounds, 'POST', { 'content-type': 'application/json', accept: `application/json, ${EVENT_STREAM_MEDIA_TYPE}`, ...credential, ...headers }, JSON.stringify(body));
+    exchange(dispatcher, url, bounds, 'POST', { 'content-type': JSON_MEDIA_TYPE, accept: MCP_POST_ACCEPT, ...credential, ...headers }, JSON.stringify(body));
 
   const id = nextId++;
   const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams() }, {});
@@ -179,7 +179,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
     const answer = await post({ jsonrpc: '2.0', id: callId, method, params: { ...params, _meta: meta } }, { 'mcp-protocol-version': STATELESS_PROTOCOL_VERSION, 'mcp-method': method });
     const response = findResponse(answer, callId);
     // A 2026-07-28 server answers an unknown method with 404 and -32601: that list is not offered.
-    const notFound = response !== undefined && 'error' in response && response.error?.code === -32601;
+    const notFound = response !== undefined && 'error' in response && response.error?.code === JsonRpcErrorCode.MethodNotFound;
     if (answer.status !== 200 && !notFound) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
     return resultOf(response, method);
   };

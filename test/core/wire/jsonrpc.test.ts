@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { FORBIDDEN_JSONRPC_CODE, RATE_LIMITED_JSONRPC_CODE, UNAUTHORIZED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../../../src/core/kernel/errors.js';
 import {
   isJsonRpcNotification,
   isJsonRpcRequest,
@@ -65,7 +66,7 @@ describe('jsonRpcError', () => {
 });
 
 describe('JsonRpcErrorCode', () => {
-  test('standard JSON-RPC 2.0 codes and the MCP 2026-07-28 protocol codes', () => {
+  test('standard JSON-RPC 2.0 codes, the MCP SDK transport codes, the MCP 2026-07-28 protocol codes and the guard\'s own', () => {
     assert.deepEqual(
       { ...JsonRpcErrorCode },
       {
@@ -74,10 +75,24 @@ describe('JsonRpcErrorCode', () => {
         MethodNotFound: -32601,
         InvalidParams: -32602,
         InternalError: -32603,
+        ServerError: -32000,
+        SessionNotFound: -32001,
+        ResourceNotFound: -32002,
         HeaderMismatch: -32020,
         MissingRequiredClientCapability: -32021,
         UnsupportedProtocolVersion: -32022,
+        Unauthorized: -31401,
+        Forbidden: -31403,
+        RateLimited: -31429,
+        Unavailable: -31503,
       },
     );
+  });
+
+  test('the public names of the guard\'s codes are the table\'s entries', () => {
+    assert.equal(UNAUTHORIZED_JSONRPC_CODE, JsonRpcErrorCode.Unauthorized);
+    assert.equal(FORBIDDEN_JSONRPC_CODE, JsonRpcErrorCode.Forbidden);
+    assert.equal(RATE_LIMITED_JSONRPC_CODE, JsonRpcErrorCode.RateLimited);
+    assert.equal(UNAVAILABLE_JSONRPC_CODE, JsonRpcErrorCode.Unavailable);
   });
 });

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { eventStreamData } from '../../../src/core/wire/event-stream.js';
+import { messageEventFrame } from '../../../src/core/wire/event-stream-frame.js';
+
+const message = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'line1\nline2 "quoted" é' } });
+
+test('a message event: one event line, one data line, a blank line', () => {
+  assert.equal(messageEventFrame(message), `event: message\ndata: ${message}\n\n`);
+});
+
+test('with an id: the id first, for Last-Event-ID', () => {
+  assert.equal(messageEventFrame(message, '3_7'), `id: 3_7\nevent: message\ndata: ${message}\n\n`);
+});
+
+test('with an id and no data: a priming event, with no event line', () => {
+  assert.equal(messageEventFrame('', '3_0'), 'id: 3_0\ndata: \n\n');
+});
+
+test('the parser reads back what the writer frames', () => {
+  const stream = messageEventFrame('', 'p') + messageEventFrame(message, 'a') + messageEventFrame(message);
+  assert.deepEqual(eventStreamData(stream).filter((d) => d !== ''), [message, message]);
+});
