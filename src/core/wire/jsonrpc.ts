@@ -41,7 +41,7 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcRespo
  * Every JSON-RPC error code the guard, the gateway and the adapters send or read, in one table: write
  * `JsonRpcErrorCode.InvalidRequest`, never `-32600`. The standard codes (JSON-RPC 2.0 §5.1), MCP's protocol codes
  * (2026-07-28 `basic`, "Error Codes"), the codes of the MCP TypeScript SDK's transport that the adapters answer
- * as the SDK does, and the guard's own refusals. See {@link JSON_RPC_RESERVED_CODES} for the ranges.
+ * as the SDK does, and the guard's own refusals. See `JSON_RPC_RESERVED_CODES` (same module) for the ranges.
  */
 export const JsonRpcErrorCode = {
   /** JSON-RPC 2.0 §5.1: the body is not valid JSON. */
