@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { ChildLineProtocol } from './child-line-protocol.js';
-import { createLineSplitter, type LineSplitter } from './line-splitter.js';
+import { createLineSplitter } from './line-splitter.js';
 import { readLoggedLines } from './logged-lines.js';
 import type { ChildEndReason, PendingRequest, RequestSink, StdioChild, StdioChildOptions } from './stdio-child.js';
 
@@ -25,7 +25,6 @@ export class StdioChildProcess implements StdioChild {
   private killTimer: NodeJS.Timeout | undefined = undefined;
   private resolveEnded!: () => void;
   private readonly protocol: ChildLineProtocol;
-  private readonly stdout: LineSplitter;
   private readonly maxStdinBytes: number;
 
   constructor(
@@ -52,13 +51,13 @@ export class StdioChildProcess implements StdioChild {
     });
     // EPIPE on a child that exited: its 'exit' reports it.
     proc.stdin!.on('error', () => {});
-    const stdout = (this.stdout = createLineSplitter(options.maxLineBytes, {
+    const stdout = createLineSplitter(options.maxLineBytes, {
       line: (line) => this.protocol.readLine(line),
       oversized: () => {
         this.endReason ??= 'upstream_line_too_large';
         void this.stop();
       },
-    }));
+    });
     proc.stdout!.on('data', (chunk: Buffer) => {
       if (this.running) stdout.push(chunk);
     });
