@@ -1,0 +1,91 @@
+import type { ServerResponse } from 'node:http';
+import { ConfigurationError } from '../../../core/kernel/errors.js';
+import { createPendingRequestIds, type PendingRequestIds } from '../../../core/mcp/pending-request-ids.js';
+import type { GuardedRequest } from '../../../http/http-handler.js';
+import type { SessionRefusal, UpstreamFailure } from '../http/upstream-proxy.js';
+import { childEnvironment } from './child-environment.js';
+import { createChildProcessPool, type ChildProcessPool } from './child-process-pool.js';
+import type { ChildLogEvent } from './stdio-child.js';
+import type { Exchange } from './stdio-exchange.js';
+import { stdioInteger } from './stdio-integer-settings.js';
+import { StdioSession, type ChildLaunch, type ReplaySettings } from './stdio-session.js';
+import { SessionIdSealing } from './session-id-sealing.js';
+import { refuseStdioSession } from './stdio-session-gate.js';
+import type { StdioUpstreamOptions } from './stdio-upstream.js';
+
+/** Writes a child's log event as one JSON line on stderr: the default `log`. */
+function logToStderr(event: ChildLogEvent): void {
+  void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+}
+
+/**
+ * What every request of one stdio upstream shares: its checked settings, its processes (one
+ * {@link StdioSession} each), the exchanges open, the ids of requests in progress, the sealing of session ids,
+ * and the log hooks. Made once per upstream; each request's handling reads it.
+ *
+ * @throws ConfigurationError when `command` is missing or an option is out of range.
+ */
+export class StdioUpstreamState {
+  readonly idleTimeoutMs: number;
+  readonly replayBufferBytes: number;
+  readonly replayWindowMs: number;
+  readonly pool: ChildProcessPool<StdioSession>;
+  /** POSTs waiting and GET streams open, for shutdown and the in-flight gauge. */
+  readonly exchanges = new Set<Exchange>();
+  /** Ids of the requests each session has in progress: a client reusing one is refused (see createPendingRequestIds). */
+  readonly pendingIds: PendingRequestIds = createPendingRequestIds();
+  /** With `sessionSealer`: how session ids are sealed for clients and opened again. */
+  readonly sealing: SessionIdSealing | undefined;
+  private readonly onUpstreamError: StdioUpstreamOptions['onUpstreamError'];
+  private readonly onSessionRefused: StdioUpstreamOptions['onSessionRefused'];
+
+  constructor(options: StdioUpstreamOptions) {
+    if (typeof options?.command !== 'string' || options.command === '') {
+      throw new ConfigurationError('command', 'is required: the program of the stdio MCP server, e.g. "python3"');
+    }
+    const args = [...(options.args ?? [])];
+    const env = options.env ?? childEnvironment([], process.env);
+    // The settings are checked in this order, so that of several bad ones the same is named first.
+    this.idleTimeoutMs = stdioInteger(options, 'idleTimeoutMs');
+    const launch: ChildLaunch = {
+      command: options.command,
+      args,
+      cwd: options.cwd,
+      env,
+      identityEnv: options.identityEnv === true,
+      stopTimeoutMs: stdioInteger(options, 'stopTimeoutMs'),
+      maxLineBytes: stdioInteger(options, 'maxLineBytes'),
+      maxStdinBytes: stdioInteger(options, 'maxStdinBytes'),
+      log: options.log ?? logToStderr,
+      stdioStarts: options.stdioStarts,
+    };
+    this.onUpstreamError = options.onUpstreamError;
+    this.onSessionRefused = options.onSessionRefused;
+    this.sealing = options.sessionSealer ? new SessionIdSealing(options.sessionSealer, (req, res, refusal) => this.refuseSession(req, res, refusal)) : undefined;
+    this.replayBufferBytes = stdioInteger(options, 'replayBufferBytes');
+    this.replayWindowMs = stdioInteger(options, 'replayWindowMs');
+    const replay: ReplaySettings = { maxBytes: this.replayBufferBytes, maxAgeMs: this.replayWindowMs, now: options.now };
+    this.pool = createChildProcessPool<StdioSession>({
+      maxProcesses: stdioInteger(options, 'maxProcesses'),
+      maxProcessesPerCaller: stdioInteger(options, 'maxProcessesPerCaller'),
+      idleTimeoutMs: stdioInteger(options, 'processIdleTimeoutMs'),
+      ...(options.now ? { now: options.now } : {}),
+      createSlot: (sessionId) => new StdioSession(sessionId, replay),
+      startChild: (session, _sessionId, auth, ended) => session.startChild(launch, auth, ended),
+    });
+  }
+
+  /** Tells `onUpstreamError` of a failed exchange; the status only while the answer's head is not sent yet. */
+  reportFailure(req: GuardedRequest, res: ServerResponse, reason: UpstreamFailure['reason'], status?: number): void {
+    try {
+      this.onUpstreamError?.(req, { reason, ...(res.headersSent || status === undefined ? {} : { status }) });
+    } catch {
+      // Logging must never break serving.
+    }
+  }
+
+  /** Answers 404 to a request naming a session it may not use, and tells `onSessionRefused`. */
+  refuseSession(req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal): void {
+    refuseStdioSession(this.onSessionRefused, req, res, refusal);
+  }
+}
