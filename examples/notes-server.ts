@@ -17,7 +17,7 @@ import {
   type AuthInfo,
   type GuardOptions,
   type PolicyDefinition,
-} from '../src/index.js';
+} from 'mcp-oauth-guard';
 import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 
 /** The notes server's policy; also used by the SDK example so both behave the same. */

@@ -17,8 +17,8 @@ import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo as SdkAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { z } from 'zod';
-import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from '../src/index.js';
-import { sdkStreamableHttpHandler, type SdkStreamableHttpHandler, type SdkTransportOptions } from '../src/sdk/index.js';
+import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from 'mcp-oauth-guard';
+import { sdkStreamableHttpHandler, type SdkStreamableHttpHandler, type SdkTransportOptions } from 'mcp-oauth-guard/sdk';
 import { NotesStore, noteOwner, notesChallengeScopes, notesPolicy } from './notes-server.js';
 import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 

@@ -17,8 +17,8 @@
 import { pathToFileURL } from 'node:url';
 import { McpServer, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from '../src/index.js';
-import { sdk2McpHandler, type Sdk2McpHandler, type Sdk2McpHandlerOptions } from '../src/sdk/sdk2.js';
+import { mcpOAuthGuard, type AuthInfo, type GuardOptions } from 'mcp-oauth-guard';
+import { sdk2McpHandler, type Sdk2McpHandler, type Sdk2McpHandlerOptions } from 'mcp-oauth-guard/sdk2';
 import { NotesStore, noteOwner, notesChallengeScopes, notesPolicy } from './notes-server.js';
 import { listenWithGuard, runExampleFromEnv, type GuardedServer } from './serve-guarded.js';
 

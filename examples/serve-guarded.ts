@@ -15,9 +15,8 @@ import {
   type McpOAuthGuardRouter,
   type PolicyDefinition,
   type ServerCatalog,
-} from '../src/index.js';
-import { collectConfigurationProblems } from '../src/core/kernel/configuration-problems.js';
-import { parseIntegerSetting, readSetting } from '../src/core/kernel/settings.js';
+} from 'mcp-oauth-guard';
+import { collectConfigurationProblems, parseIntegerSetting, readSetting } from 'mcp-oauth-guard/core';
 
 /** HOST of an example server when unset: loopback, so an example is never exposed by accident. */
 export const EXAMPLE_DEFAULT_HOST = '127.0.0.1';

@@ -1,7 +1,11 @@
 /**
  * Entry point `mcp-oauth-guard`: what a middleware user needs. Re-exports only.
- * The framework-free guard and its building blocks are in `mcp-oauth-guard/core`; the gateway as a library
- * in `mcp-oauth-guard/gateway`; the SDK adapters in `mcp-oauth-guard/sdk` and `mcp-oauth-guard/sdk2`.
+ * The framework-free guard and its building blocks are in `mcp-oauth-guard/core`; the `node:http` pipeline and
+ * its building blocks, without Express, in `mcp-oauth-guard/http`; the gateway as a library in
+ * `mcp-oauth-guard/gateway`; the SDK adapters in `mcp-oauth-guard/sdk` and `mcp-oauth-guard/sdk2`.
+ *
+ * Names marked deprecated are building blocks that earlier 0.1 builds exported here: they still work, and leave
+ * this entry in 0.2 (docs/development.md, "Moving from 0.1").
  *
  * @module mcp-oauth-guard
  */
@@ -11,6 +15,7 @@ export { createRequestPipeline, type McpHandler, type RequestPipeline } from './
 export { createGuard } from './core/guard/create-guard.js';
 export {
   httpHandler,
+  /** @deprecated Import it from `mcp-oauth-guard/http`; it leaves the main entry in 0.2. */
   isHttpHandler,
   type GuardedRequest,
   type HttpHandlerContext,
@@ -20,14 +25,48 @@ export {
 export { decisionRequestOf } from './http/decision-request.js';
 export { answerClientErrors } from './http/client-error.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './http/fetch-handler.js';
-export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './http/filter-written-response.js';
-export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './core/guard/load-options-from-env.js';
-export { ConfigurationProblems, collectConfigurationProblems } from './core/kernel/configuration-problems.js';
+export {
+  /** @deprecated Import it from `mcp-oauth-guard/http`; it leaves the main entry in 0.2. */
+  filterListResponse,
+  /** @deprecated Import it from `mcp-oauth-guard/http`; it leaves the main entry in 0.2. */
+  type FilterListResponseOptions,
+  /** @deprecated Import it from `mcp-oauth-guard/http`; it leaves the main entry in 0.2. */
+  type ListAnswerMemo,
+} from './http/filter-written-response.js';
+export {
+  loadOptionsFromEnv,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  GUARD_ENV_VARIABLES,
+  type EnvironmentVariables,
+  type LoadOptionsFromEnvOptions,
+} from './core/guard/load-options-from-env.js';
+export {
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  ConfigurationProblems,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  collectConfigurationProblems,
+} from './core/kernel/configuration-problems.js';
 export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './core/policy/policy-coverage.js';
-export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './core/kernel/unknown-settings.js';
+export {
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  findUnknownSettings,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  describeUnknownSetting,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  refuseUnknownSettings,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  type UnknownSetting,
+} from './core/kernel/unknown-settings.js';
 export { explainFailure } from './core/kernel/explain-failure.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './core/mcp/dispatch-table.js';
-export type { Guard, GuardHttpResponse, DecisionContext, SetPolicyOptions } from './core/guard/create-guard.js';
+export type {
+  Guard,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  GuardHttpResponse,
+  /** @deprecated Import it from `mcp-oauth-guard/core`; it leaves the main entry in 0.2. */
+  DecisionContext,
+  SetPolicyOptions,
+} from './core/guard/create-guard.js';
 export type { GuardOptions } from './core/guard/guard-options.js';
 export type { SettingNames } from './core/guard/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/kernel/auth-info.js';

@@ -16,7 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../../test/fixtures/authorization-server.js';
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_SCOPES, DEMO_USERNAME, type AuthorizationServer } from '../dev/authorization-server.js';
 import { McpOAuthClient } from './mcp-oauth-client.js';
 import { formatTranscriptEvent } from './transcript.js';
 import type { AuthorizationMode } from './user-sign-in.js';

@@ -5,7 +5,7 @@
  * keeps cookies per origin, reads the simple HTML forms (`#login-form`, `#consent-form`) and submits them,
  * until the authorization server redirects to the client's loopback redirect URI, which it then requests
  * like a browser would. It is deliberately small and only understands the pages of
- * `test/fixtures/authorization-server.ts`; use a real browser (playwright-core) for anything else.
+ * `examples/dev/authorization-server.ts`; use a real browser (playwright-core) for anything else.
  *
  * @module
  */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { eventStreamData } from '../../src/core/index.js';
+import { eventStreamData } from 'mcp-oauth-guard/core';
 
 /** Parses a JSON-RPC answer sent as `application/json` or as a `text/event-stream`. */
 export async function readJsonRpcMessages(response: Response): Promise<unknown[]> {

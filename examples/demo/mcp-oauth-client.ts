@@ -27,7 +27,7 @@
  * @module
  */
 import * as oidc from 'openid-client';
-import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/index.js';
+import { LATEST_SESSION_PROTOCOL_VERSION } from 'mcp-oauth-guard/core';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { registerPublicClient } from './client-registration.js';
 import { discoverAuthorizationServer, fetchProtectedResourceMetadata } from './discovery.js';

@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { DEMO_PASSWORD, DEMO_USERNAME } from '../../test/fixtures/authorization-server.js';
+import { DEMO_PASSWORD, DEMO_USERNAME } from '../dev/authorization-server.js';
 import { authorizeAsHeadlessUser, type CookieJar } from './headless-user.js';
 import type { EmitTranscript } from './transcript.js';
 

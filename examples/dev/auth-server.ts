@@ -7,8 +7,8 @@
  *
  * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
  */
-import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from '../../test/fixtures/authorization-server.js';
-import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from '../../src/core/index.js';
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from './authorization-server.js';
+import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from 'mcp-oauth-guard/core';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 

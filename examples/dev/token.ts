@@ -11,7 +11,7 @@
  */
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
-import { SERVICE_CLIENT_ID } from '../../test/fixtures/authorization-server.js';
+import { SERVICE_CLIENT_ID } from './authorization-server.js';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_HINT, DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 

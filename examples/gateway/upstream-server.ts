@@ -14,7 +14,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { decodeMirroredHeaderValue } from '../../src/core/index.js';
+import { decodeMirroredHeaderValue } from 'mcp-oauth-guard/core';
 
 /**
  * An identity header as the gateway sent it: plain visible ASCII as it is, anything else as `=?base64?…?=`

@@ -9,6 +9,7 @@ export type { GuardOptions } from './guard/guard-options.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './guard/resolve-guard-options.js';
 export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './guard/load-options-from-env.js';
 export { ConfigurationProblems, collectConfigurationProblems } from './kernel/configuration-problems.js';
+export { readSetting, parseIntegerSetting } from './kernel/settings.js';
 export { checkPolicyCoverage, type CoverageKind, type KindCoverage, type PolicyCoverage, type ServerCatalog, type UnmatchedRule } from './policy/policy-coverage.js';
 export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, type UnknownSetting } from './kernel/unknown-settings.js';
 export type { AuthInfo, AuthInfoExtra } from './kernel/auth-info.js';

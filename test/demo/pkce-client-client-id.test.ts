@@ -2,7 +2,7 @@
 // registration, headless against the notes server and the demo authorization server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
 import type { TranscriptEvent } from '../../examples/demo/transcript.js';

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { DEMO_SCOPES, startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpHttpError } from '../../examples/demo/mcp-errors.js';
 import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';

@@ -19,7 +19,7 @@ import {
   DEMO_USERNAME,
   startAuthorizationServer,
   type AuthorizationServer,
-} from '../fixtures/authorization-server.js';
+} from '../../examples/dev/authorization-server.js';
 import { ownerKey, startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
 import type { TranscriptEvent } from '../../examples/demo/transcript.js';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { startUpstreamServer } from '../../examples/gateway/upstream-server.js';
 import { loadGatewayConfig, parseGatewayArgs } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
 
 const POLICY = fileURLToPath(new URL('../../examples/gateway/policy.json', import.meta.url));

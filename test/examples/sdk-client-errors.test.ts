@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { dispatchTable } from '../../src/index.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
 
 const CLIENT = fileURLToPath(new URL('../../examples/sdk-client.ts', import.meta.url));

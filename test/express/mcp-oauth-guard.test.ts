@@ -1,7 +1,7 @@
 // The Express adapter end to end: real oidc-provider tokens, real HTTP on 127.0.0.1, one test per bad input.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { dispatchTable, type DecisionEvent, type JsonRpcMessage, type McpMessageHandler } from '../../src/index.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
 import { postMcp, send } from '../helpers/http-client.js';

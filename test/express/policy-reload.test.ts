@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { ConfigurationError, dispatchTable } from '../../src/index.js';
 import { loadPolicyFile } from '../../src/core/policy/load-policy-file.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';

@@ -21,7 +21,7 @@ import { parseSessionSecret } from '../../src/core/session/session-seal.js';
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { droppingFetch } from '../helpers/dropping-fetch.js';
 import { startTestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp, send, type HttpAnswer } from '../helpers/http-client.js';

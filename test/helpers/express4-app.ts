@@ -6,7 +6,7 @@
 // (the test ended or died) or on SIGTERM/SIGINT. It refuses to start on anything but Express 4.
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { startAuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { createNotesHandler, notesChallengeScopes, notesPolicy } from '../../examples/notes-server.js';
 import { mcpOAuthGuard } from '../../src/index.js';
 

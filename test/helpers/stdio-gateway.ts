@@ -8,7 +8,7 @@ import { LATEST_SESSION_PROTOCOL_VERSION } from '../../src/core/mcp/protocol-ver
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/upstream/stdio/stdio-upstream.js';
-import type { AuthorizationServer } from '../fixtures/authorization-server.js';
+import type { AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { postMcp, send, type HttpAnswer } from './http-client.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import express from 'express';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { notesPolicy, notesTools } from '../../examples/notes-server.js';
 import { fetchHandler, mcpOAuthGuard, type FetchHandle, type FetchHandlerContext, type McpOAuthGuardRouter } from '../../src/index.js';
 import type { GuardedRequest } from '../../src/http/http-handler.js';

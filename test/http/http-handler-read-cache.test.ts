@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { httpHandler, type GuardedRequest } from '../../src/index.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
 import { postMcp } from '../helpers/http-client.js';

@@ -6,7 +6,7 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import express from 'express';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import type { AuthInfo } from '../../src/core/kernel/auth-info.js';
 import { httpHandler, isHttpHandler, type GuardedRequest, type HttpHandlerContext } from '../../src/http/http-handler.js';
 import { mcpOAuthGuard } from '../../src/express/mcp-oauth-guard.js';

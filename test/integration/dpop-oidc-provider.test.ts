@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 
 const SCOPES = ['mcp:basic'];
 const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });

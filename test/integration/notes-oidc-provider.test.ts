@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { postMcp, send } from '../helpers/http-client.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../../src/core/dpop/dpop-proof.js';

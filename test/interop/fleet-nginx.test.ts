@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startEverythingServer, withTimeout, type EverythingServer } from '../helpers/everything-server.js';
 import { freePort } from '../helpers/free-port.js';
 import { NGINX, startTestNginx, type TestNginx } from '../helpers/nginx.js';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { EVERYTHING, withTimeout } from '../helpers/everything-server.js';
 import { childEvents, quote, startStdioGateway, waitUntilGone } from '../helpers/stdio-gateway.js';
 

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startEverythingServer, withTimeout, type EverythingServer } from '../helpers/everything-server.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';

@@ -11,7 +11,7 @@ import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.j
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
-import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { ownerKey, startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { HeadlessOAuthClientProvider } from '../fixtures/sdk-oauth-provider.js';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { ConfigurationError, dispatchTable } from '../../src/index.js';
 import { createGuardMetrics, MAX_TOOL_LABELS, type GuardMetrics } from '../../src/metrics/index.js';
 import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';

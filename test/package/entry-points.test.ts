@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ENTRIES = ['src/index.ts', 'src/core/index.ts', 'src/gateway/index.ts', 'src/sdk/index.ts', 'src/sdk/sdk2.ts', 'src/metrics/index.ts', 'src/redis/index.ts'];
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string | { types?: string }> };
+/** Each entry point (`mcp-oauth-guard`, `mcp-oauth-guard/core`, …) with its source file, from package.json `exports`. */
+const ENTRY_SOURCES = new Map(
+  Object.entries(PACKAGE.exports).flatMap(([subpath, target]) =>
+    typeof target === 'object' && target.types ? [[join(PACKAGE.name, subpath), target.types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts')] as const] : [],
+  ),
+);
+const ENTRIES = [...ENTRY_SOURCES.values()];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
@@ -32,6 +39,8 @@ test('the main entry is the middleware API; CLI internals are exported nowhere',
   for (const name of ['startGateway', 'loadGatewayConfig', 'createUpstreamProxy', 'createRequestLog', 'tuneHeapForProxying']) assert.equal(typeof (gateway as Record<string, unknown>)[name], 'function', name);
   const core = await import('../../src/core/index.js');
   for (const name of ['createGuard', 'compilePolicy', 'createResponseFilter', 'createSessionRegistry', 'createEventStreamRewriter']) assert.equal(typeof (core as Record<string, unknown>)[name], 'function', name);
+  const http = await import('../../src/http/index.js');
+  for (const name of ['createRequestPipeline', 'httpHandler', 'fetchHandler', 'answerClientErrors', 'decisionRequestOf', 'filterListResponse']) assert.equal(typeof (http as Record<string, unknown>)[name], 'function', name);
   const metrics = await import('../../src/metrics/index.js');
   assert.equal(typeof metrics.createGuardMetrics, 'function');
 });
@@ -44,7 +53,7 @@ test('prom-client is loaded only by the metrics entry and the gateway\'s metrics
     assert.ok(file.startsWith(join('src', 'metrics')) || file === join('src', 'gateway', 'server', 'gateway-metrics.ts'), `${file} imports prom-client`);
   }
   // Nothing the main or core entry reaches may import the metrics code: follow relative imports from both.
-  for (const entry of ['src/index.ts', 'src/core/index.ts']) {
+  for (const entry of ['src/index.ts', 'src/core/index.ts', 'src/http/index.ts']) {
     const seen = new Set<string>();
     const walk = (file: string): void => {
       if (seen.has(file)) return;
@@ -133,4 +142,50 @@ test('every type named in an exported signature is exported by an entry point', 
   };
   for (const symbol of roots) for (const declaration of symbol.declarations ?? []) visit(declaration, symbol.name);
   assert.deepEqual([...missing].sort(), []);
+});
+
+test('the tsconfig paths that let examples import the package by name name each entry point, and only those', () => {
+  // tsx and the type check resolve `mcp-oauth-guard/…` through these paths to src/, so examples run the code under
+  // test with no build; an installed package resolves the same names through package.json `exports` to dist/.
+  const tsconfig = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
+  const paths = Object.fromEntries(Object.entries(tsconfig.compilerOptions.paths).map(([name, [file]]) => [name, file!.replace(/^\.\//, '')]));
+  assert.deepEqual(paths, Object.fromEntries(ENTRY_SOURCES));
+});
+
+test('examples import the library by its package name, and only its entry points', () => {
+  const files = sourceFiles('examples');
+  for (const file of files) {
+    for (const spec of importsOf(file)) {
+      const reached = spec.startsWith('.') ? relative(ROOT, join(dirname(file), spec)) : '';
+      assert.ok(!reached.startsWith('src') && !reached.startsWith('test'), `${file} imports ${spec}: examples import 'mcp-oauth-guard' (or an entry such as 'mcp-oauth-guard/core') and their own files`);
+      if (spec === PACKAGE.name || spec.startsWith(`${PACKAGE.name}/`)) assert.ok(ENTRY_SOURCES.has(spec), `${file} imports ${spec}, which is no entry point`);
+    }
+  }
+  // That each imported name is exported is the type check's: the paths lead only to the entry points.
+});
+
+test('a name the main entry keeps for earlier 0.1 code is deprecated with the entry it moved to, which exports it', async () => {
+  const file = ts.createSourceFile('index.ts', readFileSync(join(ROOT, 'src/index.ts'), 'utf8'), ts.ScriptTarget.Latest, true);
+  const moved: string[] = [];
+  for (const statement of file.statements) {
+    if (!ts.isExportDeclaration(statement) || !statement.exportClause || !ts.isNamedExports(statement.exportClause)) continue;
+    for (const specifier of statement.exportClause.elements) {
+      const comment = ts.getJSDocTags(specifier).find((tag) => tag.tagName.text === 'deprecated');
+      if (!comment) continue;
+      const text = ts.getTextOfJSDocComment(comment.comment) ?? '';
+      const target = /`(mcp-oauth-guard\/[a-z0-9]+)`/.exec(text)?.[1];
+      assert.ok(target && ENTRY_SOURCES.has(target), `${specifier.name.text}: the deprecation names the entry it moved to (${text})`);
+      assert.match(text, /leaves the main entry in 0\.2/, specifier.name.text);
+      const entry = (await import(join(ROOT, ENTRY_SOURCES.get(target)!))) as Record<string, unknown>;
+      const isType = specifier.isTypeOnly || statement.isTypeOnly;
+      // Types leave no trace at run time: the entry's source must export them by name.
+      if (isType) assert.match(readFileSync(join(ROOT, ENTRY_SOURCES.get(target)!), 'utf8'), new RegExp(`\\b${specifier.name.text}\\b`), `${target} exports ${specifier.name.text}`);
+      else assert.equal(entry[specifier.name.text], (await import('../../src/index.js') as Record<string, unknown>)[specifier.name.text], `${target} exports ${specifier.name.text}`);
+      moved.push(specifier.name.text);
+    }
+  }
+  // The building blocks that left the middleware API; docs/development.md ("Moving from 0.1") names each.
+  const upgrade = readFileSync(join(ROOT, 'docs/development.md'), 'utf8');
+  for (const name of moved) assert.ok(upgrade.includes(`\`${name}\``), `docs/development.md names ${name}`);
+  assert.ok(moved.includes('filterListResponse'), 'the response patcher is a building block, not the middleware API');
 });

@@ -5,7 +5,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { startSdkNotesServer, type RunningSdkNotesServer } from '../../examples/sdk-server.js';
 import { sdkStreamableHttpHandler, type SessionRefusedEvent } from '../../src/sdk/index.js';
 import type { AuthInfo } from '../../src/core/kernel/auth-info.js';

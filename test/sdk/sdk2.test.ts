@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { createSdk2NotesServer, startSdk2NotesServer, type RunningSdk2NotesServer, type Sdk2NotesServerOptions } from '../../examples/sdk2-server.js';
 import { ConfigurationError } from '../../src/core/kernel/errors.js';
 import { sdk2McpHandler } from '../../src/sdk/sdk2.js';

@@ -3,7 +3,7 @@
 // never a 404 that would tell a caller which session ids exist.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { createSdkNotesServer } from '../../examples/sdk-server.js';
 import { NotesStore, notesChallengeScopes, notesPolicy } from '../../examples/notes-server.js';
 import { listenWithGuard, type GuardedServer } from '../../examples/serve-guarded.js';

@@ -78,8 +78,6 @@ export interface RunningGateway {
    * process.on('SIGHUP', () => void gateway.reloadPolicy('SIGHUP'));
    */
   reloadPolicy(trigger?: string): Promise<PolicyReloadResult>;
-  /** @deprecated Since the gateway no longer runs Express: use {@link RunningGateway.guard}. */
-  readonly router: { readonly guard: Guard };
   /**
    * Graceful shutdown: stops accepting connections, ends standalone GET streams at once (they never
    * finish by themselves; clients reconnect elsewhere), gives other requests in progress up to
@@ -334,7 +332,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics!.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
   });
   reloadPolicy = (trigger = 'call') => (shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
-  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, router: { guard }, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
+  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
 }
 
 /**

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createUpstreamHandler, startUpstreamServer } from '../../../examples/gateway/upstream-server.js';
 import { GATEWAY_SETTINGS } from '../../../src/gateway/config/gateway-config.js';
-import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { startTestIssuer } from '../../helpers/fake-issuer.js';
 import { runGatewayCli, type CliRun } from '../../helpers/run-cli.js';
 

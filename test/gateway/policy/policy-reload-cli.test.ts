@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startUpstreamServer } from '../../../examples/gateway/upstream-server.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { postMcp } from '../../helpers/http-client.js';
 import { REPOSITORY_ROOT, runGatewayCli } from '../../helpers/run-cli.js';
 

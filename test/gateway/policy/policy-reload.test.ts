@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { createGuard } from '../../../src/core/guard/create-guard.js';
 import { createPolicyReloader, POLICY_RELOAD_REFUSED_MESSAGE } from '../../../src/gateway/policy/policy-reload.js';

@@ -6,7 +6,7 @@ import { request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import express from 'express';
-import { startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { httpHandler } from '../../../src/http/http-handler.js';
 import { mcpOAuthGuard } from '../../../src/express/mcp-oauth-guard.js';
 import { createRequestLog } from '../../../src/gateway/server/request-log.js';

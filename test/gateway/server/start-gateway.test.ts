@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../../../src/core/dpop/dpop-proof.js';

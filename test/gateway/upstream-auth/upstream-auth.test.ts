@@ -12,7 +12,7 @@ import { decodeJwt } from 'jose';
 import { startNotesServer, type RunningNotesServer } from '../../../examples/notes-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { postMcp } from '../../helpers/http-client.js';
 
 const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];

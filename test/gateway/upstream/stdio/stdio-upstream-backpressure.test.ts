@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningGateway } from '../../../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { NODE_SERVER, quote, RawSession, startStdioGateway } from '../../../helpers/stdio-gateway.js';
 
 const NODE_COMMAND = `${quote(process.execPath)} ${quote(NODE_SERVER)}`;

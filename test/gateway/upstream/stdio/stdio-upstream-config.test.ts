@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../../../src/core/kernel/errors.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from '../../../../src/gateway/config/gateway-config.js';
 import { createStdioUpstream } from '../../../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { NODE_SERVER, quote, RawSession, ROOT, waitUntilGone } from '../../../helpers/stdio-gateway.js';
 
 const COMMAND = `${quote(process.execPath)} ${quote(NODE_SERVER)}`;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { postMcp } from '../../../helpers/http-client.js';
 import { childEvents, NODE_SERVER, quote, RawSession, startStdioGateway, waitUntilGone } from '../../../helpers/stdio-gateway.js';
 

@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningGateway } from '../../../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { droppingFetch } from '../../../helpers/dropping-fetch.js';
 import { postMcp, send } from '../../../helpers/http-client.js';
 import { NODE_SERVER, PROTOCOL_VERSION, quote, RawSession, startStdioGateway } from '../../../helpers/stdio-gateway.js';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { decodeMirroredHeaderValue } from '../../../../src/core/wire/header-value-encoding.js';
 import type { RunningGateway } from '../../../../src/gateway/server/start-gateway.js';
 import type { StdioUpstream } from '../../../../src/gateway/upstream/stdio/stdio-upstream.js';
-import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.js';
+import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { messages, postMcp } from '../../../helpers/http-client.js';
 import { childEvents, isRunning, RawSession, startStdioGateway, stdioServers, waitUntilGone } from '../../../helpers/stdio-gateway.js';
 
