@@ -55,8 +55,7 @@ async function main(): Promise<void> {
     config = loaded!;
   } catch (error) {
     if (error instanceof ConfigurationError) {
-      process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
-      process.exitCode = 2;
+      reportConfigurationError(error);
       return;
     }
     throw error;
@@ -69,8 +68,7 @@ async function main(): Promise<void> {
     gateway = await startGateway(config);
   } catch (error) {
     if (error instanceof ConfigurationError) {
-      process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
-      process.exitCode = 2;
+      reportConfigurationError(error);
       return;
     }
     const code = (error as NodeJS.ErrnoException).code;
@@ -104,6 +102,12 @@ async function main(): Promise<void> {
   // SIGHUP reloads the policy (see docs/policy-reloads.md); reloads that overlap are coalesced by the gateway.
   reloadPolicy = (trigger) => void gateway.reloadPolicy(trigger);
   if (reloadWhenServing) reloadPolicy('SIGHUP');
+}
+
+/** Reports a configuration error on stderr, every problem without a stack trace, and sets exit code 2. */
+function reportConfigurationError(error: ConfigurationError): void {
+  process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
+  process.exitCode = 2;
 }
 
 /**

@@ -149,30 +149,73 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     disconnectTimeout: Math.min(commandTimeout, DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   });
 
-  // One warning when Redis is lost and one when it is back, not one per failed request. Back is the first
-  // command that succeeds, or a reconnection: a timed-out command leaves the connection up, so no reconnection
-  // would come, and the flag would hide the next outage.
-  let down = false;
-  const lost = (why: string): void => {
-    if (down) return;
-    down = true;
-    const effect = failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
-    warn(`Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`, why);
-  };
-  const back = (): void => {
-    if (!down) return;
-    down = false;
-    warn(`Redis at ${where} is back: rate limits and the DPoP replay cache are shared again`);
-  };
-  redis.on('error', (error: Error) => lost(error.message));
-  redis.on('ready', back);
-  await connectWithin(redis, connectTimeout).catch((error: Error) => lost(error.message));
+  const health = new RedisHealth(where, failure, warn);
+  redis.on('error', (error: Error) => health.lost(error.message));
+  redis.on('ready', () => health.back());
+  await connectWithin(redis, connectTimeout).catch((error: Error) => health.lost(error.message));
 
+  return {
+    rateLimiter: redisRateLimiter(redis, { RateLimiterRedis, RateLimiterRes }, prefix, failure, health),
+    replayCache: redisReplayCache(redis, prefix, maxPerCaller, health),
+    async close() {
+      const timer = setTimeout(() => redis.disconnect(), commandTimeout);
+      try {
+        if (redis.status === 'ready') await redis.quit();
+        else redis.disconnect();
+      } catch {
+        redis.disconnect();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/**
+ * Whether Redis is reachable, as the stores last found it: one warning when it is lost and one when it is back, not
+ * one per failed request. Back is the first command that succeeds, or a reconnection: a timed-out command leaves
+ * the connection up, so no reconnection would come, and the flag would hide the next outage.
+ */
+class RedisHealth {
+  private down = false;
+
+  constructor(
+    /** The Redis URL without its password. */
+    private readonly where: string,
+    private readonly failure: RedisFailureMode,
+    private readonly warn: (message: string, reason?: string) => void,
+  ) {}
+
+  lost(why: string): void {
+    if (this.down) return;
+    this.down = true;
+    const effect = this.failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
+    this.warn(`Redis at ${this.where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`, why);
+  }
+
+  back(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.warn(`Redis at ${this.where} is back: rate limits and the DPoP replay cache are shared again`);
+  }
+}
+
+/**
+ * The rate limiter shared through Redis: one rate-limiter-flexible limiter per limit, made on first use. While Redis
+ * fails, `fallback` counts in this process and `closed` rejects (503).
+ */
+function redisRateLimiter(
+  redis: RedisClient,
+  flexible: Pick<typeof import('rate-limiter-flexible'), 'RateLimiterRedis' | 'RateLimiterRes'>,
+  prefix: string,
+  failure: RedisFailureMode,
+  health: RedisHealth,
+): RateLimiter {
   const limiters = new Map<string, RedisLimiter>();
   const limiterFor = (limit: RateLimit): RedisLimiter => {
     let limiter = limiters.get(limit.text);
     if (limiter === undefined) {
-      limiter = new RateLimiterRedis({
+      limiter = new flexible.RateLimiterRedis({
         storeClient: redis,
         points: limit.points,
         duration: limit.windowMs / 1000,
@@ -185,31 +228,33 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     return limiter;
   };
   const local = createMemoryRateLimiter();
-
-  const rateLimiter: RateLimiter = {
+  return {
     consume(key, limit) {
       return limiterFor(limit)
         .consume(key)
         .then(
           () => {
-            back();
+            health.back();
             return 0;
           },
           (rejection: unknown) => {
             // rate-limiter-flexible rejects with a RateLimiterRes over the limit, with an Error when Redis fails.
-            if (rejection instanceof RateLimiterRes) {
-              back();
+            if (rejection instanceof flexible.RateLimiterRes) {
+              health.back();
               return Math.max(1, rejection.msBeforeNext);
             }
-            lost(rejection instanceof Error ? rejection.message : 'not ready');
+            health.lost(rejection instanceof Error ? rejection.message : 'not ready');
             if (failure === 'closed') throw rejection;
             return local.consume(key, limit);
           },
         );
     },
   };
+}
 
-  const replayCache: ReplayCache = {
+/** The DPoP replay cache shared through Redis: a key per `jti`, and with a caller, its share (`CLAIM_SCRIPT`). */
+function redisReplayCache(redis: RedisClient, prefix: string, maxPerCaller: number, health: RedisHealth): ReplayCache {
+  return {
     async claim(jti, expiresAtMs, caller) {
       const now = Date.now();
       // An expired proof is never claimed, as in the memory cache (and PXAT in the past would be an error).
@@ -220,29 +265,13 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
       try {
         if (caller === undefined) result = (await redis.call('SET', key, '1', 'NX', 'PXAT', expiry)) === 'OK' ? 1 : 0;
         else result = await redis.eval(CLAIM_SCRIPT, 2, key, `${prefix}dpop-caller:${caller}`, String(now), expiry, String(maxPerCaller), jti);
-        back();
+        health.back();
       } catch (error) {
-        lost((error as Error).message);
+        health.lost((error as Error).message);
         throw error;
       }
       if (typeof result === 'number' && result < 0) throw new ReplayShareExceededError(maxPerCaller, -result);
       return result === 1;
-    },
-  };
-
-  return {
-    rateLimiter,
-    replayCache,
-    async close() {
-      const timer = setTimeout(() => redis.disconnect(), commandTimeout);
-      try {
-        if (redis.status === 'ready') await redis.quit();
-        else redis.disconnect();
-      } catch {
-        redis.disconnect();
-      } finally {
-        clearTimeout(timer);
-      }
     },
   };
 }

@@ -3,6 +3,7 @@ import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from '../jwt/jws-al
 import { ConfigurationError } from '../kernel/errors.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import { refuseUnknownSettings } from '../kernel/unknown-settings.js';
+import type { EveryNameListed, LibrarySettingName } from '../kernel/setting-names.js';
 import type { GuardOptions } from './guard-options.js';
 import { createGuard } from './create-guard.js';
 import { parseRefusalsPerAddress } from '../token/introspection-bounds.js';
@@ -31,20 +32,20 @@ export const ENV_SETTING_NAMES = {
   introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
   dpop: 'MCP_AUTH_DPOP',
   rateLimit: 'MCP_AUTH_RATE_LIMIT',
-} as const satisfies SettingNames;
+} as const satisfies SettingNames & Readonly<Record<string, LibrarySettingName>>;
 
-const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET';
-const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT';
-const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER';
-const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL';
-const INTROSPECTION_RATE_LIMIT = 'MCP_AUTH_INTROSPECTION_RATE_LIMIT';
-const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES';
+const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET' satisfies LibrarySettingName;
+const INTROSPECTION_ENDPOINT = 'MCP_AUTH_INTROSPECTION_ENDPOINT' satisfies LibrarySettingName;
+const INTROSPECTION_ISSUER = 'MCP_AUTH_INTROSPECTION_ISSUER' satisfies LibrarySettingName;
+const INTROSPECTION_CACHE_TTL = 'MCP_AUTH_INTROSPECTION_CACHE_TTL' satisfies LibrarySettingName;
+const INTROSPECTION_RATE_LIMIT = 'MCP_AUTH_INTROSPECTION_RATE_LIMIT' satisfies LibrarySettingName;
+const TOKEN_CACHE_MAX_BYTES = 'MCP_AUTH_TOKEN_CACHE_MAX_BYTES' satisfies LibrarySettingName;
 
 /**
  * Every option `loadOptionsFromEnv` sets, nested ones by their path (`introspection.clientId`), and the variable it
  * reads: errors name the variable, and the configuration page lists the option next to it.
  */
-export const ENV_OPTION_VARIABLES: Readonly<Record<string, string>> = {
+export const ENV_OPTION_VARIABLES = {
   ...ENV_SETTING_NAMES,
   'introspection.clientId': 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
   'introspection.clientSecret': INTROSPECTION_SECRET,
@@ -53,7 +54,11 @@ export const ENV_OPTION_VARIABLES: Readonly<Record<string, string>> = {
   'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
   'introspection.refusalsPerAddress': INTROSPECTION_RATE_LIMIT,
   'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
-};
+} as const satisfies Readonly<Record<string, LibrarySettingName>>;
+
+// Compiles only while every name the setting table gives the library is read here (a type error names the rest).
+const everyLibrarySettingRead: EveryNameListed<LibrarySettingName, (typeof ENV_OPTION_VARIABLES)[keyof typeof ENV_OPTION_VARIABLES]> = true;
+void everyLibrarySettingRead;
 
 /** Every environment variable `loadOptionsFromEnv` reads, for spotting misspelt ones (see `findUnknownSettings`). */
 export const GUARD_ENV_VARIABLES: readonly string[] = [...new Set(Object.values(ENV_OPTION_VARIABLES))];

@@ -9,45 +9,15 @@
  */
 import { constants, KeyObject, verify, type VerifyKeyObjectInput, type webcrypto } from 'node:crypto';
 import type { CryptoKey } from 'jose';
-
-/** How one JWS algorithm is checked: what jose requires of the key, and the `node:crypto` parameters. */
-interface SignatureAlgorithm {
-  /** The WebCrypto algorithm the key must have been imported for (jose's `checkCryptoKey`). */
-  readonly name: 'RSASSA-PKCS1-v1_5' | 'RSA-PSS' | 'ECDSA' | 'Ed25519';
-  /** The key's WebCrypto hash (RSA keys are bound to one), when jose checks it. */
-  readonly keyHash?: string;
-  /** The key's curve (ECDSA), when jose checks it. */
-  readonly namedCurve?: string;
-  /** The digest for `crypto.verify`; `null` for EdDSA, which hashes internally. */
-  readonly digest: string | null;
-  /** RSA-PSS salt length in bytes: RFC 7518 §3.5 fixes it to the hash size. */
-  readonly saltLength?: number;
-  /** RSA keys below this size are refused (RFC 7518 §3.3, jose's `checkModulusLength`). */
-  readonly minRsaBits?: number;
-}
-
-const rsa = (bits: number): SignatureAlgorithm => ({ name: 'RSASSA-PKCS1-v1_5', keyHash: `SHA-${bits}`, digest: `sha${bits}`, minRsaBits: 2048 });
-const pss = (bits: number): SignatureAlgorithm => ({ name: 'RSA-PSS', keyHash: `SHA-${bits}`, digest: `sha${bits}`, saltLength: bits / 8, minRsaBits: 2048 });
-const ecdsa = (curve: string, bits: number): SignatureAlgorithm => ({ name: 'ECDSA', namedCurve: curve, digest: `sha${bits}` });
-const eddsa: SignatureAlgorithm = { name: 'Ed25519', digest: null };
+import { JWS_ALGORITHMS, type JwsSignatureCheck } from './jws-algorithms.js';
 
 /**
- * The algorithms checked here, as jose 6's own table defines them (`lib/jws_algorithms.js`): `EdDSA` means
- * Ed25519 only there too. Others (ML-DSA, which Node 20 cannot verify) are left to jose.
+ * The algorithms checked here: those of the one algorithm table with a `signature` check. Others (ML-DSA, which
+ * Node 20 cannot verify) are left to jose. A `Map`, so that no `alg` from a token reaches an object's prototype.
  */
-const ALGORITHMS: ReadonlyMap<string, SignatureAlgorithm> = new Map([
-  ['RS256', rsa(256)],
-  ['RS384', rsa(384)],
-  ['RS512', rsa(512)],
-  ['PS256', pss(256)],
-  ['PS384', pss(384)],
-  ['PS512', pss(512)],
-  ['ES256', ecdsa('P-256', 256)],
-  ['ES384', ecdsa('P-384', 384)],
-  ['ES512', ecdsa('P-521', 512)],
-  ['EdDSA', eddsa],
-  ['Ed25519', eddsa],
-]);
+const ALGORITHMS: ReadonlyMap<string, JwsSignatureCheck> = new Map(
+  Object.entries(JWS_ALGORITHMS).flatMap(([alg, { signature }]) => (signature === undefined ? [] : [[alg, signature] as const])),
+);
 
 /** Whether {@link verifyJwsSignature} handles `alg`. */
 export function verifiesSynchronously(alg: string): boolean {
@@ -62,7 +32,7 @@ export function verifiesSynchronously(alg: string): boolean {
  */
 const verificationKeys = new WeakMap<CryptoKey, KeyObject | VerifyKeyObjectInput>();
 
-function verificationKeyOf(key: CryptoKey, algorithm: SignatureAlgorithm): KeyObject | VerifyKeyObjectInput {
+function verificationKeyOf(key: CryptoKey, algorithm: JwsSignatureCheck): KeyObject | VerifyKeyObjectInput {
   let input = verificationKeys.get(key);
   if (input === undefined) {
     const keyObject = KeyObject.from(key as webcrypto.CryptoKey);
@@ -87,7 +57,7 @@ function unusable(expected: string, property = 'algorithm.name'): TypeError {
  * `checkModulusLength`), with jose's messages: a key of another type, curve, hash or usage, or an RSA key
  * under 2048 bits, is a `TypeError`, never a failed signature.
  */
-function checkKey(alg: string, algorithm: SignatureAlgorithm, key: CryptoKey): void {
+function checkKey(alg: string, algorithm: JwsSignatureCheck, key: CryptoKey): void {
   const tag = (key as { [Symbol.toStringTag]?: unknown } | null)?.[Symbol.toStringTag];
   if (tag !== 'CryptoKey') throw new TypeError(`Key for the ${alg} algorithm must be of type CryptoKey`);
   if (key.type !== 'public' && ['secret', 'public', 'private'].includes(key.type)) {

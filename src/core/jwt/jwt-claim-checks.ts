@@ -3,7 +3,7 @@
  * and with jose's errors, for the options the guard uses. jose does not export them: they run inside
  * `jwtVerify`, which verifies with WebCrypto, and inside `UnsecuredJWT.decode`, which costs a second decoding
  * and parsing of every token (measured: about a tenth of a new token's whole verification on one CPU).
- * `test/core/verify-compact-jwt.test.ts` holds the two to the same verdicts.
+ * `test/core/jwt/verify-compact-jwt.test.ts` holds the two to the same verdicts.
  */
 import { errors, type JWTPayload } from 'jose';
 

@@ -3,12 +3,27 @@
  * ({@link verifyJwsSignature}, which says why) instead of WebCrypto. Everything else is jose's, or follows it
  * step by step (jose 6, `lib/jws_verify.js` and `jwt/verify.js`): the same checks in the same order, the same
  * error classes and codes, so that a token gets the same verdict, and a refused token the same reason, either
- * way. `test/core/verify-compact-jwt.test.ts` runs generated tokens through both and compares.
+ * way. `test/core/jwt/verify-compact-jwt.test.ts` runs generated tokens through both and compares.
  *
  * - The claims are checked as jose checks them ({@link checkJwtClaims}), once the signature checked out.
  * - Base64url decoding gives jose's results (`base64url.decode`, or `Buffer` where both read the same), so
  *   that exactly the same encodings are accepted.
  * - Algorithms not verified synchronously (ML-DSA) go to jose's `jwtVerify` unchanged.
+ *
+ * ## The JWT fast path (this folder)
+ *
+ * `src/core/jwt/` re-implements the part of jose's `jwtVerify` the guard uses: this file (the JWS steps),
+ * `jws-signature.ts` (the key checks and the signature), `jwt-claim-checks.ts` (the claims) and
+ * `jws-algorithms.ts` (the one algorithm table). It follows **jose 6.2.18**, the version `package.json` pins
+ * exactly, so that an upgrade is a deliberate change. On a jose upgrade, re-read against the new version, in
+ * `jose/dist/webapi/`:
+ * - `jws/flattened/verify.js` and `jwt/verify.js`: the order of the checks, the error classes, codes and messages;
+ * - `lib/jwt_claims_set.js` (`validateClaimsSet`): the claim checks, the clock tolerance, `requiredClaims`;
+ * - `lib/jws_algorithms.js` and `lib/key.js` (`checkCryptoKey`, the RSA modulus length): the algorithm table,
+ *   the key checks and their messages;
+ * - `lib/buffer_utils.js` and `util/base64url.js`: which base64url and UTF-8 the decoder accepts;
+ * then run the differential test (`test/core/jwt/verify-compact-jwt.test.ts`), which gives generated tokens to both
+ * and compares the verdicts, and change the version named here.
  */
 import { base64url, errors, jwtVerify, type CryptoKey, type FlattenedJWSInput, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { verifiesSynchronously, verifyJwsSignature } from './jws-signature.js';

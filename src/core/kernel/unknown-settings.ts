@@ -1,6 +1,6 @@
 import { closestName } from './closest-name.js';
 import { ConfigurationError } from './errors.js';
-import { GATEWAY_ONLY_SETTINGS } from './gateway-only-settings.js';
+import { isGatewaySettingName } from './setting-names.js';
 
 /** An environment variable that looks like a setting but is none. */
 export interface UnknownSetting {
@@ -26,7 +26,7 @@ export function findUnknownSettings(env: Readonly<Record<string, string | undefi
   const unknown: UnknownSetting[] = [];
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith(SETTING_PREFIX) || knownNames.has(name) || env[name] === undefined) continue;
-    if (GATEWAY_ONLY_SETTINGS.includes(name)) {
+    if (isGatewaySettingName(name)) {
       unknown.push({ name, gatewaySetting: true });
       continue;
     }

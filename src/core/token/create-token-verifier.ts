@@ -10,7 +10,7 @@ import { checkIssuers } from './issuer-identifier.js';
 import { estimateIdentityBytes } from '../kernel/identity-size.js';
 import { DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, createIntrospectionBounds, type IntrospectionBounds } from './introspection-bounds.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
-import { createSecondUseFilter } from '../limits/second-use-filter.js';
+import { createSecondUseFilter, type SecondUseFilter } from '../limits/second-use-filter.js';
 import { DEFAULT_TOKEN_CACHE_MAX_ENTRIES, createTokenCache, type TokenCache } from './token-cache.js';
 import { peekJwtClaims, type PeekedJwtClaims } from '../jwt/verify-compact-jwt.js';
 import { tokenDigest } from '../wire/token-digest.js';
@@ -67,115 +67,10 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
  *   `boundTokens` is `return`.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
-  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'token verifier options are required');
-
-  const issuers = checkIssuers(options.issuer, options.issuers, { issuer: 'issuer', issuers: 'issuers' });
-
-  const resource = requireString('resource', options.resource);
-  const resourceUrl = parseAbsoluteUrl(resource, 'resource', `"${resource}" is not an absolute URL`);
-  const audiences = [resource, ...readAudiences(options.audiences)];
-
-  const jwksUri = options.jwksUri === undefined ? undefined : assertSecureUrl('jwksUri', options.jwksUri);
-  if (jwksUri !== undefined && issuers.length > 1) {
-    throw new ConfigurationError('jwksUri', "names one issuer's keys; with several issuers, leave it unset and each issuer's jwks_uri is discovered from its metadata");
-  }
-  const algorithms = resolveJwtAlgorithms(options.algorithms);
-  const clockToleranceSeconds = checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', DEFAULT_CLOCK_TOLERANCE_SECONDS);
-  const httpTimeoutMs = checkDuration(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS);
-  const jwksCooldownMs = checkNumber(options.jwksCooldownMs, 'jwksCooldownMs', DEFAULT_JWKS_COOLDOWN_MS);
-  const jwksCacheMaxAgeMs = checkNumber(options.jwksCacheMaxAgeMs, 'jwksCacheMaxAgeMs', DEFAULT_JWKS_CACHE_MAX_AGE_MS);
-  const strictJwtAccessTokens = options.strictJwtAccessTokens ?? false;
-  if (typeof strictJwtAccessTokens !== 'boolean') throw new ConfigurationError('strictJwtAccessTokens', 'must be true or false');
-  const report = observer('onTokenVerification', options.onTokenVerification);
-  const onJwksFetch = observer('onJwksFetch', options.onJwksFetch);
-
-  const introspection = options.introspection;
-  let introspectionEndpoint: URL | undefined;
-  let introspectionTtlSeconds = DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS;
-  let introspectionIssuer: string | undefined;
-  let introspectionBounds: IntrospectionBounds | undefined;
-  if (introspection !== undefined) {
-    requireString('introspection.clientId', introspection.clientId);
-    requireString('introspection.clientSecret', introspection.clientSecret);
-    introspectionEndpoint = resolveIntrospectionEndpoint(introspection.endpoint);
-    introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
-    introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
-    // A refusal is reused no longer than an acceptance would be, and not at all without a token cache.
-    const refusalTtlSeconds = options.tokenCache === false ? 0 : Math.min(DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, introspectionTtlSeconds);
-    introspectionBounds = createIntrospectionBounds({ refusalTtlSeconds, refusalsPerAddress: introspection.refusalsPerAddress });
-  }
-
-  const boundTokens = options.boundTokens ?? 'refuse';
-  if (boundTokens !== 'refuse' && boundTokens !== 'return') throw new ConfigurationError('boundTokens', 'must be "refuse" or "return"');
-  /** Refuses a sender-constrained token unless the caller checks the binding itself (see `boundTokens`). */
-  const accept = (info: AuthInfo): AuthInfo => {
-    return boundTokens === 'refuse' ? checkBearerUse(info, 'off') : info;
-  };
-
-  const cacheOptions = options.tokenCache ?? {};
-  const cache: TokenCache<CachedIdentity> | undefined = cacheOptions === false ? undefined : createTokenCache(cacheOptions);
-  // A JWT is cached on its second use: a token seen once (one minted per request, say) would only evict a useful
-  // entry and leave old-generation garbage behind, and checking it again costs only a signature check.
-  const jwtFirstUses = cacheOptions === false ? undefined : createSecondUseFilter(2 * (cacheOptions.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES));
-
-  const trusted = new Map<string, TrustedIssuer>();
-  for (const issuer of issuers) {
-    const introspects = issuer === introspectionIssuer;
-    // Discovery only when something is left to learn from the issuer's metadata.
-    const needsDiscovery = jwksUri === undefined || (introspects && introspectionEndpoint === undefined);
-    const discover: DiscoverIssuer = needsDiscovery
-      ? createIssuerDiscovery({ issuer, timeoutMs: httpTimeoutMs })
-      : fixedMetadata({ issuer, jwks_uri: jwksUri?.href, introspection_endpoint: introspectionEndpoint?.href });
-    const verifyJwt = createJwtVerifier({
-      issuer,
-      audiences,
-      algorithms,
-      clockToleranceSeconds,
-      strictJwtAccessTokens,
-      jwksUri: jwksUri ?? (() => discover().then(readJwksUri)),
-      httpTimeoutMs,
-      jwksCooldownMs,
-      jwksCacheMaxAgeMs,
-      onJwksFetch,
-    });
-    trusted.set(issuer, { issuer, discover, verifyJwt, introspects, mayIntrospectJwts: introspection !== undefined && introspects && jwksUri === undefined, publishesJwks: false });
-  }
-
-  const introspect: IntrospectToken | undefined =
-    introspection === undefined || introspectionIssuer === undefined
-      ? undefined
-      : createIntrospectionVerifier({
-          issuer: introspectionIssuer,
-          audiences,
-          clientId: introspection.clientId,
-          clientSecret: introspection.clientSecret,
-          metadata: (trusted.get(introspectionIssuer) as TrustedIssuer).discover,
-          endpoint: introspectionEndpoint,
-          timeoutMs: httpTimeoutMs,
-          clockToleranceSeconds,
-        });
-
-  const verifyByIntrospection = async (token: string, key: string, context: VerificationContext | undefined): Promise<AuthInfo> => {
-    const bounds = introspectionBounds as IntrospectionBounds;
-    bounds.admit(context);
-    try {
-      const response = await (introspect as IntrospectToken)(token);
-      const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
-      cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(response) });
-      return info;
-    } catch (error) {
-      // Only the authorization server's answer is remembered, never its outage (AuthorizationServerUnavailableError).
-      if (error instanceof InvalidTokenError) bounds.remember(key, error, context);
-      throw error;
-    }
-  };
-
-  /** The identity of a JWT whose signature and claims checked out; cached from its second use. */
-  const admitJwt = (token: string, key: string, payload: JWTPayload): AuthInfo => {
-    const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
-    if (jwtFirstUses?.seenBefore(key) === true) cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
-    return info;
-  };
+  const setup = resolveVerifierSetup(options);
+  const { issuers, trusted, introspect, introspectionBounds, cache, report } = setup;
+  const verifyByIntrospection = introspectionVerification(setup);
+  const admitJwt = jwtAdmission(setup);
 
   /**
    * A new token verified on the spot when nothing has to wait: a JWT whose issuer's key is at hand, from an issuer
@@ -198,12 +93,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       const { issuer, peeked } = jwt;
       // An issuer without a JWKS can still be served when it introspects its (JWT-shaped) tokens.
       if (issuer.mayIntrospectJwts && !issuer.publishesJwks) {
-        if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection(token, key, context);
+        if ((await issuer.discover()).jwks_uri === undefined) return verifyByIntrospection!(token, key, context);
         issuer.publishesJwks = true;
       }
       return admitJwt(token, key, (await issuer.verifyJwt(token, peeked)).payload);
     }
-    if (introspect !== undefined) return verifyByIntrospection(token, key, context);
+    if (introspect !== undefined) return verifyByIntrospection!(token, key, context);
     throw new InvalidTokenError(
       countDots(token) === 4 ? 'encrypted (JWE) access tokens are not supported' : 'access token is not a JWT and introspection is not configured',
       'token_invalid',
@@ -286,20 +181,172 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       return cache === undefined ? undefined : cached(token, tokenDigest(token));
     },
     cachedOrVerify,
-    async ready(): Promise<void> {
-      const outcomes = await Promise.allSettled([...trusted.values()].map((issuer) => issuer.discover()));
-      const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
-      if (failures.length === 1) throw failures[0];
-      if (failures.length > 1) {
-        const retryAfter = Math.min(...failures.map((failure) => Number((failure as AuthorizationServerUnavailableError).headers?.['Retry-After']) || 5));
-        throw new AuthorizationServerUnavailableError(
-          'authorization server metadata is unavailable',
-          retryAfter,
-          new AggregateError(failures, `${failures.length} of ${outcomes.length} issuers could not be discovered`),
-        );
-      }
-    },
+    ready: () => discoverIssuers(trusted),
   };
+}
+
+/** The token verifier's options, checked, and what they build once: the trusted issuers, introspection, the cache. */
+interface VerifierSetup {
+  readonly issuers: readonly string[];
+  readonly trusted: ReadonlyMap<string, TrustedIssuer>;
+  /** The resource as a URL, for the identities built. */
+  readonly resourceUrl: URL;
+  /** Introspection of opaque tokens (and of JWTs of an issuer without JWKS); undefined when not configured. */
+  readonly introspect: IntrospectToken | undefined;
+  readonly introspectionTtlSeconds: number;
+  readonly introspectionBounds: IntrospectionBounds | undefined;
+  /** Refuses a sender-constrained token unless the caller checks the binding itself (see `boundTokens`). */
+  readonly accept: (info: AuthInfo) => AuthInfo;
+  readonly cache: TokenCache<CachedIdentity> | undefined;
+  /** Which JWTs have been seen before: a JWT is cached from its second use. */
+  readonly jwtFirstUses: SecondUseFilter | undefined;
+  readonly report: Observer<TokenVerificationResult> | undefined;
+}
+
+/**
+ * Checks every option of {@link createTokenVerifier} and builds what they describe, once.
+ *
+ * @throws ConfigurationError naming the faulty setting.
+ */
+function resolveVerifierSetup(options: TokenVerifierOptions): VerifierSetup {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'token verifier options are required');
+
+  const issuers = checkIssuers(options.issuer, options.issuers, { issuer: 'issuer', issuers: 'issuers' });
+
+  const resource = requireString('resource', options.resource);
+  const resourceUrl = parseAbsoluteUrl(resource, 'resource', `"${resource}" is not an absolute URL`);
+  const audiences = [resource, ...readAudiences(options.audiences)];
+
+  const jwksUri = options.jwksUri === undefined ? undefined : assertSecureUrl('jwksUri', options.jwksUri);
+  if (jwksUri !== undefined && issuers.length > 1) {
+    throw new ConfigurationError('jwksUri', "names one issuer's keys; with several issuers, leave it unset and each issuer's jwks_uri is discovered from its metadata");
+  }
+  const algorithms = resolveJwtAlgorithms(options.algorithms);
+  const clockToleranceSeconds = checkNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', DEFAULT_CLOCK_TOLERANCE_SECONDS);
+  const httpTimeoutMs = checkDuration(options.httpTimeoutMs, 'httpTimeoutMs', DEFAULT_HTTP_TIMEOUT_MS);
+  const jwksCooldownMs = checkNumber(options.jwksCooldownMs, 'jwksCooldownMs', DEFAULT_JWKS_COOLDOWN_MS);
+  const jwksCacheMaxAgeMs = checkNumber(options.jwksCacheMaxAgeMs, 'jwksCacheMaxAgeMs', DEFAULT_JWKS_CACHE_MAX_AGE_MS);
+  const strictJwtAccessTokens = options.strictJwtAccessTokens ?? false;
+  if (typeof strictJwtAccessTokens !== 'boolean') throw new ConfigurationError('strictJwtAccessTokens', 'must be true or false');
+  const report = observer('onTokenVerification', options.onTokenVerification);
+  const onJwksFetch = observer('onJwksFetch', options.onJwksFetch);
+
+  const introspection = options.introspection;
+  let introspectionEndpoint: URL | undefined;
+  let introspectionTtlSeconds = DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS;
+  let introspectionIssuer: string | undefined;
+  let introspectionBounds: IntrospectionBounds | undefined;
+  if (introspection !== undefined) {
+    requireString('introspection.clientId', introspection.clientId);
+    requireString('introspection.clientSecret', introspection.clientSecret);
+    introspectionEndpoint = resolveIntrospectionEndpoint(introspection.endpoint);
+    introspectionTtlSeconds = checkNumber(introspection.cacheTtlSeconds, 'introspection.cacheTtlSeconds', DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS);
+    introspectionIssuer = resolveIntrospectionIssuer(introspection.issuer, issuers);
+    // A refusal is reused no longer than an acceptance would be, and not at all without a token cache.
+    const refusalTtlSeconds = options.tokenCache === false ? 0 : Math.min(DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, introspectionTtlSeconds);
+    introspectionBounds = createIntrospectionBounds({ refusalTtlSeconds, refusalsPerAddress: introspection.refusalsPerAddress });
+  }
+
+  const boundTokens = options.boundTokens ?? 'refuse';
+  if (boundTokens !== 'refuse' && boundTokens !== 'return') throw new ConfigurationError('boundTokens', 'must be "refuse" or "return"');
+  const accept = (info: AuthInfo): AuthInfo => {
+    return boundTokens === 'refuse' ? checkBearerUse(info, 'off') : info;
+  };
+
+  const cacheOptions = options.tokenCache ?? {};
+  const cache: TokenCache<CachedIdentity> | undefined = cacheOptions === false ? undefined : createTokenCache(cacheOptions);
+  // A JWT is cached on its second use: a token seen once (one minted per request, say) would only evict a useful
+  // entry and leave old-generation garbage behind, and checking it again costs only a signature check.
+  const jwtFirstUses = cacheOptions === false ? undefined : createSecondUseFilter(2 * (cacheOptions.maxEntries ?? DEFAULT_TOKEN_CACHE_MAX_ENTRIES));
+
+  const trusted = new Map<string, TrustedIssuer>();
+  for (const issuer of issuers) {
+    const introspects = issuer === introspectionIssuer;
+    // Discovery only when something is left to learn from the issuer's metadata.
+    const needsDiscovery = jwksUri === undefined || (introspects && introspectionEndpoint === undefined);
+    const discover: DiscoverIssuer = needsDiscovery
+      ? createIssuerDiscovery({ issuer, timeoutMs: httpTimeoutMs })
+      : fixedMetadata({ issuer, jwks_uri: jwksUri?.href, introspection_endpoint: introspectionEndpoint?.href });
+    const verifyJwt = createJwtVerifier({
+      issuer,
+      audiences,
+      algorithms,
+      clockToleranceSeconds,
+      strictJwtAccessTokens,
+      jwksUri: jwksUri ?? (() => discover().then(readJwksUri)),
+      httpTimeoutMs,
+      jwksCooldownMs,
+      jwksCacheMaxAgeMs,
+      onJwksFetch,
+    });
+    trusted.set(issuer, { issuer, discover, verifyJwt, introspects, mayIntrospectJwts: introspection !== undefined && introspects && jwksUri === undefined, publishesJwks: false });
+  }
+
+  const introspect: IntrospectToken | undefined =
+    introspection === undefined || introspectionIssuer === undefined
+      ? undefined
+      : createIntrospectionVerifier({
+          issuer: introspectionIssuer,
+          audiences,
+          clientId: introspection.clientId,
+          clientSecret: introspection.clientSecret,
+          metadata: (trusted.get(introspectionIssuer) as TrustedIssuer).discover,
+          endpoint: introspectionEndpoint,
+          timeoutMs: httpTimeoutMs,
+          clockToleranceSeconds,
+        });
+  return { issuers, trusted, resourceUrl, introspect, introspectionTtlSeconds, introspectionBounds, accept, cache, jwtFirstUses, report };
+}
+
+/**
+ * A token verified by introspection: the answer is cached for `introspectionTtlSeconds`, a refusal remembered by the
+ * introspection bounds. Undefined when introspection is not configured.
+ */
+function introspectionVerification(setup: VerifierSetup): ((token: string, key: string, context: VerificationContext | undefined) => Promise<AuthInfo>) | undefined {
+  const { introspect, introspectionBounds, introspectionTtlSeconds, accept, cache, resourceUrl } = setup;
+  if (introspect === undefined) return undefined;
+  return async (token, key, context) => {
+    const bounds = introspectionBounds as IntrospectionBounds;
+    bounds.admit(context);
+    try {
+      const response = await introspect(token);
+      const info = accept(buildAuthInfo(token, response, { resource: resourceUrl, tokenType: 'introspection' }));
+      cache?.set(key, identityOf(info), { ttlSeconds: introspectionTtlSeconds, bytes: estimateIdentityBytes(response) });
+      return info;
+    } catch (error) {
+      // Only the authorization server's answer is remembered, never its outage (AuthorizationServerUnavailableError).
+      if (error instanceof InvalidTokenError) bounds.remember(key, error, context);
+      throw error;
+    }
+  };
+}
+
+/** The identity of a JWT whose signature and claims checked out; cached from its second use. */
+function jwtAdmission(setup: VerifierSetup): (token: string, key: string, payload: JWTPayload) => AuthInfo {
+  const { accept, cache, jwtFirstUses, resourceUrl } = setup;
+  return (token, key, payload) => {
+    const info = accept(buildAuthInfo(token, payload, { resource: resourceUrl, tokenType: 'jwt' }));
+    if (jwtFirstUses?.seenBefore(key) === true) cache?.set(key, identityOf(info), { bytes: estimateIdentityBytes(payload) });
+    return info;
+  };
+}
+
+/**
+ * Discovers every trusted issuer (`TokenVerifier.ready`): resolves when all answered; else rejects with the one
+ * failure, or with a 503 whose `cause` aggregates them (its Retry-After the shortest).
+ */
+async function discoverIssuers(trusted: ReadonlyMap<string, TrustedIssuer>): Promise<void> {
+  const outcomes = await Promise.allSettled([...trusted.values()].map((issuer) => issuer.discover()));
+  const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) {
+    const retryAfter = Math.min(...failures.map((failure) => Number((failure as AuthorizationServerUnavailableError).headers?.['Retry-After']) || 5));
+    throw new AuthorizationServerUnavailableError(
+      'authorization server metadata is unavailable',
+      retryAfter,
+      new AggregateError(failures, `${failures.length} of ${outcomes.length} issuers could not be discovered`),
+    );
+  }
 }
 
 /** A JWT that cannot be verified without waiting (keys to fetch, discovery), with its claims and issuer already read. */

@@ -33,40 +33,10 @@ import { checkChildEnvNames, childEnvironment } from '../upstream/stdio/child-en
 import { checkProgram, splitCommandLine } from './command-line.js';
 import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
-import { STDIO_ONLY_SETTINGS } from '../../core/kernel/gateway-only-settings.js';
+import type { EveryNameListed, GatewaySettingName, SettingName } from '../../core/kernel/setting-names.js';
+import type { GatewaySetting } from './gateway-setting.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
-
-/**
- * The topic a setting belongs to: the generated configuration page has one table per group, in the order of
- * `SETTING_GROUPS` in `settings-reference.ts`.
- */
-export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'any-upstream' | 'sessions' | 'limits' | 'metrics' | 'shared-store';
-
-/** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
-export interface GatewaySetting {
-  /** Environment variable, e.g. `MCP_AUTH_UPSTREAM`. */
-  readonly env: string;
-  /** Its table in the generated configuration page (`npm run docs`). */
-  readonly group: GatewaySettingGroup;
-  /** Flag, e.g. `--upstream`; absent for secrets, which must not appear in process listings. */
-  readonly flag?: string;
-  /** Other spellings of the flag, accepted as it is, e.g. a name that says more than the first one did. */
-  readonly aliases?: readonly string[];
-  /**
-   * Set for the few settings a new set-up needs: when it is needed, one phrase, shown in the "settings you need"
-   * box at the top of the configuration page, e.g. `always`.
-   */
-  readonly essential?: string;
-  /** Placeholder for the value in `--help`, e.g. `<url>`. */
-  readonly value: string;
-  /** What it does, one sentence. */
-  readonly description: string;
-  /** The default, as shown to users; absent when required or off. */
-  readonly defaultValue?: string;
-  /** Whether the flag may be given with no value, meaning `true`/`on`. */
-  readonly bare?: boolean;
-}
 
 /** Default `HOST`: loopback, so a gateway started by hand is not exposed by accident. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -87,11 +57,8 @@ export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> =
   issuer: 'X-MCP-Issuer',
 };
 
-/**
- * Every setting of the gateway, in the order `--help` lists them. Flags win over the environment. The
- * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
- */
-export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
+/** The rows of {@link GATEWAY_SETTINGS}, with each `env` as written, for the check below that every name has one. */
+const SETTING_ROWS = [
   { env: 'MCP_AUTH_UPSTREAM', group: 'upstream', flag: '--upstream', value: '<url>', essential: 'for an HTTP upstream: its MCP endpoint', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
   { env: 'MCP_AUTH_UPSTREAM_COMMAND', group: 'stdio', flag: '--upstream-command', value: '"<program> <args…>"', essential: 'for a stdio upstream instead: the program to run', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
   { env: 'MCP_AUTH_UPSTREAM_CWD', group: 'stdio', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
@@ -155,7 +122,32 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = [
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
-];
+] satisfies GatewaySetting[];
+
+/**
+ * Every setting of the gateway, in the order `--help` lists them. Flags win over the environment. The
+ * guard's own settings are read by `loadOptionsFromEnv`, so their meaning is the library's.
+ */
+export const GATEWAY_SETTINGS: readonly GatewaySetting[] = SETTING_ROWS;
+
+// Compiles only while every name of the setting table (core's setting-names.ts) has a row above.
+const everySettingHasARow: EveryNameListed<SettingName, (typeof SETTING_ROWS)[number]['env']> = true;
+void everySettingHasARow;
+
+/** Settings that mean something only with `MCP_AUTH_UPSTREAM_COMMAND` (a stdio upstream). */
+const STDIO_ONLY_SETTINGS = [
+  'MCP_AUTH_UPSTREAM_CWD',
+  'MCP_AUTH_UPSTREAM_ENV',
+  'MCP_AUTH_IDENTITY_ENV',
+  'MCP_AUTH_MAX_UPSTREAM_PROCESSES',
+  'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER',
+  'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
+  'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
+  'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
+  'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES',
+  'MCP_AUTH_UPSTREAM_REPLAY_BYTES',
+  'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS',
+] as const satisfies readonly GatewaySettingName[];
 
 /** Everything the gateway needs, validated. */
 export interface GatewayConfig {

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { parseIntegerSetting, parseSwitchSetting, readSetting } from '../../core/kernel/settings.js';
-import type { GatewaySetting } from './gateway-config.js';
+import type { GatewaySetting } from './gateway-setting.js';
 
 /** Default `MCP_AUTH_METRICS_HOST`: loopback, so that metrics, which need no token, are never public by accident. */
 export const DEFAULT_METRICS_HOST = '127.0.0.1';
@@ -16,11 +16,11 @@ export interface MetricsConfig {
 }
 
 /** The metrics settings, listed by `--help` with the gateway's others. */
-export const METRICS_SETTINGS: readonly GatewaySetting[] = [
+export const METRICS_SETTINGS = Object.freeze([
   { env: 'MCP_AUTH_METRICS_PORT', group: 'metrics', flag: '--metrics-port', value: '<number>', description: 'Serve Prometheus metrics at /metrics on this port, a listener of its own (0 picks a free one). No token is asked for: keep it reachable by your scraper only.', defaultValue: 'off' },
   { env: 'MCP_AUTH_METRICS_HOST', group: 'metrics', flag: '--metrics-host', value: '<address>', description: 'Interface the metrics listener binds; loopback unless you say otherwise.', defaultValue: DEFAULT_METRICS_HOST },
   { env: 'MCP_AUTH_METRICS_TOOL_LABELS', group: 'metrics', flag: '--metrics-tool-labels', value: '[on|off]', description: 'Add a tool label to mcp_guard_requests_total: the tools named in the policy (at most 100), every other tool as "other".', defaultValue: 'off', bare: true },
-];
+] satisfies GatewaySetting[]);
 
 /**
  * Reads the metrics settings: metrics are on when `MCP_AUTH_METRICS_PORT` is set.

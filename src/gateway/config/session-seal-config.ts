@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { DEFAULT_SESSION_MAX_AGE_MS, parseSessionSecret, type SessionSealKey } from '../../core/session/session-seal.js';
 import { parseIntegerSetting, readSetting } from '../../core/kernel/settings.js';
-import type { GatewaySetting } from './gateway-config.js';
+import type { GatewaySetting } from './gateway-setting.js';
 import { readSecretFile } from './secret-file.js';
 
 /** Sealed session ids (`MCP_AUTH_SESSION_SECRET`): any replica given the same secret serves any session. */
@@ -13,7 +13,7 @@ export interface SessionSealConfig {
 }
 
 /** The sealed-session settings, listed by `--help` with the gateway's others. */
-export const SESSION_SEAL_SETTINGS: readonly GatewaySetting[] = [
+export const SESSION_SEAL_SETTINGS = Object.freeze([
   {
     env: 'MCP_AUTH_SESSION_SECRET',
     group: 'sessions',
@@ -31,7 +31,7 @@ export const SESSION_SEAL_SETTINGS: readonly GatewaySetting[] = [
     description: 'With a session secret: a sealed session id stops opening this long after it was issued, on every replica alike; requests naming it get 404 and the client starts a new session.',
     defaultValue: String(DEFAULT_SESSION_MAX_AGE_MS),
   },
-];
+] satisfies GatewaySetting[]);
 
 /**
  * Settings of the HTTP upstream's session registry: per-process state, which sealed sessions do not have (no

@@ -2,7 +2,7 @@
  * The configuration page (`docs/configuration.md`), rendered from the settings table the gateway reads, so the
  * page cannot drift from the code: `npm run docs` writes it, and a test fails while the committed page differs.
  */
-import type { GatewaySetting, GatewaySettingGroup } from './gateway-config.js';
+import type { GatewaySetting, GatewaySettingGroup } from './gateway-setting.js';
 
 /** A group's heading and the sentence under it. */
 interface SettingGroupText {

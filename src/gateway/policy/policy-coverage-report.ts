@@ -6,6 +6,7 @@ import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.j
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { recordListingFailure, type ListingFailure } from '../upstream/upstream-listing-failure.js';
+import { emitWarning, writeSafely } from '../server/warning-log.js';
 
 /**
  * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
@@ -105,48 +106,30 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     if (!config.stdio || options.signal?.aborted) return skip(reason, failure);
     // A stdio program that fails (a misspelt script, a missing module) left only this summary on stdout, easy to
     // miss among its own lines: its exit, its last stderr line and what to do go to stderr with the warnings.
-    writeSafely(
-      warn,
-      JSON.stringify({
-        time: time(),
-        event: 'warning',
-        message: `policy: not compared with the upstream, which could not be listed: ${reason}`,
-        ...(failure.exit ? { exit: failure.exit } : {}),
-        ...(failure.stderr.length > 0 ? { stderr: failure.stderr.at(-1) } : {}),
-        fix: failure.fix,
-      }),
-    );
+    emitWarning(warn, `policy: not compared with the upstream, which could not be listed: ${reason}`, {
+      ...(failure.exit ? { exit: failure.exit } : {}),
+      ...(failure.stderr.length > 0 ? { stderr: failure.stderr.at(-1) } : {}),
+      fix: failure.fix,
+    });
     return skip(reason, failure);
   }
   const coverage = checkPolicyCoverage(options.policy, catalog);
 
   for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
     if (!covered || covered.open.length === 0) continue;
-    writeSafely(
-      warn,
-      JSON.stringify({
-        time: time(),
-        event: 'warning',
-        message: `policy: ${describeOpenItems(kind, covered, Boolean(options.policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`,
-        kind,
-        ...names(covered.open),
-      }),
-    );
+    emitWarning(warn, `policy: ${describeOpenItems(kind, covered, Boolean(options.policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`, {
+      kind,
+      ...names(covered.open),
+    });
   }
   coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
     const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
-    writeSafely(
-      warn,
-      JSON.stringify({
-        time: time(),
-        event: 'warning',
-        message: `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clip(name)))}`,
-        kind: rule.kind,
-        rule: clip(rule.name),
-        ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),
-        ...(more > 0 ? { more } : {}),
-      }),
-    );
+    emitWarning(warn, `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clip(name)))}`, {
+      kind: rule.kind,
+      rule: clip(rule.name),
+      ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),
+      ...(more > 0 ? { more } : {}),
+    });
   });
   writeSafely(
     log,
@@ -175,13 +158,4 @@ function names(list: readonly string[]): { names: string[]; more?: number } {
 
 function clip(name: string): string {
   return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
-}
-
-/** Writes one log line; a writer that throws is ignored, since logging must never break serving. */
-export function writeSafely(write: (line: string) => void, line: string): void {
-  try {
-    write(line);
-  } catch {
-    // Logging must never break serving.
-  }
 }

@@ -4,7 +4,8 @@ import { ConfigurationError } from '../../core/kernel/errors.js';
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import { describeConfigurationError } from '../config/configuration-error-line.js';
-import { writeSafely, type PolicyCoverageReport } from './policy-coverage-report.js';
+import type { PolicyCoverageReport } from './policy-coverage-report.js';
+import { emitWarning, writeSafely } from '../server/warning-log.js';
 
 /**
  * Reloading the gateway's policy file (`MCP_AUTH_POLICY`) while it serves: on SIGHUP, on a change the watch
@@ -102,7 +103,7 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
   async function reloadOnce(trigger: string): Promise<PolicyReloadResult> {
     if (file === undefined) {
       const reason = 'no policy file is configured (MCP_AUTH_POLICY), so there is nothing to reload';
-      writeSafely(options.warn, JSON.stringify({ time: time(), event: 'warning', message: reason, trigger }));
+      emitWarning(options.warn, reason, { trigger });
       return { reloaded: false, reason };
     }
     const before = countRules(guard.policy.definition);
@@ -112,7 +113,7 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
       guard.setPolicy(definition, { source: `policy file ${resolve(file)}` });
     } catch (error) {
       const reason = error instanceof ConfigurationError ? describeConfigurationError(error) : 'the policy file could not be loaded';
-      writeSafely(options.warn, JSON.stringify({ time: time(), event: 'warning', message: POLICY_RELOAD_REFUSED_MESSAGE, detail: reason, policy: file, trigger }));
+      emitWarning(options.warn, POLICY_RELOAD_REFUSED_MESSAGE, { detail: reason, policy: file, trigger });
       return { reloaded: false, reason };
     }
     const rules = countRules(definition);

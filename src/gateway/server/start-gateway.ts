@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { canonicalizeResourceUri } from '../../core/kernel/canonical-resource.js';
 import { createGuard, type Guard } from '../../core/guard/create-guard.js';
+import type { GuardOptions } from '../../core/guard/guard-options.js';
 import type { DecisionEvent, DecisionRequest } from '../../core/kernel/decision.js';
 import { createSessionSealer } from '../../core/session/session-seal.js';
 import { explainFailure } from '../../core/kernel/explain-failure.js';
@@ -18,8 +19,10 @@ import { limitConnectionsPerAddress, type RefusedConnection } from './connection
 import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
-import { createRequestLog } from './request-log.js';
-import { createStdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import { createRequestLog, type RequestLog } from './request-log.js';
+import { emitWarning, writeWarningToStderr, type LineSink } from './warning-log.js';
+import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import { createStdioUpstream, type StdioUpstream } from '../upstream/stdio/stdio-upstream.js';
 import { createUpstreamProxy, type UpstreamProxy } from '../upstream/http/upstream-proxy.js';
 import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
@@ -28,7 +31,7 @@ import type { RedisStores } from '../../redis/redis-stores.js';
 import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from '../policy/policy-coverage-report.js';
 import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-watch.js';
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
-import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS } from './readiness.js';
+import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -105,234 +108,337 @@ export interface RunningGateway {
  * @throws the listen error (e.g. `EADDRINUSE`), after which nothing is left running.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
-  const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  let shuttingDown = false;
-  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => {
-    if (app) app(req, res);
-    else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
-  });
-  answerClientErrors(server);
-  limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, rateLimitedWarning(warn));
-  server.listen(config.port, config.host);
-  await Promise.race([
-    once(server, 'listening'),
-    once(server, 'error').then(([error]) => {
-      throw error;
-    }),
-  ]);
-  const { port } = server.address() as AddressInfo;
+  const warn = options.warn ?? writeWarningToStderr;
+  const log = options.log ?? writeLineToStdout;
+  const http = new GatewayHttpServer(config.maxConnectionsPerAddress, warn);
+  const port = await http.listen(config.port, config.host);
   const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostInUrl}:${port}`;
 
   const policyFile = policyFileOf(config.settings) ?? undefined;
   // Set once the gateway is built; a watch event comes only after it is.
   let reloadPolicy: RunningGateway['reloadPolicy'] = () => Promise.resolve({ reloaded: false, reason: 'the gateway is starting' });
-  // Everything below may still refuse the configuration; then nothing may be left listening.
-  let pipeline: RequestPipeline;
-  let proxy: UpstreamProxy | StdioUpstream | undefined;
-  let requestLog: ReturnType<typeof createRequestLog>;
-  let metrics: GatewayMetrics | undefined;
-  let metricsListener: MetricsListener | undefined;
-  let redisStores: RedisStores | undefined;
-  let policyWatch: PolicyFileWatch | undefined;
-  let writeChildLog: ((event: object) => void) | undefined;
-  let upstreamCredentials: UpstreamCredentials | undefined;
   // What the stdio processes the gateway starts anyway (listings, sessions) show about its program, for /readyz.
   const stdioStarts = createStdioStartOutcomes(config.stdio?.env ? { env: config.stdio.env } : {});
+  const parts = await buildGateway({ config, options, log, warn, http, port, stdioStarts, policyFile, onPolicyFileChange: () => void reloadPolicy('watch') });
+  const { guard, pipeline, proxy, metrics, upstreamCredentials } = parts;
+  warnAboutStart(config, guard, warn);
+
+  const listings = new CoverageListings();
+  let closing: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => (closing ??= shutdownGateway(config, http, parts, listings));
+  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> =>
+    listings.track(
+      reportPolicyCoverage({
+        config,
+        policy,
+        issuers: guard.options.issuers,
+        log,
+        warn,
+        childLog: parts.childLog,
+        signal: listings.signal,
+        stdioStarts,
+        ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
+      }),
+    );
+  const reload = createPolicyReloader({
+    guard,
+    file: policyFile,
+    log,
+    warn,
+    reportCoverage,
+    // Tool label values are the policy's tool names: they follow it.
+    ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
+  });
+  reloadPolicy = (trigger = 'call') => (http.shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
+  return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
+}
+
+/** The default request log sink: stdout, one line each. */
+const writeLineToStdout: LineSink = (line) => void process.stdout.write(`${line}\n`);
+
+/**
+ * The gateway's HTTP server: it listens before the gateway behind it is built (so that a default resource names the
+ * real port), answers 503 until then, and hands every request to {@link GatewayHttpServer.handler} after.
+ */
+class GatewayHttpServer {
+  readonly server: Server;
+  /** The built gateway's request handler; undefined while it is built. */
+  handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /** Set when shutdown starts: health checks answer 503 `stopping` from then on. */
+  shuttingDown = false;
+
+  constructor(maxConnectionsPerAddress: number, warn: LineSink) {
+    this.server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => {
+      if (this.handler) this.handler(req, res);
+      else res.writeHead(503, { 'Content-Length': '0', 'Retry-After': '1' }).end();
+    });
+    answerClientErrors(this.server);
+    limitConnectionsPerAddress(this.server, maxConnectionsPerAddress, rateLimitedWarning(warn));
+  }
+
+  /** Listens; resolves with the port listened on (the real one for port 0). @throws the listen error. */
+  async listen(port: number, host: string): Promise<number> {
+    this.server.listen(port, host);
+    await Promise.race([
+      once(this.server, 'listening'),
+      once(this.server, 'error').then(([error]) => {
+        throw error;
+      }),
+    ]);
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Ends every connection and stops listening, for a start-up that failed: nothing may be left listening. */
+  async abandon(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** What {@link buildGateway} is given. */
+interface GatewayBuildContext {
+  readonly config: GatewayConfig;
+  readonly options: StartGatewayOptions;
+  readonly log: LineSink;
+  readonly warn: LineSink;
+  readonly http: GatewayHttpServer;
+  /** The port listened on, which a default resource names. */
+  readonly port: number;
+  readonly stdioStarts: StdioStartOutcomes;
+  readonly policyFile: string | undefined;
+  /** Called when the watched policy file changes (`MCP_AUTH_POLICY_WATCH`). */
+  onPolicyFileChange(): void;
+}
+
+/** The built gateway: what the running gateway exposes and what shutdown closes. */
+interface GatewayParts {
+  readonly guard: Guard;
+  readonly pipeline: RequestPipeline;
+  readonly proxy: UpstreamProxy | StdioUpstream;
+  readonly metrics: GatewayMetrics | undefined;
+  readonly metricsListener: MetricsListener | undefined;
+  readonly redisStores: RedisStores | undefined;
+  readonly policyWatch: PolicyFileWatch | undefined;
+  /** Writes a stdio process's own log event (started, exited, stderr) where the request log goes. */
+  readonly childLog: (event: ChildLogEvent) => void;
+  /** The gateway's credentials for the HTTP upstream, built once for the proxy and the coverage listings. */
+  readonly upstreamCredentials: UpstreamCredentials | undefined;
+}
+
+/**
+ * Builds the gateway behind the listening server: metrics, the request log, the upstream, the shared stores, the
+ * guard, the pipeline and readiness, then hands requests to it. Any of them may still refuse the configuration: then
+ * what was opened is closed, the server included, and the error is thrown.
+ */
+async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts> {
+  const { config, options, http } = context;
+  const opened: { proxy?: UpstreamProxy | StdioUpstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch } = {};
   try {
     const guardOptions =
-      config.resourceIsDefault && port !== config.port
-        ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, port) })
+      config.resourceIsDefault && context.port !== config.port
+        ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, context.port) })
         : config.guard;
-    if (config.metrics) {
-      // Loaded only when metrics are on: a gateway without them never loads prom-client.
-      const { createGatewayMetrics } = await import('./gateway-metrics.js');
-      metrics = createGatewayMetrics({
-        sessions: () => proxy?.sessions,
-        ...(config.metrics.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}),
-      });
-    }
-    requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
-    const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+    const metrics = config.metrics ? await loadGatewayMetrics(config.metrics, guardOptions, () => opened.proxy?.sessions) : undefined;
+    const requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
-    upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
-    const write = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
-    writeChildLog = (event) => write(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource }) : undefined;
-    if (config.stdio) {
-      proxy = createStdioUpstream({ ...config.stdio, ...hooks, log: writeChildLog, stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
-    } else {
-      proxy = createUpstreamProxy({
-        ...config.proxy!,
-        ...hooks,
-        ...(sessionSealer ? { sessionSealer } : {}),
-        ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
-        ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
-      });
-    }
-    if (config.redis) {
-      // Loaded only with a Redis URL: ioredis and rate-limiter-flexible are optional dependencies.
-      const { createRedisStores } = await import('../../redis/redis-stores.js');
-      redisStores = await createRedisStores({
-        ...config.redis,
-        // Counts per resource unless MCP_AUTH_REDIS_KEY_PREFIX says otherwise: MCP servers sharing a Redis count apart.
-        resource,
-        names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
-        ...(config.dpopReplayCache?.maxEntriesPerCaller !== undefined ? { replayCacheMaxPerCaller: config.dpopReplayCache.maxEntriesPerCaller } : {}),
-        onWarning: (message) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message })),
-      });
-    }
-    const userHook = guardOptions.onDecision;
-    const guard = createGuard(
-      {
-        ...guardOptions,
-        ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
-        // The settings size the per-process replay cache; an application's own cache (guard options) wins.
-        ...(!redisStores && config.dpopReplayCache && guardOptions.dpopReplayCache === undefined ? { dpopReplayCache: createMemoryReplayCache(config.dpopReplayCache) } : {}),
-        ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
-        onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
-          requestLog.onDecision(event, request);
-          userHook?.(event, request);
-        },
-      },
-      ENV_SETTING_NAMES,
-    );
-    pipeline = createRequestPipeline(guard, proxy);
+    const proxy = (opened.proxy = createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
+    const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
+    const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
+    const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
     // requests the pipeline does not read (other paths) hold a connection for minutes.
-    server.requestTimeout = HEADERS_TIMEOUT_MS + guard.options.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
-    const served = pipeline;
+    http.server.requestTimeout = HEADERS_TIMEOUT_MS + guard.options.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
     const readiness = createReadinessCheck({
       guard,
       ...(config.proxy ? { proxy: config.proxy } : {}),
       ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
-      ...(config.stdio ? { stdio: config.stdio, stdioStarts } : {}),
+      ...(config.stdio ? { stdio: config.stdio, stdioStarts: context.stdioStarts } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
-    // Plain node:http: the gateway serves three kinds of path, and a router would only add work per request.
-    app = (req, res) =>
-      requestLog.middleware(req, res, () => {
-        if (served.serve(req, res)) return;
-        if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-          writeJson(res, shuttingDown ? 503 : 200, { status: shuttingDown ? 'stopping' : 'ok' });
-          return;
-        }
-        if (requestPath(req) === '/readyz' && (req.method === 'GET' || req.method === 'HEAD')) {
-          if (shuttingDown) {
-            writeJson(res, 503, { status: 'stopping' });
-            return;
-          }
-          void readiness.check().then((report) => {
-            if (!res.writableEnded) writeJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not_ready', issuers: report.issuers, upstream: report.upstream });
-          });
-          return;
-        }
-        writeJson(res, 404, NOT_FOUND);
-      });
-    if (config.policyWatch && policyFile !== undefined) {
-      policyWatch = watchPolicyFile({
-        file: policyFile,
-        onChange: () => void reloadPolicy('watch'),
-        onError: (error) => warn(JSON.stringify({ time: new Date().toISOString(), event: 'warning', message: 'the policy file is no longer watched; reload it with SIGHUP', detail: (error as NodeJS.ErrnoException).code ?? 'error' })),
+    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog);
+    if (config.policyWatch && context.policyFile !== undefined) {
+      opened.policyWatch = watchPolicyFile({
+        file: context.policyFile,
+        onChange: context.onPolicyFileChange,
+        onError: (error) => emitWarning(context.warn, 'the policy file is no longer watched; reload it with SIGHUP', { detail: (error as NodeJS.ErrnoException).code ?? 'error' }),
       });
     }
-    if (config.metrics && metrics) metricsListener = await startMetricsListener({ ...config.metrics, registry: metrics.registry });
+    const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
+    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials };
   } catch (error) {
-    policyWatch?.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await proxy?.close();
-    await redisStores?.close();
+    opened.policyWatch?.close();
+    await http.abandon();
+    await opened.proxy?.close();
+    await opened.redisStores?.close();
     throw error;
   }
-  const upstream = proxy;
+}
 
-  if (config.sessionSeal && config.proxy && config.guard.rateLimit === undefined) {
-    // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
-    warn(
-      JSON.stringify({
-        time: new Date().toISOString(),
-        event: 'warning',
-        message:
-          'sessions are sealed (MCP_AUTH_SESSION_SECRET) and no rate limit is set: nothing bounds how many upstream sessions a caller opens, as each initialize opens one; set MCP_AUTH_RATE_LIMIT (e.g. 120/min), or bound sessions at the upstream',
-      }),
-    );
+/** The gateway's metrics, loaded only when they are on: a gateway without them never loads prom-client. */
+async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>, guardOptions: GuardOptions, sessions: () => number | undefined): Promise<GatewayMetrics> {
+  const { createGatewayMetrics } = await import('./gateway-metrics.js');
+  return createGatewayMetrics({ sessions, ...(config.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}) });
+}
+
+/** The upstream handler: the stdio upstream with its processes, or the HTTP proxy. */
+function createUpstream(
+  config: GatewayConfig,
+  parts: {
+    requestLog: RequestLog;
+    childLog: (event: ChildLogEvent) => void;
+    stdioStarts: StdioStartOutcomes;
+    resource: string;
+    upstreamCredentials: UpstreamCredentials | undefined;
+    metrics: GatewayMetrics | undefined;
+  },
+): UpstreamProxy | StdioUpstream {
+  const { requestLog, upstreamCredentials, metrics } = parts;
+  const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+  const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
+  if (config.stdio) {
+    return createStdioUpstream({ ...config.stdio, ...hooks, log: parts.childLog, stdioStarts: parts.stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
+  }
+  return createUpstreamProxy({
+    ...config.proxy!,
+    ...hooks,
+    ...(sessionSealer ? { sessionSealer } : {}),
+    ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
+    ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+  });
+}
+
+/** The rate-limit and DPoP replay stores shared through Redis (`MCP_AUTH_REDIS_URL`). */
+async function openRedisStores(config: GatewayConfig, redis: NonNullable<GatewayConfig['redis']>, resource: string, warn: LineSink): Promise<RedisStores> {
+  // Loaded only with a Redis URL: ioredis and rate-limiter-flexible are optional dependencies.
+  const { createRedisStores } = await import('../../redis/redis-stores.js');
+  return createRedisStores({
+    ...redis,
+    // Counts per resource unless MCP_AUTH_REDIS_KEY_PREFIX says otherwise: MCP servers sharing a Redis count apart.
+    resource,
+    names: { url: 'MCP_AUTH_REDIS_URL', failure: 'MCP_AUTH_REDIS_FAIL' },
+    ...(config.dpopReplayCache?.maxEntriesPerCaller !== undefined ? { replayCacheMaxPerCaller: config.dpopReplayCache.maxEntriesPerCaller } : {}),
+    onWarning: (message) => emitWarning(warn, message),
+  });
+}
+
+/** The guard, with the gateway's stores, metrics hooks and request log added to the options it was configured with. */
+function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, requestLog: RequestLog, metrics: GatewayMetrics | undefined, redisStores: RedisStores | undefined): Guard {
+  const userHook = guardOptions.onDecision;
+  return createGuard(
+    {
+      ...guardOptions,
+      ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
+      // The settings size the per-process replay cache; an application's own cache (guard options) wins.
+      ...(!redisStores && config.dpopReplayCache && guardOptions.dpopReplayCache === undefined ? { dpopReplayCache: createMemoryReplayCache(config.dpopReplayCache) } : {}),
+      ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
+      onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
+        requestLog.onDecision(event, request);
+        userHook?.(event, request);
+      },
+    },
+    ENV_SETTING_NAMES,
+  );
+}
+
+/**
+ * The gateway's request handler. Plain node:http: the gateway serves three kinds of path (the pipeline's, the
+ * health checks, anything else a 404), and a router would only add work per request.
+ */
+function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline, readiness: ReadinessCheck, requestLog: RequestLog): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) =>
+    requestLog.middleware(req, res, () => {
+      if (served.serve(req, res)) return;
+      if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+        writeJson(res, http.shuttingDown ? 503 : 200, { status: http.shuttingDown ? 'stopping' : 'ok' });
+        return;
+      }
+      if (requestPath(req) === '/readyz' && (req.method === 'GET' || req.method === 'HEAD')) {
+        if (http.shuttingDown) {
+          writeJson(res, 503, { status: 'stopping' });
+          return;
+        }
+        void readiness.check().then((report) => {
+          if (!res.writableEnded) writeJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not_ready', issuers: report.issuers, upstream: report.upstream });
+        });
+        return;
+      }
+      writeJson(res, 404, NOT_FOUND);
+    });
+}
+
+/** Message of the warning that sealed sessions have no per-caller bound. */
+const SEALED_SESSIONS_UNBOUNDED =
+  'sessions are sealed (MCP_AUTH_SESSION_SECRET) and no rate limit is set: nothing bounds how many upstream sessions a caller opens, as each initialize opens one; set MCP_AUTH_RATE_LIMIT (e.g. 120/min), or bound sessions at the upstream';
+
+/** The warnings of a gateway that has started: sessions nothing bounds, and (once known) a failed issuer discovery. */
+function warnAboutStart(config: GatewayConfig, guard: Guard, warn: LineSink): void {
+  // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
+  if (config.sessionSeal && config.proxy && config.guard.rateLimit === undefined) emitWarning(warn, SEALED_SESSIONS_UNBOUNDED);
+  guard.ready().catch((error: unknown) => {
+    // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
+    emitWarning(warn, discoveryFailureWarning(error, guard.options.issuers.length), { detail: explainFailure(error) });
+  });
+}
+
+/** Coverage listings in progress: shutdown stops them, so that no listing process outlives the gateway. */
+class CoverageListings {
+  private readonly running = new Set<Promise<PolicyCoverageReport>>();
+  private readonly aborter = new AbortController();
+
+  /** Aborted when shutdown starts. */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
   }
 
-  pipeline.guard.ready().catch((error: unknown) => {
-    // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
-    warn(
-      JSON.stringify({
-        time: new Date().toISOString(),
-        event: 'warning',
-        message: discoveryFailureWarning(error, guard.options.issuers.length),
-        detail: explainFailure(error),
-      }),
-    );
-  });
-
-  // Coverage listings in progress: shutdown stops them, so that no listing process outlives the gateway.
-  const listings = new Set<Promise<PolicyCoverageReport>>();
-  const listingsAbort = new AbortController();
-  let closing: Promise<void> | undefined;
-  const shutdown = (): Promise<void> => {
-    closing ??= (async () => {
-      shuttingDown = true;
-      policyWatch?.close();
-      listingsAbort.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      upstream.endStreams('get');
-      const deadline = Date.now() + config.shutdownTimeoutMs;
-      while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
-      // A stdio upstream resolves once every process it started has exited; so do the listings.
-      await upstream.close();
-      await Promise.allSettled([...listings]);
-      await redisStores?.close();
-      // Answers just ended still need a moment to flush before their connections go.
-      await Promise.race([closed, delay(500)]);
-      server.closeAllConnections();
-      await closed;
-      // Last, so that the drain itself can be watched.
-      await metricsListener?.close();
-    })();
-    return closing;
-  };
-
-  const guard = pipeline.guard;
-  const childLog = writeChildLog!;
-  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> => {
-    const report = reportPolicyCoverage({
-      config,
-      policy,
-      issuers: guard.options.issuers,
-      log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
-      warn,
-      childLog: (event) => childLog(event),
-      signal: listingsAbort.signal,
-      stdioStarts,
-      ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
-    });
-    listings.add(report);
-    void report.finally(() => listings.delete(report));
+  /** Holds `report` until it settles; returns it. */
+  track(report: Promise<PolicyCoverageReport>): Promise<PolicyCoverageReport> {
+    this.running.add(report);
+    void report.finally(() => this.running.delete(report));
     return report;
-  };
-  const reload = createPolicyReloader({
-    guard,
-    file: policyFile,
-    log: options.log ?? ((line: string) => void process.stdout.write(`${line}\n`)),
-    warn,
-    reportCoverage,
-    // Tool label values are the policy's tool names: they follow it.
-    ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics!.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
-  });
-  reloadPolicy = (trigger = 'call') => (shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
-  return { url, resource: guard.resource, server, proxy: upstream, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), shutdown };
+  }
+
+  abort(): void {
+    this.aborter.abort();
+  }
+
+  /** Resolves once every listing in progress has settled. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+}
+
+/**
+ * The graceful shutdown (see {@link RunningGateway.shutdown}): stop accepting, end GET streams, let requests in
+ * progress finish within `shutdownTimeoutMs`, close the upstream, the listings and the stores, then the server.
+ */
+async function shutdownGateway(config: GatewayConfig, http: GatewayHttpServer, parts: GatewayParts, listings: CoverageListings): Promise<void> {
+  const { server } = http;
+  const upstream = parts.proxy;
+  http.shuttingDown = true;
+  parts.policyWatch?.close();
+  listings.abort();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  upstream.endStreams('get');
+  const deadline = Date.now() + config.shutdownTimeoutMs;
+  while (upstream.inFlight > 0 && Date.now() < deadline) await delay(25);
+  // A stdio upstream resolves once every process it started has exited; so do the listings.
+  await upstream.close();
+  await listings.settled();
+  await parts.redisStores?.close();
+  // Answers just ended still need a moment to flush before their connections go.
+  await Promise.race([closed, delay(500)]);
+  server.closeAllConnections();
+  await closed;
+  // Last, so that the drain itself can be watched.
+  await parts.metricsListener?.close();
 }
 
 /**
@@ -351,7 +457,7 @@ const REFUSED_WARNING_INTERVAL_MS = 60_000;
  * A warning line for refused connections, at most one per {@link REFUSED_WARNING_INTERVAL_MS}: a flood of refused
  * connections must not become a flood of log lines. Each line counts the refusals since the previous one.
  */
-function rateLimitedWarning(warn: (line: string) => void): (refused: RefusedConnection) => void {
+function rateLimitedWarning(warn: LineSink): (refused: RefusedConnection) => void {
   let lastWarningAt = -Infinity;
   let unreported = 0;
   return ({ address, limit }) => {
@@ -359,14 +465,11 @@ function rateLimitedWarning(warn: (line: string) => void): (refused: RefusedConn
     const now = Date.now();
     if (now - lastWarningAt < REFUSED_WARNING_INTERVAL_MS) return;
     lastWarningAt = now;
-    warn(
-      JSON.stringify({
-        time: new Date(now).toISOString(),
-        event: 'warning',
-        message: `connections refused: more than ${limit} open from one client address (MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS; 0 behind a reverse proxy)`,
-        address,
-        refused: unreported,
-      }),
+    emitWarning(
+      warn,
+      `connections refused: more than ${limit} open from one client address (MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS; 0 behind a reverse proxy)`,
+      { address, refused: unreported },
+      new Date(now),
     );
     unreported = 0;
   };

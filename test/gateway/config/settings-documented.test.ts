@@ -9,11 +9,12 @@ import { GATEWAY_SETTINGS, gatewayHelp, parseGatewayArgs } from '../../../src/ga
 import { METRICS_SETTINGS } from '../../../src/gateway/config/metrics-config.js';
 import { SHARED_STORE_SETTINGS } from '../../../src/gateway/config/shared-store-config.js';
 import { UPSTREAM_AUTH_SETTINGS } from '../../../src/gateway/upstream-auth/upstream-auth-config.js';
+import type { SettingName } from '../../../src/core/kernel/setting-names.js';
 import { renderConfigurationReference, SETTING_GROUPS } from '../../../src/gateway/config/settings-reference.js';
 import { CONFIGURATION_PAGE, configurationPage } from '../../../docs/generate.js';
 
 const REGENERATE = 'run `npm run docs` and commit docs/configuration.md (whoever adds or changes a setting regenerates the page)';
-const documented = new Set(GATEWAY_SETTINGS.map((s) => s.env));
+const documented = new Set<string>(GATEWAY_SETTINGS.map((s) => s.env));
 
 test('docs/configuration.md is what `npm run docs` generates from the settings table', () => {
   const expected = configurationPage();
@@ -111,7 +112,8 @@ test('the library table names the option each variable of loadOptionsFromEnv set
 
 test('the page escapes what Markdown would act on, and leaves out empty groups', () => {
   const page = renderConfigurationReference({
-    settings: [{ env: 'MCP_AUTH_X', group: 'limits', flag: '--x', value: '<a|b>', description: 'Uses *stars* <b>, [links] and MCP_AUTH_Y.', defaultValue: 'RS*, PS*' }],
+    // A name no setting has: the renderer only lays out what it is given.
+    settings: [{ env: 'MCP_AUTH_X' as SettingName, group: 'limits', flag: '--x', value: '<a|b>', description: 'Uses *stars* <b>, [links] and MCP_AUTH_Y.', defaultValue: 'RS*, PS*' }],
     guardOptions: { x: 'MCP_AUTH_X', 'x.y': 'MCP_AUTH_X' },
     exampleServer: { host: '127.0.0.1', port: 3000 },
     apiReference: 'docs/api/index.html',

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigurationProblems } from '../../../src/core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
-import { GUARD_ENV_VARIABLES } from '../../../src/core/guard/load-options-from-env.js';
+import { GUARD_ENV_VARIABLES, loadOptionsFromEnv } from '../../../src/core/guard/load-options-from-env.js';
+import { findUnknownSettings } from '../../../src/core/kernel/unknown-settings.js';
 import { GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs } from '../../../src/gateway/config/gateway-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-problems-'));
@@ -28,7 +29,7 @@ function problemsOf(load: () => unknown): string[] {
 
 describe('gateway settings: unknown variables', () => {
   it('every guard variable is a row of the gateway settings table, so the two lists cannot disagree', () => {
-    const table = new Set(GATEWAY_SETTINGS.map((s) => s.env));
+    const table = new Set<string>(GATEWAY_SETTINGS.map((s) => s.env));
     for (const name of GUARD_ENV_VARIABLES) assert.ok(table.has(name), `${name} is read by the guard but is no gateway setting`);
   });
 
@@ -44,6 +45,18 @@ describe('gateway settings: unknown variables', () => {
     assert.deepEqual(problemsOf(() => loadGatewayConfig({ ...base, MCP_AUTH_UPSTREAM_COMAND: 'x' })), ['MCP_AUTH_UPSTREAM_COMAND: is not a setting; did you mean MCP_AUTH_UPSTREAM_COMMAND?']);
     assert.deepEqual(problemsOf(() => loadGatewayConfig({ ...base, MCP_AUTH_METRIC_PORT: '9464' })), ['MCP_AUTH_METRIC_PORT: is not a setting; did you mean MCP_AUTH_METRICS_PORT?']);
     assert.equal(loadGatewayConfig({ ...base, MCP_AUTH_METRICS_PORT: '0', MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS: '1000' }).metrics?.port, 0);
+  });
+
+  it("a gateway setting found by the library's loader is named as the gateway's; a typo of one is still no setting", () => {
+    assert.deepEqual(findUnknownSettings({ MCP_AUTH_METRICS_PORT: '9464', MCP_AUTH_METRICS_PROT: '1', HOST: '0.0.0.0' }, GUARD_ENV_VARIABLES), [
+      { name: 'MCP_AUTH_METRICS_PORT', gatewaySetting: true },
+      { name: 'MCP_AUTH_METRICS_PROT' },
+    ]);
+    assert.deepEqual(problemsOf(() => loadOptionsFromEnv({ MCP_AUTH_ISSUER: 'https://as.example.com', MCP_AUTH_RESOURCE: 'https://mcp.example.com/mcp', MCP_AUTH_UPSTREAM: 'x' })), [
+      'MCP_AUTH_UPSTREAM: is a setting of the gateway (npx mcp-oauth-guard), which this program does not read; unset it here',
+    ]);
+    // The gateway reads them all: none is unknown there.
+    assert.deepEqual(findUnknownSettings({ MCP_AUTH_METRICS_PORT: '9464' }, GATEWAY_SETTINGS.map((setting) => setting.env)), []);
   });
 });
 

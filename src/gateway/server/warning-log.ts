@@ -1,0 +1,37 @@
+/**
+ * The gateway's warnings: one JSON line each, `{ time, event: "warning", message, …fields }`, written to a sink
+ * (stderr unless `startGateway`'s `warn` option says otherwise). Every warning of the gateway (start-up, policy
+ * coverage and reloads, the shared store, refused connections) is formatted and written here, so that each line
+ * has the same shape and log alerts can match `event` and `message`. Never a token in a field.
+ */
+
+/** Receives each log line (JSON, without its newline). */
+export type LineSink = (line: string) => void;
+
+/** The default warning sink: stderr, one line each. */
+export const writeWarningToStderr: LineSink = (line) => void process.stderr.write(`${line}\n`);
+
+/** Writes one log line; a sink that throws is ignored, since logging must never break serving. */
+export function writeSafely(write: LineSink, line: string): void {
+  try {
+    write(line);
+  } catch {
+    // Logging must never break serving.
+  }
+}
+
+/**
+ * One warning as its JSON line. `message` is a fixed sentence (alerts match it); what varies goes in `fields`.
+ *
+ * @example
+ * formatWarning('the policy file is no longer watched; reload it with SIGHUP', { detail: 'ENOENT' });
+ * // {"time":"…","event":"warning","message":"the policy file is no longer watched; reload it with SIGHUP","detail":"ENOENT"}
+ */
+export function formatWarning(message: string, fields: Readonly<Record<string, unknown>> = {}, at: Date = new Date()): string {
+  return JSON.stringify({ time: at.toISOString(), event: 'warning', message, ...fields });
+}
+
+/** Formats one warning ({@link formatWarning}) and writes it to `sink` ({@link writeSafely}). */
+export function emitWarning(sink: LineSink, message: string, fields?: Readonly<Record<string, unknown>>, at?: Date): void {
+  writeSafely(sink, formatWarning(message, fields, at));
+}
