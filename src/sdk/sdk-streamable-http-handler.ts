@@ -14,9 +14,12 @@ import { createPendingRequestIds, type PendingRequestIds } from '../core/mcp/pen
 import { filterMessage, UNKNOWN_REQUEST } from '../core/policy/response-filter.js';
 import { checkInteger, checkNumber } from '../core/kernel/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session/session-registry.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../core/session/session-defaults.js';
+import type { SessionRefusal } from '../core/session/session-gate.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
+import { passSessionGate, type SessionRefusedHook } from '../http/session-gate.js';
 import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
 
 /**
@@ -70,16 +73,21 @@ export interface SdkStreamableHttpHandlerOptions {
    * be globally unique and cryptographically secure"). Default `crypto.randomUUID`.
    */
   sessionIdGenerator?: () => string;
-  /** Most open sessions in all; at the limit, creating one closes the least recently used. Default 1000. */
+  /**
+   * Most open sessions in all; at the limit, creating one closes the least recently used. Default 10 000
+   * (`DEFAULT_MAX_SESSIONS`, the gateway's too).
+   */
   maxSessions?: number;
   /**
    * Most open sessions per caller (issuer, subject and client of the token); at the limit, creating one
-   * closes that caller's least recently used session, so one caller cannot crowd out the others. Default 16.
+   * closes that caller's least recently used session, so one caller cannot crowd out the others. Default 16
+   * (`DEFAULT_MAX_SESSIONS_PER_CALLER`, the gateway's too).
    */
   maxSessionsPerCaller?: number;
   /**
    * A session with no request in flight and no open stream for this long is closed, in milliseconds.
-   * Default 1 800 000 (30 minutes). `0` disables the idle timeout.
+   * Default 3 600 000 (one hour, `DEFAULT_SESSION_IDLE_TIMEOUT_MS`, the gateway's too). `0` disables the idle
+   * timeout.
    */
   sessionIdleTimeoutMs?: number;
   /** Passed to every SDK transport. */
@@ -122,10 +130,6 @@ const resumingRequest = new AsyncLocalStorage<HttpHandlerContext>();
 
 type Session = BoundSession<SdkSession>;
 
-const DEFAULT_MAX_SESSIONS = 1000;
-const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
-const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-const SESSION_NOT_FOUND = -32001;
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
  * `mcpOAuthGuard`, through the SDK's own `StreamableHTTPServerTransport`. The guard authenticates and
@@ -175,9 +179,11 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
   const generateId = options.sessionIdGenerator ?? randomUUID;
   const maxSessions = checkInteger(options.maxSessions, 'options.maxSessions', DEFAULT_MAX_SESSIONS);
   const maxPerCaller = checkInteger(options.maxSessionsPerCaller, 'options.maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
-  const idleTimeoutMs = checkNumber(options.sessionIdleTimeoutMs, 'options.sessionIdleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
+  const idleTimeoutMs = checkNumber(options.sessionIdleTimeoutMs, 'options.sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
   const transportOptions: SdkTransportOptions = options.transportOptions ?? {};
   const onSessionRefused = options.onSessionRefused;
+  // The session gate's hook, adapted once to the adapter's audit event.
+  const onRefused: SessionRefusedHook | undefined = onSessionRefused && ((req, refusal, auth) => report(onSessionRefused, refusal, auth, req.method ?? 'POST'));
   const registry = createSessionRegistry<SdkSession>({
     maxSessions,
     maxSessionsPerCaller: maxPerCaller,
@@ -229,13 +235,8 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
       return;
     }
-    const found = registry.lookup(header, context.auth);
-    if ('refused' in found) {
-      report(found.refused, header, context.auth, req.method ?? 'POST');
-      writeJson(res, 404, jsonRpcError(id, SESSION_NOT_FOUND, 'Session not found'));
-      return;
-    }
-    const session = found.session;
+    const session = passSessionGate(registry, header, req, res, context.auth, onRefused);
+    if (session === undefined) return;
     const entry = req.method === 'POST' && req.body ? recordRequest(pendingIds, session, req.body, context) : undefined;
     if (typeof entry === 'string') {
       writePendingIdRefusal(res, entry, id!);
@@ -345,17 +346,6 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     sweeper = undefined;
   }
 
-  function report(reason: SessionRefusalReason, sessionId: string, auth: AuthInfo, httpMethod: string): void {
-    if (!onSessionRefused) return;
-    const event: SessionRefusedEvent = { reason, sessionId, clientId: auth.clientId, httpMethod };
-    if (auth.extra.sub !== undefined) event.subject = auth.extra.sub;
-    try {
-      onSessionRefused(event);
-    } catch {
-      // Auditing must never break serving.
-    }
-  }
-
   return {
     kind: 'http',
     supportsGet: stateful,
@@ -373,6 +363,14 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       await Promise.all(all.map((session) => session.value.transport.close().catch(() => {})));
     },
   };
+}
+
+/** Tells the adapter's audit hook of a refused session (the session gate ignores errors it throws). */
+function report(onSessionRefused: (event: SessionRefusedEvent) => void, refusal: SessionRefusal, auth: AuthInfo, httpMethod: string): void {
+  // The registry's reasons only: a sealed id's reasons are the gateway's.
+  const event: SessionRefusedEvent = { reason: refusal.reason as SessionRefusalReason, sessionId: refusal.sessionId, clientId: auth.clientId, httpMethod };
+  if (auth.extra.sub !== undefined) event.subject = auth.extra.sub;
+  onSessionRefused(event);
 }
 
 /**
