@@ -15,20 +15,23 @@ export { loadGatewayConfig, type GatewayConfig } from './config/gateway-config.j
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
 export type { SharedStoreConfig } from './config/shared-store-config.js';
 export type { SessionSealConfig } from './config/session-seal-config.js';
+export { createUpstreamProxy, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream/http/upstream-proxy.js';
 export {
-  createUpstreamProxy,
   GATEWAY_JSONRPC_CODE,
   SESSION_NOT_FOUND_JSONRPC_CODE,
-  type IdentityHeaderNames,
   type SessionRefusal,
   type SessionRefusalReason,
   type SealedSessionRefusalReason,
-  type UpstreamProxy,
-  type UpstreamProxyOptions,
+  type Upstream,
+  type UpstreamExchange,
   type UpstreamFailure,
   type UpstreamFailureReason,
-  type UpstreamExchange,
-} from './upstream/http/upstream-proxy.js';
+  type UpstreamForwarding,
+  type UpstreamHooks,
+  type UpstreamLifecycle,
+  type UpstreamProxy,
+  type UpstreamTransport,
+} from './upstream/upstream.js';
 export {
   clientCredentials,
   staticCredentials,

@@ -13,10 +13,13 @@ import { ConfigurationError } from '../core/kernel/errors.js';
 import { createPendingRequestIds, type PendingRequestIds } from '../core/mcp/pending-request-ids.js';
 import { filterMessage, UNKNOWN_REQUEST } from '../core/policy/response-filter.js';
 import { checkInteger, checkNumber } from '../core/kernel/settings.js';
-import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionReservation } from '../core/session/session-registry.js';
+import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionRegistry, type SessionReservation } from '../core/session/session-registry.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../core/session/session-defaults.js';
+import type { SessionRefusal } from '../core/session/session-gate.js';
 import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
+import { passSessionGate, type SessionRefusedHook } from '../http/session-gate.js';
 import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
 
 /**
@@ -70,16 +73,21 @@ export interface SdkStreamableHttpHandlerOptions {
    * be globally unique and cryptographically secure"). Default `crypto.randomUUID`.
    */
   sessionIdGenerator?: () => string;
-  /** Most open sessions in all; at the limit, creating one closes the least recently used. Default 1000. */
+  /**
+   * Most open sessions in all; at the limit, creating one closes the least recently used. Default 10 000
+   * (`DEFAULT_MAX_SESSIONS`, the gateway's too).
+   */
   maxSessions?: number;
   /**
    * Most open sessions per caller (issuer, subject and client of the token); at the limit, creating one
-   * closes that caller's least recently used session, so one caller cannot crowd out the others. Default 16.
+   * closes that caller's least recently used session, so one caller cannot crowd out the others. Default 16
+   * (`DEFAULT_MAX_SESSIONS_PER_CALLER`, the gateway's too).
    */
   maxSessionsPerCaller?: number;
   /**
    * A session with no request in flight and no open stream for this long is closed, in milliseconds.
-   * Default 1 800 000 (30 minutes). `0` disables the idle timeout.
+   * Default 3 600 000 (one hour, `DEFAULT_SESSION_IDLE_TIMEOUT_MS`, the gateway's too). `0` disables the idle
+   * timeout.
    */
   sessionIdleTimeoutMs?: number;
   /** Passed to every SDK transport. */
@@ -122,10 +130,6 @@ const resumingRequest = new AsyncLocalStorage<HttpHandlerContext>();
 
 type Session = BoundSession<SdkSession>;
 
-const DEFAULT_MAX_SESSIONS = 1000;
-const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
-const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-const SESSION_NOT_FOUND = -32001;
 /**
  * Serves an MCP server built with the official TypeScript SDK (1.x, `@modelcontextprotocol/sdk`) behind
  * `mcpOAuthGuard`, through the SDK's own `StreamableHTTPServerTransport`. The guard authenticates and
@@ -172,49 +176,86 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     throw new ConfigurationError('options.createServer', 'is required: a function returning a new McpServer');
   }
   const stateful = options.stateful ?? false;
-  const generateId = options.sessionIdGenerator ?? randomUUID;
-  const maxSessions = checkInteger(options.maxSessions, 'options.maxSessions', DEFAULT_MAX_SESSIONS);
-  const maxPerCaller = checkInteger(options.maxSessionsPerCaller, 'options.maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
-  const idleTimeoutMs = checkNumber(options.sessionIdleTimeoutMs, 'options.sessionIdleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   const transportOptions: SdkTransportOptions = options.transportOptions ?? {};
-  const onSessionRefused = options.onSessionRefused;
-  const registry = createSessionRegistry<SdkSession>({
-    maxSessions,
-    maxSessionsPerCaller: maxPerCaller,
-    idleTimeoutMs,
-    // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it, and the ids of
-    // its requests in progress, which the SDK aborts without answering.
-    onForget: (session) => {
-      forgetPending(session.id, session.value);
-      void session.value.transport.close().catch(() => {});
+  const sessions = new StatefulSdkSessions(options, transportOptions);
+  const createServer = options.createServer;
+  return {
+    kind: 'http',
+    supportsGet: stateful,
+    supportsDelete: stateful,
+    get sessionCount() {
+      return sessions.size;
     },
+    handle(req, res, context) {
+      return stateful ? sessions.handle(req, res, context) : serveStateless(createServer, transportOptions, req, res);
+    },
+    close() {
+      return sessions.close();
+    },
+  };
+}
+
+/** Stateless: a new server and transport for each request, closed when its answer is done. */
+async function serveStateless(createServer: SdkStreamableHttpHandlerOptions['createServer'], transportOptions: SdkTransportOptions, req: GuardedRequest, res: ServerResponse): Promise<void> {
+  const server = await createServer();
+  const transport = new StreamableHTTPServerTransport({
+    ...transportOptions,
+    sessionIdGenerator: undefined,
+    enableDnsRebindingProtection: false,
   });
+  res.once('close', () => {
+    void transport.close().catch(() => {});
+  });
+  await server.connect(transport);
+  hideCredentials(req);
+  await transport.handleRequest(req, res, req.body);
+}
+
+/**
+ * Stateful mode: the sessions, each an SDK server and transport bound to its caller in the registry, behind the
+ * session gate; the ids of their requests in progress; and the sweeper that closes idle ones.
+ */
+class StatefulSdkSessions {
+  private readonly createServer: SdkStreamableHttpHandlerOptions['createServer'];
+  private readonly generateId: () => string;
+  private readonly idleTimeoutMs: number;
+  private readonly registry: SessionRegistry<SdkSession>;
   // The ids of each session's requests in progress (bounded per session), so that a reused one is refused.
-  const pendingIds = createPendingRequestIds();
-  let sweeper: NodeJS.Timeout | undefined;
+  private readonly pendingIds = createPendingRequestIds();
+  /** The session gate's hook, adapted once to the adapter's audit event. */
+  private readonly onRefused: SessionRefusedHook | undefined;
+  private sweeper: NodeJS.Timeout | undefined = undefined;
 
-  /** Gives back the ids of a session that ended: with an event store a claim is otherwise released only by a response sent. */
-  function forgetPending(sessionId: string, state: SdkSession): void {
-    pendingIds.forgetSession(sessionId);
-    state.pending.clear();
+  constructor(
+    options: SdkStreamableHttpHandlerOptions,
+    private readonly transportOptions: SdkTransportOptions,
+  ) {
+    this.createServer = options.createServer;
+    this.generateId = options.sessionIdGenerator ?? randomUUID;
+    const maxSessions = checkInteger(options.maxSessions, 'options.maxSessions', DEFAULT_MAX_SESSIONS);
+    const maxPerCaller = checkInteger(options.maxSessionsPerCaller, 'options.maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
+    this.idleTimeoutMs = checkNumber(options.sessionIdleTimeoutMs, 'options.sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
+    const onSessionRefused = options.onSessionRefused;
+    this.onRefused = onSessionRefused && ((req, refusal, auth) => report(onSessionRefused, refusal, auth, req.method ?? 'POST'));
+    this.registry = createSessionRegistry<SdkSession>({
+      maxSessions,
+      maxSessionsPerCaller: maxPerCaller,
+      idleTimeoutMs: this.idleTimeoutMs,
+      // A session leaving the registry (evicted, expired, cleared) takes its SDK transport with it, and the ids of
+      // its requests in progress, which the SDK aborts without answering.
+      onForget: (session) => {
+        this.forgetPending(session.id, session.value);
+        void session.value.transport.close().catch(() => {});
+      },
+    });
   }
 
-  async function handleStateless(req: GuardedRequest, res: ServerResponse): Promise<void> {
-    const server = await options.createServer();
-    const transport = new StreamableHTTPServerTransport({
-      ...transportOptions,
-      sessionIdGenerator: undefined,
-      enableDnsRebindingProtection: false,
-    });
-    res.once('close', () => {
-      void transport.close().catch(() => {});
-    });
-    await server.connect(transport);
-    hideCredentials(req);
-    await transport.handleRequest(req, res, req.body);
+  /** Number of open sessions. */
+  get size(): number {
+    return this.registry.size;
   }
 
-  async function handleStateful(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+  async handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const header = req.headers['mcp-session-id'];
     const id = requestIdOf(req.body);
     if (Array.isArray(header)) {
@@ -223,20 +264,15 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     }
     if (header === undefined) {
       if (req.method === 'POST' && req.body && 'method' in req.body && req.body.method === 'initialize' && 'id' in req.body) {
-        await openSession(req, res, context.auth, id);
+        await this.openSession(req, res, context.auth, id);
         return;
       }
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
       return;
     }
-    const found = registry.lookup(header, context.auth);
-    if ('refused' in found) {
-      report(found.refused, header, context.auth, req.method ?? 'POST');
-      writeJson(res, 404, jsonRpcError(id, SESSION_NOT_FOUND, 'Session not found'));
-      return;
-    }
-    const session = found.session;
-    const entry = req.method === 'POST' && req.body ? recordRequest(pendingIds, session, req.body, context) : undefined;
+    const session = passSessionGate(this.registry, header, req, res, context.auth, this.onRefused);
+    if (session === undefined) return;
+    const entry = req.method === 'POST' && req.body ? recordRequest(this.pendingIds, session, req.body, context) : undefined;
     if (typeof entry === 'string') {
       writePendingIdRefusal(res, entry, id!);
       return;
@@ -252,7 +288,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       // request's response that reuses the id. Without an event store, a response not sent by the time its
       // stream closed is sent nowhere, so its entry can go too; with one, it may still be stored for a
       // replay and must be filtered then.
-      if (entry && (res.statusCode >= 400 || !transportOptions.eventStore)) forgetRequest(session.value.pending, entry);
+      if (entry && (res.statusCode >= 400 || !this.transportOptions.eventStore)) forgetRequest(session.value.pending, entry);
     });
     hideCredentials(req);
     // A resumed stream replays stored events: filter them again with this request's filter, so that a policy
@@ -264,9 +300,9 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     await session.value.transport.handleRequest(req, res, req.body);
   }
 
-  async function openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
+  private async openSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, id: JsonRpcId | null): Promise<void> {
     // The slot is taken before the first await and given back in `finally` unless the session got it.
-    const reservation = registry.reserve(auth);
+    const reservation = this.registry.reserve(auth);
     if (reservation === 'no_identity') {
       writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: stateful sessions need an identified caller'));
       return;
@@ -276,31 +312,31 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
       return;
     }
     try {
-      await connectSession(req, res, auth, reservation);
+      await this.connectSession(req, res, auth, reservation);
     } finally {
       reservation.release();
     }
   }
 
-  async function connectSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, reservation: SessionReservation<SdkSession>): Promise<void> {
-    const server = await options.createServer();
+  private async connectSession(req: GuardedRequest, res: ServerResponse, auth: AuthInfo, reservation: SessionReservation<SdkSession>): Promise<void> {
+    const server = await this.createServer();
     let session: Session | undefined;
     const state: SdkSession = { transport: undefined as unknown as StreamableHTTPServerTransport, pending: new Map(), latest: undefined };
     // The id is chosen here so the event store can be scoped to this one session.
-    const sessionId = generateId();
+    const sessionId = this.generateId();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      ...transportOptions,
-      ...(transportOptions.eventStore ? { eventStore: scopeEventStore(transportOptions.eventStore, sessionId) } : {}),
+      ...this.transportOptions,
+      ...(this.transportOptions.eventStore ? { eventStore: scopeEventStore(this.transportOptions.eventStore, sessionId) } : {}),
       sessionIdGenerator: () => sessionId,
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
         if (reservation.bind(sessionId, state) !== 'bound') return;
-        const found = registry.lookup(sessionId, auth);
+        const found = this.registry.lookup(sessionId, auth);
         if (!('session' in found)) return;
         session = found.session;
         session.acquire();
-        startSweeper();
+        this.startSweeper();
       },
     });
     (state as { transport: StreamableHTTPServerTransport }).transport = transport;
@@ -313,9 +349,9 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     transport.send = (message, sendOptions) => sendUnfiltered(filterOutgoing(state, message), sendOptions);
     // Set before connect: the SDK server chains its own close handler after this one.
     transport.onclose = () => {
-      if (session) registry.forget(session.id, false);
-      forgetPending(sessionId, state);
-      if (registry.size === 0) stopSweeper();
+      if (session) this.registry.forget(session.id, false);
+      this.forgetPending(sessionId, state);
+      if (this.registry.size === 0) this.stopSweeper();
     };
     res.once('close', () => {
       if (session) {
@@ -330,49 +366,42 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     await transport.handleRequest(req, res, req.body);
   }
 
-  function startSweeper(): void {
-    if (sweeper !== undefined || idleTimeoutMs === 0) return;
-    const every = Math.min(60_000, Math.max(10, Math.floor(idleTimeoutMs / 2)));
-    sweeper = setInterval(() => {
-      registry.sweep();
-      if (registry.size === 0) stopSweeper();
+  /** Gives back the ids of a session that ended: with an event store a claim is otherwise released only by a response sent. */
+  private forgetPending(sessionId: string, state: SdkSession): void {
+    this.pendingIds.forgetSession(sessionId);
+    state.pending.clear();
+  }
+
+  private startSweeper(): void {
+    if (this.sweeper !== undefined || this.idleTimeoutMs === 0) return;
+    const every = Math.min(60_000, Math.max(10, Math.floor(this.idleTimeoutMs / 2)));
+    this.sweeper = setInterval(() => {
+      this.registry.sweep();
+      if (this.registry.size === 0) this.stopSweeper();
     }, every);
-    sweeper.unref();
+    this.sweeper.unref();
   }
 
-  function stopSweeper(): void {
-    if (sweeper !== undefined) clearInterval(sweeper);
-    sweeper = undefined;
+  private stopSweeper(): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
-  function report(reason: SessionRefusalReason, sessionId: string, auth: AuthInfo, httpMethod: string): void {
-    if (!onSessionRefused) return;
-    const event: SessionRefusedEvent = { reason, sessionId, clientId: auth.clientId, httpMethod };
-    if (auth.extra.sub !== undefined) event.subject = auth.extra.sub;
-    try {
-      onSessionRefused(event);
-    } catch {
-      // Auditing must never break serving.
-    }
+  /** Closes every session and stops the sweeper. */
+  async close(): Promise<void> {
+    this.stopSweeper();
+    const all = [...this.registry.sessions()];
+    for (const session of all) this.registry.forget(session.id, false);
+    await Promise.all(all.map((session) => session.value.transport.close().catch(() => {})));
   }
+}
 
-  return {
-    kind: 'http',
-    supportsGet: stateful,
-    supportsDelete: stateful,
-    get sessionCount() {
-      return registry.size;
-    },
-    handle(req, res, context) {
-      return stateful ? handleStateful(req, res, context) : handleStateless(req, res);
-    },
-    async close() {
-      stopSweeper();
-      const all = [...registry.sessions()];
-      for (const session of all) registry.forget(session.id, false);
-      await Promise.all(all.map((session) => session.value.transport.close().catch(() => {})));
-    },
-  };
+/** Tells the adapter's audit hook of a refused session (the session gate ignores errors it throws). */
+function report(onSessionRefused: (event: SessionRefusedEvent) => void, refusal: SessionRefusal, auth: AuthInfo, httpMethod: string): void {
+  // The registry's reasons only: a sealed id's reasons are the gateway's.
+  const event: SessionRefusedEvent = { reason: refusal.reason as SessionRefusalReason, sessionId: refusal.sessionId, clientId: auth.clientId, httpMethod };
+  if (auth.extra.sub !== undefined) event.subject = auth.extra.sub;
+  onSessionRefused(event);
 }
 
 /**

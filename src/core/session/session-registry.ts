@@ -97,12 +97,233 @@ export interface SessionRegistry<T = undefined> {
   clear(): void;
 }
 
-interface Entry<T> extends BoundSession<T> {
-  readonly owner: string;
+/** One session held: its owner ({@link callerKey}), when it was last used, and how many exchanges it has in progress. */
+class Entry<T> implements BoundSession<T> {
   lastSeen: number;
-  active: number;
+  active = 0;
+
+  constructor(
+    private readonly registry: BoundedSessionRegistry<T>,
+    readonly id: string,
+    readonly owner: string,
+    readonly value: T,
+  ) {
+    this.lastSeen = registry.now();
+  }
+
+  acquire(): void {
+    // Taken right after the lookup that touched it; an active session never expires, and release touches.
+    this.active++;
+  }
+
+  release(): void {
+    this.active--;
+    this.registry.touchIfHeld(this);
+  }
 }
 
+/**
+ * The registry: a `Map` whose order is least recently used first (every use moves an entry to the end), and the
+ * owners of the sessions being opened, one element per slot.
+ */
+class BoundedSessionRegistry<T> implements SessionRegistry<T> {
+  readonly now: () => number;
+  private readonly maxSessions: number;
+  private readonly maxPerCaller: number | undefined;
+  private readonly idleTimeoutMs: number;
+  private readonly evict: boolean;
+  private readonly onForget: ((session: BoundSession<T>) => void) | undefined;
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly opening: string[] = [];
+
+  constructor(options: SessionRegistryOptions<T>) {
+    this.maxSessions = options.maxSessions;
+    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.maxPerCaller = options.maxSessionsPerCaller;
+    this.evict = options.evict ?? true;
+    this.now = options.now ?? Date.now;
+    this.onForget = options.onForget;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  lookup(sessionId: string, auth: AuthInfo): { session: BoundSession<T> } | { refused: SessionRefusalReason } {
+    const owner = callerKey(auth);
+    if (owner === undefined) return { refused: 'session_no_identity' };
+    const entry = this.entries.get(sessionId);
+    if (entry === undefined) return { refused: 'session_unknown' };
+    if (this.expired(entry, this.now())) {
+      this.remove(entry);
+      return { refused: 'session_unknown' };
+    }
+    if (entry.owner !== owner) return { refused: 'session_owner_mismatch' };
+    this.touch(entry);
+    return { session: entry };
+  }
+
+  bind(sessionId: string, auth: AuthInfo, value?: T): BindOutcome {
+    const owner = callerKey(auth);
+    if (owner === undefined) return 'no_identity';
+    return this.bindOwned(sessionId, owner, value as T, false);
+  }
+
+  reserve(auth: AuthInfo): SessionReservation<T> | 'no_identity' | 'busy' {
+    const owner = callerKey(auth);
+    if (owner === undefined) return 'no_identity';
+    this.sweep();
+    // Synchronous on purpose: the slot is taken before anything else can run. Nothing is evicted unless
+    // the slot can then be had.
+    if (this.admit(owner) !== undefined) return 'busy';
+    this.opening.push(owner);
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      this.opening.splice(this.opening.indexOf(owner), 1);
+    };
+    return {
+      bind: (sessionId, value) => {
+        release();
+        return this.bindOwned(sessionId, owner, value, true);
+      },
+      release,
+    };
+  }
+
+  forget(sessionId: string, notify = true): void {
+    const entry = this.entries.get(sessionId);
+    if (entry) this.remove(entry, notify);
+  }
+
+  /** Drops expired entries from the old end; stops at the first entry used within the timeout. */
+  sweep(): void {
+    if (this.idleTimeoutMs === 0) return;
+    const at = this.now();
+    const gone: Entry<T>[] = [];
+    for (const entry of this.entries.values()) {
+      if (at - entry.lastSeen < this.idleTimeoutMs) break;
+      if (entry.active <= 0) gone.push(entry);
+    }
+    for (const entry of gone) this.remove(entry);
+  }
+
+  sessions(): IterableIterator<BoundSession<T>> {
+    return this.entries.values();
+  }
+
+  clear(): void {
+    for (const entry of [...this.entries.values()]) this.remove(entry);
+  }
+
+  /** Marks a use of `entry` when it is still held: one forgotten meanwhile must stay forgotten. */
+  touchIfHeld(entry: Entry<T>): void {
+    if (this.entries.get(entry.id) === entry) this.touch(entry);
+  }
+
+  private touch(entry: Entry<T>): void {
+    entry.lastSeen = this.now();
+    this.entries.delete(entry.id);
+    this.entries.set(entry.id, entry);
+  }
+
+  private expired(entry: Entry<T>, at: number): boolean {
+    return this.idleTimeoutMs > 0 && entry.active <= 0 && at - entry.lastSeen >= this.idleTimeoutMs;
+  }
+
+  private remove(entry: Entry<T>, notify = true): void {
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    if (!notify || !this.onForget) return;
+    try {
+      this.onForget(entry);
+    } catch {
+      // Releasing what a session holds must never break serving.
+    }
+  }
+
+  /** How many sessions `owner` holds and is opening. */
+  private countOwned(owner: string): { own: number; opening: number } {
+    let own = 0;
+    let opening = 0;
+    for (const entry of this.entries.values()) if (entry.owner === owner) own++;
+    for (const o of this.opening) if (o === owner) opening++;
+    return { own, opening };
+  }
+
+  /** Forgets the caller's least recently used sessions (idle ones first) until one more fits; false if none can go. */
+  private makeRoomForCaller(owner: string): boolean {
+    if (this.maxPerCaller === undefined) return true;
+    const own: Entry<T>[] = [];
+    for (const entry of this.entries.values()) if (entry.owner === owner) own.push(entry);
+    let count = own.length + this.countOwned(owner).opening;
+    while (count >= this.maxPerCaller) {
+      if (own.length === 0) return false;
+      const at = own.findIndex((entry) => entry.active <= 0);
+      const [victim] = own.splice(at === -1 ? 0 : at, 1);
+      this.remove(victim!);
+      count--;
+    }
+    return true;
+  }
+
+  /** Whether one more session of `owner` can be made room for (an open session to evict where a limit is reached). */
+  private canMakeRoom(owner: string): boolean {
+    const { own, opening } = this.countOwned(owner);
+    if (this.maxPerCaller !== undefined && own + opening >= this.maxPerCaller && own === 0) return false;
+    return this.entries.size + this.opening.length < this.maxSessions || this.entries.size > 0;
+  }
+
+  /** Without eviction: which bound one more session of `owner` would exceed, if any. */
+  private boundReached(owner: string): 'full' | 'caller_full' | undefined {
+    if (this.maxPerCaller !== undefined) {
+      const { own, opening } = this.countOwned(owner);
+      if (own + opening >= this.maxPerCaller) return 'caller_full';
+    }
+    return this.entries.size + this.opening.length >= this.maxSessions ? 'full' : undefined;
+  }
+
+  /** Makes room for one more session of `owner` by the configured rule; the bound that refused it, if one did. */
+  private admit(owner: string): 'full' | 'caller_full' | undefined {
+    if (!this.evict) return this.boundReached(owner);
+    return this.canMakeRoom(owner) && this.makeRoomForCaller(owner) && this.makeRoom() ? undefined : 'full';
+  }
+
+  /** Evicts least recently used sessions (idle ones first) until one more fits; false if none can go. */
+  private makeRoom(): boolean {
+    while (this.entries.size + this.opening.length >= this.maxSessions) {
+      let victim: Entry<T> | undefined;
+      for (const entry of this.entries.values()) {
+        victim ??= entry;
+        if (entry.active <= 0) {
+          victim = entry;
+          break;
+        }
+      }
+      if (!victim) return false;
+      this.remove(victim);
+    }
+    return true;
+  }
+
+  private bindOwned(sessionId: string, owner: string, value: T, reserved: boolean): BindOutcome {
+    const existing = this.entries.get(sessionId);
+    if (existing !== undefined && !this.expired(existing, this.now())) {
+      if (existing.owner !== owner) return 'conflict';
+      this.touch(existing);
+      return 'known';
+    }
+    if (existing !== undefined) this.remove(existing);
+    if (!reserved) {
+      this.sweep();
+      const refused = this.admit(owner);
+      if (refused !== undefined) return refused;
+    }
+    this.entries.set(sessionId, new Entry(this, sessionId, owner, value));
+    return 'bound';
+  }
+}
 
 /**
  * Creates a session registry: `Mcp-Session-Id` → owner ({@link callerKey}), so that a session id is never
@@ -113,203 +334,12 @@ interface Entry<T> extends BoundSession<T> {
  * with nothing in progress, or with `evict: false` the new session refused), counting sessions still being opened; entries expire after `idleTimeoutMs`
  * without use. Expiry is checked when a session is looked up and swept from the least recently used end
  * when one is bound; `sweep()` does it on demand for adapters that must release what sessions hold.
+ *
+ * @example
+ * const registry = createSessionRegistry({ maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS });
+ * registry.bind(issuedId, auth); // 'bound'
+ * registry.lookup(issuedId, otherCaller); // { refused: 'session_owner_mismatch' }
  */
 export function createSessionRegistry<T = undefined>(options: SessionRegistryOptions<T>): SessionRegistry<T> {
-  const { maxSessions, idleTimeoutMs } = options;
-  const maxPerCaller = options.maxSessionsPerCaller;
-  const evict = options.evict ?? true;
-  const now = options.now ?? Date.now;
-  const onForget = options.onForget;
-  // Map order is least recently used first: every use moves an entry to the end.
-  const entries = new Map<string, Entry<T>>();
-  // Owners of sessions being opened, one element per slot.
-  const opening: string[] = [];
-
-  function touch(entry: Entry<T>): void {
-    entry.lastSeen = now();
-    entries.delete(entry.id);
-    entries.set(entry.id, entry);
-  }
-
-  function expired(entry: Entry<T>, at: number): boolean {
-    return idleTimeoutMs > 0 && entry.active <= 0 && at - entry.lastSeen >= idleTimeoutMs;
-  }
-
-  function remove(entry: Entry<T>, notify = true): void {
-    if (entries.get(entry.id) !== entry) return;
-    entries.delete(entry.id);
-    if (!notify || !onForget) return;
-    try {
-      onForget(entry);
-    } catch {
-      // Releasing what a session holds must never break serving.
-    }
-  }
-
-  /** Drops expired entries from the old end; stops at the first entry used within the timeout. */
-  function sweep(): void {
-    if (idleTimeoutMs === 0) return;
-    const at = now();
-    const gone: Entry<T>[] = [];
-    for (const entry of entries.values()) {
-      if (at - entry.lastSeen < idleTimeoutMs) break;
-      if (entry.active <= 0) gone.push(entry);
-    }
-    for (const entry of gone) remove(entry);
-  }
-
-  /** Forgets the caller's least recently used sessions (idle ones first) until one more fits; false if none can go. */
-  function makeRoomForCaller(owner: string): boolean {
-    if (maxPerCaller === undefined) return true;
-    const own: Entry<T>[] = [];
-    for (const entry of entries.values()) if (entry.owner === owner) own.push(entry);
-    let count = own.length;
-    for (const o of opening) if (o === owner) count++;
-    while (count >= maxPerCaller) {
-      if (own.length === 0) return false;
-      const at = own.findIndex((entry) => entry.active <= 0);
-      const [victim] = own.splice(at === -1 ? 0 : at, 1);
-      remove(victim!);
-      count--;
-    }
-    return true;
-  }
-
-  /** Whether one more session of `owner` can be made room for (an open session to evict where a limit is reached). */
-  function canMakeRoom(owner: string): boolean {
-    let own = 0;
-    let ownOpening = 0;
-    for (const entry of entries.values()) if (entry.owner === owner) own++;
-    for (const o of opening) if (o === owner) ownOpening++;
-    if (maxPerCaller !== undefined && own + ownOpening >= maxPerCaller && own === 0) return false;
-    return entries.size + opening.length < maxSessions || entries.size > 0;
-  }
-
-  /** Without eviction: which bound one more session of `owner` would exceed, if any. */
-  function boundReached(owner: string): 'full' | 'caller_full' | undefined {
-    if (maxPerCaller !== undefined) {
-      let own = 0;
-      for (const entry of entries.values()) if (entry.owner === owner) own++;
-      for (const o of opening) if (o === owner) own++;
-      if (own >= maxPerCaller) return 'caller_full';
-    }
-    return entries.size + opening.length >= maxSessions ? 'full' : undefined;
-  }
-
-  /** Makes room for one more session of `owner` by the configured rule; the bound that refused it, if one did. */
-  function admit(owner: string): 'full' | 'caller_full' | undefined {
-    if (!evict) return boundReached(owner);
-    return canMakeRoom(owner) && makeRoomForCaller(owner) && makeRoom() ? undefined : 'full';
-  }
-
-  /** Evicts least recently used sessions (idle ones first) until one more fits; false if none can go. */
-  function makeRoom(): boolean {
-    while (entries.size + opening.length >= maxSessions) {
-      let victim: Entry<T> | undefined;
-      for (const entry of entries.values()) {
-        victim ??= entry;
-        if (entry.active <= 0) {
-          victim = entry;
-          break;
-        }
-      }
-      if (!victim) return false;
-      remove(victim);
-    }
-    return true;
-  }
-
-  function createEntry(id: string, owner: string, value: T): Entry<T> {
-    const entry: Entry<T> = {
-      id,
-      owner,
-      value,
-      lastSeen: now(),
-      active: 0,
-      acquire() {
-        // Taken right after the lookup that touched it; an active session never expires, and release touches.
-        entry.active++;
-      },
-      release() {
-        entry.active--;
-        // Only a session still held is reordered: one forgotten meanwhile must stay forgotten.
-        if (entries.get(id) === entry) touch(entry);
-      },
-    };
-    return entry;
-  }
-
-  function bindOwned(sessionId: string, owner: string, value: T, reserved: boolean): BindOutcome {
-    const existing = entries.get(sessionId);
-    if (existing !== undefined && !expired(existing, now())) {
-      if (existing.owner !== owner) return 'conflict';
-      touch(existing);
-      return 'known';
-    }
-    if (existing !== undefined) remove(existing);
-    if (!reserved) {
-      sweep();
-      const refused = admit(owner);
-      if (refused !== undefined) return refused;
-    }
-    entries.set(sessionId, createEntry(sessionId, owner, value));
-    return 'bound';
-  }
-
-  return {
-    get size() {
-      return entries.size;
-    },
-    lookup(sessionId, auth) {
-      const owner = callerKey(auth);
-      if (owner === undefined) return { refused: 'session_no_identity' };
-      const entry = entries.get(sessionId);
-      if (entry === undefined) return { refused: 'session_unknown' };
-      if (expired(entry, now())) {
-        remove(entry);
-        return { refused: 'session_unknown' };
-      }
-      if (entry.owner !== owner) return { refused: 'session_owner_mismatch' };
-      touch(entry);
-      return { session: entry };
-    },
-    bind(sessionId, auth, value) {
-      const owner = callerKey(auth);
-      if (owner === undefined) return 'no_identity';
-      return bindOwned(sessionId, owner, value as T, false);
-    },
-    reserve(auth) {
-      const owner = callerKey(auth);
-      if (owner === undefined) return 'no_identity';
-      sweep();
-      // Synchronous on purpose: the slot is taken before anything else can run. Nothing is evicted unless
-      // the slot can then be had.
-      if (admit(owner) !== undefined) return 'busy';
-      opening.push(owner);
-      let held = true;
-      const release = (): void => {
-        if (!held) return;
-        held = false;
-        opening.splice(opening.indexOf(owner), 1);
-      };
-      return {
-        bind(sessionId, value) {
-          release();
-          return bindOwned(sessionId, owner, value, true);
-        },
-        release,
-      };
-    },
-    forget(sessionId, notify = true) {
-      const entry = entries.get(sessionId);
-      if (entry) remove(entry, notify);
-    },
-    sweep,
-    sessions() {
-      return entries.values();
-    },
-    clear() {
-      for (const entry of [...entries.values()]) remove(entry);
-    },
-  };
+  return new BoundedSessionRegistry(options);
 }

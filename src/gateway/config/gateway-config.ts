@@ -15,17 +15,9 @@ import { collectConfigurationProblems, type ConfigurationProblems } from '../../
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { loadOptionsFromEnv } from '../../core/guard/load-options-from-env.js';
 import { MAX_TIMER_MS, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
-import {
-  checkIdentityHeaders,
-  DEFAULT_MAX_SESSIONS,
-  DEFAULT_MAX_SESSIONS_PER_CALLER,
-  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
-  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
-  isHeaderName,
-  parseUpstreamUrl,
-  type IdentityHeaderNames,
-  type UpstreamProxyOptions,
-} from '../upstream/http/upstream-proxy.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS } from '../upstream/upstream.js';
+import { checkIdentityHeaders, isHeaderName, type IdentityHeaderNames } from '../upstream/http/identity-headers.js';
+import { parseUpstreamUrl, type UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';

@@ -3,7 +3,7 @@ import { createGuardMetrics, type GuardMetrics } from '../../metrics/guard-metri
 import { methodLabel } from '../../metrics/metric-labels.js';
 import type { GuardedRequest } from '../../http/http-handler.js';
 import type { RequestLogEntry } from './request-log.js';
-import type { UpstreamExchange } from '../upstream/http/upstream-proxy.js';
+import type { UpstreamExchange } from '../upstream/upstream.js';
 
 /** Options of {@link createGatewayMetrics}. */
 export interface GatewayMetricsOptions {

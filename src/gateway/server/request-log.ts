@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DecisionEvent, DecisionHook, DecisionReason, DecisionRequest } from '../../core/kernel/decision.js';
 import { decisionRequestOf } from '../../http/decision-request.js';
-import type { SealedSessionRefusalReason, SessionRefusal, UpstreamFailure, UpstreamFailureReason } from '../upstream/http/upstream-proxy.js';
+import type { SealedSessionRefusalReason, SessionRefusal, UpstreamFailure, UpstreamFailureReason } from '../upstream/upstream.js';
 
 /**
  * One line of the request log. Identifiers only: the token, the request body and the query string

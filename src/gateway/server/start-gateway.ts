@@ -24,7 +24,8 @@ import { emitWarning, writeWarningToStderr, type LineSink } from './warning-log.
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import { createStdioUpstream, type StdioUpstream } from '../upstream/stdio/stdio-upstream.js';
-import { createUpstreamProxy, type UpstreamProxy } from '../upstream/http/upstream-proxy.js';
+import { createUpstreamProxy } from '../upstream/http/upstream-proxy.js';
+import type { UpstreamProxy } from '../upstream/upstream.js';
 import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import type { RedisStores } from '../../redis/redis-stores.js';

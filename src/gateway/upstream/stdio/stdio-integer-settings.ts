@@ -1,5 +1,5 @@
 import { checkInteger, MAX_TIMER_MS } from '../../../core/kernel/settings.js';
-import { DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS, MAX_UPSTREAM_IDLE_TIMEOUT_MS } from '../http/upstream-proxy.js';
+import { DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS, MAX_UPSTREAM_IDLE_TIMEOUT_MS } from '../upstream.js';
 
 /** One integer setting of the stdio upstream: its environment variable, its range and its default. */
 export interface StdioIntegerSetting {

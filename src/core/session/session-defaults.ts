@@ -1,0 +1,18 @@
+/**
+ * The bounds on sessions that every adapter keeping sessions starts from: the SDK adapter
+ * (`sdkStreamableHttpHandler`) and the gateway's upstreams (`createUpstreamProxy`, `createStdioUpstream`,
+ * `MCP_AUTH_MAX_SESSIONS`). One set, so that a server moved from the adapter to the gateway, or back, keeps the
+ * same limits.
+ */
+
+/** Most sessions held in all; at the limit the least recently used is forgotten. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+
+/**
+ * Most sessions one caller (issuer, subject, client) holds; one more forgets that caller's own least recently
+ * used session, so that one caller cannot push out everyone else's.
+ */
+export const DEFAULT_MAX_SESSIONS_PER_CALLER = 16;
+
+/** A session with nothing in progress and no use for this long is forgotten, in milliseconds: one hour. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 3_600_000;

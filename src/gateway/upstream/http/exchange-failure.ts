@@ -1,0 +1,76 @@
+import type { ServerResponse } from 'node:http';
+import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
+import { jsonRpcError, type JsonRpcId } from '../../../core/wire/jsonrpc.js';
+import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
+import { writeJson } from '../../../http/write-response.js';
+import { UpstreamTokenRefusedError } from '../../upstream-auth/upstream-token-client.js';
+import { GATEWAY_JSONRPC_CODE, type UpstreamFailureReason } from '../upstream.js';
+
+/** Why an HTTP upstream exchange failed, and what the client is told when nothing was sent yet. */
+export interface ExchangeFailure {
+  readonly reason: UpstreamFailureReason;
+  /** Status for the client when nothing was sent yet; 502 when absent. */
+  readonly status?: 403 | 502 | 503 | 504;
+  /** Text of the JSON-RPC error; never upstream error text. */
+  readonly message?: string;
+  /** Node's error code, for logs. */
+  readonly code?: string;
+  /** `Retry-After` for the client, in seconds. */
+  readonly retryAfter?: string;
+}
+
+/** The failures with nothing of their own: one object each, shared by every exchange. */
+export const FAILURES = {
+  shutdown: { reason: 'gateway_shutdown', status: 503, message: 'Service unavailable: the gateway is shutting down' },
+  connectTimeout: { reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' },
+  headersTimeout: { reason: 'upstream_timeout', status: 504, message: 'Gateway timeout: the upstream MCP server did not answer in time' },
+  idleTimeout: { reason: 'upstream_idle_timeout' },
+  refusedGateway: { reason: 'upstream_auth', status: 502, message: 'Bad gateway: the upstream MCP server refused the gateway' },
+  tooLarge: { reason: 'upstream_too_large', status: 502, message: 'Bad gateway: the upstream response is too large' },
+  grewTooLarge: { reason: 'upstream_too_large' },
+  sessionConflict: { reason: 'upstream_session_conflict', status: 502, message: 'Bad gateway: the upstream MCP server issued a session id that is in use' },
+  sealFailed: { reason: 'session_seal_failed', status: 502, message: 'Bad gateway: the session could not be sealed' },
+} as const satisfies Record<string, ExchangeFailure>;
+
+/** Text of a 502 with no failure of its own: the upstream closed the connection before answering. */
+export const CLOSED_TEXT = 'Bad gateway: the upstream MCP server closed the connection';
+
+/** The upstream could not be reached: 502, with Node's error code for logs. */
+export function unreachable(code: string | undefined): ExchangeFailure {
+  return { reason: 'upstream_unreachable', status: 502, message: 'Bad gateway: the upstream MCP server is unreachable', code };
+}
+
+/** The upstream's answer was cut off after it started. */
+export function reset(code: string | undefined): ExchangeFailure {
+  return { reason: 'upstream_reset', code };
+}
+
+/**
+ * Why the gateway has no credentials for the upstream, for the caller: the authorization server refusing (to
+ * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
+ * upstream; the server unreachable is 503 with `Retry-After`. Neither carries the server's error text.
+ */
+export function credentialFailure(error: unknown): ExchangeFailure {
+  if (error instanceof UpstreamTokenRefusedError) {
+    return {
+      reason: 'upstream_credentials_refused',
+      status: 403,
+      message: `Forbidden: the upstream MCP server's authorization server refused the gateway a token for this request (${printableOAuthErrorCode(error.error) ?? 'error not shown'})`,
+    };
+  }
+  const retryAfter = error instanceof AuthorizationServerUnavailableError ? error.headers['Retry-After'] : undefined;
+  return {
+    reason: 'upstream_credentials_unavailable',
+    status: 503,
+    message: "Service unavailable: the upstream MCP server's authorization server could not be reached",
+    retryAfter: retryAfter ?? '5',
+  };
+}
+
+/**
+ * Writes the gateway's own answer for a failed exchange: `status` with a JSON-RPC error carrying
+ * {@link GATEWAY_JSONRPC_CODE}, the request's id and `message` (never upstream error text).
+ */
+export function writeGatewayError(res: ServerResponse, status: number, id: JsonRpcId | null, message: string, retryAfter?: string): void {
+  writeJson(res, status, jsonRpcError(id, GATEWAY_JSONRPC_CODE, message), retryAfter ? { 'Retry-After': retryAfter } : undefined);
+}
