@@ -1,7 +1,8 @@
 /**
  * The written-answer filter: list filtering for the middleware and the gateway alike. The request pipeline
- * (`request-pipeline.ts`) calls {@link filterListResponse} on every guarded response before the handler (or the
- * gateway's upstream proxy) writes to it; the rules of what is rewritten live in `core/policy/response-filter.ts`.
+ * (`request-pipeline.ts`) calls {@link filterListResponse} on the response of every POST (and GET stream) it hands to
+ * a handler, before the handler (the MCP server, or the gateway's upstream) writes to it; the rules of what is
+ * rewritten live in `core/policy/response-filter.ts`.
  *
  * - this module: the interception of the response (`writeHead`, `write`, `end`, `flushHeaders`) and the
  *   state machine that decides, by `Content-Type`, what happens to the answer;
