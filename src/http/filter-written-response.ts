@@ -1,8 +1,26 @@
-import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { createEventStreamRewriter, type EventStreamRewriter } from '../core/wire/event-stream.js';
+/**
+ * The written-answer filter: list filtering for the middleware and the gateway alike. The request pipeline
+ * (`request-pipeline.ts`) calls {@link filterListResponse} on the response of every POST (and GET stream) it hands to
+ * a handler, before the handler (the MCP server, or the gateway's upstream) writes to it; the rules of what is
+ * rewritten live in `core/policy/response-filter.ts`.
+ *
+ * - this module: the interception of the response (`writeHead`, `write`, `end`, `flushHeaders`) and the
+ *   state machine that decides, by `Content-Type`, what happens to the answer;
+ * - `filter-written-json.ts`: a JSON answer held back and filtered whole (with `list-answer-memo.ts`);
+ * - `filter-written-event-stream.ts`: an event-stream answer filtered event by event;
+ * - `written-head.ts`: the head's headers argument.
+ */
+import type { ServerResponse } from 'node:http';
+import type { EventStreamRewriter } from '../core/wire/event-stream.js';
 import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from './media-type.js';
-import { filterJsonText, isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/policy/response-filter.js';
+import { isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/policy/response-filter.js';
+import { createAnswerEventRewriter } from './filter-written-event-stream.js';
+import { HeldJsonAnswer, type ListAnswerMemoEntry } from './filter-written-json.js';
+import type { ListAnswerMemo } from './list-answer-memo.js';
+import { appendHeader, headArgs, headerValue, toBuffer, withoutHeaders, type Chunk, type HeadersArg, type WriteCallback } from './written-head.js';
+
+export type { ListAnswerMemo } from './list-answer-memo.js';
 
 /** Options of {@link filterListResponse}. */
 export interface FilterListResponseOptions {
@@ -23,53 +41,6 @@ export interface FilterListResponseOptions {
    */
   memo?: { key: string; store: ListAnswerMemo };
 }
-
-/** Filtered JSON list answers by filter key: the upstream's bytes after the prefix, and the filtered rest. */
-export type ListAnswerMemo = Map<string, { rest: Buffer; filteredRest: Buffer | undefined }>;
-
-/**
- * `headersSent` while a JSON answer is held, with one getter for every response: V8 can then reuse one hidden
- * class transition for all of them, where a new getter each time cannot (see `handlerContext` in
- * answer-with-function.ts for what per-request getters cost).
- */
-const HEADERS_SENT: PropertyDescriptor = { configurable: true, get: headersAreSent };
-
-function headersAreSent(): boolean {
-  return true;
-}
-
-/** Keys a {@link ListAnswerMemo} keeps (oldest forgotten first): a few methods times a few scope sets. */
-const LIST_ANSWER_MEMO_KEYS = 32;
-/** Largest answer a {@link ListAnswerMemo} keeps, in bytes. */
-const LIST_ANSWER_MEMO_MAX_BYTES = 1_048_576;
-/** Most bytes a {@link ListAnswerMemo} holds in all (answers and their filtered forms); oldest forgotten first. */
-const LIST_ANSWER_MEMO_TOTAL_BYTES = 8 * 1_048_576;
-
-/** Stores one answer in a memo, keeping it within {@link LIST_ANSWER_MEMO_KEYS} and {@link LIST_ANSWER_MEMO_TOTAL_BYTES}. */
-function remember(store: ListAnswerMemo, key: string, rest: Buffer, filteredRest: Buffer | undefined): void {
-  store.delete(key);
-  store.set(key, { rest, filteredRest });
-  let total = 0;
-  for (const entry of store.values()) total += entry.rest.length + (entry.filteredRest?.length ?? 0);
-  for (const [oldest, entry] of store) {
-    if (store.size <= LIST_ANSWER_MEMO_KEYS && total <= LIST_ANSWER_MEMO_TOTAL_BYTES) break;
-    total -= entry.rest.length + (entry.filteredRest?.length ?? 0);
-    store.delete(oldest);
-  }
-}
-
-const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-
-/** The methods patched on a response, in the reverse of the order `Object.assign` below adds them. */
-const PATCHED_NEWEST_FIRST = ['flushHeaders', 'end', 'write', 'writeHead'] as const;
-
-type Mode = 'undecided' | 'pass' | 'json' | 'scan' | 'sse' | 'closed';
-
-/** Bytes kept from the end of one chunk to find a key cut in two by the next: the longest marker, less one. */
-const SCAN_OVERLAP = '"resourceTemplates"'.length - 1;
-type HeadersArg = OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
-type Callback = (error?: Error | null) => void;
-type Chunk = string | Uint8Array;
 
 /**
  * Filters the answer an inner MCP handler writes to `res` for one request, so the caller sees only what it may
@@ -119,384 +90,349 @@ export function filterListResponse(
   filter: (response: JsonRpcMessage) => JsonRpcMessage,
   options: FilterListResponseOptions = {},
 ): void {
-  const requestId: JsonRpcId | null = request !== undefined && 'id' in request && 'method' in request ? request.id : null;
-  // A list or read answer is parsed whatever its text; any other only when it could hold a list.
-  const always = isFilteredRequest(request);
-  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  new WrittenResponseFilter(res, request, filter, options).install();
+}
 
-  const own = {
-    writeHead: Object.hasOwn(res, 'writeHead'),
-    write: Object.hasOwn(res, 'write'),
-    end: Object.hasOwn(res, 'end'),
-    flushHeaders: Object.hasOwn(res, 'flushHeaders'),
-  };
-  const original = {
-    writeHead: res.writeHead,
-    write: res.write,
-    end: res.end,
-    flushHeaders: res.flushHeaders,
-  };
-  const realWriteHead = (...args: unknown[]): ServerResponse =>
-    (original.writeHead as (...a: unknown[]) => ServerResponse).apply(res, args);
-  const realWrite = (chunk: Chunk, cb?: Callback): boolean =>
-    (original.write as (c: Chunk, cb?: Callback) => boolean).call(res, chunk, cb);
-  const realEnd = (chunk?: Chunk, cb?: () => void): ServerResponse =>
-    (original.end as (c?: Chunk, cb?: () => void) => ServerResponse).call(res, chunk as Chunk, cb);
+/**
+ * `headersSent` while a JSON answer is held, with one getter for every response: V8 can then reuse one hidden
+ * class transition for all of them, where a new getter each time cannot (see `handlerContext` in
+ * answer-with-function.ts for what per-request getters cost).
+ */
+const HEADERS_SENT: PropertyDescriptor = { configurable: true, get: headersAreSent };
 
-  let mode: Mode = 'undecided';
-  // JSON: the head and body held back until `end`.
-  let heldStatus = 200;
-  let heldMessage: string | undefined;
-  let heldHeaders: HeadersArg;
-  let heldChunks: Buffer[] = [];
-  let heldBytes = 0;
-  let heldEndCallbacks: Array<() => void> = [];
-  // SSE: the project's one event-stream parser; every event is offered to the filter.
-  let events: EventStreamRewriter | undefined;
-  const rewriteData = (data: string): string | undefined => {
-    const out = filterJsonText(data, filter, always);
-    if (out !== UNFILTERABLE) return out;
-    // Data no client parses as JSON, holding no key of a list (`data: hello` in a list answer's stream), hides none.
-    return mayNeedFiltering(data) ? JSON.stringify(unfilterableAnswer(requestId)) : undefined;
-  };
-  // JSON: whether the body must be held and parsed (a list or read answer, or first bytes holding a key).
-  let mustHold = always;
-  // 'scan': the end of the last chunk passed on, in which a key cut in two may begin.
-  let scanTail: Buffer | undefined;
+function headersAreSent(): boolean {
+  return true;
+}
 
-  function restore(): void {
+const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** The methods patched on a response, in the reverse of the order {@link WrittenResponseFilter.install} adds them. */
+const PATCHED_NEWEST_FIRST = ['flushHeaders', 'end', 'write', 'writeHead'] as const;
+type PatchedName = (typeof PATCHED_NEWEST_FIRST)[number];
+
+/**
+ * Where the answer stands:
+ * - `undecided`: no head yet;
+ * - `pass`: not filtered (another media type, or the filtered part is written): the patch is undone;
+ * - `json`: a JSON answer, its head (and, once it may hold a list, its body) held in {@link HeldJsonAnswer};
+ * - `scan`: an answer passed on as it comes, each chunk searched for a list key (found: the answer is cut off);
+ * - `sse`: an event stream, filtered event by event;
+ * - `closed`: replaced by an error or cut off; whatever the handler writes next is dropped.
+ */
+type Mode = 'undecided' | 'pass' | 'json' | 'scan' | 'sse' | 'closed';
+
+/** Bytes kept from the end of one chunk to find a key cut in two by the next: the longest marker, less one. */
+const SCAN_OVERLAP = '"resourceTemplates"'.length - 1;
+
+/** The filter of one written answer: see {@link filterListResponse}. Its state moves through {@link Mode}. */
+class WrittenResponseFilter {
+  private mode: Mode = 'undecided';
+  /** `json`: the held head and body. */
+  private held: HeldJsonAnswer | undefined;
+  /** `sse`: the project's one event-stream parser; every event is offered to the filter. */
+  private events: EventStreamRewriter | undefined;
+  /** `json`: whether the body must be held and parsed (a list or read answer, or first bytes holding a key). */
+  private mustHold: boolean;
+  /** `scan`: the end of the last chunk passed on, in which a key cut in two may begin. */
+  private scanTail: Buffer | undefined;
+  private readonly requestId: JsonRpcId | null;
+  /** A list or read answer is parsed whatever its text; any other only when it could hold a list. */
+  private readonly always: boolean;
+  private readonly maxBuffered: number;
+  private readonly memo: ListAnswerMemoEntry | undefined;
+  /** Which patched methods the response had as its own properties, and the methods themselves, for {@link restore}. */
+  private readonly own: Record<PatchedName, boolean>;
+  private readonly original: Pick<ServerResponse, PatchedName>;
+
+  constructor(
+    private readonly res: ServerResponse,
+    request: JsonRpcMessage | undefined,
+    private readonly filter: (response: JsonRpcMessage) => JsonRpcMessage,
+    options: FilterListResponseOptions,
+  ) {
+    this.requestId = request !== undefined && 'id' in request && 'method' in request ? request.id : null;
+    this.always = isFilteredRequest(request);
+    this.mustHold = this.always;
+    this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.memo = options.memo;
+    this.own = {
+      writeHead: Object.hasOwn(res, 'writeHead'),
+      write: Object.hasOwn(res, 'write'),
+      end: Object.hasOwn(res, 'end'),
+      flushHeaders: Object.hasOwn(res, 'flushHeaders'),
+    };
+    this.original = { writeHead: res.writeHead, write: res.write, end: res.end, flushHeaders: res.flushHeaders };
+  }
+
+  /** Patches `res.writeHead`, `write`, `end` and `flushHeaders`; {@link restore} undoes it. */
+  install(): void {
+    const res = this.res;
+    // `statusCode` and `statusMessage` start on the prototype and become the response's own when the head is
+    // written: made its own before the patch, so that the patch stays the newest properties and `restore` can roll
+    // them back. (An unset `statusMessage` stays unset: `writeHead` fills in the standard one as before.)
+    if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
+    if (!Object.hasOwn(res, 'statusMessage')) res.statusMessage = res.statusMessage;
+    const self = this;
+    Object.assign(res, {
+      writeHead(statusCode: number, ...rest: unknown[]): ServerResponse {
+        return self.onWriteHead(statusCode, rest);
+      },
+      write(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
+        return self.onWrite(chunk, encodingOrCb, maybeCb);
+      },
+      end(...args: unknown[]): ServerResponse {
+        return self.onEnd(args);
+      },
+      flushHeaders(): void {
+        self.onFlushHeaders();
+      },
+    });
+  }
+
+  private restore(): void {
+    const res = this.res as unknown as Record<string, unknown>;
     // Undone newest first: V8 then rolls the response's hidden class back, where deleting in any other order
     // leaves it a slow dictionary object that every later property access on it pays for.
-    delete (res as unknown as Record<string, unknown>).headersSent;
+    delete res.headersSent;
     for (const name of PATCHED_NEWEST_FIRST) {
-      if (own[name]) (res as unknown as Record<string, unknown>)[name] = original[name];
-      else delete (res as unknown as Record<string, unknown>)[name];
+      if (this.own[name]) res[name] = this.original[name];
+      else delete res[name];
     }
   }
 
+  private writeHeadNow(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
+    (this.original.writeHead as (...a: unknown[]) => ServerResponse).apply(this.res, headArgs(status, statusMessage, headers));
+  }
 
-  function decide(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
+  private writeNow(chunk: Chunk, cb?: WriteCallback): boolean {
+    return (this.original.write as (c: Chunk, cb?: WriteCallback) => boolean).call(this.res, chunk, cb);
+  }
+
+  private endNow(chunk?: Chunk, cb?: () => void): ServerResponse {
+    return (this.original.end as (c?: Chunk, cb?: () => void) => ServerResponse).call(this.res, chunk as Chunk, cb);
+  }
+
+  /** The head arrives (or is implied by the first bytes): the media type decides the mode. */
+  private decide(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
+    const res = this.res;
     const type = mediaType(headerValue(headers, 'content-type') ?? res.getHeader('content-type'));
     const encoding = String(headerValue(headers, 'content-encoding') ?? res.getHeader('content-encoding') ?? 'identity')
       .trim()
       .toLowerCase();
     if (type !== JSON_MEDIA_TYPE && type !== EVENT_STREAM_MEDIA_TYPE) {
-      mode = 'pass';
-      restore();
-      realWriteHead(...headArgs(status, statusMessage, headers));
+      this.mode = 'pass';
+      this.restore();
+      this.writeHeadNow(status, statusMessage, headers);
       return;
     }
     if (encoding !== 'identity') {
-      failClosed();
+      this.failClosed();
       return;
     }
     if (type === JSON_MEDIA_TYPE) {
-      mode = 'json';
-      heldStatus = status;
-      heldMessage = statusMessage;
-      heldHeaders = headers;
+      this.mode = 'json';
+      this.held = new HeldJsonAnswer(status, statusMessage, headers);
       res.statusCode = status;
       // Code that checks `headersSent` after writing the head (error handlers) must see it as sent.
       Object.defineProperty(res, 'headersSent', HEADERS_SENT);
       return;
     }
-    mode = 'sse';
-    events = createEventStreamRewriter(rewriteData, { maxEventBytes: maxBuffered });
+    this.mode = 'sse';
+    this.events = createAnswerEventRewriter(this.filter, this.always, this.requestId, this.maxBuffered);
     res.removeHeader('content-length');
-    realWriteHead(...headArgs(status, statusMessage, withoutHeaders(headers, ['content-length'])));
+    this.writeHeadNow(status, statusMessage, withoutHeaders(headers, ['content-length']));
   }
 
-  function ensureHead(): void {
-    if (mode === 'undecided') decide(res.statusCode, res.statusMessage || undefined, undefined);
+  private ensureHead(): void {
+    if (this.mode === 'undecided') this.decide(this.res.statusCode, this.res.statusMessage || undefined, undefined);
   }
 
   /** Replaces whatever the handler wrote with a JSON-RPC error, since an unfilterable list must not leak. */
-  function failClosed(): void {
-    const error = unfilterableAnswer(requestId);
-    const restoredMode = mode;
-    mode = 'closed';
-    heldChunks = [];
+  private failClosed(): void {
+    const error = unfilterableAnswer(this.requestId);
+    const restoredMode = this.mode;
+    this.mode = 'closed';
+    this.held?.drop();
     if (restoredMode === 'sse') {
-      realEnd(`event: message\ndata: ${JSON.stringify(error)}\n\n`);
+      this.endNow(`event: message\ndata: ${JSON.stringify(error)}\n\n`);
       return;
     }
+    const res = this.res;
     delete (res as unknown as Record<string, unknown>).headersSent;
     for (const name of ['content-length', 'content-encoding', 'content-type', 'etag']) res.removeHeader(name);
     const body = JSON.stringify(error);
-    realWriteHead(500, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-    realEnd(body);
+    this.writeHeadNow(500, undefined, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    this.endNow(body);
   }
 
-  /** Whether the held chunks are `prefix` followed by `rest`, compared in place. */
-  function heldEquals(prefix: Buffer, rest: Buffer): boolean {
-    if (heldBytes !== prefix.length + rest.length) return false;
-    let at = 0;
-    for (const chunk of heldChunks) {
-      let i = 0;
-      if (at < prefix.length) {
-        const n = Math.min(prefix.length - at, chunk.length);
-        if (chunk.compare(prefix, at, at + n, 0, n) !== 0) return false;
-        i = n;
-        at += n;
-      }
-      if (i < chunk.length) {
-        const offset = at - prefix.length;
-        if (chunk.compare(rest, offset, offset + chunk.length - i, i) !== 0) return false;
-        at += chunk.length - i;
-      }
-    }
-    return true;
-  }
-
-  /** The answer to write and whether it was rewritten, reusing or filling `options.memo`. */
-  function filterHeld(): { out: Buffer | readonly Buffer[]; changed: boolean } | typeof UNFILTERABLE {
-    const memo = options.memo;
-    const prefixText = memo === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
-    const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
-    const seen = memo?.store.get(memo.key);
-    // Only a rewritten answer is reused: one the filter left alone is forwarded as written anyway. Kept as
-    // bytes, so a hit costs two copies and no parse, filter, serialisation or UTF-8 encoding.
-    if (prefix !== undefined && seen?.filteredRest !== undefined && heldEquals(prefix, seen.rest)) {
-      heldChunks = [];
-      // Written as two buffers in one corked write: no copy of a large answer, no allocation to collect.
-      return { out: [prefix, seen.filteredRest], changed: true };
-    }
-    const body = heldChunks.length === 1 ? heldChunks[0]! : Buffer.concat(heldChunks, heldBytes);
-    heldChunks = [];
-    // An empty body reveals nothing; the answer to a call that could hold no list is never decoded or parsed.
-    if (body.length === 0 || (!always && !mayNeedFiltering(body))) return { out: body, changed: false };
-    // Nothing rewritten: forwarded as written. Not JSON: nothing is forwarded (fail closed).
-    const filteredText = filterJsonText(body.toString('utf8'), filter, always);
-    if (filteredText === UNFILTERABLE) return UNFILTERABLE;
-    // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
-    const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);
-    const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filteredText === undefined || filteredText.startsWith(prefixText!))) {
-      remember(memo.store, memo.key, body.subarray(prefix.length), filtered?.subarray(prefix.length));
-    }
-    return filtered === undefined ? { out: body, changed: false } : { out: filtered, changed: true };
-  }
-
-  function finishJson(): void {
-    const filtered = filterHeld();
+  /** `end` of a held JSON answer: writes it filtered (or the error that replaces it), with its new length. */
+  private finishJson(): void {
+    const held = this.held!;
+    const filtered = held.filter(this.filter, this.always, this.requestId, this.memo);
     if (filtered === UNFILTERABLE) {
-      failClosed();
+      this.failClosed();
       return;
     }
     const { out, changed } = filtered;
+    const res = this.res;
     const drop = changed ? ['content-length', 'etag'] : ['content-length'];
     for (const name of drop) res.removeHeader(name);
-    const headers = withoutHeaders(heldHeaders, drop) ?? {};
+    const headers = withoutHeaders(held.headers, drop) ?? {};
     const parts = Buffer.isBuffer(out) ? [out] : out;
     let length = 0;
     for (const part of parts) length += part.length;
-    restore();
-    realWriteHead(...headArgs(heldStatus, heldMessage, appendHeader(headers, 'Content-Length', String(length))));
-    const callbacks = heldEndCallbacks;
-    heldEndCallbacks = [];
+    this.restore();
+    this.writeHeadNow(held.status, held.statusMessage, appendHeader(headers, 'Content-Length', String(length)));
+    const callback = held.endCallback;
     res.cork();
-    for (let i = 0; i < parts.length - 1; i++) realWrite(parts[i]!);
-    realEnd(parts[parts.length - 1], () => {
-      for (const cb of callbacks) cb();
-    });
+    for (let i = 0; i < parts.length - 1; i++) this.writeNow(parts[i]!);
+    this.endNow(parts[parts.length - 1], callback === undefined ? undefined : () => callback());
     res.uncork();
   }
 
   /** Feeds bytes to the event-stream parser and writes what it completed; only the event being assembled is held. */
-  function feedSse(buf: Buffer, cb?: Callback): boolean {
-    const pieces = events!.push(buf);
+  private feedEventStream(buf: Buffer, cb?: WriteCallback): boolean {
+    const events = this.events!;
+    const pieces = events.push(buf);
     if (pieces === undefined) {
       // An event too large to hold: passed on if it could hold no list and answers no list or read request, and
       // the rest of the stream searched as it passes; else it must not be passed on unchecked.
-      const held = Buffer.concat(events!.giveUp());
-      if (!always && !mayNeedFiltering(held)) {
-        mode = 'scan';
-        scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
-        return realWrite(held, cb);
+      const held = Buffer.concat(events.giveUp());
+      if (!this.always && !mayNeedFiltering(held)) {
+        this.mode = 'scan';
+        this.scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
+        return this.writeNow(held, cb);
       }
-      failClosed();
+      this.failClosed();
       if (cb) process.nextTick(cb);
       return true;
     }
-    for (const piece of pieces) realWrite(piece);
-    if (events!.done) {
+    for (const piece of pieces) this.writeNow(piece);
+    if (events.done) {
       // The response is written: hand the rest of the stream to `res` directly.
-      mode = 'pass';
-      restore();
+      this.mode = 'pass';
+      this.restore();
     }
     if (cb) process.nextTick(cb);
-    return !res.writableNeedDrain;
+    return !this.res.writableNeedDrain;
   }
 
-  function patchedWriteHead(this: unknown, statusCode: number, ...rest: unknown[]): ServerResponse {
+  private onWriteHead(statusCode: number, rest: unknown[]): ServerResponse {
     const statusMessage = typeof rest[0] === 'string' ? rest[0] : undefined;
     const headers = (typeof rest[0] === 'string' ? rest[1] : rest[0]) as HeadersArg;
-    if (mode === 'json') {
-      // A second head before the body was sent (an error path): the newest one wins.
-      heldStatus = statusCode;
-      heldMessage = statusMessage;
-      heldHeaders = headers;
-      heldChunks = [];
-      heldBytes = 0;
-      return res;
-    }
-    if (mode === 'closed' || mode === 'scan') return res;
-    decide(statusCode, statusMessage, headers);
-    return res;
+    const mode = this.mode;
+    if (mode === 'json') this.held!.replaceHead(statusCode, statusMessage, headers);
+    else if (mode !== 'closed' && mode !== 'scan') this.decide(statusCode, statusMessage, headers);
+    return this.res;
   }
 
-  function patchedWrite(this: unknown, chunk: Chunk, encodingOrCb?: BufferEncoding | Callback, maybeCb?: Callback): boolean {
+  private onWrite(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
     const cb = typeof encodingOrCb === 'function' ? encodingOrCb : maybeCb;
     const encoding = typeof encodingOrCb === 'string' ? encodingOrCb : undefined;
-    ensureHead();
-    if (mode === 'pass') return res.write(chunk, encoding ?? 'utf8', cb);
-    return writeBytes(toBuffer(chunk, encoding), cb);
+    this.ensureHead();
+    if (this.mode === 'pass') return this.res.write(chunk, encoding ?? 'utf8', cb);
+    return this.writeBytes(toBuffer(chunk, encoding), cb);
   }
 
-  function writeBytes(buf: Buffer, cb?: Callback): boolean {
+  private writeBytes(buf: Buffer, cb?: WriteCallback): boolean {
+    const mode = this.mode;
     if (mode === 'closed') {
       if (cb) process.nextTick(cb);
       return true;
     }
-    if (mode === 'sse') return feedSse(buf, cb);
-    if (mode === 'scan') return scanOn(buf, cb);
-    if (!mustHold && heldBytes === 0) {
-      if (!mayNeedFiltering(buf)) return passOn(buf, cb);
-      mustHold = true;
+    if (mode === 'sse') return this.feedEventStream(buf, cb);
+    if (mode === 'scan') return this.scanOn(buf, cb);
+    const held = this.held!;
+    if (!this.mustHold && held.bytes === 0) {
+      if (!mayNeedFiltering(buf)) return this.passOn(buf, cb);
+      this.mustHold = true;
     }
-    heldChunks.push(buf);
-    heldBytes += buf.length;
+    held.push(buf);
     // Held, so nothing was written to `res`: it needs no drain unless something else wrote to it.
-    if (heldBytes > maxBuffered) failClosed();
+    if (held.bytes > this.maxBuffered) this.failClosed();
     if (cb) process.nextTick(cb);
-    return !res.writableNeedDrain;
+    return !this.res.writableNeedDrain;
   }
 
   /** Writes the held head and the first bytes of a JSON answer that could hold no list; what follows is searched as it passes. */
-  function passOn(buf: Buffer, cb?: Callback): boolean {
-    mode = 'scan';
-    scanTail = buf.subarray(Math.max(0, buf.length - SCAN_OVERLAP));
-    delete (res as unknown as Record<string, unknown>).headersSent;
-    realWriteHead(...headArgs(heldStatus, heldMessage, heldHeaders));
-    return realWrite(buf, cb);
+  private passOn(buf: Buffer, cb?: WriteCallback): boolean {
+    const held = this.held!;
+    this.mode = 'scan';
+    this.scanTail = buf.subarray(Math.max(0, buf.length - SCAN_OVERLAP));
+    delete (this.res as unknown as Record<string, unknown>).headersSent;
+    this.writeHeadNow(held.status, held.statusMessage, held.headers);
+    return this.writeNow(buf, cb);
   }
 
   /** Passes on a chunk of an answer being passed on, unless it could hold a list: then the answer is cut off. */
-  function scanOn(buf: Buffer, cb?: Callback): boolean {
-    const joint = Buffer.concat([scanTail!, buf.subarray(0, SCAN_OVERLAP)]);
+  private scanOn(buf: Buffer, cb?: WriteCallback): boolean {
+    const tail = this.scanTail!;
+    const joint = Buffer.concat([tail, buf.subarray(0, SCAN_OVERLAP)]);
     if (mayNeedFiltering(joint) || mayNeedFiltering(buf)) {
       // Bytes already sent cannot be taken back: a cut body is an error to every client, never a complete list.
-      mode = 'closed';
-      res.destroy();
+      this.mode = 'closed';
+      this.res.destroy();
       if (cb) process.nextTick(cb);
       return true;
     }
-    scanTail = buf.length >= SCAN_OVERLAP ? buf.subarray(buf.length - SCAN_OVERLAP) : Buffer.concat([scanTail!, buf]).subarray(-SCAN_OVERLAP);
-    return realWrite(buf, cb);
+    this.scanTail = buf.length >= SCAN_OVERLAP ? buf.subarray(buf.length - SCAN_OVERLAP) : Buffer.concat([tail, buf]).subarray(-SCAN_OVERLAP);
+    return this.writeNow(buf, cb);
   }
 
-  function patchedEnd(this: unknown, ...args: unknown[]): ServerResponse {
+  private onEnd(args: unknown[]): ServerResponse {
     const cb = typeof args[args.length - 1] === 'function' ? (args.pop() as () => void) : undefined;
     const chunk = args[0] as Chunk | undefined | null;
     const encoding = typeof args[1] === 'string' ? (args[1] as BufferEncoding) : undefined;
-    ensureHead();
-    if (mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
-    if (mode === 'json' && !mustHold && heldBytes === 0 && chunk != null && !mayNeedFiltering(typeof chunk === 'string' && encoding === undefined ? chunk : toBuffer(chunk, encoding))) {
+    const res = this.res;
+    this.ensureHead();
+    if (this.mode === 'pass') return chunk == null ? res.end(cb) : res.end(chunk, encoding ?? 'utf8', cb);
+    if (this.mode === 'json' && chunk != null && this.passesWhole(chunk, encoding)) {
       // The whole answer in one chunk that could hold no list (a tool call's, most often): written as it came.
-      restore();
-      res.writeHead(...(headArgs(heldStatus, heldMessage, heldHeaders) as [number]));
+      const held = this.held!;
+      this.restore();
+      res.writeHead(...(headArgs(held.status, held.statusMessage, held.headers) as [number]));
       return res.end(chunk, encoding ?? 'utf8', cb);
     }
-    if (chunk != null) writeBytes(toBuffer(chunk, encoding));
-    // Writing the last chunk may have completed the match and handed the stream back to `res`.
-    if ((mode as Mode) === 'pass') return res.end(cb);
-    if (mode === 'closed') {
-      if (cb) process.nextTick(cb);
-      return res;
-    }
-    if (mode === 'scan') {
-      restore();
-      realEnd(undefined, cb);
-      return res;
-    }
-    if (mode === 'json') {
-      if (cb) heldEndCallbacks.push(cb);
-      finishJson();
-      return res;
-    }
-    if (mode === 'sse') {
-      // An event cut off by the end of the stream: still offered to the filter.
-      for (const piece of events!.end()) realWrite(piece);
-      restore();
-      realEnd(undefined, cb);
-    }
+    if (chunk != null) this.writeBytes(toBuffer(chunk, encoding));
+    this.endAfterLastChunk(cb);
     return res;
   }
 
-  function patchedFlushHeaders(this: unknown): void {
-    ensureHead();
+  /** Whether the last chunk of a JSON answer, with nothing held before it, is the whole answer and could hold no list. */
+  private passesWhole(chunk: Chunk, encoding: BufferEncoding | undefined): boolean {
+    return !this.mustHold && this.held!.bytes === 0 && !mayNeedFiltering(typeof chunk === 'string' && encoding === undefined ? chunk : toBuffer(chunk, encoding));
+  }
+
+  /** `end`, once its last chunk (if any) went through {@link writeBytes}: finishes the answer as its mode says. */
+  private endAfterLastChunk(cb: (() => void) | undefined): void {
+    switch (this.mode) {
+      case 'pass':
+        // Writing the last chunk completed the match and handed the stream back to `res`.
+        this.res.end(cb);
+        return;
+      case 'closed':
+        if (cb) process.nextTick(cb);
+        return;
+      case 'scan':
+        this.restore();
+        this.endNow(undefined, cb);
+        return;
+      case 'json':
+        this.held!.endCallback = cb;
+        this.finishJson();
+        return;
+      case 'sse':
+        // An event cut off by the end of the stream: still offered to the filter.
+        for (const piece of this.events!.end()) this.writeNow(piece);
+        this.restore();
+        this.endNow(undefined, cb);
+        return;
+    }
+  }
+
+  private onFlushHeaders(): void {
+    this.ensureHead();
     // A held JSON head must not go out early: its Content-Length is not known yet.
-    if (mode === 'sse' || mode === 'pass') (original.flushHeaders as () => void).call(res);
+    if (this.mode === 'sse' || this.mode === 'pass') (this.original.flushHeaders as () => void).call(this.res);
   }
-
-  // `statusCode` and `statusMessage` start on the prototype and become the response's own when the head is
-  // written: made its own before the patch, so that the patch stays the newest properties and `restore` can roll
-  // them back. (An unset `statusMessage` stays unset: `writeHead` fills in the standard one as before.)
-  if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
-  if (!Object.hasOwn(res, 'statusMessage')) res.statusMessage = res.statusMessage;
-  Object.assign(res, {
-    writeHead: patchedWriteHead,
-    write: patchedWrite,
-    end: patchedEnd,
-    flushHeaders: patchedFlushHeaders,
-  });
 }
-
-/** A header from `writeHead`'s headers argument (object, or flat `[name, value, …]` array). */
-function headerValue(headers: HeadersArg, name: string): OutgoingHttpHeader | undefined {
-  if (headers === undefined || headers === null) return undefined;
-  if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) {
-      if (String(headers[i]).toLowerCase() === name) return headers[i + 1];
-    }
-    return undefined;
-  }
-  for (const key of Object.keys(headers)) {
-    if (key.toLowerCase() === name) return headers[key];
-  }
-  return undefined;
-}
-
-/** A copy of the headers argument without the named headers (lowercase names). */
-function withoutHeaders(headers: HeadersArg, names: readonly string[]): HeadersArg {
-  if (headers === undefined || headers === null) return headers;
-  if (Array.isArray(headers)) {
-    const out: OutgoingHttpHeader[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) {
-      if (!names.includes(String(headers[i]).toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
-    }
-    return out;
-  }
-  const out: OutgoingHttpHeaders = {};
-  for (const key of Object.keys(headers)) {
-    if (!names.includes(key.toLowerCase())) out[key] = headers[key];
-  }
-  return out;
-}
-
-function appendHeader(headers: OutgoingHttpHeaders | OutgoingHttpHeader[], name: string, value: string): HeadersArg {
-  return Array.isArray(headers) ? [...headers, name, value] : { ...headers, [name]: value };
-}
-
-function headArgs(status: number, statusMessage: string | undefined, headers: HeadersArg): unknown[] {
-  const args: unknown[] = [status];
-  if (statusMessage !== undefined) args.push(statusMessage);
-  if (headers !== undefined) args.push(headers);
-  return args;
-}
-
-function toBuffer(chunk: Chunk, encoding: BufferEncoding | undefined): Buffer {
-  if (typeof chunk === 'string') return Buffer.from(chunk, encoding ?? 'utf8');
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-

@@ -19,7 +19,7 @@ import { parseJsonRpcMessage, type ParsedBody } from '../mcp/parse-json-rpc-mess
 import { createResponseFilter } from '../policy/response-filter.js';
 import { buildProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource-metadata.js';
 import { createMemoryReplayCache } from '../limits/replay-cache.js';
-import { parseRateLimit } from '../limits/rate-limit.js';
+import { parseRateLimit, type RateLimit } from '../limits/rate-limit.js';
 import { createRateLimitCheck } from '../limits/rate-limit-check.js';
 import { createMemoryRateLimiter, type RateLimiter } from '../limits/rate-limiter.js';
 import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './resolve-guard-options.js';
@@ -167,7 +167,80 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
  */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const policySetting = names.policy ?? 'options.policy';
-  const { resolved, initialPolicy, verifier, dpopMode, checkOrigin, callerLimit } = collectConfigurationProblems((problems) => {
+  const settings = readGuardSettings(options, names, policySetting);
+  const { resolved, verifier, dpopMode } = settings;
+  const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
+  const authentication = createAuthentication(settings, names);
+  // Made on first need and kept across policies, so that a reload does not hand every caller a fresh count.
+  let limiter: RateLimiter | undefined;
+  const maxJsonDepth = resolved.maxJsonDepth;
+  const parts: GuardParts = {
+    ...settings,
+    resourceMetadataUrl,
+    metadataPaths,
+    authentication,
+    parseMessage: (body) => parseJsonRpcMessage(body, maxJsonDepth),
+    report: createDecisionReporter(resolved.onDecision),
+    ready: (): Promise<void> => verifier.ready(),
+    rateLimiter: () => (limiter ??= resolved.rateLimiter ?? createMemoryRateLimiter()),
+    setPolicy,
+  };
+
+  // The one place that holds the policy in force: replaced whole, so a snapshot never sees half of a change.
+  let inForce = bindPolicy(parts, settings.initialPolicy);
+  function setPolicy(definition: PolicyDefinition, setOptions: SetPolicyOptions = {}): CompiledPolicy {
+    const compiled = compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+    inForce = bindPolicy(parts, compiled);
+    return compiled;
+  }
+
+  return {
+    options: resolved,
+    resource: resolved.resource,
+    resourcePath: resolved.resourcePath,
+    resourceMetadataUrl,
+    metadataPaths,
+    get metadata() {
+      return inForce.metadata;
+    },
+    get metadataJson() {
+      return inForce.metadataJson;
+    },
+    get policy() {
+      return inForce.policy;
+    },
+    verifier,
+    dpop: dpopMode,
+    checkOrigin: settings.checkOrigin,
+    authenticate: authentication.authenticate,
+    parseMessage: parts.parseMessage,
+    authorize: (message, auth, headers) => inForce.authorize(message, auth, headers),
+    authorizeBase: (auth) => inForce.authorizeBase(auth),
+    get checkRateLimit() {
+      return inForce.checkRateLimit;
+    },
+    filterResponse: (request, response, auth, protocolVersion) => inForce.filterResponse(request, response, auth, protocolVersion),
+    errorResponse: (error, id) => inForce.errorResponse(error, id),
+    report: parts.report,
+    ready: parts.ready,
+    setPolicy,
+    snapshot: () => inForce,
+  };
+}
+
+/** The options, validated and resolved together: see {@link createGuard}. */
+interface GuardSettings {
+  resolved: ResolvedGuardOptions;
+  initialPolicy: CompiledPolicy;
+  verifier: TokenVerifier;
+  dpopMode: DpopMode;
+  checkOrigin: Guard['checkOrigin'];
+  callerLimit: RateLimit | undefined;
+}
+
+/** Reads every option, collecting the problems of all of them into one `ConfigurationError`. */
+function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string): GuardSettings {
+  return collectConfigurationProblems((problems) => {
     const resolved = problems.check(() => resolveGuardOptions(options, names));
     if (typeof options !== 'object' || options === null) problems.throwIfAny();
     const initialPolicy = problems.check(() => compilePolicy(options.policy ?? {}, policySetting));
@@ -183,12 +256,22 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     problems.throwIfAny();
     return { resolved: resolved!, initialPolicy: initialPolicy!, verifier: verifier!, dpopMode: dpopMode!, checkOrigin: checkOrigin!, callerLimit };
   });
-  const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
-  const onDecision = resolved.onDecision;
-  const maxJsonDepth = resolved.maxJsonDepth;
-  // Made on first need and kept across policies, so that a reload does not hand every caller a fresh count.
-  let limiter: RateLimiter | undefined;
+}
 
+/** Reading and verifying the access token, and which refusals go in the DPoP challenge. */
+interface Authentication {
+  readonly authenticate: Guard['authenticate'];
+  /** Whether the resource accepts Bearer tokens (not when DPoP is `require`d) and DPoP-bound ones (unless `off`). */
+  readonly offersBearer: boolean;
+  readonly offersDpop: boolean;
+  /** `error`, remembered as a DPoP refusal when `auth`'s token is DPoP-bound. */
+  refusalFor(error: GuardError, auth: AuthInfo): GuardError;
+  /** Whether `error` refused a request that used the DPoP scheme (or a DPoP-bound token). */
+  isDpopRefusal(error: GuardError): boolean;
+}
+
+/** The token side of the guard (RFC 6750, RFC 9449): the same for every policy. */
+function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, names: SettingNames): Authentication {
   // DPoP (RFC 9449): which schemes are offered, and the proof side of authentication.
   const offersBearer = dpopMode !== 'require';
   const offersDpop = dpopMode !== 'off';
@@ -221,22 +304,28 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     if (error instanceof GuardError) dpopRefusals.add(error);
     throw error;
   };
-  const refusalFor = (error: GuardError, auth: AuthInfo): GuardError => {
-    if (offersDpop && auth.extra.claims['cnf'] !== undefined) dpopRefusals.add(error);
-    return error;
+  return {
+    offersBearer,
+    offersDpop,
+    authenticate(authorization, url, request) {
+      const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
+      if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
+      if (dpopMode === 'require') throw dpopRequired();
+      // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
+      const auth = cachedOrVerify(verifier, token, request);
+      return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
+    },
+    refusalFor(error, auth) {
+      if (offersDpop && auth.extra.claims['cnf'] !== undefined) dpopRefusals.add(error);
+      return error;
+    },
+    isDpopRefusal: (error) => dpopRefusals.has(error),
   };
+}
 
-  // What does not depend on the policy: shared by every snapshot.
-  const authenticate: Guard['authenticate'] = (authorization, url, request) => {
-    const { scheme, token } = readAccessToken({ authorization }, url, readOptions);
-    if (scheme === 'DPoP') return (authenticateDpop as NonNullable<typeof authenticateDpop>)(token, request, verifier).catch(rememberDpopRefusal);
-    if (dpopMode === 'require') throw dpopRequired();
-    // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
-    const auth = cachedOrVerify(verifier, token, request);
-    return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
-  };
-  const parseMessage: Guard['parseMessage'] = (body) => parseJsonRpcMessage(body, maxJsonDepth);
-  const report: Guard['report'] = (decision, reason, status, ctx) => {
+/** `Guard.report`: the decision event for `onDecision`, without credentials; never throws. */
+function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision']): Guard['report'] {
+  return (decision, reason, status, ctx) => {
     if (!onDecision) return;
     const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
     const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
@@ -256,142 +345,113 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
       // Auditing must never break serving.
     }
   };
-  const ready = (): Promise<void> => verifier.ready();
+}
 
-  /** The guard under one compiled policy: everything derived from the policy is computed here, once. */
-  function bind(policy: CompiledPolicy): Guard {
-    const metadata = buildProtectedResourceMetadata({
-      resource: resolved.resource,
-      authorizationServers: resolved.authorizationServers,
-      scopesSupported: policy.scopesSupported,
-      resourceName: resolved.resourceName,
-      resourceDocumentation: resolved.resourceDocumentation,
-      ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
-    });
-    const metadataJson = JSON.stringify(metadata);
-    // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
-    const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
-    const filterResponse = createResponseFilter(policy);
-    const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
-    const checkRateLimit = limited
-      ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: (limiter ??= resolved.rateLimiter ?? createMemoryRateLimiter()) })
-      : undefined;
+/** What does not depend on the policy: shared by every snapshot. */
+interface GuardParts extends GuardSettings {
+  resourceMetadataUrl: string;
+  metadataPaths: readonly string[];
+  authentication: Authentication;
+  parseMessage: Guard['parseMessage'];
+  report: Guard['report'];
+  ready: Guard['ready'];
+  /** The limiter, made on first need and kept across policies. */
+  rateLimiter(): RateLimiter;
+  setPolicy: Guard['setPolicy'];
+}
 
-    const bareBearerChallenge = formatBearerChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes });
-    const bareDpopChallenge = formatDpopChallenge({ resourceMetadata: resourceMetadataUrl, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
-    // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
-    const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
+/** The guard under one compiled policy: everything derived from the policy is computed here, once. */
+function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
+  const { resolved, resourceMetadataUrl, dpopMode, callerLimit, authentication } = parts;
+  const metadata = buildProtectedResourceMetadata({
+    resource: resolved.resource,
+    authorizationServers: resolved.authorizationServers,
+    scopesSupported: policy.scopesSupported,
+    resourceName: resolved.resourceName,
+    resourceDocumentation: resolved.resourceDocumentation,
+    ...(dpopMode === 'off' ? {} : { dpopSigningAlgValues: DPOP_SIGNING_ALGORITHMS, dpopBoundAccessTokensRequired: dpopMode === 'require' }),
+  });
+  // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
+  const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
+  const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
+  const challengeFor = createChallenges(resourceMetadataUrl, challengeScopes, authentication);
+  const { refusalFor } = authentication;
 
-    /**
-     * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
-     * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
-     * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
-     */
-    function challengeFor(error: GuardError): string | undefined {
-      if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
-      if (error.bearerError === undefined) return undefined;
-      const scopes =
-        error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
-          ? (error.challengeScopes as readonly string[])
-          : challengeScopes;
-      const params = { resourceMetadata: resourceMetadataUrl, scopes, errorDescription: error.message };
-      const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || dpopRefusals.has(error));
-      if (inDpop) {
-        const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
-        return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
-      }
-      const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
-      return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
-    }
-
-    const snapshot: Guard = Object.freeze({
-      options: resolved,
-      resource: resolved.resource,
-      resourcePath: resolved.resourcePath,
-      resourceMetadataUrl,
-      metadataPaths,
-      metadata,
-      metadataJson,
-      policy,
-      verifier,
-      dpop: dpopMode,
-      checkOrigin,
-      authenticate,
-      parseMessage,
-      authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders) {
-        const protocolVersion = checkMcpRequestHeaders(headers, message);
-        // Target checks and scopes apply only to a well-formed request its revision has.
-        checkRequestRevision(message, protocolVersion);
-        checkRequestTarget(message);
-        const decision = policy.authorize(message, auth);
-        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
-        return { protocolVersion, requiredScopes: decision.requiredScopes };
-      },
-      authorizeBase(auth: AuthInfo) {
-        // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
-        const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
-        if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
-        return decision.requiredScopes;
-      },
-      checkRateLimit,
-      filterResponse,
-      errorResponse(error: unknown, id: JsonRpcId | null = null) {
-        if (error instanceof GuardError) {
-          const headers: Record<string, string> = { ...error.headers };
-          const challenge = challengeFor(error);
-          if (challenge) headers['WWW-Authenticate'] = challenge;
-          const data = error.bearerError ? { error: error.bearerError } : undefined;
-          return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
-        }
-        return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
-      },
-      report,
-      ready,
-      setPolicy,
-      snapshot: () => snapshot,
-    });
-    return snapshot;
-  }
-
-  // The one place that holds the policy in force: replaced whole, so a snapshot never sees half of a change.
-  let inForce = bind(initialPolicy);
-  function setPolicy(definition: PolicyDefinition, setOptions: SetPolicyOptions = {}): CompiledPolicy {
-    const compiled = compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
-    inForce = bind(compiled);
-    return compiled;
-  }
-
-  return {
+  const snapshot: Guard = Object.freeze({
     options: resolved,
     resource: resolved.resource,
     resourcePath: resolved.resourcePath,
     resourceMetadataUrl,
-    metadataPaths,
-    get metadata() {
-      return inForce.metadata;
-    },
-    get metadataJson() {
-      return inForce.metadataJson;
-    },
-    get policy() {
-      return inForce.policy;
-    },
-    verifier,
+    metadataPaths: parts.metadataPaths,
+    metadata,
+    metadataJson: JSON.stringify(metadata),
+    policy,
+    verifier: parts.verifier,
     dpop: dpopMode,
-    checkOrigin,
-    authenticate,
-    parseMessage,
-    authorize: (message, auth, headers) => inForce.authorize(message, auth, headers),
-    authorizeBase: (auth) => inForce.authorizeBase(auth),
-    get checkRateLimit() {
-      return inForce.checkRateLimit;
+    checkOrigin: parts.checkOrigin,
+    authenticate: authentication.authenticate,
+    parseMessage: parts.parseMessage,
+    authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders) {
+      const protocolVersion = checkMcpRequestHeaders(headers, message);
+      // Target checks and scopes apply only to a well-formed request its revision has.
+      checkRequestRevision(message, protocolVersion);
+      checkRequestTarget(message);
+      const decision = policy.authorize(message, auth);
+      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
+      return { protocolVersion, requiredScopes: decision.requiredScopes };
     },
-    filterResponse: (request, response, auth, protocolVersion) => inForce.filterResponse(request, response, auth, protocolVersion),
-    errorResponse: (error, id) => inForce.errorResponse(error, id),
-    report,
-    ready,
-    setPolicy,
-    snapshot: () => inForce,
+    authorizeBase(auth: AuthInfo) {
+      // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
+      const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
+      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
+      return decision.requiredScopes;
+    },
+    checkRateLimit: limited ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: parts.rateLimiter() }) : undefined,
+    filterResponse: createResponseFilter(policy),
+    errorResponse(error: unknown, id: JsonRpcId | null = null) {
+      if (error instanceof GuardError) {
+        const headers: Record<string, string> = { ...error.headers };
+        const challenge = challengeFor(error);
+        if (challenge) headers['WWW-Authenticate'] = challenge;
+        const data = error.bearerError ? { error: error.bearerError } : undefined;
+        return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
+      }
+      return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
+    },
+    report: parts.report,
+    ready: parts.ready,
+    setPolicy: parts.setPolicy,
+    snapshot: () => snapshot,
+  });
+  return snapshot;
+}
+
+/**
+ * The `WWW-Authenticate` value for a refusal. A bare 401 offers every scheme the resource accepts. An error goes
+ * in the challenge of the scheme the request used (the DPoP one when Bearer is not offered); a 401 then also
+ * offers the other accepted scheme, bare, so that the client knows both (RFC 9449 §7.1–7.2).
+ */
+function createChallenges(resourceMetadata: string, challengeScopes: readonly string[], authentication: Authentication): (error: GuardError) => string | undefined {
+  const { offersBearer, offersDpop } = authentication;
+  const bareBearerChallenge = formatBearerChallenge({ resourceMetadata, scopes: challengeScopes });
+  const bareDpopChallenge = formatDpopChallenge({ resourceMetadata, scopes: challengeScopes, algs: DPOP_SIGNING_ALGORITHMS });
+  // Bearer first: a client that reads only the first challenge is a Bearer client (RFC 9449 §7.2 shows this order).
+  const bareChallenge = [...(offersBearer ? [bareBearerChallenge] : []), ...(offersDpop ? [bareDpopChallenge] : [])].join(', ');
+  return (error) => {
+    if (error.status === 401 && error.bearerError === undefined) return bareChallenge;
+    if (error.bearerError === undefined) return undefined;
+    const scopes =
+      error.bearerError === 'insufficient_scope' && 'challengeScopes' in error
+        ? (error.challengeScopes as readonly string[])
+        : challengeScopes;
+    const params = { resourceMetadata, scopes, errorDescription: error.message };
+    const inDpop = offersDpop && (!offersBearer || error.bearerError === 'invalid_dpop_proof' || authentication.isDpopRefusal(error));
+    if (inDpop) {
+      const own = formatDpopChallenge({ ...params, algs: DPOP_SIGNING_ALGORITHMS, error: error.bearerError });
+      return error.status === 401 && offersBearer ? `${bareBearerChallenge}, ${own}` : own;
+    }
+    const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
+    return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
   };
 }
 

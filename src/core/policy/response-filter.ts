@@ -17,7 +17,8 @@
  *   `contents` (a replay, an answer on another request's exchange) becomes `"private"` (fail closed).
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
-import { isListMethod, LIST_RESULT_KEYS, type CompiledPolicy } from './compile-policy.js';
+import type { CompiledPolicy } from './compile-policy.js';
+import { isListMethod, LIST_RESULT_KEYS } from './policy-rules.js';
 import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from '../wire/jsonrpc.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { AuthInfo } from '../kernel/auth-info.js';
-import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId } from '../wire/jsonrpc.js';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId } from '../wire/jsonrpc.js';
 import type { BoundSession, SessionRefusalReason, SessionRegistry } from './session-registry.js';
 import type { SealedSessionRefusalReason } from './session-seal.js';
 
@@ -7,7 +7,7 @@ import type { SealedSessionRefusalReason } from './session-seal.js';
  * JSON-RPC code of the 404 `Session not found` answer, as the MCP SDKs answer it (an implementation-defined
  * server error, JSON-RPC 2.0 §5.1).
  */
-export const SESSION_NOT_FOUND_JSONRPC_CODE = -32001;
+export const SESSION_NOT_FOUND_JSONRPC_CODE = JsonRpcErrorCode.SessionNotFound;
 
 /** A request refused because of the session it named. Never carries the token. */
 export interface SessionRefusal {

@@ -54,46 +54,113 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * for (const piece of rewriter.push(chunk) ?? []) res.write(piece);
  */
 export function createEventStreamRewriter(rewrite: (data: string) => string | undefined, options: EventStreamRewriterOptions): EventStreamRewriter {
-  const { maxEventBytes, once = false } = options;
-  let partial: Buffer[] = [];
-  let partialBytes = 0;
-  let lineEmpty = true;
-  let previousWasCr = false;
-  let eventEndedOnCr = false;
-  let lastRewritten = false;
-  let done = false;
-  // What the `push` that overflowed had completed, for `giveUp`.
-  let overflow: Buffer[] = [];
+  return new IncrementalEventStreamRewriter(rewrite, options.maxEventBytes, options.once ?? false);
+}
 
-  function emit(event: Buffer, out: Buffer[]): void {
-    const replaced = rewriteEvent(event, rewrite);
-    lastRewritten = replaced !== undefined;
+/** {@link EventStreamRewriter} over byte chunks: a byte order mark at the start, then events split at blank lines. */
+class IncrementalEventStreamRewriter implements EventStreamRewriter {
+  /** The bytes of the event being assembled, and their count. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** Whether the line being read is empty so far (a line end then ends the event). */
+  private lineEmpty = true;
+  /** Whether the last byte read was `\r`, so that a `\n` after it ends no second line. */
+  private previousWasCr = false;
+  /** Whether the last event ended with a `\r` at the end of a chunk, whose `\n` may open the next chunk. */
+  private eventEndedOnCr = false;
+  /** Whether the last event was rewritten (its line ends are then `\n`, so such a `\n` is not passed on). */
+  private lastRewritten = false;
+  private stopped = false;
+  /** What the `push` that overflowed had completed, for `giveUp`. */
+  private overflow: Buffer[] = [];
+  /** The first bytes, held until it is known whether they are a byte order mark (it may be split across chunks). */
+  private head: Buffer | undefined = Buffer.alloc(0);
+
+  constructor(
+    private readonly rewrite: (data: string) => string | undefined,
+    private readonly maxEventBytes: number,
+    private readonly once: boolean,
+  ) {}
+
+  get done(): boolean {
+    return this.stopped;
+  }
+
+  push(chunk: Uint8Array): Buffer[] | undefined {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const head = this.head;
+    if (head === undefined) return this.scan(buf);
+    // Skipped by clients, so it must be skipped here too: else the first line is no `data` field to this
+    // parser but is one to the client, and the event would pass unfiltered. The mark itself passes on.
+    const start = head.length > 0 ? Buffer.concat([head, buf]) : buf;
+    const n = Math.min(start.length, BOM.length);
+    if (start.compare(BOM, 0, n, 0, n) !== 0) {
+      this.head = undefined;
+      return this.scan(start);
+    }
+    if (start.length < BOM.length) {
+      this.head = Buffer.from(start);
+      return [];
+    }
+    this.head = undefined;
+    const out = this.scan(start.subarray(BOM.length));
+    if (out === undefined) this.overflow.unshift(start.subarray(0, BOM.length));
+    return out === undefined ? undefined : [start.subarray(0, BOM.length), ...out];
+  }
+
+  giveUp(): Buffer[] {
+    const out = [...this.overflow, ...this.partial];
+    this.overflow = [];
+    this.partial = [];
+    this.partialBytes = 0;
+    this.stopped = true;
+    return out;
+  }
+
+  end(): Buffer[] {
+    if (this.head !== undefined && this.head.length > 0) return [this.head];
+    if (this.stopped || this.partialBytes === 0) return [];
+    const event = Buffer.concat(this.partial, this.partialBytes);
+    this.partial = [];
+    this.partialBytes = 0;
+    const out: Buffer[] = [];
+    this.emit(event, out);
+    // A cut-off event stays cut off: rewritten if need be, but never completed into one clients dispatch.
+    if (this.lastRewritten) out[out.length - 1] = out[out.length - 1]!.subarray(0, -1);
+    return out;
+  }
+
+  /** Offers one complete event to `rewrite` and adds it, as it came or rewritten, to `out`. */
+  private emit(event: Buffer, out: Buffer[]): void {
+    const replaced = rewriteEvent(event, this.rewrite);
+    this.lastRewritten = replaced !== undefined;
     if (replaced === undefined) {
       out.push(event);
       return;
     }
     out.push(Buffer.from(replaced));
-    if (once) done = true;
+    if (this.once) this.stopped = true;
   }
 
-  // The first bytes, held until it is known whether they are a byte order mark (it may be split across chunks).
-  let head: Buffer | undefined = Buffer.alloc(0);
-
-  function scan(buf: Buffer): Buffer[] | undefined {
-    if (done) return buf.length > 0 ? [buf] : [];
+  /** The events `buf` completes (with what was held before it); keeps the rest. Undefined past `maxEventBytes`. */
+  private scan(buf: Buffer): Buffer[] | undefined {
+    if (this.stopped) return buf.length > 0 ? [buf] : [];
     const out: Buffer[] = [];
     let i = 0;
-    if (eventEndedOnCr) {
+    if (this.eventEndedOnCr) {
       // The previous event ended with a `\r` at the end of a chunk; a `\n` here completes that `\r\n`.
-      eventEndedOnCr = false;
+      this.eventEndedOnCr = false;
       if (buf.length > 0 && buf[0] === LF) {
-        previousWasCr = false;
+        this.previousWasCr = false;
         i = 1;
-        if (!lastRewritten) out.push(buf.subarray(0, 1));
+        if (!this.lastRewritten) out.push(buf.subarray(0, 1));
       }
     }
     let start = i;
     const n = buf.length;
+    // Kept in locals through the loop over every byte, written back before anything else reads them.
+    let lineEmpty = this.lineEmpty;
+    let previousWasCr = this.previousWasCr;
     for (; i < n; i++) {
       const b = buf[i]!;
       if (b === LF && previousWasCr) {
@@ -116,78 +183,42 @@ export function createEventStreamRewriter(rewrite: (data: string) => string | un
           if (buf[end] === LF) end++;
           previousWasCr = false;
         } else {
-          eventEndedOnCr = true;
+          this.eventEndedOnCr = true;
         }
       }
-      const piece = buf.subarray(start, end);
-      const event = partialBytes > 0 ? Buffer.concat([...partial, piece], partialBytes + piece.length) : piece;
-      partial = [];
-      partialBytes = 0;
-      emit(event, out);
+      this.completeEvent(buf.subarray(start, end), out);
       start = end;
       i = end - 1;
-      if (done) {
+      if (this.stopped) {
+        this.lineEmpty = lineEmpty;
+        this.previousWasCr = previousWasCr;
         if (end < n) out.push(buf.subarray(end));
         return out;
       }
     }
-    if (start < n) {
-      const rest = buf.subarray(start);
-      partial.push(rest);
-      partialBytes += rest.length;
-      if (partialBytes > maxEventBytes) {
-        overflow = out;
-        return undefined;
-      }
+    this.lineEmpty = lineEmpty;
+    this.previousWasCr = previousWasCr;
+    return start < n ? this.hold(buf.subarray(start), out) : out;
+  }
+
+  /** The last piece of an event arrived: the event, joined with what was held of it, is emitted. */
+  private completeEvent(piece: Buffer, out: Buffer[]): void {
+    const event = this.partialBytes > 0 ? Buffer.concat([...this.partial, piece], this.partialBytes + piece.length) : piece;
+    this.partial = [];
+    this.partialBytes = 0;
+    this.emit(event, out);
+  }
+
+  /** Holds the start of an event still arriving: `out`, or undefined when the event outgrew `maxEventBytes`. */
+  private hold(rest: Buffer, out: Buffer[]): Buffer[] | undefined {
+    this.partial.push(rest);
+    this.partialBytes += rest.length;
+    if (this.partialBytes > this.maxEventBytes) {
+      this.overflow = out;
+      return undefined;
     }
     return out;
   }
-
-  return {
-    push(chunk) {
-      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (head === undefined) return scan(buf);
-      // Skipped by clients, so it must be skipped here too: else the first line is no `data` field to this
-      // parser but is one to the client, and the event would pass unfiltered. The mark itself passes on.
-      const start = head.length > 0 ? Buffer.concat([head, buf]) : buf;
-      const n = Math.min(start.length, BOM.length);
-      if (start.compare(BOM, 0, n, 0, n) !== 0) {
-        head = undefined;
-        return scan(start);
-      }
-      if (start.length < BOM.length) {
-        head = Buffer.from(start);
-        return [];
-      }
-      head = undefined;
-      const out = scan(start.subarray(BOM.length));
-      if (out === undefined) overflow.unshift(start.subarray(0, BOM.length));
-      return out === undefined ? undefined : [start.subarray(0, BOM.length), ...out];
-    },
-    get done() {
-      return done;
-    },
-    giveUp() {
-      const out = [...overflow, ...partial];
-      overflow = [];
-      partial = [];
-      partialBytes = 0;
-      done = true;
-      return out;
-    },
-    end() {
-      if (head !== undefined && head.length > 0) return [head];
-      if (done || partialBytes === 0) return [];
-      const event = Buffer.concat(partial, partialBytes);
-      partial = [];
-      partialBytes = 0;
-      const out: Buffer[] = [];
-      emit(event, out);
-      // A cut-off event stays cut off: rewritten if need be, but never completed into one clients dispatch.
-      if (lastRewritten) out[out.length - 1] = out[out.length - 1]!.subarray(0, -1);
-      return out;
-    },
-  };
 }
 
 /** The rewritten event, or undefined when it is no `message` event with data or `rewrite` keeps it. */

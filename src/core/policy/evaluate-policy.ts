@@ -1,0 +1,305 @@
+/**
+ * Evaluates a compiled policy ({@link PolicyRules}, from `read-policy.ts`): the scopes a request needs, the
+ * decision for a token, and which list items a caller may see. {@link PolicyEvaluator.decideRule} is the one place
+ * a rule is decided for a request.
+ */
+import type { AuthInfo } from '../kernel/auth-info.js';
+import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
+import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import { isScopeToken } from '../wire/scope-token.js';
+import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
+
+/**
+ * The outcome of `CompiledPolicy.authorize`.
+ *
+ * - `requiredScopes`: every scope the message needs (base ∪ method rule ∪ tool/prompt/resource rule).
+ *   MCP 2026-07-28 `basic/authorization` asks the 403 challenge to name all of them, not only the missing ones.
+ * - `missingScopes`: the required scopes the token lacks after hierarchy expansion.
+ * - `failedRule`: set when a rule function threw or returned something other than an array of scope
+ *   strings; the message is then denied whatever the token holds (fail closed). It is the rule's path
+ *   (e.g. `policy.tools.delete_note`), for logs only: do not send it to clients.
+ */
+export type AuthorizationDecision =
+  | { readonly allowed: true; readonly requiredScopes: readonly string[] }
+  | {
+      readonly allowed: false;
+      readonly requiredScopes: readonly string[];
+      readonly missingScopes: readonly string[];
+      readonly failedRule?: string;
+    };
+
+/** Called when a rule function throws or returns an invalid value; see `CompilePolicyOptions.onRuleError`. */
+export type RuleErrorHook = (error: unknown, rulePath: string) => void;
+
+/** A rule function failed; `scopes` are those gathered before it. */
+class RuleFailure {
+  constructor(
+    readonly path: string,
+    readonly scopes: readonly string[],
+  ) {}
+}
+
+/** What {@link PolicyEvaluator.decideRule} answers for a rule that could not be decided (reported already). */
+const UNDECIDED: unique symbol = Symbol('undecided rule');
+
+/** The scopes gathered so far for a request, or the failure that ended the gathering. */
+type Gathered = readonly string[] | RuleFailure;
+
+/** A rule function is called with the request, or with a synthetic one made only if it is needed. */
+type RuleRequest = JsonRpcMessage | (() => JsonRpcMessage);
+
+/**
+ * Decides requests under one compiled policy. Static rules are precombined on first use and the expanded scopes
+ * are cached per granted-scopes array, so the common request allocates nothing.
+ */
+export class PolicyEvaluator {
+  // Unions of two static (frozen) scope lists, computed once per pair and reused: the request path for
+  // static rules then returns a shared frozen array instead of building a new one.
+  private readonly unions = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
+  // One frozen "allowed" decision per static required-scope list.
+  private readonly allowedDecisions = new WeakMap<readonly string[], AuthorizationDecision>();
+  // Expanded granted scopes per granted-scopes array. Keyed by the array, not the AuthInfo: the token verifier hands
+  // each request a fresh AuthInfo that shares its token's frozen `scopes`, so the cache holds across requests.
+  // `length` guards against an array a custom verifier mutates.
+  private readonly effectiveCache = new WeakMap<readonly string[], { length: number; set: ReadonlySet<string> }>();
+  // The sorted JSON of an effective scope set, for list memo keys.
+  private readonly scopeKeys = new WeakMap<ReadonlySet<string>, string>();
+  /** Whether every rule a list answer's filtering consults is static, so that a filtered list may be reused. */
+  private readonly staticListRules: boolean;
+
+  constructor(
+    private readonly rules: PolicyRules,
+    private readonly onRuleError: RuleErrorHook | undefined,
+  ) {
+    const hasFunction = (table: RuleTable): boolean => table.all.some((rule) => rule.evaluate !== undefined);
+    this.staticListRules =
+      !hasFunction(rules.tools) &&
+      !hasFunction(rules.prompts) &&
+      !hasFunction(rules.resources) &&
+      [...LIST_SPECS.values()].every((spec) => rules.methods.lookup(spec.useMethod)?.evaluate === undefined);
+  }
+
+  /**
+   * The scopes `rule` demands of one request: its static scopes, or what its function returns for `auth` and the
+   * request. {@link UNDECIDED} when the function throws or returns anything but an array of scope strings
+   * (reported to the rule-error hook): the request is then denied (fail closed).
+   */
+  decideRule(rule: CompiledRule, auth: AuthInfo, message: RuleRequest): readonly string[] | typeof UNDECIDED {
+    if (rule.scopes !== undefined) return rule.scopes;
+    let out: unknown;
+    try {
+      out = rule.evaluate(auth, typeof message === 'function' ? message() : message);
+    } catch (error) {
+      this.report(error, rule.path);
+      return UNDECIDED;
+    }
+    if (!Array.isArray(out) || !out.every(isScopeToken)) {
+      this.report(new TypeError(`rule returned ${describeValue(out)}, expected an array of scope strings`), rule.path);
+      return UNDECIDED;
+    }
+    // Copied so that a rule reusing its array cannot change a decision already made.
+    return out.length === 0 ? EMPTY : Array.from(out);
+  }
+
+  /** See `CompiledPolicy.requiredScopesFor`. */
+  requiredScopesFor(message: JsonRpcMessage, auth: AuthInfo): readonly string[] {
+    const required = this.gather(message, auth);
+    return required instanceof RuleFailure ? required.scopes : required;
+  }
+
+  /** See `CompiledPolicy.authorize`. */
+  authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
+    return this.decide(this.gather(message, auth), auth);
+  }
+
+  /** See `CompiledPolicy.filterListResult`. */
+  filterListResult(method: string, result: Record<string, unknown>, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): Record<string, unknown> {
+    const spec = LIST_SPECS.get(method);
+    if (spec === undefined) return result;
+    const filtered: Record<string, unknown> = { ...result };
+    const items = result[spec.resultKey];
+    const complete = result.resultType === undefined || result.resultType === 'complete';
+    if (Array.isArray(items)) filtered[spec.resultKey] = this.filterItems(spec, items, auth);
+    else if (complete) filtered[spec.resultKey] = [];
+    if (complete && isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message))) {
+      filtered.cacheScope = 'private';
+      // 2026-07-28 results carry a required resultType; a list that reaches here is complete.
+      if (result.resultType === undefined) filtered.resultType = 'complete';
+      const ttl = result.ttlMs;
+      filtered.ttlMs = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? ttl : 0;
+    }
+    return filtered;
+  }
+
+  /** See `CompiledPolicy.listFilterKey`. */
+  listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined {
+    // An answer is filtered by its shape, so may hold any of the four lists: every rule they consult must be static.
+    if (!LIST_SPECS.has(method) || !this.staticListRules) return undefined;
+    const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
+    // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
+    // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.
+    const set = this.effectiveScopes(auth);
+    let scopes = this.scopeKeys.get(set);
+    if (scopes === undefined) this.scopeKeys.set(set, (scopes = JSON.stringify([...set].sort())));
+    return `[${JSON.stringify(method)},${stateless},${scopes}]`;
+  }
+
+  /** The token's effective scopes: granted ∪ implied by the hierarchy, cached per granted-scopes array. */
+  effectiveScopes(auth: AuthInfo): ReadonlySet<string> {
+    const granted: readonly string[] = Array.isArray(auth.scopes) ? auth.scopes : EMPTY;
+    const cached = this.effectiveCache.get(granted);
+    if (cached !== undefined && cached.length === granted.length) return cached.set;
+    const set = this.rules.expand(granted);
+    this.effectiveCache.set(granted, { length: granted.length, set });
+    return set;
+  }
+
+  /** Every scope `message` needs: base ∪ its method's rule ∪ the rule of what it targets. */
+  private gather(message: JsonRpcMessage, auth: AuthInfo): Gathered {
+    const { base, methods, tools, prompts, resources } = this.rules;
+    const method = (message as { method?: unknown }).method;
+    if (typeof method !== 'string') return base;
+    const scopes = this.applyRule(base, methods.lookup(method), auth, message);
+    if (scopes instanceof RuleFailure) return scopes;
+    const params = asRecord((message as { params?: unknown }).params);
+    switch (method) {
+      case 'tools/call':
+        return this.applyRule(scopes, tools.lookup(params?.name), auth, message);
+      case 'prompts/get':
+        return this.applyRule(scopes, prompts.lookup(params?.name), auth, message);
+      case 'resources/read':
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return this.applyRule(scopes, resources.lookup(params?.uri), auth, message);
+      case 'completion/complete':
+        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth);
+      case 'subscriptions/listen':
+        return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth);
+      default:
+        return scopes;
+    }
+  }
+
+  /** `scopes` ∪ what `rule` demands of the request, or the failure of a rule that could not be decided. */
+  private applyRule(scopes: readonly string[], rule: CompiledRule | undefined, auth: AuthInfo, message: RuleRequest): Gathered {
+    if (rule === undefined) return scopes;
+    const demanded = this.decideRule(rule, auth, message);
+    return demanded === UNDECIDED ? new RuleFailure(rule.path, scopes) : this.unionWith(scopes, demanded);
+  }
+
+  // completion/complete reveals argument values of a prompt or resource template: same rule as using it.
+  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo): Gathered {
+    if (ref?.type === 'ref/prompt') {
+      return this.applyRule(scopes, this.rules.prompts.lookup(ref.name), auth, () => syntheticRequest('prompts/get', 'name', ref.name));
+    }
+    if (ref?.type === 'ref/resource') {
+      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri));
+    }
+    return scopes;
+  }
+
+  // subscriptions/listen (2026-07-28) replaces resources/subscribe: each watched URI needs its rule.
+  private applySubscriptions(scopes: readonly string[], uris: unknown, auth: AuthInfo): Gathered {
+    if (!Array.isArray(uris)) return scopes;
+    let result: Gathered = scopes;
+    for (const uri of uris as unknown[]) {
+      result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri));
+      if (result instanceof RuleFailure) return result;
+    }
+    return result;
+  }
+
+  private unionWith(scopes: readonly string[], extra: readonly string[]): readonly string[] {
+    if (extra.length === 0) return scopes;
+    if (scopes.length === 0 && Object.isFrozen(extra)) return extra;
+    if (Object.isFrozen(scopes) && Object.isFrozen(extra)) {
+      let inner = this.unions.get(scopes);
+      if (inner === undefined) this.unions.set(scopes, (inner = new WeakMap()));
+      let union = inner.get(extra);
+      if (union === undefined) inner.set(extra, (union = Object.freeze([...new Set([...scopes, ...extra])])));
+      return union;
+    }
+    return [...new Set([...scopes, ...extra])];
+  }
+
+  private report(error: unknown, path: string): void {
+    if (this.onRuleError === undefined) return;
+    try {
+      this.onRuleError(error, path);
+    } catch {
+      // The hook is for diagnostics; it must not turn a denial into a crash.
+    }
+  }
+
+  private findMissing(required: readonly string[], auth: AuthInfo): string[] | undefined {
+    if (required.length === 0) return undefined;
+    const granted = this.effectiveScopes(auth);
+    let missing: string[] | undefined;
+    for (const scope of required) if (!granted.has(scope)) (missing ??= []).push(scope);
+    return missing;
+  }
+
+  private decide(required: Gathered, auth: AuthInfo): AuthorizationDecision {
+    if (required instanceof RuleFailure) {
+      return {
+        allowed: false,
+        requiredScopes: required.scopes,
+        missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY,
+        failedRule: required.path,
+      };
+    }
+    const missing = this.findMissing(required, auth);
+    if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing };
+    if (!Object.isFrozen(required)) return { allowed: true, requiredScopes: required };
+    let decision = this.allowedDecisions.get(required);
+    if (decision === undefined) {
+      this.allowedDecisions.set(required, (decision = Object.freeze({ allowed: true as const, requiredScopes: required })));
+    }
+    return decision;
+  }
+
+  /** The items of one list the caller could use: base ∪ the using method's rule ∪ the item's rule all granted. */
+  private filterItems(spec: ListSpec, items: readonly unknown[], auth: AuthInfo): unknown[] {
+    const { base, methods, tools, prompts, resources } = this.rules;
+    const table = spec.kind === 'tool' ? tools : spec.kind === 'prompt' ? prompts : resources;
+    const methodRule = methods.lookup(spec.useMethod);
+    // A static method rule is the same for every item: check it once. Lists run on every tools/list, so
+    // static item rules take a path that allocates nothing but the output array.
+    const staticMethod = methodRule === undefined || methodRule.scopes !== undefined;
+    const granted = this.effectiveScopes(auth);
+    if (staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)))) return [];
+    const kept: unknown[] = [];
+    for (const item of items) {
+      if (typeof item !== 'object' || item === null) continue;
+      const key = (item as Record<string, unknown>)[spec.itemKey];
+      if (typeof key !== 'string') continue;
+      const rule = table.lookup(key);
+      if (staticMethod && (rule === undefined || rule.scopes !== undefined)) {
+        if (rule === undefined || hasAll(granted, rule.scopes!)) kept.push(item);
+        continue;
+      }
+      // A function rule sees the request that would use this item.
+      const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
+      const scopes = this.applyRule(base, methodRule, auth, message);
+      if (scopes instanceof RuleFailure) continue;
+      const required = this.applyRule(scopes, rule, auth, message);
+      if (required instanceof RuleFailure) continue;
+      if (this.findMissing(required, auth) === undefined) kept.push(item);
+    }
+    return kept;
+  }
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function syntheticRequest(method: string, param: string, value: unknown): JsonRpcMessage {
+  return { jsonrpc: '2.0', id: 0, method, params: { [param]: value } };
+}
+
+/** True when every scope in `required` is in `granted`. */
+function hasAll(granted: ReadonlySet<string>, required: readonly string[]): boolean {
+  for (let i = 0; i < required.length; i++) if (!granted.has(required[i]!)) return false;
+  return true;
+}

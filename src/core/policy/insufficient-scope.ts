@@ -1,0 +1,58 @@
+/** The 403 `insufficient_scope` error of a denied policy decision (RFC 6750 §3.1, MCP 2025-11-25 step-up). */
+import type { AuthInfo } from '../kernel/auth-info.js';
+import { InsufficientScopeError } from '../kernel/errors.js';
+import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import { isScopeToken } from '../wire/scope-token.js';
+import type { AuthorizationDecision } from './evaluate-policy.js';
+import { EMPTY, OFFLINE_ACCESS } from './policy-rules.js';
+
+/**
+ * Builds the 403 `insufficient_scope` error (RFC 6750 §3.1) for a denied decision. The message names the
+ * method, the tool/prompt/resource and the missing scopes, and never the token; names are shortened and
+ * reduced to the characters RFC 6750 §3 allows in `error_description`. The challenge scopes are
+ * required ∪ granted (done by {@link InsufficientScopeError}, for SDK 1.x clients that replace their scope
+ * with the challenged one), without `offline_access` (MCP 2026-07-28) or malformed granted scopes.
+ *
+ * @param message The message that was denied; omit it for a check of the base scopes only.
+ */
+export function createInsufficientScopeError(
+  decision: AuthorizationDecision,
+  auth: AuthInfo,
+  message?: JsonRpcMessage,
+): InsufficientScopeError {
+  const target = describeTarget(message);
+  let text: string;
+  if (!decision.allowed && decision.failedRule !== undefined) {
+    text = `Access to ${target} denied: the server's policy could not evaluate it`;
+  } else {
+    const missing = decision.allowed ? EMPTY : decision.missingScopes;
+    text = `Insufficient scope for ${target}: missing ${missing.length === 0 ? '(none)' : missing.map(sanitize).join(' ')}`;
+  }
+  const granted = (Array.isArray(auth.scopes) ? auth.scopes : EMPTY).filter((s) => isScopeToken(s) && s !== OFFLINE_ACCESS);
+  return new InsufficientScopeError(text, decision.requiredScopes, granted);
+}
+
+function describeTarget(message: JsonRpcMessage | undefined): string {
+  const method = (message as { method?: unknown } | undefined)?.method;
+  if (typeof method !== 'string') return 'this request';
+  const params = (message as { params?: unknown } | undefined)?.params;
+  const named = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : undefined;
+  switch (method) {
+    case 'tools/call':
+      return typeof named?.name === 'string' ? `tool '${sanitize(named.name)}' (${method})` : method;
+    case 'prompts/get':
+      return typeof named?.name === 'string' ? `prompt '${sanitize(named.name)}' (${method})` : method;
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      return typeof named?.uri === 'string' ? `resource '${sanitize(named.uri)}' (${method})` : method;
+    default:
+      return `method '${sanitize(method)}'`;
+  }
+}
+
+/** Shortens client-supplied text and keeps only RFC 6750 §3 `error_description` characters. */
+function sanitize(text: string): string {
+  const short = text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return short.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?');
+}
