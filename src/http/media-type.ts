@@ -1,6 +1,8 @@
 /** Media types the MCP transports speak. */
 export const JSON_MEDIA_TYPE = 'application/json';
 export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
+/** The `Content-Type` of the gateway's few plain-text answers (the metrics listener's refusals), UTF-8. */
+export const PLAIN_TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /**
  * The `Accept` of a POST to an MCP endpoint: both, as Streamable HTTP asks of every client (the server answers with
  * either).

@@ -16,7 +16,7 @@ import { checkInteger, checkNumber } from '../core/kernel/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionRegistry, type SessionReservation } from '../core/session/session-registry.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../core/session/session-defaults.js';
 import type { SessionRefusal } from '../core/session/session-gate.js';
-import { jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http/http-handler.js';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
 import { passSessionGate, type SessionRefusedHook } from '../http/session-gate.js';
@@ -259,7 +259,7 @@ class StatefulSdkSessions {
     const header = req.headers['mcp-session-id'];
     const id = requestIdOf(req.body);
     if (Array.isArray(header)) {
-      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: send one Mcp-Session-Id header'));
+      writeJson(res, 400, jsonRpcError(id, JsonRpcErrorCode.ServerError, 'Bad Request: send one Mcp-Session-Id header'));
       return;
     }
     if (header === undefined) {
@@ -267,7 +267,7 @@ class StatefulSdkSessions {
         await this.openSession(req, res, context.auth, id);
         return;
       }
-      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+      writeJson(res, 400, jsonRpcError(id, JsonRpcErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required'));
       return;
     }
     const session = passSessionGate(this.registry, header, req, res, context.auth, this.onRefused);
@@ -304,11 +304,11 @@ class StatefulSdkSessions {
     // The slot is taken before the first await and given back in `finally` unless the session got it.
     const reservation = this.registry.reserve(auth);
     if (reservation === 'no_identity') {
-      writeJson(res, 400, jsonRpcError(id, -32000, 'Bad Request: stateful sessions need an identified caller'));
+      writeJson(res, 400, jsonRpcError(id, JsonRpcErrorCode.ServerError, 'Bad Request: stateful sessions need an identified caller'));
       return;
     }
     if (reservation === 'busy') {
-      writeJson(res, 429, jsonRpcError(id, -32000, 'Too many sessions being opened; retry later'));
+      writeJson(res, 429, jsonRpcError(id, JsonRpcErrorCode.ServerError, 'Too many sessions being opened; retry later'));
       return;
     }
     try {

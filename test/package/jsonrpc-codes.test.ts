@@ -14,19 +14,6 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 /** The table itself. */
 const TABLE = 'core/wire/jsonrpc.ts';
 
-/**
- * Files that still write codes as numbers, until they are reshaped to read them from the table. Paths relative
- * to src/; a folder ends with `/`. Empty this list, do not grow it: a new file must use the table.
- */
-const NOT_YET_ON_THE_TABLE: readonly string[] = [
-  'gateway/upstream/http/',
-  'gateway/upstream/stdio/',
-  'core/policy/',
-  'http/filter-written-response.ts',
-  'sdk/sdk-streamable-http-handler.ts',
-  'core/guard/create-guard.ts',
-];
-
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
@@ -53,21 +40,14 @@ function rawCodes(file: string, text = readFileSync(file, 'utf8')): string[] {
   return found;
 }
 
-const exempt = (path: string): boolean => path === TABLE || NOT_YET_ON_THE_TABLE.some((entry) => (entry.endsWith('/') ? path.startsWith(entry) : path === entry));
-
 test('src/ writes no JSON-RPC error code as a number outside JsonRpcErrorCode', () => {
   const problems: string[] = [];
   for (const file of sourceFiles(SRC)) {
     const path = relative(SRC, file).split(/[\\/]/).join('/');
-    if (exempt(path)) continue;
+    if (path === TABLE) continue;
     for (const hit of rawCodes(file)) problems.push(`src/${path}:${hit} (use JsonRpcErrorCode)`);
   }
   assert.deepEqual(problems, []);
-});
-
-test('the files not yet on the table exist', () => {
-  // A stale entry would hide a new file of the same name later.
-  for (const entry of NOT_YET_ON_THE_TABLE) assert.ok(sourceFiles(SRC).some((f) => relative(SRC, f).split(/[\\/]/).join('/').startsWith(entry)), entry);
 });
 
 test('the detector sees a code written as a number, and not one in a comment or a string', () => {

@@ -10,7 +10,7 @@ import { collectConfigurationProblems } from '../kernel/configuration-problems.j
 import { ConfigurationError, GuardError, type BearerErrorCode } from '../kernel/errors.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
-import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from '../mcp/mcp-request-headers.js';
 import { checkRequestTarget } from '../mcp/check-request-target.js';
 import { checkRequestRevision } from '../mcp/check-request-revision.js';
@@ -416,7 +416,7 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
         const data = error.bearerError ? { error: error.bearerError } : undefined;
         return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
       }
-      return { status: 500, headers: {}, body: jsonRpcError(id, -32603, 'Internal error') };
+      return { status: 500, headers: {}, body: jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error') };
     },
     report: parts.report,
     ready: parts.ready,

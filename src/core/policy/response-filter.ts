@@ -19,7 +19,7 @@
 import type { AuthInfo } from '../kernel/auth-info.js';
 import type { CompiledPolicy } from './compile-policy.js';
 import { isListMethod, LIST_RESULT_KEYS } from './policy-rules.js';
-import { jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from '../wire/jsonrpc.js';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from '../wire/jsonrpc.js';
 
 /**
  * Filters one response for the caller; see {@link createResponseFilter}. `request` is the request the exchange
@@ -146,7 +146,7 @@ export const UNFILTERABLE: unique symbol = Symbol('unfilterable');
 
 /** The JSON-RPC error (`-32603`) that replaces an answer which must be filtered but cannot be (fail closed). */
 export function unfilterableAnswer(id: JsonRpcId | null): JsonRpcErrorResponse {
-  return jsonRpcError(id, -32603, 'Internal error: the list result could not be filtered');
+  return jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error: the list result could not be filtered');
 }
 
 /** A UTF-8 byte order mark, as decoded: clients decoding a body as UTF-8 (`Response.json()`) drop it, so it is dropped here too. */

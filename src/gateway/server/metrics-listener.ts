@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { requestPath } from '../../http/request-headers.js';
+import { PLAIN_TEXT_CONTENT_TYPE } from '../../http/media-type.js';
 
 /** Path the metrics are served at, as Prometheus scrapes by default. */
 export const METRICS_PATH = '/metrics';
@@ -36,11 +37,11 @@ export async function startMetricsListener(options: MetricsListenerOptions): Pro
   const { registry } = options;
   const server = createServer((req, res) => {
     if (requestPath(req) !== METRICS_PATH) {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`Not found: metrics are at ${METRICS_PATH}\n`);
+      res.writeHead(404, { 'Content-Type': PLAIN_TEXT_CONTENT_TYPE }).end(`Not found: metrics are at ${METRICS_PATH}\n`);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
+      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': PLAIN_TEXT_CONTENT_TYPE }).end('Method not allowed\n');
       return;
     }
     registry.metrics().then(
@@ -49,7 +50,7 @@ export async function startMetricsListener(options: MetricsListenerOptions): Pro
         res.end(req.method === 'HEAD' ? undefined : text);
       },
       () => {
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics could not be collected\n');
+        res.writeHead(500, { 'Content-Type': PLAIN_TEXT_CONTENT_TYPE }).end('Metrics could not be collected\n');
       },
     );
   });
