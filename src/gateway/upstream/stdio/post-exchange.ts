@@ -5,7 +5,7 @@ import type { BoundSession } from '../../../core/session/session-registry.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { acceptsMediaType, EVENT_STREAM_MEDIA_TYPE } from '../../../http/media-type.js';
 import { startEventStream, writeJson } from '../../../http/write-response.js';
-import { GATEWAY_JSONRPC_CODE } from '../http/upstream-proxy.js';
+import { GATEWAY_JSONRPC_CODE } from '../upstream.js';
 import type { ResumableEventStream, StreamOwner } from '../session-event-streams.js';
 import { writeHoldingChild } from './child-backpressure.js';
 import { CHILD_END_MESSAGES } from './stdio-answers.js';

@@ -7,7 +7,6 @@ import { writeAccepted, writeJson, writePendingIdRefusal } from '../../../http/w
 import { PostExchange } from './post-exchange.js';
 import { sessionForSessionlessPost } from './sessionless-post.js';
 import { UPSTREAM_BUSY_JSONRPC_CODE } from './stdio-answers.js';
-import { namedStdioSession } from './stdio-session-gate.js';
 import type { StdioUpstreamState } from './stdio-upstream-state.js';
 
 /** `Retry-After` when a child's stdin is full, in seconds: a child catches up in moments or is wedged. */
@@ -16,7 +15,7 @@ const STDIN_FULL_RETRY_AFTER_SECONDS = 1;
 const MAX_PENDING_PER_CHILD = 1024;
 
 /**
- * A POST: finds its process (the session it names, see `namedStdioSession`, else `sessionForSessionlessPost`),
+ * A POST: finds its process (the session it names, see `StdioUpstreamState.namedSession`, else `sessionForSessionlessPost`),
  * refuses what the child cannot take now (stdin full: 503; too many requests in flight: 429; a request id the
  * session already has in progress), hands a client's answer or notification to the child (202), and runs a
  * request as a {@link PostExchange}.
@@ -29,7 +28,7 @@ export function servePost(upstream: StdioUpstreamState, req: GuardedRequest, res
     writeJson(res, 400, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, `Bad Request: a ${context.protocolVersion} client sends no JSON-RPC responses (the server sends it no requests)`));
     return;
   }
-  const named = namedStdioSession(upstream, req, res, context);
+  const named = upstream.namedSession(req, res, context);
   if (named === undefined) return;
   const session = named ?? sessionForSessionlessPost(upstream, req, res, context, stateless);
   if (session === undefined) return;

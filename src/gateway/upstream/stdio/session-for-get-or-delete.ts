@@ -5,7 +5,6 @@ import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-hand
 import { requestSessionId } from '../../../http/request-headers.js';
 import { writeJson } from '../../../http/write-response.js';
 import type { StdioSession } from './stdio-session.js';
-import { namedStdioSession } from './stdio-session-gate.js';
 import type { StdioUpstreamState } from './stdio-upstream-state.js';
 
 /**
@@ -18,5 +17,5 @@ export function sessionForGetOrDelete(upstream: StdioUpstreamState, req: Guarded
     writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, `Method not allowed: ${req.method} needs the Mcp-Session-Id of a session started with initialize`));
     return undefined;
   }
-  return namedStdioSession(upstream, req, res, context) ?? undefined;
+  return upstream.namedSession(req, res, context) ?? undefined;
 }

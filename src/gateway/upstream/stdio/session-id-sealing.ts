@@ -4,7 +4,8 @@ import { isStatelessRevision } from '../../../core/mcp/protocol-version.js';
 import type { SessionSealer } from '../../../core/session/session-seal.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { sessionIdHeader } from '../../../http/request-headers.js';
-import type { SessionRefusal } from '../http/upstream-proxy.js';
+import { refuseSession } from '../../../http/session-gate.js';
+import type { UpstreamHooks } from '../upstream.js';
 
 /** The id of the session an `initialize` opens, chosen and sealed before it is opened. */
 interface PreparedSession {
@@ -24,7 +25,8 @@ export class SessionIdSealing {
 
   constructor(
     private readonly sealer: SessionSealer,
-    private readonly refuse: (req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal) => void,
+    /** Told of each request refused because its id did not open, for logs. */
+    private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
   ) {}
 
   /**
@@ -47,7 +49,7 @@ export class SessionIdSealing {
     const sessionId = sessionIdHeader(req)!;
     const opened = await this.sealer.open(sessionId, context.auth, this.instance);
     if ('refused' in opened) {
-      this.refuse(req, res, { reason: opened.refused, sessionId });
+      refuseSession(req, res, { reason: opened.refused, sessionId }, context.auth, this.onSessionRefused);
       return false;
     }
     req.headers['mcp-session-id'] = opened.session.upstreamSessionId;

@@ -1,8 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { createPendingRequestIds, type PendingRequestIds } from '../../../core/mcp/pending-request-ids.js';
-import type { GuardedRequest } from '../../../http/http-handler.js';
-import type { SessionRefusal, UpstreamFailure } from '../http/upstream-proxy.js';
+import type { BoundSession } from '../../../core/session/session-registry.js';
+import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
+import { requestSessionId } from '../../../http/request-headers.js';
+import { refuseSession } from '../../../http/session-gate.js';
+import { checkUpstreamName, type UpstreamFailure } from '../upstream.js';
 import { childEnvironment } from './child-environment.js';
 import { createChildProcessPool, type ChildProcessPool } from './child-process-pool.js';
 import type { ChildLogEvent } from './stdio-child.js';
@@ -10,7 +13,6 @@ import type { Exchange } from './stdio-exchange.js';
 import { stdioInteger } from './stdio-integer-settings.js';
 import { StdioSession, type ChildLaunch, type ReplaySettings } from './stdio-session.js';
 import { SessionIdSealing } from './session-id-sealing.js';
-import { refuseStdioSession } from './stdio-session-gate.js';
 import type { StdioUpstreamOptions } from './stdio-upstream.js';
 
 /** Writes a child's log event as one JSON line on stderr: the default `log`. */
@@ -26,6 +28,8 @@ function logToStderr(event: ChildLogEvent): void {
  * @throws ConfigurationError when `command` is missing or an option is out of range.
  */
 export class StdioUpstreamState {
+  /** The upstream's name behind the gateway's endpoint. */
+  readonly name: string;
   readonly idleTimeoutMs: number;
   readonly replayBufferBytes: number;
   readonly replayWindowMs: number;
@@ -43,6 +47,7 @@ export class StdioUpstreamState {
     if (typeof options?.command !== 'string' || options.command === '') {
       throw new ConfigurationError('command', 'is required: the program of the stdio MCP server, e.g. "python3"');
     }
+    this.name = checkUpstreamName(options.name, 'name');
     const args = [...(options.args ?? [])];
     const env = options.env ?? childEnvironment([], process.env);
     // The settings are checked in this order, so that of several bad ones the same is named first.
@@ -61,7 +66,7 @@ export class StdioUpstreamState {
     };
     this.onUpstreamError = options.onUpstreamError;
     this.onSessionRefused = options.onSessionRefused;
-    this.sealing = options.sessionSealer ? new SessionIdSealing(options.sessionSealer, (req, res, refusal) => this.refuseSession(req, res, refusal)) : undefined;
+    this.sealing = options.sessionSealer ? new SessionIdSealing(options.sessionSealer, options.onSessionRefused) : undefined;
     this.replayBufferBytes = stdioInteger(options, 'replayBufferBytes');
     this.replayWindowMs = stdioInteger(options, 'replayWindowMs');
     const replay: ReplaySettings = { maxBytes: this.replayBufferBytes, maxAgeMs: this.replayWindowMs, now: options.now };
@@ -84,8 +89,18 @@ export class StdioUpstreamState {
     }
   }
 
-  /** Answers 404 to a request naming a session it may not use, and tells `onSessionRefused`. */
-  refuseSession(req: GuardedRequest, res: ServerResponse, refusal: SessionRefusal): void {
-    refuseStdioSession(this.onSessionRefused, req, res, refusal);
+  /**
+   * The session gate for the session a request names (none under 2026-07-28): that session, when it is the
+   * caller's; null when the request names none; undefined once a session it may not use (unknown, ended, a
+   * caller's sessionless one, or another caller's) was refused with 404 (`refuseSession`).
+   */
+  namedSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession<StdioSession> | null | undefined {
+    const sessionId = requestSessionId(req, context.protocolVersion);
+    if (sessionId === undefined) return null;
+    // The pool's lookup, not the registry's: it also refuses the ids of callers' sessionless processes.
+    const found = this.pool.lookup(sessionId, context.auth);
+    if ('session' in found) return found.session;
+    refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.onSessionRefused);
+    return undefined;
   }
 }

@@ -3,8 +3,8 @@
 // - serve-post.ts: a POST's checks; sessionless-post.ts: initialize and 2026-07-28 requests (no session named);
 //   post-exchange.ts: one request's exchange with the child, JSON or event stream, timeouts, 502/504.
 // - get-stream.ts: a session's GET stream; stream-resume.ts: a resume with Last-Event-ID.
-// - stdio-session-gate.ts: a named session that is unknown or another caller's gets 404;
-//   session-for-get-or-delete.ts: GET and DELETE name a session (405 otherwise); session-id-sealing.ts: sealed ids.
+// - session-for-get-or-delete.ts: GET and DELETE name a session (405 otherwise); session-id-sealing.ts: sealed ids.
+//   A named session that is unknown or another caller's gets 404 from the one session gate (http/session-gate.ts).
 // - stdio-session.ts: a session bound to its child; child-message-routing.ts: where the child's own messages go;
 //   child-backpressure.ts: a slow client holds the child's output; stdio-answers.ts: the error codes and texts.
 // - child-process-pool.ts: the processes and their bounds; stdio-child.ts: starting one;
@@ -14,7 +14,7 @@ import { jsonRpcError, JsonRpcErrorCode } from '../../../core/wire/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../../http/http-handler.js';
 import { writeJson } from '../../../http/write-response.js';
 import type { SessionSealer } from '../../../core/session/session-seal.js';
-import type { SessionRefusal, UpstreamFailure, UpstreamProxy } from '../http/upstream-proxy.js';
+import type { Upstream, UpstreamHooks } from '../upstream.js';
 import { serveGet } from './get-stream.js';
 import { servePost } from './serve-post.js';
 import { sessionForGetOrDelete } from './session-for-get-or-delete.js';
@@ -24,8 +24,13 @@ import { StdioUpstreamState } from './stdio-upstream-state.js';
 
 export { UPSTREAM_BUSY_JSONRPC_CODE } from './stdio-answers.js';
 
-/** Options of {@link createStdioUpstream}. */
-export interface StdioUpstreamOptions {
+/**
+ * Options of {@link createStdioUpstream}, with the hooks of the upstream contract it reports to (`UpstreamHooks`,
+ * `upstream.ts`) but `onExchangeEnd`: the stdio upstream does not time its exchanges for metrics.
+ */
+export interface StdioUpstreamOptions extends Pick<UpstreamHooks, 'onUpstreamError' | 'onSessionRefused'> {
+  /** The upstream's name behind the gateway's endpoint (see `checkUpstreamName`). Default `default`. */
+  name?: string;
   /** Program of the stdio MCP server, e.g. `python3`; looked up on the child's `PATH` unless it has a `/`. */
   command: string;
   /** Its arguments. Default none. */
@@ -78,10 +83,6 @@ export interface StdioUpstreamOptions {
    * JSON), each with the session id. Default: one JSON line each on stderr.
    */
   log?: (event: ChildLogEvent) => void;
-  /** Called when an exchange fails (the child ended, timed out, or a bound refused it), for logs. */
-  onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
-  /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
-  onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
   /**
    * Seals the session ids given to clients (`MCP_AUTH_SESSION_SECRET`, see `createSessionSealer`) with the id of
    * this upstream instance: a process lives in the gateway that started it, so only that gateway opens the id, and
@@ -93,8 +94,12 @@ export interface StdioUpstreamOptions {
   stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
 }
 
-/** The stdio upstream: an HTTP handler for the request pipeline, with what a graceful shutdown needs. */
-export interface StdioUpstream extends UpstreamProxy {
+/**
+ * The stdio upstream: an upstream of the gateway (`Upstream`, `upstream.ts`) reached over the stdio of the
+ * processes it starts, with their count.
+ */
+export interface StdioUpstream extends Upstream {
+  readonly transport: 'stdio';
   /** Children running, counting those being stopped. */
   readonly processes: number;
   /** Ends every exchange and stops every child; resolves once all children exited. */
@@ -128,7 +133,10 @@ export interface StdioUpstream extends UpstreamProxy {
  *   {@link UPSTREAM_BUSY_JSONRPC_CODE}; no one's live process is ever stopped to make room. Idle children are
  *   stopped after `processIdleTimeoutMs`.
  *
- * @throws ConfigurationError when `command` is missing or an option is out of range.
+ * The returned upstream is named (`name`, default `default`) and implements the upstream contract (`Upstream`,
+ * `upstream.ts`), as the HTTP upstream (`createUpstreamProxy`) does.
+ *
+ * @throws ConfigurationError when `command` is missing, `name` is not a name, or an option is out of range.
  */
 export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstream {
   const upstream = new StdioUpstreamState(options);
@@ -143,6 +151,8 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
   let closing: Promise<void> | undefined;
   return {
     ...handler,
+    name: upstream.name,
+    transport: 'stdio',
     get inFlight() {
       return exchanges.size;
     },

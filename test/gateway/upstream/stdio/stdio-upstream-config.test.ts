@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../../../src/core/kernel/errors.js';
 import { GATEWAY_SETTINGS, gatewayHelp, loadGatewayConfig, parseGatewayArgs } from '../../../../src/gateway/config/gateway-config.js';
 import { createStdioUpstream } from '../../../../src/gateway/upstream/stdio/stdio-upstream.js';
+import { DEFAULT_UPSTREAM_NAME } from '../../../../src/gateway/upstream/upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { NODE_SERVER, quote, RawSession, ROOT, waitUntilGone } from '../../../helpers/stdio-gateway.js';
 
@@ -108,6 +109,21 @@ describe('stdio upstream settings', () => {
     const http = settingAtFault({ MCP_AUTH_ISSUER: 'https://auth.example.com', MCP_AUTH_UPSTREAM: 'http://127.0.0.1:3001/mcp', MCP_AUTH_MAX_UPSTREAM_PROCESSES: '3' });
     assert.equal(http.setting, 'MCP_AUTH_MAX_UPSTREAM_PROCESSES');
     assert.match(http.message, /stdio upstream/);
+  });
+
+  it('implements the upstream contract: named (default `default`), transport stdio; a bad name is refused', async () => {
+    // Started with nothing: no process runs until a session opens.
+    const unnamed = createStdioUpstream({ command: process.execPath });
+    const notes = createStdioUpstream({ command: process.execPath, name: 'notes' });
+    try {
+      assert.deepEqual([unnamed.name, unnamed.transport], [DEFAULT_UPSTREAM_NAME, 'stdio']);
+      assert.deepEqual([notes.name, notes.transport], ['notes', 'stdio']);
+    } finally {
+      await Promise.all([unnamed.close(), notes.close()]);
+    }
+    for (const name of ['a__b', '1st', '', 'x'.repeat(65)]) {
+      assert.throws(() => createStdioUpstream({ command: process.execPath, name }), (error) => error instanceof ConfigurationError && error.setting === 'name', name);
+    }
   });
 
   it('an integer option and its variable accept the same range: each refuses the same values, at both ends', () => {

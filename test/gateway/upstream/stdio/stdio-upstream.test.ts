@@ -35,6 +35,11 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The request log's session refusal reasons. */
+function sessionRefusals(lines: readonly string[]): string[] {
+  return lines.map((l) => JSON.parse(l) as { reason?: string }).flatMap((e) => (e.reason?.startsWith('session_') ? [e.reason] : []));
+}
+
 /** The pid a whoami answer names. */
 async function pidOf(session: RawSession): Promise<number> {
   return (JSON.parse(await session.text('whoami')) as { pid: number }).pid;
@@ -110,10 +115,13 @@ for (const server of stdioServers()) {
       // Bob's token naming Alice's session: the same 404 as an unknown session, and Alice's process never sees it.
       const intruder = new RawSession(gateway.resource, bob.token);
       intruder.sessionId = alice.sessionId;
+      const logged = logs.length;
       const hijack = await intruder.call('counter_increment');
       assert.equal(hijack.status, 404);
-      assert.equal(hijack.json.error.code, -32001);
+      assert.deepEqual(hijack.json.error, { code: -32001, message: 'Session not found' });
       assert.equal((await intruder.delete()).status, 404);
+      // The request log says why, which the answer does not.
+      assert.deepEqual(sessionRefusals(logs.slice(logged)), ['session_owner_mismatch', 'session_owner_mismatch']);
       assert.equal(await alice.text('counter_increment'), '3');
       await alice.delete();
       await bob.delete();
