@@ -35,7 +35,8 @@ export function refuseSession(req: GuardedRequest, res: ServerResponse, refusal:
 }
 
 /**
- * The session gate for adapters that keep sessions in a {@link SessionRegistry}: the session `sessionId` names,
+ * The session gate for adapters that keep sessions in a {@link SessionRegistry} (or anything that looks sessions up
+ * as it does): the session `sessionId` names,
  * when it is the caller's; else the request is refused ({@link refuseSession}) and `undefined` is returned.
  *
  * @example
@@ -44,7 +45,7 @@ export function refuseSession(req: GuardedRequest, res: ServerResponse, refusal:
  * session.acquire();
  */
 export function passSessionGate<T>(
-  registry: SessionRegistry<T>,
+  registry: Pick<SessionRegistry<T>, 'lookup'>,
   sessionId: string,
   req: GuardedRequest,
   res: ServerResponse,

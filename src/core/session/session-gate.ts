@@ -49,7 +49,7 @@ export function sessionNotFoundAnswer(id: JsonRpcId | null): SessionNotFoundAnsw
  * if ('reason' in passed) return refuse(passed); // 404, whatever the reason
  * passed.acquire();
  */
-export function checkNamedSession<T>(registry: SessionRegistry<T>, sessionId: string, auth: AuthInfo): BoundSession<T> | SessionRefusal {
+export function checkNamedSession<T>(registry: Pick<SessionRegistry<T>, 'lookup'>, sessionId: string, auth: AuthInfo): BoundSession<T> | SessionRefusal {
   const found = registry.lookup(sessionId, auth);
   return 'session' in found ? found.session : { reason: found.refused, sessionId };
 }

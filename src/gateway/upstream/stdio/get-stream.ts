@@ -25,7 +25,7 @@ export function serveGet(upstream: StdioUpstreamState, req: GuardedRequest, res:
   const slot = session.value;
   if (!acceptsMediaType(req.headers.accept, EVENT_STREAM_MEDIA_TYPE)) {
     // A GET is answered with an event stream or not at all (2025-11-25 streamable-http, "Listening for Messages").
-    writeJson(res, 406, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Not Acceptable: a GET is answered with an event stream; send Accept: text/event-stream'));
+    writeJson(res, 406, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, `Not Acceptable: a GET is answered with an event stream; send Accept: ${EVENT_STREAM_MEDIA_TYPE}`));
     return;
   }
   const lastEventId = firstHeader(req.headers['last-event-id']);

@@ -4,7 +4,7 @@ import { createPendingRequestIds, type PendingRequestIds } from '../../../core/m
 import type { BoundSession } from '../../../core/session/session-registry.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { requestSessionId } from '../../../http/request-headers.js';
-import { refuseSession } from '../../../http/session-gate.js';
+import { passSessionGate } from '../../../http/session-gate.js';
 import { checkUpstreamName, type UpstreamFailure } from '../upstream.js';
 import { childEnvironment } from './child-environment.js';
 import { createChildProcessPool, type ChildProcessPool } from './child-process-pool.js';
@@ -92,15 +92,12 @@ export class StdioUpstreamState {
   /**
    * The session gate for the session a request names (none under 2026-07-28): that session, when it is the
    * caller's; null when the request names none; undefined once a session it may not use (unknown, ended, a
-   * caller's sessionless one, or another caller's) was refused with 404 (`refuseSession`).
+   * caller's sessionless one, or another caller's) was refused with 404 (`passSessionGate`).
    */
   namedSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): BoundSession<StdioSession> | null | undefined {
     const sessionId = requestSessionId(req, context.protocolVersion);
     if (sessionId === undefined) return null;
     // The pool's lookup, not the registry's: it also refuses the ids of callers' sessionless processes.
-    const found = this.pool.lookup(sessionId, context.auth);
-    if ('session' in found) return found.session;
-    refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.onSessionRefused);
-    return undefined;
+    return passSessionGate(this.pool, sessionId, req, res, context.auth, this.onSessionRefused);
   }
 }
