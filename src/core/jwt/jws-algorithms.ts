@@ -83,7 +83,7 @@ export const JWS_ALGORITHMS: Readonly<Record<string, JwsAlgorithm>> = Object.fre
   'ML-DSA-87': mlDsa,
 });
 
-/** Every algorithm of {@link JWS_ALGORITHMS}. Anything else is a typo. */
+/** Every algorithm of `JWS_ALGORITHMS`. Anything else is a typo. */
 export const SUPPORTED_JWS_ALGORITHMS: readonly string[] = Object.freeze(Object.keys(JWS_ALGORITHMS));
 
 /** Accepted when `algorithms` is not set: every supported algorithm but ML-DSA (opt-in). */

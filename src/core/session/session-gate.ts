@@ -11,7 +11,7 @@ export const SESSION_NOT_FOUND_JSONRPC_CODE = JsonRpcErrorCode.SessionNotFound;
 
 /** A request refused because of the session it named. Never carries the token. */
 export interface SessionRefusal {
-  /** Why, for logs; the caller is told none of it (see {@link sessionNotFoundAnswer}). */
+  /** Why, for logs; the caller is told none of it (see `sessionNotFoundAnswer`). */
   reason: SealedSessionRefusalReason;
   /** The `Mcp-Session-Id` the request carried. */
   sessionId: string;

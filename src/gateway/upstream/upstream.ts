@@ -130,7 +130,7 @@ export type UpstreamTransport = 'http' | 'stdio';
 
 /**
  * An upstream with its name: what one entry behind the gateway's endpoint is. Today there is one, named
- * {@link DEFAULT_UPSTREAM_NAME}; several named upstreams can share the endpoint, each keeping its own sessions
+ * `DEFAULT_UPSTREAM_NAME` (`default`); several named upstreams can share the endpoint, each keeping its own sessions
  * and connections, with a name for logs, metrics and routing.
  *
  * @example
@@ -138,7 +138,7 @@ export type UpstreamTransport = 'http' | 'stdio';
  * for (const upstream of upstreams.values()) upstream.endStreams('get');
  */
 export interface Upstream extends UpstreamProxy {
-  /** The upstream's name behind the endpoint ({@link checkUpstreamName}). */
+  /** The upstream's name behind the endpoint (checked by `checkUpstreamName`). */
   readonly name: string;
   /** How the gateway reaches it. */
   readonly transport: UpstreamTransport;
