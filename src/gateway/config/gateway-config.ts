@@ -25,7 +25,7 @@ import { checkChildEnvNames, childEnvironment } from '../upstream/stdio/child-en
 import { checkProgram, splitCommandLine } from './command-line.js';
 import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
-import type { EveryNameListed, GatewaySettingName, SettingName } from '../../core/kernel/setting-names.js';
+import type { EveryNameListed, SettingName } from '../../core/kernel/setting-names.js';
 import type { GatewaySetting } from './gateway-setting.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
@@ -126,20 +126,11 @@ export const GATEWAY_SETTINGS: readonly GatewaySetting[] = SETTING_ROWS;
 const everySettingHasARow: EveryNameListed<SettingName, (typeof SETTING_ROWS)[number]['env']> = true;
 void everySettingHasARow;
 
-/** Settings that mean something only with `MCP_AUTH_UPSTREAM_COMMAND` (a stdio upstream). */
-const STDIO_ONLY_SETTINGS = [
-  'MCP_AUTH_UPSTREAM_CWD',
-  'MCP_AUTH_UPSTREAM_ENV',
-  'MCP_AUTH_IDENTITY_ENV',
-  'MCP_AUTH_MAX_UPSTREAM_PROCESSES',
-  'MCP_AUTH_MAX_UPSTREAM_PROCESSES_PER_CALLER',
-  'MCP_AUTH_UPSTREAM_PROCESS_IDLE_TIMEOUT_MS',
-  'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS',
-  'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES',
-  'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES',
-  'MCP_AUTH_UPSTREAM_REPLAY_BYTES',
-  'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS',
-] as const satisfies readonly GatewaySettingName[];
+/**
+ * Settings that mean something only with `MCP_AUTH_UPSTREAM_COMMAND` (a stdio upstream): the stdio group of the
+ * table, but the command itself.
+ */
+const STDIO_ONLY_SETTINGS: readonly SettingName[] = SETTING_ROWS.filter((row) => row.group === 'stdio' && row.env !== 'MCP_AUTH_UPSTREAM_COMMAND').map((row) => row.env);
 
 /** Everything the gateway needs, validated. */
 export interface GatewayConfig {
