@@ -1,6 +1,6 @@
 import { jsonRpcError, JsonRpcErrorCode, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { truncateLoggedLine } from './logged-lines.js';
-import type { ChildEndReason, PendingRequest, RequestSink, StdioChildOptions } from './stdio-child.js';
+import type { ChildEndReason, PendingRequest, RequestSink, StdioChildOptions } from './stdio-child-contract.js';
 
 /** Requests of the child's awaiting a client's answer; past it the oldest is answered with an error. */
 const MAX_SERVER_REQUESTS = 256;

@@ -3,7 +3,7 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import { ChildLineProtocol } from './child-line-protocol.js';
 import { createLineSplitter } from './line-splitter.js';
 import { readLoggedLines } from './logged-lines.js';
-import type { ChildEndReason, PendingRequest, RequestSink, StdioChild, StdioChildOptions } from './stdio-child.js';
+import type { ChildEndReason, PendingRequest, RequestSink, StdioChild, StdioChildOptions } from './stdio-child-contract.js';
 
 /** Whether children get a process group of their own, so stopping one stops what it started (not on Windows). */
 export const CHILD_PROCESS_GROUPS = process.platform !== 'win32';

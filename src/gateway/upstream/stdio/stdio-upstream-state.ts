@@ -13,7 +13,7 @@ import type { Exchange } from './stdio-exchange.js';
 import { stdioInteger } from './stdio-integer-settings.js';
 import { StdioSession, type ChildLaunch, type ReplaySettings } from './stdio-session.js';
 import { SessionIdSealing } from './session-id-sealing.js';
-import type { StdioUpstreamOptions } from './stdio-upstream.js';
+import type { StdioUpstreamOptions } from './stdio-upstream-options.js';
 
 /** Writes a child's log event as one JSON line on stderr: the default `log`. */
 function logToStderr(event: ChildLogEvent): void {
