@@ -23,9 +23,9 @@ import { createRequestLog, type RequestLog } from './request-log.js';
 import { emitWarning, writeWarningToStderr, type LineSink } from './warning-log.js';
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
-import { createStdioUpstream, type StdioUpstream } from '../upstream/stdio/stdio-upstream.js';
+import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
 import { createUpstreamProxy } from '../upstream/http/upstream-proxy.js';
-import type { UpstreamProxy } from '../upstream/upstream.js';
+import type { Upstream } from '../upstream/upstream.js';
 import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import type { RedisStores } from '../../redis/redis-stores.js';
@@ -53,8 +53,11 @@ export interface RunningGateway {
   readonly resource: string;
   /** The HTTP server. */
   readonly server: Server;
-  /** The upstream handler (the HTTP proxy, or the stdio upstream with its processes), for its in-flight count. */
-  readonly proxy: UpstreamProxy | StdioUpstream;
+  /**
+   * The upstream (the HTTP proxy, or the stdio upstream with its processes; `transport` says which), for its
+   * in-flight count and sessions.
+   */
+  readonly proxy: Upstream;
   /** The guard in use (`guard.ready()` runs discovery now). */
   readonly guard: Guard;
   /** The request pipeline serving the MCP endpoint and the metadata. */
@@ -216,7 +219,7 @@ interface GatewayBuildContext {
 interface GatewayParts {
   readonly guard: Guard;
   readonly pipeline: RequestPipeline;
-  readonly proxy: UpstreamProxy | StdioUpstream;
+  readonly proxy: Upstream;
   readonly metrics: GatewayMetrics | undefined;
   readonly metricsListener: MetricsListener | undefined;
   readonly redisStores: RedisStores | undefined;
@@ -234,7 +237,7 @@ interface GatewayParts {
  */
 async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts> {
   const { config, options, http } = context;
-  const opened: { proxy?: UpstreamProxy | StdioUpstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch } = {};
+  const opened: { proxy?: Upstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch } = {};
   try {
     const guardOptions =
       config.resourceIsDefault && context.port !== config.port
@@ -299,7 +302,7 @@ function createUpstream(
     upstreamCredentials: UpstreamCredentials | undefined;
     metrics: GatewayMetrics | undefined;
   },
-): UpstreamProxy | StdioUpstream {
+): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
   const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;

@@ -137,7 +137,7 @@ export type UpstreamTransport = 'http' | 'stdio';
  * const upstreams = new Map<string, Upstream>([['notes', createUpstreamProxy({ name: 'notes', upstream: notesUrl })]]);
  * for (const upstream of upstreams.values()) upstream.endStreams('get');
  */
-export interface Upstream extends UpstreamProxy {
+export interface Upstream extends UpstreamForwarding, UpstreamLifecycle {
   /** The upstream's name behind the endpoint (checked by `checkUpstreamName`). */
   readonly name: string;
   /** How the gateway reaches it. */
