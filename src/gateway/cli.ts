@@ -10,7 +10,7 @@
  *
  * `mcp-oauth-guard check [--json] [--strict] [--token-file <file|->]` reads the same settings, checks what they point
  * at (issuers, keys, introspection, upstream, policy, and a token when given), prints a report and exits 0, 1 or 2
- * (see `check/check-command.ts`, docs/check.md).
+ * (see `cli/check/check-command.ts`, docs/check.md).
  */
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
