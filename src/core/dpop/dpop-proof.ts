@@ -3,6 +3,7 @@ import { InvalidDpopProofError, InvalidRequestError } from '../kernel/errors.js'
 import { tokenDigest } from '../wire/token-digest.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../token/create-token-verifier.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../jwt/jws-algorithms.js';
+import { joseHeaderType } from '../jwt/jose-header-type.js';
 
 /**
  * Algorithms a DPoP proof may be signed with, and what the metadata's `dpop_signing_alg_values_supported`
@@ -129,7 +130,7 @@ export async function verifyDpopProof(proof: string, expected: DpopProofExpectat
     throw malformed();
   }
 
-  if (typeof header.typ !== 'string' || normalizeType(header.typ) !== 'dpop+jwt') {
+  if (typeof header.typ !== 'string' || joseHeaderType(header.typ) !== 'dpop+jwt') {
     throw invalid('DPoP proof must declare typ "dpop+jwt" (RFC 9449 section 4.2)');
   }
   if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
@@ -210,12 +211,6 @@ function namesResource(htu: string, resource: string): boolean {
 
 function trimSlash(path: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-}
-
-/** `typ` compared case-insensitively, with or without the `application/` prefix (RFC 7515 §4.1.9). */
-function normalizeType(typ: string): string {
-  const type = typ.toLowerCase();
-  return type.startsWith('application/') ? type.slice('application/'.length) : type;
 }
 
 function invalid(message: string, cause?: unknown): InvalidDpopProofError {

@@ -3,6 +3,7 @@ import type { DecisionReason } from '../kernel/decision.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, GuardError, InvalidTokenError } from '../kernel/errors.js';
 import { createJwksKeySet } from './jwks-key-set.js';
 import { DEFAULT_JWT_ALGORITHMS, isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from '../jwt/jws-algorithms.js';
+import { joseHeaderType } from '../jwt/jose-header-type.js';
 import type { JwksFetchResult } from './token-verifier.js';
 import { verifyCompactJwt, verifyCompactJwtNow, type CompactJwtKeyResolver, type CompactJwtVerifyOptions, type PeekedJwtClaims } from '../jwt/verify-compact-jwt.js';
 
@@ -199,8 +200,7 @@ function checkTokenType(typ: unknown, strict: boolean): void {
     return;
   }
   if (typeof typ !== 'string') throw wrongType();
-  let type = typ.toLowerCase();
-  if (type.startsWith('application/')) type = type.slice('application/'.length);
+  const type = joseHeaderType(typ);
   if (type === 'at+jwt') return;
   if (type === 'jwt' && !strict) return;
   throw wrongType();
