@@ -28,11 +28,10 @@ function describeRequest(req: IncomingMessage): DecisionRequest {
     if (value !== undefined) headers[name] = boundedText(Array.isArray(value) ? value.join(', ') : value);
   }
   const clientAddress = req.socket?.remoteAddress;
-  return Object.freeze({
-    httpMethod: req.method ?? 'GET',
-    // A target that is no URL is given as it came, cut at the query.
-    path: boundedText(requestPath(req) ?? (req.url ?? '/').split('?', 1)[0]!, 1024),
-    ...(clientAddress !== undefined ? { clientAddress } : {}),
-    headers: Object.freeze(headers),
-  });
+  const httpMethod = req.method ?? 'GET';
+  // A target that is no URL is given as it came, cut at the query.
+  const path = boundedText(requestPath(req) ?? (req.url ?? '/').split('?', 1)[0]!, 1024);
+  Object.freeze(headers);
+  // Two literals rather than a spread: no object made and copied for the optional field, on every request.
+  return Object.freeze(clientAddress !== undefined ? { httpMethod, path, clientAddress, headers } : { httpMethod, path, headers });
 }
