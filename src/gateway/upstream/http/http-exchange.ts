@@ -46,12 +46,17 @@ export interface SealedSessionInUse {
   readonly session: OpenedSession;
 }
 
-/** Where a response being served by an exchange keeps it, so that one listener function serves every response. */
+/**
+ * Where the request of a response being served by an exchange keeps it, so that one listener function serves every
+ * response. On the request, not the response: the pipeline's answer filter patched the response before the exchange
+ * began and undoes its patch newest property first, which a property added after it would turn into a deletion out of
+ * order, leaving every response a slow dictionary object for the rest of its way through node:http.
+ */
 const EXCHANGE = Symbol('upstream exchange');
-type ExchangeResponse = ServerResponse & { [EXCHANGE]?: HttpExchange | undefined };
+type ExchangeRequest = GuardedRequest & { [EXCHANGE]?: HttpExchange | undefined };
 
-function onResponseClose(this: ExchangeResponse): void {
-  this[EXCHANGE]?.clientClosed();
+function onResponseClose(this: ServerResponse): void {
+  (this.req as ExchangeRequest | undefined)?.[EXCHANGE]?.clientClosed();
 }
 function onConnectTimer(exchange: HttpExchange): void {
   exchange.connectExpired();
@@ -131,7 +136,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     this.settings.exchanges.add(this);
     // An exchange in progress (a GET stream above all) keeps its session from expiring.
     this.session?.acquire();
-    (this.res as ExchangeResponse)[EXCHANGE] = this;
+    (this.req as ExchangeRequest)[EXCHANGE] = this;
     this.res.on('close', onResponseClose);
     const credentials = this.settings.credentials;
     if (!credentials) {
@@ -384,7 +389,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     this.releaseId?.();
     const res = this.res;
     res.off('close', onResponseClose);
-    (res as ExchangeResponse)[EXCHANGE] = undefined;
+    (this.req as ExchangeRequest)[EXCHANGE] = undefined;
     this.complete &&= failure === undefined;
     if (this.attempt && !this.complete) this.attempt.abort();
     if (failure) this.settings.onUpstreamError?.(this.req, { reason: failure.reason, ...(res.headersSent ? {} : { status: failure.status }), ...(failure.code ? { code: failure.code } : {}) });
