@@ -93,6 +93,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   private isEventStream = false;
   /** Bytes of a body that is not an event stream passed on so far. */
   private received = 0;
+  /** The `Content-Length` of a body that is not an event stream, when it declared one (the body's last byte is then known). */
+  private declaredLength = -1;
   private connectTimer: NodeJS.Timeout | undefined = undefined;
   private idleTimer: NodeJS.Timeout | undefined = undefined;
   private retried = false;
@@ -280,6 +282,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       this.finish(FAILURES.tooLarge);
       return;
     }
+    if (!isEventStream && Number.isSafeInteger(declared) && declared > 0) this.declaredLength = declared;
     if (!this.trackSession(status, incoming)) {
       this.finish(FAILURES.sessionConflict);
       return;
@@ -350,6 +353,12 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       this.received += chunk.length;
       if (this.received > this.settings.maxResponseBytes) {
         this.finish(FAILURES.grewTooLarge);
+        return;
+      }
+      if (this.received === this.declaredLength) {
+        // The body's last bytes (the whole of a small answer): the answer ends with them, one call to the response
+        // (and to the pipeline's filter) instead of a write and an end; the upstream's end follows at once.
+        this.res.end(chunk);
         return;
       }
     }
