@@ -167,6 +167,8 @@ class WrittenResponseFilter {
   /** Which patched methods the response had as its own properties, and the methods themselves, for {@link restore}. */
   private readonly own: Record<PatchedName, boolean>;
   private readonly original: Pick<ServerResponse, PatchedName>;
+  /** Whether this filter's patch is the shared methods, finding it under {@link FILTER} (not when another filter's was first). */
+  private sharedPatch = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -196,6 +198,27 @@ class WrittenResponseFilter {
     // them back. (An unset `statusMessage` stays unset: `writeHead` fills in the standard one as before.)
     if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
     if (!Object.hasOwn(res, 'statusMessage')) res.statusMessage = res.statusMessage;
+    if (Object.hasOwn(res, FILTER)) {
+      // A response filtered twice (an application's filter inside the guard's): the other filter's patch is in
+      // place, and the shared methods would reach it rather than this one, so this one gets methods of its own.
+      const self = this;
+      Object.assign(res, {
+        writeHead(statusCode: number, ...rest: unknown[]): ServerResponse {
+          return self.onWriteHead(statusCode, rest);
+        },
+        write(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
+          return self.onWrite(chunk, encodingOrCb, maybeCb);
+        },
+        end(...args: unknown[]): ServerResponse {
+          return self.onEnd(args);
+        },
+        flushHeaders(): void {
+          self.onFlushHeaders();
+        },
+      });
+      return;
+    }
+    this.sharedPatch = true;
     (res as FilteredResponse)[FILTER] = this;
     Object.assign(res, PATCHED_METHODS);
   }
@@ -209,7 +232,7 @@ class WrittenResponseFilter {
       if (this.own[name]) res[name] = this.original[name];
       else delete res[name];
     }
-    delete res[FILTER];
+    if (this.sharedPatch) delete res[FILTER];
   }
 
   private writeHeadNow(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
