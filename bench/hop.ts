@@ -62,6 +62,8 @@ export interface HopSettings {
   workloads: readonly HopWorkload[];
   /** Targets in front of the upstream to measure (the upstream alone always is). */
   targets: readonly HopTarget[];
+  /** File URL of another build's entry point, whose gateway is `gateway-baseline` (measured only with one). */
+  baselineEntryUrl?: string;
 }
 
 /** Targets the gateway is held to, printed next to the figures (information, not assertions). */
@@ -271,13 +273,16 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     ...(redis ? { 'gateway-shared-limits': [`MCP_AUTH_RATE_LIMIT=${BENCH_RATE_LIMIT}`, `MCP_AUTH_REDIS_URL=${redis.url}`, 'MCP_AUTH_REDIS_FAIL=closed'] } : {}),
   };
   const variants: Hop[] = [];
+  if (settings.baselineEntryUrl !== undefined) variantArgs['gateway-baseline'] = [];
   for (const target of HOP_TARGETS) {
     const args = variantArgs[target];
+    const entryUrl = target === 'gateway-baseline' ? settings.baselineEntryUrl! : settings.entryUrl;
     // One after the other, as each start-up (issuer discovery included) runs on the servers' CPU.
     if (args !== undefined && wanted.has(target)) {
-      variants.push(await startHop(target, 'gateway.ts', [settings.entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, ...args], serverCpu, { execArgv: [...(settings.gatewayNodeFlags ?? [])], stdout: 'ignore' }));
+      variants.push(await startHop(target, 'gateway.ts', [entryUrl, upstream.url, issuer, policyFile, settings.gatewayLog, ...args], serverCpu, { execArgv: [...(settings.gatewayNodeFlags ?? [])], stdout: 'ignore' }));
     }
   }
+  if (wanted.has('gateway-baseline') && settings.baselineEntryUrl === undefined) console.log('bench: the gateway-baseline line is skipped: no BENCH_BASELINE');
   const hops: Hop[] = [upstream, ...(nodeProxy ? [nodeProxy] : []), ...(wanted.has('gateway') ? [gateway] : []), ...variants];
   let nginxSkipped = !wanted.has('nginx') ? 'not in BENCH_TARGETS' : 'why' in nginx ? nginx.why : undefined;
   if (wanted.has('nginx') && !('why' in nginx)) {
@@ -419,6 +424,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     'gateway-sealed': 'gateway, sealed sessions',
     'gateway-limited': 'gateway, rate limit',
     'gateway-shared-limits': 'gateway, limit in Redis',
+    'gateway-baseline': 'gateway, BENCH_BASELINE',
   };
   const title: Record<HopWorkload, string> = {
     call: 'small tools/call',
@@ -452,6 +458,9 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const sealedOverGateway = ratioOf(rounds, 'gateway-sealed', 'gateway');
     const limitedOverGateway = ratioOf(rounds, 'gateway-limited', 'gateway');
     const sharedLimitsOverGateway = ratioOf(rounds, 'gateway-shared-limits', 'gateway');
+    const baselineOverNodeProxy = ratioOf(rounds, 'gateway-baseline', 'node-proxy');
+    const baselineOverNginx = ratioOf(rounds, 'gateway-baseline', 'nginx');
+    const gatewayOverBaseline = ratioOf(rounds, 'gateway', 'gateway-baseline');
     console.log('');
     console.log(`gateway hop, ${title[workload]}:`);
     console.log(
@@ -495,7 +504,13 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const redisCpu = rounds.flatMap((runs) => runs.flatMap((r) => (r.redisCpuUsPerRequest === undefined ? [] : [r.redisCpuUsPerRequest])));
     const redisNote = redisCpu.length > 0 ? ` (and redis-server ${round1(median(redisCpu))} µs of CPU per request)` : '';
     if (wanted.has('gateway-shared-limits')) line('gateway with the rate limit in Redis / gateway', sharedLimitsOverGateway, undefined, redisNote);
-    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, limitedOverGateway, sharedLimitsOverGateway, runs: rounds };
+    // The same figures for the build given as BENCH_BASELINE, and this build over it, round by round.
+    if (gatewayOverBaseline !== undefined) {
+      line('BENCH_BASELINE gateway / minimal Node proxy', baselineOverNodeProxy);
+      line('BENCH_BASELINE gateway / nginx', baselineOverNginx);
+      line('gateway / BENCH_BASELINE gateway', gatewayOverBaseline);
+    }
+    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, limitedOverGateway, sharedLimitsOverGateway, baselineOverNodeProxy, baselineOverNginx, gatewayOverBaseline, runs: rounds };
   }
   const limitedSummary = Object.entries(limitedRequests).map(([target, n]) => `${n} to ${target}`);
   if (limitedSummary.length > 0) {

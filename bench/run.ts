@@ -29,7 +29,9 @@
  * a limit high enough never to refuse, and a run that saw a 429 fails), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its
  * anchor; a bridge that cannot run is skipped, saying why), BENCH_GATEWAY_LOG=stdout|off (the gateway's request log: to stdout, which
  * points at /dev/null, as deployed; or dropped), BENCH_GATEWAY_NODE_FLAGS (node's own options for the gateway's processes,
- * space-separated, e.g. `--heap-growing-percent=0` to leave V8's heap growing factor to V8).
+ * space-separated, e.g. `--heap-growing-percent=0` to leave V8's heap growing factor to V8), BENCH_BASELINE=<directory> (a
+ * compiled build, e.g. an earlier version's `dist/`, whose gateway the gateway part also measures, as `gateway-baseline`,
+ * in the same rounds: a change judged within one run).
  *
  * The library is compiled with `tsc` (the build's settings) into `.bench-results/dist` and the guarded server
  * loads that, as users run the package: tsx's on-the-fly transform keeps function names with a
@@ -65,7 +67,8 @@ const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
 const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
 const WORKLOADS = readList('BENCH_WORKLOADS', HOP_WORKLOADS);
-const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream'));
+const BASELINE_DIR = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
+const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream' && (t !== 'gateway-baseline' || BASELINE_DIR !== undefined)));
 const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) => t !== 'bridge'));
 /** Seconds of load the settings plan for (the watchdog allows half again as long, plus start-up and installs). */
 const PLANNED_SECONDS =
@@ -98,12 +101,15 @@ function readInt(name: string, fallback: number): number {
   return value;
 }
 
+/** The entry point's file URL of the compiled library in `dir` (named by setting `name`). */
+function libraryEntry(dir: string, name: string): string {
+  if (!existsSync(join(dir, 'index.js'))) throw new Error(`${name}: no index.js in ${dir}`);
+  return pathToFileURL(join(dir, 'index.js')).href;
+}
+
 /** Compiles `src/` as the build does (JavaScript only) and returns the entry point's file URL. */
 function buildLibrary(): string {
-  if (LIBRARY_DIR !== undefined) {
-    if (!existsSync(join(LIBRARY_DIR, 'index.js'))) throw new Error(`BENCH_LIBRARY: no index.js in ${LIBRARY_DIR}`);
-    return pathToFileURL(join(LIBRARY_DIR, 'index.js')).href;
-  }
+  if (LIBRARY_DIR !== undefined) return libraryEntry(LIBRARY_DIR, 'BENCH_LIBRARY');
   const outDir = join(RESULTS_DIR, 'dist');
   rmSync(outDir, { recursive: true, force: true });
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -169,6 +175,7 @@ async function main(): Promise<void> {
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
       workloads: WORKLOADS,
       targets: HOP_IN_FRONT,
+      ...(BASELINE_DIR !== undefined ? { baselineEntryUrl: libraryEntry(BASELINE_DIR, 'BENCH_BASELINE') } : {}),
     });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {

@@ -124,6 +124,30 @@ type Mode = 'undecided' | 'pass' | 'json' | 'scan' | 'sse' | 'closed';
 /** Bytes kept from the end of one chunk to find a key cut in two by the next: the longest marker, less one. */
 const SCAN_OVERLAP = '"resourceTemplates"'.length - 1;
 
+/** Where a patched response keeps its filter, so that one set of patched methods serves every response. */
+const FILTER = Symbol('written response filter');
+type FilteredResponse = ServerResponse & { [FILTER]?: WrittenResponseFilter };
+
+/**
+ * The methods {@link WrittenResponseFilter.install} puts on a response, made once for every response (no closure per
+ * request): each finds the response's filter under {@link FILTER}, the response being `this` as for the methods
+ * they stand in for.
+ */
+const PATCHED_METHODS = {
+  writeHead(this: FilteredResponse, statusCode: number, ...rest: unknown[]): ServerResponse {
+    return this[FILTER]!.onWriteHead(statusCode, rest);
+  },
+  write(this: FilteredResponse, chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
+    return this[FILTER]!.onWrite(chunk, encodingOrCb, maybeCb);
+  },
+  end(this: FilteredResponse, ...args: unknown[]): ServerResponse {
+    return this[FILTER]!.onEnd(args);
+  },
+  flushHeaders(this: FilteredResponse): void {
+    this[FILTER]!.onFlushHeaders();
+  },
+};
+
 /** The filter of one written answer: see {@link filterListResponse}. Its state moves through {@link Mode}. */
 class WrittenResponseFilter {
   private mode: Mode = 'undecided';
@@ -143,6 +167,8 @@ class WrittenResponseFilter {
   /** Which patched methods the response had as its own properties, and the methods themselves, for {@link restore}. */
   private readonly own: Record<PatchedName, boolean>;
   private readonly original: Pick<ServerResponse, PatchedName>;
+  /** Whether this filter's patch is the shared methods, finding it under {@link FILTER} (not when another filter's was first). */
+  private sharedPatch = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -172,25 +198,33 @@ class WrittenResponseFilter {
     // them back. (An unset `statusMessage` stays unset: `writeHead` fills in the standard one as before.)
     if (!Object.hasOwn(res, 'statusCode')) res.statusCode = res.statusCode;
     if (!Object.hasOwn(res, 'statusMessage')) res.statusMessage = res.statusMessage;
-    const self = this;
-    Object.assign(res, {
-      writeHead(statusCode: number, ...rest: unknown[]): ServerResponse {
-        return self.onWriteHead(statusCode, rest);
-      },
-      write(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
-        return self.onWrite(chunk, encodingOrCb, maybeCb);
-      },
-      end(...args: unknown[]): ServerResponse {
-        return self.onEnd(args);
-      },
-      flushHeaders(): void {
-        self.onFlushHeaders();
-      },
-    });
+    if (Object.hasOwn(res, FILTER)) {
+      // A response filtered twice (an application's filter inside the guard's): the other filter's patch is in
+      // place, and the shared methods would reach it rather than this one, so this one gets methods of its own.
+      const self = this;
+      Object.assign(res, {
+        writeHead(statusCode: number, ...rest: unknown[]): ServerResponse {
+          return self.onWriteHead(statusCode, rest);
+        },
+        write(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
+          return self.onWrite(chunk, encodingOrCb, maybeCb);
+        },
+        end(...args: unknown[]): ServerResponse {
+          return self.onEnd(args);
+        },
+        flushHeaders(): void {
+          self.onFlushHeaders();
+        },
+      });
+      return;
+    }
+    this.sharedPatch = true;
+    (res as FilteredResponse)[FILTER] = this;
+    Object.assign(res, PATCHED_METHODS);
   }
 
   private restore(): void {
-    const res = this.res as unknown as Record<string, unknown>;
+    const res = this.res as unknown as Record<string | symbol, unknown>;
     // Undone newest first: V8 then rolls the response's hidden class back, where deleting in any other order
     // leaves it a slow dictionary object that every later property access on it pays for.
     delete res.headersSent;
@@ -198,10 +232,17 @@ class WrittenResponseFilter {
       if (this.own[name]) res[name] = this.original[name];
       else delete res[name];
     }
+    if (this.sharedPatch) delete res[FILTER];
   }
 
   private writeHeadNow(status: number, statusMessage: string | undefined, headers: HeadersArg): void {
-    (this.original.writeHead as (...a: unknown[]) => ServerResponse).apply(this.res, headArgs(status, statusMessage, headers));
+    // The arguments `headArgs` gives, passed without an array made for them.
+    const writeHead = this.original.writeHead as (...a: unknown[]) => ServerResponse;
+    if (statusMessage !== undefined) {
+      if (headers !== undefined) writeHead.call(this.res, status, statusMessage, headers);
+      else writeHead.call(this.res, status, statusMessage);
+    } else if (headers !== undefined) writeHead.call(this.res, status, headers);
+    else writeHead.call(this.res, status);
   }
 
   private writeNow(chunk: Chunk, cb?: WriteCallback): boolean {
@@ -317,7 +358,7 @@ class WrittenResponseFilter {
     return !this.res.writableNeedDrain;
   }
 
-  private onWriteHead(statusCode: number, rest: unknown[]): ServerResponse {
+  onWriteHead(statusCode: number, rest: unknown[]): ServerResponse {
     const statusMessage = typeof rest[0] === 'string' ? rest[0] : undefined;
     const headers = (typeof rest[0] === 'string' ? rest[1] : rest[0]) as HeadersArg;
     const mode = this.mode;
@@ -326,7 +367,7 @@ class WrittenResponseFilter {
     return this.res;
   }
 
-  private onWrite(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
+  onWrite(chunk: Chunk, encodingOrCb?: BufferEncoding | WriteCallback, maybeCb?: WriteCallback): boolean {
     const cb = typeof encodingOrCb === 'function' ? encodingOrCb : maybeCb;
     const encoding = typeof encodingOrCb === 'string' ? encodingOrCb : undefined;
     this.ensureHead();
@@ -379,7 +420,7 @@ class WrittenResponseFilter {
     return this.writeNow(buf, cb);
   }
 
-  private onEnd(args: unknown[]): ServerResponse {
+  onEnd(args: unknown[]): ServerResponse {
     const cb = typeof args[args.length - 1] === 'function' ? (args.pop() as () => void) : undefined;
     const chunk = args[0] as Chunk | undefined | null;
     const encoding = typeof args[1] === 'string' ? (args[1] as BufferEncoding) : undefined;
@@ -430,7 +471,7 @@ class WrittenResponseFilter {
     }
   }
 
-  private onFlushHeaders(): void {
+  onFlushHeaders(): void {
     this.ensureHead();
     // A held JSON head must not go out early: its Content-Length is not known yet.
     if (this.mode === 'sse' || this.mode === 'pass') (this.original.flushHeaders as () => void).call(this.res);

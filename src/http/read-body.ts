@@ -42,42 +42,82 @@ export function readBody(req: IncomingMessage & { body?: unknown }, limit: numbe
     return Promise.reject(tooLarge(limit));
   }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    const timer = setTimeout(() => {
-      if (failed) return;
-      failed = true;
-      chunks.length = 0;
-      // What still arrives is discarded (unread bytes would make the close a reset, which can cost the client
-      // the answer); `Connection: close` on the answer makes node:http close the socket once it is written.
-      req.off('data', onData);
-      req.resume();
-      reject(timedOut(timeoutMs));
-    }, timeoutMs);
-    const onData = (chunk: Buffer): void => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        clearTimeout(timer);
-        chunks.length = 0;
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => {
-      clearTimeout(timer);
-      if (!failed) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    });
-    req.once('error', (err) => {
-      clearTimeout(timer);
-      if (failed) return;
-      failed = true;
-      reject(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: JsonRpcErrorCode.InvalidRequest, headers: { Connection: 'close' } }));
-      void err;
-    });
+    const reader = new BodyReader(req, limit, timeoutMs, resolve, reject);
+    (req as ReadRequest)[READER] = reader;
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.once('error', onBodyError);
   });
+}
+
+/** Where a request being read keeps its reader, so that one set of listener functions serves every request. */
+const READER = Symbol('body reader');
+type ReadRequest = IncomingMessage & { [READER]?: BodyReader };
+
+function onBodyData(this: ReadRequest, chunk: Buffer): void {
+  this[READER]!.data(chunk);
+}
+function onBodyEnd(this: ReadRequest): void {
+  this[READER]!.end();
+}
+function onBodyError(this: ReadRequest): void {
+  this[READER]!.fail(new RequestRejectedError('Request body could not be read', { status: 400, reason: 'request_invalid', jsonRpcCode: JsonRpcErrorCode.InvalidRequest, headers: { Connection: 'close' } }));
+}
+function onBodyTimeout(reader: BodyReader): void {
+  reader.expire();
+}
+
+/** The read of one body (see {@link readBody}): its chunks, its size so far, its timer, and how it settles. */
+class BodyReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private failed = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+    private readonly timeoutMs: number,
+    private readonly resolve: (body: string) => void,
+    private readonly reject: (error: RequestRejectedError) => void,
+  ) {
+    this.timer = setTimeout(onBodyTimeout, timeoutMs, this);
+  }
+
+  data(chunk: Buffer): void {
+    if (this.failed) return;
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.failed = true;
+      clearTimeout(this.timer);
+      this.chunks.length = 0;
+      this.reject(tooLarge(this.limit));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    const chunks = this.chunks;
+    if (!this.failed) this.resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+  }
+
+  fail(error: RequestRejectedError): void {
+    clearTimeout(this.timer);
+    if (this.failed) return;
+    this.failed = true;
+    this.reject(error);
+  }
+
+  expire(): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.chunks.length = 0;
+    // What still arrives is discarded (unread bytes would make the close a reset, which can cost the client
+    // the answer); `Connection: close` on the answer makes node:http close the socket once it is written.
+    this.req.off('data', onBodyData);
+    this.req.resume();
+    this.reject(timedOut(this.timeoutMs));
+  }
 }

@@ -634,3 +634,29 @@ describe('filterListResponse: the response object after filtering', () => {
     assert.deepEqual(JSON.parse(out.trim()), ['json', true, false, 'OK', 'plain', true, false, 'OK', 'sse', true, false, 'OK']);
   });
 });
+
+describe('filterListResponse: a response filtered twice', () => {
+  test('goes through both filters, the inner one first, whichever writes follow', async () => {
+    /** Drops tools whose name starts with `other`: a second policy over the first. */
+    const dropOthers = (response: JsonRpcMessage): JsonRpcMessage => {
+      const r = response as { result?: { tools?: Array<{ name: string }> } };
+      if (!r.result?.tools) return response;
+      return { ...response, result: { ...r.result, tools: r.result.tools.filter((t) => !t.name.startsWith('other')) } } as JsonRpcMessage;
+    };
+    const server = createServer((_req, res) => {
+      filterListResponse(res, LIST_REQUEST, dropSecrets);
+      filterListResponse(res, LIST_REQUEST, dropOthers);
+      const body = JSON.stringify(LIST_RESPONSE);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.write(body.slice(0, 20));
+      res.end(body.slice(20));
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const res = await get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body.toString()), { jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'public_tool' }], nextCursor: 'c1' } });
+    assert.equal(Number(res.headers['content-length']), res.body.length);
+  });
+});

@@ -76,38 +76,24 @@ export interface RequestLog {
  * propagation, measured at a tenth of the gateway's CPU per request.)
  */
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
-  const write = options.write ?? ((line: string) => void process.stdout.write(`${line}\n`));
-  const onEntry = options.onEntry;
+  const writer = new RequestLogWriter(options.write ?? ((line: string) => void process.stdout.write(`${line}\n`)), options.onEntry);
   const entries = new WeakMap<DecisionRequest, RequestLogEntry>();
 
   return {
     middleware(req, res, next) {
-      const started = performance.now();
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const entry: RequestLogEntry = {
-        time: new Date().toISOString(),
+        time: isoTimeNow(),
         httpMethod: req.method ?? 'GET',
         path: q === -1 ? url : url.slice(0, q),
         status: 0,
         durationMs: 0,
       };
       entries.set(decisionRequestOf(req), entry);
-      res.once('close', () => {
-        entry.status = res.statusCode;
-        entry.durationMs = Math.round((performance.now() - started) * 10) / 10;
-        if (!res.writableFinished) entry.aborted = true;
-        try {
-          onEntry?.(entry);
-        } catch {
-          // Metrics must never break serving, nor cost the log line.
-        }
-        try {
-          write(JSON.stringify(ordered(entry)));
-        } catch {
-          // Logging must never break serving.
-        }
-      });
+      (res as LoggedResponse)[LOGGED] = new LoggedRequest(entry, writer);
+      // One listener function for every response (no closure per request): the entry rides on the response.
+      res.on('close', onLoggedResponseClose);
       next();
     },
     onDecision(event: DecisionEvent, request?: DecisionRequest) {
@@ -136,22 +122,87 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
   };
 }
 
-/** The entry with its fields in a fixed, readable order. */
-function ordered(e: RequestLogEntry): RequestLogEntry {
-  return {
-    time: e.time,
-    httpMethod: e.httpMethod,
-    path: e.path,
-    ...(e.method !== undefined ? { method: e.method } : {}),
-    ...(e.name !== undefined ? { name: e.name } : {}),
-    ...(e.decision !== undefined ? { decision: e.decision, reason: e.reason } : {}),
-    ...(e.detail !== undefined ? { detail: e.detail } : {}),
-    ...(e.requiredScopes !== undefined ? { requiredScopes: e.requiredScopes } : {}),
-    ...(e.subject !== undefined ? { subject: e.subject } : {}),
-    ...(e.clientId !== undefined ? { clientId: e.clientId } : {}),
-    status: e.status,
-    durationMs: e.durationMs,
-    ...(e.upstreamError !== undefined ? { upstreamError: e.upstreamError } : {}),
-    ...(e.aborted ? { aborted: true } : {}),
-  };
+/** Where a response being logged keeps its entry, so that one 'close' listener serves every response. */
+const LOGGED = Symbol('request log entry');
+type LoggedResponse = ServerResponse & { [LOGGED]?: LoggedRequest | undefined };
+
+function onLoggedResponseClose(this: LoggedResponse): void {
+  const logged = this[LOGGED];
+  if (logged === undefined) return;
+  this[LOGGED] = undefined;
+  logged.end(this);
+}
+
+/** Where one log's lines go: the writer and the entry hook. */
+class RequestLogWriter {
+  constructor(
+    readonly write: (line: string) => void,
+    readonly onEntry: ((entry: Readonly<RequestLogEntry>) => void) | undefined,
+  ) {}
+}
+
+/** One request being logged: its entry, when it arrived, and the log its line goes to. */
+class LoggedRequest {
+  readonly started = performance.now();
+
+  constructor(
+    readonly entry: RequestLogEntry,
+    readonly writer: RequestLogWriter,
+  ) {}
+
+  /** The answer ended (or the client left): the entry is completed, handed to the hook, and written. */
+  end(res: ServerResponse): void {
+    const entry = this.entry;
+    entry.status = res.statusCode;
+    entry.durationMs = Math.round((performance.now() - this.started) * 10) / 10;
+    if (!res.writableFinished) entry.aborted = true;
+    const { write, onEntry } = this.writer;
+    try {
+      onEntry?.(entry);
+    } catch {
+      // Metrics must never break serving, nor cost the log line.
+    }
+    try {
+      write(logLine(entry));
+    } catch {
+      // Logging must never break serving.
+    }
+  }
+}
+
+/** `new Date().toISOString()`, made once per millisecond: a busy gateway logs many requests in each. */
+let isoTimeMs = Number.NaN;
+let isoTime = '';
+function isoTimeNow(): string {
+  const now = Date.now();
+  if (now !== isoTimeMs) {
+    isoTimeMs = now;
+    isoTime = new Date(now).toISOString();
+  }
+  return isoTime;
+}
+
+/** `,"name":value` as `JSON.stringify` writes a property, or nothing for a value it leaves out. */
+function jsonField(name: string, value: unknown): string {
+  const json = JSON.stringify(value);
+  return json === undefined ? '' : `,"${name}":${json}`;
+}
+
+/**
+ * The entry as one JSON line, its fields in a fixed, readable order: the text `JSON.stringify` makes of the entry
+ * with its fields in that order, written field by field, with no object copied for it.
+ */
+function logLine(e: RequestLogEntry): string {
+  let line = `{"time":${JSON.stringify(e.time)}${jsonField('httpMethod', e.httpMethod)}${jsonField('path', e.path)}`;
+  if (e.method !== undefined) line += jsonField('method', e.method);
+  if (e.name !== undefined) line += jsonField('name', e.name);
+  if (e.decision !== undefined) line += jsonField('decision', e.decision) + jsonField('reason', e.reason);
+  if (e.detail !== undefined) line += jsonField('detail', e.detail);
+  if (e.requiredScopes !== undefined) line += jsonField('requiredScopes', e.requiredScopes);
+  if (e.subject !== undefined) line += jsonField('subject', e.subject);
+  if (e.clientId !== undefined) line += jsonField('clientId', e.clientId);
+  line += jsonField('status', e.status) + jsonField('durationMs', e.durationMs);
+  if (e.upstreamError !== undefined) line += jsonField('upstreamError', e.upstreamError);
+  if (e.aborted) line += ',"aborted":true';
+  return `${line}}`;
 }
