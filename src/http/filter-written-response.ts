@@ -12,6 +12,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { EventStreamRewriter } from '../core/wire/event-stream.js';
+import { messageEventFrame } from '../core/wire/event-stream-frame.js';
 import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from './media-type.js';
 import { isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/policy/response-filter.js';
@@ -295,14 +296,14 @@ class WrittenResponseFilter {
     this.mode = 'closed';
     this.held?.drop();
     if (restoredMode === 'sse') {
-      this.endNow(`event: message\ndata: ${JSON.stringify(error)}\n\n`);
+      this.endNow(messageEventFrame(JSON.stringify(error)));
       return;
     }
     const res = this.res;
     delete (res as unknown as Record<string, unknown>).headersSent;
     for (const name of ['content-length', 'content-encoding', 'content-type', 'etag']) res.removeHeader(name);
     const body = JSON.stringify(error);
-    this.writeHeadNow(500, undefined, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    this.writeHeadNow(500, undefined, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(body) });
     this.endNow(body);
   }
 

@@ -2,24 +2,8 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import { connectionHeaderNames, HOP_BY_HOP_HEADERS } from '../../../http/hop-by-hop-headers.js';
 import { callerIdentity } from '../caller-identity.js';
+import { FORWARDED_REQUEST_HEADERS } from './forwarded-request-headers.js';
 import type { IdentityHeaderNames } from './identity-headers.js';
-
-/**
- * Request headers forwarded to the upstream, by lower-case name; `mcp-param-*` too. Everything else is
- * dropped: the credentials (`CREDENTIAL_HEADERS`; MCP forbids token passthrough), hop-by-hop headers, and
- * `Accept-Encoding` (so the upstream answers uncompressed and list results can be filtered).
- */
-export const FORWARDED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
-  'accept',
-  'accept-language',
-  'content-type',
-  'user-agent',
-  'mcp-session-id',
-  'mcp-protocol-version',
-  'last-event-id',
-  'mcp-method',
-  'mcp-name',
-]);
 
 /**
  * Response headers never passed to the client: hop-by-hop (RFC 9110 §7.6.1), `Set-Cookie` (the gateway

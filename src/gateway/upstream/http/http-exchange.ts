@@ -6,7 +6,7 @@ import type { BoundSession, SessionRegistry } from '../../../core/session/sessio
 import type { OpenedSession, SessionSealer } from '../../../core/session/session-seal.js';
 import { requestIdOf } from '../../../core/wire/jsonrpc.js';
 import type { GuardedRequest } from '../../../http/http-handler.js';
-import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
 import { NO_PROXY_BUFFERING } from '../../../http/write-response.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
@@ -123,7 +123,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     this.headers = forwardedHeaders(req.headers, settings.identity, auth, sessionId, method === 'POST');
     if (method === 'POST') {
       this.body = Buffer.from(JSON.stringify(req.body));
-      this.headers['content-type'] = 'application/json';
+      this.headers['content-type'] = JSON_MEDIA_TYPE;
       this.headers['content-length'] = this.body.length;
     }
     this.startedAt = settings.onExchangeEnd ? performance.now() : 0;

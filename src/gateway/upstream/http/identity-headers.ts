@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { CREDENTIAL_HEADERS } from '../../../http/credential-headers.js';
 import { HOP_BY_HOP_HEADERS } from '../../../http/hop-by-hop-headers.js';
-import { FORWARDED_REQUEST_HEADERS } from './forwarded-headers.js';
+import { FORWARDED_REQUEST_HEADERS } from './forwarded-request-headers.js';
 
 /**
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
