@@ -15,7 +15,8 @@ export { loadGatewayConfig, type GatewayConfig } from './config/gateway-config.j
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
 export type { SharedStoreConfig } from './config/shared-store-config.js';
 export type { SessionSealConfig } from './config/session-seal-config.js';
-export { createUpstreamProxy, type IdentityHeaderNames, type UpstreamProxyOptions } from './upstream/http/upstream-proxy.js';
+export { createUpstreamProxy, type UpstreamProxyOptions } from './upstream/http/upstream-proxy.js';
+export type { IdentityHeaderNames } from './upstream/http/identity-headers.js';
 export {
   GATEWAY_JSONRPC_CODE,
   SESSION_NOT_FOUND_JSONRPC_CODE,

@@ -9,7 +9,8 @@ import { McpServer as Sdk1McpServer } from '@modelcontextprotocol/sdk/server/mcp
 import { McpServer as Sdk2McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import { createGuard } from '../../src/core/guard/create-guard.js';
 import { ConfigurationError } from '../../src/core/kernel/errors.js';
-import { checkIdentityHeaders, createUpstreamProxy } from '../../src/gateway/upstream/http/upstream-proxy.js';
+import { createUpstreamProxy } from '../../src/gateway/upstream/http/upstream-proxy.js';
+import { checkIdentityHeaders } from '../../src/gateway/upstream/http/identity-headers.js';
 import { CREDENTIAL_HEADERS } from '../../src/http/credential-headers.js';
 import { fetchHandler } from '../../src/http/fetch-handler.js';
 import type { McpHttpHandler } from '../../src/http/http-handler.js';

@@ -176,6 +176,9 @@ export function checkUpstreamName(value: unknown, setting: string): string {
  */
 export const GATEWAY_JSONRPC_CODE = JsonRpcErrorCode.InternalError;
 
+/** JSON-RPC code of an upstream's 429 when a bound of its own (processes, requests in flight) is reached: the guard's one 429 code. */
+export const UPSTREAM_BUSY_JSONRPC_CODE = JsonRpcErrorCode.RateLimited;
+
 /** Default time allowed to resolve and connect (TCP and TLS) to an HTTP upstream, in milliseconds. */
 export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
 /** Default time allowed with no bytes from an upstream (HTTP or stdio), in milliseconds: 5 minutes. */

@@ -1,10 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
-import { jsonRpcError, type JsonRpcId } from '../../../core/wire/jsonrpc.js';
 import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
-import { writeJson } from '../../../http/write-response.js';
 import { UpstreamTokenRefusedError } from '../../upstream-auth/upstream-token-client.js';
-import { GATEWAY_JSONRPC_CODE, type UpstreamFailureReason } from '../upstream.js';
+import type { UpstreamFailureReason } from '../upstream.js';
+import { GATEWAY_SHUTDOWN_MESSAGE } from '../gateway-error.js';
 
 /** Why an HTTP upstream exchange failed, and what the client is told when nothing was sent yet. */
 export interface ExchangeFailure {
@@ -21,7 +19,7 @@ export interface ExchangeFailure {
 
 /** The failures with nothing of their own: one object each, shared by every exchange. */
 export const FAILURES = {
-  shutdown: { reason: 'gateway_shutdown', status: 503, message: 'Service unavailable: the gateway is shutting down' },
+  shutdown: { reason: 'gateway_shutdown', status: 503, message: GATEWAY_SHUTDOWN_MESSAGE },
   connectTimeout: { reason: 'upstream_connect_timeout', status: 504, message: 'Gateway timeout: could not connect to the upstream MCP server in time' },
   headersTimeout: { reason: 'upstream_timeout', status: 504, message: 'Gateway timeout: the upstream MCP server did not answer in time' },
   idleTimeout: { reason: 'upstream_idle_timeout' },
@@ -65,12 +63,4 @@ export function credentialFailure(error: unknown): ExchangeFailure {
     message: "Service unavailable: the upstream MCP server's authorization server could not be reached",
     retryAfter: retryAfter ?? '5',
   };
-}
-
-/**
- * Writes the gateway's own answer for a failed exchange: `status` with a JSON-RPC error carrying
- * {@link GATEWAY_JSONRPC_CODE}, the request's id and `message` (never upstream error text).
- */
-export function writeGatewayError(res: ServerResponse, status: number, id: JsonRpcId | null, message: string, retryAfter?: string): void {
-  writeJson(res, status, jsonRpcError(id, GATEWAY_JSONRPC_CODE, message), retryAfter ? { 'Retry-After': retryAfter } : undefined);
 }

@@ -12,7 +12,8 @@ import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentia
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
 import { endUpstreamSpan, startUpstreamSpan } from '../upstream-span.js';
 import type { UpstreamHooks } from '../upstream.js';
-import { CLOSED_TEXT, credentialFailure, FAILURES, reset, unreachable, writeGatewayError, type ExchangeFailure } from './exchange-failure.js';
+import { CLOSED_TEXT, credentialFailure, FAILURES, reset, unreachable, type ExchangeFailure } from './exchange-failure.js';
+import { writeGatewayError } from '../gateway-error.js';
 import type { ExchangeList, ListedExchange } from './exchange-list.js';
 import { forwardedHeaders, responseHeaders } from './forwarded-headers.js';
 import type { IdentityHeaderNames } from './identity-headers.js';

@@ -24,34 +24,16 @@ import {
   type Upstream,
   type UpstreamHooks,
 } from '../upstream.js';
-import { FAILURES, writeGatewayError } from './exchange-failure.js';
+import { FAILURES } from './exchange-failure.js';
+import { writeGatewayError } from '../gateway-error.js';
 import { ExchangeList } from './exchange-list.js';
 import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
 
-// The upstream contract and the identity headers, where they were before they got modules of their own.
-export {
-  DEFAULT_MAX_SESSIONS,
-  DEFAULT_MAX_SESSIONS_PER_CALLER,
-  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
-  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
-  DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS,
-  GATEWAY_JSONRPC_CODE,
-  MAX_UPSTREAM_IDLE_TIMEOUT_MS,
-  SESSION_NOT_FOUND_JSONRPC_CODE,
-  type SealedSessionRefusalReason,
-  type SessionRefusal,
-  type SessionRefusalReason,
-  type UpstreamExchange,
-  type UpstreamFailure,
-  type UpstreamFailureReason,
-  type UpstreamProxy,
-} from '../upstream.js';
-export { checkIdentityHeaders, isHeaderName, type IdentityHeaderNames } from './identity-headers.js';
 
 /** Options of {@link createUpstreamProxy}. */
 export interface UpstreamProxyOptions extends UpstreamHooks {
-  /** The upstream's name behind the gateway's endpoint (see {@link checkUpstreamName}). Default `default`. */
+  /** The upstream's name behind the gateway's endpoint (letters, digits, `-` and single `_`, at most 64, starting with a letter). Default `default`. */
   name?: string;
   /** Absolute http(s) URL of the upstream MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`. Every request goes to it. */
   upstream: string;
@@ -187,7 +169,7 @@ class HttpUpstreamForwarder {
 }
 
 /**
- * Makes the guard a gateway: a {@link McpHttpHandler} that forwards each authorized request (POST, GET,
+ * Makes the guard a gateway: an `McpHttpHandler` that forwards each authorized request (POST, GET,
  * DELETE) to an upstream MCP server over Streamable HTTP and streams the answer back, Server-Sent Events
  * included, with backpressure both ways.
  *
@@ -230,6 +212,7 @@ class HttpUpstreamForwarder {
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   const upstream = parseUpstreamUrl(options?.upstream);
+  // Reached only with options: without them the line above has thrown a ConfigurationError (for JavaScript callers).
   const name = checkUpstreamName(options.name, 'name');
   const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
   const sessions = createSessionRegistry({

@@ -6,6 +6,7 @@ import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-hand
 import { acceptsMediaType, EVENT_STREAM_MEDIA_TYPE } from '../../../http/media-type.js';
 import { startEventStream, writeJson } from '../../../http/write-response.js';
 import { GATEWAY_JSONRPC_CODE } from '../upstream.js';
+import { writeGatewayError } from '../gateway-error.js';
 import type { ResumableEventStream, StreamOwner } from '../session-event-streams.js';
 import { writeHoldingChild } from './child-backpressure.js';
 import { CHILD_END_MESSAGES } from './stdio-answers.js';
@@ -190,7 +191,7 @@ export class PostExchange implements Exchange, RequestSink, StreamOwner {
   private failWith(status: number, text: string): void {
     if (this.settled) return;
     const res = this.res;
-    if (!res.headersSent && !res.writableEnded) writeJson(res, status, jsonRpcError(this.request.id, GATEWAY_JSONRPC_CODE, text));
+    if (!res.headersSent && !res.writableEnded) writeGatewayError(res, status, this.request.id, text);
     else if (this.streaming && (this.stream !== undefined || !res.writableEnded)) {
       this.write(jsonRpcError(this.request.id, GATEWAY_JSONRPC_CODE, text));
       this.endStream();

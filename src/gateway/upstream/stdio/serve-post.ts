@@ -6,7 +6,7 @@ import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-hand
 import { writeAccepted, writeJson, writePendingIdRefusal } from '../../../http/write-response.js';
 import { PostExchange } from './post-exchange.js';
 import { sessionForSessionlessPost } from './sessionless-post.js';
-import { UPSTREAM_BUSY_JSONRPC_CODE } from './stdio-answers.js';
+import { UPSTREAM_BUSY_JSONRPC_CODE } from '../upstream.js';
 import type { StdioUpstreamState } from './stdio-upstream-state.js';
 
 /** `Retry-After` when a child's stdin is full, in seconds: a child catches up in moments or is wedged. */

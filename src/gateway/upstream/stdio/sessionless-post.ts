@@ -4,7 +4,7 @@ import type { BoundSession } from '../../../core/session/session-registry.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { writeJson } from '../../../http/write-response.js';
 import type { ChildRefusal } from './child-process-pool.js';
-import { UPSTREAM_BUSY_JSONRPC_CODE } from './stdio-answers.js';
+import { UPSTREAM_BUSY_JSONRPC_CODE } from '../upstream.js';
 import type { StdioSession } from './stdio-session.js';
 import type { StdioUpstreamState } from './stdio-upstream-state.js';
 

@@ -16,13 +16,14 @@ import { jsonRpcError, JsonRpcErrorCode } from '../../../core/wire/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../../http/http-handler.js';
 import { writeJson } from '../../../http/write-response.js';
 import type { Upstream } from '../upstream.js';
+import { GATEWAY_SHUTDOWN_MESSAGE } from '../gateway-error.js';
 import { serveGet } from './get-stream.js';
 import { servePost } from './serve-post.js';
 import { sessionForGetOrDelete } from './session-for-get-or-delete.js';
 import { StdioUpstreamState } from './stdio-upstream-state.js';
 import type { StdioUpstreamOptions } from './stdio-upstream-options.js';
 
-export { UPSTREAM_BUSY_JSONRPC_CODE } from './stdio-answers.js';
+export { UPSTREAM_BUSY_JSONRPC_CODE } from '../upstream.js';
 export type { StdioUpstreamOptions } from './stdio-upstream-options.js';
 
 /**
@@ -92,13 +93,13 @@ export function createStdioUpstream(options: StdioUpstreamOptions): StdioUpstrea
     },
     endStreams(which) {
       for (const exchange of [...exchanges]) {
-        if (which === 'all' || exchange.isGet) exchange.end(503, 'Service unavailable: the gateway is shutting down');
+        if (which === 'all' || exchange.isGet) exchange.end(503, GATEWAY_SHUTDOWN_MESSAGE);
       }
     },
     close() {
       closing ??= (async () => {
         process.off('exit', onExit);
-        for (const exchange of [...exchanges]) exchange.end(503, 'Service unavailable: the gateway is shutting down');
+        for (const exchange of [...exchanges]) exchange.end(503, GATEWAY_SHUTDOWN_MESSAGE);
         await pool.close();
       })();
       return closing;

@@ -11,15 +11,9 @@ import { ConfigurationError } from '../../../../src/core/kernel/errors.js';
 import { UNKNOWN_REQUEST } from '../../../../src/core/policy/response-filter.js';
 import type { GuardedRequest, JsonRpcMessage } from '../../../../src/http/http-handler.js';
 import { filterListResponse } from '../../../../src/http/filter-written-response.js';
-import {
-  checkIdentityHeaders,
-  createUpstreamProxy,
-  GATEWAY_JSONRPC_CODE,
-  type SessionRefusal,
-  type UpstreamFailure,
-  type UpstreamProxy,
-  type UpstreamProxyOptions,
-} from '../../../../src/gateway/upstream/http/upstream-proxy.js';
+import { createUpstreamProxy, type UpstreamProxyOptions } from '../../../../src/gateway/upstream/http/upstream-proxy.js';
+import { checkIdentityHeaders } from '../../../../src/gateway/upstream/http/identity-headers.js';
+import { GATEWAY_JSONRPC_CODE, type SessionRefusal, type UpstreamFailure, type UpstreamProxy } from '../../../../src/gateway/upstream/upstream.js';
 
 const AUTH: AuthInfo = {
   token: 'secret-token-value',
