@@ -12,18 +12,14 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
 }
 
 /**
- * Writes a JSON-RPC error answer: `status`, and a body of `jsonRpcError(id, code, message)`. `headers` (for example
- * `Retry-After`) follow `Content-Type` and `Content-Length` on the wire; headers already set on `res` come first.
- * Call it only before the head is sent.
+ * Writes a JSON-RPC error answer: `status`, and a body of `jsonRpcError(id, code, message)`, through
+ * {@link writeJson} with its `headers` (for example `Retry-After`). Call it only before the head is sent.
  *
  * @example
  * writeJsonRpcError(res, 503, id, JsonRpcErrorCode.InternalError, 'Service unavailable: shutting down', { 'Retry-After': '5' });
  */
-export function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string, headers?: Readonly<Record<string, string>>): void {
-  const text = JSON.stringify(jsonRpcError(id, code, message));
-  const head = { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(text) };
-  res.writeHead(status, headers === undefined ? head : { ...head, ...headers });
-  res.end(text);
+export function writeJsonRpcError(res: ServerResponse, status: number, id: JsonRpcId | null, code: number, message: string, headers?: Record<string, string>): void {
+  writeJson(res, status, jsonRpcError(id, code, message), headers);
 }
 
 /**
