@@ -6,8 +6,8 @@
  * counts). The cache is made large enough that nothing is evicted (checked: the first token is still cached).
  *
  * Usage: `node --expose-gc --import tsx bench/cache-memory.ts <count> [library]`, where `library` is the file
- * URL of the package entry point (its `core/create-token-verifier.js` sibling is loaded: the estimate is not
- * public API). Reports `{ type: 'cache-memory', result }` to its parent over IPC, then exits.
+ * URL of the package entry point (its `core/token/create-token-verifier.js` sibling is loaded, or
+ * `core/create-token-verifier.js` in builds from before core had folders: the estimate is not public API). Reports `{ type: 'cache-memory', result }` to its parent over IPC, then exits.
  */
 import { randomUUID } from 'node:crypto';
 import { startTestIssuer } from '../test/helpers/fake-issuer.js';
