@@ -122,6 +122,7 @@ export interface UpstreamLifecycle {
  * upstream.close();
  */
 export interface UpstreamProxy extends UpstreamForwarding, UpstreamLifecycle {
+  /** Ends everything and releases what the upstream holds; returns once it is done (an HTTP upstream's pool is destroyed at once). */
   close(): void;
 }
 

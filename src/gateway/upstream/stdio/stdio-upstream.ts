@@ -31,6 +31,7 @@ export type { StdioUpstreamOptions } from './stdio-upstream-options.js';
  * processes it starts, with their count.
  */
 export interface StdioUpstream extends Upstream {
+  /** Always `stdio`: the gateway reaches it over the stdio of the processes it starts. */
   readonly transport: 'stdio';
   /** Children running, counting those being stopped. */
   readonly processes: number;
