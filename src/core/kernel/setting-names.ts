@@ -37,6 +37,22 @@ export const LIBRARY_SETTING_NAMES = [
 ] as const;
 
 /**
+ * The upstream credential's variables: `MCP_AUTH_UPSTREAM_AUTH` and what its modes read. Named as a group, since the
+ * gateway refuses them all where they would do nothing (a stdio upstream).
+ */
+export const UPSTREAM_AUTH_SETTING_NAMES = [
+  'MCP_AUTH_UPSTREAM_AUTH',
+  'MCP_AUTH_UPSTREAM_TOKEN',
+  'MCP_AUTH_UPSTREAM_TOKEN_FILE',
+  'MCP_AUTH_UPSTREAM_CLIENT_ID',
+  'MCP_AUTH_UPSTREAM_CLIENT_SECRET',
+  'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE',
+  'MCP_AUTH_UPSTREAM_SCOPE',
+  'MCP_AUTH_UPSTREAM_ISSUER',
+  'MCP_AUTH_UPSTREAM_RESOURCE',
+] as const;
+
+/**
  * The variables only the gateway reads: where it listens, its upstream (HTTP or stdio) and the upstream's
  * credential, sessions, limits, metrics, the shared store and sealed sessions. An application using the library
  * that finds one set is told it is the gateway's rather than that it is no setting at all.
@@ -59,15 +75,7 @@ export const GATEWAY_SETTING_NAMES = [
   'MCP_AUTH_MAX_SESSIONS',
   'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS',
   // The upstream's credential.
-  'MCP_AUTH_UPSTREAM_AUTH',
-  'MCP_AUTH_UPSTREAM_TOKEN',
-  'MCP_AUTH_UPSTREAM_TOKEN_FILE',
-  'MCP_AUTH_UPSTREAM_CLIENT_ID',
-  'MCP_AUTH_UPSTREAM_CLIENT_SECRET',
-  'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE',
-  'MCP_AUTH_UPSTREAM_SCOPE',
-  'MCP_AUTH_UPSTREAM_ISSUER',
-  'MCP_AUTH_UPSTREAM_RESOURCE',
+  ...UPSTREAM_AUTH_SETTING_NAMES,
   // The stdio upstream.
   'MCP_AUTH_UPSTREAM_COMMAND',
   'MCP_AUTH_UPSTREAM_CWD',

@@ -3,7 +3,7 @@
  * build. Secrets come from the environment or a file only, never a flag.
  */
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import type { GatewaySettingName } from '../../core/kernel/setting-names.js';
+import { UPSTREAM_AUTH_SETTING_NAMES } from '../../core/kernel/setting-names.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/create-token-verifier.js';
 import { assertSecureUrl } from '../../core/token/issuer-discovery.js';
@@ -15,17 +15,7 @@ import { createUpstreamTokenClient } from './upstream-token-client.js';
 import { tokenExchangeCredentials } from './token-exchange.js';
 
 /** Every upstream authentication setting (`MCP_AUTH_UPSTREAM_AUTH` and what its modes read), for the checks that refuse them where they would do nothing. */
-export const UPSTREAM_AUTH_SETTINGS = [
-  'MCP_AUTH_UPSTREAM_AUTH',
-  'MCP_AUTH_UPSTREAM_TOKEN',
-  'MCP_AUTH_UPSTREAM_TOKEN_FILE',
-  'MCP_AUTH_UPSTREAM_CLIENT_ID',
-  'MCP_AUTH_UPSTREAM_CLIENT_SECRET',
-  'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE',
-  'MCP_AUTH_UPSTREAM_SCOPE',
-  'MCP_AUTH_UPSTREAM_ISSUER',
-  'MCP_AUTH_UPSTREAM_RESOURCE',
-] as const satisfies readonly GatewaySettingName[];
+export const UPSTREAM_AUTH_SETTINGS = UPSTREAM_AUTH_SETTING_NAMES;
 
 /** The settings each mode reads; any other upstream authentication setting is refused with that mode. */
 const SETTINGS_OF_MODE: Record<UpstreamAuthMode, readonly string[]> = {
