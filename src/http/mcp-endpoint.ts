@@ -114,10 +114,7 @@ export class McpEndpoint {
       // answer is held and parsed whatever its text; any other passes on as it comes, searched for list keys.
       const key = isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
       filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: this.#listMemoFor(pinned.policy) } });
-      const handlerContext = contextFor(pinned, res, caller, protocolVersion);
-      await (traced
-        ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
-        : httpHandler.handle(req as GuardedRequest, res, handlerContext));
+      await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, id, message, auth, traced);
     }
@@ -146,10 +143,7 @@ export class McpEndpoint {
       const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
       // A GET's stream (a replay above all) may carry list answers too: filtered by their shape, as any answer is.
       if (req.method === 'GET') filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, response, caller, protocolVersion));
-      const handlerContext = contextFor(pinned, res, caller, protocolVersion);
-      await (traced
-        ? traceStep(traced, 'mcp_guard.handle', () => httpHandler.handle(req as GuardedRequest, res, handlerContext))
-        : httpHandler.handle(req as GuardedRequest, res, handlerContext));
+      await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, null, undefined, auth, traced);
     }
@@ -208,6 +202,14 @@ export class McpEndpoint {
   #authenticate(req: EndpointRequest): AuthInfo | Promise<AuthInfo> {
     // Authentication does not depend on the policy: every snapshot shares it.
     return this.#guard.authenticate(authorizationHeader(req), req.url ?? '/', new DpopRequestOf(req));
+  }
+
+  /** Hands an authorized request to the HTTP handler, with its context, traced as one step when traced. */
+  #handOver(handler: McpHttpHandler, pinned: Guard, req: EndpointRequest, res: ServerResponse, caller: AuthInfo, protocolVersion: string | undefined, traced: RequestTrace | undefined): Promise<void> | void {
+    const context = contextFor(pinned, res, caller, protocolVersion);
+    return traced
+      ? traceStep(traced, 'mcp_guard.handle', () => handler.handle(req as GuardedRequest, res, context))
+      : handler.handle(req as GuardedRequest, res, context);
   }
 
   #listMemoFor(policy: CompiledPolicy): ListAnswerMemo {
