@@ -2,27 +2,16 @@
 // better as named parts (a small type, a factory returning named methods). The exceptions are named below, each
 // with why; one that is split comes off the list, and the list may not name a function that is short already.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { fromSrc, SRC, sourceFiles } from './source-files.js';
 
 /** Most lines a function, method or arrow function may span, its signature and closing brace included. */
 const MAX_LINES = 120;
 
 /** The functions still over {@link MAX_LINES}, by `file: name` (from src/), and why each is. None today: add one only with a reason. */
 const LONG_FUNCTIONS: Readonly<Record<string, string>> = {};
-
-const SRC = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'src');
-
-function* sourceFiles(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* sourceFiles(path);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) yield path;
-  }
-}
 
 /** A function's name as a reader finds it: its own, or that of the variable, property or method it is assigned to. */
 function nameOf(node: ts.FunctionLikeDeclaration): string {
@@ -44,7 +33,7 @@ function functionLengths(): { id: string; lines: number; at: string }[] {
   const found: { id: string; lines: number; at: string }[] = [];
   for (const file of sourceFiles(SRC)) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-    const path = relative(SRC, file).split(/[\\/]/).join('/');
+    const path = fromSrc(file);
     const visit = (node: ts.Node): void => {
       if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
         const fn = node as ts.FunctionLikeDeclaration;

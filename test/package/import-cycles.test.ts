@@ -1,21 +1,11 @@
 // No module of src/ reaches itself through its imports, type-only ones included: a circle means two files share
 // one concept, or a type sits in the wrong one of them, and it hides which of the two is the lower layer.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') ? [path] : [];
-  });
-}
+import { fromSrc, SRC, sourceFiles } from './source-files.js';
 
 /** The relative modules `file` imports or re-exports, as absolute `.ts` paths. */
 function importsOf(file: string, text: string): string[] {
@@ -68,7 +58,7 @@ function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 
 test('no module of src/ imports itself back, even through types', () => {
   const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file, readFileSync(file, 'utf8'))] as const));
-  const named = circles(graph).map((part) => `circle: ${part.map((file) => relative(SRC, file).split(/[\\/]/).join('/')).join(', ')}`);
+  const named = circles(graph).map((part) => `circle: ${part.map((file) => fromSrc(file)).join(', ')}`);
   assert.deepEqual(named, [], 'move the shared type or constant into a module both can import');
 });
 

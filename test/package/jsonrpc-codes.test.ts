@@ -2,25 +2,14 @@
 // anywhere else in src/ is a second copy of it, which can drift (-32001 was once defined twice). Comments may name
 // codes; code may not. The guard's own codes (-31xxx) and the reserved range (-32xxx) are both covered.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { JSON_RPC_RESERVED_CODES, JsonRpcErrorCode } from '../../src/core/wire/jsonrpc.js';
-
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+import { fromSrc, SRC, sourceFiles } from './source-files.js';
 
 /** The table itself. */
 const TABLE = 'core/wire/jsonrpc.ts';
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** `-31ddd` and `-32ddd` written as numbers in `file`'s code (comments and strings are not code), as `line: text`. */
 function rawCodes(file: string, text = readFileSync(file, 'utf8')): string[] {
@@ -43,7 +32,7 @@ function rawCodes(file: string, text = readFileSync(file, 'utf8')): string[] {
 test('src/ writes no JSON-RPC error code as a number outside JsonRpcErrorCode', () => {
   const problems: string[] = [];
   for (const file of sourceFiles(SRC)) {
-    const path = relative(SRC, file).split(/[\\/]/).join('/');
+    const path = fromSrc(file);
     if (path === TABLE) continue;
     for (const hit of rawCodes(file)) problems.push(`src/${path}:${hit} (use JsonRpcErrorCode)`);
   }

@@ -2,27 +2,16 @@
 // gateway writes, and `src/core/wire/event-stream-frame.ts` writes every event-stream frame. A literal elsewhere is a
 // second copy that can drift (a missing `charset`, a frame without its blank line).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+import { fromSrc, SRC, sourceFiles } from './source-files.js';
 
 /** Each kind of literal, how it is recognised in a string's text, and the one file that may write it. */
 const OWNED: readonly { kind: string; pattern: RegExp; owner: string }[] = [
   { kind: 'media type', pattern: /\b(application\/json|text\/event-stream|text\/plain)\b/i, owner: 'http/media-type.ts' },
   { kind: 'event-stream frame', pattern: /(^|\n)(event|data|id): ?[^\n]*\n/, owner: 'core/wire/event-stream-frame.ts' },
 ];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** The text of every string literal and template part in `text`'s code (comments are not code), with its line. */
 function stringsIn(file: string, text: string): { line: number; text: string }[] {
@@ -53,7 +42,7 @@ function strays(path: string, text: string): string[] {
 test('media types and event-stream frames are written only by their owners', () => {
   const problems: string[] = [];
   for (const file of sourceFiles(SRC)) {
-    const path = relative(SRC, file).split(/[\\/]/).join('/');
+    const path = fromSrc(file);
     problems.push(...strays(path, readFileSync(file, 'utf8')));
   }
   assert.deepEqual(problems, []);
