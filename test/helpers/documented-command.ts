@@ -56,11 +56,14 @@ export class RunningShell {
     return this.stderrText;
   }
 
-  /** The first stdout line holding `pattern`, once it is printed; fails with the output if the shell exits first or takes too long. */
+  /**
+   * The first line holding `pattern` (stdout's, else stderr's), once it is printed; fails with the output if the
+   * shell exits first or takes too long.
+   */
   async line(pattern: RegExp, timeoutMs = 60_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.stdoutText.split('\n').find((l) => pattern.test(l));
+      const found = [...this.stdoutText.split('\n'), ...this.stderrText.split('\n')].find((l) => pattern.test(l));
       if (found !== undefined) return found;
       const { exitCode, signalCode } = this.child;
       if (exitCode !== null || signalCode !== null) assert.fail(`the command exited (${exitCode ?? signalCode}) before printing ${pattern}:\n${this.stdoutText}${this.stderrText}`);
