@@ -27,7 +27,8 @@ interface Issued {
 export class EarlyRefreshRefusal {
   private readonly issued = new Map<string, Issued>();
 
-  constructor(private readonly InvalidGrant: new (description: string) => Error) {}
+  /** @param invalidGrant makes the `invalid_grant` error sent, with the description given. */
+  constructor(private readonly invalidGrant: (description: string) => Error) {}
 
   /** Called on every successful token response (oidc-provider's `grant.success`). */
   recordIssued(ctx: TokenIssuedContext): void {
@@ -48,7 +49,7 @@ export class EarlyRefreshRefusal {
       return;
     }
     if (ageSeconds >= last.lifetime / 2) return;
-    throw new this.InvalidGrant(
+    throw this.invalidGrant(
       `refused: the access token issued ${Math.round(ageSeconds)} s ago on this grant is still valid for ${Math.round(last.lifetime - ageSeconds)} s, ` +
         'and a refresh cannot add scope (RFC 6749 section 6). A client refused for missing scope (403 insufficient_scope) must ' +
         'authorize again for the scope of the challenge; this development server allows a refresh once half of that token\'s lifetime has passed',
