@@ -8,17 +8,20 @@
  * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
  */
 import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from './authorization-server.js';
+import { formatRefusal } from './refusal-log.js';
 import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from 'mcp-oauth-guard/core';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
-const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url> [--resource <url>…]
+const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url or '*'> [--resource <url>…]
                            --scopes a,b [--user name:password]… [--dpop]
 
 Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
 
   --resource <url>      an MCP endpoint tokens may be issued for (their aud), e.g. http://127.0.0.1:8080/mcp;
-                        repeat it, or separate several with commas
+                        repeat it, or separate several with commas. '*' accepts any loopback URL
+                        (http or https on 127.0.0.1, localhost or [::1], any port and path), so a new
+                        local MCP server needs no restart; any other URL is refused (invalid_target)
   --scopes <list>       scopes tokens for those resources may carry, at least one, e.g. calc:use,calc:admin
   --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
   --dpop                require DPoP (RFC 9449) of the clients that register: every token they get is bound to
@@ -26,13 +29,20 @@ Starts a local authorization server for development and keeps it running (Ctrl-C
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
   --host <address>      default 127.0.0.1; a loopback address only (127.0.0.1, ::1, localhost): the service
                         client's secret is printed and can exchange tokens, so no other machine may reach it
-  --help                this text`;
+  --help                this text
+
+Every refusal is logged on stderr with the error_description the client gets: a request asking for no scope
+(an MCP server whose metadata lists no scopes_supported), a resource it does not know. A refresh made while the
+grant's newest access token has more than half its lifetime left is refused (invalid_grant), so that a client
+that refreshes to step up (the SDK 1.x client on a 403 insufficient_scope) signs in again for the scope instead.`;
 
 /** What the command line asked for. */
 interface DevAuthServerArgs {
   port: number;
   host: string;
   resources: string[];
+  /** `--resource '*'`: any loopback URL is a resource. */
+  anyLoopback: boolean;
   scopes: string[];
   users: DemoUser[];
   dpop: boolean;
@@ -43,7 +53,7 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
   const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--dpop'], ['--dpop']);
   if (flags === 'help') return 'help';
   const { values, problems } = flags;
-  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], scopes: [], users: [], dpop: values.has('--dpop') };
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], anyLoopback: false, scopes: [], users: [], dpop: values.has('--dpop') };
   // The service client's secret is well known and may exchange tokens: this server must not be reachable from elsewhere.
   if (!isLoopbackHost(args.host)) problems.push(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${args.host}"`);
   const port = values.get('--port')?.at(-1);
@@ -54,6 +64,10 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
   }
   const listed = (flag: string): string[] => (values.get(flag) ?? []).flatMap((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
   for (const resource of listed('--resource')) {
+    if (resource === ANY_LOOPBACK) {
+      args.anyLoopback = true;
+      continue;
+    }
     try {
       args.resources.push(canonicalizeResourceUri(resource, '--resource'));
     } catch (error) {
@@ -69,13 +83,26 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
     if (colon <= 0 || colon === user.length - 1) problems.push(`--user must be name:password, got "${user.replace(/:.*/, ':…')}"`);
     else args.users.push({ username: user.slice(0, colon), password: user.slice(colon + 1) });
   }
-  if (args.resources.length === 0) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
+  if (args.resources.length === 0 && !args.anyLoopback) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
   // A resource server's tokens carry at least one scope here: the authorization server refuses to describe a
   // resource without any, and a policy with nothing to require is better served by no authorization server at all.
   if (args.scopes.length === 0 && !problems.some((p) => p.startsWith('--scopes'))) problems.push('--scopes is required: the scopes your policy asks for, e.g. --scopes calc:use,calc:admin');
   if (problems.length > 0) throw new ConfigurationError('auth-server', `${problems.join('; ')}\n\n${USAGE}`);
   if (args.users.length === 0) args.users.push({ username: DEMO_USERNAME, password: DEMO_PASSWORD });
   return args;
+}
+
+/** `--resource '*'`: any loopback URL. */
+const ANY_LOOPBACK = '*';
+
+/** Shown in the printed commands when only `--resource '*'` was given: one loopback URL it accepts. */
+const EXAMPLE_LOOPBACK_RESOURCE = 'http://127.0.0.1:8080/mcp';
+
+/** How to get a refused resource accepted, appended to the refusal's description. */
+function unknownResourceHint(anyLoopback: boolean): string {
+  return anyLoopback
+    ? 'a URL on another host needs its own --resource: restart npm run auth-server with --resource <that URL> as well as --resource \'*\''
+    : 'restart npm run auth-server with --resource <that URL> as well (repeat --resource for several), or with --resource \'*\' to accept any loopback URL without restarting';
 }
 
 /** The port a resource URL names, its scheme's default when it names none. */
@@ -104,15 +131,20 @@ async function main(): Promise<void> {
     extraScopes: args.scopes,
     serviceClientSecret: DEV_SERVICE_CLIENT_SECRET,
     resources: Object.fromEntries(args.resources.map((resource) => [resource, { scopes: args.scopes }])),
+    ...(args.anyLoopback ? { loopbackResources: { scopes: args.scopes } } : {}),
+    unknownResourceHint: unknownResourceHint(args.anyLoopback),
+    refuseEarlyRefresh: true,
+    onRefusal: (refusal) => console.error(`auth-server: ${formatRefusal(refusal)}`),
     requireDpop: args.dpop,
   });
-  const [first] = args.resources as [string];
+  const first = args.resources[0] ?? EXAMPLE_LOOPBACK_RESOURCE;
   const scope = args.scopes.join(' ');
   const lines = [
     `authorization server (development only): ${as.issuer}`,
     `  metadata:   ${as.issuer}/.well-known/oauth-authorization-server`,
     `  users:      ${args.users.map((user) => `${user.username} / ${user.password}`).join(', ')}`,
     ...args.resources.map((resource) => `  resource:   ${resource}${scope ? `  (scopes ${scope})` : ''}`),
+    ...(args.anyLoopback ? [`  resource:   any loopback URL, e.g. ${EXAMPLE_LOOPBACK_RESOURCE} or http://localhost:3000/mcp  (scopes ${scope})`] : []),
     `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
     ...(args.dpop ? ['  DPoP:       required of registered clients (dpop_bound_access_tokens): every token they get is bound'] : []),
     '',

@@ -4,7 +4,8 @@
 // finds it in the clone, started in a folder holding the README's policy.json) stay up; then the curl lines must
 // get a tool's answer and a 403 for the call the scope does not allow, and the SDK client example must sign in
 // (authorization code + PKCE), be refused, sign in again for more scope and succeed.
-// Middleware: the README's server.ts, in a project that installed the package, answers a token's tool call.
+// Middleware: the README's server.ts, in a project that installed the package, answers a token's tool call, and the
+// README's client command signs in for the scope its metadata lists and calls the tool.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -219,7 +220,7 @@ describe("the README's gateway quick start, command for command", { timeout: 300
 });
 
 describe("the README's middleware quick start, in a project that installed the package", { timeout: 300_000 }, () => {
-  const blocks = quickStartBlocks('Middleware quick start', ['middleware', 'middleware-run']);
+  const blocks = quickStartBlocks('Middleware quick start', ['middleware', 'middleware-run', 'middleware-client']);
   let project: string;
   let ports: Map<string, number>;
   let resource: string;
@@ -268,11 +269,22 @@ describe("the README's middleware quick start, in a project that installed the p
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
     const issuer = `http://127.0.0.1:${ports.get('9400')}`;
-    const token = await runShell(`npm run -s token -- --issuer ${issuer} --resource ${resource}`, ROOT);
+    const token = await runShell(`npm run -s token -- --issuer ${issuer} --resource ${resource} --scope hello:use`, ROOT);
     assert.equal(token.code, 0, token.stderr);
     const answer = await call({ authorization: `Bearer ${token.stdout.trim()}` });
     assert.equal(answer.status, 200);
     const body = (await answer.json()) as { result: { content: Array<{ text: string }> } };
     assert.equal(body.result.content[0]!.text, 'hello, mcp-oauth-guard-service');
+  });
+
+  test("its metadata lists the policy's scope, and the README's client command signs in for it and calls hello", async () => {
+    const metadata = (await (await fetch(`http://127.0.0.1:${ports.get('3000')}/.well-known/oauth-protected-resource/mcp`)).json()) as { scopes_supported: string[] };
+    assert.deepEqual(metadata.scopes_supported, ['hello:use']);
+    const { code, stdout, stderr } = await runShell(withPorts(blocks.get('middleware-client')!, ports), ROOT);
+    assert.equal(code, 0, `${stdout}${stderr}`);
+    const lines = stdout.trim().split('\n');
+    assert.ok(lines.includes(`signing in for scope "hello:use" at http://127.0.0.1:${ports.get('9400')}`), stdout);
+    assert.ok(lines.includes('tools this token may use: hello'), stdout);
+    assert.ok(lines.includes('hello: hello, demo'), stdout);
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * Step-up for clients that refresh instead of authorizing again.
+ *
+ * The official SDK 1.x client answers a 403 `insufficient_scope` by calling its `auth()`, which uses a refresh token
+ * when it has one, without a `scope` parameter. A refresh can never add scope (RFC 6749 section 6), so the new token
+ * is refused the same way and the client gives up ("Server returned 403 after trying upscoping").
+ *
+ * That client only refreshes when a server refused its token, never ahead of time. So the development server refuses
+ * (`invalid_grant`) a refresh made while the newest access token of the same grant still has more than half its
+ * lifetime left: such a refresh cannot be for an expiry, and the SDK answers `invalid_grant` by dropping its tokens
+ * and authorizing again, for the scope of the challenge. Clients that refresh ahead of expiry usually do so near the
+ * end of a token's life, which stays allowed.
+ *
+ * @module
+ */
+import type { RefreshTokenContext, TokenIssuedContext } from 'oidc-provider';
+
+/** When the newest access token of a grant was issued, and for how long. */
+interface Issued {
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** Lifetime in seconds. */
+  lifetime: number;
+}
+
+/** Records access tokens per grant and refuses refreshes made in the first half of the newest one's life. */
+export class EarlyRefreshRefusal {
+  private readonly issued = new Map<string, Issued>();
+
+  /** @param invalidGrant makes the `invalid_grant` error sent, with the description given. */
+  constructor(private readonly invalidGrant: (description: string) => Error) {}
+
+  /** Called on every successful token response (oidc-provider's `grant.success`). */
+  recordIssued(ctx: TokenIssuedContext): void {
+    const grantId = ctx.oidc.entities.AccessToken?.grantId;
+    const lifetime = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
+    if (grantId === undefined || typeof lifetime !== 'number') return;
+    this.issued.set(grantId, { at: Date.now(), lifetime });
+  }
+
+  /** Throws `invalid_grant` for a refresh while the grant's newest access token is in the first half of its life. */
+  refuseIfEarly(ctx: RefreshTokenContext): void {
+    const grantId = ctx.oidc.entities.RefreshToken.grantId;
+    const last = this.issued.get(grantId);
+    if (last === undefined) return;
+    const ageSeconds = (Date.now() - last.at) / 1000;
+    if (ageSeconds >= last.lifetime) {
+      this.issued.delete(grantId);
+      return;
+    }
+    if (ageSeconds >= last.lifetime / 2) return;
+    throw this.invalidGrant(
+      `refused: the access token issued ${Math.round(ageSeconds)} s ago on this grant is still valid for ${Math.round(last.lifetime - ageSeconds)} s, ` +
+        'and a refresh cannot add scope (RFC 6749 section 6). A client refused for missing scope (403 insufficient_scope) must ' +
+        'authorize again for the scope of the challenge; this development server allows a refresh once half of that token\'s lifetime has passed',
+    );
+  }
+}
+
+/**
+ * oidc-provider's default refresh token rotation (lib/helpers/defaults.js): rotate a public client's unbound token
+ * every time, others once 70% of their life has passed, never one that lives a year or more.
+ */
+export function rotateAsOidcProviderDoes(ctx: RefreshTokenContext): boolean {
+  const { RefreshToken: refreshToken, Client: client } = ctx.oidc.entities;
+  if (refreshToken.totalLifetime() >= 365.25 * 24 * 60 * 60) return false;
+  if (client.clientAuthMethod === 'none' && !refreshToken.isSenderConstrained()) return true;
+  return refreshToken.ttlPercentagePassed() >= 70;
+}
