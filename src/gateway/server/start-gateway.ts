@@ -20,7 +20,7 @@ import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
-import { emitWarning, writeWarningToStderr, type LineSink } from './warning-log.js';
+import { emitWarning, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
