@@ -68,6 +68,8 @@ export interface RequestLogOptions<Failure extends string = string> {
 export interface RequestLog<Failure extends string = string> {
   /** Starts the entry for a request, runs `next`, and writes the entry when the answer ends (Connect-shaped). */
   middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
+  /** Drops the entry `middleware` started for `res`: the request is not one to log (another path's). */
+  abandon(res: ServerResponse): void;
   /** Pass as the guard's `onDecision`. */
   onDecision: DecisionHook;
   /** Pass as the upstream proxy's `onUpstreamError`. */
@@ -105,6 +107,10 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       // One listener function for every response (no closure per request): the entry rides on the response.
       res.on('close', onLoggedResponseClose);
       next();
+    },
+    abandon(res) {
+      (res as LoggedResponse)[LOGGED] = undefined;
+      res.off('close', onLoggedResponseClose);
     },
     onDecision(event: DecisionEvent, request?: DecisionRequest) {
       const entry = request === undefined ? undefined : entries.get(request);
