@@ -104,7 +104,8 @@ export class MiddlewareLog {
       formatLogLine('started', {
         ...base,
         ...coverageCounts(coverage),
-        openTools: clippedNames(coverage.tools?.open ?? []).names,
+        // Every tool a token with the base scopes may call: those without a rule and those with an empty one.
+        openTools: clippedNames([...(coverage.tools?.open ?? []), ...(coverage.tools?.explicitlyOpen ?? [])]).names,
         ...(catalog.truncated.length > 0 ? { truncated: catalog.truncated } : {}),
       }),
     );
