@@ -68,6 +68,8 @@ export type {
   SetPolicyOptions,
 } from './core/guard/create-guard.js';
 export type { GuardOptions } from './core/guard/guard-options.js';
+export { LOG_LEVELS, type GuardLogger, type GuardLogOptions, type LogLevel } from './core/kernel/log-options.js';
+export type { ListedServerCatalog } from './core/policy/read-server-catalog.js';
 export type { SettingNames } from './core/guard/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/kernel/auth-info.js';
 export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './core/kernel/decision.js';

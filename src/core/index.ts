@@ -6,6 +6,8 @@
  */
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './guard/create-guard.js';
 export type { GuardOptions } from './guard/guard-options.js';
+export { LOG_LEVELS, type GuardLogger, type GuardLogOptions, type LogLevel } from './kernel/log-options.js';
+export type { ListedServerCatalog } from './policy/read-server-catalog.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './guard/resolve-guard-options.js';
 export { loadOptionsFromEnv, GUARD_ENV_VARIABLES, type EnvironmentVariables, type LoadOptionsFromEnvOptions } from './guard/load-options-from-env.js';
 export { ConfigurationProblems, collectConfigurationProblems } from './kernel/configuration-problems.js';

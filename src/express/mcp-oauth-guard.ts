@@ -4,6 +4,7 @@ import { createGuard, type Guard } from '../core/guard/create-guard.js';
 import type { GuardOptions } from '../core/guard/guard-options.js';
 import type { SettingNames } from '../core/guard/resolve-guard-options.js';
 import { checkHandler, createRequestPipeline, type McpHandler } from '../http/request-pipeline.js';
+import { MiddlewareLog } from '../http/middleware-log.js';
 
 /** Options of {@link mcpOAuthGuard}: the guard's options plus the MCP handler to protect. */
 export interface McpOAuthGuardOptions extends GuardOptions {
@@ -39,23 +40,34 @@ interface RouterHandle {
  * Handlers see the verified caller as `req.auth`. Do not put `express.json()` before it on that path: the
  * guard reads the body itself, with a limit. The request flow itself is {@link createRequestPipeline}.
  *
+ * It logs through `options.logger` (default: stderr), one JSON line each, never a token, at `options.logLevel`
+ * (`MCP_AUTH_LOG_LEVEL`, default `info`). Start-up is each call of `mcpOAuthGuard`: it writes one `started` line
+ * (resource, issuers, the policy's rule counts; with an SDK adapter as the handler, which lists the tools, prompts
+ * and resources it registered, the counts of those protected and open and the open tools by name), after the
+ * policy coverage warnings the gateway writes too (items no rule covers, rules that match nothing). It is written
+ * a moment later, once the handler has been listed; serving does not wait for it. With `options.requestLog`
+ * (`MCP_AUTH_REQUEST_LOG=on`; default off), each request to the guard's paths gets the gateway's request log line.
+ *
  * @example
  * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler: dispatchTable({ 'tools/list': listTools }) }));
  * @throws ConfigurationError at construction when an option is missing or invalid.
  */
 export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRouter {
   checkHandler(options?.handler);
-  const guard = createGuard(options, options.settingNames);
+  const log = new MiddlewareLog(options);
+  const guard = createGuard(log.guardOptions(options), options.settingNames);
   const pipeline = createRequestPipeline(guard, options.handler);
+  const serve = log.serving(pipeline);
+  void log.announce(guard, options.handler).catch(() => {});
   // A real Express Router (use/get/handle work as usual, and routes added to it run after the guard's),
   // but requests for the guard's own paths are served without the router's layer dispatch: a nested
   // router level measured about 5% of the cost of a request with a cached token.
   const base = Router();
   base.use((req, res, next) => {
-    if (!pipeline.serve(req, res)) next();
+    if (!serve(req, res)) next();
   });
   const router = function mcpOAuthGuardRouter(req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void {
-    if (!pipeline.serve(req, res)) (router as unknown as RouterHandle).handle(req, res, next);
+    if (!serve(req, res)) (router as unknown as RouterHandle).handle(req, res, next);
   };
   Object.setPrototypeOf(router, Object.getPrototypeOf(base));
   Object.assign(router, base, { guard });

@@ -14,6 +14,7 @@
  */
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
+import { DEFAULT_LOG_LEVEL, logsAt } from '../core/kernel/log-options.js';
 import { describeConfigurationError } from './config/configuration-error-line.js';
 import { describeUpstream, policyFileOf } from './policy/policy-coverage-report.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './config/gateway-config.js';
@@ -81,7 +82,8 @@ async function main(): Promise<void> {
     return;
   }
   // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private.
-  process.stdout.write(
+  const writeInfo = logsAt(config.guard.logLevel ?? DEFAULT_LOG_LEVEL, 'info');
+  if (writeInfo) process.stdout.write(
     `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
   );
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
@@ -94,7 +96,7 @@ async function main(): Promise<void> {
       // A second signal: the operator does not want to wait.
       process.exit(1);
     }
-    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'shutdown', signal })}\n`);
+    if (writeInfo) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'shutdown', signal })}\n`);
     void gateway.shutdown().then(() => process.exit(0));
   };
   process.on('SIGTERM', onSignal);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
 
 /**
  * An incoming request after the guard let it through: `auth` is the verified caller (as the MCP SDK's
@@ -39,6 +40,12 @@ export interface McpHttpHandler {
   readonly supportsGet?: boolean;
   /** Whether DELETE (session termination) is supported; otherwise the guard answers 405. Default true. */
   readonly supportsDelete?: boolean;
+  /**
+   * Lists what the server behind the handler offers (tool and prompt names, resource URIs and templates), as no
+   * caller, for the policy coverage check the middleware logs at start-up; the SDK adapters have it. Absent: the
+   * coverage is not checked. Rejects when the server cannot be listed.
+   */
+  listCatalog?(): Promise<ListedServerCatalog>;
 }
 
 /** Options of {@link httpHandler}. */

@@ -17,7 +17,9 @@ export {
   type HttpHandlerOptions,
   type McpHttpHandler,
 } from './http-handler.js';
+export type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
 export { fetchHandler, type FetchHandle, type FetchHandlerContext, type FetchHandlerOptions } from './fetch-handler.js';
 export { decisionRequestOf } from './decision-request.js';
 export { answerClientErrors } from './client-error.js';
 export { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './filter-written-response.js';
+export { createRequestLog, type RequestLog, type RequestLogEntry, type RequestLogOptions } from './request-log.js';

@@ -7,11 +7,13 @@ import {
   type StreamableHTTPServerTransportOptions,
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { createPendingRequestIds, type PendingRequestIds } from '../core/mcp/pending-request-ids.js';
 import { filterMessage, UNKNOWN_REQUEST } from '../core/policy/response-filter.js';
+import type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
 import { checkInteger, checkNumber } from '../core/kernel/settings.js';
 import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionRegistry, type SessionReservation } from '../core/session/session-registry.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../core/session/session-defaults.js';
@@ -21,6 +23,7 @@ import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
 import { passSessionGate, type SessionRefusedHook } from '../http/session-gate.js';
 import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
+import { listThroughTransport } from './list-sdk-server.js';
 
 /**
  * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
@@ -167,6 +170,9 @@ type Session = BoundSession<SdkSession>;
  *
  * The SDK transport's own DNS-rebinding checks are turned off: the guard validates `Origin` itself.
  *
+ * `listCatalog` builds one server with `createServer` and lists what it registered, over an in-memory transport;
+ * `mcpOAuthGuard` calls it once, at start-up, to log how its policy covers those tools, prompts and resources.
+ *
  * @example
  * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler: sdkStreamableHttpHandler({ createServer: buildServer }) }));
  * @throws ConfigurationError when an option is invalid.
@@ -192,7 +198,20 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
     close() {
       return sessions.close();
     },
+    listCatalog: () => listSdkServer(createServer),
   };
+}
+
+/** Lists what a server from `createServer` registered, over an in-memory transport (see `list-sdk-server.ts`). */
+async function listSdkServer(createServer: SdkStreamableHttpHandlerOptions['createServer']): Promise<ListedServerCatalog> {
+  const server = await createServer();
+  const [client, own] = InMemoryTransport.createLinkedPair();
+  await server.connect(own);
+  try {
+    return await listThroughTransport(client);
+  } finally {
+    await server.close().catch(() => {});
+  }
 }
 
 /** Stateless: a new server and transport for each request, closed when its answer is done. */

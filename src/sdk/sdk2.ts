@@ -7,6 +7,7 @@
  */
 import {
   createMcpHandler,
+  InMemoryTransport,
   type AuthInfo as SdkAuthInfo,
   type CreateMcpHandlerOptions,
   type McpServerFactory,
@@ -18,6 +19,8 @@ import { protectedResourceMetadataUrls } from '../core/kernel/canonical-resource
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { fetchHandler } from '../http/fetch-handler.js';
 import type { McpHttpHandler } from '../http/http-handler.js';
+import type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
+import { listThroughTransport } from './list-sdk-server.js';
 
 /**
  * Options of {@link sdk2McpHandler}: a server factory, and the options of the SDK's `createMcpHandler`
@@ -57,6 +60,9 @@ export interface Sdk2McpHandler extends McpHttpHandler {
  * the request it sees (`ctx.http.req`), so tools copying headers forward no credentials; the raw token is
  * only in `ctx.http.authInfo.token`, as the SDK's `AuthInfo` shape requires. List results are filtered
  * by the guard on the way out, JSON and SSE answers alike.
+ *
+ * `listCatalog` builds one server with `createServer({ era: 'legacy' })` and lists what it registered, over an
+ * in-memory transport; `mcpOAuthGuard` calls it once, at start-up, to log how its policy covers them.
  *
  * Stateless only, as the SDK 2.x entry is: GET and DELETE (2025 session operations) get 405 from the guard.
  * For 2025 sessions, use the SDK 1.x adapter (`sdkStreamableHttpHandler` in `mcp-oauth-guard/sdk`).
@@ -99,5 +105,21 @@ export function sdk2McpHandler(options: Sdk2McpHandlerOptions): Sdk2McpHandler {
     notify: mcp.notify,
     bus: mcp.bus,
     close: () => mcp.close(),
+    listCatalog: () => listSdk2Server(createServer),
   };
+}
+
+/**
+ * Lists what a server from `createServer` registered: built as for a 2025 connection (`era: 'legacy'`, no caller),
+ * and listed over an in-memory transport (see `list-sdk-server.ts`).
+ */
+async function listSdk2Server(createServer: McpServerFactory): Promise<ListedServerCatalog> {
+  const server = await createServer({ era: 'legacy' });
+  const [client, own] = InMemoryTransport.createLinkedPair();
+  await server.connect(own);
+  try {
+    return await listThroughTransport(client);
+  } finally {
+    await server.close().catch(() => {});
+  }
 }

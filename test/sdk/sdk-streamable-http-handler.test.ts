@@ -423,7 +423,8 @@ async function startWith(handler: ReturnType<typeof sdkStreamableHttpHandler>): 
   await new Promise((r) => http.once('listening', r));
   const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
   as.addResource(url, { scopes: NOTES_SCOPES });
-  const router = mcpOAuthGuard({ issuer: as.issuer, resource: url, policy: notesPolicy, handler });
+  // Logging off: the start-up listing would build one more server than these tests count.
+  const router = mcpOAuthGuard({ issuer: as.issuer, resource: url, policy: notesPolicy, handler, logLevel: 'off' });
   app.use(router);
   await router.guard.ready();
   const running = { url, store: new NotesStore(), handler, router, server: http } as unknown as RunningSdkNotesServer;

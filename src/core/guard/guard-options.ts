@@ -1,4 +1,5 @@
 import type { DecisionHook } from '../kernel/decision.js';
+import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { ReplayCache } from '../limits/replay-cache.js';
@@ -9,7 +10,7 @@ import type { TokenVerifierOptions } from '../token/token-verifier.js';
  * Everything the guard needs except the MCP handler (which belongs to the adapter in use).
  * `loadOptionsFromEnv()` returns this; spread it into `mcpOAuthGuard({ ...options, handler })`.
  */
-export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'> {
+export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, GuardLogOptions {
   /**
    * The public URL of the MCP endpoint, e.g. `https://mcp.example.com/mcp`. It is canonicalized once
    * (RFC 8707 §2: lowercase scheme and host, no fragment, no trailing slash) and that one value is the

@@ -1,4 +1,5 @@
 import { parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from '../kernel/settings.js';
+import { parseLogLevel } from '../kernel/log-options.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from '../jwt/jws-algorithms.js';
 import { ConfigurationError } from '../kernel/errors.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
@@ -32,6 +33,8 @@ export const ENV_SETTING_NAMES = {
   introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
   dpop: 'MCP_AUTH_DPOP',
   rateLimit: 'MCP_AUTH_RATE_LIMIT',
+  logLevel: 'MCP_AUTH_LOG_LEVEL',
+  requestLog: 'MCP_AUTH_REQUEST_LOG',
 } as const satisfies SettingNames & Readonly<Record<string, LibrarySettingName>>;
 
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET' satisfies LibrarySettingName;
@@ -159,6 +162,9 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('dpop', () => readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase() as GuardOptions['dpop']);
     // "120/min" and the like; the guard parses it and names the variable.
     set('rateLimit', () => readSetting(env, 'MCP_AUTH_RATE_LIMIT'));
+    // What is logged; where the lines go (the logger) is code's to say.
+    set('logLevel', () => parseLogLevel(readSetting(env, 'MCP_AUTH_LOG_LEVEL'), 'MCP_AUTH_LOG_LEVEL'));
+    set('requestLog', () => parseSwitchSetting(readSetting(env, 'MCP_AUTH_REQUEST_LOG'), 'MCP_AUTH_REQUEST_LOG'));
     const tokenCacheMaxBytes = problems.check(() => readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824));
     if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 

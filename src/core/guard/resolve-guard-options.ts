@@ -5,6 +5,7 @@ import { isScopeToken } from '../wire/scope-token.js';
 import { ConfigurationError } from '../kernel/errors.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import type { GuardOptions } from './guard-options.js';
+import { checkLogOptions } from '../kernel/log-options.js';
 
 export { checkIssuer } from '../token/issuer-identifier.js';
 
@@ -98,6 +99,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     problems.check(() => {
       if (options.onDecision !== undefined && typeof options.onDecision !== 'function') throw new ConfigurationError(nameOf(names, 'onDecision'), 'must be a function');
     });
+    problems.check(() => checkLogOptions(options, { logger: nameOf(names, 'logger'), logLevel: nameOf(names, 'logLevel'), requestLog: nameOf(names, 'requestLog') }));
     const maxBodyBytes = problems.check(() => checkInteger(options.maxBodyBytes, nameOf(names, 'maxBodyBytes'), DEFAULT_MAX_BODY_BYTES, { max: MAX_BODY_BYTES }));
     const bodyTimeoutMs = problems.check(() => checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }));
     const maxJsonDepth = problems.check(() => checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }));

@@ -149,8 +149,9 @@ export function describeOpenItems(kind: keyof typeof SINGULAR, covered: KindCove
 /**
  * The one sentence for a rule that matches nothing listed, with the closest name when there is one:
  * `the tool rule "ad" matches nothing the upstream lists; did you mean "add"?`. `quote` writes a name for the
- * output at hand (JSON-escaped and clipped for a terminal, clipped for a log line).
+ * output at hand (JSON-escaped and clipped for a terminal, clipped for a log line); `lister` names who listed the
+ * items (default `the upstream`, the gateway's; the middleware's is `the server`).
  */
-export function describeUnmatchedRule(rule: UnmatchedRule, quote: (name: string) => string): string {
-  return `the ${rule.kind} rule ${quote(rule.name)} matches nothing the upstream lists${rule.suggestion ? `; did you mean ${quote(rule.suggestion)}?` : ''}`;
+export function describeUnmatchedRule(rule: UnmatchedRule, quote: (name: string) => string, lister = 'the upstream'): string {
+  return `the ${rule.kind} rule ${quote(rule.name)} matches nothing ${lister} lists${rule.suggestion ? `; did you mean ${quote(rule.suggestion)}?` : ''}`;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_REPLAY_CACHE_MAX_ENTRIES, DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_
 import { DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER } from '../../redis/redis-stores.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from '../../core/guard/resolve-guard-options.js';
 import { DEFAULT_TOKEN_CACHE_MAX_BYTES } from '../../core/token/token-cache.js';
+import { DEFAULT_LOG_LEVEL } from '../../core/kernel/log-options.js';
 import { closestName } from '../../core/kernel/closest-name.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
@@ -111,6 +112,8 @@ const SETTING_ROWS = [
   { env: 'MCP_AUTH_INTROSPECTION_ENDPOINT', group: 'token-validation', flag: '--introspection-endpoint', value: '<url>', description: 'Introspection endpoint, instead of the discovered one.', defaultValue: 'discovered' },
   { env: 'MCP_AUTH_INTROSPECTION_CACHE_TTL', group: 'token-validation', flag: '--introspection-cache-ttl', value: '<seconds>', description: 'How long an active introspection answer is reused: a revoked opaque token stays usable up to this long. 0 asks the introspection endpoint on every request.', defaultValue: String(DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS) },
   { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection refusals (inactive or invalid tokens) one client address (IPv6: one /64) can cause; while an address is past it, its requests with new opaque tokens get 429 until the window ends. Tokens the endpoint accepts never count. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS },
+  { env: 'MCP_AUTH_LOG_LEVEL', group: 'logs', flag: '--log-level', value: '<info|warn|off>', description: 'Least level logged: info writes the start-up and summary lines, the request log and the warnings; warn only the warnings; off nothing. Configuration errors at start-up are reported whatever it says.', defaultValue: DEFAULT_LOG_LEVEL },
+  { env: 'MCP_AUTH_REQUEST_LOG', group: 'logs', flag: '--request-log', value: '[on|off]', description: 'Log each request, one JSON line when its answer ends (method, tool, decision, subject, client, status, duration; never the token). Off, the request metrics are still counted.', defaultValue: 'on in the gateway, off in the library', bare: true },
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,

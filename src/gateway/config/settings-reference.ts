@@ -47,6 +47,10 @@ export const SETTING_GROUPS: Readonly<Record<GatewaySettingGroup, SettingGroupTe
     title: 'Limits',
     intro: 'Bounds on what one client may hold or send.',
   },
+  logs: {
+    title: 'Logs',
+    intro: 'What is logged: one JSON line each, never a token. The gateway writes information to stdout and warnings to stderr; the middleware writes both to its logger (stderr unless the logger option says otherwise), and its request log is off unless turned on.',
+  },
   metrics: {
     title: 'Metrics',
     intro: 'Prometheus metrics, on a listener of their own; off unless MCP_AUTH_METRICS_PORT is set.',

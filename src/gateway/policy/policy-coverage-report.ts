@@ -1,4 +1,5 @@
-import { checkPolicyCoverage, describeOpenItems, describeUnmatchedRule, type KindCoverage, type PolicyCoverage } from '../../core/policy/policy-coverage.js';
+import { checkPolicyCoverage, type PolicyCoverage } from '../../core/policy/policy-coverage.js';
+import { coverageCounts, warnAboutCoverage } from '../../core/policy/policy-coverage-log.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
@@ -6,7 +7,7 @@ import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.j
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { recordListingFailure, type ListingFailure } from '../upstream/upstream-listing-failure.js';
-import { emitWarning, writeSafely } from '../server/warning-log.js';
+import { emitWarning, writeSafely } from '../../core/kernel/log-line.js';
 
 /**
  * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
@@ -38,13 +39,6 @@ export interface PolicyCoverageReportOptions {
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
 export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string; failure?: ListingFailure };
-
-/** Most names written in one warning line; the line says how many more there were. */
-const MAX_NAMES_PER_LINE = 50;
-/** Most "matches nothing" warnings written at once; the last says how many more there were. */
-const MAX_UNMATCHED_LINES = 100;
-/** Longest name written, in characters: names come from the upstream. */
-const MAX_NAME_LENGTH = 200;
 
 /**
  * The upstream as logs name it: an HTTP upstream's origin and path (never its query, which may carry a key), or a
@@ -114,48 +108,15 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     return skip(reason, failure);
   }
   const coverage = checkPolicyCoverage(options.policy, catalog);
-
-  for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
-    if (!covered || covered.open.length === 0) continue;
-    emitWarning(warn, `policy: ${describeOpenItems(kind, covered, Boolean(options.policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`, {
-      kind,
-      ...names(covered.open),
-    });
-  }
-  coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
-    const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
-    emitWarning(warn, `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clip(name)))}`, {
-      kind: rule.kind,
-      rule: clip(rule.name),
-      ...(rule.suggestion ? { suggestion: clip(rule.suggestion) } : {}),
-      ...(more > 0 ? { more } : {}),
-    });
-  });
+  warnAboutCoverage(coverage, { policy: options.policy, warn });
   writeSafely(
     log,
     JSON.stringify({
       time: time(),
       ...summaryBase,
-      tools: counts(coverage.tools),
-      prompts: counts(coverage.prompts),
-      resources: counts(coverage.resources),
-      unmatchedRules: coverage.unmatchedRules.length,
+      ...coverageCounts(coverage),
       ...(catalog.truncated.length > 0 ? { truncated: catalog.truncated } : {}),
     }),
   );
   return { coverage, catalog };
-}
-
-/** Protected and open counts; open counts the items with an empty rule too. */
-function counts(covered: KindCoverage | undefined): { protected: number; open: number } | null {
-  return covered ? { protected: covered.protected.length, open: covered.open.length + covered.explicitlyOpen.length } : null;
-}
-
-function names(list: readonly string[]): { names: string[]; more?: number } {
-  const shown = list.slice(0, MAX_NAMES_PER_LINE).map(clip);
-  return list.length > shown.length ? { names: shown, more: list.length - shown.length } : { names: shown };
-}
-
-function clip(name: string): string {
-  return name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name;
 }

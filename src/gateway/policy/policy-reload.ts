@@ -3,9 +3,10 @@ import type { Guard } from '../../core/guard/create-guard.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import { countPolicyRules as countRules, type PolicyRuleCounts } from '../../core/policy/policy-rule-counts.js';
 import { describeConfigurationError } from '../config/configuration-error-line.js';
 import type { PolicyCoverageReport } from './policy-coverage-report.js';
-import { emitWarning, writeSafely } from '../server/warning-log.js';
+import { emitWarning, formatLogLine, writeSafely } from '../../core/kernel/log-line.js';
 
 /**
  * Reloading the gateway's policy file (`MCP_AUTH_POLICY`) while it serves: on SIGHUP, on a change the watch
@@ -13,19 +14,7 @@ import { emitWarning, writeSafely } from '../server/warning-log.js';
  * start-up (`loadPolicyFile`), then put in force with `guard.setPolicy`, the one holder of the policy in force.
  */
 
-/** How many rules of each kind a policy has: what the reload line compares. */
-export interface PolicyRuleCounts {
-  /** Scopes in `requiredScopes`. */
-  requiredScopes: number;
-  methods: number;
-  tools: number;
-  prompts: number;
-  resources: number;
-  /** Scopes with an entry in `scopeHierarchy`. */
-  scopeHierarchy: number;
-  /** Tools with a limit in `rateLimits.tools`. */
-  toolRateLimits: number;
-}
+export type { PolicyRuleCounts } from '../../core/policy/policy-rule-counts.js';
 
 /** What a reload did. */
 export type PolicyReloadResult =
@@ -79,7 +68,6 @@ export const POLICY_RELOAD_REFUSED_MESSAGE = 'policy not reloaded: the new file 
  */
 export function createPolicyReloader(options: PolicyReloaderOptions): PolicyReloader {
   const { guard, file } = options;
-  const time = (): string => new Date().toISOString();
   // Each reload lists the upstream (a stdio upstream starts a process for it): a burst of SIGHUPs or file events
   // must not start as many. The one that waits reads the file as it is once the running one is done.
   let running: Promise<PolicyReloadResult> | undefined;
@@ -121,7 +109,7 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
     for (const key of Object.keys(rules) as (keyof PolicyRuleCounts)[]) {
       if (rules[key] !== before[key]) changed[key] = { before: before[key], after: rules[key] };
     }
-    writeSafely(options.log, JSON.stringify({ time: time(), event: 'policy_reloaded', policy: file, trigger, rules, changed }));
+    writeSafely(options.log, formatLogLine('policy_reloaded', { policy: file, trigger, rules, changed }));
     try {
       options.onReloaded?.(definition);
     } catch {
@@ -129,18 +117,4 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
     }
     return { reloaded: true, file, rules, changed, coverage: await options.reportCoverage(definition) };
   }
-}
-
-/** Rule counts of a definition the guard accepted (so every table is an object or absent). */
-function countRules(policy: PolicyDefinition): PolicyRuleCounts {
-  const size = (table: object | undefined): number => (table === undefined ? 0 : Object.keys(table).length);
-  return {
-    requiredScopes: policy.requiredScopes?.length ?? 0,
-    methods: size(policy.methods),
-    tools: size(policy.tools),
-    prompts: size(policy.prompts),
-    resources: size(policy.resources),
-    scopeHierarchy: size(policy.scopeHierarchy),
-    toolRateLimits: size(policy.rateLimits?.tools),
-  };
 }

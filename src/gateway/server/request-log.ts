@@ -1,208 +1,27 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DecisionEvent, DecisionHook, DecisionReason, DecisionRequest } from '../../core/kernel/decision.js';
-import { decisionRequestOf } from '../../http/decision-request.js';
-import type { SealedSessionRefusalReason, SessionRefusal, UpstreamFailure, UpstreamFailureReason } from '../upstream/upstream.js';
+import {
+  createRequestLog as createPipelineRequestLog,
+  type RequestLog as PipelineRequestLog,
+  type RequestLogEntry as PipelineRequestLogEntry,
+  type RequestLogOptions as PipelineRequestLogOptions,
+} from '../../http/request-log.js';
+import type { UpstreamFailureReason } from '../upstream/upstream.js';
 
 /**
- * One line of the request log. Identifiers only: the token, the request body and the query string
- * (where a misbehaving client might put a token) are never logged.
+ * The gateway's request log: the pipeline's (`http/request-log.ts`, which the middleware writes too), with the
+ * upstream's failure codes in `upstreamError`.
  */
-export interface RequestLogEntry {
-  /** When the request arrived, ISO 8601. */
-  time: string;
-  /** HTTP method. */
-  httpMethod: string;
-  /** Request path, without the query string. */
-  path: string;
-  /** JSON-RPC method, when the body was parsed. */
-  method?: string;
-  /** Tool, prompt or resource the request named. */
-  name?: string;
-  /**
-   * The decision; absent for requests nobody decides on (metadata, health). A request the guard allowed
-   * but the gateway refused for the session it named is logged as `deny` with the session reason.
-   */
-  decision?: 'allow' | 'deny';
-  /** Why (stable code): the guard's reason, or the gateway's session refusal. */
-  reason?: DecisionReason | SealedSessionRefusalReason;
-  /** On a deny by the guard, what the client was told (expected and actual issuer or audience, …; never the token). */
-  detail?: string;
-  /** Scopes the operation required, when the policy was evaluated. */
-  requiredScopes?: string[];
-  /** Token subject, when a token was verified. */
-  subject?: string;
-  /** OAuth client id, when a token was verified. */
-  clientId?: string;
-  /** HTTP status sent. */
-  status: number;
-  /** Time from arrival to the end of the answer (or of the stream), in milliseconds, to 0.1 ms. */
-  durationMs: number;
-  /** Why the upstream exchange failed, when it did. */
-  upstreamError?: UpstreamFailureReason;
-  /** True when the client went away before the answer was complete. */
-  aborted?: boolean;
-}
 
+/** One line of the gateway's request log; see the pipeline's request log for each field. */
+export type RequestLogEntry = PipelineRequestLogEntry<UpstreamFailureReason>;
 /** Options of {@link createRequestLog}. */
-export interface RequestLogOptions {
-  /** Receives each line (JSON, no trailing newline). Default: written to stdout with a newline. */
-  write?: (line: string) => void;
-  /**
-   * Receives each finished entry, before it is written, e.g. for metrics (the gateway's request counts and
-   * durations come from here: it is where the guard's decision and the gateway's session refusals meet). It
-   * must not keep or change the entry. Errors it throws are ignored. Default none.
-   */
-  onEntry?: (entry: Readonly<RequestLogEntry>) => void;
-}
-
-/** The pieces to wire into the gateway: a middleware first in the chain, and the two hooks. */
-export interface RequestLog {
-  /** Starts the entry for a request, runs `next`, and writes the entry when the answer ends (Connect-shaped). */
-  middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
-  /** Pass as the guard's `onDecision`. */
-  onDecision: DecisionHook;
-  /** Pass as the upstream proxy's `onUpstreamError`. */
-  onUpstreamError(req: IncomingMessage, failure: UpstreamFailure): void;
-  /** Pass as the upstream proxy's `onSessionRefused`. The session id itself is not logged. */
-  onSessionRefused(req: IncomingMessage, refusal: SessionRefusal): void;
-}
+export type RequestLogOptions = PipelineRequestLogOptions<UpstreamFailureReason>;
+/** The pieces to wire into the gateway: a middleware first in the chain, and the hooks of the guard and the upstream. */
+export type RequestLog = PipelineRequestLog<UpstreamFailureReason>;
 
 /**
- * Builds the gateway's structured request log: one JSON line per request, written when the answer ends.
- *
- * The guard reports decisions through `onDecision` with the request's view (`decisionRequestOf`), by which the
- * middleware recorded the entry: the log joins them without ever holding a credential.
- * (Not an `AsyncLocalStorage` context: one costs every promise and callback of the process a context
- * propagation, measured at a tenth of the gateway's CPU per request.)
+ * Builds the gateway's structured request log: one JSON line per request, written when the answer ends (to stdout
+ * unless `write` says otherwise; `write: null` writes none and still hands each entry to `onEntry`).
  */
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
-  const writer = new RequestLogWriter(options.write ?? ((line: string) => void process.stdout.write(`${line}\n`)), options.onEntry);
-  const entries = new WeakMap<DecisionRequest, RequestLogEntry>();
-
-  return {
-    middleware(req, res, next) {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const entry: RequestLogEntry = {
-        time: isoTimeNow(),
-        httpMethod: req.method ?? 'GET',
-        path: q === -1 ? url : url.slice(0, q),
-        status: 0,
-        durationMs: 0,
-      };
-      entries.set(decisionRequestOf(req), entry);
-      (res as LoggedResponse)[LOGGED] = new LoggedRequest(entry, writer);
-      // One listener function for every response (no closure per request): the entry rides on the response.
-      res.on('close', onLoggedResponseClose);
-      next();
-    },
-    onDecision(event: DecisionEvent, request?: DecisionRequest) {
-      const entry = request === undefined ? undefined : entries.get(request);
-      if (!entry) return;
-      entry.decision = event.decision;
-      entry.reason = event.reason;
-      if (event.method !== undefined) entry.method = event.method;
-      if (event.name !== undefined) entry.name = event.name;
-      if (event.requiredScopes?.length) entry.requiredScopes = [...event.requiredScopes];
-      if (event.subject !== undefined) entry.subject = event.subject;
-      if (event.clientId) entry.clientId = event.clientId;
-      if (event.detail !== undefined) entry.detail = event.detail;
-    },
-    onUpstreamError(req, failure) {
-      const entry = entries.get(decisionRequestOf(req));
-      if (entry) entry.upstreamError = failure.reason;
-    },
-    onSessionRefused(req, refusal) {
-      const entry = entries.get(decisionRequestOf(req));
-      if (!entry) return;
-      // The guard had allowed the request; the gateway overrules it, and the log must say so.
-      entry.decision = 'deny';
-      entry.reason = refusal.reason;
-    },
-  };
-}
-
-/** Where a response being logged keeps its entry, so that one 'close' listener serves every response. */
-const LOGGED = Symbol('request log entry');
-type LoggedResponse = ServerResponse & { [LOGGED]?: LoggedRequest | undefined };
-
-function onLoggedResponseClose(this: LoggedResponse): void {
-  const logged = this[LOGGED];
-  if (logged === undefined) return;
-  this[LOGGED] = undefined;
-  logged.end(this);
-}
-
-/** Where one log's lines go: the writer and the entry hook. */
-class RequestLogWriter {
-  constructor(
-    readonly write: (line: string) => void,
-    readonly onEntry: ((entry: Readonly<RequestLogEntry>) => void) | undefined,
-  ) {}
-}
-
-/** One request being logged: its entry, when it arrived, and the log its line goes to. */
-class LoggedRequest {
-  readonly started = performance.now();
-
-  constructor(
-    readonly entry: RequestLogEntry,
-    readonly writer: RequestLogWriter,
-  ) {}
-
-  /** The answer ended (or the client left): the entry is completed, handed to the hook, and written. */
-  end(res: ServerResponse): void {
-    const entry = this.entry;
-    entry.status = res.statusCode;
-    entry.durationMs = Math.round((performance.now() - this.started) * 10) / 10;
-    if (!res.writableFinished) entry.aborted = true;
-    const { write, onEntry } = this.writer;
-    try {
-      onEntry?.(entry);
-    } catch {
-      // Metrics must never break serving, nor cost the log line.
-    }
-    try {
-      write(logLine(entry));
-    } catch {
-      // Logging must never break serving.
-    }
-  }
-}
-
-/** `new Date().toISOString()`, made once per millisecond: a busy gateway logs many requests in each. */
-let isoTimeMs = Number.NaN;
-let isoTime = '';
-function isoTimeNow(): string {
-  const now = Date.now();
-  if (now !== isoTimeMs) {
-    isoTimeMs = now;
-    isoTime = new Date(now).toISOString();
-  }
-  return isoTime;
-}
-
-/** `,"name":value` as `JSON.stringify` writes a property, or nothing for a value it leaves out. */
-function jsonField(name: string, value: unknown): string {
-  const json = JSON.stringify(value);
-  return json === undefined ? '' : `,"${name}":${json}`;
-}
-
-/**
- * The entry as one JSON line, its fields in a fixed, readable order: the text `JSON.stringify` makes of the entry
- * with its fields in that order, written field by field, with no object copied for it.
- */
-function logLine(e: RequestLogEntry): string {
-  let line = `{"time":${JSON.stringify(e.time)}${jsonField('httpMethod', e.httpMethod)}${jsonField('path', e.path)}`;
-  if (e.method !== undefined) line += jsonField('method', e.method);
-  if (e.name !== undefined) line += jsonField('name', e.name);
-  if (e.decision !== undefined) line += jsonField('decision', e.decision) + jsonField('reason', e.reason);
-  if (e.detail !== undefined) line += jsonField('detail', e.detail);
-  if (e.requiredScopes !== undefined) line += jsonField('requiredScopes', e.requiredScopes);
-  if (e.subject !== undefined) line += jsonField('subject', e.subject);
-  if (e.clientId !== undefined) line += jsonField('clientId', e.clientId);
-  line += jsonField('status', e.status) + jsonField('durationMs', e.durationMs);
-  if (e.upstreamError !== undefined) line += jsonField('upstreamError', e.upstreamError);
-  if (e.aborted) line += ',"aborted":true';
-  return `${line}}`;
+  return createPipelineRequestLog(options);
 }

@@ -20,7 +20,8 @@ import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
-import { emitWarning, writeWarningToStderr, type LineSink } from './warning-log.js';
+import { emitWarning, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
+import { DEFAULT_LOG_LEVEL, logsAt } from '../../core/kernel/log-options.js';
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
@@ -37,9 +38,13 @@ import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
-  /** Receives each request log line (JSON). Default: stdout. */
+  /**
+   * Receives each information line (JSON): the request log (unless `MCP_AUTH_REQUEST_LOG` is off), the stdio
+   * processes' own lines, the coverage summaries and reloads. Default: stdout. Nothing when `MCP_AUTH_LOG_LEVEL` is
+   * `warn` or `off`.
+   */
   log?: (line: string) => void;
-  /** Receives warnings (one line each, never a token). Default: stderr. */
+  /** Receives warnings (one line each, never a token). Default: stderr. Nothing when `MCP_AUTH_LOG_LEVEL` is `off`. */
   warn?: (line: string) => void;
   /** How long a `/readyz` answer is reused, in milliseconds (0: probe on every request, for tests). Default 5 000. */
   readinessCacheMs?: number;
@@ -112,8 +117,10 @@ export interface RunningGateway {
  * @throws the listen error (e.g. `EADDRINUSE`), after which nothing is left running.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
-  const warn = options.warn ?? writeWarningToStderr;
-  const log = options.log ?? writeLineToStdout;
+  // MCP_AUTH_LOG_LEVEL: a line below the level goes nowhere; MCP_AUTH_REQUEST_LOG is read where the log is built.
+  const level = config.guard.logLevel ?? DEFAULT_LOG_LEVEL;
+  const warn = logsAt(level, 'warn') ? (options.warn ?? writeWarningToStderr) : ignoreLine;
+  const log = logsAt(level, 'info') ? (options.log ?? writeLineToStdout) : ignoreLine;
   const http = new GatewayHttpServer(config.maxConnectionsPerAddress, warn);
   const port = await http.listen(config.port, config.host);
   const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -160,6 +167,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
 /** The default request log sink: stdout, one line each. */
 const writeLineToStdout: LineSink = (line) => void process.stdout.write(`${line}\n`);
+/** Where a line below the log level goes. */
+const ignoreLine: LineSink = () => {};
 
 /**
  * The gateway's HTTP server: it listens before the gateway behind it is built (so that a default resource names the
@@ -244,7 +253,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
         ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, context.port) })
         : config.guard;
     const metrics = config.metrics ? await loadGatewayMetrics(config.metrics, guardOptions, () => opened.proxy?.sessions) : undefined;
-    const requestLog = createRequestLog({ ...(options.log ? { write: options.log } : {}), ...(metrics ? { onEntry: metrics.onEntry } : {}) });
+    // Off (MCP_AUTH_REQUEST_LOG, or a level above info), no line is made; the metrics still get each entry.
+    const requestLines = config.guard.requestLog !== false && context.log !== ignoreLine;
+    const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.

@@ -3,7 +3,17 @@ import type { Dispatcher } from 'undici';
 import { JsonRpcErrorCode, type JsonRpcRequest, type JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
 import { createEventStreamRewriter, eventStreamData } from '../../core/wire/event-stream.js';
-import type { ServerCatalog } from '../../core/policy/policy-coverage.js';
+import {
+  catalogCallResult,
+  catalogClientInfo,
+  catalogInitializeParams,
+  DEFAULT_CATALOG_MAX_ITEMS,
+  DEFAULT_CATALOG_MAX_PAGES,
+  listServerSession,
+  readServerCatalog,
+  type CatalogCall,
+  type ListedServerCatalog,
+} from '../../core/policy/read-server-catalog.js';
 import { CLIENT_CAPABILITIES_META_KEY, LATEST_SESSION_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY, STATELESS_PROTOCOL_VERSION } from '../../core/mcp/protocol-version.js';
 import { childEnvironment } from './stdio/child-environment.js';
 import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdio/stdio-child.js';
@@ -31,99 +41,24 @@ export interface CatalogLimits {
 }
 
 /** What the upstream listed; a kind it does not offer (no capability) is an empty list. */
-export interface UpstreamCatalog extends ServerCatalog {
-  /** List methods whose answer was cut off by a bound (then rules may wrongly look unmatched). */
-  truncated: string[];
-}
+export type UpstreamCatalog = ListedServerCatalog;
 
-const CLIENT_INFO = { name: 'mcp-oauth-guard', version: 'policy-coverage' };
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_PAGES = 20;
-const DEFAULT_MAX_ITEMS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1_048_576;
-
-/** One JSON-RPC call to the upstream: its result, or a thrown error (with `rpcCode` for a JSON-RPC error). */
-type Call = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-const LISTS = [
-  { capability: 'tools', method: 'tools/list', resultKey: 'tools', itemKey: 'name', catalogKey: 'tools' },
-  { capability: 'prompts', method: 'prompts/list', resultKey: 'prompts', itemKey: 'name', catalogKey: 'prompts' },
-  { capability: 'resources', method: 'resources/list', resultKey: 'resources', itemKey: 'uri', catalogKey: 'resources' },
-  { capability: 'resources', method: 'resources/templates/list', resultKey: 'resourceTemplates', itemKey: 'uriTemplate', catalogKey: 'resourceTemplates' },
-] as const;
-
-/** A JSON-RPC error answer, as a thrown error. */
-class RpcError extends Error {
-  constructor(
-    readonly rpcCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Reads every list through `call`. With `capabilities` (from `initialize`), a kind the server does not declare
- * is an empty list and is not asked for; without (a stateless server), each list is asked for, and a kind it
- * answers with "method not found" is an empty list.
- */
-async function readCatalog(call: Call, capabilities: Record<string, unknown> | undefined, limits: Required<CatalogLimits>): Promise<UpstreamCatalog> {
-  const catalog: UpstreamCatalog = { truncated: [] };
-  for (const list of LISTS) {
-    const names: string[] = [];
-    catalog[list.catalogKey] = names;
-    if (capabilities && (typeof capabilities[list.capability] !== 'object' || capabilities[list.capability] === null)) continue;
-    let cursor: string | undefined;
-    for (let page = 0; ; page++) {
-      if (page === limits.maxPages) {
-        catalog.truncated.push(list.method);
-        break;
-      }
-      let result: Record<string, unknown>;
-      try {
-        result = await call(list.method, cursor === undefined ? {} : { cursor });
-      } catch (error) {
-        if (!capabilities && error instanceof RpcError && error.rpcCode === JsonRpcErrorCode.MethodNotFound) break;
-        throw error;
-      }
-      const items = result[list.resultKey];
-      if (!Array.isArray(items)) throw new Error(`${list.method} answered without a "${list.resultKey}" array`);
-      for (const item of items) {
-        const name = (item as Record<string, unknown> | null)?.[list.itemKey];
-        if (typeof name === 'string') names.push(name);
-      }
-      if (names.length > limits.maxItems) {
-        names.length = limits.maxItems;
-        catalog.truncated.push(list.method);
-        break;
-      }
-      const next = result.nextCursor;
-      if (typeof next !== 'string' || next === '' || next === cursor) break;
-      cursor = next;
-    }
-  }
-  return catalog;
-}
+/** Who answers a listing call, as its errors name it. */
+const LISTER = 'the upstream';
 
 function withDefaults(limits: CatalogLimits): Required<CatalogLimits> {
   return {
     requestTimeoutMs: limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    maxPages: limits.maxPages ?? DEFAULT_MAX_PAGES,
-    maxItems: limits.maxItems ?? DEFAULT_MAX_ITEMS,
+    maxPages: limits.maxPages ?? DEFAULT_CATALOG_MAX_PAGES,
+    maxItems: limits.maxItems ?? DEFAULT_CATALOG_MAX_ITEMS,
     maxResponseBytes: limits.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   };
 }
 
 function resultOf(response: JsonRpcResponse | undefined, method: string): Record<string, unknown> {
-  if (response === undefined) throw new Error(`${method}: the upstream sent no JSON-RPC answer`);
-  if ('error' in response) throw new RpcError(Number(response.error?.code), `${method}: the upstream answered error ${String(response.error?.code)}`);
-  const result = (response as { result?: unknown }).result;
-  if (typeof result !== 'object' || result === null || Array.isArray(result)) throw new Error(`${method}: the upstream answered a result that is not an object`);
-  return result as Record<string, unknown>;
-}
-
-function initializeParams(): Record<string, unknown> {
-  return { protocolVersion: LATEST_SESSION_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO };
+  return catalogCallResult(response, method, LISTER);
 }
 
 /**
@@ -149,7 +84,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
     exchange(dispatcher, url, bounds, 'POST', { 'content-type': JSON_MEDIA_TYPE, accept: MCP_POST_ACCEPT, ...credential, ...headers }, JSON.stringify(body));
 
   const id = nextId++;
-  const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams() }, {});
+  const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: catalogInitializeParams() }, {});
   const initResponse = initialized.status === 200 ? findResponse(initialized, id) : undefined;
   if (initResponse && 'result' in initResponse) {
     const result = resultOf(initResponse, 'initialize');
@@ -158,14 +93,14 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
     const headers: OutgoingHttpHeaders = { 'mcp-protocol-version': version, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
     try {
       await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-      const call: Call = async (method, params) => {
+      const call: CatalogCall = async (method, params) => {
         const callId = nextId++;
         const answer = await post({ jsonrpc: '2.0', id: callId, method, params }, headers);
         if (answer.status !== 200) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
         return resultOf(findResponse(answer, callId), method);
       };
       const capabilities = result.capabilities;
-      return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
+      return await readServerCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
     } finally {
       // Ends the session the listing opened; best effort, bounded like every call.
       if (typeof sessionId === 'string') await exchange(dispatcher, url, bounds, 'DELETE', { ...credential, ...headers }).catch(() => undefined);
@@ -173,9 +108,9 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
   }
   if (initialized.status >= 500) throw new Error(`initialize: the upstream answered HTTP ${initialized.status}`);
   // No session: a 2026-07-28 server, which answers initialize with an error (or 4xx) and each request on its own.
-  const call: Call = async (method, params) => {
+  const call: CatalogCall = async (method, params) => {
     const callId = nextId++;
-    const meta = { [PROTOCOL_VERSION_META_KEY]: STATELESS_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: {}, clientInfo: CLIENT_INFO };
+    const meta = { [PROTOCOL_VERSION_META_KEY]: STATELESS_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: {}, clientInfo: catalogClientInfo() };
     const answer = await post({ jsonrpc: '2.0', id: callId, method, params: { ...params, _meta: meta } }, { 'mcp-protocol-version': STATELESS_PROTOCOL_VERSION, 'mcp-method': method });
     const response = findResponse(answer, callId);
     // A 2026-07-28 server answers an unknown method with 404 and -32601: that list is not offered.
@@ -183,7 +118,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
     if (answer.status !== 200 && !notFound) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
     return resultOf(response, method);
   };
-  return readCatalog(call, undefined, bounds);
+  return readServerCatalog(call, undefined, bounds);
 }
 
 interface HttpAnswer {
@@ -310,7 +245,7 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
   const onAbort = (): void => void child.stop();
   signal?.addEventListener('abort', onAbort, { once: true });
   let nextId = 1;
-  const call: Call = (method, params) =>
+  const call: CatalogCall = (method, params) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       let pending: PendingRequest | undefined;
       const timer = setTimeout(() => {
@@ -340,10 +275,7 @@ export async function listStdioUpstream(stdio: StdioUpstreamOptions, log: (event
       }
     });
   try {
-    const result = await call('initialize', initializeParams());
-    child.notify({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const capabilities = result.capabilities;
-    return await readCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
+    return await listServerSession(call, (method) => child.notify({ jsonrpc: '2.0', method }), bounds);
   } finally {
     signal?.removeEventListener('abort', onAbort);
     await child.stop();

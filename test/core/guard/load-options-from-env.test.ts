@@ -50,7 +50,24 @@ test('the variable names', () => {
     introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
     dpop: 'MCP_AUTH_DPOP',
     rateLimit: 'MCP_AUTH_RATE_LIMIT',
+    logLevel: 'MCP_AUTH_LOG_LEVEL',
+    requestLog: 'MCP_AUTH_REQUEST_LOG',
   });
+});
+
+test('MCP_AUTH_LOG_LEVEL and MCP_AUTH_REQUEST_LOG set logLevel and requestLog; other values fail naming the variable', () => {
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_LOG_LEVEL: ' WARN ' }).logLevel, 'warn');
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_REQUEST_LOG: 'on' }).requestLog, true);
+  assert.equal(loadOptionsFromEnv({ ...base, MCP_AUTH_REQUEST_LOG: 'off' }).requestLog, false);
+  const unset = loadOptionsFromEnv(base);
+  assert.equal('logLevel' in unset || 'requestLog' in unset, false);
+  assert.throws(
+    () => loadOptionsFromEnv({ ...base, MCP_AUTH_LOG_LEVEL: 'debug', MCP_AUTH_REQUEST_LOG: 'sometimes' }),
+    (e: unknown) =>
+      e instanceof ConfigurationError &&
+      e.problems.some((p) => p.setting === 'MCP_AUTH_LOG_LEVEL' && /info, warn, off/.test(p.detail)) &&
+      e.problems.some((p) => p.setting === 'MCP_AUTH_REQUEST_LOG'),
+  );
 });
 
 test('MCP_AUTH_DPOP sets dpop, in any case; another value fails naming the variable', () => {

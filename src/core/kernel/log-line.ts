@@ -1,8 +1,8 @@
 /**
- * The gateway's warnings: one JSON line each, `{ time, event: "warning", message, …fields }`, written to a sink
- * (stderr unless `startGateway`'s `warn` option says otherwise). Every warning of the gateway (start-up, policy
- * coverage and reloads, the shared store, refused connections) is formatted and written here, so that each line
- * has the same shape and log alerts can match `event` and `message`. Never a token in a field.
+ * The log lines of the gateway and the middleware: one JSON object per line, `{ time, event, …fields }`, written to
+ * a sink. Every line either writes (start-up, summaries, warnings, policy coverage and reloads, the shared store,
+ * refused connections) is formatted here, so that each has the same shape and log alerts can match `event` and
+ * `message`. Never a token in a field.
  */
 
 /** Receives each log line (JSON, without its newline). */
@@ -21,6 +21,17 @@ export function writeSafely(write: LineSink, line: string): void {
 }
 
 /**
+ * One log line: `{"time":…,"event":…}` followed by `fields`, in their order.
+ *
+ * @example
+ * formatLogLine('started', { resource: 'https://mcp.example.com/mcp' });
+ * // {"time":"…","event":"started","resource":"https://mcp.example.com/mcp"}
+ */
+export function formatLogLine(event: string, fields: Readonly<Record<string, unknown>> = {}, at: Date = new Date()): string {
+  return JSON.stringify({ time: at.toISOString(), event, ...fields });
+}
+
+/**
  * One warning as its JSON line. `message` is a fixed sentence (alerts match it); what varies goes in `fields`.
  *
  * @example
@@ -28,7 +39,7 @@ export function writeSafely(write: LineSink, line: string): void {
  * // {"time":"…","event":"warning","message":"the policy file is no longer watched; reload it with SIGHUP","detail":"ENOENT"}
  */
 export function formatWarning(message: string, fields: Readonly<Record<string, unknown>> = {}, at: Date = new Date()): string {
-  return JSON.stringify({ time: at.toISOString(), event: 'warning', message, ...fields });
+  return formatLogLine('warning', { message, ...fields }, at);
 }
 
 /** Formats one warning ({@link formatWarning}) and writes it to `sink` ({@link writeSafely}). */
