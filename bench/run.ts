@@ -21,7 +21,9 @@
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|stdio (run one part), BENCH_WORKLOADS=call,list,list-fresh
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|stdio|instructions (run one part; `instructions`, user-space instructions per
+ * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
+ * 2000,1000,3000), BENCH_WORKLOADS=call,list,list-fresh
  * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
  * (what it measures in front of the upstream: `gateway-sealed` with a session secret, `gateway-limited` with a per-caller
  * rate limit counted in the process, `gateway-shared-limits` with that limit kept in a redis-server the bench starts,
@@ -49,6 +51,7 @@ import { resolvePlacements, runExpressBench } from './express.js';
 import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
 import { runHopBench } from './hop.js';
 import { runStdioHopBench } from './hop-stdio.js';
+import { runInstructionsBench } from './instructions.js';
 import { killAll, ROOT, stopAll } from './processes.js';
 import { EXPRESS_SCENARIOS } from './scenario.js';
 
@@ -61,7 +64,7 @@ const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
-const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'stdio'] as const, 'all');
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'stdio', 'instructions'] as const, 'all');
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
@@ -71,10 +74,15 @@ const BASELINE_DIR = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASE
 const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream' && (t !== 'gateway-baseline' || BASELINE_DIR !== undefined)));
 const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) => t !== 'bridge'));
 /** Seconds of load the settings plan for (the watchdog allows half again as long, plus start-up and installs). */
+// The instructions part measures the call and the cached list unless BENCH_WORKLOADS names others.
+const INSTRUCTION_WORKLOADS = process.env.BENCH_WORKLOADS ? WORKLOADS : WORKLOADS.filter((w) => w !== 'list-fresh');
+const INSTRUCTION_REQUESTS = readInstructionRequests();
 const PLANNED_SECONDS =
   (ONLY !== 'all' && ONLY !== 'express' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
   (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION)) +
-  (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS));
+  (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS)) +
+  // Under valgrind a run of a few thousand requests takes minutes: about five per target and workload.
+  (ONLY !== 'instructions' ? 0 : INSTRUCTION_WORKLOADS.length * (BASELINE_DIR === undefined ? 2 : 3) * 300);
 /** The whole script is stopped, children included, if it runs longer than this. */
 const WATCHDOG_MS = (PLANNED_SECONDS * 1.5 + 180) * 1000;
 
@@ -91,6 +99,16 @@ function readList<T extends string>(name: string, choices: readonly T[]): T[] {
   const picked = raw.split(/[\s,]+/).filter(Boolean);
   for (const p of picked) if (!(choices as readonly string[]).includes(p)) throw new Error(`${name}: "${p}" is not one of ${choices.join(', ')}`);
   return choices.filter((c) => picked.includes(c));
+}
+
+/** `BENCH_INSTRUCTION_REQUESTS=warm-up,short,long` (default 2000,1000,3000). */
+function readInstructionRequests(): { warmup: number; short: number; long: number } {
+  const raw = process.env.BENCH_INSTRUCTION_REQUESTS ?? '2000,1000,3000';
+  const [warmup, short, long] = raw.split(',').map(Number);
+  if (![warmup, short, long].every((n) => Number.isInteger(n) && n! >= 1) || long! <= short!) {
+    throw new Error(`BENCH_INSTRUCTION_REQUESTS must be warm-up,short,long (positive integers, long > short), got "${raw}"`);
+  }
+  return { warmup: warmup!, short: short!, long: long! };
 }
 
 function readInt(name: string, fallback: number): number {
@@ -181,6 +199,15 @@ async function main(): Promise<void> {
   if (ONLY === 'all' || ONLY === 'stdio') {
     report.stdio = await runStdioHopBench({ ...hopCommon, targets: STDIO_IN_FRONT });
     printUpstreamKinds(report);
+  }
+  if (ONLY === 'instructions') {
+    report.instructions = await runInstructionsBench({
+      entryUrl: hopCommon.entryUrl,
+      ...(BASELINE_DIR !== undefined ? { baselineEntryUrl: libraryEntry(BASELINE_DIR, 'BENCH_BASELINE') } : {}),
+      compiledScriptsDir: join(RESULTS_DIR, 'bench'),
+      workloads: INSTRUCTION_WORKLOADS,
+      ...INSTRUCTION_REQUESTS,
+    });
   }
   report.elapsedSeconds = Math.round((Date.now() - began) / 1000);
   writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
