@@ -6,7 +6,7 @@
 // (authorization code + PKCE), be refused, sign in again for more scope and succeed.
 // Middleware: the README's server.ts, in a project that installed the package, answers a token's tool call.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
