@@ -1,7 +1,7 @@
 // What `npm pack` puts in the package: the README links to the pages under docs/ and the policy's JSON Schema,
 // so they ship with it; the generated API reference (docs/api/, built by `npm run docs`) and the docs' generator do not.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from '../helpers/child-process.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';

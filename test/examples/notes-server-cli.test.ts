@@ -1,7 +1,7 @@
 // The notes example's command line: configuration problems (an MCP_AUTH_* variable that is no setting too) exit with
 // status 2 and one helpful message naming every one, before anything listens.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../helpers/child-process.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -7,7 +7,7 @@
 // Middleware: the README's server.ts, in a project that installed the package, answers a token's tool call, and the
 // README's client command signs in for the scope its metadata lists and calls the tool.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 // The SDK client example against a server the authorization server was not started for: the OAuth error it
 // meets (invalid_target) is shown with its error_description, the resource it asked for and what to check.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';

@@ -4,7 +4,7 @@
 // The child serves the notes example behind mcpOAuthGuard with a real oidc-provider authorization server;
 // this test talks to it over HTTP.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';

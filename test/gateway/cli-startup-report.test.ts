@@ -2,7 +2,7 @@
 // meant), every problem in one message, the listening line naming the issuer and the policy, and the coverage warnings and summary line once the upstream has
 // been listed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

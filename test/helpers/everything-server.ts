@@ -2,7 +2,7 @@
 // kept on 127.0.0.1 by a preload (it listens on every interface by itself), on a free port, each request it
 // receives recorded as a JSON line when a record file is given.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from './child-process.js';
 import { resolve } from 'node:path';
 import { ROOT } from './stdio-gateway.js';
 

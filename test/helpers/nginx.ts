@@ -2,7 +2,7 @@
 // streaming-friendly (no buffering, HTTP/1.1 keep-alive to the upstreams, a long read timeout), as docs/fleet.md
 // shows. It runs in the foreground with a temporary prefix on a loopback port; `stop` ends it and removes the
 // directory. Tests skip (with the reason) when nginx is not installed; CI installs Debian's nginx-light.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from './child-process.js';
 import { once } from 'node:events';
 import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 // A real redis-server for tests: started on a free loopback port in a temporary directory, with no persistence,
 // and stopped (SIGTERM, then SIGKILL) by the test that started it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from './child-process.js';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from './child-process.js';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -1,6 +1,6 @@
 // Shared by the stdio upstream tests: the raw stdio servers in test/fixtures/stdio/, how to tell whether a
 // process is still running, and a gateway in front of a command with the test authorization server.
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from './child-process.js';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 // The abort signal a plain function handler is given: made on first read, and right whenever it is read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from '../helpers/child-process.js';
 import { request, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import express from 'express';

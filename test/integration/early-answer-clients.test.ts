@@ -3,7 +3,7 @@
 // notes example (Express adapter) and through the gateway. Closing with the rest of the body unread made the
 // kernel reset the connection, and both clients failed with EPIPE/ECONNRESET without reading the answer.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile } from '../helpers/child-process.js';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';

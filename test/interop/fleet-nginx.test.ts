@@ -5,7 +5,7 @@
  * and keeps it while one replica is replaced by a new process (the gateway command, a real child process).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from '../helpers/child-process.js';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // disconnect (2 s by default) that a socket which already failed never clears. Run in a real child process, since
 // what is tested is when it exits.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.js';

@@ -2,7 +2,7 @@
 // copies of headers, and nothing else holds a token. Checked in a heap snapshot of a child process, since a slice
 // of a token (a header segment, say) keeps the whole token alive in V8 without looking like it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from '../../helpers/child-process.js';
 import { test } from 'node:test';
 
 test('a verified token, cached or refused, is not in the heap once its requests are done; a token still in use is', () => {

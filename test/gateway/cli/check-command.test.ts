@@ -1,6 +1,9 @@
-// `mcp-oauth-guard check`, run as the real CLI against a real authorization server (oidc-provider on 127.0.0.1), a
-// real HTTP upstream and real stdio upstream processes: a healthy setup, then each failure an operator would
-// otherwise debug by hand, with its line, its fix and the exit code.
+// `mcp-oauth-guard check` against a real authorization server (oidc-provider on 127.0.0.1), a real HTTP upstream
+// and real stdio upstream processes: a healthy setup, then each failure an operator would otherwise debug by
+// hand, with its line, its fix and the exit code. The command runs in this process (runCheckCommand, what the CLI
+// calls with its argv and environment), so that the cases run side by side without a program start each; the
+// real CLI runs where the process matters: a healthy setup, standard input, and the exit code of bad settings.
+// Every run is given a free PORT: check binds it, and a port in use would add a warning.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,13 +16,31 @@ import { createUpstreamHandler, startUpstreamServer } from '../../../examples/ga
 import { GATEWAY_SETTINGS } from '../../../src/gateway/config/gateway-config.js';
 import { SERVICE_CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { startTestIssuer } from '../../helpers/fake-issuer.js';
+import { freePort } from '../../helpers/free-port.js';
 import { runGatewayCli, type CliRun } from '../../helpers/run-cli.js';
+import { runCheckCommand } from '../../../src/gateway/cli/check/check-command.js';
 
 const STDIO_SERVER = `"${process.execPath}" test/fixtures/stdio/server.mjs`;
 
-/** Runs `mcp-oauth-guard check …`. */
-function runCheck(args: string[], env: Record<string, string>): Promise<CliRun> {
-  return runGatewayCli(['check', ...args], env);
+/** Runs `check …` in this process with `env` as its whole environment, PORT a free port unless `env` names one. */
+async function runCheck(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const run = { code: null as number | null, stdout: '', stderr: '' };
+  const output = { stdout: (text: string) => void (run.stdout += text), stderr: (text: string) => void (run.stderr += text) };
+  run.code = await runCheckCommand(args, { PORT: String(await freePort()), ...env }, output);
+  return run;
+}
+
+/** Runs the real `mcp-oauth-guard check …` program (test/helpers/child-process.ts gives it a free PORT unless `env` names one). */
+function runCheckProgram(args: string[], env: Record<string, string>, input?: string): Promise<CliRun> {
+  return runGatewayCli(['check', ...args], env, 30_000, input);
+}
+
+/** A resource on a free port, which the authorization server issues tokens for, and the PORT that makes it the default. */
+async function freeResource(): Promise<{ port: string; resource: string }> {
+  const port = String(await freePort());
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  as.addResource(resource, { scopes: ['counter:read', 'counter:write'] });
+  return { port, resource };
 }
 
 /** The report's line for `check` (and `subject`), with the lines indented under it. */
@@ -61,7 +82,9 @@ describe('mcp-oauth-guard check', () => {
 
   it('a healthy setup: every line ok, exit 0, and no secret printed', async () => {
     const secret = as.serviceClient.clientSecret;
-    const run = await runCheck(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json'], {
+    const { port } = await freeResource();
+    const run = await runCheckProgram(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json'], {
+      PORT: port,
       MCP_AUTH_ISSUER: as.issuer,
       MCP_AUTH_INTROSPECTION_CLIENT_ID: SERVICE_CLIENT_ID,
       MCP_AUTH_INTROSPECTION_CLIENT_SECRET: secret,
@@ -70,8 +93,8 @@ describe('mcp-oauth-guard check', () => {
     assert.equal(run.stderr, '');
     const out = run.stdout;
     const resource = entry(out, 'resource');
-    assert.match(resource, /^ok {4}resource http:\/\/127\.0\.0\.1:8080\/mcp: canonical \(RFC 8707\); the default from HOST and PORT/);
-    assert.ok(resource.includes('clients find the metadata at http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp'), resource);
+    assert.ok(resource.startsWith(`ok    resource http://127.0.0.1:${port}/mcp: canonical (RFC 8707); the default from HOST and PORT`), resource);
+    assert.ok(resource.includes(`clients find the metadata at http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`), resource);
     assert.equal(entry(out, `issuer ${as.issuer}:`), `ok    issuer ${as.issuer}: metadata found; its issuer is exactly the configured one`);
     assert.equal(entry(out, `authorization server ${as.issuer}:`), `ok    authorization server ${as.issuer}: what MCP clients need: authorization and token endpoints, PKCE with S256, dynamic client registration (registration_endpoint)`);
     const keys = entry(out, `keys ${as.jwksUri}:`);
@@ -86,7 +109,8 @@ describe('mcp-oauth-guard check', () => {
   });
 
   it("the notes example's settings (MCP_AUTH_*, HOST, PORT; no upstream): the guard's checks pass, the upstream's are skipped; exit 0", async () => {
-    const run = await runCheck(['--json'], { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '3000' });
+    const port = String(await freePort());
+    const run = await runCheck(['--json'], { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: port });
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const report = JSON.parse(run.stdout) as { ok: boolean; exitCode: number; results: { check: string; status: string; subject?: string }[] };
     assert.deepEqual([report.ok, report.exitCode], [true, 0]);
@@ -94,8 +118,8 @@ describe('mcp-oauth-guard check', () => {
       report.results.map((result) => [result.check, result.status]),
       [['resource', 'ok'], ['listen', 'ok'], ['issuer', 'ok'], ['authorization server', 'ok'], ['keys', 'ok'], ['upstream', 'skip'], ['policy', 'skip']],
     );
-    assert.equal(report.results[0]!.subject, 'http://127.0.0.1:3000/mcp');
-    assert.equal(report.results[1]!.subject, '127.0.0.1:3000');
+    assert.equal(report.results[0]!.subject, `http://127.0.0.1:${port}/mcp`);
+    assert.equal(report.results[1]!.subject, `127.0.0.1:${port}`);
   });
 
   it('listen: a port in use warns (exit 0, 1 with --strict), an address the host does not have fails, the metrics port too', async () => {
@@ -103,19 +127,20 @@ describe('mcp-oauth-guard check', () => {
     holder.listen(0, '127.0.0.1');
     await once(holder, 'listening');
     const taken = (holder.address() as AddressInfo).port;
+    const metricsPort = await freePort();
     try {
-      const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: String(taken), MCP_AUTH_METRICS_PORT: String(closedPort) };
+      const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: String(taken), MCP_AUTH_METRICS_PORT: String(metricsPort) };
       const run = await runCheck([], env);
       assert.equal(run.code, 0, run.stdout + run.stderr);
       assert.equal(
         entry(run.stdout, `listen 127.0.0.1:${taken}:`),
         `warn  listen 127.0.0.1:${taken}: the MCP endpoint: in use now; a server started with these settings could not listen while it is (one already running with them holds it too)\n      fix: stop what listens there, or choose another PORT (--port)`,
       );
-      assert.equal(entry(run.stdout, `listen 127.0.0.1:${closedPort}:`), `ok    listen 127.0.0.1:${closedPort}: the metrics listener: free, a server can listen there`);
+      assert.equal(entry(run.stdout, `listen 127.0.0.1:${metricsPort}:`), `ok    listen 127.0.0.1:${metricsPort}: the metrics listener: free, a server can listen there`);
       assert.equal((await runCheck(['--strict'], env)).code, 1);
       // The port was only bound for a moment: it is free again.
       const probe = createServer();
-      probe.listen(closedPort, '127.0.0.1');
+      probe.listen(metricsPort, '127.0.0.1');
       await once(probe, 'listening');
       probe.close();
     } finally {
@@ -131,14 +156,15 @@ describe('mcp-oauth-guard check', () => {
   });
 
   it('an issuer that is down: the line says so, with the fix; an application without an upstream is checked too; exit 1', async () => {
-    const run = await runCheck([], { MCP_AUTH_ISSUER: `http://127.0.0.1:${closedPort}`, PORT: '3000', MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
+    const port = String(await freePort());
+    const run = await runCheck([], { MCP_AUTH_ISSUER: `http://127.0.0.1:${closedPort}`, PORT: port, MCP_AUTH_HTTP_TIMEOUT_MS: '2000' });
     assert.equal(run.code, 1, run.stdout + run.stderr);
     const issuer = entry(run.stdout, `issuer http://127.0.0.1:${closedPort}:`);
     assert.match(issuer, /^FAIL {2}issuer \S+: the authorization server cannot be reached: fetch failed \(ECONNREFUSED\)$/m);
     assert.match(issuer, /fix: start the authorization server, or correct the host and port in MCP_AUTH_ISSUER$/);
     assert.match(entry(run.stdout, 'keys'), /^skip {2}keys \S+: not checked, as the issuer's metadata was not usable \(see its line\)$/);
     assert.match(entry(run.stdout, 'authorization server'), /^skip {2}authorization server \S+: not checked, as the issuer's metadata was not usable \(see its line\)$/);
-    assert.match(entry(run.stdout, 'resource'), /^ok {4}resource http:\/\/127\.0\.0\.1:3000\/mcp: /);
+    assert.ok(entry(run.stdout, 'resource').startsWith(`ok    resource http://127.0.0.1:${port}/mcp: `), run.stdout);
     assert.match(entry(run.stdout, 'upstream'), /^skip {2}upstream: none configured/);
     assert.match(entry(run.stdout, 'policy'), /^skip {2}policy: no policy file/);
     assert.ok(run.stdout.endsWith('\n1 failure: requests would fail (exit code 1)\n'), run.stdout);
@@ -294,14 +320,15 @@ describe('mcp-oauth-guard check', () => {
   });
 
   it('--token-file: an accepted token, weighed against the policy (the tools it may call, those refused with the scopes they lack), never printed', async () => {
-    const token = await as.issueAccessToken({ resource: 'http://127.0.0.1:8080/mcp', scope: 'counter:read', sub: 'alice' });
+    const { port, resource } = await freeResource();
+    const token = await as.issueAccessToken({ resource, scope: 'counter:read', sub: 'alice' });
     const file = join(dir, 'token');
     writeFileSync(file, `${token}\n`);
-    const run = await runCheck(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json', '--token-file', file], { MCP_AUTH_ISSUER: as.issuer });
+    const run = await runCheck(['--upstream', upstream.url, '--policy', 'examples/gateway/policy.json', '--token-file', file], { MCP_AUTH_ISSUER: as.issuer, PORT: port });
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const lines = entry(run.stdout, 'token:').split('\n');
     assert.equal(lines[0], 'ok    token: accepted: the gateway would serve it');
-    assert.match(lines[1]!, new RegExp(`^ {6}issuer ${as.issuer}, audience "http://127\\.0\\.0\\.1:8080/mcp", expires in \\d+ s \\(\\d{4}-`));
+    assert.match(lines[1]!, new RegExp(`^ {6}issuer ${as.issuer}, audience "http://127\\.0\\.0\\.1:${port}/mcp", expires in \\d+ s \\(\\d{4}-`));
     assert.match(lines[2]!, /^ {6}subject alice, client mcp-oauth-guard-service, a JWT signed with [A-Z]{2}\d{3}$/);
     assert.equal(lines[3], '      scopes: counter:read');
     assert.equal(lines[4], '      may call: "whoami", "counter_get"');
@@ -312,10 +339,12 @@ describe('mcp-oauth-guard check', () => {
   it('--token-file -: a token for another resource, read from standard input, is refused in the words the gateway logs, with the fix; exit 1', async () => {
     as.addResource('http://127.0.0.1:8081/other', { scopes: ['counter:read'] });
     const token = await as.issueAccessToken({ resource: 'http://127.0.0.1:8081/other', scope: 'counter:read' });
-    const run = await runGatewayCli(['check', '--token-file', '-'], { MCP_AUTH_ISSUER: as.issuer }, 30_000, token);
+    const port = String(await freePort());
+    const run = await runCheckProgram(['--token-file', '-'], { MCP_AUTH_ISSUER: as.issuer, PORT: port }, token);
     assert.equal(run.code, 1, run.stdout + run.stderr);
     const block = entry(run.stdout, 'token:');
-    assert.match(block, /^FAIL {2}token: refused with HTTP 401 \(token_audience\): access token was issued for http:\/\/127\.0\.0\.1:8081\/other \(aud\), not for this resource: expected http:\/\/127\.0\.0\.1:8080\/mcp$/m);
+    assert.match(block, /^FAIL {2}token: refused with HTTP 401 \(token_audience\): access token was issued for http:\/\/127\.0\.0\.1:8081\/other \(aud\), not for this resource: expected http:\/\/127\.0\.0\.1:\d+\/mcp$/m);
+    assert.ok(block.includes(`expected http://127.0.0.1:${port}/mcp`), block);
     assert.match(block, /fix: ask the authorization server for a token for this resource \(RFC 8707 resource parameter\)/);
     assert.ok(!run.stdout.includes(token), 'the token is never printed');
     // A missing file is a usage error, named as every secret file's is.
@@ -362,7 +391,7 @@ describe('mcp-oauth-guard check', () => {
   });
 
   it('bad settings exit 2 with the configuration error, as the gateway reports it; check --help lists every setting', async () => {
-    const port = await runCheck(['--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
+    const port = await runCheckProgram(['--port', 'eighty'], { MCP_AUTH_ISSUER: as.issuer });
     assert.equal(port.code, 2);
     assert.equal(port.stdout, '');
     assert.match(port.stderr, /^mcp-oauth-guard check: configuration error: PORT \(--port\): /);
@@ -385,7 +414,7 @@ describe('mcp-oauth-guard check', () => {
       'mcp-oauth-guard check: configuration error: 2 settings need fixing:\n  MCP_AUTH_SCOPES: is not a setting; correct its name, or unset it\n  MCP_AUTH_TOKEN: is not a setting; correct its name, or unset it\n',
     );
 
-    const help = await runCheck(['--help'], {});
+    const help = await runCheckProgram(['--help'], {});
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^Usage: mcp-oauth-guard check \[--json\] \[--strict\]/);
     assert.match(help.stdout, /Exit codes: 0 when everything would work/);

@@ -2,7 +2,7 @@
 // limit (read back from V8's own --trace-gc-verbose lines, in child processes, since the flag changes the whole
 // process), and a --heap-growing-percent given to node stays in force.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from '../../helpers/child-process.js';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';

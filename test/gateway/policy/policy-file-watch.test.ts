@@ -2,7 +2,7 @@
 // by rename is seen, so is a swapped symbolic link (Kubernetes), bytes that did not change and other files of the directory are no change, close() ends it,
 // and a watch never keeps the process alive.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../../helpers/child-process.js';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@
 // with that file prints, and --policy-watch picks up a file replaced by rename. Real authorization server,
 // real upstream, real files in a temporary directory, real signals.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from '../../helpers/child-process.js';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // A configuration the guard refuses after the gateway started listening must leave nothing running.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../../helpers/child-process.js';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';

@@ -44,7 +44,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
     coverage: undefined,
   }));
-  const listening = checkListenAddresses(config);
+  const listening = checkListenAddresses(config, { resource: guard.resource, timeoutMs });
   const sharedStore = config.redis
     ? checkSharedStore(config.redis, guard.resource, timeoutMs).catch(
         (error: unknown): CheckResult => ({ check: 'shared store', status: 'fail', message: `Redis could not be checked: ${explainFailure(error, 300)}`, fix: 'check MCP_AUTH_REDIS_URL' }),

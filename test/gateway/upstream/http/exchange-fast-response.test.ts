@@ -1,7 +1,7 @@
 // A gateway response keeps fast properties through the answer filter and the exchange: undoing the filter's patch
 // deletes properties newest first, so nothing may be added to the response after the patch.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync } from '../../../helpers/child-process.js';
 import { describe, it } from 'node:test';
 
 describe('HTTP upstream exchange', () => {

@@ -3,7 +3,7 @@
  * SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../../../helpers/child-process.js';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
