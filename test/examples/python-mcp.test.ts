@@ -4,7 +4,7 @@
 // only and is refused remember with 403 naming notes:write; a notes:write token keeps a note.
 // Skipped, saying why, where python3 cannot import mcp.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawnSync } from '../helpers/child-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // `<!-- example: name -->` line, with `npx mcp-oauth-guard` run from the source (as npx runs the built bin) and
 // each port the page names replaced by a free one.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from './child-process.js';
 import { once } from 'node:events';
 import { delimiter, join } from 'node:path';
 import { killProcess, REPOSITORY_ROOT } from './run-cli.js';
