@@ -2,7 +2,8 @@
 /**
  * `mcp-oauth-guard`: the gateway command. Reads settings from flags and the environment (`--help` lists
  * them), sets V8's heap growing factor for a proxy (`tuneHeapForProxying`), starts the gateway, reloads its policy
- * file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT.
+ * file on SIGHUP, and shuts it down gracefully on SIGTERM or SIGINT, or, started by `npx`, once npm has exited
+ * (`cli/stop-triggers.ts`).
  *
  * Exit codes: 0 after a graceful shutdown, `--help` or `--version`; 1 when the server cannot start (e.g. the port is
  * taken); 2 on a configuration error, reported without a stack trace: every bad flag and setting at once (an
@@ -22,6 +23,7 @@ import { listenAddresses } from './server/listen-addresses.js';
 import { startGateway } from './server/start-gateway.js';
 import { tuneHeapForProxying } from './config/heap-growing-factor.js';
 import { packageVersion } from './cli/package-version.js';
+import { stopOnSignalsAndParentExit } from './cli/stop-triggers.js';
 
 const PROGRAM = 'mcp-oauth-guard';
 
@@ -89,18 +91,8 @@ async function main(): Promise<void> {
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
   void reportCoverageWhenListed(gateway);
 
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
-      // A second signal: the operator does not want to wait.
-      process.exit(1);
-    }
-    if (writeInfo) process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'shutdown', signal })}\n`);
-    void gateway.shutdown().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // SIGTERM, SIGINT, and npm's end when npm started it: a signal to `npx` may not reach the gateway itself.
+  stopOnSignalsAndParentExit(gateway, process.env, writeInfo ? undefined : () => {});
   // SIGHUP reloads the policy (see docs/policy-reloads.md); reloads that overlap are coalesced by the gateway.
   reloadPolicy = (trigger) => void gateway.reloadPolicy(trigger);
   if (reloadWhenServing) reloadPolicy('SIGHUP');
