@@ -2,7 +2,7 @@
 // verify`, where installed), it runs the gateway's own command from an installed package, its variables are
 // settings, and it stops the gateway the way the gateway stops gracefully.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawnSync } from '../helpers/child-process.js';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

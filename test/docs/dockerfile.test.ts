@@ -5,7 +5,7 @@
 // is the package's bin as `npm run build` makes it. The command and the health check are run: the command in the
 // image's layout, the health check against a gateway started with the image's settings.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawnSync } from '../helpers/child-process.js';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';

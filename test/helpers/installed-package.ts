@@ -2,7 +2,7 @@
 // leaves it (its bin linked in node_modules/.bin), made without the network: the package and each of its
 // dependencies are packed from this clone (the dependencies from its node_modules) and installed with --offline.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from './child-process.js';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

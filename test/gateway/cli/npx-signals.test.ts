@@ -4,7 +4,7 @@
 // gateway must still end, with its stdio upstream's processes, and free the port within a bounded time. A Ctrl-C
 // (SIGINT to the whole process group, as a terminal sends it) must still be a graceful shutdown of the gateway.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from '../../helpers/child-process.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // The gateway command's watch of its parent, with real processes: a parent that exits leaves its child adopted by
 // another process, and the watch notices; a parent that stays does not set it off.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../../helpers/child-process.js';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
