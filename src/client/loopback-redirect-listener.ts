@@ -173,8 +173,11 @@ export class LoopbackRedirectListener {
 
   #answer(req: IncomingMessage, res: ServerResponse): void {
     // The request target is a path here; anything else (an absolute form, garbage) is not our redirect.
+    // Resolved against this listener's own origin, port included: the URL resolved to is the redirect URI the
+    // code was issued for, and a code exchange that derives `redirect_uri` from it must send the registered one.
     const target = req.url ?? '';
-    const redirect = target.startsWith('/') && URL.canParse(`http://127.0.0.1${target}`) ? new URL(`http://127.0.0.1${target}`) : undefined;
+    const href = `${new URL(this.redirectUri).origin}${target}`;
+    const redirect = target.startsWith('/') && URL.canParse(href) ? new URL(href) : undefined;
     if (req.method !== 'GET' || redirect?.pathname !== this.#path) return void res.writeHead(404).end();
     const pending = this.#pending;
     if (!pending) return this.#page(res, 400, PAGES.unexpected);
