@@ -7,7 +7,14 @@
 import { cookieHeader, createCookieJar, storeCookies, type CookieJar } from './cookie-jar.js';
 import { pageError, parseForms } from './development-server-pages.js';
 
-/** A page or redirect {@link signInToDevelopmentServer} saw: URLs only, never cookies or credentials. */
+/**
+ * A page or redirect {@link signInToDevelopmentServer} saw: URLs only, never cookies or credentials.
+ *
+ * @example
+ * ```ts
+ * const onStep = (step: DevelopmentSignInStep) => console.log(`${step.method} ${step.url} → ${step.status} ${step.page ?? ''}`);
+ * ```
+ */
 export interface DevelopmentSignInStep {
   /** `GET` or `POST`. */
   method: string;
@@ -19,7 +26,14 @@ export interface DevelopmentSignInStep {
   page?: string;
 }
 
-/** Options of {@link signInToDevelopmentServer}. */
+/**
+ * Options of {@link signInToDevelopmentServer}.
+ *
+ * @example
+ * ```ts
+ * const options: DevelopmentSignInOptions = { username: 'demo', password: 'demo-password', redirectUri: listener.redirectUri, deny: true };
+ * ```
+ */
 export interface DevelopmentSignInOptions {
   /** Username typed into `input[name=login]`. */
   username: string;

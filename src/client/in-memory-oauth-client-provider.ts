@@ -55,6 +55,7 @@ export abstract class InMemoryOAuthClientProvider implements OAuthClientProvider
    *   when neither the server's challenge nor its metadata names one
    */
   constructor(
+    /** The redirect URI registered for the client, where the user comes back with the code. */
     readonly redirectUrl: string,
     private readonly metadata: ClientMetadataOverrides = {},
   ) {}

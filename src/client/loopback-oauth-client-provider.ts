@@ -9,10 +9,26 @@ import type { LoopbackRedirectListener } from './loopback-redirect-listener.js';
 /**
  * Brings the user to the authorization URL: opens a browser, prints the URL, or signs in as a scripted user
  * ({@link signInToDevelopmentServer}, development only). The user's way back is the redirect listener's.
+ *
+ * @example
+ * ```ts
+ * const printUrl: SendUserToSignIn = (url) => console.log(`Open this URL in your browser to sign in:\n  ${url.href}`);
+ * ```
  */
 export type SendUserToSignIn = (authorizationUrl: URL) => void | Promise<void>;
 
-/** Options of {@link LoopbackOAuthClientProvider}. */
+/**
+ * Options of {@link LoopbackOAuthClientProvider}.
+ *
+ * @example
+ * ```ts
+ * const options: LoopbackOAuthClientProviderOptions = {
+ *   listener: await LoopbackRedirectListener.listen(),
+ *   sendUser: (url) => console.log(`Sign in: ${url.href}`),
+ *   metadata: { client_name: 'my MCP client', scope: 'notes:read' },
+ * };
+ * ```
+ */
 export interface LoopbackOAuthClientProviderOptions {
   /** Where the user comes back with the code; its `redirectUri` is the one registered. */
   listener: LoopbackRedirectListener;

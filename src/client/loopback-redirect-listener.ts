@@ -12,7 +12,14 @@ import { AuthorizationRedirectError } from './authorization-redirect-error.js';
 /** Default of {@link LoopbackRedirectListenerOptions.timeoutMs}: five minutes, time for a person to sign in. */
 const DEFAULT_REDIRECT_TIMEOUT_MS = 300_000;
 
-/** Options of {@link LoopbackRedirectListener.listen}. */
+/**
+ * Options of {@link LoopbackRedirectListener.listen}.
+ *
+ * @example
+ * ```ts
+ * const listener = await LoopbackRedirectListener.listen({ path: '/oauth/callback', timeoutMs: 120_000 });
+ * ```
+ */
 export interface LoopbackRedirectListenerOptions {
   /** The redirect URI's path. Default `/callback`. */
   path?: string;
