@@ -6,8 +6,7 @@
  * @module
  */
 import * as oidc from 'openid-client';
-import type { CookieJar } from './headless-user.js';
-import type { LoopbackListener } from './loopback-redirect.js';
+import type { CookieJar, LoopbackRedirectListener } from 'mcp-oauth-guard/client';
 import { redactToken, type EmitTranscript } from './transcript.js';
 import { defaultAuthorizationMode, sendUserToAuthorize, type AuthorizationMode, type OpenBrowser } from './user-sign-in.js';
 
@@ -20,7 +19,7 @@ export interface AuthorizationCodeFlowOptions {
   /** Scopes to request; none: the `scope` parameter is left out. */
   scope: string | undefined;
   /** The listener whose redirect URI receives the code. */
-  listener: LoopbackListener;
+  listener: LoopbackRedirectListener;
   /** How to reach the user. Default: {@link defaultAuthorizationMode}. */
   mode?: AuthorizationMode;
   /** Credentials the headless user signs in with. Default: the demo user. */
@@ -57,13 +56,15 @@ export async function runAuthorizationCodeFlow(
     resource,
   });
 
+  // Armed before the user is sent: the headless user is back before sendUserToAuthorize resolves.
+  const redirect = listener.waitForRedirect(state);
   await sendUserToAuthorize(
     authorizationUrl,
     { mode, redirectUri: listener.redirectUri, user: options.user, cookies: options.cookies, openBrowser: options.openBrowser },
     emit,
   );
 
-  const callbackUrl = await listener.callback;
+  const callbackUrl = await redirect;
   const code = callbackUrl.searchParams.get('code');
   emit('callback', `redirect received on ${listener.redirectUri}`, {
     code: redactToken(code ?? undefined),

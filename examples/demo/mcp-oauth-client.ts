@@ -20,20 +20,20 @@
  *
  * This module holds the MCP side (requests, the answers to 401 and 403, refresh) and the client's state;
  * each step of the OAuth flow is a module of its own: `discovery.ts` (2, 3), `client-registration.ts` (4),
- * `authorization-code-flow.ts` with `user-sign-in.ts` and `loopback-redirect.ts` (5, 6).
+ * `authorization-code-flow.ts` with `user-sign-in.ts` (5, 6); the loopback redirect listener and the scripted
+ * user are `mcp-oauth-guard/client`'s.
  *
  * Tokens only ever leave the client redacted ({@link redactToken}).
  *
  * @module
  */
 import * as oidc from 'openid-client';
+import { createCookieJar, LoopbackRedirectListener, type CookieJar } from 'mcp-oauth-guard/client';
 import { LATEST_SESSION_PROTOCOL_VERSION } from 'mcp-oauth-guard/core';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { registerPublicClient } from './client-registration.js';
 import { discoverAuthorizationServer, fetchProtectedResourceMetadata } from './discovery.js';
-import { createCookieJar, type CookieJar } from './headless-user.js';
 import { readJsonRpcMessages } from './json-rpc-response.js';
-import { listenForCallback } from './loopback-redirect.js';
 import { McpHttpError, McpRpcError } from './mcp-errors.js';
 import { isLoopbackHttpUrl } from './resource-url.js';
 import { unionScopes } from './scopes.js';
@@ -321,7 +321,7 @@ export class McpOAuthClient {
     if (!this.#server) await this.#discover();
     const scope = stepUp ? challengedScope : (this.#options.scope ?? this.#challengedScope);
 
-    const listener = await listenForCallback(this.#options.authorizationTimeoutMs ?? 300_000);
+    const listener = await LoopbackRedirectListener.listen({ timeoutMs: this.#options.authorizationTimeoutMs ?? 300_000 });
     try {
       if (!this.#config) {
         this.#config = await registerPublicClient(

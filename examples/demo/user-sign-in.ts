@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { DEMO_PASSWORD, DEMO_USERNAME } from '../dev/authorization-server.js';
-import { authorizeAsHeadlessUser, type CookieJar } from './headless-user.js';
+import { signInToDevelopmentServer, type CookieJar } from 'mcp-oauth-guard/client';
 import type { EmitTranscript } from './transcript.js';
 
 /** How the user is brought to the authorization server. */
@@ -75,7 +75,7 @@ export interface SignInOptions {
 export async function sendUserToAuthorize(authorizationUrl: URL, options: SignInOptions, emit: EmitTranscript): Promise<void> {
   if (options.mode === 'headless') {
     const user = options.user ?? { username: DEMO_USERNAME, password: DEMO_PASSWORD };
-    await authorizeAsHeadlessUser(authorizationUrl, {
+    await signInToDevelopmentServer(authorizationUrl, {
       ...user,
       redirectUri: options.redirectUri,
       cookies: options.cookies,

@@ -267,7 +267,7 @@ describe('PKCE demo client against a stand-in MCP server', () => {
     as.addResource(standIn.url, { scopes: DEMO_SCOPES });
     const opened: string[] = [];
     try {
-      const { authorizeAsHeadlessUser } = await import('../../examples/demo/headless-user.js');
+      const { signInToDevelopmentServer: authorizeAsHeadlessUser } = await import('../../src/client/index.js');
       const client = new McpOAuthClient({
         mcpUrl: standIn.url,
         mode: 'browser',

@@ -1,6 +1,6 @@
 // The demo's login and consent pages driven by a real browser (headless Chromium through playwright-core),
 // from the PKCE client's authorization URL to tokens in the client, including a step-up. The scripted
-// headless user (examples/demo/headless-user.ts) only proves the pages work for a form parser; this proves they
+// user (signInToDevelopmentServer, mcp-oauth-guard/client) only proves the pages work for a form parser; this proves they
 // work for the browser a person would use: real form submission, cookies, redirects to the loopback listener.
 //
 // The browser is Debian's `chromium` found on PATH; browsers are never downloaded. .ci/run installs the

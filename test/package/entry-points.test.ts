@@ -90,6 +90,17 @@ test('layers: src/core imports neither node:http nor Express; only src/express i
   }
 });
 
+test('src/client, the client side, stands alone: no other src/ folder, no Express, and the SDK in types only', () => {
+  for (const file of sourceFiles(join('src', 'client'))) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const spec of importsOf(file)) {
+      assert.ok(!spec.startsWith('..') && spec !== 'express', `${file} imports ${spec}: src/client is what a client imports, with none of the server`);
+    }
+    // The SDK is an optional peer: its types describe the provider, but nothing loads it for the client entry.
+    assert.doesNotMatch(text, /^\s*(?:import|export)\s+(?!type\b)[^'"]*?from\s+'@modelcontextprotocol\//m, `${file} loads the SDK`);
+  }
+});
+
 test("the README's Development table names every src/ folder, each importing only from the folders above it", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = /^## Development\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
