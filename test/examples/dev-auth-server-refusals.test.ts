@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
 import { DEMO_PASSWORD, DEMO_USERNAME, startAuthorizationServer } from '../../examples/dev/authorization-server.js';
-import { authorizeAsHeadlessUser } from '../../examples/demo/headless-user.js';
+import { signInToDevelopmentServer } from 'mcp-oauth-guard/client';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { HeadlessOAuthClientProvider } from '../fixtures/sdk-oauth-provider.js';
 import { freePort } from '../helpers/free-port.js';
@@ -184,7 +184,7 @@ describe('the early refresh refusal, in the authorization server', () => {
       try {
         const clientId = await registerPublicClient(as.issuer, ['authorization_code', 'refresh_token']);
         const { verifier, challenge } = pkce();
-        const redirect = await authorizeAsHeadlessUser(authorizationUrl(as.issuer, clientId, challenge, { resource, scope: 'notes:read' }), { username: DEMO_USERNAME, password: DEMO_PASSWORD, redirectUri: REDIRECT_URI });
+        const redirect = await signInToDevelopmentServer(authorizationUrl(as.issuer, clientId, challenge, { resource, scope: 'notes:read' }), { username: DEMO_USERNAME, password: DEMO_PASSWORD, redirectUri: REDIRECT_URI });
         const token = async (body: Record<string, string>) => {
           const response = await fetch(`${as.issuer}/token`, { method: 'POST', body: new URLSearchParams({ client_id: clientId, ...body }) });
           return { status: response.status, body: (await response.json()) as { refresh_token?: string; error?: string; error_description?: string } };

@@ -3,7 +3,7 @@
 // scopes is said to be the cause, with what to set; a refusal shows the authorization server's own description,
 // and the "is npm run auth-server running" hint only where it is plausible.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn } from '../helpers/child-process.js';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
