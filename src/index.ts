@@ -77,6 +77,7 @@ export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/mc
 export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token/token-verifier.js';
 export type { DpopMode } from './core/token/token-binding.js';
+export type { ListsMode } from './core/policy/lists-mode.js';
 export { createMemoryReplayCache, ReplayShareExceededError, type ReplayCache, type MemoryReplayCache, type MemoryReplayCacheOptions } from './core/limits/replay-cache.js';
 export { createMemoryRateLimiter, type RateLimiter, type MemoryRateLimiter, type MemoryRateLimiterOptions } from './core/limits/rate-limiter.js';
 export type { RateLimit } from './core/limits/rate-limit.js';

@@ -67,7 +67,8 @@ export { decodeMirroredHeaderValue, encodeHeaderValue } from './wire/header-valu
 export { checkMcpRequestHeaders, type McpRequestHeaders } from './mcp/mcp-request-headers.js';
 export { DEFAULT_JWT_ALGORITHMS, SUPPORTED_JWS_ALGORITHMS, isSupportedJwsAlgorithm } from './jwt/jws-algorithms.js';
 export { isStatelessRevision, httpStatusForResponse, LATEST_SESSION_PROTOCOL_VERSION, STATELESS_PROTOCOL_VERSION } from './mcp/protocol-version.js';
-export { createResponseFilter, isFilteredMethod, UNKNOWN_REQUEST, type ResponseFilter } from './policy/response-filter.js';
+export { answerRewrites, createResponseFilter, isFilteredMethod, UNKNOWN_REQUEST, type AnswerRewrites, type ResponseFilter } from './policy/response-filter.js';
+export { LISTS_MODES, type ListsMode } from './policy/lists-mode.js';
 export { createPendingRequestIds, pendingIdRefusal, type PendingIdRefusal, type PendingRequestIds, type PendingRequestIdsOptions } from './mcp/pending-request-ids.js';
 export { createEventStreamRewriter, eventStreamData, type EventStreamRewriter, type EventStreamRewriterOptions } from './wire/event-stream.js';
 export { callerKey, callerOrIssuerKey } from './kernel/caller-key.js';

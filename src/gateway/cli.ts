@@ -86,7 +86,7 @@ async function main(): Promise<void> {
   // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private.
   const writeInfo = logsAt(config.guard.logLevel ?? DEFAULT_LOG_LEVEL, 'info');
   if (writeInfo) process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), ...describeUpstream(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), lists: gateway.guard.options.lists, ...describeUpstream(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
   );
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
   void reportCoverageWhenListed(gateway);

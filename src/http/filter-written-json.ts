@@ -3,7 +3,7 @@
  * `application/json` answer held back until `end`, then filtered (or the memo's filtered form reused).
  */
 import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
-import { filterJsonText, mayNeedFiltering, UNFILTERABLE } from '../core/policy/response-filter.js';
+import { filterJsonText, UNFILTERABLE, type AnswerRewrites } from '../core/policy/response-filter.js';
 import { LIST_ANSWER_MEMO_MAX_BYTES, memoPrefixText, remember, type ListAnswerMemo } from './list-answer-memo.js';
 import type { HeadersArg } from './written-head.js';
 
@@ -57,13 +57,16 @@ export class HeldJsonAnswer {
    * The answer to write and whether it was rewritten, reusing or filling `memo`; {@link UNFILTERABLE} when it must
    * be filtered but is not JSON. The held body is let go either way.
    *
-   * @param always Parse whatever the text (the answer to a list or read request); else only when `mayNeedFiltering`.
+   * @param always Parse whatever the text (the answer to a list or read request); else only when
+   *   `rewrites.mayNeedFiltering`.
+   * @param rewrites Which answers the filter's lists mode rewrites (see `answerRewrites`).
    */
   filter(
     filter: (response: JsonRpcMessage) => JsonRpcMessage,
     always: boolean,
     requestId: JsonRpcId | null,
     memo: ListAnswerMemoEntry | undefined,
+    rewrites: AnswerRewrites,
   ): FilteredJsonAnswer | typeof UNFILTERABLE {
     const prefixText = memo === undefined ? undefined : memoPrefixText(requestId);
     const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
@@ -78,9 +81,9 @@ export class HeldJsonAnswer {
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
     this.chunks = [];
     // An empty body reveals nothing; the answer to a call that could hold no list is never decoded or parsed.
-    if (body.length === 0 || (!always && !mayNeedFiltering(body))) return { out: body, changed: false };
+    if (body.length === 0 || (!always && !rewrites.mayNeedFiltering(body))) return { out: body, changed: false };
     // Nothing rewritten: forwarded as written. Not JSON: nothing is forwarded (fail closed).
-    const filteredText = filterJsonText(body.toString('utf8'), filter, always);
+    const filteredText = filterJsonText(body.toString('utf8'), filter, always, rewrites);
     if (filteredText === UNFILTERABLE) return UNFILTERABLE;
     // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
     const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);

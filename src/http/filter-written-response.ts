@@ -15,7 +15,7 @@ import type { EventStreamRewriter } from '../core/wire/event-stream.js';
 import { messageEventFrame } from '../core/wire/event-stream-frame.js';
 import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from './media-type.js';
-import { isFilteredRequest, mayNeedFiltering, UNFILTERABLE, unfilterableAnswer } from '../core/policy/response-filter.js';
+import { answerRewrites, UNFILTERABLE, unfilterableAnswer, type AnswerRewrites } from '../core/policy/response-filter.js';
 import { createAnswerEventRewriter } from './filter-written-event-stream.js';
 import { HeldJsonAnswer, type ListAnswerMemoEntry } from './filter-written-json.js';
 import type { ListAnswerMemo } from './list-answer-memo.js';
@@ -41,6 +41,12 @@ export interface FilterListResponseOptions {
    * everything the filter depends on (see `CompiledPolicy.listFilterKey`).
    */
   memo?: { key: string; store: ListAnswerMemo };
+  /**
+   * Which answers `filter` rewrites: those of its lists mode (`answerRewrites(guard.options.lists)`). With every
+   * list shown (`all`), a list answer is passed on as a tool call's is: never held, parsed or re-serialised.
+   * Default: lists filtered.
+   */
+  rewrites?: AnswerRewrites;
 }
 
 /**
@@ -163,6 +169,8 @@ class WrittenResponseFilter {
   private readonly requestId: JsonRpcId | null;
   /** A list or read answer is parsed whatever its text; any other only when it could hold a list. */
   private readonly always: boolean;
+  /** Which answers the filter rewrites (its lists mode): which are always parsed, and the search made in any other. */
+  private readonly rewrites: AnswerRewrites;
   private readonly maxBuffered: number;
   private readonly memo: ListAnswerMemoEntry | undefined;
   /** Which patched methods the response had as its own properties, and the methods themselves, for {@link restore}. */
@@ -178,7 +186,8 @@ class WrittenResponseFilter {
     options: FilterListResponseOptions,
   ) {
     this.requestId = request !== undefined && 'id' in request && 'method' in request ? request.id : null;
-    this.always = isFilteredRequest(request);
+    this.rewrites = options.rewrites ?? answerRewrites('filtered');
+    this.always = this.rewrites.isFilteredRequest(request);
     this.mustHold = this.always;
     this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     this.memo = options.memo;
@@ -280,7 +289,7 @@ class WrittenResponseFilter {
       return;
     }
     this.mode = 'sse';
-    this.events = createAnswerEventRewriter(this.filter, this.always, this.requestId, this.maxBuffered);
+    this.events = createAnswerEventRewriter(this.filter, this.always, this.requestId, this.maxBuffered, this.rewrites);
     res.removeHeader('content-length');
     this.writeHeadNow(status, statusMessage, withoutHeaders(headers, ['content-length']));
   }
@@ -310,7 +319,7 @@ class WrittenResponseFilter {
   /** `end` of a held JSON answer: writes it filtered (or the error that replaces it), with its new length. */
   private finishJson(): void {
     const held = this.held!;
-    const filtered = held.filter(this.filter, this.always, this.requestId, this.memo);
+    const filtered = held.filter(this.filter, this.always, this.requestId, this.memo, this.rewrites);
     if (filtered === UNFILTERABLE) {
       this.failClosed();
       return;
@@ -340,7 +349,7 @@ class WrittenResponseFilter {
       // An event too large to hold: passed on if it could hold no list and answers no list or read request, and
       // the rest of the stream searched as it passes; else it must not be passed on unchecked.
       const held = Buffer.concat(events.giveUp());
-      if (!this.always && !mayNeedFiltering(held)) {
+      if (!this.always && !this.rewrites.mayNeedFiltering(held)) {
         this.mode = 'scan';
         this.scanTail = held.subarray(Math.max(0, held.length - SCAN_OVERLAP));
         return this.writeNow(held, cb);
@@ -386,7 +395,7 @@ class WrittenResponseFilter {
     if (mode === 'scan') return this.scanOn(buf, cb);
     const held = this.held!;
     if (!this.mustHold && held.bytes === 0) {
-      if (!mayNeedFiltering(buf)) return this.passOn(buf, cb);
+      if (!this.rewrites.mayNeedFiltering(buf)) return this.passOn(buf, cb);
       this.mustHold = true;
     }
     held.push(buf);
@@ -410,7 +419,7 @@ class WrittenResponseFilter {
   private scanOn(buf: Buffer, cb?: WriteCallback): boolean {
     const tail = this.scanTail!;
     const joint = Buffer.concat([tail, buf.subarray(0, SCAN_OVERLAP)]);
-    if (mayNeedFiltering(joint) || mayNeedFiltering(buf)) {
+    if (this.rewrites.mayNeedFiltering(joint) || this.rewrites.mayNeedFiltering(buf)) {
       // Bytes already sent cannot be taken back: a cut body is an error to every client, never a complete list.
       this.mode = 'closed';
       this.res.destroy();
@@ -442,7 +451,7 @@ class WrittenResponseFilter {
 
   /** Whether the last chunk of a JSON answer, with nothing held before it, is the whole answer and could hold no list. */
   private passesWhole(chunk: Chunk, encoding: BufferEncoding | undefined): boolean {
-    return !this.mustHold && this.held!.bytes === 0 && !mayNeedFiltering(typeof chunk === 'string' && encoding === undefined ? chunk : toBuffer(chunk, encoding));
+    return !this.mustHold && this.held!.bytes === 0 && !this.rewrites.mayNeedFiltering(typeof chunk === 'string' && encoding === undefined ? chunk : toBuffer(chunk, encoding));
   }
 
   /** `end`, once its last chunk (if any) went through {@link writeBytes}: finishes the answer as its mode says. */

@@ -7,12 +7,12 @@ import { GuardError, RequestRejectedError } from '../core/kernel/errors.js';
 import type { McpMessageHandler } from '../core/mcp/handler.js';
 import { JsonRpcErrorCode, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from './media-type.js';
-import { isFilteredRequest, UNKNOWN_REQUEST } from '../core/policy/response-filter.js';
+import { answerRewrites, UNKNOWN_REQUEST, type AnswerRewrites } from '../core/policy/response-filter.js';
 import { describeMcpMessage } from '../core/mcp/describe-mcp-message.js';
 import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
 import { setEndpointCors } from './cors.js';
-import { filterListResponse, type ListAnswerMemo } from './filter-written-response.js';
+import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './filter-written-response.js';
 import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
 import { decisionRequestOf } from './decision-request.js';
 import { readBody } from './read-body.js';
@@ -40,6 +40,10 @@ export class McpEndpoint {
   // Filtered list answers, reused while the upstream answers the same bytes (see filterListResponse). One memo per
   // compiled policy: a filter key names the caller's scopes, not the rules, so answers must not outlive their policy.
   readonly #listMemos = new WeakMap<CompiledPolicy, ListAnswerMemo>();
+  // Which answers are rewritten (the guard's lists mode): with every list shown, a list answer passes as a tool call's.
+  readonly #rewrites: AnswerRewrites;
+  // The written-answer filter's options for an answer without a memo: one object for every such request.
+  readonly #plainFilterOptions: FilterListResponseOptions;
   // The decision hook sees the request's narrowed view, never the request (its credentials); none made without a hook.
   readonly #reportedRequest: (req: IncomingMessage) => DecisionRequest | undefined;
 
@@ -50,6 +54,8 @@ export class McpEndpoint {
     this.#maxBodyBytes = guard.options.maxBodyBytes;
     this.#bodyTimeoutMs = guard.options.bodyTimeoutMs;
     this.#reportedRequest = guard.options.onDecision ? decisionRequestOf : (): undefined => undefined;
+    this.#rewrites = answerRewrites(guard.options.lists);
+    this.#plainFilterOptions = { rewrites: this.#rewrites };
     const http = this.#httpHandler;
     this.allowHeader = [
       'POST',
@@ -112,8 +118,9 @@ export class McpEndpoint {
       // message it answers (an upstream may carry one request's answer on another's exchange, or write a body in
       // answer to a notification), and a restricted resource read is kept out of shared caches. Only a list or read
       // answer is held and parsed whatever its text; any other passes on as it comes, searched for list keys.
-      const key = isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
-      filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? {} : { memo: { key, store: this.#listMemoFor(pinned.policy) } });
+      const rewrites = this.#rewrites;
+      const key = rewrites.isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
+      filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? this.#plainFilterOptions : { memo: { key, store: this.#listMemoFor(pinned.policy) }, rewrites });
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, id, message, auth, traced);
@@ -142,7 +149,7 @@ export class McpEndpoint {
       req.auth = auth;
       const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
       // A GET's stream (a replay above all) may carry list answers too: filtered by their shape, as any answer is.
-      if (req.method === 'GET') filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, response, caller, protocolVersion));
+      if (req.method === 'GET') filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, response, caller, protocolVersion), this.#plainFilterOptions);
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, null, undefined, auth, traced);

@@ -95,6 +95,7 @@ describe('gateway CLI start-up reports', () => {
     const listening = out.find((l) => l.event === 'listening');
     assert.deepEqual(listening?.issuers, [issuer.issuer]);
     assert.equal(listening?.policy, policy);
+    assert.equal(listening?.lists, 'filtered');
     assert.equal(listening?.upstream, upstream.url);
     // V8's heap growing factor, set for a proxy (heap-growing-factor.ts).
     assert.equal(listening?.heapGrowingPercent, 300);
@@ -107,15 +108,16 @@ describe('gateway CLI start-up reports', () => {
     assert.deepEqual(warnings.find((w) => w.kind === 'tools')?.names, ['counter_get']);
   });
 
-  it('MCP_AUTH_HEAP_GROWING_PERCENT sets the factor, a --heap-growing-percent given to node wins, and the listening line says which', async () => {
+  it('MCP_AUTH_HEAP_GROWING_PERCENT sets the factor, a --heap-growing-percent given to node wins, and the listening line says which (and which lists)', async () => {
     const listeningOf = (stdout: string): Record<string, any> | undefined => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.event === 'listening');
     const isListening = (stdout: string): boolean => stdout.includes('"event":"listening"');
     const env = { MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_HEAP_GROWING_PERCENT: '150' };
     const [set, node] = await Promise.all([
-      runUntil(['--port', '0', '--upstream', upstream.url], env, isListening),
+      runUntil(['--port', '0', '--upstream', upstream.url, '--lists', 'all'], env, isListening),
       runUntil(['--port', '0', '--upstream', upstream.url], env, isListening, ['--heap-growing-percent=0']),
     ]);
     assert.equal(listeningOf(set.stdout)?.heapGrowingPercent, 150);
+    assert.equal(listeningOf(set.stdout)?.lists, 'all');
     assert.equal(listeningOf(node.stdout)?.heapGrowingPercent, 0);
   });
 

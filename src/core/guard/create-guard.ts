@@ -114,7 +114,8 @@ export interface Guard {
    * Filters the list results in a response (tools, prompts, resources, resource templates) to what the caller
    * may use, by the shape of the result, whatever request or id it carries (`request` only adds an empty list for
    * a list answer lacking its key, and the URI of a read; pass `UNKNOWN_REQUEST` when none is known). A public
-   * read result not known to answer a read of a public resource becomes private. See `response-filter.ts`.
+   * read result not known to answer a read of a public resource becomes private. With `lists: "all"` lists are
+   * left as written and only the read rule applies. See `response-filter.ts`.
    */
   filterResponse(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo, protocolVersion?: string): JsonRpcMessage;
   /** The HTTP answer for an error; unknown errors become a 500 with no detail. Never includes a token. */
@@ -407,7 +408,7 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       return decision.requiredScopes;
     },
     checkRateLimit: limited ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: parts.rateLimiter() }) : undefined,
-    filterResponse: createResponseFilter(policy),
+    filterResponse: createResponseFilter(policy, resolved.lists),
     errorResponse(error: unknown, id: JsonRpcId | null = null) {
       if (error instanceof GuardError) {
         const headers: Record<string, string> = { ...error.headers };

@@ -1,5 +1,6 @@
 import type { DecisionHook } from '../kernel/decision.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
+import type { ListsMode } from '../policy/lists-mode.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { ReplayCache } from '../limits/replay-cache.js';
@@ -32,6 +33,13 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
   authorizationServers?: readonly string[];
   /** Scope policy; see `PolicyDefinition`. Default: no scopes required. */
   policy?: PolicyDefinition;
+  /**
+   * What lists show a caller (see {@link ListsMode}): `filtered`, only the tools, prompts, resources and templates
+   * the token could use; `all`, everything, with each call still authorized (403 `insufficient_scope`, the MCP
+   * step-up), for clients that refuse to call what they have not seen listed. Discovery then leaks names, never
+   * access. Default `filtered`.
+   */
+  lists?: ListsMode;
   /**
    * Origins allowed to call the endpoint from a browser, besides the resource's own origin; `*` allows
    * any. A request whose `Origin` is present and not allowed gets 403 (MCP Streamable HTTP, DNS

@@ -32,6 +32,7 @@ export const ENV_SETTING_NAMES = {
   httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
   introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
   dpop: 'MCP_AUTH_DPOP',
+  lists: 'MCP_AUTH_LISTS',
   rateLimit: 'MCP_AUTH_RATE_LIMIT',
   logLevel: 'MCP_AUTH_LOG_LEVEL',
   requestLog: 'MCP_AUTH_REQUEST_LOG',
@@ -160,6 +161,8 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('httpTimeoutMs', () => readInteger(env, 'MCP_AUTH_HTTP_TIMEOUT_MS', 1, 120_000));
     // off, allow or require, in any case; the guard checks the value and names the variable.
     set('dpop', () => readSetting(env, 'MCP_AUTH_DPOP')?.toLowerCase() as GuardOptions['dpop']);
+    // filtered or all, in any case; the guard checks the value and names the variable.
+    set('lists', () => readSetting(env, 'MCP_AUTH_LISTS')?.toLowerCase() as GuardOptions['lists']);
     // "120/min" and the like; the guard parses it and names the variable.
     set('rateLimit', () => readSetting(env, 'MCP_AUTH_RATE_LIMIT'));
     // What is logged; where the lines go (the logger) is code's to say.

@@ -6,6 +6,7 @@ import { ConfigurationError } from '../kernel/errors.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import type { GuardOptions } from './guard-options.js';
 import { checkLogOptions } from '../kernel/log-options.js';
+import { resolveListsMode, type ListsMode } from '../policy/lists-mode.js';
 
 export { checkIssuer } from '../token/issuer-identifier.js';
 
@@ -33,6 +34,8 @@ export interface ResolvedGuardOptions extends GuardOptions {
   bodyTimeoutMs: number;
   maxJsonDepth: number;
   metadataMaxAgeSeconds: number;
+  /** What lists show (see {@link GuardOptions.lists}). */
+  lists: ListsMode;
 }
 
 /** Default {@link GuardOptions.bodyTimeoutMs}, in milliseconds: ample for a 1 MiB body on a slow link. */
@@ -104,6 +107,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     const bodyTimeoutMs = problems.check(() => checkInteger(options.bodyTimeoutMs, nameOf(names, 'bodyTimeoutMs'), DEFAULT_BODY_TIMEOUT_MS, { max: MAX_BODY_TIMEOUT_MS }));
     const maxJsonDepth = problems.check(() => checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }));
     const metadataMaxAgeSeconds = problems.check(() => checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }));
+    const lists = problems.check(() => resolveListsMode(options.lists, nameOf(names, 'lists')));
     problems.throwIfAny();
     const path = new URL(resource!).pathname;
     return {
@@ -117,6 +121,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
       bodyTimeoutMs: bodyTimeoutMs!,
       maxJsonDepth: maxJsonDepth!,
       metadataMaxAgeSeconds: metadataMaxAgeSeconds!,
+      lists: lists!,
     };
   });
 }

@@ -15,9 +15,14 @@
  *   (MCP 2026-07-28 caching). It stays public only when it answers a `resources/read` (same id) whose URI,
  *   and the URI of every item it returns, need no more than the base scopes; any other public result with
  *   `contents` (a replay, an answer on another request's exchange) becomes `"private"` (fail closed).
+ *
+ * With `lists: "all"` (see {@link ListsMode}) lists are never rewritten, so what is left is the read rule: code
+ * that sees answers as text asks {@link answerRewrites} which answers it must parse, so that a list answer is then
+ * passed on as a tool call's is, never held, parsed or re-serialised.
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
 import type { CompiledPolicy } from './compile-policy.js';
+import type { ListsMode } from './lists-mode.js';
 import { isListMethod, LIST_RESULT_KEYS } from './policy-rules.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from '../wire/jsonrpc.js';
 
@@ -33,49 +38,109 @@ export const UNKNOWN_REQUEST: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', m
 const READ_METHOD = 'resources/read';
 
 /**
- * Keys (as they appear in JSON text) whose presence means an answer may need rewriting: the four list
- * results, and `cacheScope` for reads. See {@link mayNeedFiltering}.
+ * Keys (as they appear in JSON text) whose presence means an answer may need rewriting when lists are filtered:
+ * the four list results, and `cacheScope` for reads. See {@link mayNeedFiltering}.
  */
 const FILTERED_KEY_MARKERS: readonly string[] = [...LIST_RESULT_KEYS.map(([key]) => `"${key}"`), '"cacheScope"'];
+/**
+ * The same when every list is shown: only a read result can be rewritten then, and only one with `contents` (see
+ * {@link createResponseFilter}). Not `cacheScope`, which every list answer of 2026-07-28 carries: searching for it
+ * would parse the list answers this mode lets pass.
+ */
+const ALL_LISTS_KEY_MARKERS: readonly string[] = ['"contents"'];
 /** `\u00` followed by one of these (`4`–`7`) escapes an ASCII letter, so may spell one of the keys above. */
 const LETTER_ESCAPE = '\\u00';
 
-/** Whether answers to `method` are rewritten for the caller whatever their shape (list methods and `resources/read`). */
+/**
+ * Which answers the guard rewrites under one {@link ListsMode}, for code that sees answers as text (the pipeline's
+ * written-answer filter): which requests' answers are always parsed, and the cheap check made before parsing any
+ * other answer. Get one with {@link answerRewrites}; the filter that rewrites is {@link createResponseFilter},
+ * made with the same mode.
+ */
+export interface AnswerRewrites {
+  /** The mode these rules are for. */
+  readonly lists: ListsMode;
+  /**
+   * Whether `message` is a request whose answer is always parsed and rewritten for the caller: a list or a read
+   * when lists are filtered, a read only when every list is shown.
+   */
+  isFilteredRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string };
+  /**
+   * The cheap check made before parsing an answer to any other request: false when the serialized JSON (text or
+   * UTF-8 bytes) cannot hold a result the filter would rewrite, so it passes without being parsed. True when it
+   * contains a key the mode rewrites (see the markers above), or any `\u00[4-7]` escape, which could spell one
+   * (fail closed: a false alarm only costs a parse).
+   */
+  mayNeedFiltering(json: string | Uint8Array): boolean;
+}
+
+/** {@link AnswerRewrites} of one mode: its markers, and whether list requests are among those always parsed. */
+class AnswerRewriteRules implements AnswerRewrites {
+  constructor(
+    readonly lists: ListsMode,
+    private readonly markers: readonly string[],
+  ) {}
+
+  isFilteredRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string } {
+    if (message === undefined || !('id' in message) || !('method' in message)) return false;
+    const method = message.method;
+    return this.lists === 'filtered' ? isFilteredMethod(method) : method === READ_METHOD;
+  }
+
+  mayNeedFiltering(json: string | Uint8Array): boolean {
+    const text = typeof json === 'string' ? json : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+    for (const marker of this.markers) if (text.indexOf(marker) !== -1) return true;
+    for (let at = text.indexOf(LETTER_ESCAPE); at !== -1; at = text.indexOf(LETTER_ESCAPE, at + 1)) {
+      const next = typeof text === 'string' ? text.charCodeAt(at + LETTER_ESCAPE.length) : text[at + LETTER_ESCAPE.length];
+      if (next !== undefined && next >= 0x34 && next <= 0x37) return true;
+    }
+    return false;
+  }
+}
+
+const REWRITES: Readonly<Record<ListsMode, AnswerRewrites>> = {
+  filtered: new AnswerRewriteRules('filtered', FILTERED_KEY_MARKERS),
+  all: new AnswerRewriteRules('all', ALL_LISTS_KEY_MARKERS),
+};
+
+/** The {@link AnswerRewrites} of `lists` (one shared object per mode). */
+export function answerRewrites(lists: ListsMode): AnswerRewrites {
+  return REWRITES[lists];
+}
+
+/** Whether answers to `method` are rewritten for the caller whatever their shape when lists are filtered (list methods and `resources/read`). */
 export function isFilteredMethod(method: unknown): method is string {
   return typeof method === 'string' && (method === READ_METHOD || isListMethod(method));
 }
 
-/** Whether `message` is a request whose answer is always parsed and rewritten for the caller (a list or a read). */
+/** Whether `message` is a request whose answer is always parsed and rewritten when lists are filtered (a list or a read). */
 export function isFilteredRequest(message: JsonRpcMessage | undefined): message is JsonRpcMessage & { id: JsonRpcId; method: string } {
-  return message !== undefined && 'id' in message && 'method' in message && isFilteredMethod(message.method);
+  return REWRITES.filtered.isFilteredRequest(message);
 }
 
 /**
- * The cheap check made before parsing an answer to any other request: false when the serialized JSON (text
- * or UTF-8 bytes) cannot hold a result the filter would rewrite, so it passes without being parsed. True when
- * it contains one of the list keys or `"cacheScope"`, or any `\u00[4-7]` escape, which could spell one of them
- * (fail closed: a false alarm only costs a parse).
+ * {@link AnswerRewrites.mayNeedFiltering} when lists are filtered: true when the serialized JSON contains one of
+ * the list keys or `"cacheScope"`, or any `\u00[4-7]` escape.
  *
  * @example
  * mayNeedFiltering('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'); // false
  * mayNeedFiltering('{"jsonrpc":"2.0","id":1,"result":{"t\\u006fols":[]}}'); // true
  */
 export function mayNeedFiltering(json: string | Uint8Array): boolean {
-  const text = typeof json === 'string' ? json : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
-  for (const marker of FILTERED_KEY_MARKERS) if (text.indexOf(marker) !== -1) return true;
-  for (let at = text.indexOf(LETTER_ESCAPE); at !== -1; at = text.indexOf(LETTER_ESCAPE, at + 1)) {
-    const next = typeof text === 'string' ? text.charCodeAt(at + LETTER_ESCAPE.length) : text[at + LETTER_ESCAPE.length];
-    if (next !== undefined && next >= 0x34 && next <= 0x37) return true;
-  }
-  return false;
+  return REWRITES.filtered.mayNeedFiltering(json);
 }
 
 /**
  * Builds the filter for a compiled policy: see the module's description. An error response, or a result that is
  * not an object, comes back unchanged; so does a result the filter leaves as it is (the same object). Idempotent,
  * so an answer filtered before it was stored may be filtered again when written.
+ *
+ * @param lists `all` leaves every list as the server wrote it (see {@link ListsMode}); only the read rule applies.
+ *   Default `filtered`.
  */
-export function createResponseFilter(policy: CompiledPolicy): ResponseFilter {
+export function createResponseFilter(policy: CompiledPolicy, lists: ListsMode = 'filtered'): ResponseFilter {
+  // Every list shown: lists are not looked at at all (not filtered and then undone).
+  const listKeys = lists === 'filtered' ? LIST_RESULT_KEYS : [];
   return function filterResponse(request, response, auth, protocolVersion) {
     if (!('result' in response)) return response;
     const result = response.result as unknown;
@@ -83,7 +148,7 @@ export function createResponseFilter(policy: CompiledPolicy): ResponseFilter {
     // What the request adds is only its own key and its URI, and only for the answer with its id.
     const answered = 'id' in request && 'method' in request && response.id === request.id ? request.method : undefined;
     let out = result as Record<string, unknown>;
-    for (const [key, method] of LIST_RESULT_KEYS) {
+    for (const [key, method] of listKeys) {
       // The request's own list method also fills in a missing key (as `filterListResult` describes).
       if (Array.isArray(out[key]) || answered === method) out = policy.filterListResult(method, out, auth, request, protocolVersion);
     }
@@ -155,12 +220,18 @@ const BOM = '\uFEFF';
 /**
  * {@link filterPayload} for serialized JSON (a JSON body, or the data of an SSE event): the rewritten JSON, or
  * undefined when nothing was rewritten. Unless `always` (the answer to a list or a read, see
- * {@link isFilteredRequest}), text that {@link mayNeedFiltering} clears is not parsed at all. Text that must be
+ * {@link AnswerRewrites.isFilteredRequest}), text that `rewrites.mayNeedFiltering` clears is not parsed at all
+ * (`rewrites`: those of the filter's lists mode; default filtered). Text that must be
  * parsed (`always`, or a key was found) but is not JSON is {@link UNFILTERABLE}: what a client may still read in
  * it must not pass unfiltered. A leading byte order mark is skipped, as clients skip it.
  */
-export function filterJsonText(text: string, filter: (response: JsonRpcMessage) => JsonRpcMessage, always = false): string | undefined | typeof UNFILTERABLE {
-  if (!always && !mayNeedFiltering(text)) return undefined;
+export function filterJsonText(
+  text: string,
+  filter: (response: JsonRpcMessage) => JsonRpcMessage,
+  always = false,
+  rewrites: AnswerRewrites = REWRITES.filtered,
+): string | undefined | typeof UNFILTERABLE {
+  if (!always && !rewrites.mayNeedFiltering(text)) return undefined;
   const json = text.startsWith(BOM) ? text.slice(BOM.length) : text;
   let parsed: unknown;
   try {

@@ -49,6 +49,7 @@ test('the variable names', () => {
     httpTimeoutMs: 'MCP_AUTH_HTTP_TIMEOUT_MS',
     introspection: 'MCP_AUTH_INTROSPECTION_CLIENT_ID',
     dpop: 'MCP_AUTH_DPOP',
+    lists: 'MCP_AUTH_LISTS',
     rateLimit: 'MCP_AUTH_RATE_LIMIT',
     logLevel: 'MCP_AUTH_LOG_LEVEL',
     requestLog: 'MCP_AUTH_REQUEST_LOG',

@@ -28,6 +28,7 @@ test('defaults are applied and derived values computed', () => {
     bodyTimeoutMs: 10_000,
     maxJsonDepth: 64,
     metadataMaxAgeSeconds: 3600,
+    lists: 'filtered',
   });
 });
 

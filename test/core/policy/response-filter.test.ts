@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
 import { compilePolicy } from '../../../src/core/policy/compile-policy.js';
 import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
-import { createResponseFilter, filterJsonText, filterMessage, isFilteredMethod, mayNeedFiltering, UNFILTERABLE, UNKNOWN_REQUEST } from '../../../src/core/policy/response-filter.js';
+import { answerRewrites, createResponseFilter, filterJsonText, filterMessage, isFilteredMethod, mayNeedFiltering, UNFILTERABLE, UNKNOWN_REQUEST } from '../../../src/core/policy/response-filter.js';
 
 const policy = compilePolicy({ requiredScopes: ['base'], tools: { secret: ['admin'] }, resources: { 'mem://private/{id}': ['admin'] } });
 const filter = createResponseFilter(policy);
@@ -124,4 +124,56 @@ test('filterMessage leaves requests, notifications and errors alone', () => {
   for (const message of [{ jsonrpc: '2.0', id: 1, method: 'x' }, { jsonrpc: '2.0', method: 'x' }, { jsonrpc: '2.0', id: 1, error: {} }, [1], null, 'x']) {
     assert.equal(filterMessage(message, never), message);
   }
+});
+
+test('with every list shown, lists are left as the server wrote them (the same object), and the read rule still holds', () => {
+  const all = createResponseFilter(policy, 'all');
+  const list = { jsonrpc: '2.0' as const, id: 1, result: { tools: [{ name: 'open' }, { name: 'secret' }], resourceTemplates: [{ uriTemplate: 'mem://private/{id}' }] } };
+  assert.equal(all({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, list, auth), list);
+  assert.equal(all(UNKNOWN_REQUEST, list, auth), list, 'a replay');
+  const empty = { jsonrpc: '2.0' as const, id: 1, result: { nextCursor: 'c' } };
+  assert.equal(all({ jsonrpc: '2.0', id: 1, method: 'prompts/list' }, empty, auth), empty, 'no key is filled in');
+  // A 2026-07-28 list keeps the server's caching hints: it no longer varies per caller.
+  const hinted = { jsonrpc: '2.0' as const, id: 1, result: { tools: [{ name: 'secret' }], resultType: 'complete', cacheScope: 'public', ttlMs: 5000 } };
+  assert.equal(all({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }, hinted, auth), hinted);
+  assert.equal(all(read('mem://open'), publicRead, auth), publicRead);
+  assert.deepEqual(all(read('mem://private/x'), publicRead, auth), { ...publicRead, result: { contents: [], cacheScope: 'private' } });
+  assert.deepEqual(all(UNKNOWN_REQUEST, publicRead, auth), { ...publicRead, result: { contents: [], cacheScope: 'private' } }, 'fail closed as before');
+  // And the default is still the filtered mode.
+  assert.deepEqual((createResponseFilter(policy)({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, list, auth) as unknown as { result: { tools: unknown[] } }).result.tools, [{ name: 'open' }]);
+});
+
+test('answerRewrites: a list answer is parsed only when lists are filtered; a read answer in both modes', () => {
+  const filtered = answerRewrites('filtered');
+  const all = answerRewrites('all');
+  assert.equal(filtered.lists, 'filtered');
+  assert.equal(all.lists, 'all');
+  const list = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
+  for (const method of ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']) {
+    assert.equal(filtered.isFilteredRequest({ ...list, method }), true, method);
+    assert.equal(all.isFilteredRequest({ ...list, method }), false, method);
+  }
+  assert.equal(all.isFilteredRequest(read('mem://open')), true);
+  assert.equal(filtered.isFilteredRequest(read('mem://open')), true);
+  assert.equal(all.isFilteredRequest({ jsonrpc: '2.0', method: 'resources/read' }), false, 'a notification has no answer');
+  assert.equal(all.isFilteredRequest(undefined), false);
+  // The search made before parsing any other answer.
+  const listText = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"secret"}],"cacheScope":"public","ttlMs":5}}';
+  assert.equal(filtered.mayNeedFiltering(listText), true);
+  assert.equal(all.mayNeedFiltering(listText), false, 'a list answer (2026-07-28 caching hints and all) passes unparsed');
+  assert.equal(all.mayNeedFiltering(Buffer.from(listText)), false);
+  const readText = '{"jsonrpc":"2.0","id":1,"result":{"contents":[],"cacheScope":"public"}}';
+  assert.equal(all.mayNeedFiltering(readText), true);
+  assert.equal(all.mayNeedFiltering(Buffer.from(readText)), true);
+  assert.equal(all.mayNeedFiltering('{"result":{"c\\u006fntents":[]}}'), true, 'an escaped letter may spell the key');
+  assert.equal(mayNeedFiltering(listText), true, 'the exported check is the filtered one');
+});
+
+test('filterJsonText follows the mode it is given', () => {
+  const all = createResponseFilter(policy, 'all');
+  const listText = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'secret' }] } });
+  assert.equal(filterJsonText(listText, (r) => all(UNKNOWN_REQUEST, r, auth), false, answerRewrites('all')), undefined);
+  assert.equal(filterJsonText('not json "contents"', (r) => all(UNKNOWN_REQUEST, r, auth), false, answerRewrites('all')), UNFILTERABLE);
+  const readText = JSON.stringify(publicRead);
+  assert.equal(JSON.parse(filterJsonText(readText, (r) => all(UNKNOWN_REQUEST, r, auth), false, answerRewrites('all')) as string).result.cacheScope, 'private');
 });
