@@ -4,7 +4,7 @@
 // (filtered) it never sends the call: "tool_not_found", so the step-up cannot start. The real CLI runs as a child
 // process, resolved from node_modules; without the package the test is skipped and says why.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile } from '../helpers/child-process.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
