@@ -8,7 +8,9 @@ import { checkPolicyCoverage } from '../core/policy/policy-coverage.js';
 import { clippedNames, coverageCounts, warnAboutCoverage } from '../core/policy/policy-coverage-log.js';
 import { countPolicyRules } from '../core/policy/policy-rule-counts.js';
 import type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
+import { isDispatchTable } from '../core/mcp/dispatch-table.js';
 import { isHttpHandler } from './http-handler.js';
+import { listDispatchTable } from './list-dispatch-table.js';
 import type { McpHandler, RequestPipeline } from './request-pipeline.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
 
@@ -78,16 +80,17 @@ export class MiddlewareLog {
 
   /**
    * Writes the coverage warnings and the start-up line, once `handler` has listed what it offers (an SDK adapter
-   * lists the server it would serve, see `McpHttpHandler.listCatalog`), or at once for a handler that cannot list.
+   * lists the server it would serve, see `McpHttpHandler.listCatalog`; a `dispatchTable` handler is asked its own
+   * lists), or at once for any other handler, which is never called but by a request.
    * Never rejects, and never delays serving.
    */
   async announce(guard: Guard, handler: McpHandler): Promise<void> {
     if (!logsAt(this.level, 'info') && !logsAt(this.level, 'warn')) return;
     const policy = guard.policy.definition;
     const base = { resource: guard.resource, issuers: [...guard.options.issuers], policy: countPolicyRules(policy) };
-    const listCatalog = isHttpHandler(handler) ? handler.listCatalog?.bind(handler) : undefined;
+    const listCatalog = isHttpHandler(handler) ? handler.listCatalog?.bind(handler) : isDispatchTable(handler) ? () => listDispatchTable(handler) : undefined;
     if (listCatalog === undefined) {
-      this.info(formatLogLine('started', { ...base, tools: null, coverage: 'skipped', reason: 'the handler does not list what it offers (the SDK adapters do)' }));
+      this.info(formatLogLine('started', { ...base, tools: null, coverage: 'skipped', reason: 'the handler does not list what it offers (dispatchTable handlers and the SDK adapters do)' }));
       return;
     }
     let catalog: ListedServerCatalog;

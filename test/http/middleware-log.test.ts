@@ -14,6 +14,7 @@ import { McpServer as McpServer2 } from '@modelcontextprotocol/server';
 import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { mcpOAuthGuard, type McpOAuthGuardOptions } from '../../src/express/mcp-oauth-guard.js';
 import { ConfigurationError } from '../../src/core/kernel/errors.js';
+import { dispatchTable, JsonRpcMethodError } from '../../src/core/mcp/dispatch-table.js';
 import { sdkStreamableHttpHandler } from '../../src/sdk/sdk-streamable-http-handler.js';
 import { sdk2McpHandler } from '../../src/sdk/sdk2.js';
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
@@ -137,6 +138,41 @@ describe('mcpOAuthGuard: the start-up line and the coverage warnings', () => {
       assert.deepEqual(started.entry.tools, { protected: 1, open: 1 });
       assert.deepEqual(started.entry.openTools, ['planted']);
       assert.deepEqual(app.logged.find((l) => l.entry.kind === 'tools')?.entry.names, ['planted']);
+    } finally {
+      app.close();
+    }
+  });
+
+  test('a dispatchTable handler is asked its own lists: the open tool and the typo are warned about', async () => {
+    const handler = dispatchTable({
+      'tools/list': (_params, context) => {
+        // Asked at start-up by nobody: no token, no scope.
+        assert.equal(context.auth.token, '');
+        assert.deepEqual(context.auth.scopes, []);
+        return { tools: [{ name: 'echo', inputSchema: { type: 'object' } }, { name: 'planted', inputSchema: { type: 'object' } }] };
+      },
+    });
+    const app = await startApp({ policy: POLICY, handler });
+    try {
+      const started = await startedLine(app);
+      assert.deepEqual(started.entry.tools, { protected: 1, open: 1 });
+      assert.deepEqual(started.entry.openTools, ['planted']);
+      // No prompts/list or resources/list in the table: empty lists, not a failure.
+      assert.deepEqual(started.entry.prompts, { protected: 0, open: 0 });
+      assert.equal(started.entry.unmatchedRules, 1);
+      assert.deepEqual(app.logged.find((l) => l.entry.kind === 'tools')?.entry.names, ['planted']);
+    } finally {
+      app.close();
+    }
+  });
+
+  test('a dispatchTable whose list fails: the started line says coverage was skipped and why', async () => {
+    const handler = dispatchTable({ 'tools/list': () => { throw new JsonRpcMethodError(-32603, 'backend down'); } });
+    const app = await startApp({ policy: POLICY, handler });
+    try {
+      const started = await startedLine(app);
+      assert.equal(started.entry.coverage, 'skipped');
+      assert.match(String(started.entry.reason), /could not be listed: tools\/list: the handler answered error -32603/);
     } finally {
       app.close();
     }

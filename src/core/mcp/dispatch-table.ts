@@ -38,7 +38,7 @@ export class JsonRpcMethodError extends Error {
  */
 export function dispatchTable(table: Readonly<Record<string, MethodHandler>>): McpMessageHandler {
   const methods = new Map<string, MethodHandler>(Object.entries(table));
-  return async (message: JsonRpcMessage, context: HandlerContext): Promise<JsonRpcResponse | undefined> => {
+  const handler: McpMessageHandler = async (message: JsonRpcMessage, context: HandlerContext): Promise<JsonRpcResponse | undefined> => {
     if (!('method' in message)) return undefined; // a response to a server request: nothing pending here
     const fn = methods.get(message.method);
     const isRequest = 'id' in message;
@@ -58,4 +58,18 @@ export function dispatchTable(table: Readonly<Record<string, MethodHandler>>): M
       return jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error');
     }
   };
+  DISPATCH_TABLES.add(handler);
+  return handler;
+}
+
+/** The handlers {@link dispatchTable} made: their list methods are the application's own, safe to ask at start-up. */
+const DISPATCH_TABLES = new WeakSet<McpMessageHandler>();
+
+/**
+ * Whether `handler` was made by {@link dispatchTable}: then the middleware may ask it for its lists at start-up (with
+ * no caller's token) to check the policy against them, as it does an SDK server. Any other function may do anything
+ * when called, so it is never called but by a request.
+ */
+export function isDispatchTable(handler: unknown): handler is McpMessageHandler {
+  return typeof handler === 'function' && DISPATCH_TABLES.has(handler as McpMessageHandler);
 }
