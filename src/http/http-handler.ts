@@ -44,6 +44,14 @@ export interface McpHttpHandler {
    * Lists what the server behind the handler offers (tool and prompt names, resource URIs and templates), as no
    * caller, for the policy coverage check the middleware logs at start-up; the SDK adapters have it. Absent: the
    * coverage is not checked. Rejects when the server cannot be listed.
+   *
+   * @example
+   * ```ts
+   * const handler: McpHttpHandler = {
+   *   ...httpHandler((req, res) => transport.handleRequest(req, res, req.body)),
+   *   listCatalog: async () => ({ tools: ['notes_add', 'notes_list'], truncated: [] }),
+   * };
+   * ```
    */
   listCatalog?(): Promise<ListedServerCatalog>;
 }

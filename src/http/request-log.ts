@@ -85,6 +85,25 @@ export interface RequestLog<Failure extends string = string> {
  * middleware recorded the entry: the log joins them without ever holding a credential.
  * (Not an `AsyncLocalStorage` context: one costs every promise and callback of the process a context
  * propagation, measured at a tenth of the gateway's CPU per request.)
+ *
+ * The middleware makes one itself with `requestLog: true`; by hand, on a plain `node:http` server:
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createGuard, loadOptionsFromEnv } from 'mcp-oauth-guard/core';
+ * import { createRequestLog, createRequestPipeline } from 'mcp-oauth-guard/http';
+ *
+ * const log = createRequestLog({ write: (line) => console.error(line) });
+ * const pipeline = createRequestPipeline(createGuard({ ...loadOptionsFromEnv(), onDecision: log.onDecision }), handler);
+ * createServer((req, res) =>
+ *   log.middleware(req, res, () => {
+ *     if (pipeline.serve(req, res)) return;
+ *     log.abandon(res); // another path: not logged
+ *     res.writeHead(404).end();
+ *   }),
+ * ).listen(3000);
+ * ```
  */
 export function createRequestLog<Failure extends string = string>(options: RequestLogOptions<Failure> = {}): RequestLog<Failure> {
   const write = options.write === undefined ? (line: string) => void process.stdout.write(`${line}\n`) : options.write;

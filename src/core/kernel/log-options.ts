@@ -13,10 +13,23 @@ import { writeWarningToStderr } from './log-line.js';
  * the request log when it is on, and the warnings), `warn` only the warnings, `off` nothing. There is no `debug`
  * nor `error`: no line is written at either, and a level that selects nothing anyone could tell from another is
  * refused rather than taken in silence.
+ *
+ * @example
+ * ```ts
+ * LOG_LEVELS.join(', '); // 'info, warn, off'
+ * ```
  */
 export const LOG_LEVELS = ['info', 'warn', 'off'] as const;
 
-/** A level of {@link LOG_LEVELS}. */
+/**
+ * A level of {@link LOG_LEVELS}.
+ *
+ * @example
+ * ```ts
+ * const logLevel: LogLevel = 'warn'; // the warnings only: no start-up line, no request log
+ * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler, logLevel }));
+ * ```
+ */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The level a line is written at. */
@@ -28,6 +41,15 @@ export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
 /**
  * Receives the log lines, each one JSON object as a string, without its newline. `console` fits, and so does a
  * pino or winston logger (which then wraps each line as its message).
+ *
+ * @example
+ * ```ts
+ * import pino from 'pino';
+ *
+ * const log = pino();
+ * const logger: GuardLogger = { info: (line) => log.info(line), warn: (line) => log.warn(line) };
+ * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler, logger }));
+ * ```
  */
 export interface GuardLogger {
   /** A line at `info`: the start-up line, a coverage summary, a request. */
@@ -39,7 +61,15 @@ export interface GuardLogger {
 /** The default logger: every line to stderr, so that a server's own stdout (a stdio MCP server's) stays its own. */
 export const STDERR_LOGGER: GuardLogger = { info: writeWarningToStderr, warn: writeWarningToStderr };
 
-/** The logging options of the guard, shared by the middleware and the gateway. */
+/**
+ * The logging options of the guard, shared by the middleware and the gateway.
+ *
+ * @example
+ * ```ts
+ * const logging: GuardLogOptions = { logger: console, logLevel: 'info', requestLog: true };
+ * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler, ...logging }));
+ * ```
+ */
 export interface GuardLogOptions {
   /**
    * Where the middleware's log lines go (`mcpOAuthGuard`, the SDK adapters under it). Default: stderr, one line

@@ -14,10 +14,24 @@ import { ConfigurationError } from '../kernel/errors.js';
  *
  * Filtering is discovery hygiene, not the access boundary (MCP 2026-07-28 `server/tools`): calls are authorized
  * the same in both modes.
+ *
+ * @example
+ * ```ts
+ * const lists: ListsMode = 'all'; // for a client that validates calls against the list
+ * app.use(mcpOAuthGuard({ ...loadOptionsFromEnv(), handler, lists }));
+ * ```
  */
 export type ListsMode = 'filtered' | 'all';
 
-/** The values of {@link ListsMode}, in the order messages name them. */
+/**
+ * The values of {@link ListsMode}, in the order messages name them.
+ *
+ * @example
+ * ```ts
+ * const lists = process.env.LISTS ?? 'filtered';
+ * if (!(LISTS_MODES as readonly string[]).includes(lists)) throw new Error(`LISTS: use ${LISTS_MODES.join(' or ')}`);
+ * ```
+ */
 export const LISTS_MODES: readonly ListsMode[] = ['filtered', 'all'];
 
 /**

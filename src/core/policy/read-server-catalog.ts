@@ -9,7 +9,18 @@ import type { ServerCatalog } from './policy-coverage.js';
  * its bounds in time and size) is the caller's.
  */
 
-/** A catalog as listed: what the server offers, and the lists a bound cut off. */
+/**
+ * A catalog as listed: what the server offers, and the lists a bound cut off.
+ *
+ * @example
+ * ```ts
+ * const catalog: ListedServerCatalog = {
+ *   tools: ['notes_add', 'notes_list'],
+ *   resourceTemplates: ['notes://{id}'],
+ *   truncated: [], // or e.g. ['tools/list'] when a bound cut the tool list short
+ * };
+ * ```
+ */
 export interface ListedServerCatalog extends ServerCatalog {
   /** List methods whose answer was cut off by a bound (then rules may wrongly look unmatched). */
   truncated: string[];

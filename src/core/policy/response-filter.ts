@@ -56,6 +56,14 @@ const LETTER_ESCAPE = '\\u00';
  * written-answer filter): which requests' answers are always parsed, and the cheap check made before parsing any
  * other answer. Get one with {@link answerRewrites}; the filter that rewrites is {@link createResponseFilter},
  * made with the same mode.
+ *
+ * @example
+ * ```ts
+ * const rewrites: AnswerRewrites = answerRewrites(guard.options.lists);
+ * if (rewrites.isFilteredRequest(request) || rewrites.mayNeedFiltering(answerText)) {
+ *   // parse the answer and pass it through the guard's response filter
+ * }
+ * ```
  */
 export interface AnswerRewrites {
   /** The mode these rules are for. */
@@ -103,7 +111,17 @@ const REWRITES: Readonly<Record<ListsMode, AnswerRewrites>> = {
   all: new AnswerRewriteRules('all', ALL_LISTS_KEY_MARKERS),
 };
 
-/** The {@link AnswerRewrites} of `lists` (one shared object per mode). */
+/**
+ * The {@link AnswerRewrites} of `lists` (one shared object per mode).
+ *
+ * @example
+ * ```ts
+ * const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' } as const;
+ * answerRewrites('filtered').isFilteredRequest(list); // true: its answer is filtered by the token's scopes
+ * answerRewrites('all').isFilteredRequest(list); // false: every list is shown
+ * answerRewrites('all').mayNeedFiltering('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'); // false
+ * ```
+ */
 export function answerRewrites(lists: ListsMode): AnswerRewrites {
   return REWRITES[lists];
 }
