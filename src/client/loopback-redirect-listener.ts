@@ -39,9 +39,10 @@ const PAGES = {
 /**
  * A one-shot redirect URI on 127.0.0.1 at a free port (RFC 8252 §7.3: a loopback redirect URI may use any port,
  * so nothing has to be free in advance). Each sign-in arms it with the `state` it sent; the first redirect that
- * comes back settles that wait, once, and only if it carries the same `state` (RFC 6749 §10.12); a wrong `state`
- * fails the wait, and a redirect nobody waits for (a replay) is answered 400 and ignored. A wait that sees no
- * redirect within `timeoutMs` fails.
+ * brings the same `state` back settles that wait, once (RFC 6749 §10.12). A redirect with another `state`, or
+ * none, is answered 400 and ignored, and the wait goes on: any web page the user opens can send the browser to a
+ * loopback URL, and must not be able to cancel the sign-in in progress. A redirect nobody waits for (a replay) is
+ * answered 400 and ignored too. A wait that sees no redirect with its `state` within `timeoutMs` fails.
  *
  * Arm the wait before sending the user: a scripted user can be back before the call that sent it returns.
  *
@@ -103,11 +104,12 @@ export class LoopbackRedirectListener {
 
   /**
    * Waits for the redirect that brings `expectedState` back, and resolves to its URL (carrying `code`, or
-   * `error`). A wait armed while another is pending replaces it: the older one fails.
+   * `error`). Redirects that bring another `state`, or none, are answered 400 and do not end the wait. A wait
+   * armed while another is pending replaces it: the older one fails.
    *
    * @param expectedState - the `state` sent with the authorization request
-   * @returns the redirect's URL; rejects when the redirect brings another `state`, when none comes within
-   *   the time limit, or when the listener closes
+   * @returns the redirect's URL; rejects when no redirect brings `expectedState` back within the time limit,
+   *   when a newer wait replaces this one, or when the listener closes
    * @example
    * ```ts
    * const redirect = await listener.waitForRedirect(state);
@@ -188,10 +190,9 @@ export class LoopbackRedirectListener {
     if (req.method !== 'GET' || redirect?.pathname !== this.#path) return void res.writeHead(404).end();
     const pending = this.#pending;
     if (!pending) return this.#page(res, 400, PAGES.unexpected);
-    if (redirect.searchParams.get('state') !== pending.state) {
-      this.#settle(new Error('the redirect brought back a state other than the one sent (RFC 6749 §10.12): sign-in abandoned'));
-      return this.#page(res, 400, PAGES.unexpected);
-    }
+    // Another state, or none (RFC 6749 §10.12): not the redirect of this sign-in. Any page the user opens can send
+    // the browser here, so it is refused without ending the wait: the real redirect may still come.
+    if (redirect.searchParams.get('state') !== pending.state) return this.#page(res, 400, PAGES.unexpected);
     this.#page(res, 200, redirect.searchParams.has('error') ? PAGES.refused : PAGES.signedIn);
     this.#settle(redirect);
   }

@@ -1,5 +1,6 @@
-// The loopback redirect listener, over real HTTP on 127.0.0.1: one redirect per wait, only with the state sent,
-// a bounded wait, and the authorization server's error kept in its own words.
+// The loopback redirect listener, over real HTTP on 127.0.0.1: one redirect per wait, only with the state sent (a
+// stray redirect is refused without ending the wait), a bounded wait, and the authorization server's error kept in
+// its own words.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AuthorizationRedirectError, LoopbackRedirectListener } from '../../src/client/index.js';
@@ -8,6 +9,13 @@ import { AuthorizationRedirectError, LoopbackRedirectListener } from '../../src/
 async function visit(url: string): Promise<{ status: number; body: string; contentType: string | null }> {
   const response = await fetch(url, { redirect: 'manual' });
   return { status: response.status, body: await response.text(), contentType: response.headers.get('content-type') };
+}
+
+/** Whether `promise` has settled (either way) by the time the callbacks already due have run. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol('pending');
+  const outcome = await Promise.race([promise.then(() => true, () => true), new Promise((resolve) => setImmediate(() => resolve(pending)))]);
+  return outcome !== pending;
 }
 
 describe('LoopbackRedirectListener', () => {
@@ -38,7 +46,27 @@ describe('LoopbackRedirectListener', () => {
       // A later wait is not settled by the replay of an earlier redirect either.
       const later = listener.waitForRedirect('state-2');
       assert.equal((await visit(`${listener.redirectUri}?code=abc&state=state-1`)).status, 400);
-      await assert.rejects(later, /state other than the one sent/);
+      assert.equal(await settledYet(later), false);
+      assert.equal((await visit(`${listener.redirectUri}?code=def&state=state-2`)).status, 200);
+      assert.equal((await later).searchParams.get('code'), 'def');
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('answers 400 to a redirect with another state or none, and keeps waiting for the one that brings its state', async () => {
+    const listener = await LoopbackRedirectListener.listen();
+    try {
+      const code = listener.waitForCode('the-state');
+      // Any web page can send the browser to the loopback URL: it must not end the sign-in in progress.
+      const stray = await visit(`${listener.redirectUri}?code=forged&state=other`);
+      assert.equal(stray.status, 400);
+      assert.match(stray.body, /No sign-in is waiting for this redirect/);
+      assert.equal((await visit(`${listener.redirectUri}?code=forged`)).status, 400);
+      assert.equal((await visit(`${listener.redirectUri}?error=access_denied&state=`)).status, 400);
+      assert.equal(await settledYet(code), false);
+      assert.equal((await visit(`${listener.redirectUri}?code=real&state=the-state`)).status, 200);
+      assert.equal(await code, 'real');
     } finally {
       await listener.close();
     }
