@@ -23,9 +23,34 @@ interface Issued {
   lifetime: number;
 }
 
-/** Records access tokens per grant and refuses refreshes made in the first half of the newest one's life. */
+/**
+ * Most grants remembered. Past it the grant recorded longest ago is forgotten: its next refresh is allowed, as any
+ * refresh is for a grant with no token on record.
+ */
+export const MAX_RECORDED_GRANTS = 10_000;
+
+/** Whether the token recorded in `issued` has expired at `now` (milliseconds since the epoch). */
+function hasExpired(issued: Issued, now: number): boolean {
+  return now - issued.at >= issued.lifetime * 1000;
+}
+
+/**
+ * Records access tokens per grant and refuses refreshes made in the first half of the newest one's life.
+ *
+ * The record is bounded, since a long-running server issues grants without end: recording drops every grant whose
+ * newest token has expired (a refresh after expiry is allowed anyway), and then, past {@link MAX_RECORDED_GRANTS},
+ * the grants recorded longest ago.
+ */
 export class EarlyRefreshRefusal {
+  /** Per grant id, in the order last recorded (a grant recorded again moves to the end). */
   private readonly issued = new Map<string, Issued>();
+  /** When the first token on record expires (milliseconds since the epoch): no pruning scan is due before. */
+  private firstExpiry = Infinity;
+
+  /** How many grants are on record. */
+  get size(): number {
+    return this.issued.size;
+  }
 
   /** @param invalidGrant makes the `invalid_grant` error sent, with the description given. */
   constructor(private readonly invalidGrant: (description: string) => Error) {}
@@ -35,7 +60,24 @@ export class EarlyRefreshRefusal {
     const grantId = ctx.oidc.entities.AccessToken?.grantId;
     const lifetime = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
     if (grantId === undefined || typeof lifetime !== 'number') return;
-    this.issued.set(grantId, { at: Date.now(), lifetime });
+    const now = Date.now();
+    if (now >= this.firstExpiry) this.pruneExpired(now);
+    this.issued.delete(grantId);
+    this.issued.set(grantId, { at: now, lifetime });
+    this.firstExpiry = Math.min(this.firstExpiry, now + lifetime * 1000);
+    for (const id of this.issued.keys()) {
+      if (this.issued.size <= MAX_RECORDED_GRANTS) break;
+      this.issued.delete(id);
+    }
+  }
+
+  /** Drops the grants whose newest token has expired, and notes when the first of the others expires. */
+  private pruneExpired(now: number): void {
+    this.firstExpiry = Infinity;
+    for (const [id, issued] of this.issued) {
+      if (hasExpired(issued, now)) this.issued.delete(id);
+      else this.firstExpiry = Math.min(this.firstExpiry, issued.at + issued.lifetime * 1000);
+    }
   }
 
   /** Throws `invalid_grant` for a refresh while the grant's newest access token is in the first half of its life. */
@@ -43,11 +85,12 @@ export class EarlyRefreshRefusal {
     const grantId = ctx.oidc.entities.RefreshToken.grantId;
     const last = this.issued.get(grantId);
     if (last === undefined) return;
-    const ageSeconds = (Date.now() - last.at) / 1000;
-    if (ageSeconds >= last.lifetime) {
+    const now = Date.now();
+    if (hasExpired(last, now)) {
       this.issued.delete(grantId);
       return;
     }
+    const ageSeconds = (now - last.at) / 1000;
     if (ageSeconds >= last.lifetime / 2) return;
     throw this.invalidGrant(
       `refused: the access token issued ${Math.round(ageSeconds)} s ago on this grant is still valid for ${Math.round(last.lifetime - ageSeconds)} s, ` +
