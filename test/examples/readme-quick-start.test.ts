@@ -243,7 +243,8 @@ describe("the README's middleware quick start, in a project that installed the p
     await waitFor(as, /Ctrl-C stops it\./, 'npm run auth-server');
     const guarded = startCommand(server!, project);
     const deadline = Date.now() + STARTUP_MS;
-    // server.ts prints nothing: it is up once its metadata document answers.
+    // server.ts writes its start-up line only once its handler has been listed, which serving does not wait for:
+    // it is up once its metadata document answers.
     for (;;) {
       const metadata = await fetch(`http://127.0.0.1:${ports.get('3000')}/.well-known/oauth-protected-resource/mcp`).catch(() => undefined);
       if (metadata?.ok) break;
