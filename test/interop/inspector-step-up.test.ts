@@ -1,8 +1,10 @@
 // The MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`), a client that refuses to call a tool it has not
-// seen in tools/list, stepping up through the gateway. With MCP_AUTH_LISTS=all it sees the tool, its call gets the
-// 403 insufficient_scope, and a new token with the scope that answer names makes the call. With the default
-// (filtered) it never sends the call: "tool_not_found", so the step-up cannot start. The real CLI runs as a child
-// process, resolved from node_modules; without the package the test is skipped and says why.
+// seen in tools/list, through the gateway. With MCP_AUTH_LISTS=all it sees the tool and its call gets the 403
+// insufficient_scope naming the scope it needs; a token for that scope then makes the call. The CLI takes its
+// token as a header and signs in to nothing here: each token, the stepped-up one too, is issued directly by the
+// local authorization server's test API for the scopes named (no browser sign-in). With the default (filtered) it
+// never sends the call: "tool_not_found", so the step-up cannot start. The real CLI runs as a child process,
+// resolved from node_modules; without the package the test is skipped and says why.
 import assert from 'node:assert/strict';
 import { execFile } from '../helpers/child-process.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -99,7 +101,7 @@ describe(`the Inspector CLI through the gateway${'version' in inspector ? ` (${I
   const callStatuses = (logs: readonly string[]): number[] =>
     logs.map((line) => JSON.parse(line) as { method?: string; status?: number }).filter((entry) => entry.method === 'tools/call').map((entry) => entry.status!);
 
-  it('MCP_AUTH_LISTS=all: the tool is listed, the call gets 403 insufficient_scope, and a token with the scope it named makes it', async () => {
+  it('MCP_AUTH_LISTS=all: the tool is listed, the call gets 403 insufficient_scope, and a token the test issues for the scope it named makes it', async () => {
     const { gateway, logs } = gateways[0]!;
     const basic = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp:basic', sub: 'alice' });
 
@@ -116,7 +118,8 @@ describe(`the Inspector CLI through the gateway${'version' in inspector ? ` (${I
     assert.ok(required, error.message);
     assert.deepEqual(callStatuses(logs), [403], 'the gateway refused the call with the step-up 403');
 
-    // The step-up: a new token from the authorization server with the scopes the refusal named.
+    // The step-up, done by the test rather than by the CLI: the authorization server's test API issues a token for
+    // the scopes the refusal named, with no sign-in.
     const scope = required[1]!;
     assert.match(scope, /\bmcp:math\b/);
     const stepped = await as.issueAccessToken({ resource: gateway.resource, scope, sub: 'alice' });
