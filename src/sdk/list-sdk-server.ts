@@ -29,6 +29,25 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Who answers, as the listing's errors name it. */
 const LISTER = 'the server';
 
+/** What both SDKs' servers offer a listing: connect to one end of a transport pair, and close. */
+export interface ListableServer<Transport> {
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects `server` to one end of `pair` (an SDK's `InMemoryTransport.createLinkedPair()`), lists it through the
+ * other, and closes it.
+ */
+export async function listSdkServerOver<Transport>(server: ListableServer<Transport>, [client, own]: readonly [ListingTransport, Transport]): Promise<ListedServerCatalog> {
+  await server.connect(own);
+  try {
+    return await listThroughTransport(client);
+  } finally {
+    await server.close().catch(() => {});
+  }
+}
+
 /**
  * Lists a server already connected to the other end of `transport`, then closes `transport`.
  *

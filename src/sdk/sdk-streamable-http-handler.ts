@@ -23,7 +23,7 @@ import type { GuardedRequest, HttpHandlerContext, McpHttpHandler } from '../http
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../http/credential-headers.js';
 import { passSessionGate, type SessionRefusedHook } from '../http/session-gate.js';
 import { writeJson, writePendingIdRefusal } from '../http/write-response.js';
-import { listThroughTransport } from './list-sdk-server.js';
+import { listSdkServerOver } from './list-sdk-server.js';
 
 /**
  * What the adapter needs of an MCP server: the SDK's `McpServer` and low-level `Server` both fit.
@@ -204,14 +204,7 @@ export function sdkStreamableHttpHandler(options: SdkStreamableHttpHandlerOption
 
 /** Lists what a server from `createServer` registered, over an in-memory transport (see `list-sdk-server.ts`). */
 async function listSdkServer(createServer: SdkStreamableHttpHandlerOptions['createServer']): Promise<ListedServerCatalog> {
-  const server = await createServer();
-  const [client, own] = InMemoryTransport.createLinkedPair();
-  await server.connect(own);
-  try {
-    return await listThroughTransport(client);
-  } finally {
-    await server.close().catch(() => {});
-  }
+  return listSdkServerOver(await createServer(), InMemoryTransport.createLinkedPair());
 }
 
 /** Stateless: a new server and transport for each request, closed when its answer is done. */

@@ -20,7 +20,7 @@ import { ConfigurationError } from '../core/kernel/errors.js';
 import { fetchHandler } from '../http/fetch-handler.js';
 import type { McpHttpHandler } from '../http/http-handler.js';
 import type { ListedServerCatalog } from '../core/policy/read-server-catalog.js';
-import { listThroughTransport } from './list-sdk-server.js';
+import { listSdkServerOver } from './list-sdk-server.js';
 
 /**
  * Options of {@link sdk2McpHandler}: a server factory, and the options of the SDK's `createMcpHandler`
@@ -114,12 +114,5 @@ export function sdk2McpHandler(options: Sdk2McpHandlerOptions): Sdk2McpHandler {
  * and listed over an in-memory transport (see `list-sdk-server.ts`).
  */
 async function listSdk2Server(createServer: McpServerFactory): Promise<ListedServerCatalog> {
-  const server = await createServer({ era: 'legacy' });
-  const [client, own] = InMemoryTransport.createLinkedPair();
-  await server.connect(own);
-  try {
-    return await listThroughTransport(client);
-  } finally {
-    await server.close().catch(() => {});
-  }
+  return listSdkServerOver(await createServer({ era: 'legacy' }), InMemoryTransport.createLinkedPair());
 }

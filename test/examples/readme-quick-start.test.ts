@@ -9,12 +9,13 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from '../helpers/child-process.js';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/free-port.js';
+import { buildWhenStale, userEnvironment } from '../helpers/installed-package.js';
 import { killProcess, runCommand, type CliRun } from '../helpers/run-cli.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -39,15 +40,6 @@ function withPorts(command: string, ports: ReadonlyMap<string, number>): string 
   let result = command;
   for (const [readme, free] of ports) result = result.replace(new RegExp(`\\b${readme}\\b`, 'g'), String(free));
   return result;
-}
-
-/** The environment a new user's shell has: none of this process's guard settings, ports or test-runner state. */
-function userEnvironment(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) {
-    if (name.startsWith('MCP_AUTH_') || name === 'HOST' || name === 'PORT' || name === 'NODE_TEST_CONTEXT' || name === 'NODE_OPTIONS') delete env[name];
-  }
-  return env;
 }
 
 /** A README command running in a shell of its own (its own process group, so that stopping it stops npm's children). */
@@ -105,30 +97,6 @@ async function stopAll(): Promise<void> {
       clearTimeout(timer);
     }),
   );
-}
-
-/** The newest modification time under a folder. */
-function newest(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
-    const path = join(dir, entry.name);
-    return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }, 0);
-}
-
-/**
- * `npx mcp-oauth-guard` runs the package's bin and a project importing the package loads `dist/`, which `npm ci`
- * builds (`prepare`). Build it again when src/ changed since, as `npm ci` would have.
- */
-function buildWhenStale(): void {
-  let built = 0;
-  try {
-    built = statSync(join(ROOT, 'dist', 'gateway', 'cli.js')).mtimeMs;
-  } catch {
-    // not built yet
-  }
-  if (built >= newest(join(ROOT, 'src'))) return;
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, env: userEnvironment(), encoding: 'utf8', timeout: 180_000 });
-  assert.equal(build.status, 0, `npm run build failed:\n${build.stdout}${build.stderr}`);
 }
 
 /** A free port for each port the README names. */

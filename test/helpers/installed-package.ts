@@ -15,7 +15,7 @@ function isTestRunnerVariable(name: string): boolean {
 }
 
 /** The environment of a user's shell: this process's, without the test runner's variables. */
-function userEnvironment(): NodeJS.ProcessEnv {
+export function userEnvironment(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !isTestRunnerVariable(name)));
 }
 
