@@ -3,8 +3,7 @@
 // scopes is said to be the cause, with what to set; a refusal shows the authorization server's own description,
 // and the "is npm run auth-server running" hint only where it is plausible.
 import assert from 'node:assert/strict';
-import { spawn } from '../helpers/child-process.js';
-import { once } from 'node:events';
+import { runScript, type CliRun } from '../helpers/run-cli.js';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -33,16 +32,8 @@ const helloServer = (issuer: string) => (origin: string): McpOAuthGuardOptions =
 });
 
 /** Runs `npm run client` as a child process; the servers answer from this one, so it must not block. */
-async function runClient(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLIENT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
+function runClient(args: readonly string[]): Promise<CliRun> {
+  return runScript(CLIENT, args, { timeoutMs: 50_000 });
 }
 
 describe('examples/sdk-client.ts and a server that names no scopes', () => {
