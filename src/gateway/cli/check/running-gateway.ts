@@ -1,4 +1,5 @@
 import { isLoopbackHost, protectedResourceMetadataUrls } from '../../../core/kernel/canonical-resource.js';
+import { isPlainObject } from '../../../core/jwt/jwt-claim-checks.js';
 import { METRICS_PATH } from '../../server/metrics-listener.js';
 
 /** What {@link RunningGatewayProbe} needs to recognise the gateway these settings describe. */
@@ -32,7 +33,7 @@ export class RunningGatewayProbe {
       this.getJson(`${origin}/healthz`),
       this.getJson(`${origin}${protectedResourceMetadataUrls(this.options.resource).paths[0]}`),
     ]);
-    return isRecord(health) && health.status === 'ok' && isRecord(metadata) && metadata.resource === this.options.resource;
+    return isPlainObject(health) && health.status === 'ok' && isPlainObject(metadata) && metadata.resource === this.options.resource;
   }
 
   /** The metrics listener: `GET /metrics` answers with the gateway's own metrics. */
@@ -70,8 +71,4 @@ function loopbackOrigin(host: string, port: number): string | undefined {
   if (bare === '::') return `http://[::1]:${port}`;
   if (!isLoopbackHost(bare)) return undefined;
   return `http://${bare.includes(':') ? `[${bare}]` : bare}:${port}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
