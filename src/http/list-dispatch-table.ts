@@ -6,7 +6,6 @@
  */
 import type { HandlerContext, McpMessageHandler } from '../core/mcp/handler.js';
 import {
-  CatalogCallError,
   catalogCallResult,
   DEFAULT_CATALOG_MAX_ITEMS,
   DEFAULT_CATALOG_MAX_PAGES,
@@ -33,10 +32,9 @@ export async function listDispatchTable(handler: McpMessageHandler): Promise<Lis
     const context = listingContext();
     const answer = Promise.resolve(handler({ jsonrpc: '2.0', id: ++id, method, params: params ?? {} }, context));
     const timedOut = new Promise<never>((_, reject) => context.signal.addEventListener('abort', () => reject(new Error(`${method}: the handler did not answer in ${CALL_TIMEOUT_MS} ms`)), { once: true }));
-    const result = await Promise.race([answer, timedOut]);
-    // A streamed answer (an async iterable) is not a list a start-up check reads.
-    if (result !== undefined && !('jsonrpc' in result)) throw new CatalogCallError(0, `${method}: the handler answered with a stream`);
-    return catalogCallResult(result as JsonRpcResponse | undefined, method, 'the handler');
+    // A dispatch table answers with one response (never a stream), or none to a notification.
+    const result = (await Promise.race([answer, timedOut])) as JsonRpcResponse | undefined;
+    return catalogCallResult(result, method, 'the handler');
   };
   return readServerCatalog(call, undefined, { maxPages: DEFAULT_CATALOG_MAX_PAGES, maxItems: DEFAULT_CATALOG_MAX_ITEMS });
 }
