@@ -1,6 +1,7 @@
 // `MCP_AUTH_LISTS` in the gateway, for an HTTP upstream and a stdio upstream: "filtered" (the default) lists what the
 // token may use, "all" lists everything; in both a call the token cannot make gets the 403 that starts the step-up,
 // and a token with the scope makes it.
+import { JsonRpcErrorCode } from '../../src/core/wire/jsonrpc.js';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +40,12 @@ const toolNames = (answer: HttpAnswer, id: number): string[] => messages(answer)
 function assertStepUp(answer: HttpAnswer): void {
   assert.equal(answer.status, 403, answer.text);
   const challenge = String(answer.headers['www-authenticate']);
-  assert.match(challenge, /error="insufficient_scope"/);
+  assert.match(challenge, /^Bearer .*error="insufficient_scope"/);
+  // The body: a JSON-RPC error of the MCP authorization range, saying the same.
+  const body = JSON.parse(answer.text) as { jsonrpc?: string; error?: { code?: number; data?: { error?: string } } };
+  assert.equal(body.jsonrpc, '2.0');
+  assert.equal(body.error?.code, JsonRpcErrorCode.Forbidden);
+  assert.equal(body.error?.data?.error, 'insufficient_scope');
   assert.match(challenge, /scope="[^"]*mcp:math/);
 }
 

@@ -1,6 +1,7 @@
 // `lists: "all"` against `lists: "filtered"` in the middleware: the same mode for a handler that writes its own
 // answer (JSON and SSE), a function handler, and both SDK adapters. With "all" every list is shown and passed on as
 // written, and a call the token cannot make still gets the 403 that starts the step-up.
+import { JsonRpcErrorCode } from '../../src/core/wire/jsonrpc.js';
 import assert from 'node:assert/strict';
 import { request, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -42,7 +43,12 @@ const call = (name: string, id: number) => ({ jsonrpc: '2.0', id, method: 'tools
 function assertStepUp(answer: HttpAnswer, scope: string): void {
   assert.equal(answer.status, 403, answer.text);
   const challenge = String(answer.headers['www-authenticate']);
-  assert.match(challenge, /error="insufficient_scope"/);
+  assert.match(challenge, /^Bearer .*error="insufficient_scope"/);
+  // The body: a JSON-RPC error of the MCP authorization range, saying the same.
+  const body = JSON.parse(answer.text) as { jsonrpc?: string; error?: { code?: number; data?: { error?: string } } };
+  assert.equal(body.jsonrpc, '2.0');
+  assert.equal(body.error?.code, JsonRpcErrorCode.Forbidden);
+  assert.equal(body.error?.data?.error, 'insufficient_scope');
   assert.match(challenge, new RegExp(`scope="[^"]*${scope}`));
 }
 
