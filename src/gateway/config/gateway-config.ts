@@ -28,6 +28,7 @@ import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/std
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
 import type { EveryNameListed, SettingName } from '../../core/kernel/setting-names.js';
 import type { GatewaySetting } from './gateway-setting.js';
+import type { ServerConfig } from './server-config.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
 
@@ -152,6 +153,10 @@ export interface GatewayConfig {
   stdio?: StdioUpstreamOptions;
   /** How the gateway authenticates to an HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`); absent for `none`. */
   upstreamAuth?: UpstreamAuthConfig;
+  /** The servers of a configuration file (`MCP_AUTH_CONFIG`), behind one endpoint; then `proxy` and `stdio` are absent. */
+  servers?: readonly ServerConfig[];
+  /** Time allowed for each server's part of a merged list, in milliseconds (`MCP_AUTH_LIST_TIMEOUT_MS`). */
+  listTimeoutMs?: number;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
   /**

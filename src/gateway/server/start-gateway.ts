@@ -35,6 +35,9 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import { buildServerSet } from '../multiplex/build-server-set.js';
+import { DEFAULT_LIST_TIMEOUT_MS } from '../multiplex/server-set.js';
+import { packageVersion } from '../cli/package-version.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
@@ -262,7 +265,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    const proxy = (opened.proxy = createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
+    const proxy = (opened.proxy = createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics, warn: context.warn }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
     const pipeline = createRequestPipeline(guard, proxy);
@@ -312,11 +315,24 @@ function createUpstream(
     resource: string;
     upstreamCredentials: UpstreamCredentials | undefined;
     metrics: GatewayMetrics | undefined;
+    warn: LineSink;
   },
 ): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
   const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
+  if (config.servers) {
+    return buildServerSet(config.servers, {
+      hooks,
+      childLog: parts.childLog,
+      stdioStarts: parts.stdioStarts,
+      warn: parts.warn,
+      info: { name: 'mcp-oauth-guard', version: packageVersion() },
+      listTimeoutMs: config.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS,
+      ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key) } : {}),
+      ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+    });
+  }
   if (config.stdio) {
     return createStdioUpstream({ ...config.stdio, ...hooks, log: parts.childLog, stdioStarts: parts.stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
   }

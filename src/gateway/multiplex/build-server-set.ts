@@ -1,0 +1,89 @@
+import { emitWarning, type LineSink } from '../../core/kernel/log-line.js';
+import type { SessionSealer } from '../../core/session/session-seal.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
+import { createUpstreamProxy } from '../upstream/http/upstream-proxy.js';
+import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
+import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, type Upstream, type UpstreamHooks } from '../upstream/upstream.js';
+import { compileToolSelection } from '../../core/policy/tool-selection.js';
+import type { ListFailureReason } from './merge-lists.js';
+import { createServerSet, type ServerSet } from './server-set.js';
+import type { GatewayInfo } from './merge-initialize.js';
+
+/** What {@link buildServerSet} needs from the gateway around it. */
+export interface ServerSetParts {
+  readonly hooks: Pick<UpstreamHooks, 'onUpstreamError' | 'onSessionRefused'>;
+  readonly onExchangeEnd?: UpstreamHooks['onExchangeEnd'];
+  readonly childLog: (event: ChildLogEvent) => void;
+  readonly stdioStarts: StdioStartOutcomes;
+  readonly warn: LineSink;
+  readonly info: GatewayInfo;
+  /** Time allowed for each server's part of a merged list, in milliseconds. */
+  readonly listTimeoutMs: number;
+  /** Key material for list cursors (the sealed sessions' keys), so that any replica opens them. */
+  readonly cursorSecrets?: readonly Uint8Array[];
+  /** Told of each server left out of a list (metrics). */
+  readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
+  /** Sealed session ids; not yet carried across servers (see the docs). */
+  readonly sessionSealer?: SessionSealer;
+}
+
+/** Least time between two warnings about one server left out of lists, in milliseconds. */
+const LIST_FAILURE_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * Builds the upstream of every server of a configuration file (each with its own credentials, identity, bounds and
+ * sessions) and the server set in front of them. Any server's options may still be refused: then the ones built
+ * are closed and the error is thrown.
+ */
+export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSetParts): ServerSet {
+  const built: Upstream[] = [];
+  try {
+    for (const server of servers) built.push(buildServer(server, parts));
+  } catch (error) {
+    for (const upstream of built) void upstream.close();
+    throw error;
+  }
+  const warned = new Map<string, number>();
+  return createServerSet({
+    servers: servers.map((server, i) => ({
+      name: server.name,
+      upstream: built[i]!,
+      selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
+      ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
+    })),
+    listTimeoutMs: parts.listTimeoutMs,
+    maxSessions: DEFAULT_MAX_SESSIONS,
+    maxSessionsPerCaller: DEFAULT_MAX_SESSIONS_PER_CALLER,
+    sessionIdleTimeoutMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+    info: parts.info,
+    ...(parts.cursorSecrets ? { cursorSecrets: parts.cursorSecrets } : {}),
+    ...(parts.hooks.onSessionRefused ? { onSessionRefused: parts.hooks.onSessionRefused } : {}),
+    onListFailure: (server, method, reason) => {
+      parts.onListFailure?.(server, method, reason);
+      const key = `${server}\n${reason}`;
+      const now = Date.now();
+      if (now - (warned.get(key) ?? -Infinity) < LIST_FAILURE_WARNING_INTERVAL_MS) return;
+      warned.set(key, now);
+      emitWarning(parts.warn, 'a server was left out of a merged list; its items are missing until it answers again', { server, method, reason });
+    },
+    onResourceConflict: ({ uri, kept, ignored }) =>
+      emitWarning(parts.warn, `two servers claim one resource: ${kept} keeps it (the first in the configuration file), ${ignored}'s claim is ignored`, { uri: uri.slice(0, 200), kept, ignored }),
+  });
+}
+
+function buildServer(server: ServerConfig, parts: ServerSetParts): Upstream {
+  if (server.stdio) {
+    return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log: parts.childLog, stdioStarts: parts.stdioStarts });
+  }
+  const credentials = server.upstreamAuth ? createUpstreamCredentials(server.upstreamAuth) : undefined;
+  return createUpstreamProxy({
+    ...server.proxy!,
+    name: server.name,
+    ...parts.hooks,
+    ...(credentials ? { credentials } : {}),
+    ...(parts.onExchangeEnd ? { onExchangeEnd: parts.onExchangeEnd } : {}),
+  });
+}

@@ -1,0 +1,66 @@
+import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { encodeHeaderValue } from '../../core/wire/header-value-encoding.js';
+import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import type { SetMember } from './set-member.js';
+
+/** Where a routed request goes: the server, the message with the server's own names, and its session there. */
+export interface MemberTarget {
+  readonly member: SetMember;
+  /** The message as the server must see it (its own tool or prompt name). */
+  readonly message: JsonRpcMessage;
+  /** The server's own name of the tool or prompt, for `Mcp-Name`; absent when the message names none. */
+  readonly localName?: string;
+  /** The server's session id, when the client's session opened one there. */
+  readonly sessionId: string | undefined;
+  /** The revision the server's session speaks (else the client's). */
+  readonly protocolVersion: string | undefined;
+  /** The client's session id with the endpoint, which every answer carries instead of the server's. */
+  readonly clientSessionId: string | undefined;
+}
+
+/**
+ * Hands a routed request to its server's own handler, which writes the answer (JSON or a stream) to the client:
+ * the body carries the server's own names, `Mcp-Name` is rewritten to match (the pipeline has checked it
+ * against the exposed name), `Mcp-Session-Id` names the server's session, and the answer carries the client's
+ * session id, never the server's.
+ */
+export function forwardToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
+  req.body = target.message;
+  const headers = req.headers;
+  if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;
+  else delete headers['mcp-session-id'];
+  if (target.localName !== undefined && headers['mcp-name'] !== undefined) headers['mcp-name'] = encodeHeaderValue(target.localName);
+  if (target.protocolVersion !== undefined && headers['mcp-protocol-version'] !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
+  showClientSession(res, target.clientSessionId);
+  const memberContext = target.protocolVersion === context.protocolVersion || target.protocolVersion === undefined ? context : withProtocolVersion(context, target.protocolVersion);
+  return target.member.upstream.handle(req, res, memberContext);
+}
+
+function withProtocolVersion(context: HttpHandlerContext, protocolVersion: string): HttpHandlerContext {
+  return { auth: context.auth, signal: context.signal, filterResponse: context.filterResponse, protocolVersion };
+}
+
+/**
+ * Makes every head written to `res` carry the client's session id in place of whatever a server put there (or
+ * none, without a session): the client must never see, and then send, one server's own id.
+ */
+export function showClientSession(res: ServerResponse, clientSessionId: string | undefined): void {
+  const writeHead = res.writeHead;
+  const setHeader = res.setHeader;
+  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
+    if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
+    if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
+    return this;
+  } as ServerResponse['setHeader'];
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
+    if (headers) {
+      for (const name of Object.keys(headers)) {
+        if (name.toLowerCase() === 'mcp-session-id') delete headers[name];
+      }
+      if (clientSessionId !== undefined) headers['mcp-session-id'] = clientSessionId as OutgoingHttpHeader;
+    }
+    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
+  } as ServerResponse['writeHead'];
+}

@@ -1,0 +1,123 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import { eventStreamData } from '../../core/wire/event-stream.js';
+import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
+import type { Upstream } from '../upstream/upstream.js';
+import { CapturedResponse } from './captured-response.js';
+
+/** One message the server set sends one of its servers for itself. */
+export interface MemberRequest {
+  /** The message, with the server's own names. */
+  readonly message: JsonRpcMessage;
+  /** The caller it is sent for: the server's credentials and identity headers are those of this caller. */
+  readonly auth: AuthInfo;
+  /** The protocol revision the client speaks. */
+  readonly protocolVersion: string | undefined;
+  /** The server's own session id, when the message belongs to one. */
+  readonly sessionId?: string;
+  /** HTTP method: POST (default) or DELETE (ends `sessionId`). */
+  readonly method?: 'POST' | 'DELETE';
+  /** Client headers passed on as a client's would be (`accept-language`, `user-agent`, `mcp-param-*`…). */
+  readonly headers?: IncomingHttpHeaders;
+  /** Ends the exchange: the server sees its client leave. */
+  readonly signal: AbortSignal;
+  /** Most bytes of the answer read. */
+  readonly maxBytes: number;
+}
+
+/** What a server answered a {@link MemberRequest}. */
+export interface MemberAnswer {
+  /** The HTTP status of its answer (the gateway's own 502/504 when the server could not be reached). */
+  readonly status: number;
+  /** The session id its answer carries (an `initialize` answer's). */
+  readonly sessionId: string | undefined;
+  /** Its JSON-RPC response to the message, when it gave one. */
+  readonly response: JsonRpcResponse | undefined;
+  /** Whether the answer was cut off: past `maxBytes`, or the signal ended it. */
+  readonly cut: boolean;
+  /** The answer's body, as text (empty when cut). */
+  readonly text: string;
+  /** The answer's `Content-Type`. */
+  readonly contentType: string | undefined;
+}
+
+/** A response handed to a member's handler must not be filtered there: the server set's own answer is. */
+const unfiltered: HttpHandlerContext['filterResponse'] = (_request, response) => response;
+
+/**
+ * Sends `request` to `member` through its own request handler, as a client's request would be, and reads the
+ * answer (JSON, or the event stream of a POST, up to the response to the message). Never rejects: a failure reads
+ * as the gateway's own error status, as a client would have got.
+ *
+ * @example
+ * const answer = await callMember(notes, { message: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, auth, protocolVersion, signal, maxBytes });
+ * if (answer.response && 'result' in answer.response) use(answer.response.result);
+ */
+export async function callMember(member: Upstream, request: MemberRequest): Promise<MemberAnswer> {
+  const method = request.method ?? 'POST';
+  const headers: IncomingHttpHeaders = { ...request.headers, accept: MCP_POST_ACCEPT };
+  if (method === 'POST') headers['content-type'] = JSON_MEDIA_TYPE;
+  if (request.protocolVersion !== undefined) headers['mcp-protocol-version'] = request.protocolVersion;
+  if (request.sessionId !== undefined) headers['mcp-session-id'] = request.sessionId;
+  else delete headers['mcp-session-id'];
+  const req = { method, headers, auth: request.auth, ...(method === 'POST' ? { body: request.message } : {}) } as unknown as GuardedRequest;
+  const captured = new CapturedResponse(request.maxBytes);
+  const stop = (): void => void captured.destroy();
+  if (request.signal.aborted) stop();
+  else request.signal.addEventListener('abort', stop, { once: true });
+  try {
+    const context: HttpHandlerContext = { auth: request.auth, signal: request.signal, filterResponse: unfiltered, ...(request.protocolVersion !== undefined ? { protocolVersion: request.protocolVersion } : {}) };
+    await member.handle(req, captured.asServerResponse(), context);
+    await captured.done;
+  } catch {
+    // A handler that throws answered nothing usable.
+    captured.destroy();
+  } finally {
+    request.signal.removeEventListener('abort', stop);
+  }
+  const id = 'id' in request.message ? request.message.id : undefined;
+  const cut = captured.destroyed || captured.tooLarge;
+  const text = cut ? '' : captured.text();
+  const contentType = captured.header('content-type');
+  let response: JsonRpcResponse | undefined | null = null;
+  return {
+    status: captured.statusCode,
+    sessionId: captured.header('mcp-session-id'),
+    // Parsed when asked: a list whose bytes did not change is reused without parsing it.
+    get response() {
+      if (response === null) response = cut || id === undefined || id === null ? undefined : findResponse(contentType, text, id);
+      return response;
+    },
+    cut,
+    text,
+    contentType,
+  };
+}
+
+/** The response with `id` in a JSON or event-stream body; anything else in the body is not an answer to it. */
+export function findResponse(contentType: string | undefined, body: string, id: JsonRpcId): JsonRpcResponse | undefined {
+  const candidates: unknown[] = [];
+  if (mediaType(contentType) === EVENT_STREAM_MEDIA_TYPE) {
+    for (const data of eventStreamData(body)) candidates.push(parseOrUndefined(data));
+  } else {
+    const parsed = parseOrUndefined(body);
+    if (Array.isArray(parsed)) candidates.push(...(parsed as unknown[]));
+    else candidates.push(parsed);
+  }
+  for (const candidate of candidates) {
+    if (typeof candidate !== 'object' || candidate === null) continue;
+    const message = candidate as { id?: unknown };
+    if (message.id === id && ('result' in message || 'error' in message)) return candidate as JsonRpcResponse;
+  }
+  return undefined;
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import { LATEST_SESSION_PROTOCOL_VERSION } from '../../core/mcp/protocol-version.js';
+import type { SetMember } from './set-member.js';
+
+/** The revisions with sessions (`initialize`) the gateway speaks, newest first. */
+export const SESSION_PROTOCOL_VERSIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
+
+/** The gateway's own `serverInfo` in merged answers. */
+export interface GatewayInfo {
+  readonly name: string;
+  readonly version: string;
+}
+
+/**
+ * The capabilities of the endpoint: tools, prompts and resources always (lists are merged, and the gateway says
+ * when one changes), with `listChanged`; `resources.subscribe`, `logging` and `completions` when any server
+ * known offers them; any other capability a server offers, as the first server to offer it gives it.
+ */
+export function mergedCapabilities(members: readonly SetMember[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  let subscribe = false;
+  for (const member of members) {
+    const capabilities = member.profile?.capabilities;
+    if (!capabilities) continue;
+    for (const [name, value] of Object.entries(capabilities)) if (!(name in merged)) merged[name] = value;
+    const resources = capabilities.resources as { subscribe?: unknown } | undefined;
+    if (resources?.subscribe === true) subscribe = true;
+  }
+  merged.tools = { listChanged: true };
+  merged.prompts = { listChanged: true };
+  merged.resources = { listChanged: true, ...(subscribe ? { subscribe: true } : {}) };
+  return merged;
+}
+
+/** Each server's instructions under a heading of its name, in configuration order; undefined when none has any. */
+export function mergedInstructions(members: readonly SetMember[]): string | undefined {
+  const sections = members.filter((m) => m.profile?.instructions).map((m) => `## ${m.name}\n\n${m.profile!.instructions!.trim()}`);
+  return sections.length > 0 ? sections.join('\n\n') : undefined;
+}
+
+/**
+ * The gateway's answer to a client's `initialize`: the revision the client asked for when the gateway speaks it
+ * (else the newest it does), the merged capabilities and instructions, and the gateway's own `serverInfo`.
+ */
+export function initializeResult(requested: unknown, members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
+  const protocolVersion = typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+  const instructions = mergedInstructions(members);
+  return { protocolVersion, capabilities: mergedCapabilities(members), serverInfo: info, ...(instructions ? { instructions } : {}) };
+}
+
+/**
+ * The gateway's answer to `server/discover` (2026-07-28): the revisions every server that answered supports (in
+ * the first one's order), the union of capabilities, the gateway's `serverInfo`, and the instructions.
+ */
+export function discoverResult(members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
+  let versions: string[] | undefined;
+  for (const member of members) {
+    const supported = member.profile?.supportedVersions;
+    if (!supported) continue;
+    versions = versions === undefined ? [...supported] : versions.filter((v) => supported.includes(v));
+  }
+  const instructions = mergedInstructions(members);
+  return {
+    resultType: 'complete',
+    supportedVersions: versions ?? [],
+    capabilities: mergedCapabilities(members),
+    serverInfo: info,
+    ...(instructions ? { instructions } : {}),
+  };
+}

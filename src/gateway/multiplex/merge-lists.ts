@@ -1,0 +1,193 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import { exposeName } from '../../core/mcp/exposed-names.js';
+import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
+import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import type { UpstreamFailureReason } from '../upstream/upstream.js';
+import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
+import type { ListCursors, ServerCursors } from './list-cursor.js';
+import { callMember, type MemberAnswer } from './member-call.js';
+import type { ResourceRoutes } from './resource-routes.js';
+import type { SetMember } from './set-member.js';
+
+/** The list methods a server set merges, and the result key of each one's items. */
+export const MERGED_LISTS: Readonly<Record<string, string>> = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+};
+
+/** Why a server's part of a merged list is missing. */
+export type ListFailureReason = Extract<UpstreamFailureReason, 'upstream_timeout' | 'upstream_unreachable'> | 'upstream_refused' | 'upstream_invalid' | 'upstream_session';
+
+/** One merged list request, as the server set hands it over. */
+export interface MergeRequest {
+  readonly request: JsonRpcRequest;
+  readonly auth: AuthInfo;
+  readonly protocolVersion: string | undefined;
+  readonly signal: AbortSignal;
+  /** The client's session, under a revision with sessions. */
+  readonly session: CompositeSession | undefined;
+  /** Client headers passed on to each server. */
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** A merged list, or why there is none. */
+export type MergeOutcome =
+  | { readonly result: string }
+  | { readonly refused: 'cursor' }
+  | { readonly failed: { readonly status: number; readonly message: string } };
+
+/** What a server answered for its part; `text` is the answer's body, compared to reuse the last merge. */
+interface Part {
+  readonly member: SetMember;
+  readonly answer?: MemberAnswer;
+  readonly failure?: ListFailureReason;
+}
+
+/** Options of {@link ListMerger}. */
+export interface ListMergerOptions {
+  readonly members: readonly SetMember[];
+  readonly sessions: CompositeSessions;
+  readonly cursors: ListCursors;
+  readonly routes: ResourceRoutes;
+  /** Most bytes read of one server's list page. */
+  readonly maxBytes: number;
+  /** Told of each server left out of a list. */
+  readonly onFailure: (server: string, method: string, reason: ListFailureReason) => void;
+}
+
+/**
+ * Merges one list across every server of a set: each server's page is asked in parallel (each within its list
+ * timeout), tools and prompts are renamed `<server>__<name>` (tools the server's `tools` selection leaves out are
+ * dropped), and the items follow configuration order, then each server's own order. A server that fails is left
+ * out and reported; only when every server fails is the answer an error. The next page is an opaque cursor
+ * ({@link ListCursors}) holding each server's own cursor.
+ *
+ * The merged result is written as JSON for the request pipeline to filter by the caller's policy, as any list
+ * answer is. When every server's answer is byte for byte the last one, the last merge is reused unparsed.
+ */
+export class ListMerger {
+  private readonly memo = new Map<string, { texts: readonly string[]; result: string }>();
+  private memoBytes = 0;
+
+  constructor(private readonly options: ListMergerOptions) {}
+
+  async merge(request: MergeRequest): Promise<MergeOutcome> {
+    const method = request.request.method;
+    const params = (request.request.params ?? {}) as Record<string, unknown>;
+    let wanted: ServerCursors | undefined;
+    if (params.cursor !== undefined) {
+      const opened = this.options.cursors.open(params.cursor, method, request.auth);
+      if ('refused' in opened) return { refused: 'cursor' };
+      wanted = opened.servers;
+    }
+    const members = wanted === undefined ? this.options.members : this.options.members.filter((m) => wanted.some(([name]) => name === m.name));
+    const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1])));
+    const answered = parts.filter((part) => part.answer !== undefined);
+    for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
+    if (answered.length === 0 && parts.length > 0) {
+      const timedOut = parts.every((part) => part.failure === 'upstream_timeout');
+      return { failed: { status: timedOut ? 504 : 502, message: `No server answered ${method}` } };
+    }
+    return { result: this.mergedResult(method, answered, parts.filter((p) => p.failure).map((p) => p.member.name), request, wanted) };
+  }
+
+  /** Asks one server for its page; a failure is reported as a reason, never thrown. */
+  private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined): Promise<Part> {
+    const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
+    let sessionId: string | undefined;
+    let protocolVersion = request.protocolVersion;
+    if (request.session) {
+      const opened = await this.options.sessions.memberSession(request.session, member, signal);
+      if ('failed' in opened) return { member, failure: signal.aborted ? 'upstream_timeout' : 'upstream_session' };
+      sessionId = opened.id;
+      protocolVersion = opened.protocolVersion ?? protocolVersion;
+    }
+    const params = { ...(request.request.params as Record<string, unknown> | undefined) };
+    if (cursor === undefined) delete params.cursor;
+    else params.cursor = cursor;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: request.request.method, params };
+    const answer = await callMember(member.upstream, {
+      message,
+      auth: request.auth,
+      protocolVersion,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      headers: request.headers,
+      signal,
+      maxBytes: this.options.maxBytes,
+    });
+    if (answer.cut && signal.aborted) return { member, failure: 'upstream_timeout' };
+    if (answer.status === 504) return { member, failure: 'upstream_timeout' };
+    if (answer.status >= 500 || answer.cut) return { member, failure: 'upstream_unreachable' };
+    if (answer.status !== 200) return { member, failure: 'upstream_refused' };
+    return { member, answer };
+  }
+
+  /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
+  private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
+    const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}`;
+    const texts = answered.map((part) => part.answer!.text);
+    const last = this.memo.get(key);
+    if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i])) return last.result;
+    const itemsKey = MERGED_LISTS[method]!;
+    const items: unknown[] = [];
+    const next: [string, string][] = [];
+    let ttlMs: number | undefined = Infinity;
+    for (const part of answered) {
+      const response = part.answer!.response;
+      const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
+      const listed = result?.[itemsKey];
+      if (!Array.isArray(listed)) {
+        this.options.onFailure(part.member.name, method, response && 'error' in response ? 'upstream_refused' : 'upstream_invalid');
+        continue;
+      }
+      items.push(...this.exposedItems(part.member, method, listed));
+      if (typeof result!.nextCursor === 'string') next.push([part.member.name, result!.nextCursor]);
+      ttlMs = typeof result!.ttlMs === 'number' && ttlMs !== undefined ? Math.min(ttlMs, result!.ttlMs) : undefined;
+    }
+    const merged: Record<string, unknown> = { [itemsKey]: items };
+    if (next.length > 0) merged.nextCursor = this.options.cursors.make(method, request.auth, next);
+    if (ttlMs !== undefined && ttlMs !== Infinity) merged.ttlMs = ttlMs;
+    if (isStatelessRevision(request.protocolVersion)) merged.resultType = 'complete';
+    if (unavailable.length > 0) merged._meta = { [UNAVAILABLE_META_KEY]: unavailable };
+    const result = JSON.stringify(merged);
+    // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.
+    const bytes = texts.reduce((sum, text) => sum + text.length, result.length);
+    if (unavailable.length === 0 && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
+      if (this.memo.size >= MAX_MEMO_ENTRIES || this.memoBytes + bytes > MAX_MEMO_BYTES * 2) {
+        this.memo.clear();
+        this.memoBytes = 0;
+      }
+      this.memo.set(key, { texts, result });
+      this.memoBytes += bytes;
+    }
+    return result;
+  }
+
+  /** A server's items as the endpoint shows them: its tools and prompts renamed, its unselected tools dropped. */
+  private exposedItems(member: SetMember, method: string, listed: readonly unknown[]): unknown[] {
+    if (method === 'resources/list' || method === 'resources/templates/list') {
+      const uriKey = method === 'resources/list' ? 'uri' : 'uriTemplate';
+      const claimed = listed.map((item) => (item as Record<string, unknown>)?.[uriKey]).filter((uri): uri is string => typeof uri === 'string');
+      this.options.routes.learn(member.name, claimed, method === 'resources/list' ? 'uris' : 'templates');
+      return [...listed];
+    }
+    const exposed: unknown[] = [];
+    for (const item of listed) {
+      const name = (item as Record<string, unknown> | null)?.name;
+      if (typeof name !== 'string') continue;
+      if (method === 'tools/list' && !member.selects(name)) continue;
+      exposed.push({ ...(item as Record<string, unknown>), name: exposeName(member.name, name) });
+    }
+    return exposed;
+  }
+}
+
+/** `_meta` key of a merged list naming the servers left out of it. */
+export const UNAVAILABLE_META_KEY = 'io.github.mcp-oauth-guard/unavailable';
+/** Most merges kept for reuse (one per list method and server set, in practice a handful). */
+const MAX_MEMO_ENTRIES = 16;
+/** Largest merge kept for reuse, in UTF-16 code units of its texts; all kept merges together stay under twice that. */
+const MAX_MEMO_BYTES = 8 * 1_048_576;

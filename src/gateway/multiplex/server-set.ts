@@ -1,0 +1,346 @@
+import type { ServerResponse } from 'node:http';
+import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
+import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
+import { requestSessionId } from '../../http/request-headers.js';
+import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
+import { writeAccepted, writeJson } from '../../http/write-response.js';
+import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
+import { writeGatewayError } from '../upstream/gateway-error.js';
+import type { Upstream } from '../upstream/upstream.js';
+import { CompositeSessions, type CompositeSession } from './composite-sessions.js';
+import { forwardToMember } from './forward-to-member.js';
+import { ListCursors } from './list-cursor.js';
+import { callMember } from './member-call.js';
+import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
+import { ListMerger, type ListFailureReason } from './merge-lists.js';
+import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
+import { routeMessage } from './route-message.js';
+import { profileOf, type SetMember } from './set-member.js';
+
+/** One server of {@link createServerSet}. */
+export interface ServerSetEntry {
+  readonly name: string;
+  readonly upstream: Upstream;
+  /** Whether a tool of its own name is exposed. Default: every tool. */
+  readonly selects?: (tool: string) => boolean;
+  /** Time allowed for its part of a merged list, in milliseconds. Default: the set's `listTimeoutMs`. */
+  readonly listTimeoutMs?: number;
+}
+
+/** Options of {@link createServerSet}. */
+export interface ServerSetOptions {
+  /** The servers, in configuration order (the order of merged lists, and of precedence for resources). */
+  readonly servers: readonly ServerSetEntry[];
+  /** Time allowed for each server's part of a merged list, and for opening a server's session, in milliseconds. Default 5 000. */
+  readonly listTimeoutMs?: number;
+  /** Bounds of clients' sessions (as a single upstream's). */
+  readonly maxSessions: number;
+  readonly maxSessionsPerCaller: number;
+  readonly sessionIdleTimeoutMs: number;
+  /** Most bytes read of one server's answer to the set's own requests (lists, `initialize`). Default 8 MiB. */
+  readonly maxResponseBytes?: number;
+  /** Key material for list cursors any replica opens (the sealed sessions' keys). Default: one key per process. */
+  readonly cursorSecrets?: readonly Uint8Array[];
+  /** The gateway's `serverInfo`. */
+  readonly info: GatewayInfo;
+  /** Told of each server left out of a merged list. */
+  readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
+  /** Told once of each resource URI or template two servers claim. */
+  readonly onResourceConflict?: (conflict: ResourceClaimConflict) => void;
+  /** Told of each request refused for naming an unknown session. */
+  readonly onSessionRefused?: SessionRefusedHook;
+}
+
+/** Several upstreams behind one endpoint: an {@link Upstream} itself, with its servers. */
+export interface ServerSet extends Upstream {
+  /** Its servers, by name, in configuration order. */
+  readonly servers: ReadonlyMap<string, Upstream>;
+}
+
+/** Default time allowed for each server's part of a merged list, in milliseconds. */
+export const DEFAULT_LIST_TIMEOUT_MS = 5_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1_048_576;
+
+/**
+ * Serves several MCP servers behind one endpoint. Tools and prompts are exposed as `<server>__<name>`, resources
+ * keep their URIs and go to the server that listed them; lists are merged; each request goes to its server's own
+ * upstream (HTTP or stdio), which forwards it as it would alone. Under revisions with sessions the gateway answers
+ * `initialize` itself and opens each server's session on first use ({@link CompositeSessions}).
+ *
+ * @example
+ * const set = createServerSet({ servers: [{ name: 'notes', upstream: notes }, { name: 'files', upstream: files }], info, maxSessions: 10_000, maxSessionsPerCaller: 100, sessionIdleTimeoutMs: 3_600_000 });
+ * mcpOAuthGuard({ ...options, handler: set });
+ */
+export function createServerSet(options: ServerSetOptions): ServerSet {
+  const listTimeoutMs = options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS;
+  const members: SetMember[] = options.servers.map((server) => ({
+    name: server.name,
+    upstream: server.upstream,
+    selects: server.selects ?? (() => true),
+    listTimeoutMs: server.listTimeoutMs ?? listTimeoutMs,
+    profile: undefined,
+  }));
+  const router = new ServerSetRouter(members, options, listTimeoutMs);
+  return {
+    ...httpHandler((req, res, context) => router.handle(req, res, context), { supportsGet: false }),
+    name: 'servers',
+    transport: 'http',
+    servers: new Map(members.map((m) => [m.name, m.upstream])),
+    get inFlight() {
+      return members.reduce((sum, m) => sum + m.upstream.inFlight, 0);
+    },
+    get sessions() {
+      return router.sessions.size;
+    },
+    endStreams(which) {
+      for (const member of members) member.upstream.endStreams(which);
+    },
+    async close() {
+      router.sessions.clear();
+      await Promise.all(members.map((m) => m.upstream.close()));
+    },
+  };
+}
+
+/** The per-request work of a server set. */
+class ServerSetRouter {
+  readonly sessions: CompositeSessions;
+  private readonly byName: ReadonlyMap<string, SetMember>;
+  private readonly routes: ResourceRoutes;
+  private readonly lists: ListMerger;
+  private readonly maxBytes: number;
+
+  constructor(
+    private readonly members: readonly SetMember[],
+    private readonly options: ServerSetOptions,
+    private readonly listTimeoutMs: number,
+  ) {
+    this.maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.byName = new Map(members.map((m) => [m.name, m]));
+    this.routes = new ResourceRoutes(members.map((m) => m.name), options.onResourceConflict);
+    this.sessions = new CompositeSessions(members, {
+      maxSessions: options.maxSessions,
+      maxSessionsPerCaller: options.maxSessionsPerCaller,
+      idleTimeoutMs: options.sessionIdleTimeoutMs,
+      maxBytes: this.maxBytes,
+      openTimeoutMs: listTimeoutMs,
+    });
+    const configuration = members.map((m) => m.name).join(',');
+    this.lists = new ListMerger({
+      members,
+      sessions: this.sessions,
+      cursors: new ListCursors({ configuration, ...(options.cursorSecrets ? { secrets: options.cursorSecrets } : {}) }),
+      routes: this.routes,
+      maxBytes: this.maxBytes,
+      onFailure: options.onListFailure ?? (() => {}),
+    });
+  }
+
+  async handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    const stateless = isStatelessRevision(context.protocolVersion);
+    if (req.method === 'DELETE') return this.endSession(req, res, context);
+    const message = req.body;
+    if (message === undefined) {
+      writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed'));
+      return;
+    }
+    if (!stateless && 'method' in message && message.method === 'initialize') return this.initialize(req, res, context, message as JsonRpcRequest);
+    const sessionId = requestSessionId(req, context.protocolVersion);
+    let session: CompositeSession | undefined;
+    if (!stateless && sessionId !== undefined) {
+      const found = this.sessions.lookup(sessionId, context.auth);
+      if ('refused' in found) {
+        refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
+        return;
+      }
+      session = found.session.value;
+      found.session.acquire();
+      try {
+        return await this.route(req, res, context, message, session, sessionId);
+      } finally {
+        found.session.release();
+      }
+    }
+    return this.route(req, res, context, message, undefined, undefined);
+  }
+
+  private async route(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
+    const id = requestIdOf(message);
+    let route = routeMessage(message, this.byName, this.routes);
+    if (route.to === 'unrouted_resource') {
+      // Routes are learnt from lists: list the resources for this caller, then look again.
+      await this.learnResources(req, context, session);
+      route = routeMessage(message, this.byName, this.routes);
+    }
+    switch (route.to) {
+      case 'gateway':
+        return this.answerForGateway(res, context, message, id);
+      case 'merge':
+        return this.mergeList(req, res, context, message as JsonRpcRequest, session);
+      case 'member': {
+        let memberSessionId: string | undefined;
+        let protocolVersion = context.protocolVersion;
+        if (session) {
+          const opened = await this.sessions.memberSession(session, route.member, context.signal);
+          if ('failed' in opened) {
+            writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
+            return;
+          }
+          memberSessionId = opened.id;
+          protocolVersion = opened.protocolVersion ?? protocolVersion;
+        }
+        return forwardToMember(req, res, context, {
+          member: route.member,
+          message: route.message,
+          ...(route.localName !== undefined ? { localName: route.localName } : {}),
+          sessionId: memberSessionId,
+          protocolVersion,
+          clientSessionId: sessionId,
+        });
+      }
+      case 'unrouted_resource':
+        writeJson(res, 200, jsonRpcError(id, isStatelessRevision(context.protocolVersion) ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.ResourceNotFound, 'Resource not found'));
+        return;
+      case 'opened':
+        return this.toOpenedMembers(res, context, message, session, id);
+      case 'asker':
+        // Answers to a server's own requests are routed once the set relays those requests (see the docs).
+        writeAccepted(res);
+        return;
+      case 'refused':
+        if (id === null) writeAccepted(res);
+        else writeJson(res, route.code === JsonRpcErrorCode.MethodNotFound && isStatelessRevision(context.protocolVersion) ? 404 : 200, jsonRpcError(id, route.code, route.message));
+        return;
+    }
+  }
+
+  /** `initialize`: the gateway opens the client's session and answers with what the servers offer. */
+  private async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
+    const params = (message.params ?? {}) as Record<string, unknown>;
+    const result = initializeResult(params.protocolVersion, this.members, this.options.info);
+    const opened = this.sessions.open(context.auth, message, result.protocolVersion as string);
+    if (opened === 'no_identity' || opened === 'busy') {
+      writeJson(res, opened === 'busy' ? 429 : 403, jsonRpcError(message.id, opened === 'busy' ? JsonRpcErrorCode.RateLimited : JsonRpcErrorCode.Forbidden, opened === 'busy' ? 'Too many sessions' : 'Sessions need a token naming a subject or a client'));
+      return;
+    }
+    // Servers not yet known are opened now, so that the capabilities and instructions answered are theirs; the
+    // others open when first used.
+    const unknown = this.members.filter((m) => m.profile === undefined);
+    if (unknown.length > 0) {
+      const found = this.sessions.lookup(opened, context.auth);
+      if ('session' in found) await Promise.all(unknown.map((m) => this.sessions.memberSession(found.session.value, m, context.signal)));
+    }
+    const answer = initializeResult(params.protocolVersion, this.members, this.options.info);
+    writeJson(res, 200, { jsonrpc: '2.0', id: message.id, result: answer }, { 'Mcp-Session-Id': opened });
+  }
+
+  private async answerForGateway(res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, id: ReturnType<typeof requestIdOf>): Promise<void> {
+    const method = 'method' in message ? message.method : '';
+    if (method === 'notifications/initialized' || id === null) {
+      writeAccepted(res);
+      return;
+    }
+    if (method === 'server/discover') {
+      await this.discoverUnknown(context);
+      writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(this.members, this.options.info) });
+      return;
+    }
+    // ping, or initialize under a stateless revision (which has none): an empty result, as MCP's ping.
+    if (method === 'initialize') writeJson(res, 200, jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, 'Method not found: initialize'));
+    else writeJson(res, 200, { jsonrpc: '2.0', id, result: {} });
+  }
+
+  /** Asks `server/discover` of every server whose revisions are not known yet, in parallel. */
+  private async discoverUnknown(context: HttpHandlerContext): Promise<void> {
+    await Promise.all(
+      this.members
+        .filter((m) => m.profile?.supportedVersions === undefined)
+        .map(async (member) => {
+          const answer = await callMember(member.upstream, {
+            message: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} },
+            auth: context.auth,
+            protocolVersion: context.protocolVersion,
+            signal: AbortSignal.any([context.signal, AbortSignal.timeout(member.listTimeoutMs)]),
+            maxBytes: this.maxBytes,
+          });
+          const response = answer.response;
+          const profile = response && 'result' in response ? profileOf(response.result) : undefined;
+          if (profile) member.profile = profile;
+        }),
+    );
+  }
+
+  private async mergeList(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest, session: CompositeSession | undefined): Promise<void> {
+    const outcome = await this.lists.merge({ request: message, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers: passedHeaders(req) });
+    if (res.writableEnded || context.signal.aborted) return;
+    if ('refused' in outcome) {
+      writeJson(res, 400, jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, 'Invalid params: the cursor is not one this endpoint gave'));
+      return;
+    }
+    if ('failed' in outcome) {
+      writeGatewayError(res, outcome.failed.status, message.id, outcome.failed.message);
+      return;
+    }
+    const text = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${outcome.result}}`;
+    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  /** Lists resources and templates for this caller, to learn which server holds which URI. */
+  private async learnResources(req: GuardedRequest, context: HttpHandlerContext, session: CompositeSession | undefined): Promise<void> {
+    const headers = passedHeaders(req);
+    await Promise.all(
+      ['resources/list', 'resources/templates/list'].map((method) =>
+        this.lists.merge({ request: { jsonrpc: '2.0', id: 0, method, params: {} }, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers }),
+      ),
+    );
+  }
+
+  /** A notification or `logging/setLevel`: to every server the client's session has opened. */
+  private async toOpenedMembers(res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, id: ReturnType<typeof requestIdOf>): Promise<void> {
+    if (session) {
+      await Promise.all(
+        this.members.map(async (member) => {
+          const state = session.members.get(member.name);
+          if (state === undefined) return;
+          const opened = await state;
+          if ('failed' in opened) return;
+          await callMember(member.upstream, {
+            message,
+            auth: context.auth,
+            protocolVersion: opened.protocolVersion,
+            ...(opened.id !== undefined ? { sessionId: opened.id } : {}),
+            signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.listTimeoutMs)]),
+            maxBytes: this.maxBytes,
+          });
+        }),
+      );
+    }
+    if (id === null) writeAccepted(res);
+    else writeJson(res, 200, { jsonrpc: '2.0', id, result: {} });
+  }
+
+  /** DELETE: ends the client's session and every server session it opened. */
+  private endSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void {
+    const sessionId = requestSessionId(req, context.protocolVersion);
+    if (sessionId === undefined) {
+      writeJson(res, 400, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Bad request: DELETE needs an Mcp-Session-Id'));
+      return;
+    }
+    const found = this.sessions.lookup(sessionId, context.auth);
+    if ('refused' in found) {
+      refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
+      return;
+    }
+    this.sessions.end(sessionId);
+    res.writeHead(200, { 'Content-Length': '0' }).end();
+  }
+}
+
+/** The client headers a server set passes on in its own requests to servers (as the upstreams' allow-list would). */
+function passedHeaders(req: GuardedRequest): GuardedRequest['headers'] {
+  const headers: GuardedRequest['headers'] = {};
+  for (const name of ['accept-language', 'user-agent']) if (req.headers[name] !== undefined) headers[name] = req.headers[name];
+  return headers;
+}

@@ -1,0 +1,41 @@
+import type { Upstream } from '../upstream/upstream.js';
+
+/**
+ * What a server told the gateway of itself in its `initialize` answer (or `server/discover`): what the merged
+ * `initialize` and `server/discover` answers are built from. Learnt from the first session opened with it, and
+ * kept, so that later sessions open it only when they use it.
+ */
+export interface ServerProfile {
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  readonly instructions?: string;
+  /** The revision it answered `initialize` with. */
+  readonly protocolVersion?: string;
+  /** The revisions it supports (`server/discover`). */
+  readonly supportedVersions?: readonly string[];
+}
+
+/** One server of a server set: its upstream and what the set keeps about it. */
+export interface SetMember {
+  /** Its name (`servers.<name>`): the prefix of its tools and prompts. */
+  readonly name: string;
+  readonly upstream: Upstream;
+  /** Whether a tool of its own name is exposed (`tools` include and exclude). */
+  readonly selects: (tool: string) => boolean;
+  /** Time allowed for its part of a merged list, in milliseconds. */
+  readonly listTimeoutMs: number;
+  /** Its profile once known. */
+  profile: ServerProfile | undefined;
+}
+
+/** Reads the profile from an `initialize` or `server/discover` result; undefined when the result is not one. */
+export function profileOf(result: unknown): ServerProfile | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { capabilities, instructions, protocolVersion, supportedVersions } = result as Record<string, unknown>;
+  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
+  return {
+    capabilities: capabilities as Record<string, unknown>,
+    ...(typeof instructions === 'string' ? { instructions } : {}),
+    ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}),
+    ...(Array.isArray(supportedVersions) ? { supportedVersions: supportedVersions.filter((v): v is string => typeof v === 'string') } : {}),
+  };
+}

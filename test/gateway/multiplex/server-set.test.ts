@@ -1,0 +1,122 @@
+// Several servers behind one gateway endpoint: server-everything over Streamable HTTP and the raw stdio fixture
+// server, each under its own name. Names are prefixed, lists merged, calls routed, sessions opened per server on
+// first use, and a server that is down leaves only its own items out.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
+import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { messages, postMcp, send, type HttpAnswer } from '../../helpers/http-client.js';
+import { startEverythingServer, type EverythingServer } from '../../helpers/everything-server.js';
+import { NODE_SERVER, PROTOCOL_VERSION } from '../../helpers/stdio-gateway.js';
+
+let as: AuthorizationServer;
+let everything: EverythingServer;
+let gateway: RunningGateway;
+const warnings: string[] = [];
+
+async function startSet(servers: ServerConfig[], extra: Record<string, string> = {}): Promise<RunningGateway> {
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0', ...extra }, { upstreamRequired: false });
+  const started = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
+  as.addResource(started.resource, { scopes: ['mcp'] });
+  return started;
+}
+
+const SERVERS = (): ServerConfig[] => [
+  { name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, tools: { exclude: ['*long-running*', 'get-env'] } },
+  { name: 'raw', transport: 'stdio', stdio: { command: process.execPath, args: [NODE_SERVER] }, required: false },
+];
+
+before(async () => {
+  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
+  everything = await startEverythingServer();
+  gateway = await startSet(SERVERS());
+});
+after(async () => {
+  await gateway?.shutdown();
+  everything?.stop();
+  await as?.close();
+});
+
+const token = (sub = 'alice') => as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub });
+const answerOf = (answer: HttpAnswer, id: number | string) => messages(answer).find((m) => m.id === id);
+
+/** Opens a client session with the endpoint; returns its id and the initialize answer. */
+async function openSession(bearer: string): Promise<{ sessionId: string; result: any }> {
+  const init = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: { sampling: {} }, clientInfo: { name: 't', version: '1' } } }, bearer);
+  assert.equal(init.status, 200, init.text);
+  const sessionId = String(init.headers['mcp-session-id']);
+  await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
+  return { sessionId, result: answerOf(init, 1).result };
+}
+
+describe('server set', () => {
+  it('answers initialize itself with the merged capabilities and every server\'s instructions', async () => {
+    const bearer = await token();
+    const { sessionId, result } = await openSession(bearer);
+    assert.match(sessionId, /^[0-9a-f-]{36}$/);
+    assert.equal(result.protocolVersion, PROTOCOL_VERSION);
+    assert.equal(result.serverInfo.name, 'mcp-oauth-guard');
+    assert.deepEqual(result.capabilities.tools, { listChanged: true });
+  });
+
+  it('merges tools/list, prefixing each server\'s names and leaving out what a server\'s selection excludes', async () => {
+    const bearer = await token();
+    const { sessionId } = await openSession(bearer);
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION };
+    const list = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, bearer, headers);
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.headers['mcp-session-id'], undefined);
+    const names: string[] = answerOf(list, 2).result.tools.map((t: { name: string }) => t.name);
+    assert.ok(names.includes('every__echo'), names.join());
+    assert.ok(names.includes('raw__add'), names.join());
+    assert.ok(!names.some((n) => n.includes('long-running') || n === 'every__get-env'), 'excluded by the selection');
+    // Configuration order: every server's tools before the next server's.
+    assert.ok(names.indexOf('every__echo') < names.indexOf('raw__add'));
+  });
+
+  it('routes a call to its server by the prefix, which sees its own name', async () => {
+    const bearer = await token();
+    const { sessionId } = await openSession(bearer);
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION };
+    const raw = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'raw__add', arguments: { a: 2, b: 3 } } }, bearer, headers);
+    assert.equal(raw.status, 200, raw.text);
+    assert.equal(answerOf(raw, 3).result.content[0].text, '5');
+    const every = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'every__echo', arguments: { message: 'hi' } } }, bearer, headers);
+    assert.equal(every.status, 200, every.text);
+    assert.match(JSON.stringify(answerOf(every, 4).result), /hi/);
+    // The client's session id, never the server's.
+    for (const answer of [raw, every]) assert.ok(answer.headers['mcp-session-id'] === undefined || answer.headers['mcp-session-id'] === sessionId);
+  });
+
+  it('answers a tool of no server, or one the selection excludes, as an unknown tool (-32602), not 403', async () => {
+    const bearer = await token();
+    const { sessionId } = await openSession(bearer);
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION };
+    for (const name of ['nobody__echo', 'every__trigger-long-running-operation', 'every__get-env', 'echo']) {
+      const call = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name, arguments: {} } }, bearer, headers);
+      assert.equal(call.status, 200, call.text);
+      assert.equal(answerOf(call, 5)?.error?.code, -32602, `${name}: ${call.text}`);
+    }
+  });
+
+  it('refuses another caller\'s session with 404, and ends a session on DELETE', async () => {
+    const { sessionId } = await openSession(await token('alice'));
+    const other = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 6, method: 'tools/list' }, await token('bob'), { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(other.status, 404);
+    const bearer = await token('alice');
+    const del = await send(`${gateway.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${bearer}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION } });
+    assert.equal(del.status, 200);
+    const again = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(again.status, 404);
+  });
+
+  it('refuses a forged cursor with 400 -32602', async () => {
+    const bearer = await token();
+    const { sessionId } = await openSession(bearer);
+    const list = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 'v1.eyJ9.AAAA' } }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(list.status, 400);
+    assert.equal(JSON.parse(list.text).error.code, -32602);
+  });
+});
