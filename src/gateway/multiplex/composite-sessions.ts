@@ -28,6 +28,8 @@ export interface CompositeSession {
   readonly auth: AuthInfo;
   /** Servers' sessions, opened or being opened, by server name. */
   readonly members: Map<string, MemberSession | Promise<MemberSession | MemberSessionFailure>>;
+  /** Told of each server session opened from now on (the client's GET stream adds it). */
+  onOpened?: ((member: SetMember, opened: MemberSession) => void) | undefined;
 }
 
 /** Options of {@link CompositeSessions}. */
@@ -99,7 +101,10 @@ export class CompositeSessions {
     session.members.set(member.name, opening);
     const opened = await opening;
     if ('failed' in opened) session.members.delete(member.name);
-    else session.members.set(member.name, opened);
+    else {
+      session.members.set(member.name, opened);
+      session.onOpened?.(member, opened);
+    }
     return opened;
   }
 

@@ -2,6 +2,8 @@ import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'no
 import { encodeHeaderValue } from '../../core/wire/header-value-encoding.js';
 import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
+import { EventIdVector, EventRelabeller } from './relabelled-events.js';
 import type { SetMember } from './set-member.js';
 
 /** Where a routed request goes: the server, the message with the server's own names, and its session there. */
@@ -33,6 +35,7 @@ export function forwardToMember(req: GuardedRequest, res: ServerResponse, contex
   if (target.localName !== undefined && headers['mcp-name'] !== undefined) headers['mcp-name'] = encodeHeaderValue(target.localName);
   if (target.protocolVersion !== undefined && headers['mcp-protocol-version'] !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
   showClientSession(res, target.clientSessionId);
+  relabelEventStreams(res, new EventRelabeller(target.member.name, new EventIdVector()));
   const memberContext = target.protocolVersion === context.protocolVersion || target.protocolVersion === undefined ? context : withProtocolVersion(context, target.protocolVersion);
   return target.member.upstream.handle(req, res, memberContext);
 }
@@ -63,4 +66,45 @@ export function showClientSession(res: ServerResponse, clientSessionId: string |
     }
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
   } as ServerResponse['writeHead'];
+}
+
+/**
+ * Relabels an event-stream answer written to `res` ({@link EventRelabeller}): event ids become ids that
+ * `Last-Event-ID` resumes through the set, and a server's requests to the client get ids naming the server. Any
+ * other answer (JSON, 202) passes untouched.
+ */
+export function relabelEventStreams(res: ServerResponse, relabeller: EventRelabeller): void {
+  const writeHead = res.writeHead;
+  const write = res.write;
+  const end = res.end;
+  let relabel = false;
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
+    const contentType = headers ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] : this.getHeader('content-type');
+    relabel = mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE;
+    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
+  } as ServerResponse['writeHead'];
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]): boolean {
+    if (!relabel || (typeof chunk !== 'string' && !(chunk instanceof Uint8Array))) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    const callback = rest.find((part): part is () => void => typeof part === 'function');
+    const out = relabeller.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    if (out === undefined) {
+      // An event too long to relabel: the stream ends (the client may resume it).
+      this.destroy();
+      return false;
+    }
+    if (out === '') {
+      if (callback) queueMicrotask(callback);
+      return true;
+    }
+    return (write as (...args: unknown[]) => boolean).call(this, out, ...(callback ? [callback] : []));
+  } as ServerResponse['write'];
+  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+    if (relabel && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+      const out = relabeller.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)) ?? '';
+      const callback = rest.find((part): part is () => void => typeof part === 'function');
+      return (end as (...args: unknown[]) => ServerResponse).call(this, out, ...(callback ? [callback] : []));
+    }
+    return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+  } as ServerResponse['end'];
 }

@@ -8,14 +8,17 @@ import { writeAccepted, writeJson } from '../../http/write-response.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
 import type { Upstream } from '../upstream/upstream.js';
-import { CompositeSessions, type CompositeSession } from './composite-sessions.js';
+import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
 import { forwardToMember } from './forward-to-member.js';
 import { ListCursors } from './list-cursor.js';
 import { callMember } from './member-call.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
+import { MergedStream } from './merged-stream.js';
+import { EventIdVector } from './relabelled-events.js';
 import { routeMessage } from './route-message.js';
+import { readRequestId } from './server-request-ids.js';
 import { profileOf, type SetMember } from './set-member.js';
 
 /** One server of {@link createServerSet}. */
@@ -83,7 +86,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
   }));
   const router = new ServerSetRouter(members, options, listTimeoutMs);
   return {
-    ...httpHandler((req, res, context) => router.handle(req, res, context), { supportsGet: false }),
+    ...httpHandler((req, res, context) => router.handle(req, res, context)),
     name: 'servers',
     transport: 'http',
     servers: new Map(members.map((m) => [m.name, m.upstream])),
@@ -94,6 +97,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
       return router.sessions.size;
     },
     endStreams(which) {
+      router.endStreams();
       for (const member of members) member.upstream.endStreams(which);
     },
     async close() {
@@ -110,6 +114,7 @@ class ServerSetRouter {
   private readonly routes: ResourceRoutes;
   private readonly lists: ListMerger;
   private readonly maxBytes: number;
+  private readonly streams = new Set<MergedStream>();
 
   constructor(
     private readonly members: readonly SetMember[],
@@ -140,6 +145,7 @@ class ServerSetRouter {
   async handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const stateless = isStatelessRevision(context.protocolVersion);
     if (req.method === 'DELETE') return this.endSession(req, res, context);
+    if (req.method === 'GET') return this.stream(req, res, context);
     const message = req.body;
     if (message === undefined) {
       writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed'));
@@ -205,9 +211,7 @@ class ServerSetRouter {
       case 'opened':
         return this.toOpenedMembers(res, context, message, session, id);
       case 'asker':
-        // Answers to a server's own requests are routed once the set relays those requests (see the docs).
-        writeAccepted(res);
-        return;
+        return this.answerAsker(req, res, context, message, session, sessionId);
       case 'refused':
         if (id === null) writeAccepted(res);
         else writeJson(res, route.code === JsonRpcErrorCode.MethodNotFound && isStatelessRevision(context.protocolVersion) ? 404 : 200, jsonRpcError(id, route.code, route.message));
@@ -319,6 +323,69 @@ class ServerSetRouter {
     }
     if (id === null) writeAccepted(res);
     else writeJson(res, 200, { jsonrpc: '2.0', id, result: {} });
+  }
+
+  /** A client's answer to a server's request: to the server that asked, with the id it gave. */
+  private async answerAsker(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
+    const asked = readRequestId('id' in message ? message.id : null);
+    const member = asked ? this.byName.get(asked.server) : undefined;
+    const state = member && session ? session.members.get(member.name) : undefined;
+    const opened = state === undefined ? undefined : await state;
+    if (!asked || !member || (session && (!opened || 'failed' in opened))) {
+      // An answer to nothing the set relayed: nobody is waiting for it.
+      writeAccepted(res);
+      return;
+    }
+    const memberSession = opened && !('failed' in opened) ? opened : undefined;
+    return forwardToMember(req, res, context, {
+      member,
+      message: { ...message, id: asked.id } as JsonRpcMessage,
+      sessionId: memberSession?.id,
+      protocolVersion: memberSession?.protocolVersion ?? context.protocolVersion,
+      clientSessionId: sessionId,
+    });
+  }
+
+  /** GET: the client's stream, merging the streams of every server its session has opened. */
+  private async stream(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+    const sessionId = requestSessionId(req, context.protocolVersion);
+    if (sessionId === undefined || isStatelessRevision(context.protocolVersion)) {
+      writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed: a stream needs a session'), { Allow: 'POST, DELETE' });
+      return;
+    }
+    const found = this.sessions.lookup(sessionId, context.auth);
+    if ('refused' in found) {
+      refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
+      return;
+    }
+    const session = found.session.value;
+    const lastEventId = req.headers['last-event-id'];
+    const resumeFrom = EventIdVector.read(typeof lastEventId === 'string' ? lastEventId : undefined, new Set(this.byName.keys()));
+    const merged = new MergedStream(res, context.auth, context.signal, resumeFrom);
+    this.streams.add(merged);
+    found.session.acquire();
+    const previous = session.onOpened;
+    const attach = (member: SetMember, opened: MemberSession): void => merged.attach(member, opened);
+    session.onOpened = attach;
+    try {
+      for (const member of this.members) {
+        const state = session.members.get(member.name);
+        if (state === undefined) continue;
+        void Promise.resolve(state).then((opened) => {
+          if (!('failed' in opened)) merged.attach(member, opened);
+        });
+      }
+      await merged.done;
+    } finally {
+      if (session.onOpened === attach) session.onOpened = previous;
+      this.streams.delete(merged);
+      found.session.release();
+    }
+  }
+
+  /** Ends every client's GET stream (shutdown: they never end by themselves). */
+  endStreams(): void {
+    for (const stream of [...this.streams]) stream.end();
   }
 
   /** DELETE: ends the client's session and every server session it opened. */

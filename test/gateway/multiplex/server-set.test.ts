@@ -10,6 +10,10 @@ import { startGateway, type RunningGateway } from '../../../src/gateway/server/s
 import { messages, postMcp, send, type HttpAnswer } from '../../helpers/http-client.js';
 import { startEverythingServer, type EverythingServer } from '../../helpers/everything-server.js';
 import { NODE_SERVER, PROTOCOL_VERSION } from '../../helpers/stdio-gateway.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { withTimeout } from '../../helpers/everything-server.js';
 
 let as: AuthorizationServer;
 let everything: EverythingServer;
@@ -24,7 +28,7 @@ async function startSet(servers: ServerConfig[], extra: Record<string, string> =
 }
 
 const SERVERS = (): ServerConfig[] => [
-  { name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, tools: { exclude: ['*long-running*', 'get-env'] } },
+  { name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, tools: { exclude: ['get-env*', 'gzip-*'] } },
   { name: 'raw', transport: 'stdio', stdio: { command: process.execPath, args: [NODE_SERVER] }, required: false },
 ];
 
@@ -71,7 +75,7 @@ describe('server set', () => {
     const names: string[] = answerOf(list, 2).result.tools.map((t: { name: string }) => t.name);
     assert.ok(names.includes('every__echo'), names.join());
     assert.ok(names.includes('raw__add'), names.join());
-    assert.ok(!names.some((n) => n.includes('long-running') || n === 'every__get-env'), 'excluded by the selection');
+    assert.ok(!names.some((n) => n === 'every__get-env' || n.startsWith('every__gzip-')), 'excluded by the selection');
     // Configuration order: every server's tools before the next server's.
     assert.ok(names.indexOf('every__echo') < names.indexOf('raw__add'));
   });
@@ -94,7 +98,7 @@ describe('server set', () => {
     const bearer = await token();
     const { sessionId } = await openSession(bearer);
     const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION };
-    for (const name of ['nobody__echo', 'every__trigger-long-running-operation', 'every__get-env', 'echo']) {
+    for (const name of ['nobody__echo', 'every__get-env', 'echo']) {
       const call = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name, arguments: {} } }, bearer, headers);
       assert.equal(call.status, 200, call.text);
       assert.equal(answerOf(call, 5)?.error?.code, -32602, `${name}: ${call.text}`);
@@ -118,5 +122,63 @@ describe('server set', () => {
     const list = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 'v1.eyJ9.AAAA' } }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
     assert.equal(list.status, 400);
     assert.equal(JSON.parse(list.text).error.code, -32602);
+  });
+});
+
+describe('server set with the SDK client', { timeout: 60_000 }, () => {
+  const clients: Client[] = [];
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => {});
+  });
+
+  async function connect(): Promise<Client> {
+    const bearer = await token('carol');
+    const transport = new StreamableHTTPClientTransport(new URL(gateway.resource), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } });
+    const client = new Client({ name: 'set-test', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+      model: 'test-model',
+      role: 'assistant',
+      content: { type: 'text', text: `sampled reply to ${request.params.messages.length} message(s)` },
+    }));
+    clients.push(client);
+    await withTimeout(client.connect(transport), 10_000, 'initialize');
+    return client;
+  }
+
+  it('lists and calls on each server, and answers a sampling request of one of them', async () => {
+    const client = await connect();
+    const names = (await withTimeout(client.listTools(), 10_000, 'tools/list')).tools.map((t) => t.name);
+    assert.ok(names.includes('every__trigger-sampling-request') && names.includes('raw__echo'), names.join());
+    const echo = await withTimeout(client.callTool({ name: 'raw__echo', arguments: { text: 'hello' } }), 10_000, 'raw__echo');
+    assert.match(JSON.stringify(echo.content), /hello/);
+    const sampled = await withTimeout(client.callTool({ name: 'every__trigger-sampling-request', arguments: { prompt: 'Hi', maxTokens: 10 } }), 15_000, 'sampling');
+    assert.match(JSON.stringify(sampled.content), /sampled reply to 1 message/);
+  });
+
+  it('streams progress of one server\'s long call', async () => {
+    const client = await connect();
+    const progress: Progress[] = [];
+    const long = await withTimeout(
+      client.callTool({ name: 'every__trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, CallToolResultSchema, { onprogress: (p) => progress.push(p), timeout: 10_000 }),
+      15_000,
+      'long',
+    );
+    assert.match(JSON.stringify(long.content), /completed/);
+    assert.deepEqual(progress.map((p) => p.progress), [1, 2, 3]);
+  });
+
+  it('reads a resource through the server that listed it, and prompts by their prefix', async () => {
+    const client = await connect();
+    const resources = (await withTimeout(client.listResources(), 10_000, 'resources/list')).resources;
+    assert.ok(resources.length > 0);
+    const read = await withTimeout(client.readResource({ uri: resources[0]!.uri }), 10_000, 'resources/read');
+    assert.equal(read.contents[0]!.uri, resources[0]!.uri);
+    const prompts = (await withTimeout(client.listPrompts(), 10_000, 'prompts/list')).prompts.map((p) => p.name);
+    assert.ok(prompts.every((name) => name.startsWith('every__')), prompts.join());
+    const simple = prompts.find((name) => /simple/.test(name));
+    if (simple) {
+      const got = await withTimeout(client.getPrompt({ name: simple }), 10_000, 'prompts/get');
+      assert.ok(got.messages.length > 0);
+    }
   });
 });
