@@ -9,6 +9,7 @@ import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, type Upstream, type UpstreamHooks } from '../upstream/upstream.js';
 import { compileToolSelection } from '../../core/policy/tool-selection.js';
 import type { ListFailureReason } from './merge-lists.js';
+import { PASS_THROUGH_SESSION_IDS } from './member-session-pass-through.js';
 import { createServerSet, type ServerSet } from './server-set.js';
 import type { GatewayInfo } from './merge-initialize.js';
 
@@ -26,7 +27,7 @@ export interface ServerSetParts {
   readonly cursorSecrets?: readonly Uint8Array[];
   /** Told of each server left out of a list (metrics). */
   readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
-  /** Sealed session ids; not yet carried across servers (see the docs). */
+  /** Seals clients' session ids (`MCP_AUTH_SESSION_SECRET`), which then carry every HTTP server's session. */
   readonly sessionSealer?: SessionSealer;
 }
 
@@ -61,6 +62,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     info: parts.info,
     ...(parts.cursorSecrets ? { cursorSecrets: parts.cursorSecrets } : {}),
     ...(parts.hooks.onSessionRefused ? { onSessionRefused: parts.hooks.onSessionRefused } : {}),
+    ...(parts.sessionSealer ? { sessionSealer: parts.sessionSealer } : {}),
     onListFailure: (server, method, reason) => {
       parts.onListFailure?.(server, method, reason);
       const key = `${server}\n${reason}`;
@@ -84,6 +86,8 @@ function buildServer(server: ServerConfig, parts: ServerSetParts): Upstream {
     name: server.name,
     ...parts.hooks,
     ...(credentials ? { credentials } : {}),
+    // With sealed ids, the set's id carries this server's session: any replica forwards it as it is.
+    ...(parts.sessionSealer ? { sessionSealer: PASS_THROUGH_SESSION_IDS } : {}),
     ...(parts.onExchangeEnd ? { onExchangeEnd: parts.onExchangeEnd } : {}),
   });
 }

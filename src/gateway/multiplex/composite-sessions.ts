@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
-import { createSessionRegistry, type BoundSession, type SessionRefusalReason, type SessionRegistry } from '../../core/session/session-registry.js';
+import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../core/session/session-registry.js';
+import type { SealedSessionRefusalReason, SessionSealer } from '../../core/session/session-seal.js';
 import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { callMember } from './member-call.js';
 import { profileOf, type SetMember } from './set-member.js';
@@ -41,7 +42,21 @@ export interface CompositeSessionsOptions {
   readonly maxBytes: number;
   /** Time allowed for opening one server's session, in milliseconds. */
   readonly openTimeoutMs: number;
+  /**
+   * Seals the client's session id (`MCP_AUTH_SESSION_SECRET`): the id then carries every HTTP server's session,
+   * opened at `initialize`, so that any replica serves it. Default none: sessions live in this process.
+   */
+  readonly sealer?: SessionSealer;
 }
+
+/** A client's session found for a request: release it when the request is done. */
+export interface FoundSession {
+  readonly session: CompositeSession;
+  release(): void;
+}
+
+/** Why opening a client's session failed: no caller to bind it to, no room, or (sealed) a server could not be opened. */
+export type SessionOpenRefusal = 'no_identity' | 'busy' | 'unsealable';
 
 /**
  * Clients' sessions with a server set (MCP 2025-11-25 and earlier): the gateway answers `initialize` itself, binds
@@ -57,6 +72,8 @@ export interface CompositeSessionsOptions {
  */
 export class CompositeSessions {
   private readonly registry: SessionRegistry<CompositeSession>;
+  /** With sealed ids: the sessions this replica has seen, so that servers opened here are reused. */
+  private readonly sealedSeen = new Map<string, CompositeSession>();
 
   constructor(
     private readonly members: readonly SetMember[],
@@ -75,7 +92,9 @@ export class CompositeSessions {
   }
 
   /** Opens a client's session for the caller of `auth`; its id, or why not. */
-  open(auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string): string | 'no_identity' | 'busy' {
+  async open(auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal): Promise<string | SessionOpenRefusal> {
+    const sealer = this.options.sealer;
+    if (sealer) return this.openSealed(sealer, auth, initialize, protocolVersion, signal);
     const reservation = this.registry.reserve(auth);
     if (typeof reservation === 'string') return reservation;
     const id = randomUUID();
@@ -84,13 +103,71 @@ export class CompositeSessions {
   }
 
   /** The caller's session of that id, or why not (the same 404 for every reason). */
-  lookup(id: string, auth: AuthInfo): { session: BoundSession<CompositeSession> } | { refused: SessionRefusalReason } {
-    return this.registry.lookup(id, auth);
+  async find(id: string, auth: AuthInfo): Promise<FoundSession | { refused: SealedSessionRefusalReason }> {
+    if (this.options.sealer) return this.findSealed(this.options.sealer, id, auth);
+    const found = this.registry.lookup(id, auth);
+    if ('refused' in found) return found;
+    const bound: BoundSession<CompositeSession> = found.session;
+    bound.acquire();
+    return { session: bound.value, release: () => bound.release() };
   }
 
   /** Ends a client's session and every server session it opened (DELETE). */
-  end(id: string): void {
-    this.registry.forget(id);
+  end(id: string, session: CompositeSession): void {
+    if (!this.options.sealer) {
+      this.registry.forget(id);
+      return;
+    }
+    this.sealedSeen.delete(id);
+    void this.endMembers(session);
+  }
+
+  /**
+   * Sealed: every HTTP server's session is opened now (an id cannot change once given), and the id seals them
+   * with the client's revision and capabilities; stdio servers still open on first use, on the replica that
+   * holds their process.
+   */
+  private async openSealed(sealer: SessionSealer, auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal): Promise<string | SessionOpenRefusal> {
+    const session: CompositeSession = { initialize, protocolVersion, auth, members: new Map() };
+    const http = this.members.filter((m) => m.upstream.transport === 'http');
+    const opened = await Promise.all(http.map((member) => this.memberSession(session, member, signal)));
+    const carried: [string, string | null, string | null][] = [];
+    opened.forEach((state, i) => {
+      if (!('failed' in state)) carried.push([http[i]!.name, state.id ?? null, state.protocolVersion ?? null]);
+    });
+    const params = (initialize.params ?? {}) as Record<string, unknown>;
+    const payload = JSON.stringify({ v: protocolVersion, p: params.protocolVersion ?? null, c: params.capabilities ?? {}, i: params.clientInfo ?? null, m: carried });
+    const id = payload.length > MAX_SEALED_PAYLOAD_CHARS ? undefined : await sealer.seal(payload, auth);
+    if (id === undefined || id.length > MAX_SEALED_ID_CHARS) {
+      void this.endMembers(session);
+      return id === undefined && payload.length <= MAX_SEALED_PAYLOAD_CHARS ? 'no_identity' : 'unsealable';
+    }
+    this.remember(id, session);
+    return id;
+  }
+
+  private async findSealed(sealer: SessionSealer, id: string, auth: AuthInfo): Promise<FoundSession | { refused: SealedSessionRefusalReason }> {
+    const opened = await sealer.open(id, auth);
+    if ('refused' in opened) return opened;
+    let session = this.sealedSeen.get(id);
+    if (session === undefined) {
+      session = sessionFromPayload(opened.session.upstreamSessionId, auth);
+      if (session === undefined) return { refused: 'session_unknown' };
+      this.remember(id, session);
+    }
+    return { session, release: () => {} };
+  }
+
+  /** Keeps a sealed session this replica serves, least recently used out first past `maxSessions`. */
+  private remember(id: string, session: CompositeSession): void {
+    this.sealedSeen.delete(id);
+    this.sealedSeen.set(id, session);
+    if (this.sealedSeen.size > this.options.maxSessions) {
+      const [oldestId, oldest] = this.sealedSeen.entries().next().value as [string, CompositeSession];
+      this.sealedSeen.delete(oldestId);
+      // Its stdio servers' sessions are this replica's only: they end with it. HTTP ones live on in the id.
+      void this.endMembers(oldest, 'stdio');
+    }
   }
 
   /** The server's session within `session`, opening it first when this is the client's first use of the server. */
@@ -111,6 +188,7 @@ export class CompositeSessions {
   /** Ends every client session (shutdown). */
   clear(): void {
     this.registry.clear();
+    this.sealedSeen.clear();
   }
 
   private async openMember(session: CompositeSession, member: SetMember, signal: AbortSignal): Promise<MemberSession | MemberSessionFailure> {
@@ -132,10 +210,11 @@ export class CompositeSessions {
     return opened;
   }
 
-  /** Ends the server sessions a client's session opened, in parallel; their answers do not matter. */
-  private async endMembers(session: CompositeSession): Promise<void> {
+  /** Ends the server sessions a client's session opened (of one transport, or all), in parallel; their answers do not matter. */
+  private async endMembers(session: CompositeSession, transport?: 'stdio'): Promise<void> {
     const ending: Promise<unknown>[] = [];
     for (const member of this.members) {
+      if (transport !== undefined && member.upstream.transport !== transport) continue;
       const state = session.members.get(member.name);
       if (state === undefined) continue;
       ending.push(
@@ -153,7 +232,30 @@ export class CompositeSessions {
         }),
       );
     }
-    session.members.clear();
+    if (transport === undefined) session.members.clear();
     await Promise.allSettled(ending);
   }
+}
+
+/** Longest sealed payload: its id must stay under the sealer's 4 096 characters once encrypted and encoded. */
+const MAX_SEALED_PAYLOAD_CHARS = 2_800;
+/** Longest sealed id given: the sealer opens none longer. */
+const MAX_SEALED_ID_CHARS = 4_096;
+
+/** The client's session a sealed payload describes: its revision, its `initialize` params, its HTTP servers' sessions. */
+function sessionFromPayload(payload: string, auth: AuthInfo): CompositeSession | undefined {
+  let parsed: { v?: unknown; p?: unknown; c?: unknown; i?: unknown; m?: unknown };
+  try {
+    parsed = JSON.parse(payload) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed.v !== 'string' || !Array.isArray(parsed.m)) return undefined;
+  const members = new Map<string, MemberSession>();
+  for (const entry of parsed.m as unknown[]) {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string') return undefined;
+    members.set(entry[0], { id: typeof entry[1] === 'string' ? entry[1] : undefined, protocolVersion: typeof entry[2] === 'string' ? entry[2] : undefined });
+  }
+  const params = { protocolVersion: parsed.p ?? parsed.v, capabilities: parsed.c ?? {}, clientInfo: parsed.i ?? { name: 'unknown', version: '0' } };
+  return { initialize: { jsonrpc: '2.0', id: 0, method: 'initialize', params }, protocolVersion: parsed.v, auth, members };
 }

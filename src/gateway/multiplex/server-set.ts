@@ -8,6 +8,7 @@ import { writeAccepted, writeJson } from '../../http/write-response.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
 import type { Upstream } from '../upstream/upstream.js';
+import type { SessionSealer } from '../../core/session/session-seal.js';
 import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
 import { forwardToMember } from './forward-to-member.js';
 import { ListCursors } from './list-cursor.js';
@@ -53,6 +54,11 @@ export interface ServerSetOptions {
   readonly onResourceConflict?: (conflict: ResourceClaimConflict) => void;
   /** Told of each request refused for naming an unknown session. */
   readonly onSessionRefused?: SessionRefusedHook;
+  /**
+   * Seals clients' session ids (`MCP_AUTH_SESSION_SECRET`) so that any replica serves them; give the HTTP servers
+   * `PASS_THROUGH_SESSION_IDS` then. Default none.
+   */
+  readonly sessionSealer?: SessionSealer;
 }
 
 /** Several upstreams behind one endpoint: an {@link Upstream} itself, with its servers. */
@@ -130,6 +136,7 @@ class ServerSetRouter {
       idleTimeoutMs: options.sessionIdleTimeoutMs,
       maxBytes: this.maxBytes,
       openTimeoutMs: listTimeoutMs,
+      ...(options.sessionSealer ? { sealer: options.sessionSealer } : {}),
     });
     const configuration = members.map((m) => m.name).join(',');
     this.lists = new ListMerger({
@@ -153,19 +160,16 @@ class ServerSetRouter {
     }
     if (!stateless && 'method' in message && message.method === 'initialize') return this.initialize(req, res, context, message as JsonRpcRequest);
     const sessionId = requestSessionId(req, context.protocolVersion);
-    let session: CompositeSession | undefined;
     if (!stateless && sessionId !== undefined) {
-      const found = this.sessions.lookup(sessionId, context.auth);
+      const found = await this.sessions.find(sessionId, context.auth);
       if ('refused' in found) {
         refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
         return;
       }
-      session = found.session.value;
-      found.session.acquire();
       try {
-        return await this.route(req, res, context, message, session, sessionId);
+        return await this.route(req, res, context, message, found.session, sessionId);
       } finally {
-        found.session.release();
+        found.release();
       }
     }
     return this.route(req, res, context, message, undefined, undefined);
@@ -223,17 +227,20 @@ class ServerSetRouter {
   private async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
     const params = (message.params ?? {}) as Record<string, unknown>;
     const result = initializeResult(params.protocolVersion, this.members, this.options.info);
-    const opened = this.sessions.open(context.auth, message, result.protocolVersion as string);
-    if (opened === 'no_identity' || opened === 'busy') {
-      writeJson(res, opened === 'busy' ? 429 : 403, jsonRpcError(message.id, opened === 'busy' ? JsonRpcErrorCode.RateLimited : JsonRpcErrorCode.Forbidden, opened === 'busy' ? 'Too many sessions' : 'Sessions need a token naming a subject or a client'));
+    // Servers not yet known are opened with the session, so that the capabilities and instructions answered are
+    // theirs; the others open when first used (sealed, every HTTP server opens now: see CompositeSessions).
+    const opened = await this.sessions.open(context.auth, message, result.protocolVersion as string, context.signal);
+    if (opened === 'no_identity' || opened === 'busy' || opened === 'unsealable') {
+      writeSessionRefusal(res, message.id, opened);
       return;
     }
-    // Servers not yet known are opened now, so that the capabilities and instructions answered are theirs; the
-    // others open when first used.
     const unknown = this.members.filter((m) => m.profile === undefined);
     if (unknown.length > 0) {
-      const found = this.sessions.lookup(opened, context.auth);
-      if ('session' in found) await Promise.all(unknown.map((m) => this.sessions.memberSession(found.session.value, m, context.signal)));
+      const found = await this.sessions.find(opened, context.auth);
+      if ('session' in found) {
+        await Promise.all(unknown.map((m) => this.sessions.memberSession(found.session, m, context.signal)));
+        found.release();
+      }
     }
     const answer = initializeResult(params.protocolVersion, this.members, this.options.info);
     writeJson(res, 200, { jsonrpc: '2.0', id: message.id, result: answer }, { 'Mcp-Session-Id': opened });
@@ -353,17 +360,16 @@ class ServerSetRouter {
       writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed: a stream needs a session'), { Allow: 'POST, DELETE' });
       return;
     }
-    const found = this.sessions.lookup(sessionId, context.auth);
+    const found = await this.sessions.find(sessionId, context.auth);
     if ('refused' in found) {
       refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
       return;
     }
-    const session = found.session.value;
+    const session = found.session;
     const lastEventId = req.headers['last-event-id'];
     const resumeFrom = EventIdVector.read(typeof lastEventId === 'string' ? lastEventId : undefined, new Set(this.byName.keys()));
     const merged = new MergedStream(res, context.auth, context.signal, resumeFrom);
     this.streams.add(merged);
-    found.session.acquire();
     const previous = session.onOpened;
     const attach = (member: SetMember, opened: MemberSession): void => merged.attach(member, opened);
     session.onOpened = attach;
@@ -379,7 +385,7 @@ class ServerSetRouter {
     } finally {
       if (session.onOpened === attach) session.onOpened = previous;
       this.streams.delete(merged);
-      found.session.release();
+      found.release();
     }
   }
 
@@ -389,20 +395,28 @@ class ServerSetRouter {
   }
 
   /** DELETE: ends the client's session and every server session it opened. */
-  private endSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void {
+  private async endSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const sessionId = requestSessionId(req, context.protocolVersion);
     if (sessionId === undefined) {
       writeJson(res, 400, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Bad request: DELETE needs an Mcp-Session-Id'));
       return;
     }
-    const found = this.sessions.lookup(sessionId, context.auth);
+    const found = await this.sessions.find(sessionId, context.auth);
     if ('refused' in found) {
       refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
       return;
     }
-    this.sessions.end(sessionId);
+    found.release();
+    this.sessions.end(sessionId, found.session);
     res.writeHead(200, { 'Content-Length': '0' }).end();
   }
+}
+
+/** The answer to an `initialize` whose session could not be opened. */
+function writeSessionRefusal(res: ServerResponse, id: JsonRpcRequest['id'], refusal: 'no_identity' | 'busy' | 'unsealable'): void {
+  if (refusal === 'busy') writeJson(res, 429, jsonRpcError(id, JsonRpcErrorCode.RateLimited, 'Too many sessions: end one (DELETE) or try again later'), { 'Retry-After': '1' });
+  else if (refusal === 'no_identity') writeJson(res, 403, jsonRpcError(id, JsonRpcErrorCode.Forbidden, 'Sessions need a token naming a subject or a client'));
+  else writeGatewayError(res, 502, id, 'Bad gateway: the servers\' sessions do not fit in a sealed session id');
 }
 
 /** The client headers a server set passes on in its own requests to servers (as the upstreams' allow-list would). */

@@ -330,6 +330,7 @@ function createUpstream(
       info: { name: 'mcp-oauth-guard', version: packageVersion() },
       listTimeoutMs: config.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS,
       ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key) } : {}),
+      ...(sessionSealer ? { sessionSealer } : {}),
       ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
     });
   }
