@@ -15,6 +15,8 @@ export type MessageRoute =
   | { readonly to: 'unrouted_resource'; readonly uri: string }
   /** Every server the client's session opened (notifications, `logging/setLevel`). */
   | { readonly to: 'opened' }
+  /** `subscriptions/listen` (2026-07-28): every server concerned, merged into one stream. */
+  | { readonly to: 'listen' }
   /** A client's answer to a server's request: back to the server that asked. */
   | { readonly to: 'asker' }
   /** Refused as the JSON-RPC error given (an unknown tool, a method the endpoint does not offer). */
@@ -44,6 +46,7 @@ export function routeMessage(message: JsonRpcMessage, members: ReadonlyMap<strin
     if (ref?.type === 'ref/resource') return byUri(message, ref.uri, members, routes);
     return refused(JsonRpcErrorCode.InvalidParams, 'Invalid params: completion/complete needs a ref/prompt or ref/resource');
   }
+  if (method === 'subscriptions/listen') return { to: 'listen' };
   if (method.startsWith('notifications/') || method === 'logging/setLevel') return { to: 'opened' };
   return refused(JsonRpcErrorCode.MethodNotFound, `Method not found: ${method}`);
 }

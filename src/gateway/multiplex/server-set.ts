@@ -16,6 +16,7 @@ import { callMember } from './member-call.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
+import { ListenFanOut } from './listen-fan-out.js';
 import { MergedStream } from './merged-stream.js';
 import { EventIdVector } from './relabelled-events.js';
 import { routeMessage } from './route-message.js';
@@ -121,6 +122,7 @@ class ServerSetRouter {
   private readonly lists: ListMerger;
   private readonly maxBytes: number;
   private readonly streams = new Set<MergedStream>();
+  private readonly listens: ListenFanOut;
 
   constructor(
     private readonly members: readonly SetMember[],
@@ -138,6 +140,7 @@ class ServerSetRouter {
       openTimeoutMs: listTimeoutMs,
       ...(options.sessionSealer ? { sealer: options.sessionSealer } : {}),
     });
+    this.listens = new ListenFanOut(members, this.routes);
     const configuration = members.map((m) => m.name).join(',');
     this.lists = new ListMerger({
       members,
@@ -212,7 +215,16 @@ class ServerSetRouter {
       case 'unrouted_resource':
         writeJson(res, 200, jsonRpcError(id, isStatelessRevision(context.protocolVersion) ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.ResourceNotFound, 'Resource not found'));
         return;
+      case 'listen': {
+        const uris = (((message as JsonRpcRequest).params as { notifications?: { resourceSubscriptions?: unknown } } | undefined)?.notifications?.resourceSubscriptions ?? []) as unknown[];
+        if (uris.some((uri) => typeof uri === 'string' && this.routes.serverOf(uri) === undefined)) await this.learnResources(req, context, session);
+        return this.listens.listen(req, res, context, message as JsonRpcRequest);
+      }
       case 'opened':
+        if ('method' in message && message.method === 'notifications/cancelled' && this.listens.cancel(context.auth, (message.params as { requestId?: unknown } | undefined)?.requestId)) {
+          writeAccepted(res);
+          return;
+        }
         return this.toOpenedMembers(res, context, message, session, id);
       case 'asker':
         return this.answerAsker(req, res, context, message, session, sessionId);

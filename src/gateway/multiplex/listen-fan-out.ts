@@ -1,0 +1,134 @@
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import { callerOrIssuerKey } from '../../core/kernel/caller-key.js';
+import type { JsonRpcId, JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
+import { startEventStream, writeEvent } from '../../http/write-response.js';
+import { CapturedResponse } from './captured-response.js';
+import { EventIdVector, EventRelabeller } from './relabelled-events.js';
+import type { ResourceRoutes } from './resource-routes.js';
+import type { SetMember } from './set-member.js';
+
+/** `_meta` key naming the subscription a notification belongs to (MCP 2026-07-28 `subscriptions/listen`). */
+export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+
+/** What a `subscriptions/listen` asks for (its `params.notifications`). */
+interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+const LIST_KINDS = [
+  ['toolsListChanged', 'tools', 'notifications/tools/list_changed'],
+  ['promptsListChanged', 'prompts', 'notifications/prompts/list_changed'],
+  ['resourcesListChanged', 'resources', 'notifications/resources/list_changed'],
+] as const;
+
+/**
+ * `subscriptions/listen` (MCP 2026-07-28) over a server set: the gateway acknowledges the client's filter first,
+ * then asks each server concerned (the list kinds it offers, the subscribed URIs it holds) with its part of the
+ * filter and the client's own request id (so that each server stamps its notifications with the client's
+ * subscription id), and merges their notifications into one stream carrying only what the client asked for. `list_changed` of one kind passes once per short window. The stream ends when
+ * the client cancels it (`notifications/cancelled`), leaves, or every server's stream has ended.
+ */
+export class ListenFanOut {
+  private readonly active = new Map<string, () => void>();
+
+  constructor(
+    private readonly members: readonly SetMember[],
+    private readonly routes: ResourceRoutes,
+  ) {}
+
+  /** Serves one `subscriptions/listen` (the pipeline has authorized every URI in it). */
+  async listen(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
+    const params = (message.params ?? {}) as Record<string, unknown>;
+    const filter = (params.notifications ?? {}) as ListenFilter;
+    const honored: ListenFilter = {};
+    for (const [key] of LIST_KINDS) if (filter[key] === true) honored[key] = true;
+    if (Array.isArray(filter.resourceSubscriptions)) honored.resourceSubscriptions = filter.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string');
+    startEventStream(res);
+    writeEvent(res, stamped({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honored } }, message.id));
+    const parts = this.parts(honored);
+    const key = `${callerOrIssuerKey(context.auth)}\n${JSON.stringify(message.id)}`;
+    const streams: CapturedResponse[] = [];
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      this.active.delete(key);
+      for (const stream of streams) stream.destroy();
+      if (!res.writableEnded) {
+        writeEvent(res, { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: message.id } } });
+        res.end();
+      }
+    };
+    this.active.get(key)?.();
+    this.active.set(key, end);
+    res.once('close', end);
+    const ids = new EventIdVector();
+    const lastListChanged = new Map<string, number>();
+    const keep = (note: Record<string, unknown>): boolean => {
+      const method = note.method;
+      if (typeof method !== 'string' || !method.startsWith('notifications/') || method === 'notifications/subscriptions/acknowledged') return false;
+      if (!method.endsWith('/list_changed')) return true;
+      const now = Date.now();
+      if (now - (lastListChanged.get(method) ?? -Infinity) < 100) return false;
+      lastListChanged.set(method, now);
+      return true;
+    };
+    const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, keep), streams, req.headers));
+    if (parts.length === 0) end();
+    await Promise.all(finished);
+    end();
+  }
+
+  /** Ends the client's listen stream of that id, for a `notifications/cancelled`; false when there is none. */
+  cancel(auth: AuthInfo, requestId: unknown): boolean {
+    const end = this.active.get(`${callerOrIssuerKey(auth)}\n${JSON.stringify(requestId)}`);
+    end?.();
+    return end !== undefined;
+  }
+
+  /** Each server concerned and its part of the filter. */
+  private parts(filter: ListenFilter): [SetMember, ListenFilter][] {
+    const parts: [SetMember, ListenFilter][] = [];
+    for (const member of this.members) {
+      const part: ListenFilter = {};
+      const capabilities = member.profile?.capabilities;
+      for (const [key, capability] of LIST_KINDS) if (filter[key] && (capabilities === undefined || capability in capabilities)) part[key] = true;
+      const uris = filter.resourceSubscriptions?.filter((uri) => this.routes.serverOf(uri) === member.name);
+      if (uris && uris.length > 0) part.resourceSubscriptions = uris;
+      if (Object.keys(part).length > 0) parts.push([member, part]);
+    }
+    return parts;
+  }
+
+  /** One server's listen stream, relayed into the client's until either ends. */
+  private async relay(member: SetMember, part: ListenFilter, message: JsonRpcRequest, context: HttpHandlerContext, res: ServerResponse, relabeller: EventRelabeller, streams: CapturedResponse[], clientHeaders: IncomingHttpHeaders): Promise<void> {
+    const captured: CapturedResponse = new CapturedResponse(0, (chunk) => {
+      if (mediaType(captured.header('content-type')) !== EVENT_STREAM_MEDIA_TYPE) return;
+      const out = relabeller.push(chunk);
+      if (out === undefined) captured.destroy();
+      else if (out !== '' && !res.writableEnded) res.write(out);
+    });
+    streams.push(captured);
+    const params = { ...(message.params as Record<string, unknown>), notifications: part };
+    const headers: IncomingHttpHeaders = { accept: MCP_POST_ACCEPT, 'content-type': JSON_MEDIA_TYPE };
+    for (const name of ['mcp-protocol-version', 'mcp-method', 'user-agent', 'accept-language']) if (clientHeaders[name] !== undefined) headers[name] = clientHeaders[name];
+    const req = { method: 'POST', headers, auth: context.auth, body: { ...message, params } } as unknown as GuardedRequest;
+    try {
+      await member.upstream.handle(req, captured.asServerResponse(), { ...context, filterResponse: (_request, response) => response });
+      await captured.done;
+    } catch {
+      captured.destroy();
+    }
+  }
+}
+
+/** A notification stamped with the client's subscription id. */
+function stamped(note: { jsonrpc: '2.0'; method: string; params: Record<string, unknown> }, id: JsonRpcId): { jsonrpc: '2.0'; method: string; params: Record<string, unknown> } {
+  return { ...note, params: { ...note.params, _meta: { ...(note.params._meta as object | undefined), [SUBSCRIPTION_ID_META_KEY]: id } } };
+}
