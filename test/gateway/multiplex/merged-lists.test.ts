@@ -1,0 +1,124 @@
+// Merged lists across servers that are slow, down or paged: servers are asked in parallel, one that fails is left
+// out with a warning while the answer still succeeds, only all failing is an error, and pages continue across
+// servers with the endpoint's own cursor.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
+import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { freePort } from '../../helpers/free-port.js';
+import { postMcp } from '../../helpers/http-client.js';
+
+const STATELESS = '2026-07-28';
+const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/** A raw MCP server speaking 2026-07-28: `tools` listed two per page after `delayMs`. */
+async function rawServer(tools: string[], delayMs = 0): Promise<{ url: string; server: Server; lists: number }> {
+  const state = { lists: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: number; method: string; params?: { cursor?: string; name?: string } };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      let result: unknown;
+      if (message.method === 'tools/list') {
+        state.lists++;
+        const start = Number(message.params?.cursor ?? 0);
+        const page = tools.slice(start, start + 2).map((name) => ({ name, inputSchema: { type: 'object' } }));
+        result = { resultType: 'complete', tools: page, ...(start + 2 < tools.length ? { nextCursor: String(start + 2) } : {}) };
+      } else if (message.method === 'tools/call') result = { resultType: 'complete', content: [{ type: 'text', text: `called ${message.params?.name}` }] };
+      else result = { resultType: 'complete' };
+      const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text), message.method === 'tools/list' ? delayMs : 0);
+    });
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server });
+}
+
+let as: AuthorizationServer;
+const servers: Server[] = [];
+const gateways: RunningGateway[] = [];
+before(async () => {
+  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
+});
+after(async () => {
+  for (const gateway of gateways) await gateway.shutdown();
+  for (const server of servers) server.close();
+  await as?.close();
+});
+
+async function gatewayFor(entries: [string, string][], warnings: string[] = []): Promise<RunningGateway> {
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+  const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false }));
+  const gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 1_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
+  gateways.push(gateway);
+  as.addResource(gateway.resource, { scopes: ['mcp'] });
+  return gateway;
+}
+
+async function list(gateway: RunningGateway, cursor?: string) {
+  const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+  return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META, ...(cursor ? { cursor } : {}) } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
+}
+
+describe('merged lists', () => {
+  it('asks the servers in parallel: a list with one server at 200 ms takes about 200 ms, not the sum', async () => {
+    const slow = await rawServer(['s1'], 200);
+    const slow2 = await rawServer(['t1'], 200);
+    const fast = await rawServer(['f1']);
+    servers.push(slow.server, slow2.server, fast.server);
+    const gateway = await gatewayFor([['slow', slow.url], ['slow2', slow2.url], ['fast', fast.url]]);
+    await list(gateway); // Connections, token verification and discovery warm up.
+    const started = performance.now();
+    const answer = await list(gateway);
+    const elapsed = performance.now() - started;
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['slow__s1', 'slow2__t1', 'fast__f1']);
+    assert.ok(elapsed < 380, `took ${elapsed.toFixed(0)} ms; asked in turn it would take 400 ms or more`);
+  });
+
+  it('leaves a server that is down or too slow out, says so, and fails only when every server does', async () => {
+    const up = await rawServer(['a']);
+    const tooSlow = await rawServer(['late'], 3_000);
+    servers.push(up.server, tooSlow.server);
+    const warnings: string[] = [];
+    const down = `http://127.0.0.1:${await freePort()}/mcp`;
+    const gateway = await gatewayFor([['up', up.url], ['down', down], ['slow', tooSlow.url]], warnings);
+    const answer = await list(gateway);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['up__a']);
+    assert.deepEqual(answer.json.result._meta['io.github.mcp-oauth-guard/unavailable'], ['down', 'slow']);
+    const named = warnings.map((line) => JSON.parse(line) as { server?: string; reason?: string });
+    assert.ok(named.some((w) => w.server === 'down' && w.reason === 'upstream_unreachable'), warnings.join('\n'));
+    assert.ok(named.some((w) => w.server === 'slow' && w.reason === 'upstream_timeout'), warnings.join('\n'));
+
+    const none = await gatewayFor([['down', down]]);
+    const failed = await list(none);
+    assert.equal(failed.status, 502, failed.text);
+    assert.equal(failed.json.error.code, -32603);
+  });
+
+  it('pages across servers with its own cursor, each server continuing from its own', async () => {
+    const one = await rawServer(['a', 'b', 'c']);
+    const two = await rawServer(['x', 'y', 'z', 'w']);
+    servers.push(one.server, two.server);
+    const gateway = await gatewayFor([['one', one.url], ['two', two.url]]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const answer = await list(gateway, cursor);
+      assert.equal(answer.status, 200, answer.text);
+      seen.push(...answer.json.result.tools.map((t: { name: string }) => t.name));
+      cursor = answer.json.result.nextCursor;
+      if (cursor === undefined) break;
+      assert.match(cursor, /^v1\./);
+    }
+    assert.deepEqual(seen, ['one__a', 'one__b', 'two__x', 'two__y', 'one__c', 'two__z', 'two__w']);
+  });
+});
