@@ -12,6 +12,7 @@ export type { ListingFailure } from './upstream/upstream-listing-failure.js';
 export type { PolicyReloadResult, PolicyRuleCounts } from './policy/policy-reload.js';
 export type { UpstreamCatalog } from './upstream/upstream-catalog.js';
 export { loadGatewayConfig, type GatewayConfig } from './config/gateway-config.js';
+export type { ServerConfig, ToolSelectionDefinition } from './config/server-config.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
 export type { SharedStoreConfig } from './config/shared-store-config.js';
 export type { SessionSealConfig } from './config/session-seal-config.js';

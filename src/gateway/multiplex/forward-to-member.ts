@@ -35,7 +35,8 @@ export function forwardToMember(req: GuardedRequest, res: ServerResponse, contex
   if (target.localName !== undefined && headers['mcp-name'] !== undefined) headers['mcp-name'] = encodeHeaderValue(target.localName);
   if (target.protocolVersion !== undefined && headers['mcp-protocol-version'] !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
   showClientSession(res, target.clientSessionId);
-  relabelEventStreams(res, new EventRelabeller(target.member.name, new EventIdVector()));
+  const server = target.member.name;
+  relabelEventStreams(res, () => new EventRelabeller(server, new EventIdVector()));
   const memberContext = target.protocolVersion === context.protocolVersion || target.protocolVersion === undefined ? context : withProtocolVersion(context, target.protocolVersion);
   return target.member.upstream.handle(req, res, memberContext);
 }
@@ -73,19 +74,23 @@ export function showClientSession(res: ServerResponse, clientSessionId: string |
  * `Last-Event-ID` resumes through the set, and a server's requests to the client get ids naming the server. Any
  * other answer (JSON, 202) passes untouched.
  */
-export function relabelEventStreams(res: ServerResponse, relabeller: EventRelabeller): void {
+export function relabelEventStreams(res: ServerResponse, makeRelabeller: () => EventRelabeller): void {
   const writeHead = res.writeHead;
-  const write = res.write;
-  const end = res.end;
-  let relabel = false;
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
     const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
     const contentType = headers ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] : this.getHeader('content-type');
-    relabel = mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE;
+    // Only an event stream is relabelled: a JSON answer is written as it is, at no further cost.
+    if (mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE) relabelWrites(this, makeRelabeller());
     return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
   } as ServerResponse['writeHead'];
+}
+
+/** Passes every chunk written to `res` from now on through `relabeller`. */
+function relabelWrites(res: ServerResponse, relabeller: EventRelabeller): void {
+  const write = res.write;
+  const end = res.end;
   res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]): boolean {
-    if (!relabel || (typeof chunk !== 'string' && !(chunk instanceof Uint8Array))) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    if (typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
     const callback = rest.find((part): part is () => void => typeof part === 'function');
     const out = relabeller.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     if (out === undefined) {
@@ -100,7 +105,7 @@ export function relabelEventStreams(res: ServerResponse, relabeller: EventRelabe
     return (write as (...args: unknown[]) => boolean).call(this, out, ...(callback ? [callback] : []));
   } as ServerResponse['write'];
   res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-    if (relabel && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+    if (typeof chunk === 'string' || chunk instanceof Uint8Array) {
       const out = relabeller.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)) ?? '';
       const callback = rest.find((part): part is () => void => typeof part === 'function');
       return (end as (...args: unknown[]) => ServerResponse).call(this, out, ...(callback ? [callback] : []));

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
 import { CURSOR_MAX_AGE_MS, ListCursors, MAX_CURSOR_LENGTH } from '../../../src/gateway/multiplex/list-cursor.js';
 
-const caller = (sub: string): AuthInfo => ({ token: 't', clientId: 'c', scopes: [], extra: { iss: 'https://as.example', sub } });
+const caller = (sub: string): AuthInfo => ({ token: 't', clientId: 'c', scopes: [], extra: { iss: 'https://as.example', sub, claims: {}, tokenType: 'Bearer' } }) as unknown as AuthInfo;
 const alice = caller('alice');
 
 describe('list cursors of a merged list', () => {

@@ -41,7 +41,7 @@ describe('routing a message in a server set', () => {
     assert.equal(route.to === 'member' && (route.message as typeof call).params.name, 'add__two');
     assert.equal(call.params.name, 'notes__add__two', 'the client\'s message is left as it is');
     const complete = routeMessage({ jsonrpc: '2.0', id: 2, method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x__p' }, argument: { name: 'a', value: '' } } }, members, routes);
-    assert.equal(complete.to === 'member' && (complete.message as { params: { ref: { name: string } } }).params.ref.name, 'p');
+    assert.equal(complete.to === 'member' && (complete.message as unknown as { params: { ref: { name: string } } }).params.ref.name, 'p');
     const read = routeMessage({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'x://7' } }, members, routes);
     assert.equal(read.to === 'member' && read.member.name, 'x');
   });
