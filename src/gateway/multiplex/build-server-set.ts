@@ -21,8 +21,8 @@ export interface ServerSetParts {
   readonly stdioStarts: StdioStartOutcomes;
   readonly warn: LineSink;
   readonly info: GatewayInfo;
-  /** Time allowed for each server's part of a merged list, in milliseconds. */
-  readonly listTimeoutMs: number;
+  /** Time allowed for each server's part of a merged list, in milliseconds. Default 5 000. */
+  readonly listTimeoutMs?: number;
   /** Key material for list cursors (the sealed sessions' keys), so that any replica opens them. */
   readonly cursorSecrets?: readonly Uint8Array[];
   /** Told of each server left out of a list (metrics). */
@@ -55,7 +55,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
     })),
-    listTimeoutMs: parts.listTimeoutMs,
+    ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),
     maxSessions: DEFAULT_MAX_SESSIONS,
     maxSessionsPerCaller: DEFAULT_MAX_SESSIONS_PER_CALLER,
     sessionIdleTimeoutMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,

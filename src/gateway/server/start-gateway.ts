@@ -35,8 +35,7 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
-import { buildServerSet } from '../multiplex/build-server-set.js';
-import { DEFAULT_LIST_TIMEOUT_MS } from '../multiplex/server-set.js';
+import type { buildServerSet as BuildServerSet } from '../multiplex/build-server-set.js';
 import { packageVersion } from '../cli/package-version.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -265,7 +264,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    const proxy = (opened.proxy = createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics, warn: context.warn }));
+    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
+    const buildServerSet = config.servers ? (await import('../multiplex/build-server-set.js')).buildServerSet : undefined;
+    const proxy = (opened.proxy = createUpstream(config, { buildServerSet, requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics, warn: context.warn }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
     const pipeline = createRequestPipeline(guard, proxy);
@@ -316,19 +317,20 @@ function createUpstream(
     upstreamCredentials: UpstreamCredentials | undefined;
     metrics: GatewayMetrics | undefined;
     warn: LineSink;
+    buildServerSet: typeof BuildServerSet | undefined;
   },
 ): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
   const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
-  if (config.servers) {
-    return buildServerSet(config.servers, {
+  if (config.servers && parts.buildServerSet) {
+    return parts.buildServerSet(config.servers, {
       hooks,
       childLog: parts.childLog,
       stdioStarts: parts.stdioStarts,
       warn: parts.warn,
       info: { name: 'mcp-oauth-guard', version: packageVersion() },
-      listTimeoutMs: config.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS,
+      ...(config.listTimeoutMs !== undefined ? { listTimeoutMs: config.listTimeoutMs } : {}),
       ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key) } : {}),
       ...(sessionSealer ? { sessionSealer } : {}),
       ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
