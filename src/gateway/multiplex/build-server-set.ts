@@ -2,6 +2,7 @@ import { emitWarning, type LineSink } from '../../core/kernel/log-line.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
+import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { createUpstreamProxy } from '../upstream/http/upstream-proxy.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
@@ -39,16 +40,22 @@ const LIST_FAILURE_WARNING_INTERVAL_MS = 60_000;
  * sessions) and the server set in front of them. Any server's options may still be refused: then the ones built
  * are closed and the error is thrown.
  */
-export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSetParts): ServerSet {
+export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSetParts): ServerSet & { readonly credentials: ReadonlyMap<string, UpstreamCredentials> } {
   const built: Upstream[] = [];
+  const credentials = new Map<string, UpstreamCredentials>();
   try {
-    for (const server of servers) built.push(buildServer(server, parts));
+    for (const server of servers) {
+      // Built once per server: its upstream sends them, and the gateway's own listing of it uses them too.
+      const own = server.upstreamAuth ? createUpstreamCredentials(server.upstreamAuth) : undefined;
+      if (own) credentials.set(server.name, own);
+      built.push(buildServer(server, parts, own));
+    }
   } catch (error) {
     for (const upstream of built) void upstream.close();
     throw error;
   }
   const warned = new Map<string, number>();
-  return createServerSet({
+  const set = createServerSet({
     servers: servers.map((server, i) => ({
       name: server.name,
       upstream: built[i]!,
@@ -74,13 +81,13 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     onResourceConflict: ({ uri, kept, ignored }) =>
       emitWarning(parts.warn, `two servers claim one resource: ${kept} keeps it (the first in the configuration file), ${ignored}'s claim is ignored`, { uri: uri.slice(0, 200), kept, ignored }),
   });
+  return Object.assign(set, { credentials });
 }
 
-function buildServer(server: ServerConfig, parts: ServerSetParts): Upstream {
+function buildServer(server: ServerConfig, parts: ServerSetParts, credentials: UpstreamCredentials | undefined): Upstream {
   if (server.stdio) {
     return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log: parts.childLog, stdioStarts: parts.stdioStarts });
   }
-  const credentials = server.upstreamAuth ? createUpstreamCredentials(server.upstreamAuth) : undefined;
   return createUpstreamProxy({
     ...server.proxy!,
     name: server.name,

@@ -66,6 +66,10 @@ export interface ServerSetOptions {
 export interface ServerSet extends Upstream {
   /** Its servers, by name, in configuration order. */
   readonly servers: ReadonlyMap<string, Upstream>;
+  /** Which server a resource URI (or template) goes to, as learnt from lists; undefined when none claims it. */
+  serverOfResource(uri: string): string | undefined;
+  /** Learns the resources a server listed outside a client's request (the start-up listing), so routes are known early. */
+  learnResources(server: string, listed: { resources?: readonly string[]; resourceTemplates?: readonly string[] }): void;
 }
 
 /** Default time allowed for each server's part of a merged list, in milliseconds. */
@@ -97,6 +101,11 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     name: 'servers',
     transport: 'http',
     servers: new Map(members.map((m) => [m.name, m.upstream])),
+    serverOfResource: (uri) => router.routes.serverOf(uri),
+    learnResources(server, listed) {
+      if (listed.resources) router.routes.learn(server, listed.resources, 'uris');
+      if (listed.resourceTemplates) router.routes.learn(server, listed.resourceTemplates, 'templates');
+    },
     get inFlight() {
       return members.reduce((sum, m) => sum + m.upstream.inFlight, 0);
     },
@@ -118,7 +127,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
 class ServerSetRouter {
   readonly sessions: CompositeSessions;
   private readonly byName: ReadonlyMap<string, SetMember>;
-  private readonly routes: ResourceRoutes;
+  readonly routes: ResourceRoutes;
   private readonly lists: ListMerger;
   private readonly maxBytes: number;
   private readonly streams = new Set<MergedStream>();

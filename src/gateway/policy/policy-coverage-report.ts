@@ -35,6 +35,8 @@ export interface PolicyCoverageReportOptions {
   credentials?: UpstreamCredentials;
   /** Told how a stdio listing process's start went, for readiness. */
   stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
+  /** The server's name, with several servers: written in the summary and every warning. Default none. */
+  server?: string;
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
@@ -75,9 +77,12 @@ async function ownAuthorization(credentials: UpstreamCredentials | undefined): P
  * When the upstream cannot be listed, the summary says why and nothing else is written. Never throws.
  */
 export async function reportPolicyCoverage(options: PolicyCoverageReportOptions): Promise<PolicyCoverageReport> {
-  const { config, log, warn } = options;
+  const { config, log } = options;
+  const server = options.server;
+  // With several servers, every line names the server it is about.
+  const warn = server === undefined ? options.warn : (line: string) => options.warn(withServer(line, server));
   const time = (): string => new Date().toISOString();
-  const summaryBase = { event: 'summary', issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
+  const summaryBase = { event: 'summary', ...(server !== undefined ? { server } : {}), issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
   /** The summary line for a listing that could not be made, and the report saying why. */
   const skip = (reason: string, failure?: ListingFailure): PolicyCoverageReport => {
     const skipped = `the upstream could not be listed: ${reason}`;
@@ -119,4 +124,14 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     }),
   );
   return { coverage, catalog };
+}
+
+/** A JSON log line with `server` added after its message. */
+function withServer(line: string, server: string): string {
+  try {
+    const { time, event, message, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    return JSON.stringify({ time, event, message, server, ...rest });
+  } catch {
+    return line;
+  }
 }

@@ -35,7 +35,8 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
-import type { buildServerSet as BuildServerSet } from '../multiplex/build-server-set.js';
+import type { buildServerSet as BuildServerSet, ServerSetParts } from '../multiplex/build-server-set.js';
+import { reportServerSetCoverage } from '../policy/server-set-coverage.js';
 import { packageVersion } from '../cli/package-version.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -140,20 +141,24 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const listings = new CoverageListings();
   let closing: Promise<void> | undefined;
   const shutdown = (): Promise<void> => (closing ??= shutdownGateway(config, http, parts, listings));
-  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> =>
-    listings.track(
-      reportPolicyCoverage({
-        config,
-        policy,
-        issuers: guard.options.issuers,
-        log,
-        warn,
-        childLog: parts.childLog,
-        signal: listings.signal,
-        stdioStarts,
-        ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
-      }),
-    );
+  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> => {
+    const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts };
+    const set = parts.serverSet;
+    if (config.servers && set) {
+      return listings.track(
+        reportServerSetCoverage({
+          ...shared,
+          servers: config.servers,
+          settings: config.settings,
+          gatewayPolicy: policy,
+          serverPolicy: (server) => server.policy,
+          credentials: (server) => set.credentials.get(server),
+          onListed: (server, catalog) => set.learnResources(server, catalog),
+        }),
+      );
+    }
+    return listings.track(reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) }));
+  };
   const reload = createPolicyReloader({
     guard,
     file: policyFile,
@@ -239,6 +244,8 @@ interface GatewayParts {
   readonly childLog: (event: ChildLogEvent) => void;
   /** The gateway's credentials for the HTTP upstream, built once for the proxy and the coverage listings. */
   readonly upstreamCredentials: UpstreamCredentials | undefined;
+  /** The server set, with a configuration file's servers (then `proxy` is it). */
+  readonly serverSet: ReturnType<typeof BuildServerSet> | undefined;
 }
 
 /**
@@ -266,7 +273,8 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
     // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
     const buildServerSet = config.servers ? (await import('../multiplex/build-server-set.js')).buildServerSet : undefined;
-    const proxy = (opened.proxy = createUpstream(config, { buildServerSet, requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics, warn: context.warn }));
+    const serverSet = config.servers && buildServerSet ? buildServerSet(config.servers, serverSetParts(config, context, { requestLog, childLog, metrics, resource })) : undefined;
+    const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
     const pipeline = createRequestPipeline(guard, proxy);
@@ -290,7 +298,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
-    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials };
+    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet };
   } catch (error) {
     opened.policyWatch?.close();
     await http.abandon();
@@ -316,26 +324,11 @@ function createUpstream(
     resource: string;
     upstreamCredentials: UpstreamCredentials | undefined;
     metrics: GatewayMetrics | undefined;
-    warn: LineSink;
-    buildServerSet: typeof BuildServerSet | undefined;
   },
 ): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
   const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
-  if (config.servers && parts.buildServerSet) {
-    return parts.buildServerSet(config.servers, {
-      hooks,
-      childLog: parts.childLog,
-      stdioStarts: parts.stdioStarts,
-      warn: parts.warn,
-      info: { name: 'mcp-oauth-guard', version: packageVersion() },
-      ...(config.listTimeoutMs !== undefined ? { listTimeoutMs: config.listTimeoutMs } : {}),
-      ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key) } : {}),
-      ...(sessionSealer ? { sessionSealer } : {}),
-      ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
-    });
-  }
   if (config.stdio) {
     return createStdioUpstream({ ...config.stdio, ...hooks, log: parts.childLog, stdioStarts: parts.stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
   }
@@ -346,6 +339,25 @@ function createUpstream(
     ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
     ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
   });
+}
+
+/** What the server set of a configuration file's servers gets from the gateway around it. */
+function serverSetParts(
+  config: GatewayConfig,
+  context: GatewayBuildContext,
+  built: { requestLog: RequestLog; childLog: (event: ChildLogEvent) => void; metrics: GatewayMetrics | undefined; resource: string },
+): ServerSetParts {
+  const { requestLog, childLog, metrics, resource } = built;
+  return {
+    hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused },
+    childLog,
+    stdioStarts: context.stdioStarts,
+    warn: context.warn,
+    info: { name: 'mcp-oauth-guard', version: packageVersion() },
+    ...(config.listTimeoutMs !== undefined ? { listTimeoutMs: config.listTimeoutMs } : {}),
+    ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key), sessionSealer: createSessionSealer({ ...config.sessionSeal, resource }) } : {}),
+    ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+  };
 }
 
 /** The rate-limit and DPoP replay stores shared through Redis (`MCP_AUTH_REDIS_URL`). */

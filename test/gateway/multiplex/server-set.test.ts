@@ -19,10 +19,11 @@ let as: AuthorizationServer;
 let everything: EverythingServer;
 let gateway: RunningGateway;
 const warnings: string[] = [];
+const logs: string[] = [];
 
 async function startSet(servers: ServerConfig[], extra: Record<string, string> = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0', ...extra }, { upstreamRequired: false });
-  const started = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
+  const started = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: (line) => logs.push(line), warn: (line) => warnings.push(line) });
   as.addResource(started.resource, { scopes: ['mcp'] });
   return started;
 }
@@ -114,6 +115,18 @@ describe('server set', () => {
     assert.equal(del.status, 200);
     const again = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
     assert.equal(again.status, 404);
+  });
+
+  it('lists each server at start-up for the policy check, one summary line per server, and learns its resources', async () => {
+    const report = await gateway.reportPolicyCoverage();
+    assert.ok('coverage' in report, JSON.stringify(report));
+    assert.ok(report.catalog.tools!.includes('every__echo') && report.catalog.tools!.includes('raw__add'));
+    assert.ok(!report.catalog.tools!.includes('every__get-env'), 'the selection holds in the check too');
+    const summaries = logs.map((l) => JSON.parse(l) as { event?: string; server?: string }).filter((e) => e.event === 'summary');
+    assert.deepEqual(new Set(summaries.map((e) => e.server)), new Set(['every', 'raw']));
+    const uri = report.catalog.resources![0]!;
+    const set = gateway.proxy as unknown as { serverOfResource(uri: string): string | undefined };
+    assert.equal(set.serverOfResource(uri), 'every');
   });
 
   it('refuses a forged cursor with 400 -32602', async () => {

@@ -1,0 +1,69 @@
+import { exposeName } from '../../core/mcp/exposed-names.js';
+import { checkPolicyCoverage } from '../../core/policy/policy-coverage.js';
+import { warnAboutCoverage } from '../../core/policy/policy-coverage-log.js';
+import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import { compileToolSelection } from '../../core/policy/tool-selection.js';
+import type { ServerConfig } from '../config/server-config.js';
+import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
+import { reportPolicyCoverage, type PolicyCoverageReport, type PolicyCoverageReportOptions } from './policy-coverage-report.js';
+
+/** What {@link reportServerSetCoverage} needs beyond one server's report. */
+export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptions, 'config' | 'policy' | 'credentials' | 'server'> {
+  readonly servers: readonly ServerConfig[];
+  readonly settings: Readonly<Record<string, string | undefined>>;
+  /** The gateway-wide policy in force, by exposed names (`notes__add`). */
+  readonly gatewayPolicy: PolicyDefinition | undefined;
+  /** Each server's own policy in force (after reloads), by its own names. */
+  readonly serverPolicy: (server: ServerConfig) => PolicyDefinition | undefined;
+  /** Each server's credentials, as its upstream sends them. */
+  readonly credentials: (server: string) => UpstreamCredentials | undefined;
+  /** Told of each server listed: the server set learns which resources it holds. */
+  readonly onListed?: (server: string, catalog: UpstreamCatalog) => void;
+}
+
+/**
+ * The policy coverage check of a gateway with several servers: each server is listed as the gateway itself, in
+ * parallel, and its own policy compared with what it offers (one summary line per server, naming it); then the
+ * gateway-wide policy is compared with everything the endpoint exposes (`<server>__<name>`). Servers that cannot
+ * be listed are reported as skipped, as a single upstream is; the report is `skipped` while any server is.
+ */
+export async function reportServerSetCoverage(options: ServerSetCoverageOptions): Promise<PolicyCoverageReport> {
+  const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, ...shared } = options;
+  const reports = await Promise.all(
+    options.servers.map(async (server) => {
+      const credentials = options.credentials(server.name);
+      const report = await reportPolicyCoverage({
+        ...shared,
+        config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: {} },
+        policy: options.serverPolicy(server),
+        server: server.name,
+        ...(credentials ? { credentials } : {}),
+      });
+      if ('catalog' in report) options.onListed?.(server.name, report.catalog);
+      return [server, report] as const;
+    }),
+  );
+  const exposed: UpstreamCatalog = { tools: [], prompts: [], resources: [], resourceTemplates: [], truncated: [] };
+  for (const [server, report] of reports) {
+    if (!('catalog' in report)) continue;
+    const selects = compileToolSelection(server.tools, `servers.${server.name}.tools`);
+    (exposed.tools as string[]).push(...(report.catalog.tools ?? []).filter(selects).map((name) => exposeName(server.name, name)));
+    (exposed.prompts as string[]).push(...(report.catalog.prompts ?? []).map((name) => exposeName(server.name, name)));
+    (exposed.resources as string[]).push(...(report.catalog.resources ?? []));
+    (exposed.resourceTemplates as string[]).push(...(report.catalog.resourceTemplates ?? []));
+    exposed.truncated.push(...report.catalog.truncated.map((method) => `${server.name}: ${method}`));
+  }
+  const skipped = reports.filter(([, report]) => 'skipped' in report);
+  // The gateway-wide policy names what the endpoint exposes: its rules are checked once every server was listed,
+  // since a rule for a server not listed would look unmatched.
+  const coverage = checkPolicyCoverage(options.gatewayPolicy, exposed);
+  if (skipped.length === 0 && hasNamedRules(options.gatewayPolicy)) warnAboutCoverage(coverage, { policy: options.gatewayPolicy, warn: options.warn });
+  if (skipped.length > 0) return { skipped: `${skipped.map(([server]) => server.name).join(', ')} could not be listed` };
+  return { coverage, catalog: exposed };
+}
+
+/** Whether a gateway-wide policy names tools, prompts or resources (else it applies to everything alike). */
+function hasNamedRules(policy: PolicyDefinition | undefined): boolean {
+  return Boolean(policy && (policy.tools || policy.prompts || policy.resources));
+}
