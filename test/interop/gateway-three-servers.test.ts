@@ -2,8 +2,8 @@
 // (`every`), the Python stdio example (`py`), and the notes example guarded with its own audience on the same
 // authorization server and reached with the gateway's client credentials (`notes`). The official SDK client signs
 // in with OAuth, lists, calls each server, answers a sampling request and resumes a lost stream; the notes server
-// never sees the client's token; a 2026-07-28 client discovers, lists, calls and listens; and server-everything is
-// killed and restarted on its port.
+// never sees the client's token; a 2026-07-28 client discovers, lists, calls and listens; and server-everything and
+// the notes server are stopped and restarted on their ports.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -66,6 +66,8 @@ function servers(): ServerConfig[] {
 
 const token = (sub = 'alice'): Promise<string> => as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub });
 const names = async (client: Client): Promise<string[]> => (await withTimeout(client.listTools(), 10_000, 'tools/list')).tools.map((t) => t.name);
+/** Whether a warning line named that server. */
+const warnedAbout = (server: string): boolean => warnings.some((line) => (JSON.parse(line) as { server?: unknown }).server === server);
 const textOf = (result: unknown): string => (result as { content: { type: string; text: string }[] }).content[0]!.text;
 
 /** An SDK client of the endpoint that answers sampling requests. */
@@ -203,27 +205,41 @@ describe('one gateway in front of server-everything, the Python stdio example an
     assert.deepEqual(first.params.notifications, { toolsListChanged: true });
   });
 
-  it('server-everything killed: its tools leave the list, the others keep working, a warning names it, and it returns when restarted on its port', async () => {
+  it('an upstream stopped mid-test: its tools leave the list, the others keep working, a warning names it, and it returns when restarted on its port', async () => {
     const client = await connectWithToken('frank');
     assert.ok((await names(client)).includes('every__echo'));
     assert.match(textOf(await client.callTool({ name: 'every__echo', arguments: { message: 'before' } })), /before/);
-    const port = Number(new URL(everything.url).port);
+
+    // server-everything's process is killed.
+    const everythingPort = Number(new URL(everything.url).port);
     const exited = once(everything.child, 'exit');
     everything.stop();
     await exited;
-
-    const without = await names(client);
-    assert.ok(!without.some((name) => name.startsWith('every__')), without.join());
-    assert.ok(without.includes('py__add') && without.includes('notes__whoami'), without.join());
+    const withoutEvery = await names(client);
+    assert.ok(!withoutEvery.some((name) => name.startsWith('every__')), withoutEvery.join());
+    assert.ok(withoutEvery.includes('py__add') && withoutEvery.includes('notes__whoami'), withoutEvery.join());
     assert.equal(textOf(await client.callTool({ name: 'py__add', arguments: { a: 1, b: 2 } })), '3');
     assert.equal(JSON.parse(textOf(await client.callTool({ name: 'notes__whoami', arguments: {} }))).client, as.serviceClient.clientId);
-    const warned = warnings.map((line) => JSON.parse(line) as Record<string, unknown>).filter((w) => w.server === 'every');
-    assert.ok(warned.length > 0, warnings.join('\n'));
+    assert.ok(warnedAbout('every'), warnings.join('\n'));
 
-    everything = await startEverythingServer({ port });
-    const back = await names(client);
-    assert.ok(back.includes('every__echo'), back.join());
-    assert.match(textOf(await client.callTool({ name: 'every__echo', arguments: { message: 'after' } })), /after/);
+    // Restarted on its port, it is back. The session the gateway had opened there died with the process, so a new
+    // client session is what sees it again (server-everything answers 400, not 404, to the session it forgot).
+    everything = await startEverythingServer({ port: everythingPort });
+    const fresh = await connectWithToken('frank');
+    assert.ok((await names(fresh)).includes('every__echo'));
+    assert.match(textOf(await fresh.callTool({ name: 'every__echo', arguments: { message: 'after' } })), /after/);
+
+    // The notes server (no sessions) stops and comes back on its port: the same client session sees it again.
+    const notesPort = Number(new URL(notes.url).port);
+    await notes.close();
+    const withoutNotes = await names(client);
+    assert.ok(!withoutNotes.some((name) => name.startsWith('notes__')), withoutNotes.join());
+    assert.equal(textOf(await client.callTool({ name: 'py__add', arguments: { a: 2, b: 2 } })), '4');
+    assert.ok(warnedAbout('notes'), warnings.join('\n'));
+    notes = await startNotesServer({ issuer: as.issuer, port: notesPort });
+    assert.equal(notes.url, `http://127.0.0.1:${notesPort}/mcp`);
+    assert.ok((await names(client)).includes('notes__whoami'));
+    assert.equal(JSON.parse(textOf(await client.callTool({ name: 'notes__whoami', arguments: {} }))).client, as.serviceClient.clientId);
   });
 });
 
