@@ -30,11 +30,14 @@ export interface EverythingServer {
   stop(): void;
 }
 
-/** Starts server-everything (streamable HTTP) and resolves once it listens, within 15 s. */
-export async function startEverythingServer(options: { recordFile?: string } = {}): Promise<EverythingServer> {
+/**
+ * Starts server-everything (streamable HTTP) and resolves once it listens, within 15 s: on `port` when given (a
+ * restart on the port it had), else on a free one.
+ */
+export async function startEverythingServer(options: { recordFile?: string; port?: number } = {}): Promise<EverythingServer> {
   const child = spawn(process.execPath, ['--import', PRELOAD, EVERYTHING, 'streamableHttp'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', ...(options.recordFile ? { EVERYTHING_RECORD_FILE: options.recordFile } : {}) },
+    env: { PATH: process.env.PATH ?? '', PORT: String(options.port ?? 0), ...(options.recordFile ? { EVERYTHING_RECORD_FILE: options.recordFile } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = (): void => {

@@ -39,7 +39,7 @@ export function findOnPath(program: string): string | undefined {
  * The python3 interpreter itself: a wrapper on PATH (pyenv's shim is a shell script) would add variables of
  * its own to the environment the tests check.
  */
-function pythonInterpreter(): string | undefined {
+export function pythonInterpreter(): string | undefined {
   const onPath = findOnPath('python3');
   if (!onPath) return undefined;
   try {

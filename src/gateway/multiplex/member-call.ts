@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { eventStreamData } from '../../core/wire/event-stream.js';
 import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
@@ -60,6 +61,8 @@ export async function callMember(member: Upstream, request: MemberRequest): Prom
   const headers: IncomingHttpHeaders = { ...request.headers, accept: MCP_POST_ACCEPT };
   if (method === 'POST') headers['content-type'] = JSON_MEDIA_TYPE;
   if (request.protocolVersion !== undefined) headers['mcp-protocol-version'] = request.protocolVersion;
+  // 2026-07-28 servers refuse a request whose Mcp-Method does not mirror its body: the set writes the body, so the header too.
+  if (method === 'POST' && 'method' in request.message && isStatelessRevision(request.protocolVersion)) headers['mcp-method'] = request.message.method;
   if (request.sessionId !== undefined) headers['mcp-session-id'] = request.sessionId;
   else delete headers['mcp-session-id'];
   const req = { method, headers, auth: request.auth, ...(method === 'POST' ? { body: request.message } : {}) } as unknown as GuardedRequest;

@@ -274,7 +274,7 @@ class ServerSetRouter {
       return;
     }
     if (method === 'server/discover') {
-      await this.discoverUnknown(context);
+      await this.discoverUnknown(context, (message as JsonRpcRequest).params);
       writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(this.members, this.options.info) });
       return;
     }
@@ -283,14 +283,18 @@ class ServerSetRouter {
     else writeJson(res, 200, { jsonrpc: '2.0', id, result: {} });
   }
 
-  /** Asks `server/discover` of every server whose revisions are not known yet, in parallel. */
-  private async discoverUnknown(context: HttpHandlerContext): Promise<void> {
+  /**
+   * Asks `server/discover` of every server whose revisions are not known yet, in parallel, with the client's
+   * `_meta` (2026-07-28 servers refuse a request without its protocol version and capabilities).
+   */
+  private async discoverUnknown(context: HttpHandlerContext, clientParams: JsonRpcRequest['params']): Promise<void> {
+    const meta = (clientParams as { _meta?: unknown } | undefined)?._meta;
     await Promise.all(
       this.members
         .filter((m) => m.profile?.supportedVersions === undefined)
         .map(async (member) => {
           const answer = await callMember(member.upstream, {
-            message: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} },
+            message: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta === undefined ? {} : { _meta: meta } },
             auth: context.auth,
             protocolVersion: context.protocolVersion,
             signal: AbortSignal.any([context.signal, AbortSignal.timeout(member.listTimeoutMs)]),
