@@ -35,7 +35,7 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
-import { buildServerSet, createServerResources, type ServerResources } from '../multiplex/build-server-set.js';
+import type { buildServerSet as BuildServerSet, ServerResources } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { DEFAULT_LIST_TIMEOUT_MS } from '../multiplex/server-set.js';
 import { packageVersion } from '../cli/package-version.js';
@@ -262,13 +262,15 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
+    const serverSet = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
     // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
-    const serverResources = config.servers ? new Map(config.servers.map((server) => [server.name, createServerResources(server)])) : undefined;
+    const serverResources = config.servers && serverSet ? new Map(config.servers.map((server) => [server.name, serverSet.createServerResources(server)])) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    const proxy = (opened.proxy = createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, serverResources, metrics, warn: context.warn }));
+    const proxy = (opened.proxy = createUpstream(config, { buildServerSet: serverSet?.buildServerSet, requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, serverResources, metrics, warn: context.warn }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
     const pipeline = createRequestPipeline(guard, proxy);
@@ -334,6 +336,7 @@ function serverReadinessTargets(servers: readonly ServerConfig[], resources: Rea
 function createUpstream(
   config: GatewayConfig,
   parts: {
+    buildServerSet: typeof BuildServerSet | undefined;
     requestLog: RequestLog;
     childLog: (event: ChildLogEvent) => void;
     stdioStarts: StdioStartOutcomes;
@@ -347,8 +350,8 @@ function createUpstream(
   const { requestLog, upstreamCredentials, metrics } = parts;
   const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
-  if (config.servers) {
-    return buildServerSet(config.servers, {
+  if (config.servers && parts.buildServerSet) {
+    return parts.buildServerSet(config.servers, {
       hooks,
       childLog: parts.childLog,
       stdioStarts: parts.stdioStarts,
