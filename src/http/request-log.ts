@@ -25,6 +25,11 @@ export interface RequestLogEntry<Failure extends string = string> {
   /** Tool, prompt or resource the request named. */
   name?: string;
   /**
+   * The server the request was handed to, when several share the endpoint (the gateway's `servers`); absent with
+   * one upstream, and for what no single server answers (merged lists, `initialize`, the merged stream).
+   */
+  server?: string;
+  /**
    * The decision; absent for requests nobody decides on (metadata, health). A request the guard allowed
    * but the gateway refused for the session it named is logged as `deny` with the session reason.
    */
@@ -76,6 +81,8 @@ export interface RequestLog<Failure extends string = string> {
   onUpstreamError(req: IncomingMessage, failure: Readonly<{ reason: Failure; status?: number; code?: string }>): void;
   /** Pass as the upstream proxy's `onSessionRefused`. The session id itself is not logged. */
   onSessionRefused(req: IncomingMessage, refusal: SessionRefusal): void;
+  /** Records the server a request is handed to, when several share the endpoint (the entry's `server`). */
+  onServerRouted(req: IncomingMessage, server: string): void;
 }
 
 /**
@@ -153,6 +160,10 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       // The guard had allowed the request; the gateway overrules it, and the log must say so.
       entry.decision = 'deny';
       entry.reason = refusal.reason;
+    },
+    onServerRouted(req, server) {
+      const entry = entries.get(decisionRequestOf(req));
+      if (entry) entry.server = server;
     },
   };
 }
@@ -233,6 +244,7 @@ function logLine(e: RequestLogEntry): string {
   let line = `{"time":${JSON.stringify(e.time)}${jsonField('httpMethod', e.httpMethod)}${jsonField('path', e.path)}`;
   if (e.method !== undefined) line += jsonField('method', e.method);
   if (e.name !== undefined) line += jsonField('name', e.name);
+  if (e.server !== undefined) line += jsonField('server', e.server);
   if (e.decision !== undefined) line += jsonField('decision', e.decision) + jsonField('reason', e.reason);
   if (e.detail !== undefined) line += jsonField('detail', e.detail);
   if (e.requiredScopes !== undefined) line += jsonField('requiredScopes', e.requiredScopes);

@@ -5,8 +5,9 @@ import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { createUpstreamProxy } from '../upstream/http/upstream-proxy.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
-import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
+import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import { createStdioUpstream } from '../upstream/stdio/stdio-upstream.js';
+import { withRouteHook, type UpstreamRouteHook } from '../upstream/upstream-route-hook.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, type Upstream, type UpstreamHooks } from '../upstream/upstream.js';
 import { compileToolSelection } from '../../core/policy/tool-selection.js';
 import type { ListFailureReason } from './merge-lists.js';
@@ -17,7 +18,15 @@ import type { GatewayInfo } from './merge-initialize.js';
 /** What {@link buildServerSet} needs from the gateway around it. */
 export interface ServerSetParts {
   readonly hooks: Pick<UpstreamHooks, 'onUpstreamError' | 'onSessionRefused'>;
-  readonly onExchangeEnd?: UpstreamHooks['onExchangeEnd'];
+  /** Each server's own `onExchangeEnd` (metrics labelled with its name), by its name. */
+  readonly exchangeEndOf?: (server: string) => UpstreamHooks['onExchangeEnd'];
+  /** Told of each request handed to a server, with its name (the request log's `server`). */
+  readonly onRouted?: UpstreamRouteHook;
+  /**
+   * What each server's upstream shares with the gateway's readiness, by server name ({@link createServerResources}).
+   * A server not in it gets credentials of its own and the gateway's `stdioStarts`.
+   */
+  readonly resources?: ReadonlyMap<string, ServerResources>;
   readonly childLog: (event: ChildLogEvent) => void;
   readonly stdioStarts: StdioStartOutcomes;
   readonly warn: LineSink;
@@ -30,6 +39,20 @@ export interface ServerSetParts {
   readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
   /** Seals clients' session ids (`MCP_AUTH_SESSION_SECRET`), which then carry every HTTP server's session. */
   readonly sessionSealer?: SessionSealer;
+}
+
+/** What one server's upstream shares with the rest of the gateway (readiness probes it with the same instances). */
+export interface ServerResources {
+  /** Its credentials (`auth`); absent for none, and for stdio. */
+  readonly credentials?: UpstreamCredentials;
+  /** The outcomes of its own process starts (stdio). */
+  readonly stdioStarts?: StdioStartOutcomes;
+}
+
+/** Builds what {@link ServerResources} says for one server: its credentials once, its own start outcomes. */
+export function createServerResources(server: ServerConfig): ServerResources {
+  if (server.stdio) return { stdioStarts: createStdioStartOutcomes() };
+  return server.upstreamAuth ? { credentials: createUpstreamCredentials(server.upstreamAuth) } : {};
 }
 
 /** Least time between two warnings about one server left out of lists, in milliseconds. */
@@ -45,8 +68,9 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
   const credentials = new Map<string, UpstreamCredentials>();
   try {
     for (const server of servers) {
-      // Built once per server: its upstream sends them, and the gateway's own listing of it uses them too.
-      const own = server.upstreamAuth ? createUpstreamCredentials(server.upstreamAuth) : undefined;
+      // Built once per server: its upstream sends them, and readiness and the gateway's own listing use them too.
+      const shared = parts.resources?.get(server.name);
+      const own = shared ? shared.credentials : server.upstreamAuth ? createUpstreamCredentials(server.upstreamAuth) : undefined;
       if (own) credentials.set(server.name, own);
       built.push(buildServer(server, parts, own));
     }
@@ -85,9 +109,16 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
 }
 
 function buildServer(server: ServerConfig, parts: ServerSetParts, credentials: UpstreamCredentials | undefined): Upstream {
+  const upstream = buildUpstream(server, parts, credentials);
+  return parts.onRouted ? withRouteHook(upstream, parts.onRouted) : upstream;
+}
+
+function buildUpstream(server: ServerConfig, parts: ServerSetParts, credentials: UpstreamCredentials | undefined): Upstream {
+  const shared = parts.resources?.get(server.name);
   if (server.stdio) {
-    return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log: parts.childLog, stdioStarts: parts.stdioStarts });
+    return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log: parts.childLog, stdioStarts: shared?.stdioStarts ?? parts.stdioStarts });
   }
+  const onExchangeEnd = parts.exchangeEndOf?.(server.name);
   return createUpstreamProxy({
     ...server.proxy!,
     name: server.name,
@@ -95,6 +126,6 @@ function buildServer(server: ServerConfig, parts: ServerSetParts, credentials: U
     ...(credentials ? { credentials } : {}),
     // With sealed ids, the set's id carries this server's session: any replica forwards it as it is.
     ...(parts.sessionSealer ? { sessionSealer: PASS_THROUGH_SESSION_IDS } : {}),
-    ...(parts.onExchangeEnd ? { onExchangeEnd: parts.onExchangeEnd } : {}),
+    ...(onExchangeEnd ? { onExchangeEnd } : {}),
   });
 }

@@ -33,6 +33,11 @@ import { UpstreamTokenRefusedError } from '../upstream-auth/upstream-token-clien
  *   While no process has settled yet, the program check alone decides: the start-up listing normally settles one
  *   within moments, and a gateway that waited for a process of its own would never be sent the first session.
  *
+ * With several servers (`servers`), each is probed as the one upstream would be, with its own options and
+ * credentials, and the report names each under `servers`; the gateway is ready when the issuers are and every
+ * server marked `required` is. `upstream` stays for consumers of the one-upstream report: ok when every required
+ * server is (so also when none is required), else its reason names the required servers that are not.
+ *
  * The answer is cached for `cacheMs`, and probes in progress are shared, so `/readyz` cannot be used to send
  * requests to the authorization server or the upstream at the rate it is asked; a new start outcome is seen at
  * once (it comes from a process the gateway started, never from a probe).
@@ -41,6 +46,31 @@ export interface ReadinessReport {
   ready: boolean;
   issuers: { ok: boolean; reason?: string };
   upstream: { ok: boolean; reason?: string };
+  /** With several servers: each one's readiness, by name, in configuration order. Absent with one upstream. */
+  servers?: Record<string, ServerReadiness>;
+}
+
+/** One server's part of a {@link ReadinessReport}. */
+export interface ServerReadiness {
+  ok: boolean;
+  /** Whether the gateway is ready only when this server is (its `required`). */
+  required: boolean;
+  reason?: string;
+}
+
+/** One server of a gateway with several, as {@link createReadinessCheck} probes it. */
+export interface ServerReadinessTarget {
+  /** Its name (the key in `servers`), used in the report and in the setting names of reasons. */
+  readonly name: string;
+  /** Whether the gateway is ready only when this server is. */
+  readonly required: boolean;
+  /** The HTTP server; or `stdio`. */
+  readonly proxy?: UpstreamProxyOptions;
+  readonly stdio?: StdioUpstreamOptions;
+  /** The gateway's credentials for it, the very ones its upstream sends. Default none. */
+  readonly credentials?: UpstreamCredentials;
+  /** The outcomes of its own process starts (stdio). Default none: the program check alone. */
+  readonly stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
 }
 
 /** Options of {@link createReadinessCheck}. */
@@ -53,6 +83,10 @@ export interface ReadinessCheckOptions {
   credentials?: UpstreamCredentials;
   /** The outcomes of the stdio upstream's process starts. Default none: the program check alone. */
   stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
+  /** Several servers behind the endpoint, probed in place of `proxy` or `stdio`. */
+  servers?: readonly ServerReadinessTarget[];
+  /** Told of each server's outcome after each probe (e.g. for a gauge). Errors it throws are ignored. */
+  onServerProbed?: (server: string, ok: boolean) => void;
   /** How long an answer is reused, in milliseconds. Default 5 000. */
   cacheMs?: number;
   /** Time allowed to each probe, in milliseconds. Default 3 000. */
@@ -82,30 +116,35 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
   const cacheMs = options.cacheMs ?? DEFAULT_READINESS_CACHE_MS;
   const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const now = options.now ?? Date.now;
-  const startOutcome = (): StdioStartOutcome | undefined => options.stdioStarts?.latest();
-  let cached: { at: number; outcome: StdioStartOutcome | undefined; report: ReadinessReport } | undefined;
+  const targets = options.servers ? options.servers.map(serverProbe) : [singleUpstreamProbe(options)];
+  // One entry per target: a new start outcome of any of them makes the cached answer stale.
+  const startOutcomes = (): (StdioStartOutcome | undefined)[] => targets.map((target) => target.stdioStarts?.latest());
+  let cached: { at: number; outcomes: (StdioStartOutcome | undefined)[]; report: ReadinessReport } | undefined;
   let inProgress: Promise<ReadinessReport> | undefined;
 
-  async function probe(outcome: StdioStartOutcome | undefined): Promise<ReadinessReport> {
-    const [issuers, upstream] = await Promise.all([
+  async function probe(outcomes: (StdioStartOutcome | undefined)[]): Promise<ReadinessReport> {
+    const [issuers, ...upstreams] = await Promise.all([
       withTimeout(options.guard.ready(), timeoutMs, 'the authorization server metadata did not load in time').then(
         () => ({ ok: true }),
         (error: unknown) => ({ ok: false, reason: explainFailure(error) }),
       ),
-      probeUpstream(options, timeoutMs, outcome).then(
-        () => ({ ok: true }),
-        (error: unknown) => ({ ok: false, reason: error instanceof Error ? error.message : 'the upstream did not answer' }),
+      ...targets.map((target, i) =>
+        probeUpstream(target, timeoutMs, outcomes[i]).then(
+          (): { ok: boolean; reason?: string } => ({ ok: true }),
+          (error: unknown) => ({ ok: false, reason: error instanceof Error ? error.message : 'the upstream did not answer' }),
+        ),
       ),
     ]);
-    return { ready: issuers.ok && upstream.ok, issuers, upstream };
+    if (!options.servers) return { ready: issuers.ok && upstreams[0]!.ok, issuers, upstream: upstreams[0]! };
+    return serversReport(options.servers, issuers, upstreams, options.onServerProbed);
   }
 
   return {
     check() {
-      const outcome = startOutcome();
-      if (cached && now() - cached.at < cacheMs && cached.outcome === outcome) return Promise.resolve(cached.report);
-      inProgress ??= probe(outcome).then((report) => {
-        cached = { at: now(), outcome, report };
+      const outcomes = startOutcomes();
+      if (cached && now() - cached.at < cacheMs && sameOutcomes(cached.outcomes, outcomes)) return Promise.resolve(cached.report);
+      inProgress ??= probe(outcomes).then((report) => {
+        cached = { at: now(), outcomes, report };
         inProgress = undefined;
         return report;
       });
@@ -114,21 +153,81 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
   };
 }
 
-function probeUpstream(options: ReadinessCheckOptions, timeoutMs: number, outcome: StdioStartOutcome | undefined): Promise<void> {
-  if (options.stdio) return probeStdio(options.stdio, outcome);
-  if (options.proxy) return probeHttp(options.proxy, timeoutMs, options.credentials);
+/** The report of a gateway with several servers: ready when the issuers are and every required server is. */
+function serversReport(
+  servers: readonly ServerReadinessTarget[],
+  issuers: { ok: boolean; reason?: string },
+  outcomes: readonly { ok: boolean; reason?: string }[],
+  onServerProbed: ReadinessCheckOptions['onServerProbed'],
+): ReadinessReport {
+  const report: Record<string, ServerReadiness> = {};
+  const notReady: string[] = [];
+  servers.forEach((server, i) => {
+    const outcome = outcomes[i]!;
+    report[server.name] = { ok: outcome.ok, required: server.required, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}) };
+    if (server.required && !outcome.ok) notReady.push(server.name);
+    try {
+      onServerProbed?.(server.name, outcome.ok);
+    } catch {
+      // A gauge must never break readiness.
+    }
+  });
+  const upstream = notReady.length === 0 ? { ok: true } : { ok: false, reason: `required servers not ready: ${notReady.join(', ')}` };
+  return { ready: issuers.ok && upstream.ok, issuers, upstream, servers: report };
+}
+
+function sameOutcomes(a: readonly (StdioStartOutcome | undefined)[], b: readonly (StdioStartOutcome | undefined)[]): boolean {
+  return a.length === b.length && a.every((outcome, i) => outcome === b[i]);
+}
+
+/** The setting names a probe's reasons point at: the environment's for the one upstream, the file's for a server. */
+interface ProbeSettingNames {
+  readonly cwd: string;
+  readonly command: string;
+  readonly auth: string;
+}
+
+/** What one upstream's probe needs. */
+interface UpstreamProbe {
+  readonly proxy: UpstreamProxyOptions | undefined;
+  readonly stdio: StdioUpstreamOptions | undefined;
+  readonly credentials: UpstreamCredentials | undefined;
+  readonly stdioStarts: Pick<StdioStartOutcomes, 'latest'> | undefined;
+  readonly names: ProbeSettingNames;
+}
+
+const SINGLE_UPSTREAM_NAMES: ProbeSettingNames = { cwd: 'MCP_AUTH_UPSTREAM_CWD', command: 'MCP_AUTH_UPSTREAM_COMMAND', auth: 'MCP_AUTH_UPSTREAM_AUTH' };
+
+function singleUpstreamProbe(options: ReadinessCheckOptions): UpstreamProbe {
+  return { proxy: options.proxy, stdio: options.stdio, credentials: options.credentials, stdioStarts: options.stdioStarts, names: SINGLE_UPSTREAM_NAMES };
+}
+
+function serverProbe(server: ServerReadinessTarget): UpstreamProbe {
+  const at = `servers.${server.name}`;
+  return {
+    proxy: server.proxy,
+    stdio: server.stdio,
+    credentials: server.credentials,
+    stdioStarts: server.stdioStarts,
+    names: { cwd: `${at}.cwd`, command: `${at}.command`, auth: `${at}.auth` },
+  };
+}
+
+function probeUpstream(target: UpstreamProbe, timeoutMs: number, outcome: StdioStartOutcome | undefined): Promise<void> {
+  if (target.stdio) return probeStdio(target.stdio, outcome, target.names);
+  if (target.proxy) return probeHttp(target.proxy, timeoutMs, target.credentials, target.names);
   return Promise.reject(new Error('no upstream is configured'));
 }
 
-async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcome | undefined): Promise<void> {
+async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcome | undefined, names: ProbeSettingNames): Promise<void> {
   const cwd = stdio.cwd ?? process.cwd();
   try {
     if (!statSync(cwd).isDirectory()) throw new Error();
   } catch {
-    throw new Error('the upstream working directory (MCP_AUTH_UPSTREAM_CWD) is missing');
+    throw new Error(`the upstream working directory (${names.cwd}) is missing`);
   }
   try {
-    checkProgram(stdio.command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd, path: (stdio.env ?? process.env).PATH });
+    checkProgram(stdio.command, names.command, { cwd, path: (stdio.env ?? process.env).PATH });
   } catch (error) {
     throw new Error(error instanceof ConfigurationError ? error.message : 'the upstream program cannot be started');
   }
@@ -137,7 +236,7 @@ async function probeStdio(stdio: StdioUpstreamOptions, outcome: StdioStartOutcom
 
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 'readyz', method: 'ping' });
 
-async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number, credentials: UpstreamCredentials | undefined): Promise<void> {
+async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number, credentials: UpstreamCredentials | undefined, names: ProbeSettingNames): Promise<void> {
   if (credentials?.perCaller) {
     await credentialStep(async () => credentials.reachable?.(), "the upstream's authorization server, which exchanges each caller's token, is not reachable");
   }
@@ -150,7 +249,7 @@ async function probeHttp(proxy: UpstreamProxyOptions, timeoutMs: number, credent
     if (renewed !== undefined) status = await ping(proxy, timeoutMs, renewed);
   }
   if (status >= 500) throw new Error(`the upstream answered HTTP ${status}`);
-  if (own && (status === 401 || status === 403)) throw new Error(`the upstream refused the gateway's credential (MCP_AUTH_UPSTREAM_AUTH): HTTP ${status}`);
+  if (own && (status === 401 || status === 403)) throw new Error(`the upstream refused the gateway's credential (${names.auth}): HTTP ${status}`);
 }
 
 /** A step that obtains the gateway's credential; its failure says why without the server's error text or a secret. */

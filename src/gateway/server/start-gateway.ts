@@ -33,9 +33,10 @@ import type { RedisStores } from '../../redis/redis-stores.js';
 import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from '../policy/policy-coverage-report.js';
 import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-watch.js';
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
-import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
+import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
-import type { buildServerSet as BuildServerSet, ServerSetParts } from '../multiplex/build-server-set.js';
+import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
+import type { ServerConfig } from '../config/server-config.js';
 import { reportServerSetCoverage } from '../policy/server-set-coverage.js';
 import { packageVersion } from '../cli/package-version.js';
 
@@ -261,19 +262,21 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       config.resourceIsDefault && context.port !== config.port
         ? loadGatewayGuardOptions(config.settings, { resource: defaultResource(config.host, context.port) })
         : config.guard;
-    const metrics = config.metrics ? await loadGatewayMetrics(config.metrics, guardOptions, () => opened.proxy?.sessions) : undefined;
+    const metrics = config.metrics ? await loadGatewayMetrics(config.metrics, guardOptions, () => opened.proxy?.sessions, config.servers) : undefined;
     // Off (MCP_AUTH_REQUEST_LOG, or a level above info), no line is made; the metrics still get each entry.
     const requestLines = config.guard.requestLog !== false && context.log !== ignoreLine;
     const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
+    const setModule = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
+    // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
+    const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, setModule.createServerResources(server)])) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
-    const buildServerSet = config.servers ? (await import('../multiplex/build-server-set.js')).buildServerSet : undefined;
-    const serverSet = config.servers && buildServerSet ? buildServerSet(config.servers, serverSetParts(config, context, { requestLog, childLog, metrics, resource })) : undefined;
+    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources })) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
@@ -287,6 +290,8 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       ...(config.proxy ? { proxy: config.proxy } : {}),
       ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
       ...(config.stdio ? { stdio: config.stdio, stdioStarts: context.stdioStarts } : {}),
+      ...(config.servers && serverResources ? { servers: serverReadinessTargets(config.servers, serverResources) } : {}),
+      ...(config.servers && metrics ? { onServerProbed: metrics.onServerProbed } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
     http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog);
@@ -309,9 +314,29 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
 }
 
 /** The gateway's metrics, loaded only when they are on: a gateway without them never loads prom-client. */
-async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>, guardOptions: GuardOptions, sessions: () => number | undefined): Promise<GatewayMetrics> {
+async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>, guardOptions: GuardOptions, sessions: () => number | undefined, servers: readonly ServerConfig[] | undefined): Promise<GatewayMetrics> {
   const { createGatewayMetrics } = await import('./gateway-metrics.js');
-  return createGatewayMetrics({ sessions, ...(config.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}) });
+  return createGatewayMetrics({
+    sessions,
+    ...(config.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}),
+    // With several servers the upstream metrics carry a `server` label: label names are fixed when a metric is made.
+    ...(servers ? { servers: servers.map((server) => server.name) } : {}),
+  });
+}
+
+/** What readiness probes of each server: its options, and the very credentials and start outcomes its upstream uses. */
+function serverReadinessTargets(servers: readonly ServerConfig[], resources: ReadonlyMap<string, ServerResources>): ServerReadinessTarget[] {
+  return servers.map((server) => {
+    const shared = resources.get(server.name);
+    return {
+      name: server.name,
+      required: server.required,
+      ...(server.proxy ? { proxy: server.proxy } : {}),
+      ...(server.stdio ? { stdio: server.stdio } : {}),
+      ...(shared?.credentials ? { credentials: shared.credentials } : {}),
+      ...(shared?.stdioStarts ? { stdioStarts: shared.stdioStarts } : {}),
+    };
+  });
 }
 
 /** The upstream handler: the stdio upstream with its processes, or the HTTP proxy. */
@@ -345,9 +370,9 @@ function createUpstream(
 function serverSetParts(
   config: GatewayConfig,
   context: GatewayBuildContext,
-  built: { requestLog: RequestLog; childLog: (event: ChildLogEvent) => void; metrics: GatewayMetrics | undefined; resource: string },
+  built: { requestLog: RequestLog; childLog: (event: ChildLogEvent) => void; metrics: GatewayMetrics | undefined; resource: string; serverResources: ReadonlyMap<string, ServerResources> | undefined },
 ): ServerSetParts {
-  const { requestLog, childLog, metrics, resource } = built;
+  const { requestLog, childLog, metrics, resource, serverResources } = built;
   return {
     hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused },
     childLog,
@@ -356,7 +381,9 @@ function serverSetParts(
     info: { name: 'mcp-oauth-guard', version: packageVersion() },
     ...(config.listTimeoutMs !== undefined ? { listTimeoutMs: config.listTimeoutMs } : {}),
     ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key), sessionSealer: createSessionSealer({ ...config.sessionSeal, resource }) } : {}),
-    ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+    ...(serverResources ? { resources: serverResources } : {}),
+    onRouted: requestLog.onServerRouted,
+    ...(metrics ? { exchangeEndOf: metrics.exchangeEndOf, onListFailure: metrics.onListFailure } : {}),
   };
 }
 
@@ -411,7 +438,9 @@ function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline,
           return;
         }
         void readiness.check().then((report) => {
-          if (!res.writableEnded) writeJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not_ready', issuers: report.issuers, upstream: report.upstream });
+          if (res.writableEnded) return;
+          const status = report.ready ? 'ready' : 'not_ready';
+          writeJson(res, report.ready ? 200 : 503, report.servers ? { status, issuers: report.issuers, upstream: report.upstream, servers: report.servers } : { status, issuers: report.issuers, upstream: report.upstream });
         });
         return;
       }

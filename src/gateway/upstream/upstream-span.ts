@@ -4,16 +4,20 @@ import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import { describeMcpMessage } from '../../core/mcp/describe-mcp-message.js';
 import { tracer } from '../../core/kernel/tracing.js';
 
+/** The span attribute naming the upstream among several behind the endpoint (the gateway's own namespace). */
+export const UPSTREAM_NAME_ATTRIBUTE = 'mcp_guard.upstream.name';
+
 /**
  * Starts the CLIENT span of one upstream exchange (MCP conventions: towards the upstream, the gateway is the
  * MCP client), a child of the active span, and injects its trace context into the upstream request's headers
  * (`traceparent`, through the propagator the application registered) so that an instrumented upstream joins
  * the trace. Named `{mcp.method.name} {target}` for a POSTed message, else the HTTP method; with `server.address`,
- * `server.port`, `url.full` (origin and path), `http.request.method`, `network.protocol.name`.
+ * `server.port`, `url.full` (origin and path), `http.request.method`, `network.protocol.name`, and
+ * `mcp_guard.upstream.name` (the server's name, when several share the endpoint; `name`).
  *
  * @returns undefined when the span does not record (no SDK registered, or sampled out): nothing is injected.
  */
-export function startUpstreamSpan(upstream: URL, method: string, message: unknown, headers: OutgoingHttpHeaders): Span | undefined {
+export function startUpstreamSpan(upstream: URL, method: string, message: unknown, headers: OutgoingHttpHeaders, name?: string): Span | undefined {
   const span = tracer.startSpan(method, { kind: SpanKind.CLIENT });
   if (!span.isRecording()) return undefined;
   span.setAttributes({
@@ -24,6 +28,7 @@ export function startUpstreamSpan(upstream: URL, method: string, message: unknow
     'network.transport': 'tcp',
     'network.protocol.name': 'http',
   });
+  if (name !== undefined) span.setAttribute(UPSTREAM_NAME_ATTRIBUTE, name);
   if (method === 'POST' && message !== null && typeof message === 'object') describeMcpMessage(span, message as JsonRpcMessage);
   propagation.inject(trace.setSpan(context.active(), span), headers);
   return span;

@@ -22,6 +22,8 @@ import { UpstreamAttempt, type AttemptOwner, type UpstreamError } from './upstre
 /** What every exchange of one HTTP upstream shares: its settings, its pool, its sessions and its hooks. */
 export interface HttpUpstreamSettings {
   readonly upstream: URL;
+  /** The upstream's name for its spans (`mcp_guard.upstream.name`), when it was given one; absent for the one upstream. */
+  readonly spanName: string | undefined;
   /** The upstream's origin and path (with its query), as undici takes them. */
   readonly origin: string;
   readonly path: string;
@@ -128,7 +130,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       this.headers['content-length'] = this.body.length;
     }
     this.startedAt = settings.onExchangeEnd ? performance.now() : 0;
-    this.span = startUpstreamSpan(settings.upstream, method, req.body, this.headers);
+    this.span = startUpstreamSpan(settings.upstream, method, req.body, this.headers, settings.spanName);
   }
 
   /** Starts the exchange; resolves once it settled, whatever the outcome. */

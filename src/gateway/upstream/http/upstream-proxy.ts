@@ -225,6 +225,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   const ownDispatcher = options.dispatcher === undefined;
   const settings: HttpUpstreamSettings = {
     upstream,
+    // Only a name given: the one upstream of a gateway without a configuration file keeps its spans as they were.
+    spanName: options.name === undefined ? undefined : name,
     origin: upstream.origin,
     path: `${upstream.pathname}${upstream.search}`,
     dispatcher: options.dispatcher ?? createUpstreamDispatcher(connectTimeoutMs, options.agent),
