@@ -103,7 +103,9 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
     }
     const texts = problems.check(() => entrySettings(entry, path, config, context)) ?? { texts: {}, labels: new Map<string, string>() };
     if (!hasUrl) for (const key of HTTP_ONLY_KEYS) if (valueAt(entry, key) !== undefined) problems.add(`${path}.${key}`, 'applies to a server with "url" only');
-    const upstream = problems.check(() =>
+    // Read only when the entry names exactly one upstream, usable: else that is the one problem to report.
+    const named = hasUrl !== (entry.command !== undefined) && (texts.texts.MCP_AUTH_UPSTREAM ?? texts.texts.MCP_AUTH_UPSTREAM_COMMAND) !== undefined;
+    const upstream = !named ? undefined : problems.check(() =>
       withProblemLabels(
         {
           setting: (setting) => texts.labels.get(setting) ?? context.gatewayLabel(setting),
@@ -121,13 +123,15 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
     const tools = readToolSelection(entry.tools, `${path}.tools`, problems);
     if (entry.required !== undefined && typeof entry.required !== 'boolean') problems.add(`${path}.required`, `must be true or false (got ${describeJson(entry.required)})`);
     problems.throwIfAny();
-    const proxy = upstream!.proxy ? { ...upstream!.proxy, ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}) } : undefined;
+    // Set, since throwIfAny() threw otherwise.
+    const { proxy: read, stdio, upstreamAuth } = upstream!;
+    const proxy = read ? { ...read, ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}) } : undefined;
     return {
       name,
       transport: proxy ? 'http' : 'stdio',
       ...(proxy ? { proxy } : {}),
-      ...(upstream!.stdio ? { stdio: upstream!.stdio } : {}),
-      ...(upstream!.upstreamAuth ? { upstreamAuth: upstream!.upstreamAuth } : {}),
+      ...(stdio ? { stdio } : {}),
+      ...(upstreamAuth ? { upstreamAuth } : {}),
       ...policy,
       ...(tools ? { tools } : {}),
       required: entry.required === true,
