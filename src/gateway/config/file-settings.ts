@@ -83,7 +83,7 @@ function isPathSetting(setting: GatewaySetting): boolean {
 
 /**
  * A JSON value as the text of a setting: a string as it is, a number in decimal, `true`/`false` as `on`/`off`, a list
- * of strings or numbers joined by commas.
+ * of strings or numbers joined by commas (an item holding a comma or a blank is refused, as it would be split).
  *
  * @throws ConfigurationError naming `path` for anything else (an object, null, a list of objects).
  */
@@ -91,7 +91,12 @@ export function settingText(value: unknown, path: string): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value === 'boolean') return value ? 'on' : 'off';
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string' || (typeof item === 'number' && Number.isFinite(item)))) return value.join(',');
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string' || (typeof item === 'number' && Number.isFinite(item)))) {
+    // A list setting's text is split at commas and blanks: an item holding one would become two.
+    const split = value.findIndex((item) => /[\s,]/.test(String(item)));
+    if (split !== -1) throw new ConfigurationError(`${path}[${split}]`, `must be one item, without commas or blanks (got ${JSON.stringify(value[split])}); give each item on its own`);
+    return value.join(',');
+  }
   throw new ConfigurationError(path, `must be a string, a number, true or false, or a list of strings (got ${describeJson(value)})`);
 }
 

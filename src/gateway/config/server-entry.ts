@@ -101,22 +101,26 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
     if (hasUrl === (entry.command !== undefined)) {
       problems.add(path, hasUrl ? 'has both "url" and "command": a server is either Streamable HTTP (url) or stdio (command); keep one' : 'needs "url" (a Streamable HTTP MCP endpoint) or "command" (a stdio MCP server to run)');
     }
-    const texts = problems.check(() => entrySettings(entry, path, config, context)) ?? { texts: {}, labels: new Map<string, string>() };
+    const inlineSecret = isObject(entry.auth) && Object.keys(INLINE_SECRETS).some((key) => (entry.auth as Record<string, unknown>)[key] !== undefined);
+    const texts = entrySettings(entry, path, config, context, problems);
     if (!hasUrl) for (const key of HTTP_ONLY_KEYS) if (valueAt(entry, key) !== undefined) problems.add(`${path}.${key}`, 'applies to a server with "url" only');
-    // Read only when the entry names exactly one upstream, usable: else that is the one problem to report.
-    const named = hasUrl !== (entry.command !== undefined) && (texts.texts.MCP_AUTH_UPSTREAM ?? texts.texts.MCP_AUTH_UPSTREAM_COMMAND) !== undefined;
-    const upstream = !named ? undefined : problems.check(() =>
-      withProblemLabels(
-        {
-          setting: (setting) => texts.labels.get(setting) ?? context.gatewayLabel(setting),
-          detail: (text) => renameSettingsIn(text, (setting) => (texts.labels.has(setting) ? serverKeyOf(setting) : undefined)),
-        },
-        () =>
-          collectConfigurationProblems((own) =>
-            loadUpstreamSettings({ ...inherited(context.settings), ...texts.texts }, own, { guard: context.guard, stdioOnlySettings: context.stdioOnlySettings, ...(texts.commandWords ? { commandWords: texts.commandWords } : {}) }),
+    // Read only when the entry names exactly one upstream, usable: else that is the one problem to report (as is an
+    // inline secret, whose absence the reader would report again).
+    const named = hasUrl !== (entry.command !== undefined) && (texts.texts.MCP_AUTH_UPSTREAM ?? texts.texts.MCP_AUTH_UPSTREAM_COMMAND) !== undefined && !inlineSecret;
+    const labels = {
+      // A setting the entry does not give is named by its key too (a missing token), but one it inherits from the gateway.
+      setting: (setting: string): string => texts.labels.get(setting) ?? (serverKeyOf(setting) !== undefined && !(INHERITED_SETTINGS as readonly string[]).includes(setting) ? `${path}.${serverKeyOf(setting)}` : context.gatewayLabel(setting)),
+      detail: (text: string): string => renameSettingsIn(text, serverKeyOf),
+    };
+    const upstream = !named
+      ? undefined
+      : problems.check(() =>
+          withProblemLabels(labels, () =>
+            collectConfigurationProblems((own) =>
+              loadUpstreamSettings({ ...inherited(context.settings), ...texts.texts }, own, { guard: context.guard, stdioOnlySettings: context.stdioOnlySettings, environment: context.env, ...(texts.commandWords ? { commandWords: texts.commandWords } : {}) }),
+            ),
           ),
-      ),
-    );
+        );
     const listTimeoutMs = problems.check(() => withProblemLabels({ setting: () => `${path}.listTimeoutMs` }, () => readInteger(texts.texts, 'MCP_AUTH_LIST_TIMEOUT_MS', 1, MAX_LIST_TIMEOUT_MS)));
     const maxResponseBytes = hasUrl && isObject(entry.limits) && entry.limits.maxResponseBytes !== undefined ? problems.check(() => checkInteger((entry.limits as Record<string, unknown>).maxResponseBytes, `${path}.limits.maxResponseBytes`, 0, { min: 1, max: 1_073_741_824 })) : undefined;
     const policy = readServerPolicy(entry, path, config, problems);
@@ -158,35 +162,35 @@ interface EntrySettings {
   readonly commandWords?: readonly string[];
 }
 
-/** Turns an entry's values into setting texts: paths resolved from the file's directory, secrets read from the variables named. */
-function entrySettings(entry: Record<string, unknown>, path: string, config: GatewayConfigFile, context: ServerReadContext): EntrySettings {
-  return collectConfigurationProblems((problems) => {
-    const texts: Record<string, string> = {};
-    const labels = new Map<string, string>();
-    let commandWords: string[] | undefined;
-    for (const [setting, key] of Object.entries(SERVER_SETTING_KEYS)) {
-      const value = valueAt(entry, key);
-      if (value === undefined) continue;
-      const at = `${path}.${key}`;
-      labels.set(setting, at);
-      if (key === 'command' && Array.isArray(value)) {
-        commandWords = problems.check(() => commandList(value, at));
-        if (commandWords !== undefined) texts[setting] = commandWords[0]!;
-        labels.set(setting, `${at}[0]`);
-        continue;
-      }
-      const text = problems.check(() => (key === 'identityHeaders' && isObject(value) ? identityHeaderList(value, at) : settingText(value, at)));
-      if (text === undefined) continue;
-      if (key === 'url' && typeof value !== 'string') problems.add(at, `must be the MCP endpoint's URL as a string (got ${describeJson(value)})`);
-      else if (key === 'cwd' || key === 'auth.tokenFile' || key === 'auth.clientSecretFile') texts[setting] = resolvePath(config.dir, text);
-      else if (key === 'auth.tokenEnv' || key === 'auth.clientSecretEnv') {
-        const secret = problems.check(() => secretFromEnvironment(text, at, context.env));
-        if (secret !== undefined) texts[setting] = secret;
-      } else texts[setting] = text;
+/**
+ * Turns an entry's values into setting texts: paths resolved from the file's directory, secrets read from the
+ * variables named. A value that cannot be turned is recorded in `problems` and left out.
+ */
+function entrySettings(entry: Record<string, unknown>, path: string, config: GatewayConfigFile, context: ServerReadContext, problems: ConfigurationProblems): EntrySettings {
+  const texts: Record<string, string> = {};
+  const labels = new Map<string, string>();
+  let commandWords: string[] | undefined;
+  for (const [setting, key] of Object.entries(SERVER_SETTING_KEYS)) {
+    const value = valueAt(entry, key);
+    if (value === undefined) continue;
+    const at = `${path}.${key}`;
+    labels.set(setting, at);
+    if (key === 'command' && Array.isArray(value)) {
+      commandWords = problems.check(() => commandList(value, at));
+      if (commandWords !== undefined) texts[setting] = commandWords[0]!;
+      labels.set(setting, `${at}[0]`);
+      continue;
     }
-    problems.throwIfAny();
-    return { texts, labels, ...(commandWords ? { commandWords } : {}) };
-  });
+    const text = problems.check(() => (key === 'identityHeaders' && isObject(value) ? identityHeaderList(value, at) : settingText(value, at)));
+    if (text === undefined) continue;
+    if (key === 'url' && typeof value !== 'string') problems.add(at, `must be the MCP endpoint's URL as a string (got ${describeJson(value)})`);
+    else if (key === 'cwd' || key === 'auth.tokenFile' || key === 'auth.clientSecretFile') texts[setting] = resolvePath(config.dir, text);
+    else if (key === 'auth.tokenEnv' || key === 'auth.clientSecretEnv') {
+      const secret = problems.check(() => secretFromEnvironment(text, at, context.env));
+      if (secret !== undefined) texts[setting] = secret;
+    } else texts[setting] = text;
+  }
+  return { texts, labels, ...(commandWords ? { commandWords } : {}) };
 }
 
 /** The value at a dotted key of an entry (`auth.mode`), or undefined. */

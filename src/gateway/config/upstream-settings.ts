@@ -46,6 +46,11 @@ export interface UpstreamSettingsContext {
   readonly stdioOnlySettings: readonly string[];
   /** The command already split (a configuration file's `command` array); else `MCP_AUTH_UPSTREAM_COMMAND` is split. */
   readonly commandWords?: readonly string[];
+  /**
+   * Where the variables a stdio upstream is passed (`MCP_AUTH_UPSTREAM_ENV`) are found first, then in the gateway's own
+   * environment; default `settings` (the environment overlaid by flags).
+   */
+  readonly environment?: SettingTexts;
 }
 
 /**
@@ -56,7 +61,7 @@ export function loadUpstreamSettings(settings: SettingTexts, problems: Configura
   checkUpstreamChoice(settings, problems, context);
   const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
   const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
-  const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, context.commandWords ?? upstreamCommand, problems);
+  const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, context.commandWords ?? upstreamCommand, problems, context.environment ?? settings);
   const connectTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000));
   const { env: idleEnv, min: idleMin, max: idleMax } = STDIO_INTEGER_SETTINGS.idleTimeoutMs;
   const idleTimeoutMs = problems.check(() => readInteger(settings, idleEnv, idleMin, idleMax));
@@ -141,10 +146,10 @@ export function parseIdentityHeaders(value: string | undefined): IdentityHeaderN
 
 /**
  * The stdio upstream's settings: the command split (unless given as words) and its program found, the working
- * directory checked, the environment built (from `settings`, then the gateway's own environment for names
- * `settings` lacks). Each problem is recorded in `problems`; undefined when the command line itself cannot be used.
+ * directory checked, the environment built (from `environment`, then the gateway's own environment for names
+ * `environment` lacks). Each problem is recorded in `problems`; undefined when the command line itself cannot be used.
  */
-function loadStdioUpstream(settings: SettingTexts, commandLine: string | readonly string[], problems: ConfigurationProblems): StdioUpstreamOptions | undefined {
+function loadStdioUpstream(settings: SettingTexts, commandLine: string | readonly string[], problems: ConfigurationProblems, environment: SettingTexts): StdioUpstreamOptions | undefined {
   const [command, ...args] = typeof commandLine === 'string' ? (problems.check(() => splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND')) ?? []) : commandLine;
   const cwdSetting = readSetting(settings, 'MCP_AUTH_UPSTREAM_CWD');
   const cwd = cwdSetting === undefined ? undefined : resolvePath(cwdSetting);
@@ -152,7 +157,7 @@ function loadStdioUpstream(settings: SettingTexts, commandLine: string | readonl
     problems.add('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
   }
   const names = problems.check(() => checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV')) ?? [];
-  const env = childEnvironment(names, { ...process.env, ...settings });
+  const env = childEnvironment(names, { ...process.env, ...environment });
   // Looked for only in a working directory that exists: elsewhere the cwd problem is the one to fix.
   if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
   // Each integer setting as the stdio upstream's own table bounds it (idleTimeoutMs is read with the HTTP upstream's).
