@@ -134,6 +134,18 @@ describe('the gateway configuration file JSON Schema', () => {
     }
   });
 
+  it('every key of the schema is named on the reference page', () => {
+    const page = readFileSync(PAGE, 'utf8');
+    const server = schema.$defs.server.properties;
+    const keys = [
+      ...Object.keys((schema as unknown as { properties: Record<string, unknown> }).properties),
+      ...Object.keys(schema.properties.gateway.properties),
+      ...Object.keys(server),
+      ...(['auth', 'timeouts', 'limits', 'tools'] as const).flatMap((group) => Object.keys(server[group]!.properties!)),
+    ];
+    for (const key of keys) assert.ok(page.includes(`\`${key}\``), `docs/gateway-config-file.md does not name \`${key}\``);
+  });
+
   it('is published: the package exports it as mcp-oauth-guard/gateway-config.schema.json and ships its folder', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; files: string[] };
     assert.equal(pkg.exports['./gateway-config.schema.json'], './schema/gateway-config.schema.json');
