@@ -177,7 +177,7 @@ export interface GatewayConfig {
   policyWatch?: boolean;
   /**
    * Time allowed for each server's part of a merged list, in milliseconds (`MCP_AUTH_LIST_TIMEOUT_MS`, default
-   * {@link DEFAULT_LIST_TIMEOUT_MS}); a server's own `listTimeoutMs` wins.
+   * 5000); a server's own `listTimeoutMs` wins.
    */
   listTimeoutMs: number;
   /**

@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { GATEWAY_CONFIG_SCHEMA_FILE, gatewayConfigSchemaText } from '../../../src/gateway/config/config-file-schema.js';
 import { fileKeyOf, placeOf } from '../../../src/gateway/config/file-settings.js';
-import { GATEWAY_SETTINGS, loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import { DEFAULT_LIST_TIMEOUT_MS, GATEWAY_SETTINGS, loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SCHEMA_FILE = join(ROOT, GATEWAY_CONFIG_SCHEMA_FILE);
@@ -144,6 +144,7 @@ describe('the gateway configuration file JSON Schema', () => {
       ...(['auth', 'timeouts', 'limits', 'tools'] as const).flatMap((group) => Object.keys(server[group]!.properties!)),
     ];
     for (const key of keys) assert.ok(page.includes(`\`${key}\``), `docs/gateway-config-file.md does not name \`${key}\``);
+    assert.ok(page.includes(`\`listTimeoutMs\` (default ${DEFAULT_LIST_TIMEOUT_MS})`), 'the page states the list timeout default');
   });
 
   it('is published: the package exports it as mcp-oauth-guard/gateway-config.schema.json and ships its folder', () => {
