@@ -25,7 +25,7 @@ import type { EveryNameListed, SettingName } from '../../core/kernel/setting-nam
 import type { GatewaySetting } from './gateway-setting.js';
 import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
-import { readGatewayConfigFile, type GatewayConfigFile } from './config-file.js';
+import { isObject, readGatewayConfigFile, type GatewayConfigFile } from './config-file.js';
 import { mergeFileSettings } from './file-settings.js';
 import { withProblemLabels } from './problem-labels.js';
 import { MAX_LIST_TIMEOUT_MS, readServers } from './server-entry.js';
@@ -336,8 +336,8 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
     replayMaxEntries === undefined && replayMaxPerCaller === undefined
       ? undefined
       : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
-  const policyWatch = problems.check(() => readPolicyWatch(settings));
   const { file } = context;
+  const policyWatch = problems.check(() => readPolicyWatch(settings, file !== undefined && file !== 'unreadable' && serversHavePolicyFiles(file)));
   const upstreams =
     file === undefined
       ? loadUpstreamSettings(settings, problems, { guard, ...upstreamContext })
@@ -417,11 +417,16 @@ export function gatewayHelp(): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch. */
-function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>): boolean {
+/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch (the gateway's, or a server's `policyFile`). */
+function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>, serverPolicyFiles: boolean): boolean {
   const watch = parseSwitchSetting(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH') ?? false;
-  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined) {
+  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined && !serverPolicyFiles) {
     throw new ConfigurationError('MCP_AUTH_POLICY_WATCH', 'has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off');
   }
   return watch;
+}
+
+/** Whether a server of the file names a `policyFile`, which a policy watch would watch. */
+function serversHavePolicyFiles(file: GatewayConfigFile): boolean {
+  return Object.values(file.servers ?? {}).some((entry) => isObject(entry) && entry.policyFile !== undefined);
 }

@@ -177,6 +177,12 @@ describe('configuration file: a valid file', () => {
     assert.equal(config.servers![1]!.stdio!.cwd, join(dir, '../b'));
   });
 
+  it('a policy watch has something to watch in a server\'s policyFile alone; with no policy file at all it is refused', () => {
+    const watched = write({ 'g.json': { gateway: { issuer: ISSUER, policyWatch: true }, servers: { a: { ...URL_SERVER, policyFile: 'p.json' } } }, 'p.json': {} });
+    assert.equal(load(watched).policyWatch, true);
+    assert.deepEqual(problems(withServers({ a: { ...URL_SERVER, policy: {} } }, { policyWatch: true })), ['gateway.policyWatch: has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off']);
+  });
+
   it('a gateway configured without a file never loads the YAML parser', async () => {
     const { runCommand } = await import('../../helpers/run-cli.js');
     const script = [
