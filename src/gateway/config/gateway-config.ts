@@ -1,5 +1,3 @@
-import { statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
 import { isLoopbackHost } from '../../core/kernel/canonical-resource.js';
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/create-token-verifier.js';
 import { DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS } from '../../core/token/introspection-bounds.js';
@@ -15,22 +13,29 @@ import { ConfigurationError } from '../../core/kernel/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { loadOptionsFromEnv } from '../../core/guard/load-options-from-env.js';
-import { MAX_TIMER_MS, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
-import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS } from '../upstream/upstream.js';
-import { checkIdentityHeaders, isHeaderName, type IdentityHeaderNames } from '../upstream/http/identity-headers.js';
-import { parseUpstreamUrl, type UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
+import { parseSwitchSetting, readSetting } from '../../core/kernel/settings.js';
+import { DEFAULT_LIST_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_IDLE_TIMEOUT_MS, DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS } from '../upstream/upstream.js';
+import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
-import { checkChildEnvNames, childEnvironment } from '../upstream/stdio/child-environment.js';
-import { checkProgram, splitCommandLine } from './command-line.js';
-import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/stdio/stdio-integer-settings.js';
+import { STDIO_INTEGER_SETTINGS } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
 import type { EveryNameListed, SettingName } from '../../core/kernel/setting-names.js';
 import type { GatewaySetting } from './gateway-setting.js';
-import type { ServerConfig } from './server-config.js';
-import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
+import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { MAX_HEAP_GROWING_PERCENT, PROXY_HEAP_GROWING_PERCENT } from './heap-growing-factor.js';
+import { isObject, readGatewayConfigFile, type GatewayConfigFile } from './config-file.js';
+import { mergeFileSettings } from './file-settings.js';
+import { withProblemLabels } from './problem-labels.js';
+import { MAX_LIST_TIMEOUT_MS, readServers } from './server-entry.js';
+import type { ServerConfig } from './server-config.js';
+import { settingSources, type SettingSource } from './setting-sources.js';
+import { checkUpstreamChoice, DEFAULT_IDENTITY_HEADERS, loadUpstreamSettings, readInteger, readSessionLimits, type SessionLimits } from './upstream-settings.js';
+
+export { DEFAULT_IDENTITY_HEADERS, parseIdentityHeaders } from './upstream-settings.js';
+
+export { DEFAULT_LIST_TIMEOUT_MS };
 
 /** Default `HOST`: loopback, so a gateway started by hand is not exposed by accident. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -43,16 +48,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * stream; a browser opens at most six per origin), low enough that one address cannot hold thousands of sockets.
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 128;
-/** Header names used when identity headers are turned on without naming them. */
-export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
-  subject: 'X-MCP-Subject',
-  clientId: 'X-MCP-Client-Id',
-  scopes: 'X-MCP-Scopes',
-  issuer: 'X-MCP-Issuer',
-};
-
 /** The rows of {@link GATEWAY_SETTINGS}, with each `env` as written, for the check below that every name has one. */
 const SETTING_ROWS = [
+  { env: 'MCP_AUTH_CONFIG', group: 'gateway', flag: '--config', value: '<file>', description: 'A configuration file, JSON (or YAML when it ends .yaml or .yml), naming several upstreams ("servers", each with its own credentials, policy and tools) behind one endpoint, and gateway-wide settings ("gateway"); see gateway-config-file.md. Flags and variables win over the file. Not with MCP_AUTH_UPSTREAM or MCP_AUTH_UPSTREAM_COMMAND.', defaultValue: 'none: one upstream, set by the variables below' },
   { env: 'MCP_AUTH_UPSTREAM', group: 'upstream', flag: '--upstream', value: '<url>', essential: 'for an HTTP upstream: its MCP endpoint', description: 'URL of the upstream MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3001/mcp. Required unless MCP_AUTH_UPSTREAM_COMMAND is set.' },
   { env: 'MCP_AUTH_UPSTREAM_COMMAND', group: 'stdio', flag: '--upstream-command', value: '"<program> <args…>"', essential: 'for a stdio upstream instead: the program to run', description: 'A stdio MCP server to run instead, one process per MCP session (per caller without sessions), e.g. "python3 server.py". Split with shell-style quoting; no shell runs it. Not with MCP_AUTH_UPSTREAM.' },
   { env: 'MCP_AUTH_UPSTREAM_CWD', group: 'stdio', flag: '--upstream-cwd', value: '<dir>', description: 'Working directory of the stdio upstream.', defaultValue: "the gateway's" },
@@ -63,6 +61,7 @@ const SETTING_ROWS = [
   { env: 'MCP_AUTH_POLICY', group: 'gateway', flag: '--policy', value: '<file>', essential: 'the scopes each tool needs; without it any valid token may use every tool', description: 'JSON scope policy file (required scopes per method, tool, prompt, resource).', defaultValue: 'no scopes required' },
   { env: 'MCP_AUTH_POLICY_WATCH', group: 'gateway', flag: '--policy-watch', value: '[on|off]', description: 'Reload the policy file when it changes (an editor replacing it included), as SIGHUP always does; requests in progress and sessions are kept, and an invalid file keeps the policy in force.', defaultValue: 'off', bare: true },
   { env: 'MCP_AUTH_LISTS', group: 'gateway', flag: '--lists', value: '<filtered|all>', description: 'What tools/list, prompts/list, resources/list and resources/templates/list show a caller: "filtered", only what its token may use; "all", everything, each call still refused with 403 insufficient_scope (the step-up) when the token lacks a scope. Use "all" for clients that will not call what they have not seen listed (the Inspector CLI); callers then learn names, never access.', defaultValue: 'filtered' },
+  { env: 'MCP_AUTH_LIST_TIMEOUT_MS', group: 'gateway', flag: '--list-timeout-ms', value: '<ms>', description: "With several servers (MCP_AUTH_CONFIG): time each server's part of a merged list (tools/list, …) may take; a server slower than this is left out of that answer, with a warning. A server's own listTimeoutMs wins.", defaultValue: String(DEFAULT_LIST_TIMEOUT_MS) },
   { env: 'HOST', group: 'gateway', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
   { env: 'PORT', group: 'gateway', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
   { env: 'MCP_AUTH_IDENTITY_HEADERS', group: 'upstream', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H,issuer=H>', description: `Send the caller's subject, client id, scopes and issuer to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId}, ${DEFAULT_IDENTITY_HEADERS.scopes} and ${DEFAULT_IDENTITY_HEADERS.issuer} (with several issuers, key users by issuer and subject together). Values are plain visible ASCII as they are, any other value as =?base64?…?=. Never the token.`, defaultValue: 'off', bare: true },
@@ -153,10 +152,6 @@ export interface GatewayConfig {
   stdio?: StdioUpstreamOptions;
   /** How the gateway authenticates to an HTTP upstream (`MCP_AUTH_UPSTREAM_AUTH`); absent for `none`. */
   upstreamAuth?: UpstreamAuthConfig;
-  /** The servers of a configuration file (`MCP_AUTH_CONFIG`), behind one endpoint; then `proxy` and `stdio` are absent. */
-  servers?: readonly ServerConfig[];
-  /** Time allowed for each server's part of a merged list, in milliseconds (`MCP_AUTH_LIST_TIMEOUT_MS`). */
-  listTimeoutMs?: number;
   /** Time a graceful shutdown waits for requests in progress, in milliseconds. */
   shutdownTimeoutMs: number;
   /**
@@ -179,16 +174,41 @@ export interface GatewayConfig {
   sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
   policyWatch?: boolean;
-  /** The merged settings (environment overlaid by flags), to rebuild the guard options for a real port. */
+  /**
+   * Time allowed for each server's part of a merged list, in milliseconds (`MCP_AUTH_LIST_TIMEOUT_MS`, default
+   * 5000); a server's own `listTimeoutMs` wins.
+   */
+  listTimeoutMs: number;
+  /**
+   * The upstreams of a configuration file's `servers` (`MCP_AUTH_CONFIG`), in the file's order; present exactly when
+   * such a file is used, and then `proxy`, `stdio` and `upstreamAuth` are absent.
+   */
+  servers?: readonly ServerConfig[];
+  /**
+   * With `servers`: the bounds of clients' sessions with the endpoint (`MCP_AUTH_MAX_SESSIONS`,
+   * `MCP_AUTH_MAX_SESSIONS_PER_CALLER`, `MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`), those set; the defaults otherwise.
+   */
+  clientSessions?: SessionLimits;
+  /** The configuration file (`MCP_AUTH_CONFIG`, `--config`), as an absolute path; absent without one. */
+  configFile?: string;
+  /**
+   * Where each setting that is set came from, by variable name: a flag, the environment, or the configuration file.
+   * Names only, for the start-up line; never values.
+   */
+  settingSources?: Readonly<Record<string, SettingSource>>;
+  /**
+   * The merged settings (environment overlaid by flags, over the configuration file's `gateway` section), to rebuild
+   * the guard options for a real port.
+   */
   settings: Readonly<Record<string, string | undefined>>;
 }
 
 /** What `parseGatewayArgs` found: a request for help (or, with `version`, for the version) or the settings to use. */
-export type GatewayArgs = { help: true; version?: true } | { help: false; settings: Record<string, string | undefined> };
+export type GatewayArgs = { help: true; version?: true } | { help: false; settings: Record<string, string | undefined>; flagSettings: string[] };
 
 /**
  * Reads the command line. Flags mirror environment variables (`--upstream` sets `MCP_AUTH_UPSTREAM`, …),
- * as `--flag value` or `--flag=value`; flags win. Returns the environment overlaid with the flags.
+ * as `--flag value` or `--flag=value`; flags win. Returns the environment overlaid with the flags, and which settings the flags gave (`flagSettings`).
  *
  * @param problems - Where to record bad flags, so that they are reported with the settings' problems; without it,
  *   they are thrown, all in one error.
@@ -198,6 +218,7 @@ export type GatewayArgs = { help: true; version?: true } | { help: false; settin
 export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, problems?: ConfigurationProblems): GatewayArgs {
   if (problems === undefined) return collectConfigurationProblems((own) => parseGatewayArgs(argv, env, own));
   const settings: Record<string, string | undefined> = { ...env };
+  const flagSettings: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return { help: true };
@@ -222,9 +243,27 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
     else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) value = argv[++i];
     else if (setting.bare) value = setting.env === 'MCP_AUTH_IDENTITY_HEADERS' ? 'on' : 'true';
     if (value === undefined) problems.add(flag, `needs a value: ${flag} ${setting.value}`);
-    else settings[setting.env] = value;
+    else {
+      settings[setting.env] = value;
+      flagSettings.push(setting.env);
+    }
   }
-  return { help: false, settings };
+  return { help: false, settings, flagSettings };
+}
+
+/** Options of {@link loadGatewayConfig}. */
+export interface LoadGatewayConfigOptions {
+  /**
+   * False to accept settings without an upstream, as an application guarded by the library has (the notes
+   * example): then `proxy`, `stdio` and `servers` are all absent. For `mcp-oauth-guard check`; the gateway itself
+   * cannot start without one. Default true.
+   */
+  readonly upstreamRequired?: boolean;
+  /**
+   * The settings given by flags (`parseGatewayArgs`'s `flagSettings`), for `settingSources`; without it every value
+   * not from the configuration file counts as the environment's.
+   */
+  readonly flagSettings?: Iterable<string>;
 }
 
 /**
@@ -233,89 +272,103 @@ export function parseGatewayArgs(argv: readonly string[], env: Readonly<Record<s
  * The guard's settings go through `loadOptionsFromEnv`, so every problem is found here, at start-up,
  * and named by its variable: all of them at once, an `MCP_AUTH_*` variable that is no setting included.
  *
- * @param options.upstreamRequired - False to accept settings without an upstream, as an application guarded by
- *   the library has (the notes example): then `proxy` and `stdio` are both absent. For `mcp-oauth-guard check`;
- *   the gateway itself cannot start without one. Default true.
+ * With `MCP_AUTH_CONFIG` (`--config`), the configuration file is read too (synchronously; a YAML parser is loaded
+ * only then): its `gateway` section under the variables and flags (flags > environment > file > default), its
+ * `servers` as `servers`. A problem with a value from the file is named by its JSON path (`gateway.port`,
+ * `servers.notes.auth.tokenFile`); every problem, wherever it is, is in the one error.
+ *
  * @throws ConfigurationError naming each bad setting and its fix, in one message (see its `problems`).
  */
-export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>, options: { upstreamRequired?: boolean } = {}): GatewayConfig {
+export function loadGatewayConfig(settings: Readonly<Record<string, string | undefined>>, options: LoadGatewayConfigOptions = {}): GatewayConfig {
   // Every check runs, each recording its problem, so that one message names every bad setting.
   return collectConfigurationProblems((problems) => {
-    const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
-    const port = problems.check(() => readInteger(settings, 'PORT', 0, 65_535)) ?? DEFAULT_GATEWAY_PORT;
-    const metrics = problems.check(() => loadMetricsConfig(settings, port));
-    const redis = problems.check(() => loadSharedStoreConfig(settings));
-    const upstream = readSetting(settings, 'MCP_AUTH_UPSTREAM');
-    const upstreamCommand = readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND');
-    const sessionSeal = problems.check(() => loadSessionSealConfig(settings, upstream !== undefined && upstreamCommand === undefined));
-    if (upstream !== undefined && upstreamCommand !== undefined) {
-      problems.add('MCP_AUTH_UPSTREAM_COMMAND', 'and MCP_AUTH_UPSTREAM are both set: the gateway fronts one upstream, either a stdio command or an HTTP URL; unset one of them');
+    const configPath = readSetting(settings, 'MCP_AUTH_CONFIG');
+    const file = configPath === undefined ? undefined : readGatewayConfigFile(configPath, problems);
+    const merged = file === undefined ? { settings, fromFile: new Map<string, string>() } : mergeFileSettings(GATEWAY_SETTINGS, settings, file, problems);
+    const gatewayLabel = (setting: string): string => merged.fromFile.get(setting) ?? setting;
+    const loaded = problems.check(() =>
+      withProblemLabels({ setting: gatewayLabel }, () => collectConfigurationProblems((own) => loadSettings(merged.settings, own, { options, file: configPath === undefined ? undefined : (file ?? 'unreadable'), env: settings, gatewayLabel }))),
+    );
+    if (configPath !== undefined && file?.servers === undefined && file !== undefined && options.upstreamRequired !== false) {
+      problems.add('servers', 'is required in a configuration file: name each upstream, e.g. "servers": {"notes": {"url": "http://127.0.0.1:3001/mcp"}}');
     }
-    if (upstream === undefined && upstreamCommand === undefined && options.upstreamRequired !== false) {
-      problems.add('MCP_AUTH_UPSTREAM', 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp, or set MCP_AUTH_UPSTREAM_COMMAND to run a stdio MCP server');
-    }
-    if (upstream !== undefined) {
-      problems.check(() => checkUpstream(upstream));
-      // Settings of a stdio upstream would silently do nothing here.
-      for (const name of STDIO_ONLY_SETTINGS) {
-        if (readSetting(settings, name) !== undefined) problems.add(name, 'applies to a stdio upstream (MCP_AUTH_UPSTREAM_COMMAND) only; unset it, since MCP_AUTH_UPSTREAM is an HTTP upstream');
-      }
-    }
-    const stdio = upstreamCommand === undefined ? undefined : loadStdioUpstream(settings, upstreamCommand, problems);
-    const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
-    if (resourceIsDefault && !isLoopbackHost(host)) {
-      // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
-      problems.add('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
-    }
-    const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
-    const connectTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000));
-    const { env: idleEnv, min: idleMin, max: idleMax } = STDIO_INTEGER_SETTINGS.idleTimeoutMs;
-    const idleTimeoutMs = problems.check(() => readInteger(settings, idleEnv, idleMin, idleMax));
-    const maxSessions = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS', 1, 10_000_000));
-    const maxSessionsPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 1, 10_000_000));
-    const sessionIdleTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS', 1, MAX_TIMER_MS));
-    const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
-    const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
-    const replayMaxEntries = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 1, 100_000_000));
-    const replayMaxPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', 1, 100_000_000));
-    if (replayMaxEntries !== undefined && readSetting(settings, 'MCP_AUTH_REDIS_URL') !== undefined) {
-      problems.add('MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 'applies to the per-process replay cache only; with MCP_AUTH_REDIS_URL the replay cache is in Redis (bound it with maxmemory): unset it');
-    }
-    const dpopReplayCache =
-      replayMaxEntries === undefined && replayMaxPerCaller === undefined
-        ? undefined
-        : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
-    const identityHeaders = problems.check(() => parseIdentityHeaders(readSetting(settings, 'MCP_AUTH_IDENTITY_HEADERS')));
-    const policyWatch = problems.check(() => readPolicyWatch(settings));
-    if (upstreamCommand !== undefined) {
-      for (const name of UPSTREAM_AUTH_SETTINGS) {
-        const value = readSetting(settings, name);
-        if (value !== undefined && !(name === 'MCP_AUTH_UPSTREAM_AUTH' && value === 'none')) {
-          problems.add(name, 'applies to an HTTP upstream (MCP_AUTH_UPSTREAM) only, not to the stdio upstream MCP_AUTH_UPSTREAM_COMMAND starts; unset it');
-        }
-      }
-      if (identityHeaders) {
-        problems.add('MCP_AUTH_IDENTITY_HEADERS', 'applies to an HTTP upstream only; a stdio upstream learns its caller from MCP_AUTH_IDENTITY_ENV=on');
-      }
-    }
-    // The upstream credential's settings are checked even when the guard's were refused; its issuer fallback is then unused.
-    const upstreamAuth = upstream === undefined || upstreamCommand !== undefined ? undefined : problems.check(() => loadUpstreamAuth(settings, guard ?? { resource: '' }));
     problems.throwIfAny();
-    const common = { host, port, resourceIsDefault, guard: guard!, shutdownTimeoutMs, heapGrowingPercent, maxConnectionsPerAddress, ...(metrics ? { metrics } : {}), ...(redis ? { redis } : {}), ...(dpopReplayCache ? { dpopReplayCache } : {}), ...(sessionSeal ? { sessionSeal } : {}), ...(policyWatch ? { policyWatch } : {}), settings };
-    if (stdio) return { ...common, stdio: { ...stdio, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) } };
-    if (upstream === undefined) return common;
-    const proxy: UpstreamProxyOptions = {
-      upstream,
-      ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
-      ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
-      ...(identityHeaders ? { identityHeaders } : {}),
-      ...(maxSessions !== undefined ? { maxSessions } : {}),
-      ...(maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller } : {}),
-      ...(sessionIdleTimeoutMs !== undefined ? { sessionIdleTimeoutMs } : {}),
+    return {
+      ...loaded!,
+      ...(file ? { configFile: file.file } : {}),
+      settingSources: settingSources(GATEWAY_SETTINGS, merged.settings, options.flagSettings, merged.fromFile),
     };
-    return { ...common, proxy, ...(upstreamAuth ? { upstreamAuth } : {}) };
   });
+}
+
+/** What {@link loadSettings} needs besides the merged settings. */
+interface LoadContext {
+  readonly options: LoadGatewayConfigOptions;
+  /** The configuration file, when one is named ('unreadable' when it could not be read: then no upstream is read). */
+  readonly file: GatewayConfigFile | 'unreadable' | undefined;
+  /** The settings as given (environment and flags), where secrets named by a server are looked up. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly gatewayLabel: (setting: string) => string;
+}
+
+/** The configuration from merged settings, each problem recorded under its variable. */
+function loadSettings(settings: Readonly<Record<string, string | undefined>>, problems: ConfigurationProblems, context: LoadContext): GatewayConfig {
+  const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
+  const port = problems.check(() => readInteger(settings, 'PORT', 0, 65_535)) ?? DEFAULT_GATEWAY_PORT;
+  const metrics = problems.check(() => loadMetricsConfig(settings, port));
+  const redis = problems.check(() => loadSharedStoreConfig(settings));
+  const httpUpstream = readSetting(settings, 'MCP_AUTH_UPSTREAM') !== undefined && readSetting(settings, 'MCP_AUTH_UPSTREAM_COMMAND') === undefined;
+  const sessionSeal = problems.check(() => loadSessionSealConfig(settings, httpUpstream));
+  const upstreamContext = { stdioOnlySettings: STDIO_ONLY_SETTINGS, ...(context.options.upstreamRequired !== undefined ? { upstreamRequired: context.options.upstreamRequired } : {}) };
+  if (context.file === undefined) checkUpstreamChoice(settings, problems, upstreamContext);
+  const resourceIsDefault = readSetting(settings, 'MCP_AUTH_RESOURCE') === undefined;
+  if (resourceIsDefault && !isLoopbackHost(host)) {
+    // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
+    problems.add('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
+  }
+  const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
+  const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
+  const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+  const listTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_LIST_TIMEOUT_MS', 1, MAX_LIST_TIMEOUT_MS)) ?? DEFAULT_LIST_TIMEOUT_MS;
+  const replayMaxEntries = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 1, 100_000_000));
+  const replayMaxPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', 1, 100_000_000));
+  if (replayMaxEntries !== undefined && readSetting(settings, 'MCP_AUTH_REDIS_URL') !== undefined) {
+    problems.add('MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 'applies to the per-process replay cache only; with MCP_AUTH_REDIS_URL the replay cache is in Redis (bound it with maxmemory): unset it');
+  }
+  const dpopReplayCache =
+    replayMaxEntries === undefined && replayMaxPerCaller === undefined
+      ? undefined
+      : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
+  const { file } = context;
+  const policyWatch = problems.check(() => readPolicyWatch(settings, file !== undefined && file !== 'unreadable' && serversHavePolicyFiles(file)));
+  const upstreams =
+    file === undefined
+      ? loadUpstreamSettings(settings, problems, { guard, ...upstreamContext })
+      : file !== 'unreadable' && file.servers !== undefined
+        ? {
+            servers: readServers({ ...file, servers: file.servers }, { settings, env: context.env, guard, stdioOnlySettings: STDIO_ONLY_SETTINGS, gatewayLabel: context.gatewayLabel }, problems),
+            clientSessions: readSessionLimits(settings, problems),
+          }
+        : {};
+  problems.throwIfAny();
+  return {
+    host,
+    port,
+    resourceIsDefault,
+    guard: guard!,
+    shutdownTimeoutMs,
+    heapGrowingPercent,
+    maxConnectionsPerAddress,
+    listTimeoutMs,
+    ...(metrics ? { metrics } : {}),
+    ...(redis ? { redis } : {}),
+    ...(dpopReplayCache ? { dpopReplayCache } : {}),
+    ...(sessionSeal ? { sessionSeal } : {}),
+    ...(policyWatch ? { policyWatch } : {}),
+    ...upstreams,
+    settings,
+  };
 }
 
 /**
@@ -371,90 +424,16 @@ export function gatewayHelp(): string {
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Reads `MCP_AUTH_IDENTITY_HEADERS`: `off` (default), `on` (the default names), or a list of
- * `subject=Header`, `clientId=Header`, `scopes=Header`.
- */
-export function parseIdentityHeaders(value: string | undefined): IdentityHeaderNames | undefined {
-  const setting = 'MCP_AUTH_IDENTITY_HEADERS';
-  if (value === undefined) return undefined;
-  const on = switchWord(value);
-  if (on === false) return undefined;
-  if (on === true) return { ...DEFAULT_IDENTITY_HEADERS };
-  const names: IdentityHeaderNames = {};
-  for (const part of parseListSetting(value) ?? []) {
-    const eq = part.indexOf('=');
-    const key = eq === -1 ? part : part.slice(0, eq);
-    const header = eq === -1 ? '' : part.slice(eq + 1);
-    if (key !== 'subject' && key !== 'clientId' && key !== 'scopes' && key !== 'issuer') {
-      throw new ConfigurationError(setting, `"${part}" is not understood; use on, off, or a list such as subject=X-MCP-Subject,clientId=X-MCP-Client-Id,scopes=X-MCP-Scopes,issuer=X-MCP-Issuer`);
-    }
-    if (!isHeaderName(header)) {
-      throw new ConfigurationError(setting, `"${part}" needs a header name after "=", e.g. ${key}=${DEFAULT_IDENTITY_HEADERS[key]}`);
-    }
-    names[key] = header;
-  }
-  checkIdentityHeaders(names, setting);
-  return names;
-}
-
-
-/**
- * The stdio upstream's settings: the command split and its program found, the working directory checked,
- * the environment built (from `settings`, then the gateway's own environment for names `settings` lacks). Each
- * problem is recorded in `problems`; undefined when the command line itself cannot be used.
- */
-function loadStdioUpstream(settings: Readonly<Record<string, string | undefined>>, commandLine: string, problems: ConfigurationProblems): StdioUpstreamOptions | undefined {
-  const [command, ...args] = problems.check(() => splitCommandLine(commandLine, 'MCP_AUTH_UPSTREAM_COMMAND')) ?? [];
-  const cwdSetting = readSetting(settings, 'MCP_AUTH_UPSTREAM_CWD');
-  const cwd = cwdSetting === undefined ? undefined : resolvePath(cwdSetting);
-  if (cwd !== undefined && !isDirectory(cwd)) {
-    problems.add('MCP_AUTH_UPSTREAM_CWD', `is "${cwdSetting}", which is not a directory`);
-  }
-  const names = problems.check(() => checkChildEnvNames(parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_ENV')) ?? [], 'MCP_AUTH_UPSTREAM_ENV')) ?? [];
-  const env = childEnvironment(names, { ...process.env, ...settings });
-  // Looked for only in a working directory that exists: elsewhere the cwd problem is the one to fix.
-  if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
-  // Each integer setting as the stdio upstream's own table bounds it (idleTimeoutMs is read with the HTTP upstream's).
-  const integers: Partial<Record<StdioIntegerOption, number>> = {};
-  for (const [option, { env, min, max }] of Object.entries(STDIO_INTEGER_SETTINGS)) {
-    if (option === 'idleTimeoutMs') continue;
-    const value = problems.check(() => readInteger(settings, env, min, max));
-    if (value !== undefined) integers[option as StdioIntegerOption] = value;
-  }
-  const identityEnv = problems.check(() => parseSwitchSetting(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV') ?? false);
-  if (command === undefined) return undefined;
-  return {
-    command,
-    args,
-    ...(cwd !== undefined ? { cwd } : {}),
-    env,
-    identityEnv: identityEnv ?? false,
-    ...integers,
-  };
-}
-
-/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch. */
-function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>): boolean {
+/** `MCP_AUTH_POLICY_WATCH`: on or off; on needs a policy file to watch (the gateway's, or a server's `policyFile`). */
+function readPolicyWatch(settings: Readonly<Record<string, string | undefined>>, serverPolicyFiles: boolean): boolean {
   const watch = parseSwitchSetting(readSetting(settings, 'MCP_AUTH_POLICY_WATCH'), 'MCP_AUTH_POLICY_WATCH') ?? false;
-  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined) {
+  if (watch && readSetting(settings, 'MCP_AUTH_POLICY') === undefined && !serverPolicyFiles) {
     throw new ConfigurationError('MCP_AUTH_POLICY_WATCH', 'has nothing to watch: set MCP_AUTH_POLICY (--policy) to the policy file too, or turn it off');
   }
   return watch;
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function checkUpstream(upstream: string): void {
-  parseUpstreamUrl(upstream, 'MCP_AUTH_UPSTREAM');
-}
-
-function readInteger(settings: Readonly<Record<string, string | undefined>>, name: string, min: number, max: number): number | undefined {
-  return parseIntegerSetting(readSetting(settings, name), name, min, max);
+/** Whether a server of the file names a `policyFile`, which a policy watch would watch. */
+function serversHavePolicyFiles(file: GatewayConfigFile): boolean {
+  return Object.values(file.servers ?? {}).some((entry) => isObject(entry) && entry.policyFile !== undefined);
 }

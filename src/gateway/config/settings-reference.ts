@@ -101,6 +101,8 @@ export function renderConfigurationReference(options: ConfigurationReferenceOpti
     'Lists are comma- or space-separated. The settings are checked at start-up: every wrong value is reported in one',
     'message, each naming the setting and how to fix it (exit code 2), and an `MCP_AUTH_*` variable that is no setting is',
     'refused with the one it most likely means.',
+    'A configuration file (`MCP_AUTH_CONFIG`, `--config`) may set the gateway-wide settings too, under the flags and the',
+    'environment, and names several upstreams: see [gateway-config-file.md](gateway-config-file.md).',
     '',
     'The column "Read by" says who reads a variable: **gateway** only the gateway (the command, and `loadGatewayConfig` from',
     '`mcp-oauth-guard/gateway`); **gateway, library** also `loadOptionsFromEnv` from `mcp-oauth-guard`, which builds the',

@@ -39,6 +39,8 @@ export interface ServerSetParts {
   readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
   /** Seals clients' session ids (`MCP_AUTH_SESSION_SECRET`), which then carry every HTTP server's session. */
   readonly sessionSealer?: SessionSealer;
+  /** Bounds of clients' sessions with the endpoint. Default: as a single upstream's. */
+  readonly sessionLimits?: { readonly maxSessions?: number; readonly maxSessionsPerCaller?: number; readonly sessionIdleTimeoutMs?: number };
 }
 
 /** What one server's upstream shares with the rest of the gateway (readiness probes it with the same instances). */
@@ -87,9 +89,9 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
     })),
     ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),
-    maxSessions: DEFAULT_MAX_SESSIONS,
-    maxSessionsPerCaller: DEFAULT_MAX_SESSIONS_PER_CALLER,
-    sessionIdleTimeoutMs: DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+    maxSessions: parts.sessionLimits?.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    maxSessionsPerCaller: parts.sessionLimits?.maxSessionsPerCaller ?? DEFAULT_MAX_SESSIONS_PER_CALLER,
+    sessionIdleTimeoutMs: parts.sessionLimits?.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
     info: parts.info,
     ...(parts.cursorSecrets ? { cursorSecrets: parts.cursorSecrets } : {}),
     ...(parts.hooks.onSessionRefused ? { onSessionRefused: parts.hooks.onSessionRefused } : {}),

@@ -7,7 +7,7 @@ import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.
 import { writeAccepted, writeJson } from '../../http/write-response.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
-import type { Upstream } from '../upstream/upstream.js';
+import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
 import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
 import { forwardToMember } from './forward-to-member.js';
@@ -72,8 +72,7 @@ export interface ServerSet extends Upstream {
   learnResources(server: string, listed: { resources?: readonly string[]; resourceTemplates?: readonly string[] }): void;
 }
 
-/** Default time allowed for each server's part of a merged list, in milliseconds. */
-export const DEFAULT_LIST_TIMEOUT_MS = 5_000;
+export { DEFAULT_LIST_TIMEOUT_MS };
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1_048_576;
 
 /**

@@ -382,6 +382,7 @@ function serverSetParts(
     ...(config.listTimeoutMs !== undefined ? { listTimeoutMs: config.listTimeoutMs } : {}),
     ...(config.sessionSeal ? { cursorSecrets: config.sessionSeal.keys.map((k) => k.key), sessionSealer: createSessionSealer({ ...config.sessionSeal, resource }) } : {}),
     ...(serverResources ? { resources: serverResources } : {}),
+    ...(config.clientSessions ? { sessionLimits: config.clientSessions } : {}),
     onRouted: requestLog.onServerRouted,
     ...(metrics ? { exchangeEndOf: metrics.exchangeEndOf, onListFailure: metrics.onListFailure } : {}),
   };

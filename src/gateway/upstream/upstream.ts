@@ -188,3 +188,6 @@ export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_MS = 300_000;
 export const MAX_UPSTREAM_IDLE_TIMEOUT_MS = 86_400_000;
 /** Default largest non-streaming upstream response body, in bytes: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
+
+/** Default time allowed for each server's part of a merged list (several servers behind one endpoint), in milliseconds. */
+export const DEFAULT_LIST_TIMEOUT_MS = 5_000;

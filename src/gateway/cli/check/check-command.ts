@@ -50,7 +50,7 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
       output.stdout(args.version ? `${packageVersion()}\n` : checkHelp());
       return 0;
     }
-    config = problems.check(() => loadGatewayConfig(args.settings, { upstreamRequired: false }));
+    config = problems.check(() => loadGatewayConfig(args.settings, { upstreamRequired: false, flagSettings: args.flagSettings }));
     // Read as every secret file is, bounded; "-" is standard input. Never from a flag's value: it would show in
     // process listings.
     if (tokenFile !== undefined) token = problems.check(() => readSecretFile(tokenFile === '-' ? STANDARD_INPUT : tokenFile, '--token-file'));

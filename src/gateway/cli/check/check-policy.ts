@@ -19,6 +19,8 @@ export interface PolicyCheckInput {
   readonly coverage?: PolicyCoverage;
   /** Whether an upstream is configured (without one, nothing can be compared). */
   readonly hasUpstream: boolean;
+  /** Where the policy is written, for the fixes; default the policy file (`file`). */
+  readonly where?: string;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface PolicyCheckInput {
  */
 export function checkPolicy(input: PolicyCheckInput): CheckResult[] {
   const results: CheckResult[] = [source(input)];
-  const where = input.file ? `the policy file (${input.file})` : 'a policy file (MCP_AUTH_POLICY)';
+  const where = input.where ?? (input.file ? `the policy file (${input.file})` : 'a policy file (MCP_AUTH_POLICY)');
   const coverage = input.coverage;
   if (coverage === undefined) {
     if (input.hasUpstream) results.push({ check: 'policy', status: 'skip', message: 'open tools and rules matching nothing: not checked, as the upstream could not be listed' });

@@ -17,6 +17,8 @@ import { checkSharedStore } from './check-shared-store.js';
 import { checkToken } from './check-token.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
+import { checkConfigFile, checkServers } from './check-servers.js';
+import type { PolicyDefinition } from '../../../core/policy/policy-definition.js';
 
 /** What else {@link runChecks} checks. */
 export interface RunChecksOptions {
@@ -39,8 +41,9 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
   const introspection = options.introspection;
   const introspectionIssuer = introspection ? (introspection.issuer ?? options.issuers[0]) : undefined;
 
-  // Started first, as it may take longest (a process to start); it settles with a line, never a rejection.
-  const upstream = checkUpstream(config, options.policy, options.issuers, timeoutMs).catch((error: unknown) => ({
+  // Started first, as they may take longest (a process to start); each settles with a line, never a rejection.
+  const servers = config.servers ? checkServers({ ...config, servers: config.servers }, options.issuers, timeoutMs) : undefined;
+  const upstream = servers ? undefined : checkUpstream(config, options.policy, options.issuers, timeoutMs).catch((error: unknown) => ({
     result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
     coverage: undefined,
   }));
@@ -62,6 +65,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     }),
   );
   const results: CheckResult[] = [
+    ...checkConfigFile(config),
     checkResource({ configured: config.guard.resource, canonical: guard.resource, isDefault: config.resourceIsDefault, audiences: options.audiences ?? [] }),
     ...(await listening),
     ...issuers.flatMap((each) => each.results),
@@ -71,10 +75,15 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     results.push(await checkIntrospection(guard.verifier, endpoint));
   }
   if (sharedStore) results.push(await sharedStore);
-  const listed = await upstream;
-  results.push(listed.result);
+  const listed = upstream ? await upstream : { result: undefined };
+  if (listed.result) results.push(listed.result);
   const file = policyFileOf(config.settings);
-  results.push(...checkPolicy({ policy: options.policy, file, hasUpstream: Boolean(config.proxy ?? config.stdio), ...(listed.coverage ? { coverage: listed.coverage } : {}) }));
+  if (servers) {
+    // The gateway-wide policy applies to every server's names; each server's own is checked against its listing.
+    results.push(...(await servers), gatewayPolicyLine(options.policy, file));
+  } else {
+    results.push(...checkPolicy({ policy: options.policy, file, hasUpstream: Boolean(config.proxy ?? config.stdio), ...('coverage' in listed && listed.coverage ? { coverage: listed.coverage } : {}) }));
+  }
   results.push(...checkScopesSupported(options.policy, file, issuers.map(({ issuer, checked }) => ({ issuer, scopesSupported: checked.metadata?.scopes_supported }))));
   if (checks.token !== undefined) {
     // Weighed against what the upstream lists, else against the policy's own tool rules.
@@ -83,6 +92,12 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     results.push(...(await checkToken(guard, checks.token, tools)));
   }
   return results;
+}
+
+/** With several servers: the gateway-wide policy's line, where it comes from (each server's own has lines of its own). */
+function gatewayPolicyLine(policy: PolicyDefinition | undefined, file: string | null): CheckResult {
+  if (file !== null && policy !== undefined) return checkPolicy({ policy, file, hasUpstream: false })[0]!;
+  return { check: 'policy', status: 'ok', message: 'no gateway-wide policy (MCP_AUTH_POLICY, gateway.policy): each server\'s own policy applies to its tools, prompts and resources' };
 }
 
 /** The keys line of an issuer whose JWKS is discovered. */
