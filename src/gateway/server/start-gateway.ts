@@ -34,6 +34,7 @@ import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from '.
 import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-watch.js';
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck } from './readiness.js';
+import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -299,7 +300,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
 /** The gateway's metrics, loaded only when they are on: a gateway without them never loads prom-client. */
 async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>, guardOptions: GuardOptions, sessions: () => number | undefined): Promise<GatewayMetrics> {
   const { createGatewayMetrics } = await import('./gateway-metrics.js');
-  return createGatewayMetrics({ sessions, ...(config.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}) });
+  return createGatewayMetrics({ sessions, ...(config.toolLabels ? { toolLabels: Object.keys(policyDefinitionOf(guardOptions.policy)?.tools ?? {}) } : {}) });
 }
 
 /** The upstream handler: the stdio upstream with its processes, or the HTTP proxy. */
