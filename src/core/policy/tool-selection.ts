@@ -16,7 +16,9 @@ import { describeValue } from './policy-rules.js';
  * const selection: ToolSelectionDefinition = { include: ['notes_*'], exclude: ['notes_delete*'] };
  */
 export interface ToolSelectionDefinition {
+  /** Patterns of the tools exposed; absent: every tool, except those `exclude` names. */
   readonly include?: readonly string[];
+  /** Patterns of the tools left out, even when `include` names them. */
   readonly exclude?: readonly string[];
 }
 
