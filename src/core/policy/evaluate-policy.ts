@@ -289,7 +289,7 @@ export class PolicyEvaluator {
     const staticMethod = methodRule === undefined || methodRule.scopes !== undefined;
     const granted = this.effectiveScopes(auth);
     const none = staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)));
-    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none);
+    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0);
   }
 
   /**
@@ -298,6 +298,7 @@ export class PolicyEvaluator {
    * sees the request that would use the item (see `CompiledPolicy.filterListResult`); one that fails denies.
    */
   mayUseItem(items: ListItems, key: string): boolean {
+    if (items.every) return true;
     if (items.none) return false;
     const rule = items.table.lookup(key);
     if (items.staticMethod && (rule === undefined || rule.scopes !== undefined)) return rule === undefined || hasAll(items.granted, rule.scopes!);
@@ -334,6 +335,8 @@ export class ListItems {
     readonly granted: ReadonlySet<string>,
     /** Whether no item can pass: the base scopes or the static rule of the using method are not granted. */
     readonly none: boolean,
+    /** Whether every item passes: the static rules checked once allow the caller, and no item has a rule. */
+    readonly every: boolean,
   ) {}
 }
 

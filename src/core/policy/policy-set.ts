@@ -68,6 +68,52 @@ class ServerRules {
   ) {}
 }
 
+/** Where an exposed tool or prompt name goes: its server (none when it names no known server) and its name there. */
+class NameRoute {
+  constructor(
+    readonly server: ServerRules | undefined,
+    readonly local: string,
+    /** Whether the server's selection exposes the tool of that name (for tools only; prompts are not selected). */
+    readonly selected: boolean,
+  ) {}
+}
+
+const NO_ROUTE = new NameRoute(undefined, '', false);
+/** Names longer than this are routed without being remembered, so that remembering costs a bounded amount of memory. */
+const MAX_REMEMBERED_NAME_LENGTH = 256;
+/** How many routes are remembered; past it, they are forgotten all at once (names an attacker makes up cannot grow it). */
+const MAX_REMEMBERED_ROUTES = 10_000;
+
+/**
+ * The routes of exposed names, remembered: a list of 900 tools then costs one lookup of each name (whose hash a
+ * string keeps) instead of cutting it in two and hashing both parts, and the server's own rules are looked up
+ * with a name whose hash is known too.
+ */
+class NameRoutes {
+  private readonly remembered = new Map<string, NameRoute>();
+
+  constructor(private readonly servers: ReadonlyMap<string, ServerRules>) {}
+
+  route(exposed: string): NameRoute {
+    let route = this.remembered.get(exposed);
+    if (route !== undefined) return route;
+    route = this.find(exposed);
+    if (exposed.length <= MAX_REMEMBERED_NAME_LENGTH) {
+      if (this.remembered.size >= MAX_REMEMBERED_ROUTES) this.remembered.clear();
+      this.remembered.set(exposed, route);
+    }
+    return route;
+  }
+
+  private find(exposed: string): NameRoute {
+    const at = exposedNameSplit(exposed);
+    const server = at === -1 ? undefined : this.servers.get(exposed.slice(0, at));
+    if (server === undefined) return NO_ROUTE;
+    const local = exposed.slice(at + EXPOSED_NAME_SEPARATOR.length);
+    return new NameRoute(server, local, server.selection === undefined || server.selection(local));
+  }
+}
+
 /** The request each list method answers, as a server's rules for the list method itself see it. */
 const LIST_REQUESTS: ReadonlyMap<ListSpec, JsonRpcMessage> = new Map(
   [...LIST_SPECS].map(([method, spec]) => [spec, Object.freeze({ jsonrpc: '2.0', id: 0, method }) as JsonRpcMessage]),
@@ -80,6 +126,7 @@ type ServerListItems = (ListItems | null | undefined)[];
 class PolicySet {
   /** The servers with rules of their own: those whose list filtering depends on the caller. */
   private readonly keyed: readonly ServerRules[];
+  private readonly names: NameRoutes;
 
   constructor(
     private readonly gateway: PolicyEvaluator,
@@ -87,6 +134,7 @@ class PolicySet {
     private readonly routeResource: ((uri: string) => string | undefined) | undefined,
   ) {
     this.keyed = [...servers.values()].filter((server) => !server.empty);
+    this.names = new NameRoutes(servers);
   }
 
   authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
@@ -132,12 +180,9 @@ class PolicySet {
   /** A tool or prompt call, by its exposed name: its server's rules too, with the server's own name. */
   private byName(decision: AuthorizationDecision, message: JsonRpcMessage, exposed: unknown, auth: AuthInfo, tool: boolean): AuthorizationDecision {
     if (typeof exposed !== 'string') return decision;
-    const at = exposedNameSplit(exposed);
-    const server = at === -1 ? undefined : this.servers.get(exposed.slice(0, at));
-    if (server === undefined) return decision;
-    const local = exposed.slice(at + EXPOSED_NAME_SEPARATOR.length);
+    const { server, local, selected } = this.names.route(exposed);
     // A tool the server does not expose is unknown, not forbidden: the call gets -32602, never a step-up.
-    if (tool && server.selection !== undefined && !server.selection(local)) return decision;
+    if (server === undefined || (tool && !selected)) return decision;
     return this.gateway.combine(decision, server.evaluator.authorize(message, auth, local));
   }
 
@@ -187,6 +232,7 @@ class PolicySet {
     const everywhere = this.gateway.listItems(spec, auth);
     if (everywhere.none) return [];
     const byName = spec.kind !== 'resource';
+    const tools = spec.kind === 'tool';
     const perServer: ServerListItems = new Array<undefined>(this.servers.size);
     const kept: unknown[] = [];
     for (const item of items) {
@@ -195,11 +241,10 @@ class PolicySet {
       let server: ServerRules | undefined;
       let local = key;
       if (byName) {
-        const at = exposedNameSplit(key);
-        server = at === -1 ? undefined : this.servers.get(key.slice(0, at));
-        if (server === undefined) continue;
-        local = key.slice(at + EXPOSED_NAME_SEPARATOR.length);
-        if (spec.kind === 'tool' && server.selection !== undefined && !server.selection(local)) continue;
+        const route = this.names.route(key);
+        server = route.server;
+        if (server === undefined || (tools && !route.selected)) continue;
+        local = route.local;
       } else {
         server = this.resourceServer(key);
         if (server === undefined) continue;

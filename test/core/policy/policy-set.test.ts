@@ -103,6 +103,17 @@ describe('compilePolicySet', () => {
     assert.deepEqual(set.requiredScopesFor(request('tools/call', { name: 42 }), authWith()), ['mcp']);
   });
 
+  test('routes stay right past the number of names remembered, and for names too long to remember', () => {
+    const set = makeSet();
+    for (let i = 0; i < 10_050; i++) set.requiredScopesFor(call(`notes__made_up_${i}`), authWith());
+    assert.deepEqual(set.requiredScopesFor(call('notes__add'), authWith()), ['mcp', 'notes', 'notes:write']);
+    assert.deepEqual(set.requiredScopesFor(call('notes__made_up_3'), authWith()), ['mcp', 'notes', 'notes:read']);
+    const long = `py__${'x'.repeat(1000)}`;
+    assert.deepEqual(set.requiredScopesFor(call(long), authWith()), ['mcp', 'py']);
+    assert.deepEqual(set.requiredScopesFor(call(long), authWith()), ['mcp', 'py']);
+    assert.deepEqual(names(set.filterListResult('tools/list', { tools: [{ name: long }, { name: 'py__debug_x' }] }, authWith('mcp', 'py')), 'tools'), [long]);
+  });
+
   test('resource requests are routed by routeResource and decided by the server’s rules', () => {
     const set = makeSet();
     assert.deepEqual(set.requiredScopesFor(request('resources/read', { uri: 'notes://7' }), authWith()), ['mcp', 'notes', 'notes:read']);
