@@ -57,6 +57,9 @@ export {
 export { createRateLimitCheck, rateLimitKey, type RateLimitCheck, type RateLimitCheckOptions } from './limits/rate-limit-check.js';
 export { isScopeToken } from './wire/scope-token.js';
 export { compilePolicy, isListMethod, type AuthorizationDecision, type CompiledPolicy, type CompilePolicyOptions } from './policy/compile-policy.js';
+export { compilePolicySet, type PolicySetOptions, type PolicySetServer } from './policy/policy-set.js';
+export { compileToolSelection, type ToolSelection, type ToolSelectionDefinition } from './policy/tool-selection.js';
+export { EXPOSED_NAME_SEPARATOR, exposeName, splitExposedName, type ExposedName } from './mcp/exposed-names.js';
 export { loadPolicyFile } from './policy/load-policy-file.js';
 export { dispatchTable, JsonRpcMethodError, type MethodHandler } from './mcp/dispatch-table.js';
 export { canonicalizeResourceUri, protectedResourceMetadataUrls, isLoopbackHost } from './kernel/canonical-resource.js';

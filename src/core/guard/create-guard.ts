@@ -1,7 +1,7 @@
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { protectedResourceMetadataUrls } from '../kernel/canonical-resource.js';
 import { readAccessToken, type ReadAccessTokenOptions } from '../token/authorization-header.js';
-import { compilePolicy, type CompiledPolicy } from '../policy/compile-policy.js';
+import { compilePolicy, isCompiledPolicy, type CompiledPolicy } from '../policy/compile-policy.js';
 import { createTokenVerifier, DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../token/create-token-verifier.js';
 import { createDpopAuthenticator, type DpopRequest } from '../dpop/dpop-authenticator.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-proof.js';
@@ -127,7 +127,8 @@ export interface Guard {
   /**
    * Puts a new policy in force for every request that arrives from now on, without a restart. The definition is
    * validated and compiled first, exactly as at creation: an invalid one throws the same `ConfigurationError`
-   * (named as the policy was, e.g. `MCP_AUTH_POLICY` or `options.policy`) and the policy in force stays.
+   * (named as the policy was, e.g. `MCP_AUTH_POLICY` or `options.policy`) and the policy in force stays. A policy
+   * compiled already (by `compilePolicy` or `compilePolicySet`) is put in force as it is (`options` unused).
    *
    * Everything derived from the policy follows at once: authorization, list filtering (and the pipeline's reuse
    * of filtered lists), the per-tool rate limits (the counters are kept), the bare 401 challenge's `scope`
@@ -147,7 +148,7 @@ export interface Guard {
    *   }
    * });
    */
-  setPolicy(definition: PolicyDefinition, options?: SetPolicyOptions): CompiledPolicy;
+  setPolicy(definition: PolicyDefinition | CompiledPolicy, options?: SetPolicyOptions): CompiledPolicy;
   /**
    * This guard with the policy in force now held fixed: adapters take it when a request arrives, so that the
    * request is authorized, rate limited and filtered under one policy even if {@link Guard.setPolicy} runs
@@ -189,8 +190,10 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
 
   // The one place that holds the policy in force: replaced whole, so a snapshot never sees half of a change.
   let inForce = bindPolicy(parts, settings.initialPolicy);
-  function setPolicy(definition: PolicyDefinition, setOptions: SetPolicyOptions = {}): CompiledPolicy {
-    const compiled = compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+  function setPolicy(definition: PolicyDefinition | CompiledPolicy, setOptions: SetPolicyOptions = {}): CompiledPolicy {
+    const compiled = isCompiledPolicy(definition)
+      ? definition
+      : compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
     inForce = bindPolicy(parts, compiled);
     return compiled;
   }
@@ -244,7 +247,7 @@ function readGuardSettings(options: GuardOptions, names: SettingNames, policySet
   return collectConfigurationProblems((problems) => {
     const resolved = problems.check(() => resolveGuardOptions(options, names));
     if (typeof options !== 'object' || options === null) problems.throwIfAny();
-    const initialPolicy = problems.check(() => compilePolicy(options.policy ?? {}, policySetting));
+    const initialPolicy = problems.check(() => (isCompiledPolicy(options.policy) ? options.policy : compilePolicy(options.policy ?? {}, policySetting)));
     const dpopMode = problems.check(() => resolveDpopMode(options.dpop, names.dpop ?? 'options.dpop'));
     const callerLimit = problems.check(() => (options.rateLimit === undefined ? undefined : parseRateLimit(options.rateLimit, names.rateLimit ?? 'options.rateLimit')));
     if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { consume?: unknown }).consume !== 'function') {
@@ -374,7 +377,7 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
   });
   // offline_access is never asked for in a challenge (MCP 2026-07-28 authorization).
   const challengeScopes = (resolved.challengeScopes ?? policy.requiredScopes).filter((s) => s !== 'offline_access');
-  const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0;
+  const limited = callerLimit !== undefined || policy.toolRateLimits.size > 0 || policy.toolRateLimit !== undefined;
   const challengeFor = createChallenges(resourceMetadataUrl, challengeScopes, authentication);
   const { refusalFor } = authentication;
 
@@ -407,7 +410,9 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
       return decision.requiredScopes;
     },
-    checkRateLimit: limited ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, limiter: parts.rateLimiter() }) : undefined,
+    checkRateLimit: limited
+      ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, ...(policy.toolRateLimit === undefined ? {} : { toolLimit: policy.toolRateLimit }), limiter: parts.rateLimiter() })
+      : undefined,
     filterResponse: createResponseFilter(policy, resolved.lists),
     errorResponse(error: unknown, id: JsonRpcId | null = null) {
       if (error instanceof GuardError) {

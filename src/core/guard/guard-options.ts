@@ -1,6 +1,7 @@
 import type { DecisionHook } from '../kernel/decision.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { ListsMode } from '../policy/lists-mode.js';
+import type { CompiledPolicy } from '../policy/compile-policy.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { ReplayCache } from '../limits/replay-cache.js';
@@ -31,8 +32,12 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
    * { issuers: ['https://login.example.com/v2', 'https://old-login.example.com'], authorizationServers: ['https://login.example.com/v2'] }
    */
   authorizationServers?: readonly string[];
-  /** Scope policy; see `PolicyDefinition`. Default: no scopes required. */
-  policy?: PolicyDefinition;
+  /**
+   * Scope policy: a definition (see `PolicyDefinition`), compiled and checked at creation, or a policy compiled
+   * already by `compilePolicy` or `compilePolicySet` (the policy of an endpoint serving several servers), used as
+   * it is. Default: no scopes required.
+   */
+  policy?: PolicyDefinition | CompiledPolicy;
   /**
    * What lists show a caller (see {@link ListsMode}): `filtered`, only the tools, prompts, resources and templates
    * the token could use; `all`, everything, with each call still authorized (403 `insufficient_scope`, the MCP

@@ -16,6 +16,11 @@ export interface RateLimitCheckOptions {
    * without one of its own, each tool counted apart (as `*` in the policy's tool rules covers every tool not named).
    */
   toolLimits?: ReadonlyMap<string, RateLimit>;
+  /**
+   * The limit of `tools/call` of the tool `name`, when a lookup in `toolLimits` cannot find it (a policy set's
+   * per-server `*`, see `CompiledPolicy.toolRateLimit`): given, it is asked instead of `toolLimits`. Default: none.
+   */
+  toolLimit?: (name: string) => RateLimit | undefined;
   limiter: RateLimiter;
 }
 
@@ -63,7 +68,8 @@ function digest(text: string): string {
 export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitCheck | undefined {
   const { callerLimit, limiter } = options;
   const toolLimits = options.toolLimits !== undefined && options.toolLimits.size > 0 ? options.toolLimits : undefined;
-  if (callerLimit === undefined && toolLimits === undefined) return undefined;
+  const resolveToolLimit = options.toolLimit;
+  if (callerLimit === undefined && toolLimits === undefined && resolveToolLimit === undefined) return undefined;
 
   const refuse = (waitMs: number, limit: RateLimit, what: string): never => {
     throw new RateLimitedError(`Rate limit exceeded: at most ${limit.text} ${what}; retry later`, waitMs);
@@ -92,7 +98,7 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
 
   return (message, auth) => {
     const caller = rateLimitKey(auth);
-    const toolLimit = toolLimits === undefined ? undefined : toolLimitFor(message, toolLimits);
+    const toolLimit = toolLimits === undefined && resolveToolLimit === undefined ? undefined : toolLimitFor(message, toolLimits, resolveToolLimit);
     const first = callerLimit === undefined ? undefined : consume(caller, callerLimit, 'requests per caller');
     if (toolLimit === undefined) return first;
     const [name, limit] = toolLimit;
@@ -103,9 +109,13 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
   };
 }
 
-function toolLimitFor(message: JsonRpcMessage | undefined, limits: ReadonlyMap<string, RateLimit>): [string, RateLimit] | undefined {
+function toolLimitFor(
+  message: JsonRpcMessage | undefined,
+  limits: ReadonlyMap<string, RateLimit> | undefined,
+  resolve: ((name: string) => RateLimit | undefined) | undefined,
+): [string, RateLimit] | undefined {
   const m = message as { method?: unknown; params?: { name?: unknown } } | undefined;
   if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') return undefined;
-  const limit = limits.get(m.params.name) ?? limits.get('*');
+  const limit = resolve !== undefined ? resolve(m.params.name) : (limits?.get(m.params.name) ?? limits?.get('*'));
   return limit === undefined ? undefined : [m.params.name, limit];
 }

@@ -91,8 +91,37 @@ export interface CompiledPolicy {
   expandScopes(granted: readonly string[]): ReadonlySet<string>;
   /** Per-tool rate limits (`rateLimits.tools`), by tool name, `*` for every tool not named; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
+  /**
+   * The rate limit of calls to the tool `name`, when finding it takes more than {@link toolRateLimits} (a limit
+   * for every tool of one server of a policy set, see `compilePolicySet`); the rate-limit step then asks this
+   * instead of looking `name`, then `*`, up in `toolRateLimits`. Absent on a policy from {@link compilePolicy}.
+   */
+  readonly toolRateLimit?: (name: string) => RateLimit | undefined;
   /** The definition this was compiled from, as given (for coverage reports of the policy in force). */
   readonly definition: PolicyDefinition;
+}
+
+/** Marks the objects {@link compilePolicy} and `compilePolicySet` build, so that options taking a policy tell them from a definition. */
+const COMPILED_POLICY: unique symbol = Symbol('mcp-oauth-guard compiled policy');
+
+/** `policy`, marked as compiled (see {@link isCompiledPolicy}). */
+export function brandCompiledPolicy(policy: CompiledPolicy): CompiledPolicy {
+  return Object.assign(policy, { [COMPILED_POLICY]: true });
+}
+
+/**
+ * Whether `value` is a policy compiled by {@link compilePolicy} or `compilePolicySet` (or a copy of one made by
+ * spreading it), rather than a {@link PolicyDefinition}.
+ */
+export function isCompiledPolicy(value: unknown): value is CompiledPolicy {
+  return typeof value === 'object' && value !== null && (value as { [COMPILED_POLICY]?: unknown })[COMPILED_POLICY] === true;
+}
+
+/** The definition of a policy given either way (as options taking a policy accept it): `policy.definition` for a compiled one. */
+export function policyDefinitionOf(policy: PolicyDefinition | CompiledPolicy): PolicyDefinition;
+export function policyDefinitionOf(policy: PolicyDefinition | CompiledPolicy | undefined): PolicyDefinition | undefined;
+export function policyDefinitionOf(policy: PolicyDefinition | CompiledPolicy | undefined): PolicyDefinition | undefined {
+  return isCompiledPolicy(policy) ? policy.definition : policy;
 }
 
 /** Options of {@link compilePolicy}. */
@@ -126,7 +155,7 @@ export function compilePolicy(
 ): CompiledPolicy {
   const rules = readPolicy(definition, settingName, options.source);
   const evaluator = new PolicyEvaluator(rules, options.onRuleError);
-  return {
+  return brandCompiledPolicy({
     definition,
     scopesSupported: rules.scopesSupported,
     requiredScopes: rules.base,
@@ -138,5 +167,5 @@ export function compilePolicy(
     filterListResult: (method, result, auth, message, protocolVersion) => evaluator.filterListResult(method, result, auth, message, protocolVersion),
     insufficientScopeError: (decision, auth, message) => createInsufficientScopeError(decision, auth, message),
     isListMethod,
-  };
+  });
 }

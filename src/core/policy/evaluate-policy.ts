@@ -101,34 +101,41 @@ export class PolicyEvaluator {
     return out.length === 0 ? EMPTY : Array.from(out);
   }
 
-  /** See `CompiledPolicy.requiredScopesFor`. */
-  requiredScopesFor(message: JsonRpcMessage, auth: AuthInfo): readonly string[] {
-    const required = this.gather(message, auth);
+  /**
+   * See `CompiledPolicy.requiredScopesFor`.
+   *
+   * @param target The tool or prompt name to decide on instead of the one `message` names (`params.name`, or a
+   *   completion's `params.ref.name`): a server's own name for what the message calls by its exposed name. Rule
+   *   functions then see `message` with that name in its place.
+   */
+  requiredScopesFor(message: JsonRpcMessage, auth: AuthInfo, target?: string): readonly string[] {
+    const required = this.gather(message, auth, target);
     return required instanceof RuleFailure ? required.scopes : required;
   }
 
-  /** See `CompiledPolicy.authorize`. */
-  authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
-    return this.decide(this.gather(message, auth), auth);
+  /** See `CompiledPolicy.authorize`; `target` as for {@link PolicyEvaluator.requiredScopesFor}. */
+  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string): AuthorizationDecision {
+    return this.decide(this.gather(message, auth, target), auth);
+  }
+
+  /**
+   * One decision from two made on the same message (under two policies that both apply to it): allowed when both
+   * are, requiring the scopes of both, missing what either misses, failed when either rule failed (the first
+   * one's path). An allowed pair of static decisions gives a shared frozen decision, as {@link authorize} does.
+   */
+  combine(first: AuthorizationDecision, second: AuthorizationDecision): AuthorizationDecision {
+    const required = this.unionWith(first.requiredScopes, second.requiredScopes);
+    if (first.allowed && second.allowed) return this.allowed(required);
+    const missing = first.allowed ? EMPTY : first.missingScopes;
+    const alsoMissing = second.allowed ? EMPTY : second.missingScopes;
+    const failedRule = (first.allowed ? undefined : first.failedRule) ?? (second.allowed ? undefined : second.failedRule);
+    const missingScopes = missing.length === 0 ? alsoMissing : alsoMissing.length === 0 ? missing : [...new Set([...missing, ...alsoMissing])];
+    return failedRule === undefined ? { allowed: false, requiredScopes: required, missingScopes } : { allowed: false, requiredScopes: required, missingScopes, failedRule };
   }
 
   /** See `CompiledPolicy.filterListResult`. */
   filterListResult(method: string, result: Record<string, unknown>, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): Record<string, unknown> {
-    const spec = LIST_SPECS.get(method);
-    if (spec === undefined) return result;
-    const filtered: Record<string, unknown> = { ...result };
-    const items = result[spec.resultKey];
-    const complete = result.resultType === undefined || result.resultType === 'complete';
-    if (Array.isArray(items)) filtered[spec.resultKey] = this.filterItems(spec, items, auth);
-    else if (complete) filtered[spec.resultKey] = [];
-    if (complete && isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message))) {
-      filtered.cacheScope = 'private';
-      // 2026-07-28 results carry a required resultType; a list that reaches here is complete.
-      if (result.resultType === undefined) filtered.resultType = 'complete';
-      const ttl = result.ttlMs;
-      filtered.ttlMs = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? ttl : 0;
-    }
-    return filtered;
+    return filterListEnvelope(method, result, message, protocolVersion, (spec, items) => this.filterItems(spec, items, auth));
   }
 
   /** See `CompiledPolicy.listFilterKey`. */
@@ -154,25 +161,30 @@ export class PolicyEvaluator {
     return set;
   }
 
-  /** Every scope `message` needs: base ∪ its method's rule ∪ the rule of what it targets. */
-  private gather(message: JsonRpcMessage, auth: AuthInfo): Gathered {
+  /**
+   * Every scope `message` needs: base ∪ its method's rule ∪ the rule of what it targets (`target`, when given,
+   * in place of the tool or prompt name it carries; rule functions then see a copy with that name, made only if one
+   * is called).
+   */
+  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string): Gathered {
     const { base, methods, tools, prompts, resources } = this.rules;
     const method = (message as { method?: unknown }).method;
     if (typeof method !== 'string') return base;
-    const scopes = this.applyRule(base, methods.lookup(method), auth, message);
+    const request: RuleRequest = target === undefined ? message : () => withTargetName(message, target);
+    const scopes = this.applyRule(base, methods.lookup(method), auth, request);
     if (scopes instanceof RuleFailure) return scopes;
     const params = asRecord((message as { params?: unknown }).params);
     switch (method) {
       case 'tools/call':
-        return this.applyRule(scopes, tools.lookup(params?.name), auth, message);
+        return this.applyRule(scopes, tools.lookup(target ?? params?.name), auth, request);
       case 'prompts/get':
-        return this.applyRule(scopes, prompts.lookup(params?.name), auth, message);
+        return this.applyRule(scopes, prompts.lookup(target ?? params?.name), auth, request);
       case 'resources/read':
       case 'resources/subscribe':
       case 'resources/unsubscribe':
         return this.applyRule(scopes, resources.lookup(params?.uri), auth, message);
       case 'completion/complete':
-        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth);
+        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target);
       case 'subscriptions/listen':
         return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth);
       default:
@@ -188,9 +200,10 @@ export class PolicyEvaluator {
   }
 
   // completion/complete reveals argument values of a prompt or resource template: same rule as using it.
-  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo): Gathered {
+  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo, target: string | undefined): Gathered {
     if (ref?.type === 'ref/prompt') {
-      return this.applyRule(scopes, this.rules.prompts.lookup(ref.name), auth, () => syntheticRequest('prompts/get', 'name', ref.name));
+      const name = target ?? ref.name;
+      return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name));
     }
     if (ref?.type === 'ref/resource') {
       return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri));
@@ -250,6 +263,11 @@ export class PolicyEvaluator {
     }
     const missing = this.findMissing(required, auth);
     if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing };
+    return this.allowed(required);
+  }
+
+  /** The "allowed" decision requiring `required`: shared and frozen for a static (frozen) list. */
+  private allowed(required: readonly string[]): AuthorizationDecision {
     if (!Object.isFrozen(required)) return { allowed: true, requiredScopes: required };
     let decision = this.allowedDecisions.get(required);
     if (decision === undefined) {
@@ -258,36 +276,113 @@ export class PolicyEvaluator {
     return decision;
   }
 
-  /** The items of one list the caller could use: base ∪ the using method's rule ∪ the item's rule all granted. */
-  private filterItems(spec: ListSpec, items: readonly unknown[], auth: AuthInfo): unknown[] {
+  /**
+   * What deciding the items of one list for `auth` needs, worked out once per list: see
+   * {@link PolicyEvaluator.mayUseItem}.
+   */
+  listItems(spec: ListSpec, auth: AuthInfo): ListItems {
     const { base, methods, tools, prompts, resources } = this.rules;
     const table = spec.kind === 'tool' ? tools : spec.kind === 'prompt' ? prompts : resources;
     const methodRule = methods.lookup(spec.useMethod);
     // A static method rule is the same for every item: check it once. Lists run on every tools/list, so
-    // static item rules take a path that allocates nothing but the output array.
+    // static item rules take a path that allocates nothing.
     const staticMethod = methodRule === undefined || methodRule.scopes !== undefined;
     const granted = this.effectiveScopes(auth);
-    if (staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)))) return [];
+    const none = staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)));
+    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0);
+  }
+
+  /**
+   * Whether the caller of `items` could use the item whose name or URI is `key`: base ∪ the rule of the method
+   * that uses it (`tools/call`, `prompts/get`, `resources/read`) ∪ the item's rule all granted. A rule function
+   * sees the request that would use the item (see `CompiledPolicy.filterListResult`); one that fails denies.
+   */
+  mayUseItem(items: ListItems, key: string): boolean {
+    if (items.every) return true;
+    if (items.none) return false;
+    const rule = items.table.lookup(key);
+    if (items.staticMethod && (rule === undefined || rule.scopes !== undefined)) return rule === undefined || hasAll(items.granted, rule.scopes!);
+    const { spec, auth } = items;
+    const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
+    const scopes = this.applyRule(this.rules.base, items.methodRule, auth, message);
+    if (scopes instanceof RuleFailure) return false;
+    const required = this.applyRule(scopes, rule, auth, message);
+    return !(required instanceof RuleFailure) && this.findMissing(required, auth) === undefined;
+  }
+
+  /** The items of one list the caller could use (see {@link PolicyEvaluator.mayUseItem}). */
+  private filterItems(spec: ListSpec, items: readonly unknown[], auth: AuthInfo): unknown[] {
+    const check = this.listItems(spec, auth);
+    if (check.none) return [];
     const kept: unknown[] = [];
     for (const item of items) {
-      if (typeof item !== 'object' || item === null) continue;
-      const key = (item as Record<string, unknown>)[spec.itemKey];
-      if (typeof key !== 'string') continue;
-      const rule = table.lookup(key);
-      if (staticMethod && (rule === undefined || rule.scopes !== undefined)) {
-        if (rule === undefined || hasAll(granted, rule.scopes!)) kept.push(item);
-        continue;
-      }
-      // A function rule sees the request that would use this item.
-      const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
-      const scopes = this.applyRule(base, methodRule, auth, message);
-      if (scopes instanceof RuleFailure) continue;
-      const required = this.applyRule(scopes, rule, auth, message);
-      if (required instanceof RuleFailure) continue;
-      if (this.findMissing(required, auth) === undefined) kept.push(item);
+      const key = listItemKey(spec, item);
+      if (key !== undefined && this.mayUseItem(check, key)) kept.push(item);
     }
     return kept;
   }
+}
+
+/** The rules one list's items are decided under for one caller; made by {@link PolicyEvaluator.listItems}. */
+export class ListItems {
+  constructor(
+    readonly spec: ListSpec,
+    readonly auth: AuthInfo,
+    readonly table: RuleTable,
+    readonly methodRule: CompiledRule | undefined,
+    /** Whether the using method's rule is static (then already checked, in {@link ListItems.none}). */
+    readonly staticMethod: boolean,
+    readonly granted: ReadonlySet<string>,
+    /** Whether no item can pass: the base scopes or the static rule of the using method are not granted. */
+    readonly none: boolean,
+    /** Whether every item passes: the static rules checked once allow the caller, and no item has a rule. */
+    readonly every: boolean,
+  ) {}
+}
+
+/** The name or URI by which a list item is decided (`name`, `uri`, `uriTemplate`); undefined when it has none (the item is dropped). */
+export function listItemKey(spec: ListSpec, item: unknown): string | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const key = (item as Record<string, unknown>)[spec.itemKey];
+  return typeof key === 'string' ? key : undefined;
+}
+
+/**
+ * A list result with its items filtered by `filterItems`, and the caching hints of a filtered list (see
+ * `CompiledPolicy.filterListResult`); `result` itself for a method that is no list. The one place a filtered
+ * list's answer is shaped, whichever policy decides its items.
+ */
+export function filterListEnvelope(
+  method: string,
+  result: Record<string, unknown>,
+  message: JsonRpcMessage | undefined,
+  protocolVersion: string | undefined,
+  filterItems: (spec: ListSpec, items: readonly unknown[]) => unknown[],
+): Record<string, unknown> {
+  const spec = LIST_SPECS.get(method);
+  if (spec === undefined) return result;
+  const filtered: Record<string, unknown> = { ...result };
+  const items = result[spec.resultKey];
+  const complete = result.resultType === undefined || result.resultType === 'complete';
+  if (Array.isArray(items)) filtered[spec.resultKey] = filterItems(spec, items);
+  else if (complete) filtered[spec.resultKey] = [];
+  if (complete && isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message))) {
+    filtered.cacheScope = 'private';
+    // 2026-07-28 results carry a required resultType; a list that reaches here is complete.
+    if (result.resultType === undefined) filtered.resultType = 'complete';
+    const ttl = result.ttlMs;
+    filtered.ttlMs = typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? ttl : 0;
+  }
+  return filtered;
+}
+
+/** `message` (a `tools/call`, `prompts/get` or `completion/complete` of a prompt) naming `name` instead. */
+function withTargetName(message: JsonRpcMessage, name: string): JsonRpcMessage {
+  const params = asRecord((message as { params?: unknown }).params) ?? {};
+  if ((message as { method?: unknown }).method === 'completion/complete') {
+    return { ...message, params: { ...params, ref: { ...asRecord(params.ref), name } } } as JsonRpcMessage;
+  }
+  return { ...message, params: { ...params, name } } as JsonRpcMessage;
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {

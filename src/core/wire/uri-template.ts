@@ -170,7 +170,8 @@ function lowercaseScheme(uri: string): string {
   return lower === scheme ? uri : lower + uri.slice(scheme.length);
 }
 
-function escapeRegExp(text: string): string {
+/** `text` as a regular expression source matching exactly `text` (every character special to `RegExp` escaped). */
+export function escapeRegExp(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 }
 

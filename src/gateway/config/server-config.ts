@@ -4,22 +4,12 @@
  * (`createServerSet`), the policy set and `check` use them.
  */
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import type { ToolSelectionDefinition } from '../../core/policy/tool-selection.js';
 import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
 
-/**
- * Which of a server's tools the endpoint exposes, by the server's own tool names. `*` matches any run of
- * characters. A tool is exposed when it matches an `include` pattern (or there is no `include`) and no `exclude`
- * pattern. Selection is not authorization: an excluded tool is absent for every caller, as an unknown tool is.
- *
- * @example
- * const selection: ToolSelectionDefinition = { include: ['notes_*'], exclude: ['notes_delete*'] };
- */
-export interface ToolSelectionDefinition {
-  readonly include?: readonly string[];
-  readonly exclude?: readonly string[];
-}
+export type { ToolSelectionDefinition } from '../../core/policy/tool-selection.js';
 
 /** One upstream behind a gateway with several, as its configuration file's `servers.<name>` entry gives it. */
 export interface ServerConfig {

@@ -34,6 +34,7 @@ import { policyFileOf, reportPolicyCoverage, type PolicyCoverageReport } from '.
 import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-watch.js';
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
+import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -318,7 +319,7 @@ async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>,
   const { createGatewayMetrics } = await import('./gateway-metrics.js');
   return createGatewayMetrics({
     sessions,
-    ...(config.toolLabels ? { toolLabels: Object.keys(guardOptions.policy?.tools ?? {}) } : {}),
+    ...(config.toolLabels ? { toolLabels: Object.keys(policyDefinitionOf(guardOptions.policy)?.tools ?? {}) } : {}),
     // With several servers the upstream metrics carry a `server` label: label names are fixed when a metric is made.
     ...(servers ? { servers: servers.map((server) => server.name) } : {}),
   });

@@ -149,6 +149,21 @@ describe('createRateLimitCheck', () => {
     assert.equal(createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp' }).checkRateLimit, undefined);
   });
 
+  test('a tool-limit resolver, when given, is asked instead of the map, each tool counted apart', () => {
+    const asked: string[] = [];
+    const check = createRateLimitCheck({
+      toolLimits: new Map([['notes__add', parseRateLimit('5/min', 'X')]]),
+      toolLimit: (name) => (asked.push(name), name.startsWith('py__') ? parseRateLimit('1/min', 'X') : undefined),
+      limiter: createMemoryRateLimiter(),
+    })!;
+    assert.equal(check(call('py__run'), auth('alice')), undefined);
+    assert.throws(() => check(call('py__run'), auth('alice')), /1\/min calls of tool "py__run"/);
+    assert.equal(check(call('py__other'), auth('alice')), undefined, 'another tool, another count');
+    for (let i = 0; i < 3; i++) assert.equal(check(call('notes__add'), auth('alice')), undefined, 'the resolver said no limit');
+    assert.deepEqual(asked, ['py__run', 'py__run', 'py__other', 'notes__add', 'notes__add', 'notes__add']);
+    assert.equal(typeof createRateLimitCheck({ toolLimit: () => undefined, limiter: createMemoryRateLimiter() }), 'function', 'a resolver alone makes a step');
+  });
+
   test('caller-wide and per-tool limits, without a promise in memory; 429 with Retry-After', () => {
     const check = createRateLimitCheck({
       callerLimit: parseRateLimit('3/min', 'X'),

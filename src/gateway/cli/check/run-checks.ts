@@ -3,6 +3,7 @@ import { DEFAULT_HTTP_TIMEOUT_MS } from '../../../core/token/create-token-verifi
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import { resolveJwtAlgorithms } from '../../../core/token/jwt-verifier.js';
 import { ENV_SETTING_NAMES } from '../../../core/guard/load-options-from-env.js';
+import { policyDefinitionOf } from '../../../core/policy/compile-policy.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import { policyFileOf } from '../../policy/policy-coverage-report.js';
 import { checkAuthorizationServer } from './check-authorization-server.js';
@@ -88,7 +89,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
   if (checks.token !== undefined) {
     // Weighed against what the upstream lists, else against the policy's own tool rules.
     const listedTools = 'catalog' in listed ? listed.catalog?.tools : undefined;
-    const tools = listedTools ?? Object.keys(options.policy?.tools ?? {}).filter((name) => name !== '*');
+    const tools = listedTools ?? Object.keys(policyDefinitionOf(options.policy)?.tools ?? {}).filter((name) => name !== '*');
     results.push(...(await checkToken(guard, checks.token, tools)));
   }
   return results;
