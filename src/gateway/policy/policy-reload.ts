@@ -3,6 +3,7 @@ import type { Guard } from '../../core/guard/create-guard.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
+import type { CompiledPolicy } from '../../core/policy/compile-policy.js';
 import { countPolicyRules as countRules, type PolicyRuleCounts } from '../../core/policy/policy-rule-counts.js';
 import { describeConfigurationError } from '../config/configuration-error-line.js';
 import type { PolicyCoverageReport } from './policy-coverage-report.js';
@@ -20,8 +21,8 @@ export type { PolicyRuleCounts } from '../../core/policy/policy-rule-counts.js';
 export type PolicyReloadResult =
   | {
       reloaded: true;
-      /** The policy file, as configured. */
-      file: string;
+      /** The policy file, as configured; absent when only servers' policy files were reloaded. */
+      file?: string;
       /** The new policy's rule counts. */
       rules: PolicyRuleCounts;
       /** The counts that differ from the previous policy's. */
@@ -48,6 +49,12 @@ export interface PolicyReloaderOptions {
   reportCoverage(policy: PolicyDefinition): Promise<PolicyCoverageReport>;
   /** Told each definition put in force, before its coverage is reported. */
   onReloaded?(policy: PolicyDefinition): void;
+  /**
+   * With several servers: compiles what the guard holds from the gateway-wide definition, reading each server's
+   * policy file again; it throws a ConfigurationError, naming the file at fault, to refuse the reload. With it, a
+   * gateway without a policy file of its own reloads the servers' files.
+   */
+  compile?(gateway: PolicyDefinition): CompiledPolicy;
 }
 
 /**
@@ -89,7 +96,7 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
   };
 
   async function reloadOnce(trigger: string): Promise<PolicyReloadResult> {
-    if (file === undefined) {
+    if (file === undefined && options.compile === undefined) {
       const reason = 'no policy file is configured (MCP_AUTH_POLICY), so there is nothing to reload';
       emitWarning(options.warn, reason, { trigger });
       return { reloaded: false, reason };
@@ -97,11 +104,12 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
     const before = countRules(guard.policy.definition);
     let definition: PolicyDefinition;
     try {
-      definition = loadPolicyFile(file, 'MCP_AUTH_POLICY');
-      guard.setPolicy(definition, { source: `policy file ${resolve(file)}` });
+      definition = file === undefined ? {} : loadPolicyFile(file, 'MCP_AUTH_POLICY');
+      if (options.compile) guard.setPolicy(options.compile(definition));
+      else guard.setPolicy(definition, { source: `policy file ${resolve(file!)}` });
     } catch (error) {
       const reason = error instanceof ConfigurationError ? describeConfigurationError(error) : 'the policy file could not be loaded';
-      emitWarning(options.warn, POLICY_RELOAD_REFUSED_MESSAGE, { detail: reason, policy: file, trigger });
+      emitWarning(options.warn, POLICY_RELOAD_REFUSED_MESSAGE, { detail: reason, policy: file ?? null, trigger });
       return { reloaded: false, reason };
     }
     const rules = countRules(definition);
@@ -109,12 +117,12 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
     for (const key of Object.keys(rules) as (keyof PolicyRuleCounts)[]) {
       if (rules[key] !== before[key]) changed[key] = { before: before[key], after: rules[key] };
     }
-    writeSafely(options.log, formatLogLine('policy_reloaded', { policy: file, trigger, rules, changed }));
+    writeSafely(options.log, formatLogLine('policy_reloaded', { policy: file ?? null, trigger, rules, changed }));
     try {
       options.onReloaded?.(definition);
     } catch {
       // What follows the policy outside the guard (metric labels) must not undo a reload in force.
     }
-    return { reloaded: true, file, rules, changed, coverage: await options.reportCoverage(definition) };
+    return { reloaded: true, ...(file !== undefined ? { file } : {}), rules, changed, coverage: await options.reportCoverage(definition) };
   }
 }

@@ -39,6 +39,8 @@ import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { reportServerSetCoverage } from '../policy/server-set-coverage.js';
+import { ServerSetPolicy } from '../policy/server-set-policy.js';
+import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -153,7 +155,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
           servers: config.servers,
           settings: config.settings,
           gatewayPolicy: policy,
-          serverPolicy: (server) => server.policy,
+          serverPolicy: (server) => parts.serverPolicy?.policyOf(server.name) ?? server.policy,
           credentials: (server) => set.credentials.get(server),
           onListed: (server, catalog) => set.learnResources(server, catalog),
         }),
@@ -167,6 +169,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     log,
     warn,
     reportCoverage,
+    ...(parts.serverPolicy ? { compile: (definition: PolicyDefinition) => parts.serverPolicy!.compile(definition, { reread: true, ...(policyFile ? { gatewaySource: `policy file ${resolvePath(policyFile)}` } : {}) }) } : {}),
     // Tool label values are the policy's tool names: they follow it.
     ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
   });
@@ -248,6 +251,8 @@ interface GatewayParts {
   readonly upstreamCredentials: UpstreamCredentials | undefined;
   /** The server set, with a configuration file's servers (then `proxy` is it). */
   readonly serverSet: ReturnType<typeof BuildServerSet> | undefined;
+  /** Its policies (the gateway-wide one and each server's), with a configuration file's servers. */
+  readonly serverPolicy: ServerSetPolicy | undefined;
 }
 
 /**
@@ -280,7 +285,11 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources })) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
-    const guard = createGatewayGuard(config, guardOptions, requestLog, metrics, redisStores);
+    // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
+    const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri)) : undefined;
+    const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
+    const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
+    const guard = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores);
     const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
@@ -304,7 +313,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
-    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet };
+    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy };
   } catch (error) {
     opened.policyWatch?.close();
     await http.abandon();
