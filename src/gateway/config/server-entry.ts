@@ -4,12 +4,13 @@
  * (`loadUpstreamSettings`, `loadUpstreamAuth`, the policy reader), its problems renamed to their JSON paths
  * (`servers.notes.auth.tokenFile`).
  */
+import { compileToolSelection } from '../../core/policy/tool-selection.js';
 import { resolve as resolvePath } from 'node:path';
 import { closestName } from '../../core/kernel/closest-name.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
-import { checkInteger, checkStringList, readSetting } from '../../core/kernel/settings.js';
+import { checkInteger, readSetting } from '../../core/kernel/settings.js';
 import { compilePolicy } from '../../core/policy/compile-policy.js';
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
@@ -267,8 +268,8 @@ function withoutEditorKeys(policy: Record<string, unknown>): Record<string, unkn
 }
 
 /**
- * `tools`: `include` and `exclude`, each a list of non-empty patterns. The patterns themselves are compiled where the
- * selection is applied.
+ * `tools`: `include` and `exclude`, each a list of non-empty patterns, checked by the one selection compiler (its
+ * other keys are reported with the entry's).
  */
 function readToolSelection(value: unknown, path: string, problems: ConfigurationProblems): ToolSelectionDefinition | undefined {
   if (value === undefined) return undefined;
@@ -276,9 +277,11 @@ function readToolSelection(value: unknown, path: string, problems: Configuration
     problems.add(path, `must be an object such as {"include": ["notes_*"], "exclude": ["notes_delete"]} (got ${describeJson(value)})`);
     return undefined;
   }
-  const include = problems.check(() => checkStringList(value.include, `${path}.include`));
-  const exclude = problems.check(() => checkStringList(value.exclude, `${path}.exclude`));
-  return { ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) };
+  // Each list checked on its own, so that both are reported when both are wrong.
+  const include = value.include === undefined ? true : problems.check(() => compileToolSelection({ include: value.include } as ToolSelectionDefinition, path));
+  const exclude = value.exclude === undefined ? true : problems.check(() => compileToolSelection({ exclude: value.exclude } as ToolSelectionDefinition, path));
+  if (include === undefined || exclude === undefined) return undefined;
+  return { ...(value.include !== undefined ? { include: value.include as string[] } : {}), ...(value.exclude !== undefined ? { exclude: value.exclude as string[] } : {}) };
 }
 
 /** Records a problem for every key of the entry and its objects that is not one, with the key likely meant. */

@@ -149,12 +149,13 @@ export interface Upstream extends UpstreamForwarding, UpstreamLifecycle {
 export const DEFAULT_UPSTREAM_NAME = 'default';
 
 // Letters, digits, `-` and `_`, starting with a letter, at most 64: a name that can prefix a tool's name
-// (`<upstream>__<tool>`) and a metric label, with no `__` of its own so that the prefix reads back unambiguously.
-const UPSTREAM_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+// (`<upstream>__<tool>`) and a metric label, with no `__` of its own and no `_` at its end, so that the prefix reads
+// back unambiguously (`x_` and `a` would make `x___a`, which reads as `x` and `_a`).
+const UPSTREAM_NAME = /^[A-Za-z](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9-])?$/;
 
 /**
- * Checks an upstream's name: a letter, then letters, digits, `-` or `_`, at most 64 characters in all, and no
- * `__` (the separator a name takes before a tool's name when several upstreams share an endpoint).
+ * Checks an upstream's name: a letter, then letters, digits, `-` or `_`, at most 64 characters in all, no `__` (the
+ * separator a name takes before a tool's name when several upstreams share an endpoint) and no `_` at its end.
  *
  * @param setting - Reported in errors, e.g. `name`.
  * @throws ConfigurationError naming `setting`.
@@ -166,7 +167,7 @@ const UPSTREAM_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 export function checkUpstreamName(value: unknown, setting: string): string {
   if (value === undefined) return DEFAULT_UPSTREAM_NAME;
   if (typeof value !== 'string' || !UPSTREAM_NAME.test(value) || value.includes('__')) {
-    throw new ConfigurationError(setting, 'must start with a letter and hold only letters, digits, "-" and single "_" (at most 64), e.g. notes');
+    throw new ConfigurationError(setting, 'must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes');
   }
   return value;
 }

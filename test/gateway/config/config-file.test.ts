@@ -254,10 +254,11 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     assert.deepEqual(problems(withServers({})), ['servers: names no server: add at least one, e.g. "servers": {"notes": {"url": "http://127.0.0.1:3001/mcp"}}']);
     const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`s${i}`, { url: `http://127.0.0.1:${3000 + i}/mcp` }]));
     assert.deepEqual(problems(withServers(many)), ['servers: names 33 servers; at most 32 are allowed']);
-    assert.deepEqual(problems(withServers({ 'a__b': URL_SERVER, '9lives': URL_SERVER, 'has space': URL_SERVER, notes: URL_SERVER, Notes: URL_SERVER, NOTES: URL_SERVER })), [
-      'servers.a__b: must start with a letter and hold only letters, digits, "-" and single "_" (at most 64), e.g. notes',
-      'servers.9lives: must start with a letter and hold only letters, digits, "-" and single "_" (at most 64), e.g. notes',
-      'servers.has space: must start with a letter and hold only letters, digits, "-" and single "_" (at most 64), e.g. notes',
+    assert.deepEqual(problems(withServers({ 'a__b': URL_SERVER, '9lives': URL_SERVER, 'has space': URL_SERVER, 'trailing_': URL_SERVER, notes: URL_SERVER, Notes: URL_SERVER, NOTES: URL_SERVER })), [
+      'servers.a__b: must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes',
+      'servers.9lives: must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes',
+      'servers.has space: must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes',
+      'servers.trailing_: must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes',
       'servers.Notes: and servers.notes differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one',
       'servers.NOTES: and servers.notes differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one',
     ]);
@@ -373,8 +374,8 @@ describe('configuration file: every bad configuration, by JSON path', () => {
       'servers.b.policy.tools.y: expected an array of scope strings (or a function returning one), got a string ("notes:read")',
       `servers.c.policyFile: policy file ${join(dirname(file), 'missing.json')} does not exist. Create it, or set servers.c.policyFile to the path of an existing JSON policy file`,
       'servers.d.tools: must be an object (got an array)',
-      'servers.e.tools.include: must be a list of non-empty strings',
-      'servers.e.tools.exclude: must be a list of non-empty strings',
+      'servers.e.tools.include: expected an array of name patterns, got a string ("x")',
+      'servers.e.tools.exclude[0]: expected a non-empty tool name pattern (`*` matches any run of characters), got a string ("")',
     ]);
   });
 
