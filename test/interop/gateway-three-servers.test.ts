@@ -222,12 +222,14 @@ describe('one gateway in front of server-everything, the Python stdio example an
     assert.equal(JSON.parse(textOf(await client.callTool({ name: 'notes__whoami', arguments: {} }))).client, as.serviceClient.clientId);
     assert.ok(warnedAbout('every'), warnings.join('\n'));
 
-    // Restarted on its port, it is back. The session the gateway had opened there died with the process, so a new
-    // client session is what sees it again (server-everything answers 400, not 404, to the session it forgot).
+    // Restarted on its port, it is back in the same client session: the session the gateway had opened there died
+    // with the process, and the gateway opens a new one when the server says it does not know the old one
+    // (server-everything answers 400 rather than 404).
     everything = await startEverythingServer({ port: everythingPort });
+    assert.ok((await names(client)).includes('every__echo'));
+    assert.match(textOf(await client.callTool({ name: 'every__echo', arguments: { message: 'after' } })), /after/);
     const fresh = await connectWithToken('frank');
     assert.ok((await names(fresh)).includes('every__echo'));
-    assert.match(textOf(await fresh.callTool({ name: 'every__echo', arguments: { message: 'after' } })), /after/);
 
     // The notes server (no sessions) stops and comes back on its port: the same client session sees it again.
     const notesPort = Number(new URL(notes.url).port);

@@ -185,6 +185,15 @@ export class CompositeSessions {
     return opened;
   }
 
+  /**
+   * Forgets a server's session the server no longer knows (it answered 404), so that the next use opens a new one.
+   * Only the session of that id is forgotten: one opened again meanwhile stays.
+   */
+  forgetMember(session: CompositeSession, server: string, memberSessionId: string): void {
+    const state = session.members.get(server);
+    if (state !== undefined && !(state instanceof Promise) && state.id === memberSessionId) session.members.delete(server);
+  }
+
   /** Ends every client session (shutdown). */
   clear(): void {
     this.registry.clear();

@@ -28,15 +28,20 @@ export interface MemberTarget {
  * session id, never the server's.
  */
 export function forwardToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
+  showClientSession(res, target.clientSessionId);
+  const server = target.member.name;
+  relabelEventStreams(res, () => new EventRelabeller(server, new EventIdVector()));
+  return handToMember(req, res, context, target);
+}
+
+/** The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client. */
+export function handToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
   req.body = target.message;
   const headers = req.headers;
   if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;
   else delete headers['mcp-session-id'];
   if (target.localName !== undefined && headers['mcp-name'] !== undefined) headers['mcp-name'] = encodeHeaderValue(target.localName);
   if (target.protocolVersion !== undefined && headers['mcp-protocol-version'] !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
-  showClientSession(res, target.clientSessionId);
-  const server = target.member.name;
-  relabelEventStreams(res, () => new EventRelabeller(server, new EventIdVector()));
   const memberContext = target.protocolVersion === context.protocolVersion || target.protocolVersion === undefined ? context : withProtocolVersion(context, target.protocolVersion);
   return target.member.upstream.handle(req, res, memberContext);
 }
@@ -112,4 +117,42 @@ function relabelWrites(res: ServerResponse, relabeller: EventRelabeller): void {
     }
     return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
   } as ServerResponse['end'];
+}
+
+/** Watches one attempt's answer for a lost session; see {@link watchForLostSession}. */
+export interface LostSessionWatch {
+  /** Whether the server answered 404 or 400 before anything was written: then nothing was. */
+  readonly lost: boolean;
+  /** Puts `res` back as it was before the watch. */
+  restore(): void;
+}
+
+/**
+ * Holds back an answer that says the server no longer knows the session (404, as MCP asks; 400, as some servers
+ * answer), so that the set can open a new session with that server and send the request again: a server that
+ * restarted then costs the client nothing. Anything else passes as it is.
+ */
+export function watchForLostSession(res: ServerResponse): LostSessionWatch {
+  const { writeHead, write, end } = res;
+  const watch = { lost: false, restore: () => Object.assign(res, { writeHead, write, end }) };
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    if (!this.headersSent && (status === 404 || status === 400)) {
+      watch.lost = true;
+      return this;
+    }
+    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
+  } as ServerResponse['writeHead'];
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]): boolean {
+    if (!watch.lost) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    const callback = rest.find((part): part is () => void => typeof part === 'function');
+    if (callback) queueMicrotask(callback);
+    return true;
+  } as ServerResponse['write'];
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    if (!watch.lost) return (end as (...args: unknown[]) => ServerResponse).call(this, ...args);
+    const callback = args.find((part): part is () => void => typeof part === 'function');
+    if (callback) queueMicrotask(callback);
+    return this;
+  } as ServerResponse['end'];
+  return watch;
 }

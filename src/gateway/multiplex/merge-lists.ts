@@ -95,7 +95,7 @@ export class ListMerger {
   }
 
   /** Asks one server for its page; a failure is reported as a reason, never thrown. */
-  private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined): Promise<Part> {
+  private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined, retried = false): Promise<Part> {
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
     let sessionId: string | undefined;
     let protocolVersion = request.protocolVersion;
@@ -121,6 +121,12 @@ export class ListMerger {
     if (answer.cut && signal.aborted) return { member, failure: 'upstream_timeout' };
     if (answer.status === 504) return { member, failure: 'upstream_timeout' };
     if (answer.status >= 500 || answer.cut) return { member, failure: 'upstream_unreachable' };
+    if (request.session && sessionId !== undefined && !retried && (answer.status === 404 || answer.status === 400)) {
+      // The server no longer knows the session (it restarted): open a new one, once. 404 is what MCP asks of it;
+      // some servers answer 400 for an unknown session.
+      this.options.sessions.forgetMember(request.session, member.name, sessionId);
+      return this.askPart(request, member, cursor, true);
+    }
     if (answer.status !== 200) return { member, failure: 'upstream_refused' };
     return { member, answer };
   }

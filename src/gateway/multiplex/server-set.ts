@@ -10,7 +10,8 @@ import { writeGatewayError } from '../upstream/gateway-error.js';
 import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
 import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
-import { forwardToMember } from './forward-to-member.js';
+import { forwardToMember, handToMember, relabelEventStreams, showClientSession, watchForLostSession, type MemberTarget } from './forward-to-member.js';
+import { EventRelabeller } from './relabelled-events.js';
 import { ListCursors } from './list-cursor.js';
 import { callMember } from './member-call.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
@@ -19,7 +20,7 @@ import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js
 import { ListenFanOut } from './listen-fan-out.js';
 import { MergedStream } from './merged-stream.js';
 import { EventIdVector } from './relabelled-events.js';
-import { routeMessage } from './route-message.js';
+import { routeMessage, type MessageRoute } from './route-message.js';
 import { readRequestId } from './server-request-ids.js';
 import { profileOf, type SetMember } from './set-member.js';
 
@@ -199,27 +200,8 @@ class ServerSetRouter {
         return this.answerForGateway(res, context, message, id);
       case 'merge':
         return this.mergeList(req, res, context, message as JsonRpcRequest, session);
-      case 'member': {
-        let memberSessionId: string | undefined;
-        let protocolVersion = context.protocolVersion;
-        if (session) {
-          const opened = await this.sessions.memberSession(session, route.member, context.signal);
-          if ('failed' in opened) {
-            writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
-            return;
-          }
-          memberSessionId = opened.id;
-          protocolVersion = opened.protocolVersion ?? protocolVersion;
-        }
-        return forwardToMember(req, res, context, {
-          member: route.member,
-          message: route.message,
-          ...(route.localName !== undefined ? { localName: route.localName } : {}),
-          sessionId: memberSessionId,
-          protocolVersion,
-          clientSessionId: sessionId,
-        });
-      }
+      case 'member':
+        return this.forwardRouted(req, res, context, route, session, sessionId);
       case 'unrouted_resource':
         writeJson(res, 200, jsonRpcError(id, isStatelessRevision(context.protocolVersion) ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.ResourceNotFound, 'Resource not found'));
         return;
@@ -241,6 +223,36 @@ class ServerSetRouter {
         else writeJson(res, route.code === JsonRpcErrorCode.MethodNotFound && isStatelessRevision(context.protocolVersion) ? 404 : 200, jsonRpcError(id, route.code, route.message));
         return;
     }
+  }
+
+  /**
+   * A request routed to one server, within the client's session with it when there is one (opened now on first
+   * use). When the server answers that it no longer knows that session (it restarted), a new one is opened and the
+   * request sent again, once.
+   */
+  private async forwardRouted(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, route: MemberRoute, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
+    const id = requestIdOf(req.body);
+    const target = async (): Promise<MemberTarget | undefined> => {
+      if (!session) return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId };
+      const opened = await this.sessions.memberSession(session, route.member, context.signal);
+      if ('failed' in opened) {
+        writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
+        return undefined;
+      }
+      return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: opened.id, protocolVersion: opened.protocolVersion ?? context.protocolVersion, clientSessionId: sessionId };
+    };
+    const first = await target();
+    if (!first) return;
+    if (!session || first.sessionId === undefined) return forwardToMember(req, res, context, first);
+    showClientSession(res, sessionId);
+    relabelEventStreams(res, () => new EventRelabeller(route.member.name, new EventIdVector()));
+    const watch = watchForLostSession(res);
+    await handToMember(req, res, context, first);
+    watch.restore();
+    if (!watch.lost || context.signal.aborted) return;
+    this.sessions.forgetMember(session, route.member.name, first.sessionId);
+    const again = await target();
+    if (again) await handToMember(req, res, context, again);
   }
 
   /** `initialize`: the gateway opens the client's session and answers with what the servers offer. */
@@ -290,8 +302,9 @@ class ServerSetRouter {
     const meta = (clientParams as { _meta?: unknown } | undefined)?._meta;
     await Promise.all(
       this.members
-        .filter((m) => m.profile?.supportedVersions === undefined)
+        .filter((m) => m.profile?.supportedVersions === undefined && Date.now() - (m.discoverAskedAt ?? -Infinity) >= DISCOVER_RETRY_MS)
         .map(async (member) => {
+          member.discoverAskedAt = Date.now();
           const answer = await callMember(member.upstream, {
             message: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta === undefined ? {} : { _meta: meta } },
             auth: context.auth,
@@ -435,6 +448,12 @@ class ServerSetRouter {
     res.writeHead(200, { 'Content-Length': '0' }).end();
   }
 }
+
+/** Least time between two `server/discover` requests to a server that did not give its revisions, in milliseconds. */
+const DISCOVER_RETRY_MS = 60_000;
+
+/** A route to one server. */
+type MemberRoute = Extract<MessageRoute, { to: 'member' }>;
 
 /** The answer to an `initialize` whose session could not be opened. */
 function writeSessionRefusal(res: ServerResponse, id: JsonRpcRequest['id'], refusal: 'no_identity' | 'busy' | 'unsealable'): void {

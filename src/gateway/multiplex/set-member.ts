@@ -25,6 +25,8 @@ export interface SetMember {
   readonly listTimeoutMs: number;
   /** Its profile once known. */
   profile: ServerProfile | undefined;
+  /** When it was last asked `server/discover` without giving its revisions (ms since the epoch), so it is not asked on every request. */
+  discoverAskedAt?: number;
 }
 
 /** Reads the profile from an `initialize` or `server/discover` result; undefined when the result is not one. */

@@ -122,3 +122,52 @@ describe('merged lists', () => {
     assert.deepEqual(seen, ['one__a', 'one__b', 'two__x', 'two__y', 'one__c', 'two__z', 'two__w']);
   });
 });
+
+/** A raw MCP server with sessions (2025-11-25) that can forget them all, as a restarted server has. */
+async function sessionfulServer(): Promise<{ url: string; server: Server; forget(): void; initializes: number }> {
+  const sessions = new Set<string>();
+  const state = { initializes: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const message = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
+      const named = req.headers['mcp-session-id'];
+      if (message.method === 'initialize') {
+        state.initializes++;
+        const id = `s${state.initializes}`;
+        sessions.add(id);
+        const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
+        return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': id }).end(text);
+      }
+      if (typeof named !== 'string' || !sessions.has(named)) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+      if (message.id === undefined) return void res.writeHead(202).end();
+      const result = message.method === 'tools/list' ? { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } : { content: [{ type: 'text', text: `${named}: ${message.params?.name}` }] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    });
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, forget: () => sessions.clear() });
+}
+
+describe('a server that forgot the session (restarted)', () => {
+  it('gets a new session from the gateway and the request again, once, within the same client session', async () => {
+    const raw = await sessionfulServer();
+    servers.push(raw.server);
+    const gateway = await gatewayFor([['raw', raw.url]]);
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const init = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, token);
+    const headers = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' };
+    const call = () => postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'raw__echo', arguments: {} } }, token, headers);
+    assert.match((await call()).json.result.content[0].text, /^s1: echo$/);
+    raw.forget();
+    const after = await call();
+    assert.equal(after.status, 200, after.text);
+    assert.match(after.json.result.content[0].text, /^s2: echo$/);
+    raw.forget();
+    const listed = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, token, headers);
+    assert.deepEqual(listed.json.result.tools.map((t: { name: string }) => t.name), ['raw__echo']);
+    assert.equal(raw.initializes, 3);
+  });
+});
