@@ -27,7 +27,7 @@ export interface ResourceClaimConflict {
 export class ResourceRoutes {
   private readonly uris = new Map<string, Set<string>>();
   private readonly templates = new Map<string, Set<string>>();
-  private lookup: UriLookup<string> | undefined;
+  private lookup: UriLookup<string> = compileUriLookup<string>([]);
   private readonly reported = new Set<string>();
 
   /**
@@ -47,12 +47,14 @@ export class ResourceRoutes {
     const next = new Set(claimed.slice(0, this.maxClaims));
     if (before && before.size === next.size && [...next].every((uri) => before.has(uri))) return;
     table.set(server, next);
-    this.lookup = undefined;
+    // Built now rather than on the next lookup, so that a conflict is reported when it appears (at start-up, for
+    // what the servers list then).
+    this.lookup = this.build();
   }
 
   /** The server that `uri` (a URI, or a template string) belongs to; undefined when none claims it. */
   serverOf(uri: string): string | undefined {
-    return (this.lookup ??= this.build()).find(uri);
+    return this.lookup.find(uri);
   }
 
   private build(): UriLookup<string> {
