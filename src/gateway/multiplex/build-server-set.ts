@@ -118,7 +118,9 @@ function buildServer(server: ServerConfig, parts: ServerSetParts, credentials: U
 function buildUpstream(server: ServerConfig, parts: ServerSetParts, credentials: UpstreamCredentials | undefined): Upstream {
   const shared = parts.resources?.get(server.name);
   if (server.stdio) {
-    return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log: parts.childLog, stdioStarts: shared?.stdioStarts ?? parts.stdioStarts });
+    // Its processes' lines name the server: several stdio servers may run side by side.
+    const log = (event: ChildLogEvent): void => parts.childLog({ ...event, server: server.name });
+    return createStdioUpstream({ ...server.stdio, name: server.name, ...parts.hooks, log, stdioStarts: shared?.stdioStarts ?? parts.stdioStarts });
   }
   const onExchangeEnd = parts.exchangeEndOf?.(server.name);
   return createUpstreamProxy({

@@ -6,6 +6,7 @@ import { compileToolSelection } from '../../core/policy/tool-selection.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
+import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
 import { reportPolicyCoverage, type PolicyCoverageReport, type PolicyCoverageReportOptions } from './policy-coverage-report.js';
 
 /** What {@link reportServerSetCoverage} needs beyond one server's report. */
@@ -20,6 +21,10 @@ export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptio
   readonly credentials: (server: string) => UpstreamCredentials | undefined;
   /** Told of each server listed: the server set learns which resources it holds. */
   readonly onListed?: (server: string, catalog: UpstreamCatalog) => void;
+  /** Which servers to list. Default: all (a retry after some could not be listed asks only those). */
+  readonly only?: (server: string) => boolean;
+  /** What servers not listed this time listed before: the gateway-wide policy is compared with every server's. */
+  readonly known?: ReadonlyMap<string, UpstreamCatalog>;
 }
 
 /**
@@ -29,12 +34,13 @@ export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptio
  * be listed are reported as skipped, as a single upstream is; the report is `skipped` while any server is.
  */
 export async function reportServerSetCoverage(options: ServerSetCoverageOptions): Promise<PolicyCoverageReport> {
-  const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, ...shared } = options;
+  const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, only, known, ...shared } = options;
   const reports = await Promise.all(
-    options.servers.map(async (server) => {
+    options.servers.filter((server) => only?.(server.name) ?? true).map(async (server) => {
       const credentials = options.credentials(server.name);
       const report = await reportPolicyCoverage({
         ...shared,
+        ...(shared.childLog ? { childLog: (event: ChildLogEvent) => shared.childLog!({ ...event, server: server.name }) } : {}),
         config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: {} },
         policy: options.serverPolicy(server),
         server: server.name,
@@ -45,8 +51,10 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
     }),
   );
   const exposed: UpstreamCatalog = { tools: [], prompts: [], resources: [], resourceTemplates: [], truncated: [] };
-  for (const [server, report] of reports) {
-    if (!('catalog' in report)) continue;
+  const listed = new Map(reports.map(([server, report]) => [server.name, report] as const));
+  for (const server of options.servers) {
+    const report = listed.get(server.name) ?? (known?.has(server.name) ? { catalog: known.get(server.name)! } : undefined);
+    if (report === undefined || !('catalog' in report)) continue;
     const selects = compileToolSelection(server.tools, `servers.${server.name}.tools`);
     (exposed.tools as string[]).push(...(report.catalog.tools ?? []).filter(selects).map((name) => exposeName(server.name, name)));
     (exposed.prompts as string[]).push(...(report.catalog.prompts ?? []).map((name) => exposeName(server.name, name)));

@@ -39,6 +39,7 @@ import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { reportServerSetCoverage } from '../policy/server-set-coverage.js';
+import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { ServerSetPolicy } from '../policy/server-set-policy.js';
 import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
@@ -145,19 +146,28 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const listings = new CoverageListings();
   let closing: Promise<void> | undefined;
   const shutdown = (): Promise<void> => (closing ??= shutdownGateway(config, http, parts, listings));
-  const reportCoverage = (policy: PolicyDefinition | undefined = guard.policy.definition): Promise<PolicyCoverageReport> => {
+  // With servers: what each listed for the policy check so far.
+  const listedServers = new Map<string, UpstreamCatalog>();
+  const reportCoverage = (policyGiven?: PolicyDefinition): Promise<PolicyCoverageReport> => {
+    const policy = policyGiven ?? guard.policy.definition;
     const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts };
     const set = parts.serverSet;
     if (config.servers && set) {
+      // A retry (no new policy) lists only the servers not listed yet; a reload lists every server again.
+      const retry = policyGiven === undefined;
       return listings.track(
         reportServerSetCoverage({
           ...shared,
+          ...(retry ? { only: (server: string) => !listedServers.has(server), known: listedServers } : {}),
           servers: config.servers,
           settings: config.settings,
           gatewayPolicy: policy,
           serverPolicy: (server) => parts.serverPolicy?.policyOf(server.name) ?? server.policy,
           credentials: (server) => set.credentials.get(server),
-          onListed: (server, catalog) => set.learnResources(server, catalog),
+          onListed: (server, catalog) => {
+            listedServers.set(server, catalog);
+            set.learnResources(server, catalog);
+          },
         }),
       );
     }
@@ -466,7 +476,7 @@ const SEALED_SESSIONS_UNBOUNDED =
 /** The warnings of a gateway that has started: sessions nothing bounds, and (once known) a failed issuer discovery. */
 function warnAboutStart(config: GatewayConfig, guard: Guard, warn: LineSink): void {
   // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
-  if (config.sessionSeal && config.proxy && config.guard.rateLimit === undefined) emitWarning(warn, SEALED_SESSIONS_UNBOUNDED);
+  if (config.sessionSeal && (config.proxy || config.servers) && config.guard.rateLimit === undefined) emitWarning(warn, SEALED_SESSIONS_UNBOUNDED);
   guard.ready().catch((error: unknown) => {
     // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
     emitWarning(warn, discoveryFailureWarning(error, guard.options.issuers.length), { detail: explainFailure(error) });

@@ -30,6 +30,8 @@ export interface ChildLogEvent {
   signal?: string | null;
   /** Node's error code when the child could not be started, e.g. `ENOENT`. */
   code?: string;
+  /** The server the child is, behind an endpoint with several (a configuration file's `servers`). */
+  server?: string;
 }
 
 /** Where the child's messages about one request go; see {@link StdioChild.request}. */
