@@ -12,7 +12,7 @@ import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CALLER, DEFAULT_SESSION_
 import { compileToolSelection } from '../../core/policy/tool-selection.js';
 import type { ListFailureReason } from './merge-lists.js';
 import { PASS_THROUGH_SESSION_IDS } from './member-session-pass-through.js';
-import { createServerSet, type ServerSet } from './server-set.js';
+import { createServerSet, type ServerSet, type ServerSetOptions } from './server-set.js';
 import type { GatewayInfo } from './merge-initialize.js';
 
 /** What {@link buildServerSet} needs from the gateway around it. */
@@ -39,6 +39,8 @@ export interface ServerSetParts {
   readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
   /** Seals clients' session ids (`MCP_AUTH_SESSION_SECRET`), which then carry every HTTP server's session. */
   readonly sessionSealer?: SessionSealer;
+  /** Decides a message again under the policy in force (see `ServerSetOptions.recheck`). */
+  readonly recheck?: ServerSetOptions['recheck'];
   /** Bounds of clients' sessions with the endpoint. Default: as a single upstream's. */
   readonly sessionLimits?: { readonly maxSessions?: number; readonly maxSessionsPerCaller?: number; readonly sessionIdleTimeoutMs?: number };
 }
@@ -96,6 +98,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     ...(parts.cursorSecrets ? { cursorSecrets: parts.cursorSecrets } : {}),
     ...(parts.hooks.onSessionRefused ? { onSessionRefused: parts.hooks.onSessionRefused } : {}),
     ...(parts.sessionSealer ? { sessionSealer: parts.sessionSealer } : {}),
+    ...(parts.recheck ? { recheck: parts.recheck } : {}),
     onListFailure: (server, method, reason) => {
       parts.onListFailure?.(server, method, reason);
       const key = `${server}\n${reason}`;

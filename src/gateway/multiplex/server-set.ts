@@ -4,7 +4,9 @@ import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type 
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
 import { requestSessionId } from '../../http/request-headers.js';
 import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
-import { writeAccepted, writeJson } from '../../http/write-response.js';
+import { writeAccepted, writeError, writeJson } from '../../http/write-response.js';
+import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import type { GuardHttpResponse } from '../../core/guard/create-guard.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
 import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
@@ -61,6 +63,12 @@ export interface ServerSetOptions {
    * `PASS_THROUGH_SESSION_IDS` then. Default none.
    */
   readonly sessionSealer?: SessionSealer;
+  /**
+   * Decides a message again under the policy in force, for a resource request whose server became known only once
+   * the set had listed resources: the pipeline decided it before its server's own rules could apply. Returns the
+   * refusal to answer with, or undefined when allowed. Default none: no second decision (tests only).
+   */
+  readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo) => GuardHttpResponse | undefined;
 }
 
 /** Several upstreams behind one endpoint: an {@link Upstream} itself, with its servers. */
@@ -191,9 +199,16 @@ class ServerSetRouter {
     const id = requestIdOf(message);
     let route = routeMessage(message, this.byName, this.routes);
     if (route.to === 'unrouted_resource') {
-      // Routes are learnt from lists: list the resources for this caller, then look again.
+      // Routes are learnt from lists: list the resources for this caller, then look again. The pipeline decided
+      // the request before its server was known, so under the gateway-wide rules alone: decide it again now that
+      // the server's own rules apply.
       await this.learnResources(req, context, session);
       route = routeMessage(message, this.byName, this.routes);
+      const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth) : undefined;
+      if (refused) {
+        writeError(res, refused);
+        return;
+      }
     }
     switch (route.to) {
       case 'gateway':

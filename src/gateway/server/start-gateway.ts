@@ -4,7 +4,9 @@ import { answerClientErrors } from '../../http/client-error.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalizeResourceUri } from '../../core/kernel/canonical-resource.js';
-import { createGuard, type Guard } from '../../core/guard/create-guard.js';
+import { createGuard, type Guard, type GuardHttpResponse } from '../../core/guard/create-guard.js';
+import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import { requestIdOf, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import type { DecisionEvent, DecisionRequest } from '../../core/kernel/decision.js';
 import { createSessionSealer } from '../../core/session/session-seal.js';
@@ -292,14 +294,21 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
-    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources })) : undefined;
+    // The guard is built after the set (its policy needs the set's routes); the set's second decisions use it then.
+    let built: Guard | undefined;
+    const recheck = (message: JsonRpcMessage, auth: AuthInfo): GuardHttpResponse | undefined => {
+      if (!built) return undefined;
+      const decision = built.policy.authorize(message, auth);
+      return decision.allowed ? undefined : built.errorResponse(built.policy.insufficientScopeError(decision, auth, message), requestIdOf(message));
+    };
+    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck }) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri)) : undefined;
     const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
     const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
-    const guard = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores);
+    const guard = (built = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores));
     const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in

@@ -195,3 +195,30 @@ describe('server set with the SDK client', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('a resource whose server is learnt during the request', () => {
+  it('is decided again under that server\'s own rules, not only the gateway-wide ones', async () => {
+    // The shared gateway tells which URIs server-everything lists; a new gateway has learnt none of them yet.
+    const bearer = await token();
+    const { sessionId } = await openSession(bearer);
+    const listed = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 9, method: 'resources/list' }, bearer, { 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION });
+    const uri: string = answerOf(listed, 9).result.resources[0].uri;
+    const guarded = await startSet([{ name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, policy: { resources: { '*': ['mcp:admin'] } } }]);
+    try {
+      as.addResource(guarded.resource, { scopes: ['mcp', 'mcp:admin'] });
+      const read = async (scope: string) => {
+        const access = await as.issueAccessToken({ resource: guarded.resource, scope, sub: 'dora' });
+        const init = await postMcp(`${guarded.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } }, access);
+        return postMcp(`${guarded.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri } }, access, { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': PROTOCOL_VERSION });
+      };
+      const refused = await read('mcp');
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(String(refused.headers['www-authenticate']), /insufficient_scope.*mcp:admin/);
+      const allowed = await read('mcp mcp:admin');
+      assert.equal(allowed.status, 200, allowed.text);
+      assert.equal(answerOf(allowed, 2).result.contents[0].uri, uri);
+    } finally {
+      await guarded.shutdown();
+    }
+  });
+});
