@@ -55,7 +55,9 @@ export const SINGLE_UPSTREAM: GatewayMode = {
 /**
  * `MCP_AUTH_CONFIG` naming a YAML file with one server, `every`: the upstream's settings are the server's keys, and
  * its policy is the server's own `policyFile`, so that its rules keep the upstream's own names while clients see
- * `every__<name>`.
+ * `every__<name>`. A server's policy holds for the messages routed to that server (its `requiredScopes` included);
+ * what the gateway answers itself (`initialize`, `ping`, notifications, the GET stream, DELETE) needs only the
+ * gateway-wide policy, of which this mode sets none: no suite relies on the upstream's `requiredScopes` there.
  */
 export const ONE_SERVER_FILE: GatewayMode = {
   label: 'one-server configuration file',

@@ -2,7 +2,8 @@
  * The gateway in front of a real third-party MCP server: `@modelcontextprotocol/server-everything` in
  * Streamable HTTP mode, with the demo authorization server minting real JWT access tokens and the MCP
  * SDK client talking to the gateway. The upstream runs with a preload that keeps it on 127.0.0.1 and
- * records the headers of every request it receives.
+ * records the headers of every request it receives. The suite runs twice: with the upstream set by
+ * `MCP_AUTH_UPSTREAM`, and as the one server of a configuration file (test/helpers/gateway-modes.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
