@@ -31,6 +31,8 @@ export interface CompositeSession {
   readonly members: Map<string, MemberSession | Promise<MemberSession | MemberSessionFailure>>;
   /** Told of each server session opened from now on (the client's GET stream adds it). */
   onOpened?: ((member: SetMember, opened: MemberSession) => void) | undefined;
+  /** The level the client last set (`logging/setLevel`), given to each server opened after it. */
+  logLevel?: unknown;
 }
 
 /** Options of {@link CompositeSessions}. */
@@ -210,12 +212,12 @@ export class CompositeSessions {
     if (answer.status !== 200 || profile === undefined) return { failed: true, status: answer.status === 200 ? 502 : answer.status };
     member.profile = profile;
     const opened: MemberSession = { id: answer.sessionId, protocolVersion: profile.protocolVersion };
-    await callMember(member.upstream, {
-      ...base,
-      message: { jsonrpc: '2.0', method: 'notifications/initialized' },
-      protocolVersion: opened.protocolVersion,
-      ...(opened.id !== undefined ? { sessionId: opened.id } : {}),
-    });
+    const within = { ...base, protocolVersion: opened.protocolVersion, ...(opened.id !== undefined ? { sessionId: opened.id } : {}) };
+    await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    // A server opened after the client set its log level logs at that level too.
+    if (session.logLevel !== undefined && member.profile?.capabilities.logging !== undefined) {
+      await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', id: 0, method: 'logging/setLevel', params: { level: session.logLevel } } });
+    }
     return opened;
   }
 

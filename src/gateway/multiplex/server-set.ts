@@ -363,6 +363,7 @@ class ServerSetRouter {
   /** A notification or `logging/setLevel`: to every server the client's session has opened. */
   private async toOpenedMembers(res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, id: ReturnType<typeof requestIdOf>): Promise<void> {
     if (session) {
+      if ('method' in message && message.method === 'logging/setLevel') session.logLevel = (message.params as { level?: unknown } | undefined)?.level;
       await Promise.all(
         this.members.map(async (member) => {
           const state = session.members.get(member.name);

@@ -37,6 +37,8 @@ export interface PolicyCoverageReportOptions {
   stdioStarts?: Pick<StdioStartOutcomes, 'watch'>;
   /** The server's name, with several servers: written in the summary and every warning. Default none. */
   server?: string;
+  /** Which listed tools the endpoint exposes (a server's `tools` selection); the others are not checked. Default all. */
+  selects?: (tool: string) => boolean;
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
@@ -112,6 +114,8 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     });
     return skip(reason, failure);
   }
+  // A tool the selection leaves out is exposed to nobody: it needs no rule.
+  if (options.selects && catalog.tools) catalog = { ...catalog, tools: catalog.tools.filter(options.selects) };
   const coverage = checkPolicyCoverage(options.policy, catalog);
   warnAboutCoverage(coverage, { policy: options.policy, warn });
   writeSafely(

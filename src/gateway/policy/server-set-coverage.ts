@@ -41,7 +41,9 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
       const report = await reportPolicyCoverage({
         ...shared,
         ...(shared.childLog ? { childLog: (event: ChildLogEvent) => shared.childLog!({ ...event, server: server.name }) } : {}),
-        config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: {} },
+        // The summary names the server's own policy file, as a single upstream's names MCP_AUTH_POLICY.
+        config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: server.policyFile ? { MCP_AUTH_POLICY: server.policyFile } : {} },
+        selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
         policy: options.serverPolicy(server),
         server: server.name,
         ...(credentials ? { credentials } : {}),
