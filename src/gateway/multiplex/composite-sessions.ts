@@ -3,7 +3,7 @@ import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../core/session/session-registry.js';
 import type { SealedSessionRefusalReason, SessionSealer } from '../../core/session/session-seal.js';
 import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
-import { callMember } from './member-call.js';
+import { callMember, ownRequestId } from './member-call.js';
 import { profileOf, type SetMember } from './set-member.js';
 
 /** One server's session within a client's session: its own id (none for a server without sessions) and revision. */
@@ -216,7 +216,7 @@ export class CompositeSessions {
     await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', method: 'notifications/initialized' } });
     // A server opened after the client set its log level logs at that level too.
     if (session.logLevel !== undefined && member.profile?.capabilities.logging !== undefined) {
-      await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', id: 0, method: 'logging/setLevel', params: { level: session.logLevel } } });
+      await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', id: ownRequestId(), method: 'logging/setLevel', params: { level: session.logLevel } } });
     }
     return opened;
   }

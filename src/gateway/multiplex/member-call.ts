@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
@@ -42,6 +43,20 @@ export interface MemberAnswer {
   readonly text: string;
   /** The answer's `Content-Type`. */
   readonly contentType: string | undefined;
+}
+
+/** Tells this process's own request ids apart from any other's. */
+const OWN_ID_PREFIX = `mcp-oauth-guard-${randomBytes(6).toString('base64url')}-`;
+let ownIds = 0;
+
+/**
+ * An id for a request the server set sends a server for itself (a list page, `server/discover`): within a client's
+ * session with that server, the client's own requests are in flight too, and an id must never be in flight twice
+ * in one session (JSON-RPC; the answers would be confused).
+ */
+export function ownRequestId(): string {
+  ownIds = (ownIds + 1) % Number.MAX_SAFE_INTEGER;
+  return `${OWN_ID_PREFIX}${ownIds}`;
 }
 
 /** A response handed to a member's handler must not be filtered there: the server set's own answer is. */

@@ -6,7 +6,7 @@ import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
 import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
 import type { ListCursors, ServerCursors } from './list-cursor.js';
-import { callMember, type MemberAnswer } from './member-call.js';
+import { callMember, ownRequestId, type MemberAnswer } from './member-call.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
 
@@ -39,10 +39,12 @@ export type MergeOutcome =
   | { readonly refused: 'cursor' }
   | { readonly failed: { readonly status: number; readonly message: string } };
 
-/** What a server answered for its part; `text` is the answer's body, compared to reuse the last merge. */
+/** What a server answered for its part. */
 interface Part {
   readonly member: SetMember;
   readonly answer?: MemberAnswer;
+  /** The answer's body without the request's own id, compared to reuse the last merge. */
+  readonly text?: string;
   readonly failure?: ListFailureReason;
 }
 
@@ -108,7 +110,7 @@ export class ListMerger {
     const params = { ...(request.request.params as Record<string, unknown> | undefined) };
     if (cursor === undefined) delete params.cursor;
     else params.cursor = cursor;
-    const message: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: request.request.method, params };
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: ownRequestId(), method: request.request.method, params };
     const answer = await callMember(member.upstream, {
       message,
       auth: request.auth,
@@ -128,13 +130,14 @@ export class ListMerger {
       return this.askPart(request, member, cursor, true);
     }
     if (answer.status !== 200) return { member, failure: 'upstream_refused' };
-    return { member, answer };
+    // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
+    return { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
   }
 
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
   private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
     const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}`;
-    const texts = answered.map((part) => part.answer!.text);
+    const texts = answered.map((part) => part.text!);
     const last = this.memo.get(key);
     if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i])) return last.result;
     const itemsKey = MERGED_LISTS[method]!;

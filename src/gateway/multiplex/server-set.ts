@@ -15,7 +15,7 @@ import { CompositeSessions, type CompositeSession, type MemberSession } from './
 import { forwardToMember, handToMember, relabelEventStreams, showClientSession, watchForLostSession, type MemberTarget } from './forward-to-member.js';
 import { EventRelabeller } from './relabelled-events.js';
 import { ListCursors } from './list-cursor.js';
-import { callMember } from './member-call.js';
+import { callMember, ownRequestId } from './member-call.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
@@ -321,7 +321,7 @@ class ServerSetRouter {
         .map(async (member) => {
           member.discoverAskedAt = Date.now();
           const answer = await callMember(member.upstream, {
-            message: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta === undefined ? {} : { _meta: meta } },
+            message: { jsonrpc: '2.0', id: ownRequestId(), method: 'server/discover', params: meta === undefined ? {} : { _meta: meta } },
             auth: context.auth,
             protocolVersion: context.protocolVersion,
             signal: AbortSignal.any([context.signal, AbortSignal.timeout(member.listTimeoutMs)]),
