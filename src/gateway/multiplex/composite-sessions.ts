@@ -132,7 +132,7 @@ export class CompositeSessions {
   private async openSealed(sealer: SessionSealer, auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal): Promise<string | SessionOpenRefusal> {
     const session: CompositeSession = { initialize, protocolVersion, auth, members: new Map() };
     const http = this.members.filter((m) => m.upstream.transport === 'http');
-    const opened = await Promise.all(http.map((member) => this.memberSession(session, member, signal)));
+    const opened = await Promise.all(http.map((member) => this.memberSession(session, member, signal, auth)));
     const carried: [string, string | null, string | null][] = [];
     opened.forEach((state, i) => {
       if (!('failed' in state)) carried.push([http[i]!.name, state.id ?? null, state.protocolVersion ?? null]);
@@ -172,11 +172,14 @@ export class CompositeSessions {
     }
   }
 
-  /** The server's session within `session`, opening it first when this is the client's first use of the server. */
-  async memberSession(session: CompositeSession, member: SetMember, signal: AbortSignal): Promise<MemberSession | MemberSessionFailure> {
+  /**
+   * The server's session within `session`, opening it first when this is the client's first use of the server,
+   * for the caller of `auth`: the request's own (a token exchanged for the server is the current token's).
+   */
+  async memberSession(session: CompositeSession, member: SetMember, signal: AbortSignal, auth: AuthInfo = session.auth): Promise<MemberSession | MemberSessionFailure> {
     const known = session.members.get(member.name);
     if (known !== undefined) return known;
-    const opening = this.openMember(session, member, signal);
+    const opening = this.openMember(session, member, signal, auth);
     session.members.set(member.name, opening);
     const opened = await opening;
     if ('failed' in opened) session.members.delete(member.name);
@@ -202,9 +205,9 @@ export class CompositeSessions {
     this.sealedSeen.clear();
   }
 
-  private async openMember(session: CompositeSession, member: SetMember, signal: AbortSignal): Promise<MemberSession | MemberSessionFailure> {
+  private async openMember(session: CompositeSession, member: SetMember, signal: AbortSignal, auth: AuthInfo): Promise<MemberSession | MemberSessionFailure> {
     const bounded = AbortSignal.any([signal, AbortSignal.timeout(this.options.openTimeoutMs)]);
-    const base = { auth: session.auth, signal: bounded, maxBytes: this.options.maxBytes };
+    const base = { auth, signal: bounded, maxBytes: this.options.maxBytes };
     const initialize = { ...session.initialize, id: 0 };
     const answer = await callMember(member.upstream, { ...base, message: initialize, protocolVersion: undefined });
     const result = answer.response && 'result' in answer.response ? answer.response.result : undefined;

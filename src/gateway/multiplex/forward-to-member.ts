@@ -121,22 +121,23 @@ function relabelWrites(res: ServerResponse, relabeller: EventRelabeller): void {
 
 /** Watches one attempt's answer for a lost session; see {@link watchForLostSession}. */
 export interface LostSessionWatch {
-  /** Whether the server answered 404 or 400 before anything was written: then nothing was. */
+  /** Whether the server answered 404 before anything was written: then nothing was. */
   readonly lost: boolean;
   /** Puts `res` back as it was before the watch. */
   restore(): void;
 }
 
 /**
- * Holds back an answer that says the server no longer knows the session (404, as MCP asks; 400, as some servers
- * answer), so that the set can open a new session with that server and send the request again: a server that
- * restarted then costs the client nothing. Anything else passes as it is.
+ * Holds back an answer that says the server no longer knows the session (404, as MCP asks), so that the set can
+ * open a new session with that server and send the request again: a server that restarted then costs the client
+ * nothing. Anything else passes as it is (a server answering 400 for a lost session is recovered by the next
+ * list, which can read the answer's text).
  */
 export function watchForLostSession(res: ServerResponse): LostSessionWatch {
   const { writeHead, write, end } = res;
   const watch = { lost: false, restore: () => Object.assign(res, { writeHead, write, end }) };
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-    if (!this.headersSent && (status === 404 || status === 400)) {
+    if (!this.headersSent && status === 404) {
       watch.lost = true;
       return this;
     }

@@ -7,6 +7,7 @@ import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } 
 import { startEventStream, writeEvent } from '../../http/write-response.js';
 import { CapturedResponse } from './captured-response.js';
 import { EventIdVector, EventRelabeller } from './relabelled-events.js';
+import { LIST_CHANGED_COALESCE_MS } from './relabelled-events.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
 
@@ -70,12 +71,15 @@ export class ListenFanOut {
     res.once('close', end);
     const ids = new EventIdVector();
     const lastListChanged = new Map<string, number>();
+    // Only what the client asked for: the list kinds it named, updates of the URIs it subscribed to.
+    const asked = new Set<string>(LIST_KINDS.filter(([key]) => honored[key]).map(([, , method]) => method));
+    const subscribed = new Set(honored.resourceSubscriptions ?? []);
     const keep = (note: Record<string, unknown>): boolean => {
       const method = note.method;
-      if (typeof method !== 'string' || !method.startsWith('notifications/') || method === 'notifications/subscriptions/acknowledged') return false;
-      if (!method.endsWith('/list_changed')) return true;
+      if (method === 'notifications/resources/updated') return subscribed.has((note.params as { uri?: unknown } | undefined)?.uri as string);
+      if (typeof method !== 'string' || !asked.has(method)) return false;
       const now = Date.now();
-      if (now - (lastListChanged.get(method) ?? -Infinity) < 100) return false;
+      if (now - (lastListChanged.get(method) ?? -Infinity) < LIST_CHANGED_COALESCE_MS) return false;
       lastListChanged.set(method, now);
       return true;
     };

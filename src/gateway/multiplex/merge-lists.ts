@@ -102,7 +102,7 @@ export class ListMerger {
     let sessionId: string | undefined;
     let protocolVersion = request.protocolVersion;
     if (request.session) {
-      const opened = await this.options.sessions.memberSession(request.session, member, signal);
+      const opened = await this.options.sessions.memberSession(request.session, member, signal, request.auth);
       if ('failed' in opened) return { member, failure: signal.aborted ? 'upstream_timeout' : 'upstream_session' };
       sessionId = opened.id;
       protocolVersion = opened.protocolVersion ?? protocolVersion;
@@ -123,9 +123,8 @@ export class ListMerger {
     if (answer.cut && signal.aborted) return { member, failure: 'upstream_timeout' };
     if (answer.status === 504) return { member, failure: 'upstream_timeout' };
     if (answer.status >= 500 || answer.cut) return { member, failure: 'upstream_unreachable' };
-    if (request.session && sessionId !== undefined && !retried && (answer.status === 404 || answer.status === 400)) {
-      // The server no longer knows the session (it restarted): open a new one, once. 404 is what MCP asks of it;
-      // some servers answer 400 for an unknown session.
+    if (request.session && sessionId !== undefined && !retried && isLostSession(answer)) {
+      // The server no longer knows the session (it restarted): open a new one, once.
       this.options.sessions.forgetMember(request.session, member.name, sessionId);
       return this.askPart(request, member, cursor, true);
     }
@@ -159,7 +158,8 @@ export class ListMerger {
     const merged: Record<string, unknown> = { [itemsKey]: items };
     if (next.length > 0) merged.nextCursor = this.options.cursors.make(method, request.auth, next);
     if (ttlMs !== undefined && ttlMs !== Infinity) merged.ttlMs = ttlMs;
-    if (isStatelessRevision(request.protocolVersion)) merged.resultType = 'complete';
+    // A merged list varies per caller (servers, policies): private, whether or not the pipeline filters it.
+    if (isStatelessRevision(request.protocolVersion)) Object.assign(merged, { resultType: 'complete', cacheScope: 'private' });
     if (unavailable.length > 0) merged._meta = { [UNAVAILABLE_META_KEY]: unavailable };
     const result = JSON.stringify(merged);
     // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.
@@ -192,6 +192,14 @@ export class ListMerger {
     }
     return exposed;
   }
+}
+
+/**
+ * Whether an answer says the server does not know the session: 404, as MCP asks of it, or a 400 whose text speaks
+ * of the session, as some servers answer (any other 400 is the server's answer to the request itself).
+ */
+export function isLostSession(answer: Pick<MemberAnswer, 'status' | 'text'>): boolean {
+  return answer.status === 404 || (answer.status === 400 && /session/i.test(answer.text.slice(0, 1_024)));
 }
 
 /** `_meta` key of a merged list naming the servers left out of it. */

@@ -5,11 +5,9 @@ import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
 import { startEventStream } from '../../http/write-response.js';
 import { CapturedResponse } from './captured-response.js';
 import type { MemberSession } from './composite-sessions.js';
-import { EventIdVector, EventRelabeller } from './relabelled-events.js';
+import { EventIdVector, EventRelabeller, LIST_CHANGED_COALESCE_MS } from './relabelled-events.js';
 import type { SetMember } from './set-member.js';
 
-/** Least time between two `list_changed` notifications of one kind on one merged stream, in milliseconds. */
-export const LIST_CHANGED_COALESCE_MS = 100;
 
 /**
  * A client's standalone GET stream over a server set: one GET stream per server the client's session has opened

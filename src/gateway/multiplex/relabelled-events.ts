@@ -2,6 +2,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { messageEventFrame } from '../../core/wire/event-stream-frame.js';
 import { exposeRequestId } from './server-request-ids.js';
 
+/**
+ * Least time between two `list_changed` notifications of one kind on one stream to the client, in milliseconds:
+ * the client lists every server again anyway, so several servers' changes at once need one notification.
+ */
+export const LIST_CHANGED_COALESCE_MS = 100;
+
 /** Most characters held for one event being assembled; a longer event ends the stream (it cannot be relabelled). */
 export const MAX_RELABELLED_EVENT_CHARS = 16 * 1_048_576;
 
@@ -95,6 +101,12 @@ export class EventRelabeller {
     if (message && !this.keep(message)) return retry;
     if (message && typeof message.method === 'string' && (typeof message.id === 'number' || typeof message.id === 'string')) {
       data = [JSON.stringify({ ...message, id: exposeRequestId(this.server, message.id) })];
+    } else if (message?.method === 'notifications/cancelled') {
+      // The server gives up a request it sent the client: named by the id the client knows it by.
+      const params = message.params as { requestId?: unknown } | undefined;
+      if (typeof params?.requestId === 'number' || typeof params?.requestId === 'string') {
+        data = [JSON.stringify({ ...message, params: { ...params, requestId: exposeRequestId(this.server, params.requestId) } })];
+      }
     }
     return `${retry}${messageEventFrame(data.join('\n'), exposedId)}`;
   }

@@ -17,7 +17,7 @@ export interface ResourceClaimConflict {
  * policy picks one). When two servers claim the same URI or template, the first in the configuration file keeps
  * it, and the claim is reported once.
  *
- * Bounded: each server's claims are replaced whole by its latest listing, and at most `maxClaims` are kept per server.
+ * Bounded: at most `maxClaims` are kept per server.
  *
  * @example
  * const routes = new ResourceRoutes(['notes', 'files']);
@@ -40,13 +40,18 @@ export class ResourceRoutes {
     private readonly maxClaims = 10_000,
   ) {}
 
-  /** Replaces what `server` claims: the URIs it lists, or (with `kind: 'templates'`) the templates. */
+  /**
+   * Adds what `server` claims: URIs it lists, or (with `kind: 'templates'`) templates. Claims add up across pages
+   * and callers (a server may list differently for each), up to `maxClaims` per server; past it, the server's
+   * claims start again from this listing.
+   */
   learn(server: string, claimed: readonly string[], kind: 'uris' | 'templates'): void {
     const table = kind === 'uris' ? this.uris : this.templates;
-    const before = table.get(server);
-    const next = new Set(claimed.slice(0, this.maxClaims));
-    if (before && before.size === next.size && [...next].every((uri) => before.has(uri))) return;
-    table.set(server, next);
+    let claims = table.get(server);
+    const added = claimed.filter((uri) => !claims?.has(uri));
+    if (added.length === 0) return;
+    if (claims === undefined || claims.size + added.length > this.maxClaims) table.set(server, (claims = new Set()));
+    for (const uri of added.slice(0, this.maxClaims - claims.size)) claims.add(uri);
     // Built now rather than on the next lookup, so that a conflict is reported when it appears (at start-up, for
     // what the servers list then).
     this.lookup = this.build();

@@ -139,6 +139,8 @@ class ServerSetRouter {
   private readonly lists: ListMerger;
   private readonly maxBytes: number;
   private readonly streams = new Set<MergedStream>();
+  /** URIs no server claimed when last looked for, and when. */
+  private readonly unrouted = new RecentMisses(UNROUTED_MEMORY_MS, MAX_UNROUTED_REMEMBERED);
   private readonly listens: ListenFanOut;
 
   constructor(
@@ -198,11 +200,10 @@ class ServerSetRouter {
   private async route(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
     const id = requestIdOf(message);
     let route = routeMessage(message, this.byName, this.routes);
-    if (route.to === 'unrouted_resource') {
+    if (route.to === 'unrouted_resource' && (await this.learnResources(req, context, session, route.uri))) {
       // Routes are learnt from lists: list the resources for this caller, then look again. The pipeline decided
       // the request before its server was known, so under the gateway-wide rules alone: decide it again now that
       // the server's own rules apply.
-      await this.learnResources(req, context, session);
       route = routeMessage(message, this.byName, this.routes);
       const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth) : undefined;
       if (refused) {
@@ -222,7 +223,14 @@ class ServerSetRouter {
         return;
       case 'listen': {
         const uris = (((message as JsonRpcRequest).params as { notifications?: { resourceSubscriptions?: unknown } } | undefined)?.notifications?.resourceSubscriptions ?? []) as unknown[];
-        if (uris.some((uri) => typeof uri === 'string' && this.routes.serverOf(uri) === undefined)) await this.learnResources(req, context, session);
+        if (uris.some((uri) => typeof uri === 'string' && this.routes.serverOf(uri) === undefined) && (await this.learnResources(req, context, session))) {
+          // As for a resource request: decided before its servers were known, so decided again now.
+          const refused = this.options.recheck?.(message, context.auth);
+          if (refused) {
+            writeError(res, refused);
+            return;
+          }
+        }
         return this.listens.listen(req, res, context, message as JsonRpcRequest);
       }
       case 'opened':
@@ -249,7 +257,7 @@ class ServerSetRouter {
     const id = requestIdOf(req.body);
     const target = async (): Promise<MemberTarget | undefined> => {
       if (!session) return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId };
-      const opened = await this.sessions.memberSession(session, route.member, context.signal);
+      const opened = await this.sessions.memberSession(session, route.member, context.signal, context.auth);
       if ('failed' in opened) {
         writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
         return undefined;
@@ -274,9 +282,16 @@ class ServerSetRouter {
   private async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
     const params = (message.params ?? {}) as Record<string, unknown>;
     const result = initializeResult(params.protocolVersion, this.members, this.options.info);
+    // Kept with the session for opening its servers later: only what they need, and bounded, since the request
+    // itself may be as large as the body limit.
+    const kept: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: params.protocolVersion, capabilities: params.capabilities ?? {}, clientInfo: params.clientInfo } };
+    if (JSON.stringify(kept.params).length > MAX_KEPT_INITIALIZE_CHARS) {
+      writeJson(res, 200, jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the client's capabilities and clientInfo take more than ${MAX_KEPT_INITIALIZE_CHARS} characters`));
+      return;
+    }
     // Servers not yet known are opened with the session, so that the capabilities and instructions answered are
     // theirs; the others open when first used (sealed, every HTTP server opens now: see CompositeSessions).
-    const opened = await this.sessions.open(context.auth, message, result.protocolVersion as string, context.signal);
+    const opened = await this.sessions.open(context.auth, kept, result.protocolVersion as string, context.signal);
     if (opened === 'no_identity' || opened === 'busy' || opened === 'unsealable') {
       writeSessionRefusal(res, message.id, opened);
       return;
@@ -285,7 +300,7 @@ class ServerSetRouter {
     if (unknown.length > 0) {
       const found = await this.sessions.find(opened, context.auth);
       if ('session' in found) {
-        await Promise.all(unknown.map((m) => this.sessions.memberSession(found.session, m, context.signal)));
+        await Promise.all(unknown.map((m) => this.sessions.memberSession(found.session, m, context.signal, context.auth)));
         found.release();
       }
     }
@@ -351,19 +366,35 @@ class ServerSetRouter {
   }
 
   /** Lists resources and templates for this caller, to learn which server holds which URI. */
-  private async learnResources(req: GuardedRequest, context: HttpHandlerContext, session: CompositeSession | undefined): Promise<void> {
+  /**
+   * Lists every server's resources and templates for this caller (every page, up to a bound), to learn which
+   * server holds which URI. False without listing when `uri` was looked for in vain moments ago: a client
+   * naming unknown URIs must not cost a listing of every server each time.
+   */
+  private async learnResources(req: GuardedRequest, context: HttpHandlerContext, session: CompositeSession | undefined, uri?: string): Promise<boolean> {
+    if (uri !== undefined && this.unrouted.recent(uri)) return false;
     const headers = passedHeaders(req);
     await Promise.all(
-      ['resources/list', 'resources/templates/list'].map((method) =>
-        this.lists.merge({ request: { jsonrpc: '2.0', id: 0, method, params: {} }, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers }),
-      ),
+      ['resources/list', 'resources/templates/list'].map(async (method) => {
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_LEARNING_PAGES; page++) {
+          const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params: cursor === undefined ? {} : { cursor } };
+          const outcome = await this.lists.merge({ request, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers });
+          cursor = 'result' in outcome ? ((JSON.parse(outcome.result) as { nextCursor?: unknown }).nextCursor as string | undefined) : undefined;
+          if (typeof cursor !== 'string') break;
+        }
+      }),
     );
+    if (uri !== undefined && this.routes.serverOf(uri) === undefined) this.unrouted.add(uri);
+    return true;
   }
 
   /** A notification or `logging/setLevel`: to every server the client's session has opened. */
   private async toOpenedMembers(res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, id: ReturnType<typeof requestIdOf>): Promise<void> {
     if (session) {
-      if ('method' in message && message.method === 'logging/setLevel') session.logLevel = (message.params as { level?: unknown } | undefined)?.level;
+      const level = 'method' in message && message.method === 'logging/setLevel' ? (message.params as { level?: unknown } | undefined)?.level : undefined;
+      // A level is one short word (RFC 5424 severities): anything else is not kept.
+      if (typeof level === 'string' && level.length <= 16) session.logLevel = level;
       await Promise.all(
         this.members.map(async (member) => {
           const state = session.members.get(member.name);
@@ -467,6 +498,37 @@ class ServerSetRouter {
 
 /** Least time between two `server/discover` requests to a server that did not give its revisions, in milliseconds. */
 const DISCOVER_RETRY_MS = 60_000;
+
+/** Largest `initialize` params (capabilities and clientInfo) kept with a client's session, in characters. */
+const MAX_KEPT_INITIALIZE_CHARS = 8_192;
+/** Most pages of each resource list read to learn where a URI belongs. */
+const MAX_LEARNING_PAGES = 10;
+/** How long a URI no server claims is not looked for again, in milliseconds. */
+const UNROUTED_MEMORY_MS = 5_000;
+/** Most such URIs remembered. */
+const MAX_UNROUTED_REMEMBERED = 1_000;
+
+/** Keys looked for in vain, each remembered for a while; bounded, oldest out first. */
+class RecentMisses {
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    private readonly forMs: number,
+    private readonly max: number,
+  ) {}
+
+  recent(key: string): boolean {
+    const at = this.seen.get(key);
+    return at !== undefined && Date.now() - at < this.forMs;
+  }
+
+  add(key: string): void {
+    if (key.length > 2_048) return;
+    this.seen.delete(key);
+    this.seen.set(key, Date.now());
+    if (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value as string);
+  }
+}
 
 /** A route to one server. */
 type MemberRoute = Extract<MessageRoute, { to: 'member' }>;
