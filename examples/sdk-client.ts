@@ -148,6 +148,8 @@ async function main(): Promise<void> {
   } catch (error) {
     throw explainSignInFailure(error, { mcpUrl: options.url, authorizationUrl: provider.lastAuthorizationUrl });
   } finally {
+    // Ends the session at the server (DELETE), so that what it holds for it (a stdio process) goes now.
+    await session?.transport.terminateSession().catch(() => undefined);
     await session?.client.close();
     await listener.close();
   }

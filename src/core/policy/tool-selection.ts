@@ -4,6 +4,7 @@
  * leaves out is absent for every caller, and calling it gets the answer an unknown tool gets.
  */
 import { ConfigurationError } from '../kernel/errors.js';
+import { closestName } from '../kernel/closest-name.js';
 import { escapeRegExp } from '../wire/uri-template.js';
 import { describeValue } from './policy-rules.js';
 
@@ -72,4 +73,34 @@ function compilePatterns(patterns: unknown, path: string): RegExp | undefined {
   });
   // No pattern matches nothing: an empty include selects no tool, an empty exclude leaves every tool in.
   return new RegExp(sources.length === 0 ? '^(?!)' : `^(?:${sources.join('|')})$`);
+}
+
+/** A pattern of a tool selection that matches no tool the server lists: most likely a typo. */
+export interface UnmatchedToolPattern {
+  /** Where it is, e.g. `servers.py.tools.exclude[0]`. */
+  readonly path: string;
+  readonly pattern: string;
+  /** The listed tool name closest to it, when one is close. */
+  readonly closest?: string;
+}
+
+/**
+ * The patterns of a (valid) selection that match none of `names`: an `exclude` pattern with a typo leaves the tool
+ * it meant exposed, so the gateway reports these at start-up, as it reports policy rules that match nothing.
+ *
+ * @example
+ * unmatchedToolPatterns({ exclude: ['get_env'] }, ['get-env', 'echo'], 'servers.x.tools');
+ * // [{ path: 'servers.x.tools.exclude[0]', pattern: 'get_env', closest: 'get-env' }]
+ */
+export function unmatchedToolPatterns(definition: ToolSelectionDefinition | undefined, names: readonly string[], path: string): UnmatchedToolPattern[] {
+  const unmatched: UnmatchedToolPattern[] = [];
+  for (const list of ['include', 'exclude'] as const) {
+    definition?.[list]?.forEach((pattern, index) => {
+      const matches = compileToolSelection({ include: [pattern] }, path);
+      if (names.some(matches)) return;
+      const closest = pattern.includes('*') ? undefined : closestName(pattern, names);
+      unmatched.push({ path: `${path}.${list}[${index}]`, pattern, ...(closest !== undefined ? { closest } : {}) });
+    });
+  }
+  return unmatched;
 }

@@ -284,6 +284,9 @@ export function loadGatewayConfig(settings: Readonly<Record<string, string | und
   return collectConfigurationProblems((problems) => {
     const configPath = readSetting(settings, 'MCP_AUTH_CONFIG');
     const file = configPath === undefined ? undefined : readGatewayConfigFile(configPath, problems);
+    // A file that cannot be read or parsed is the one problem to report: every setting it may hold would otherwise
+    // be reported missing too (the issuer "is required" when the file sets it), sending the reader the wrong way.
+    if (configPath !== undefined && file === undefined) problems.throwIfAny();
     const merged = file === undefined ? { settings, fromFile: new Map<string, string>() } : mergeFileSettings(GATEWAY_SETTINGS, settings, file, problems);
     const gatewayLabel = (setting: string): string => merged.fromFile.get(setting) ?? setting;
     const loaded = problems.check(() =>

@@ -10,10 +10,13 @@ export interface GatewayInfo {
   readonly version: string;
 }
 
+/** Capabilities a server may offer that the endpoint does not: tasks (their ids name no server, so the gateway could not route them). */
+const NOT_MERGED: ReadonlySet<string> = new Set(['tasks']);
+
 /**
  * The capabilities of the endpoint: tools, prompts and resources always (lists are merged, and the gateway says
  * when one changes), with `listChanged`; `resources.subscribe`, `logging` and `completions` when any server
- * known offers them; any other capability a server offers, as the first server to offer it gives it.
+ * known offers them; any other capability a server offers, as the first server to offer it gives it, except tasks.
  */
 export function mergedCapabilities(members: readonly SetMember[]): Record<string, unknown> {
   const merged: Record<string, unknown> = {};
@@ -21,7 +24,7 @@ export function mergedCapabilities(members: readonly SetMember[]): Record<string
   for (const member of members) {
     const capabilities = member.profile?.capabilities;
     if (!capabilities) continue;
-    for (const [name, value] of Object.entries(capabilities)) if (!(name in merged)) merged[name] = value;
+    for (const [name, value] of Object.entries(capabilities)) if (!(name in merged) && !NOT_MERGED.has(name)) merged[name] = value;
     const resources = capabilities.resources as { subscribe?: unknown } | undefined;
     if (resources?.subscribe === true) subscribe = true;
   }

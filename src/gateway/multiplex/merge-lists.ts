@@ -103,7 +103,7 @@ export class ListMerger {
     let protocolVersion = request.protocolVersion;
     if (request.session) {
       const opened = await this.options.sessions.memberSession(request.session, member, signal, request.auth);
-      if ('failed' in opened) return { member, failure: signal.aborted ? 'upstream_timeout' : 'upstream_session' };
+      if ('failed' in opened) return { member, failure: signal.aborted || opened.status === 504 ? 'upstream_timeout' : opened.status >= 500 ? 'upstream_unreachable' : 'upstream_session' };
       sessionId = opened.id;
       protocolVersion = opened.protocolVersion ?? protocolVersion;
     }

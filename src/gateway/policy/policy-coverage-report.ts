@@ -8,6 +8,7 @@ import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamC
 import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { recordListingFailure, type ListingFailure } from '../upstream/upstream-listing-failure.js';
 import { emitWarning, writeSafely } from '../../core/kernel/log-line.js';
+import { unmatchedToolPatterns, type ToolSelectionDefinition } from '../../core/policy/tool-selection.js';
 
 /**
  * The gateway's policy coverage log: lists the upstream as itself (see `upstream-catalog.ts`), compares the policy
@@ -39,6 +40,13 @@ export interface PolicyCoverageReportOptions {
   server?: string;
   /** Which listed tools the endpoint exposes (a server's `tools` selection); the others are not checked. Default all. */
   selects?: (tool: string) => boolean;
+  /** That selection as configured, and where: a pattern matching no listed tool is warned about. */
+  selection?: { definition: ToolSelectionDefinition; path: string };
+  /**
+   * Scopes every request needs besides `policy`'s own (with several servers, the gateway-wide policy's): an item with
+   * no rule is then open to a token with those scopes, not to any token, and the warning says so. Default none.
+   */
+  otherRequiredScopes?: readonly string[];
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
@@ -114,10 +122,17 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     });
     return skip(reason, failure);
   }
+  if (options.selection && catalog.tools) {
+    for (const { path, pattern, closest } of unmatchedToolPatterns(options.selection.definition, catalog.tools, options.selection.path)) {
+      emitWarning(warn, `tools: ${path} matches no tool the server lists${closest ? `; did you mean ${closest}?` : ''}`, { pattern });
+    }
+  }
   // A tool the selection leaves out is exposed to nobody: it needs no rule.
   if (options.selects && catalog.tools) catalog = { ...catalog, tools: catalog.tools.filter(options.selects) };
   const coverage = checkPolicyCoverage(options.policy, catalog);
-  warnAboutCoverage(coverage, { policy: options.policy, warn });
+  const other = options.otherRequiredScopes ?? [];
+  const worded = other.length > 0 ? { ...options.policy, requiredScopes: [...(options.policy?.requiredScopes ?? []), ...other] } : options.policy;
+  warnAboutCoverage(coverage, { policy: worded, warn });
   writeSafely(
     log,
     JSON.stringify({

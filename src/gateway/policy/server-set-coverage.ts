@@ -42,8 +42,11 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
         ...shared,
         ...(shared.childLog ? { childLog: (event: ChildLogEvent) => shared.childLog!({ ...event, server: server.name }) } : {}),
         // The summary names the server's own policy file, as a single upstream's names MCP_AUTH_POLICY.
-        config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: server.policyFile ? { MCP_AUTH_POLICY: server.policyFile } : {} },
+        config: { ...(server.proxy ? { proxy: server.proxy } : {}), ...(server.stdio ? { stdio: server.stdio } : {}), settings: server.policyFile ? { MCP_AUTH_POLICY: server.policyFile } : server.policy ? { MCP_AUTH_POLICY: `servers.${server.name}.policy` } : {} },
         selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
+        ...(server.tools ? { selection: { definition: server.tools, path: `servers.${server.name}.tools` } } : {}),
+        // What the gateway-wide policy requires of every request holds for this server's items too.
+        ...(options.gatewayPolicy?.requiredScopes?.length ? { otherRequiredScopes: options.gatewayPolicy.requiredScopes } : {}),
         policy: options.serverPolicy(server),
         server: server.name,
         ...(credentials ? { credentials } : {}),

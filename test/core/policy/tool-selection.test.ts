@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
-import { compileToolSelection, type ToolSelectionDefinition } from '../../../src/core/policy/tool-selection.js';
+import { compileToolSelection, unmatchedToolPatterns, type ToolSelectionDefinition } from '../../../src/core/policy/tool-selection.js';
 
 const PATH = 'servers.py.tools';
 
@@ -60,4 +60,12 @@ test('bad definitions fail naming the exact path', () => {
   assert.match(empty.message, /^servers\.py\.tools\.include\[2\]: expected a non-empty tool name pattern/);
   assert.equal(refusal({ exclude: ['a', 7] }).setting, `${PATH}.exclude[1]`);
   assert.equal(refusal({ include: [null] }).setting, `${PATH}.include[0]`);
+});
+
+test('patterns matching no tool are found, with the closest listed name when one is close', () => {
+  assert.deepEqual(unmatchedToolPatterns({ include: ['get-*', 'nothing*'], exclude: ['get_env', 'echo'] }, ['get-env', 'echo'], 'servers.x.tools'), [
+    { path: 'servers.x.tools.include[1]', pattern: 'nothing*' },
+    { path: 'servers.x.tools.exclude[0]', pattern: 'get_env', closest: 'get-env' },
+  ]);
+  assert.deepEqual(unmatchedToolPatterns(undefined, ['a'], 'p'), []);
 });

@@ -404,3 +404,12 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     }
   });
 });
+
+describe('configuration file: one that cannot be parsed', () => {
+  it('is the only problem reported: what the file would have set is not reported missing as well', () => {
+    const file = write({ 'broken.yaml': `gateway:\n  issuer: ${ISSUER}\n  issuer: ${ISSUER}\nservers:\n  notes: { url: http://127.0.0.1:3001/mcp }\n` });
+    const found = problems(file);
+    assert.equal(found.length, 1, found.join('\n'));
+    assert.doesNotMatch(found[0]!, /MCP_AUTH_ISSUER/);
+  });
+});

@@ -29,7 +29,7 @@ async function startSet(servers: ServerConfig[], extra: Record<string, string> =
 }
 
 const SERVERS = (): ServerConfig[] => [
-  { name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, tools: { exclude: ['get-env*', 'gzip-*'] } },
+  { name: 'every', transport: 'http', proxy: { upstream: everything.url }, required: false, tools: { exclude: ['get-env*', 'gzip-*', 'get_sum'] } },
   { name: 'raw', transport: 'stdio', stdio: { command: process.execPath, args: [NODE_SERVER] }, required: false },
 ];
 
@@ -123,6 +123,8 @@ describe('server set', () => {
     assert.ok(report.catalog.tools!.includes('every__echo') && report.catalog.tools!.includes('raw__add'));
     assert.ok(!report.catalog.tools!.includes('every__get-env'), 'the selection holds in the check too');
     const summaries = logs.map((l) => JSON.parse(l) as { event?: string; server?: string }).filter((e) => e.event === 'summary');
+    // A pattern with a typo excludes nothing: said at start-up, with the name meant.
+    assert.ok(warnings.some((w) => w.includes('servers.every.tools.exclude[2] matches no tool the server lists; did you mean get-sum?')), warnings.join('\n'));
     assert.deepEqual(new Set(summaries.map((e) => e.server)), new Set(['every', 'raw']));
     const uri = report.catalog.resources![0]!;
     const set = gateway.proxy as unknown as { serverOfResource(uri: string): string | undefined };

@@ -7,6 +7,7 @@ import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import type { ServerConfig } from '../../config/server-config.js';
 import { checkPolicy } from './check-policy.js';
+import { unmatchedToolPatterns } from '../../../core/policy/tool-selection.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream, type UpstreamCheck } from './check-upstream.js';
 
@@ -36,6 +37,13 @@ export async function checkServers(config: GatewayConfig & { servers: readonly S
   const checked = await Promise.all(config.servers.map((server) => checkServer(config, server, issuers, timeoutMs)));
   const results: CheckResult[] = checked.map((each) => each.result);
   for (const [i, server] of config.servers.entries()) {
+    // A `tools` pattern that matches nothing most likely has a typo: an exclude with one leaves its tool exposed.
+    const tools = checked[i]!.catalog?.tools;
+    if (server.tools && tools) {
+      for (const { path, pattern, closest } of unmatchedToolPatterns(server.tools, tools, `servers.${server.name}.tools`)) {
+        results.push({ check: 'policy', status: 'warn', subject: server.name, message: `${path} ("${pattern}") matches no tool the server lists`, fix: closest ? `did you mean ${closest}?` : `correct or remove the pattern` });
+      }
+    }
     if (server.policy === undefined) continue;
     const coverage = checked[i]!.coverage;
     const lines = checkPolicy({ policy: server.policy, file: server.policySource ?? null, hasUpstream: true, where: server.policyFile ? `the policy file (${server.policyFile})` : `servers.${server.name}.policy`, ...(coverage ? { coverage } : {}) });
