@@ -171,3 +171,47 @@ describe('a server that forgot the session (restarted)', () => {
     assert.equal(raw.initializes, 3);
   });
 });
+
+describe('an input-required result (2026-07-28)', () => {
+  it('reaches the client unchanged, and its retry with requestState reaches the same server unchanged', async () => {
+    const seen: unknown[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id: number; method: string; params?: Record<string, unknown> };
+        seen.push(message.params);
+        const retried = message.params?.requestState === 'opaque-1';
+        const result =
+          message.method === 'tools/list'
+            ? { resultType: 'complete', tools: [{ name: 'ask', inputSchema: { type: 'object' } }] }
+            : retried
+              ? { resultType: 'complete', content: [{ type: 'text', text: `answered ${JSON.stringify(message.params?.inputResponses)}` }] }
+              : { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: { mode: 'form', message: 'Name?', requestedSchema: { type: 'object' } } } }, requestState: 'opaque-1' };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+      });
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    servers.push(server);
+    const other = await rawServer(['x']);
+    servers.push(other.server);
+    const gateway = await gatewayFor([['other', other.url], ['asker', `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`]]);
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const call = (params: Record<string, unknown>) =>
+      postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'asker__ask', arguments: {}, ...params, _meta: META } }, token, {
+        'mcp-protocol-version': STATELESS,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'asker__ask',
+      });
+    const first = await call({});
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.json.result.resultType, 'input_required');
+    assert.equal(first.json.result.requestState, 'opaque-1');
+    const second = await call({ inputResponses: { q: { action: 'accept', content: { name: 'Ada' } } }, requestState: first.json.result.requestState });
+    assert.equal(second.status, 200, second.text);
+    assert.match(second.json.result.content[0].text, /Ada/);
+    const last = seen.at(-1) as Record<string, unknown>;
+    assert.equal(last.requestState, 'opaque-1');
+    assert.equal(last.name, 'ask', 'the server sees its own name');
+  });
+});
