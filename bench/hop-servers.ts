@@ -328,12 +328,16 @@ async function runRateWorkload(load: LoadProcess, workload: RateWorkload, settin
     };
   });
   const overSingle = spread(rounds.map((runs) => of(runs, 'servers').requestsPerSecond / of(runs, 'gateway').requestsPerSecond));
+  // The gateway's own CPU per request, single over three-server: the throughput ratio of a gateway with a CPU to
+  // itself, its upstreams elsewhere (as deployed); here three upstreams share the servers' CPU with it.
+  const cpuRounds = rounds.filter((runs) => of(runs, 'servers').hopCpuUsPerRequest && of(runs, 'gateway').hopCpuUsPerRequest);
+  const cpuOverSingle = cpuRounds.length > 0 ? spread(cpuRounds.map((runs) => of(runs, 'gateway').hopCpuUsPerRequest! / of(runs, 'servers').hopCpuUsPerRequest!)) : undefined;
   const target = workload.name === 'call' ? SERVERS_TARGET_RATIOS.callOverSingle : SERVERS_TARGET_RATIOS.listOverSingle;
-  printRateTable(workload.name, rows, overSingle, target);
-  return { rows, serversOverSingle: overSingle, target, runs: rounds };
+  printRateTable(workload.name, rows, overSingle, target, cpuOverSingle);
+  return { rows, serversOverSingle: overSingle, cpuServersOverSingle: cpuOverSingle, target, runs: rounds };
 }
 
-function printRateTable(name: 'call' | 'list', rows: ReadonlyArray<{ label: string; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number; perRound: number[] }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>, overSingle: ReturnType<typeof spread>, target: number): void {
+function printRateTable(name: 'call' | 'list', rows: ReadonlyArray<{ label: string; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number; perRound: number[] }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>, overSingle: ReturnType<typeof spread>, target: number, cpuOverSingle: ReturnType<typeof spread> | undefined): void {
   console.log('');
   console.log(name === 'call' ? 'several servers, small tools/call:' : `several servers, tools/list of ${SERVER_NAMES.length} × ${TOOLS_PER_SERVER} tools, filtered to ${VISIBLE_TOOLS}:`);
   console.log(`${'target'.padEnd(34)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}`);
@@ -349,6 +353,12 @@ function printRateTable(name: 'call' | 'list', rows: ReadonlyArray<{ label: stri
     `three-server endpoint / single-server gateway: ${overSingle.median.toFixed(3)} (target ≥ ${target.toFixed(2)}: ${verdict}), ` +
       `rounds ${overSingle.min.toFixed(2)}–${overSingle.max.toFixed(2)}: ${overSingle.perRound.map((x) => x.toFixed(2)).join(' ')}`,
   );
+  if (cpuOverSingle) {
+    console.log(
+      `gateway CPU per request, single-server ÷ three-server (the req/s ratio with the upstreams off the gateway's CPU): ${cpuOverSingle.median.toFixed(3)}, ` +
+        `rounds ${cpuOverSingle.min.toFixed(2)}–${cpuOverSingle.max.toFixed(2)}`,
+    );
+  }
 }
 
 /**
