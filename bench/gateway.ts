@@ -7,7 +7,8 @@
  * where `library` is the file URL of the package entry point (`index.js` of the compiled library, or
  * `src/index.ts`); the gateway modules are loaded from beside it. An upstream `stdio:<command line>` is a
  * stdio MCP server instead (`MCP_AUTH_UPSTREAM_COMMAND`, one process per session, no bound on processes
- * below what the benchmark opens). The log mode: `stdout` (default) keeps the
+ * below what the benchmark opens); an upstream `config:<file>` is a configuration file naming several servers
+ * (`MCP_AUTH_CONFIG`, the servers part). The log mode: `stdout` (default) keeps the
  * gateway's own per-request log, one JSON line per request to stdout, as deployed (the parent points stdout
  * at /dev/null); `off` gives it a writer that drops the line (the entry is still built). `sealed` gives it a session
  * secret of its own (sealed session ids, `MCP_AUTH_SESSION_SECRET`); each `NAME=value` is one more gateway setting
@@ -36,8 +37,13 @@ async function main(): Promise<void> {
     else throw new Error(`unknown gateway variant argument ${arg}`);
   }
   const stdio = upstream.startsWith('stdio:') ? upstream.slice('stdio:'.length) : undefined;
+  const configFile = upstream.startsWith('config:') ? upstream.slice('config:'.length) : undefined;
   const config = loadGatewayConfig({
-    ...(stdio === undefined ? { MCP_AUTH_UPSTREAM: upstream } : { MCP_AUTH_UPSTREAM_COMMAND: stdio, MCP_AUTH_MAX_UPSTREAM_PROCESSES: '100000' }),
+    ...(configFile !== undefined
+      ? { MCP_AUTH_CONFIG: configFile }
+      : stdio === undefined
+        ? { MCP_AUTH_UPSTREAM: upstream }
+        : { MCP_AUTH_UPSTREAM_COMMAND: stdio, MCP_AUTH_MAX_UPSTREAM_PROCESSES: '100000' }),
     MCP_AUTH_ISSUER: issuer,
     MCP_AUTH_POLICY: policyFile,
     ...extra,

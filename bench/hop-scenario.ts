@@ -67,9 +67,9 @@ export function toolName(i: number): string {
   return `tool_${String(i).padStart(4, '0')}`;
 }
 
-/** The 1,000 tools, each about 150 bytes of JSON. */
-export function listTools(): Array<{ name: string; description: string; inputSchema: object }> {
-  return Array.from({ length: LIST_SIZE }, (_, i) => ({
+/** `count` tools from `tool_<first>` on (default the 1,000), each about 150 bytes of JSON. */
+export function listTools(first = 0, count = LIST_SIZE): Array<{ name: string; description: string; inputSchema: object }> {
+  return Array.from({ length: count }, (_, n) => first + n).map((i) => ({
     name: toolName(i),
     description: `Looks up records in collection ${i}.`,
     inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },

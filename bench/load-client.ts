@@ -45,6 +45,11 @@ export class LoadProcess {
     return this.ask({ type: 'closeSessions', id: nextId++, url }, `closing the sessions at ${url}`, (m) => (m.type === 'sessions' ? m : undefined), 30_000).then(() => undefined);
   }
 
+  /** A new client's first request at `url`, in a session of its own (see `firstRequest` in `scenario.ts`): its answer and time. */
+  firstRequest(url: string, tokenResource: string, body: string): Promise<{ ms: number; status: number; body: string }> {
+    return this.ask({ type: 'firstRequest', id: nextId++, url, tokenResource, body }, `first request at ${url}`, (m) => (m.type === 'firstAnswered' ? m : undefined), 60_000);
+  }
+
   probe(url: string, options: { body?: string; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string }> {
     return this.ask({ type: 'probe', id: nextId++, url, ...options }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
   }

@@ -96,6 +96,32 @@ async function openSessions(url: string, count: number, resource: string): Promi
   }
 }
 
+/**
+ * A new client's first request (`firstRequest`): a session opened at `url` (initialize, then initialized), `body`
+ * sent in it and timed from sending to the answer's last byte, then the session ended. Nothing the server keeps
+ * per session is warm for the timed request.
+ */
+async function timeFirstRequest(url: string, resource: string, body: string): Promise<{ ms: number; status: number; body: string }> {
+  const authorization = `Bearer ${reusedFor(resource)}`;
+  const signal = AbortSignal.timeout(30_000);
+  const init = await fetch(url, { method: 'POST', headers: { ...REQUEST_HEADERS, authorization }, body: INITIALIZE_BODY, signal });
+  const initText = await init.text();
+  const id = init.headers.get('mcp-session-id');
+  if (init.status !== 200 || id === null) throw new Error(`initialize at ${url}: ${init.status} ${initText.slice(0, 300)}`);
+  const headers = { ...REQUEST_HEADERS, authorization, 'mcp-session-id': id };
+  const done = await fetch(url, { method: 'POST', headers, body: INITIALIZED_BODY, signal });
+  await done.text();
+  if (done.status >= 300) throw new Error(`notifications/initialized at ${url}: ${done.status}`);
+  const start = performance.now();
+  const answer = await fetch(url, { method: 'POST', headers, body, signal });
+  const text = await answer.text();
+  const ms = performance.now() - start;
+  await fetch(url, { method: 'DELETE', headers, signal })
+    .then((r) => r.text())
+    .catch(() => '');
+  return { ms, status: answer.status, body: text };
+}
+
 async function closeSessions(url: string): Promise<void> {
   const opened = sessionsByUrl.get(url) ?? [];
   sessionsByUrl.delete(url);
@@ -212,6 +238,13 @@ async function handle(command: LoadCommand): Promise<void> {
       try {
         await openSessions(command.url, command.count, command.tokenResource);
         send({ type: 'sessions', id: command.id, count: command.count });
+      } catch (error) {
+        send({ type: 'error', id: command.id, message: String(error) });
+      }
+      return;
+    case 'firstRequest':
+      try {
+        send({ type: 'firstAnswered', id: command.id, ...(await timeFirstRequest(command.url, command.tokenResource, command.body)) });
       } catch (error) {
         send({ type: 'error', id: command.id, message: String(error) });
       }

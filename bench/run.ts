@@ -15,16 +15,21 @@
  * call), one session (one stdio process) per load-generator connection, pinned as the gateway part is; a small
  * `tools/call`, req/s as a share of the bridge's, and the gateway over each npm bridge.
  *
+ * Servers part (`hop-servers.ts`): a three-server endpoint (a configuration file, three upstream processes, a
+ * policy per server) against a single-server gateway in front of the same upstreams, in the same rounds: a small
+ * `tools/call`, a merged and filtered `tools/list` of 3 × 300 tools, and a new session's first merged list while
+ * one server answers its list 200 ms late.
+ *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|stdio|instructions (run one part; `instructions`, user-space instructions per
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|stdio|instructions (run one part; `instructions`, user-space instructions per
  * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
  * 2000,1000,3000), BENCH_WORKLOADS=call,list,list-fresh
- * (the gateway part's workloads), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
+ * (the gateway part's workloads), BENCH_SERVERS_WORKLOADS=call,list,slow-list (the servers part's), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
  * (what it measures in front of the upstream: `gateway-sealed` with a session secret, `gateway-limited` with a per-caller
  * rate limit counted in the process, `gateway-shared-limits` with that limit kept in a redis-server the bench starts,
  * installs when missing as it does nginx, or skips saying why; each is reported over the plain gateway of its round;
@@ -43,13 +48,14 @@
  * everything once the run takes half again as long as planned, plus three minutes.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolvePlacements, runExpressBench } from './express.js';
 import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
 import { runHopBench } from './hop.js';
+import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
 import { runInstructionsBench } from './instructions.js';
 import { killAll, ROOT, stopAll } from './processes.js';
@@ -64,12 +70,13 @@ const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
-const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'stdio', 'instructions'] as const, 'all');
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'servers', 'stdio', 'instructions'] as const, 'all');
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
 const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
 const WORKLOADS = readList('BENCH_WORKLOADS', HOP_WORKLOADS);
+const SERVERS_WORKLOADS_CHOSEN = readList('BENCH_SERVERS_WORKLOADS', SERVERS_WORKLOADS);
 const BASELINE_DIR = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 const HOP_IN_FRONT = readList('BENCH_TARGETS', HOP_TARGETS.filter((t) => t !== 'upstream' && (t !== 'gateway-baseline' || BASELINE_DIR !== undefined)));
 const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) => t !== 'bridge'));
@@ -80,6 +87,8 @@ const INSTRUCTION_REQUESTS = readInstructionRequests();
 const PLANNED_SECONDS =
   (ONLY !== 'all' && ONLY !== 'express' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
   (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION)) +
+  // Three targets per request-rate workload; the slow list takes a few seconds a round.
+  (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.reduce((sum, w) => sum + (w === 'slow-list' ? ROUNDS * 3 : 3 * (WARMUP + ROUNDS * DURATION)), 0)) +
   (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS)) +
   // Under valgrind a run of a few thousand requests takes minutes: about five per target and workload.
   (ONLY !== 'instructions' ? 0 : INSTRUCTION_WORKLOADS.length * (BASELINE_DIR === undefined ? 2 : 3) * 300);
@@ -139,6 +148,8 @@ function buildLibrary(): string {
     if (!existsSync(join(outDir, 'index.js'))) throw error;
     console.warn('bench: tsc reported type errors; benchmarking the JavaScript it emitted anyway');
   }
+  // Beside the output as beside `dist/`: the gateway reads its version from the package.json two folders above its modules.
+  copyFileSync(join(ROOT, 'package.json'), join(RESULTS_DIR, 'package.json'));
   return pathToFileURL(join(outDir, 'index.js')).href;
 }
 
@@ -194,6 +205,13 @@ async function main(): Promise<void> {
       workloads: WORKLOADS,
       targets: HOP_IN_FRONT,
       ...(BASELINE_DIR !== undefined ? { baselineEntryUrl: libraryEntry(BASELINE_DIR, 'BENCH_BASELINE') } : {}),
+    });
+  }
+  if (ONLY === 'all' || ONLY === 'servers') {
+    report.servers = await runServersBench({
+      ...hopCommon,
+      ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
+      workloads: SERVERS_WORKLOADS_CHOSEN,
     });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {

@@ -132,6 +132,11 @@ export type LoadCommand =
   | { type: 'sessions'; id: number; url: string; count: number; tokenResource: string }
   /** Ends the sessions opened at `url` (DELETE). */
   | { type: 'closeSessions'; id: number; url: string }
+  /**
+   * A new client's first request: opens a session at `url` with the reused token for `tokenResource` (initialize,
+   * then initialized), times `body` sent in it, and ends the session (DELETE).
+   */
+  | { type: 'firstRequest'; id: number; url: string; tokenResource: string; body: string }
   | { type: 'stop' };
 
 /** Messages the load process sends its parent. */
@@ -142,4 +147,6 @@ export type LoadReport =
   | { type: 'result'; id: number; summary: RunSummary }
   | { type: 'probed'; id: number; status: number; body: string }
   | { type: 'sessions'; id: number; count: number }
+  /** The answer to `firstRequest`, and how long it took from sending the request to its last byte (ms). */
+  | { type: 'firstAnswered'; id: number; ms: number; status: number; body: string }
   | { type: 'error'; id?: number; message: string };

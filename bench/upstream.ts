@@ -5,20 +5,28 @@
  * (a new `Mcp-Session-Id`, which later answers repeat, as MCP SDK servers do; no state is kept), a notification
  * gets 202, anything else a JSON-RPC error.
  *
- * Usage: `node --import tsx bench/upstream.ts`. Reports `ready` with its endpoint URL over IPC, answers
- * `stats`, exits on `stop` (see `hop-scenario.ts`).
+ * Usage: `node --import tsx bench/upstream.ts [tools=<n>] [first=<i>] [list-delay-ms=<ms>]`: by default the 1,000
+ * tools `tool_0000` …; `tools` and `first` list `n` tools from `tool_<i>` on instead (the servers part gives each of
+ * its upstreams a range of its own), and `list-delay-ms` answers every `tools/list` that much later (a slow server).
+ * Reports `ready` with its endpoint URL over IPC, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { CALL_RESULT, listenHop, listTools } from './hop-scenario.js';
+import { CALL_RESULT, LIST_SIZE, listenHop, listTools } from './hop-scenario.js';
+
+/** `name=value` arguments, as numbers. */
+const args = new Map(process.argv.slice(2).map((arg) => [arg.slice(0, arg.indexOf('=')), Number(arg.slice(arg.indexOf('=') + 1))] as const));
+for (const [name, value] of args) if (!['tools', 'first', 'list-delay-ms'].includes(name) || !Number.isInteger(value) || value < 0) throw new Error(`upstream.ts: bad argument ${name}=${value}`);
+const TOOLS = listTools(args.get('first') ?? 0, args.get('tools') ?? LIST_SIZE);
+const LIST_DELAY_MS = args.get('list-delay-ms') ?? 0;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 // The list answer around its id, so that each answer is two copies and no serialisation.
 const LIST_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
-const LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ tools: listTools() })}}`);
+const LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ tools: TOOLS })}}`);
 const CALL_TAIL = `,"result":${JSON.stringify(CALL_RESULT)}}`;
 // The `list-fresh` answer: the same list, with a nextCursor that changes on every answer.
-const FRESH_TAIL = Buffer.from(`,"result":{"tools":${JSON.stringify(listTools())},"nextCursor":"`);
+const FRESH_TAIL = Buffer.from(`,"result":{"tools":${JSON.stringify(TOOLS)},"nextCursor":"`);
 let freshCounter = 0;
 
 function answer(message: { id?: unknown; method?: unknown }): { status: number; body: Buffer | string } {
@@ -56,8 +64,12 @@ const server = createServer((req, res) => {
     }
     const { status, body } = answer(message ?? {});
     const session = message?.method === 'initialize' ? randomUUID() : req.headers['mcp-session-id'];
-    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), ...(typeof session === 'string' ? { 'mcp-session-id': session } : {}) });
-    res.end(body);
+    const write = (): void => {
+      res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), ...(typeof session === 'string' ? { 'mcp-session-id': session } : {}) });
+      res.end(body);
+    };
+    if (LIST_DELAY_MS > 0 && message?.method === 'tools/list') setTimeout(write, LIST_DELAY_MS);
+    else write();
   });
 });
 listenHop(server);

@@ -53,16 +53,24 @@ function withProtocolVersion(context: HttpHandlerContext, protocolVersion: strin
 /**
  * Makes every head written to `res` carry the client's session id in place of whatever a server put there (or
  * none, without a session): the client must never see, and then send, one server's own id.
+ *
+ * The `setHeader` patch is the response's newest property, and is removed as the head is written (headers cannot
+ * be set after it): the answer filter then undoes its own patch newest first, as it must for V8 to roll the
+ * response's hidden class back. Left in place, it would leave every forwarded response a slow dictionary object
+ * for the rest of `node:http`'s work on it.
  */
 export function showClientSession(res: ServerResponse, clientSessionId: string | undefined): void {
   const writeHead = res.writeHead;
   const setHeader = res.setHeader;
+  const hadOwnSetHeader = Object.hasOwn(res, 'setHeader');
   res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
     if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
     if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
     return this;
   } as ServerResponse['setHeader'];
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    if (hadOwnSetHeader) this.setHeader = setHeader;
+    else delete (this as unknown as Record<string, unknown>).setHeader;
     const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
     if (headers) {
       for (const name of Object.keys(headers)) {

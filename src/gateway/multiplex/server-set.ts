@@ -83,6 +83,8 @@ export interface ServerSet extends Upstream {
 
 export { DEFAULT_LIST_TIMEOUT_MS };
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1_048_576;
+/** The end of a merged list's answer, after its result. */
+const CLOSING_BRACE = Buffer.from('}');
 
 /**
  * Serves several MCP servers behind one endpoint. Tools and prompts are exposed as `<server>__<name>`, resources
@@ -142,6 +144,8 @@ class ServerSetRouter {
   /** URIs no server claimed when last looked for, and when. */
   private readonly unrouted = new RecentMisses(UNROUTED_MEMORY_MS, MAX_UNROUTED_REMEMBERED);
   private readonly listens: ListenFanOut;
+  /** The last merged result written, with its bytes (see `resultBytes`). */
+  private lastResult: { readonly text: string; readonly bytes: Buffer } | undefined;
 
   constructor(
     private readonly members: readonly SetMember[],
@@ -360,9 +364,20 @@ class ServerSetRouter {
       writeGatewayError(res, outcome.failed.status, message.id, outcome.failed.message);
       return;
     }
-    const text = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${outcome.result}}`;
-    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+    // As bytes, never as one string: the result spliced into a template is a V8 cons string, whose UTF-8 length and
+    // encoding V8 computes a character at a time, about 2.5 ms for a 900-tool list against 0.2 ms for these copies.
+    const body = Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`), this.resultBytes(outcome.result), CLOSING_BRACE]);
+    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': body.length });
+    res.end(body);
+  }
+
+  /** A merged result as UTF-8: the last one's bytes again when the merge was reused (the very same string). */
+  private resultBytes(result: string): Buffer {
+    const last = this.lastResult;
+    if (last !== undefined && last.text === result) return last.bytes;
+    const bytes = Buffer.from(result);
+    this.lastResult = { text: result, bytes };
+    return bytes;
   }
 
   /** Lists resources and templates for this caller, to learn which server holds which URI. */

@@ -104,6 +104,20 @@ describe('merged lists', () => {
     assert.equal(failed.json.error.code, -32603);
   });
 
+  it('writes a merged list with text beyond ASCII whole, with its length in bytes, fresh and reused alike', async () => {
+    const one = await rawServer(['añadir', '日本']);
+    const two = await rawServer(['x']);
+    servers.push(one.server, two.server);
+    const gateway = await gatewayFor([['one', one.url], ['two', two.url]]);
+    // The second answer reuses the first merge (the servers' bytes are the same), and its bytes.
+    for (const round of ['fresh', 'reused']) {
+      const answer = await list(gateway);
+      assert.equal(answer.status, 200, `${round}: ${answer.text}`);
+      assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['one__añadir', 'one__日本', 'two__x'], round);
+      assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.text), round);
+    }
+  });
+
   it('pages across servers with its own cursor, each server continuing from its own', async () => {
     const one = await rawServer(['a', 'b', 'c']);
     const two = await rawServer(['x', 'y', 'z', 'w']);
