@@ -88,7 +88,8 @@ export class ListMerger {
     const members = wanted === undefined ? this.options.members : this.options.members.filter((m) => wanted.some(([name]) => name === m.name));
     const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1])));
     const answered = parts.filter((part) => part.answer !== undefined);
-    for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
+    // A client that left ended every server's part: nothing failed.
+    if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
     if (answered.length === 0 && parts.length > 0) {
       const timedOut = parts.every((part) => part.failure === 'upstream_timeout');
       return { failed: { status: timedOut ? 504 : 502, message: `No server answered ${method}` } };
