@@ -114,14 +114,14 @@ export class CompositeSessions {
     return { session: bound.value, release: () => bound.release() };
   }
 
-  /** Ends a client's session and every server session it opened (DELETE). */
-  end(id: string, session: CompositeSession): void {
-    if (!this.options.sealer) {
-      this.registry.forget(id);
-      return;
-    }
-    this.sealedSeen.delete(id);
-    void this.endMembers(session);
+  /**
+   * Ends a client's session and every server session it opened (DELETE); resolves once the servers have answered
+   * (or the time allowed has passed), so that the client's DELETE is answered when they are ended.
+   */
+  async end(id: string, session: CompositeSession): Promise<void> {
+    if (this.options.sealer) this.sealedSeen.delete(id);
+    else this.registry.forget(id, false);
+    await this.endMembers(session);
   }
 
   /**

@@ -506,7 +506,7 @@ class ServerSetRouter {
       return;
     }
     found.release();
-    this.sessions.end(sessionId, found.session);
+    await this.sessions.end(sessionId, found.session);
     res.writeHead(200, { 'Content-Length': '0' }).end();
   }
 }

@@ -142,8 +142,8 @@ describe('a gateway with several servers, one of them down', { timeout: 60_000 }
     const failures = samples(scrape.text, 'mcp_guard_upstream_list_failures_total');
     const downFailure = failures.find((s) => s.labels.server === 'down' && s.labels.method === 'tools/list');
     assert.ok(downFailure && downFailure.value >= 1, scrape.text);
-    // In a client's session, the server's own session could not be opened.
-    assert.equal(downFailure.labels.reason, 'upstream_session');
+    // In a client's session, the server's own session could not be opened: it cannot be reached.
+    assert.equal(downFailure.labels.reason, 'upstream_unreachable');
     assert.ok(!failures.some((s) => s.labels.server === 'up'), 'a server that answered is not counted');
     const durations = samples(scrape.text, 'mcp_guard_upstream_request_duration_seconds_count');
     const upCall = durations.find((s) => s.labels.server === 'up' && s.labels.method === 'tools/call');
