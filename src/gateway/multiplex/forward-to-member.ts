@@ -28,10 +28,42 @@ export interface MemberTarget {
  * session id, never the server's.
  */
 export function forwardToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
-  showClientSession(res, target.clientSessionId);
-  const server = target.member.name;
-  relabelEventStreams(res, () => new EventRelabeller(server, new EventIdVector()));
+  prepareClientResponse(res, target.clientSessionId, target.member.name);
   return handToMember(req, res, context, target);
+}
+
+/**
+ * Prepares `res` for an answer a server writes: {@link showClientSession}, and an event stream relabelled
+ * ({@link relabelEventStreams}). One patch of the head, set up per request: the cheap path of a routed call.
+ */
+export function prepareClientResponse(res: ServerResponse, clientSessionId: string | undefined, server: string): void {
+  const writeHead = res.writeHead;
+  const setHeader = res.setHeader;
+  const hadOwnSetHeader = Object.hasOwn(res, 'setHeader');
+  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
+    if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
+    if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
+    return this;
+  } as ServerResponse['setHeader'];
+  res.writeHead = function (this: ServerResponse, status: number, reasonOrHeaders?: unknown, maybeHeaders?: unknown) {
+    // The head is written once: from now on the response is the plain one again (a patched object is slower).
+    if (hadOwnSetHeader) this.setHeader = setHeader;
+    else delete (this as unknown as Record<string, unknown>).setHeader;
+    const headers = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as OutgoingHttpHeaders | undefined;
+    let contentType: unknown;
+    if (headers !== undefined && headers !== null && typeof headers === 'object' && !Array.isArray(headers)) {
+      for (const name in headers) {
+        const lower = name.toLowerCase();
+        if (lower === 'mcp-session-id') delete headers[name];
+        else if (lower === 'content-type') contentType = headers[name];
+      }
+      if (clientSessionId !== undefined) headers['mcp-session-id'] = clientSessionId as OutgoingHttpHeader;
+    } else contentType = this.getHeader('content-type');
+    // Only an event stream is relabelled: a JSON answer is written as it is, at no further cost.
+    if (mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE) relabelWrites(this, new EventRelabeller(server, new EventIdVector()));
+    const write = writeHead as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+    return maybeHeaders === undefined ? write.call(this, status, reasonOrHeaders) : write.call(this, status, reasonOrHeaders, maybeHeaders);
+  } as ServerResponse['writeHead'];
 }
 
 /** The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client. */
@@ -48,54 +80,6 @@ export function handToMember(req: GuardedRequest, res: ServerResponse, context: 
 
 function withProtocolVersion(context: HttpHandlerContext, protocolVersion: string): HttpHandlerContext {
   return { auth: context.auth, signal: context.signal, filterResponse: context.filterResponse, protocolVersion };
-}
-
-/**
- * Makes every head written to `res` carry the client's session id in place of whatever a server put there (or
- * none, without a session): the client must never see, and then send, one server's own id.
- *
- * The `setHeader` patch is the response's newest property, and is removed as the head is written (headers cannot
- * be set after it): the answer filter then undoes its own patch newest first, as it must for V8 to roll the
- * response's hidden class back. Left in place, it would leave every forwarded response a slow dictionary object
- * for the rest of `node:http`'s work on it.
- */
-export function showClientSession(res: ServerResponse, clientSessionId: string | undefined): void {
-  const writeHead = res.writeHead;
-  const setHeader = res.setHeader;
-  const hadOwnSetHeader = Object.hasOwn(res, 'setHeader');
-  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
-    if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
-    if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
-    return this;
-  } as ServerResponse['setHeader'];
-  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-    if (hadOwnSetHeader) this.setHeader = setHeader;
-    else delete (this as unknown as Record<string, unknown>).setHeader;
-    const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
-    if (headers) {
-      for (const name of Object.keys(headers)) {
-        if (name.toLowerCase() === 'mcp-session-id') delete headers[name];
-      }
-      if (clientSessionId !== undefined) headers['mcp-session-id'] = clientSessionId as OutgoingHttpHeader;
-    }
-    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
-  } as ServerResponse['writeHead'];
-}
-
-/**
- * Relabels an event-stream answer written to `res` ({@link EventRelabeller}): event ids become ids that
- * `Last-Event-ID` resumes through the set, and a server's requests to the client get ids naming the server. Any
- * other answer (JSON, 202) passes untouched.
- */
-export function relabelEventStreams(res: ServerResponse, makeRelabeller: () => EventRelabeller): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-    const headers = rest.find((part): part is OutgoingHttpHeaders => typeof part === 'object' && part !== null && !Array.isArray(part));
-    const contentType = headers ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] : this.getHeader('content-type');
-    // Only an event stream is relabelled: a JSON answer is written as it is, at no further cost.
-    if (mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE) relabelWrites(this, makeRelabeller());
-    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
-  } as ServerResponse['writeHead'];
 }
 
 /** Passes every chunk written to `res` from now on through `relabeller`. */

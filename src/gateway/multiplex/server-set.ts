@@ -12,8 +12,7 @@ import { writeGatewayError } from '../upstream/gateway-error.js';
 import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
 import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
-import { forwardToMember, handToMember, relabelEventStreams, showClientSession, watchForLostSession, type MemberTarget } from './forward-to-member.js';
-import { EventRelabeller } from './relabelled-events.js';
+import { forwardToMember, handToMember, prepareClientResponse, watchForLostSession, type MemberTarget } from './forward-to-member.js';
 import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
@@ -175,7 +174,7 @@ class ServerSetRouter {
     });
   }
 
-  async handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
+  handle(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): void | Promise<void> {
     const stateless = isStatelessRevision(context.protocolVersion);
     if (req.method === 'DELETE') return this.endSession(req, res, context);
     if (req.method === 'GET') return this.stream(req, res, context);
@@ -186,19 +185,25 @@ class ServerSetRouter {
     }
     if (!stateless && 'method' in message && message.method === 'initialize') return this.initialize(req, res, context, message as JsonRpcRequest);
     const sessionId = requestSessionId(req, context.protocolVersion);
-    if (!stateless && sessionId !== undefined) {
-      const found = await this.sessions.find(sessionId, context.auth);
-      if ('refused' in found) {
-        refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
-        return;
-      }
-      try {
-        return await this.route(req, res, context, message, found.session, sessionId);
-      } finally {
-        found.release();
-      }
-    }
+    if (!stateless && sessionId !== undefined) return this.handleInSession(req, res, context, message, sessionId);
+    // Without a session, a request for one server goes straight to it: no promise of the set's own on the way.
+    const route = routeMessage(message, this.byName, this.routes);
+    if (route.to === 'member') return forwardToMember(req, res, context, { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: undefined });
     return this.route(req, res, context, message, undefined, undefined);
+  }
+
+  /** A request naming the client's session: served within it, once it is found for this caller. */
+  private async handleInSession(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, sessionId: string): Promise<void> {
+    const found = await this.sessions.find(sessionId, context.auth);
+    if ('refused' in found) {
+      refuseSession(req, res, { reason: found.refused, sessionId }, context.auth, this.options.onSessionRefused);
+      return;
+    }
+    try {
+      return await this.route(req, res, context, message, found.session, sessionId);
+    } finally {
+      found.release();
+    }
   }
 
   private async route(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
@@ -258,6 +263,10 @@ class ServerSetRouter {
    * request sent again, once.
    */
   private async forwardRouted(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, route: MemberRoute, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
+    if (!session) {
+      // No session (2026-07-28, or a server without sessions): straight to the server.
+      return forwardToMember(req, res, context, { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId });
+    }
     const id = requestIdOf(req.body);
     const target = async (): Promise<MemberTarget | undefined> => {
       if (!session) return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId };
@@ -271,8 +280,7 @@ class ServerSetRouter {
     const first = await target();
     if (!first) return;
     if (!session || first.sessionId === undefined) return forwardToMember(req, res, context, first);
-    showClientSession(res, sessionId);
-    relabelEventStreams(res, () => new EventRelabeller(route.member.name, new EventIdVector()));
+    prepareClientResponse(res, sessionId, route.member.name);
     const watch = watchForLostSession(res);
     await handToMember(req, res, context, first);
     watch.restore();
