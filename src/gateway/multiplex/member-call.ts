@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
-import { eventStreamData } from '../../core/wire/event-stream.js';
 import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
-import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
+import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
+import { findResponse } from '../upstream/answer-response.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { CapturedResponse } from './captured-response.js';
 
@@ -112,30 +112,4 @@ export async function callMember(member: Upstream, request: MemberRequest): Prom
     text,
     contentType,
   };
-}
-
-/** The response with `id` in a JSON or event-stream body; anything else in the body is not an answer to it. */
-export function findResponse(contentType: string | undefined, body: string, id: JsonRpcId): JsonRpcResponse | undefined {
-  const candidates: unknown[] = [];
-  if (mediaType(contentType) === EVENT_STREAM_MEDIA_TYPE) {
-    for (const data of eventStreamData(body)) candidates.push(parseOrUndefined(data));
-  } else {
-    const parsed = parseOrUndefined(body);
-    if (Array.isArray(parsed)) candidates.push(...(parsed as unknown[]));
-    else candidates.push(parsed);
-  }
-  for (const candidate of candidates) {
-    if (typeof candidate !== 'object' || candidate === null) continue;
-    const message = candidate as { id?: unknown };
-    if (message.id === id && ('result' in message || 'error' in message)) return candidate as JsonRpcResponse;
-  }
-  return undefined;
-}
-
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

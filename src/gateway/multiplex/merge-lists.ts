@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { exposeName } from '../../core/mcp/exposed-names.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
+import { LIST_SPECS } from '../../core/policy/policy-rules.js';
 import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
 import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
@@ -9,14 +10,6 @@ import type { ListCursors, ServerCursors } from './list-cursor.js';
 import { callMember, ownRequestId, type MemberAnswer } from './member-call.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
-
-/** The list methods a server set merges, and the result key of each one's items. */
-export const MERGED_LISTS: Readonly<Record<string, string>> = {
-  'tools/list': 'tools',
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resourceTemplates',
-};
 
 /** Why a server's part of a merged list is missing. */
 export type ListFailureReason = Extract<UpstreamFailureReason, 'upstream_timeout' | 'upstream_unreachable'> | 'upstream_refused' | 'upstream_invalid' | 'upstream_session';
@@ -140,7 +133,8 @@ export class ListMerger {
     const texts = answered.map((part) => part.text!);
     const last = this.memo.get(key);
     if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i])) return last.result;
-    const itemsKey = MERGED_LISTS[method]!;
+    // The list methods and their result keys are the policy's: one table of them.
+    const itemsKey = LIST_SPECS.get(method)!.resultKey;
     const items: unknown[] = [];
     const next: [string, string][] = [];
     let ttlMs: number | undefined = Infinity;
@@ -178,9 +172,9 @@ export class ListMerger {
 
   /** A server's items as the endpoint shows them: its tools and prompts renamed, its unselected tools dropped. */
   private exposedItems(member: SetMember, method: string, listed: readonly unknown[]): unknown[] {
-    if (method === 'resources/list' || method === 'resources/templates/list') {
-      const uriKey = method === 'resources/list' ? 'uri' : 'uriTemplate';
-      const claimed = listed.map((item) => (item as Record<string, unknown>)?.[uriKey]).filter((uri): uri is string => typeof uri === 'string');
+    const spec = LIST_SPECS.get(method)!;
+    if (spec.kind === 'resource') {
+      const claimed = listed.map((item) => (item as Record<string, unknown>)?.[spec.itemKey]).filter((uri): uri is string => typeof uri === 'string');
       this.options.routes.learn(member.name, claimed, method === 'resources/list' ? 'uris' : 'templates');
       return [...listed];
     }

@@ -1,4 +1,5 @@
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
+import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
@@ -23,7 +24,6 @@ export type MessageRoute =
   | { readonly to: 'refused'; readonly code: number; readonly message: string };
 
 const GATEWAY_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'server/discover', 'notifications/initialized']);
-const MERGED_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
 const RESOURCE_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe']);
 
 /**
@@ -36,7 +36,7 @@ export function routeMessage(message: JsonRpcMessage, members: ReadonlyMap<strin
   if (!('method' in message)) return { to: 'asker' };
   const method = message.method;
   if (GATEWAY_METHODS.has(method)) return { to: 'gateway' };
-  if (MERGED_METHODS.has(method)) return { to: 'merge' };
+  if (isListMethod(method)) return { to: 'merge' };
   const params = (message as JsonRpcRequest).params as Record<string, unknown> | undefined;
   if (method === 'tools/call' || method === 'prompts/get') return byName(message, params, 'name', method === 'tools/call' ? 'tool' : 'prompt', members);
   if (RESOURCE_METHODS.has(method)) return byUri(message, params?.uri, members, routes);

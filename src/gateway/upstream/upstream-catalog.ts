@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { JsonRpcErrorCode, type JsonRpcRequest, type JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
-import { createEventStreamRewriter, eventStreamData } from '../../core/wire/event-stream.js';
+import { createEventStreamRewriter } from '../../core/wire/event-stream.js';
 import {
   catalogCallResult,
   catalogClientInfo,
@@ -20,6 +20,7 @@ import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdi
 import type { StdioStartWatch } from './stdio/stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio/stdio-upstream.js';
 import { isTimeout, nodeStyleHeaders, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
+import { findResponse } from './answer-response.js';
 import type { UpstreamProxyOptions } from './http/upstream-proxy.js';
 
 /**
@@ -85,7 +86,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
 
   const id = nextId++;
   const initialized = await post({ jsonrpc: '2.0', id, method: 'initialize', params: catalogInitializeParams() }, {});
-  const initResponse = initialized.status === 200 ? findResponse(initialized, id) : undefined;
+  const initResponse = initialized.status === 200 ? findResponse(initialized.contentType, initialized.body, id) : undefined;
   if (initResponse && 'result' in initResponse) {
     const result = resultOf(initResponse, 'initialize');
     const sessionId = initialized.headers['mcp-session-id'];
@@ -97,7 +98,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
         const callId = nextId++;
         const answer = await post({ jsonrpc: '2.0', id: callId, method, params }, headers);
         if (answer.status !== 200) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
-        return resultOf(findResponse(answer, callId), method);
+        return resultOf(findResponse(answer.contentType, answer.body, callId), method);
       };
       const capabilities = result.capabilities;
       return await readServerCatalog(call, typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : {}, bounds);
@@ -112,7 +113,7 @@ async function listOn(dispatcher: Dispatcher, url: URL, bounds: Required<Catalog
     const callId = nextId++;
     const meta = { [PROTOCOL_VERSION_META_KEY]: STATELESS_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: {}, clientInfo: catalogClientInfo() };
     const answer = await post({ jsonrpc: '2.0', id: callId, method, params: { ...params, _meta: meta } }, { 'mcp-protocol-version': STATELESS_PROTOCOL_VERSION, 'mcp-method': method });
-    const response = findResponse(answer, callId);
+    const response = findResponse(answer.contentType, answer.body, callId);
     // A 2026-07-28 server answers an unknown method with 404 and -32601: that list is not offered.
     const notFound = response !== undefined && 'error' in response && response.error?.code === JsonRpcErrorCode.MethodNotFound;
     if (answer.status !== 200 && !notFound) throw new Error(`${method}: the upstream answered HTTP ${answer.status}`);
@@ -169,19 +170,6 @@ function failureOf(error: unknown, method: string, url: URL, bounds: Required<Ca
   return new Error(unreachableText(error));
 }
 
-/** The JSON-RPC messages of an event stream's `message` events; data that is not JSON is no answer. */
-function eventMessages(text: string): unknown[] {
-  const messages: unknown[] = [];
-  for (const data of eventStreamData(text)) {
-    try {
-      messages.push(JSON.parse(data));
-    } catch {
-      // Not JSON: not an answer.
-    }
-  }
-  return messages;
-}
-
 /** Whether an event's data is a JSON-RPC response (has `result` or `error`); data that is not JSON is not. */
 function isResponseData(data: string): boolean {
   try {
@@ -190,21 +178,6 @@ function isResponseData(data: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The response with `id` in a JSON or event-stream answer. */
-function findResponse(answer: HttpAnswer, id: number): JsonRpcResponse | undefined {
-  let messages: unknown[];
-  if (answer.contentType === EVENT_STREAM_MEDIA_TYPE) messages = eventMessages(answer.body);
-  else {
-    try {
-      const parsed: unknown = JSON.parse(answer.body);
-      messages = Array.isArray(parsed) ? parsed : [parsed];
-    } catch {
-      return undefined;
-    }
-  }
-  return messages.find((m): m is JsonRpcResponse => typeof m === 'object' && m !== null && (m as { id?: unknown }).id === id && ('result' in m || 'error' in m));
 }
 
 /**
