@@ -224,3 +224,34 @@ describe('a resource whose server is learnt during the request', () => {
     }
   });
 });
+
+describe('bad requests to a server set', () => {
+  it('answer with the status, the challenge where one is due, and the JSON-RPC error, never reaching a server', async () => {
+    const bearer = await token('erin');
+    // A GET stream needs a session: 405, saying which methods there are.
+    const get = await send(`${gateway.url}/mcp`, { method: 'GET', headers: { authorization: `Bearer ${bearer}`, accept: 'text/event-stream', 'mcp-protocol-version': PROTOCOL_VERSION } });
+    assert.equal(get.status, 405, get.text);
+    assert.equal(get.headers.allow, 'POST, DELETE');
+    assert.equal(JSON.parse(get.text).error.code, -32600);
+    // DELETE names no session: 400.
+    const del = await send(`${gateway.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${bearer}`, 'mcp-protocol-version': PROTOCOL_VERSION } });
+    assert.equal(del.status, 400, del.text);
+    assert.equal(JSON.parse(del.text).error.code, -32600);
+    // An initialize whose capabilities and clientInfo would be kept with the session must be small.
+    const huge = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: { experimental: { blob: 'x'.repeat(10_000) } }, clientInfo: { name: 't', version: '1' } } }, bearer);
+    assert.equal(huge.status, 200, huge.text);
+    assert.equal(answerOf(huge, 1).error.code, -32602);
+    assert.equal(huge.headers['mcp-session-id'], undefined);
+    // A session id that is no session of this caller: 404, -32001, as for a single upstream.
+    const unknown = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, bearer, { 'mcp-session-id': 'no-such-session', 'mcp-protocol-version': PROTOCOL_VERSION });
+    assert.equal(unknown.status, 404);
+    assert.equal(JSON.parse(unknown.text).error.code, -32001);
+    // No token: the guard's 401 with its challenge, before the set sees anything.
+    const anonymous = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    assert.equal(anonymous.status, 401);
+    assert.match(String(anonymous.headers['www-authenticate']), /^Bearer resource_metadata="/);
+    assert.equal(JSON.parse(anonymous.text).error.code, -31401);
+    // Nothing echoes the token.
+    for (const answer of [get, del, huge, unknown]) assert.ok(!answer.text.includes(bearer));
+  });
+});
