@@ -40,12 +40,17 @@ export function mergedInstructions(members: readonly SetMember[]): string | unde
   return sections.length > 0 ? sections.join('\n\n') : undefined;
 }
 
+/** The revision the gateway answers a client's `initialize` with: the one it asked for when the gateway speaks it, else the newest. */
+export function negotiatedVersion(requested: unknown): string {
+  return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+}
+
 /**
  * The gateway's answer to a client's `initialize`: the revision the client asked for when the gateway speaks it
  * (else the newest it does), the merged capabilities and instructions, and the gateway's own `serverInfo`.
  */
 export function initializeResult(requested: unknown, members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
-  const protocolVersion = typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+  const protocolVersion = negotiatedVersion(requested);
   const instructions = mergedInstructions(members);
   return { protocolVersion, capabilities: mergedCapabilities(members), serverInfo: info, ...(instructions ? { instructions } : {}) };
 }

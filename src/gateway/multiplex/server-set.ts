@@ -15,7 +15,7 @@ import { CompositeSessions, type CompositeSession, type MemberSession } from './
 import { forwardToMember, handToMember, prepareClientResponse, watchForLostSession, type MemberTarget } from './forward-to-member.js';
 import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
-import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
+import { discoverResult, initializeResult, negotiatedVersion, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
 import { ListenFanOut } from './listen-fan-out.js';
@@ -189,7 +189,7 @@ class ServerSetRouter {
     // Without a session, a request for one server goes straight to it: no promise of the set's own on the way.
     const route = routeMessage(message, this.byName, this.routes);
     if (route.to === 'member') return forwardToMember(req, res, context, { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: undefined });
-    return this.route(req, res, context, message, undefined, undefined);
+    return this.route(req, res, context, message, undefined, undefined, route);
   }
 
   /** A request naming the client's session: served within it, once it is found for this caller. */
@@ -206,9 +206,17 @@ class ServerSetRouter {
     }
   }
 
-  private async route(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcMessage, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
+  private async route(
+    req: GuardedRequest,
+    res: ServerResponse,
+    context: HttpHandlerContext,
+    message: JsonRpcMessage,
+    session: CompositeSession | undefined,
+    sessionId: string | undefined,
+    routed?: MessageRoute,
+  ): Promise<void> {
     const id = requestIdOf(message);
-    let route = routeMessage(message, this.byName, this.routes);
+    let route = routed ?? routeMessage(message, this.byName, this.routes);
     if (route.to === 'unrouted_resource' && (await this.learnResources(req, context, session, route.uri))) {
       // Routes are learnt from lists: list the resources for this caller, then look again. The pipeline decided
       // the request before its server was known, so under the gateway-wide rules alone: decide it again now that
@@ -293,7 +301,6 @@ class ServerSetRouter {
   /** `initialize`: the gateway opens the client's session and answers with what the servers offer. */
   private async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
     const params = (message.params ?? {}) as Record<string, unknown>;
-    const result = initializeResult(params.protocolVersion, this.members, this.options.info);
     // Kept with the session for opening its servers later: only what they need, and bounded, since the request
     // itself may be as large as the body limit.
     const kept: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: params.protocolVersion, capabilities: params.capabilities ?? {}, clientInfo: params.clientInfo } };
@@ -303,7 +310,7 @@ class ServerSetRouter {
     }
     // Servers not yet known are opened with the session, so that the capabilities and instructions answered are
     // theirs; the others open when first used (sealed, every HTTP server opens now: see CompositeSessions).
-    const opened = await this.sessions.open(context.auth, kept, result.protocolVersion as string, context.signal);
+    const opened = await this.sessions.open(context.auth, kept, negotiatedVersion(params.protocolVersion), context.signal);
     if (opened === 'no_identity' || opened === 'busy' || opened === 'unsealable') {
       writeSessionRefusal(res, message.id, opened);
       return;
