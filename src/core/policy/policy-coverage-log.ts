@@ -36,6 +36,8 @@ export interface CoverageWarningOptions {
   warn: LineSink;
   /** Who lists the items, as the "matches nothing" sentence names it. Default `the upstream`. */
   lister?: string;
+  /** Fields every warning line carries after its message (e.g. the server it is about). Default none. */
+  fields?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -44,9 +46,11 @@ export interface CoverageWarningOptions {
  */
 export function warnAboutCoverage(coverage: PolicyCoverage, options: CoverageWarningOptions): void {
   const { warn, policy } = options;
+  const tag = options.fields ?? {};
   for (const [kind, covered] of [['tools', coverage.tools], ['prompts', coverage.prompts], ['resources', coverage.resources]] as const) {
     if (!covered || covered.open.length === 0) continue;
     emitWarning(warn, `policy: ${describeOpenItems(kind, covered, Boolean(policy?.requiredScopes?.length))}; add a rule (or "*") under "${kind}" in the policy`, {
+      ...tag,
       kind,
       ...clippedNames(covered.open),
     });
@@ -54,6 +58,7 @@ export function warnAboutCoverage(coverage: PolicyCoverage, options: CoverageWar
   coverage.unmatchedRules.slice(0, MAX_UNMATCHED_LINES).forEach((rule, index, shown) => {
     const more = index === shown.length - 1 ? coverage.unmatchedRules.length - shown.length : 0;
     emitWarning(warn, `policy: ${describeUnmatchedRule(rule, (name) => JSON.stringify(clipName(name)), options.lister)}`, {
+      ...tag,
       kind: rule.kind,
       rule: clipName(rule.name),
       ...(rule.suggestion ? { suggestion: clipName(rule.suggestion) } : {}),

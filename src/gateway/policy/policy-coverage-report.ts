@@ -87,10 +87,10 @@ async function ownAuthorization(credentials: UpstreamCredentials | undefined): P
  * When the upstream cannot be listed, the summary says why and nothing else is written. Never throws.
  */
 export async function reportPolicyCoverage(options: PolicyCoverageReportOptions): Promise<PolicyCoverageReport> {
-  const { config, log } = options;
+  const { config, log, warn } = options;
   const server = options.server;
-  // With several servers, every line names the server it is about.
-  const warn = server === undefined ? options.warn : (line: string) => options.warn(withServer(line, server));
+  // With several servers, every line names the server it is about, right after its message.
+  const tag = server === undefined ? {} : { server };
   const time = (): string => new Date().toISOString();
   const summaryBase = { event: 'summary', ...(server !== undefined ? { server } : {}), issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
   /** The summary line for a listing that could not be made, and the report saying why. */
@@ -116,6 +116,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     // A stdio program that fails (a misspelt script, a missing module) left only this summary on stdout, easy to
     // miss among its own lines: its exit, its last stderr line and what to do go to stderr with the warnings.
     emitWarning(warn, `policy: not compared with the upstream, which could not be listed: ${reason}`, {
+      ...tag,
       ...(failure.exit ? { exit: failure.exit } : {}),
       ...(failure.stderr.length > 0 ? { stderr: failure.stderr.at(-1) } : {}),
       fix: failure.fix,
@@ -124,7 +125,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   }
   if (options.selection && catalog.tools) {
     for (const { path, pattern, closest } of unmatchedToolPatterns(options.selection.definition, catalog.tools, options.selection.path)) {
-      emitWarning(warn, `tools: ${path} matches no tool the server lists${closest ? `; did you mean ${closest}?` : ''}`, { pattern });
+      emitWarning(warn, `tools: ${path} matches no tool the server lists${closest ? `; did you mean ${closest}?` : ''}`, { ...tag, pattern });
     }
   }
   // A tool the selection leaves out is exposed to nobody: it needs no rule.
@@ -132,7 +133,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   const coverage = checkPolicyCoverage(options.policy, catalog);
   const other = options.otherRequiredScopes ?? [];
   const worded = other.length > 0 ? { ...options.policy, requiredScopes: [...(options.policy?.requiredScopes ?? []), ...other] } : options.policy;
-  warnAboutCoverage(coverage, { policy: worded, warn });
+  warnAboutCoverage(coverage, { policy: worded, warn, fields: tag });
   writeSafely(
     log,
     JSON.stringify({
@@ -143,14 +144,4 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     }),
   );
   return { coverage, catalog };
-}
-
-/** A JSON log line with `server` added after its message. */
-function withServer(line: string, server: string): string {
-  try {
-    const { time, event, message, ...rest } = JSON.parse(line) as Record<string, unknown>;
-    return JSON.stringify({ time, event, message, server, ...rest });
-  } catch {
-    return line;
-  }
 }
