@@ -177,20 +177,23 @@ function suite(mode: GatewayMode): void {
 
     it('refuses a call the token has no scope for with 403 before it reaches the upstream', async () => {
       const { transport, token } = await connect(`${BASE} ${TOOLS}`);
-      const res = await fetch(gateway.resource, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'Mcp-Session-Id': transport.sessionId!,
-          'MCP-Protocol-Version': transport.protocolVersion ?? '2025-11-25',
-          // Forwarded when a request passes, so the upstream's record shows whether this one did.
-          'User-Agent': 'refused-call-probe',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: tool('get-env'), arguments: {} } }),
-        signal: AbortSignal.timeout(10_000),
-      });
+      // A tools/call in the client's session, sent by hand; its User-Agent is forwarded when a request passes, so the
+      // upstream's record shows whether this one did.
+      const callInSession = (id: number, name: string, args: Record<string, unknown>, userAgent: string): Promise<Response> =>
+        fetch(gateway.resource, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${token}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            'Mcp-Session-Id': transport.sessionId!,
+            'MCP-Protocol-Version': transport.protocolVersion ?? '2025-11-25',
+            'User-Agent': userAgent,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+          signal: AbortSignal.timeout(10_000),
+        });
+      const res = await callInSession(99, tool('get-env'), {}, 'refused-call-probe');
       assert.equal(res.status, 403);
       const challenge = res.headers.get('www-authenticate') ?? '';
       assert.match(challenge, /^Bearer /);
@@ -200,19 +203,7 @@ function suite(mode: GatewayMode): void {
       assert.equal(body.id, 99);
       assert.ok(!recorded().some((r) => r.headers['user-agent'] === 'refused-call-probe'), 'the refused call never reached the upstream');
       // The probe can fail: a call that passes on the same session does reach the upstream with its User-Agent.
-      const allowed = await fetch(gateway.resource, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'Mcp-Session-Id': transport.sessionId!,
-          'MCP-Protocol-Version': transport.protocolVersion ?? '2025-11-25',
-          'User-Agent': 'allowed-call-probe',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/call', params: { name: tool('echo'), arguments: { message: 'allowed' } } }),
-        signal: AbortSignal.timeout(10_000),
-      });
+      const allowed = await callInSession(100, tool('echo'), { message: 'allowed' }, 'allowed-call-probe');
       assert.equal(allowed.status, 200);
       await allowed.arrayBuffer();
       assert.ok(recorded().some((r) => r.headers['user-agent'] === 'allowed-call-probe'), 'the allowed call reached the upstream');
