@@ -1,0 +1,105 @@
+/**
+ * A {@link TokenStore} in the process's memory: for tests, and for a gateway that need not keep connections
+ * across restarts. Bounded in entries and in bytes; expired entries go when read or when room is needed.
+ */
+import { TokenStoreFullError, type TokenStore } from './token-store.js';
+
+/** Options of {@link createMemoryTokenStore}. */
+export interface MemoryTokenStoreOptions {
+  /** Most entries kept. Default 100 000. */
+  maxEntries?: number;
+  /** Most bytes of keys and values kept, together. Default 64 MiB. */
+  maxBytes?: number;
+}
+
+/**
+ * Creates the store. Locks are per process.
+ *
+ * @example
+ * const store = createMemoryTokenStore({ maxEntries: 1000 });
+ * await store.set('ticket:abc', sealed, 600_000);
+ */
+export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): TokenStore {
+  const maxEntries = options.maxEntries ?? 100_000;
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const entries = new Map<string, { value: string; expiresAt: number }>();
+  const locks = new Map<string, Promise<unknown>>();
+  let bytes = 0;
+  const sizeOf = (key: string, value: string): number => 2 * (key.length + value.length);
+  const live = (key: string): { value: string; expiresAt: number } | undefined => {
+    const entry = entries.get(key);
+    if (entry && entry.expiresAt <= Date.now()) {
+      remove(key);
+      return undefined;
+    }
+    return entry;
+  };
+  const remove = (key: string): boolean => {
+    const entry = entries.get(key);
+    if (!entry) return false;
+    entries.delete(key);
+    bytes -= sizeOf(key, entry.value);
+    return true;
+  };
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
+  };
+  const write = (key: string, value: string, ttlMs: number | undefined): void => {
+    const previous = entries.get(key);
+    const growth = sizeOf(key, value) - (previous ? sizeOf(key, previous.value) : 0);
+    if ((!previous && entries.size >= maxEntries) || bytes + growth > maxBytes) sweep();
+    if (!entries.has(key) && entries.size >= maxEntries) throw new TokenStoreFullError(`${maxEntries} entries`);
+    const again = entries.get(key);
+    const needed = sizeOf(key, value) - (again ? sizeOf(key, again.value) : 0);
+    if (bytes + needed > maxBytes) throw new TokenStoreFullError(`${maxBytes} bytes`);
+    entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
+    bytes += needed;
+  };
+  return {
+    get: (key) => Promise.resolve(live(key)?.value),
+    set(key, sealed, ttlMs) {
+      write(key, sealed, ttlMs);
+      return Promise.resolve();
+    },
+    compareAndSet(key, expected, next, ttlMs) {
+      if (live(key)?.value !== expected) return Promise.resolve(false);
+      write(key, next, ttlMs);
+      return Promise.resolve(true);
+    },
+    delete: (key) => Promise.resolve(live(key) !== undefined && remove(key)),
+    take(key) {
+      const value = live(key)?.value;
+      if (value !== undefined) remove(key);
+      return Promise.resolve(value);
+    },
+    keys(prefix, limit) {
+      const found: string[] = [];
+      for (const key of entries.keys()) {
+        if (found.length >= limit) break;
+        if (key.startsWith(prefix) && live(key)) found.push(key);
+      }
+      return Promise.resolve(found);
+    },
+    async withLock(name, ttlMs, work) {
+      // Each waiter chains after the one before; a holder that overruns ttlMs no longer blocks the next.
+      const before = locks.get(name) ?? Promise.resolve();
+      let release!: () => void;
+      const mine = new Promise<void>((resolve) => (release = resolve));
+      const chained = before.then(() => mine);
+      locks.set(name, chained);
+      await Promise.race([before, new Promise((resolve) => setTimeout(resolve, ttlMs).unref())]);
+      try {
+        return await work();
+      } finally {
+        release();
+        if (locks.get(name) === chained) locks.delete(name);
+      }
+    },
+    close() {
+      entries.clear();
+      bytes = 0;
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Where connected accounts are kept: sealed strings under string keys. Every value is sealed (JWE, see
+ * `record-sealer.ts`) before it reaches a store, so a store never holds a token, a subject or a secret in plain
+ * text. One interface, several places: a directory on one machine, Redis for a fleet, memory for tests.
+ */
+
+/** A place for sealed values. Every method bounds what it keeps; none logs a value. */
+export interface TokenStore {
+  /** The value under `key`, or undefined when absent or expired. */
+  get(key: string): Promise<string | undefined>;
+  /**
+   * Writes `sealed` under `key`, for at most `ttlMs` milliseconds when given (tickets, pending flows).
+   *
+   * @throws TokenStoreFullError when the store is at its bound (entries or bytes).
+   */
+  set(key: string, sealed: string, ttlMs?: number): Promise<void>;
+  /**
+   * Writes `next` only if the current value is `expected` (undefined: absent). Resolves true when written. A
+   * refresh that rotates a refresh token writes with it, so two replicas refreshing at once cannot both win.
+   */
+  compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean>;
+  /** Removes `key`; resolves true when it was there. */
+  delete(key: string): Promise<boolean>;
+  /** Reads and removes `key` in one step: a one-time value (a connect ticket, a pending authorization). */
+  take(key: string): Promise<string | undefined>;
+  /** Keys that start with `prefix`, at most `limit` of them, in no particular order. */
+  keys(prefix: string, limit: number): Promise<string[]>;
+  /**
+   * Runs `work` while holding the lock `name`, held for at most `ttlMs` milliseconds; callers of the same name
+   * wait their turn (across replicas for a shared store).
+   */
+  withLock<T>(name: string, ttlMs: number, work: () => Promise<T>): Promise<T>;
+  /** Releases connections and timers. */
+  close(): Promise<void>;
+}
+
+/** A store refused a write: it holds as many entries or bytes as it is allowed to. */
+export class TokenStoreFullError extends Error {
+  constructor(what: string) {
+    super(`the token store is full (${what})`);
+    this.name = 'TokenStoreFullError';
+  }
+}
