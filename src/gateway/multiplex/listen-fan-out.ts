@@ -38,9 +38,14 @@ const LIST_KINDS = [
 export class ListenFanOut {
   private readonly active = new Map<string, () => void>();
 
+  /**
+   * @param onListChanged - Told of each server whose `list_changed` arrives, whether or not the client asked for
+   *   it: the lists kept of that server are stale.
+   */
   constructor(
     private readonly members: readonly SetMember[],
     private readonly routes: ResourceRoutes,
+    private readonly onListChanged: (server: string) => void = () => {},
   ) {}
 
   /** Serves one `subscriptions/listen` (the pipeline has authorized every URI in it). */
@@ -83,10 +88,18 @@ export class ListenFanOut {
       lastListChanged.set(method, now);
       return true;
     };
-    const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, keep), streams, req.headers));
+    const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, this.noticing(member.name, keep)), streams, req.headers));
     if (parts.length === 0) end();
     await Promise.all(finished);
     end();
+  }
+
+  /** `keep`, telling {@link onListChanged} of a `list_changed` from `server` first. */
+  private noticing(server: string, keep: (note: Record<string, unknown>) => boolean): (note: Record<string, unknown>) => boolean {
+    return (note) => {
+      if (typeof note.method === 'string' && note.method.endsWith('/list_changed')) this.onListChanged(server);
+      return keep(note);
+    };
   }
 
   /** Ends the client's listen stream of that id, for a `notifications/cancelled`; false when there is none. */

@@ -9,6 +9,7 @@ import type { CompositeSession, CompositeSessions } from './composite-sessions.j
 import type { ListCursors, ServerCursors } from './list-cursor.js';
 import { callMember, ownRequestId, type MemberAnswer } from './member-call.js';
 import type { ResourceRoutes } from './resource-routes.js';
+import { ReusedPages, reuseMsOf } from './reused-pages.js';
 import type { SetMember } from './set-member.js';
 
 /** Why a server's part of a merged list is missing. */
@@ -66,8 +67,15 @@ export interface ListMergerOptions {
 export class ListMerger {
   private readonly memo = new Map<string, { texts: readonly string[]; result: string }>();
   private memoBytes = 0;
+  /** Servers' pages that any caller may be served while fresh (2026-07-28 `cacheScope: "public"`). */
+  private readonly pages = new ReusedPages<Part>();
 
   constructor(private readonly options: ListMergerOptions) {}
+
+  /** Drops the pages kept of `server`: it said its lists changed. */
+  forgetPages(server: string): void {
+    this.pages.forget(server);
+  }
 
   async merge(request: MergeRequest): Promise<MergeOutcome> {
     const method = request.request.method;
@@ -92,6 +100,10 @@ export class ListMerger {
 
   /** Asks one server for its page; a failure is reported as a reason, never thrown. */
   private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined, retried = false): Promise<Part> {
+    // Only a request of the stateless revision, outside any session, has pages that say whether they are public.
+    const pageKey = request.session === undefined && isStatelessRevision(request.protocolVersion) ? ReusedPages.key(member.name, request.request.method, request.protocolVersion!, cursor) : undefined;
+    const kept = pageKey !== undefined ? this.pages.get(pageKey) : undefined;
+    if (kept !== undefined) return kept;
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
     let sessionId: string | undefined;
     let protocolVersion = request.protocolVersion;
@@ -124,7 +136,14 @@ export class ListMerger {
     }
     if (answer.status !== 200) return { member, failure: 'upstream_refused' };
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
-    return { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
+    const part: Part = { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
+    // Parsed for its hints only when it may have them: most pages are not public.
+    if (pageKey !== undefined && part.text!.includes('"public"')) {
+      const response = answer.response;
+      const reuseMs = reuseMsOf(response && 'result' in response ? (response.result as Record<string, unknown>) : undefined);
+      this.pages.set(pageKey, part, part.text!.length, reuseMs);
+    }
+    return part;
   }
 
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */

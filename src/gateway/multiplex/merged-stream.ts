@@ -27,12 +27,14 @@ export class MergedStream {
 
   /**
    * @param resumeFrom - Each server's last event id, from the client's `Last-Event-ID`.
+   * @param onListChanged - Told of each server whose `list_changed` arrives: the lists kept of it are stale.
    */
   constructor(
     private readonly res: ServerResponse,
     private readonly auth: AuthInfo,
     private readonly signal: AbortSignal,
     private readonly resumeFrom: ReadonlyMap<string, string>,
+    private readonly onListChanged: (server: string) => void = () => {},
   ) {
     this.ids = new EventIdVector(resumeFrom);
     startEventStream(res);
@@ -43,7 +45,7 @@ export class MergedStream {
   /** Adds a server's GET stream within its session (none for a server without sessions). */
   attach(member: SetMember, opened: MemberSession): void {
     if (this.ended || opened.id === undefined || this.streams.has(member.name)) return;
-    const relabeller = new EventRelabeller(member.name, this.ids, (message) => this.keep(message));
+    const relabeller = new EventRelabeller(member.name, this.ids, (message) => this.keep(member.name, message));
     const captured: CapturedResponse = new CapturedResponse(0, (chunk) => {
       if (captured.statusCode !== 200 || mediaType(captured.header('content-type')) !== EVENT_STREAM_MEDIA_TYPE) return;
       const out = relabeller.push(chunk);
@@ -73,9 +75,10 @@ export class MergedStream {
     this.settle();
   }
 
-  private keep(message: Record<string, unknown>): boolean {
+  private keep(server: string, message: Record<string, unknown>): boolean {
     const method = message.method;
     if (typeof method !== 'string' || !method.endsWith('/list_changed')) return true;
+    this.onListChanged(server);
     const now = Date.now();
     if (now - (this.lastListChanged.get(method) ?? -Infinity) < LIST_CHANGED_COALESCE_MS) return false;
     this.lastListChanged.set(method, now);

@@ -162,7 +162,7 @@ class ServerSetRouter {
       openTimeoutMs: listTimeoutMs,
       ...(options.sessionSealer ? { sealer: options.sessionSealer } : {}),
     });
-    this.listens = new ListenFanOut(members, this.routes);
+    this.listens = new ListenFanOut(members, this.routes, (server) => this.lists.forgetPages(server));
     const configuration = members.map((m) => m.name).join(',');
     this.lists = new ListMerger({
       members,
@@ -482,7 +482,7 @@ class ServerSetRouter {
     const session = found.session;
     const lastEventId = req.headers['last-event-id'];
     const resumeFrom = EventIdVector.read(typeof lastEventId === 'string' ? lastEventId : undefined, new Set(this.byName.keys()));
-    const merged = new MergedStream(res, context.auth, context.signal, resumeFrom);
+    const merged = new MergedStream(res, context.auth, context.signal, resumeFrom, (server) => this.lists.forgetPages(server));
     this.streams.add(merged);
     const previous = session.onOpened;
     const attach = (member: SetMember, opened: MemberSession): void => merged.attach(member, opened);

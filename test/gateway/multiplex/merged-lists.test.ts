@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -16,8 +17,8 @@ import { postMcp } from '../../helpers/http-client.js';
 const STATELESS = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
 
-/** A raw MCP server speaking 2026-07-28: `tools` listed two per page after `delayMs`. */
-async function rawServer(tools: string[], delayMs = 0): Promise<{ url: string; server: Server; lists: number }> {
+/** A raw MCP server speaking 2026-07-28: `tools` listed two per page after `delayMs`, each page with `hints` (caching). */
+async function rawServer(tools: string[], delayMs = 0, hints: { cacheScope?: string; ttlMs?: number } = {}): Promise<{ url: string; server: Server; lists: number }> {
   const state = { lists: 0 };
   const server = createServer((req, res) => {
     let body = '';
@@ -30,7 +31,7 @@ async function rawServer(tools: string[], delayMs = 0): Promise<{ url: string; s
         state.lists++;
         const start = Number(message.params?.cursor ?? 0);
         const page = tools.slice(start, start + 2).map((name) => ({ name, inputSchema: { type: 'object' } }));
-        result = { resultType: 'complete', tools: page, ...(start + 2 < tools.length ? { nextCursor: String(start + 2) } : {}) };
+        result = { resultType: 'complete', tools: page, ...(start + 2 < tools.length ? { nextCursor: String(start + 2) } : {}), ...hints };
       } else if (message.method === 'tools/call') result = { resultType: 'complete', content: [{ type: 'text', text: `called ${message.params?.name}` }] };
       else result = { resultType: 'complete' };
       const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
@@ -53,17 +54,17 @@ after(async () => {
   await as?.close();
 });
 
-async function gatewayFor(entries: [string, string][], warnings: string[] = []): Promise<RunningGateway> {
+async function gatewayFor(entries: [string, string][], warnings: string[] = [], policies: Record<string, PolicyDefinition> = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
-  const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false }));
+  const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}) }));
   const gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 1_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
   gateways.push(gateway);
   as.addResource(gateway.resource, { scopes: ['mcp'] });
   return gateway;
 }
 
-async function list(gateway: RunningGateway, cursor?: string) {
-  const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+async function list(gateway: RunningGateway, cursor?: string, caller: { sub: string; scope: string } = { sub: 'alice', scope: 'mcp' }) {
+  const token = await as.issueAccessToken({ resource: gateway.resource, scope: caller.scope, sub: caller.sub });
   return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META, ...(cursor ? { cursor } : {}) } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
 }
 
@@ -164,6 +165,27 @@ async function sessionfulServer(): Promise<{ url: string; server: Server; forget
   await once(server, 'listening');
   return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, forget: () => sessions.clear() });
 }
+
+describe('pages a server marks public (2026-07-28 caching)', () => {
+  it('are reused for every caller while fresh, still filtered per caller; other pages are asked every time', async () => {
+    const shared = await rawServer(['open', 'secret'], 0, { cacheScope: 'public', ttlMs: 400 });
+    const own = await rawServer(['mine'], 0, { cacheScope: 'private', ttlMs: 60_000 });
+    servers.push(shared.server, own.server);
+    const gateway = await gatewayFor([['shared', shared.url], ['own', own.url]], [], { shared: { tools: { '*': ['mcp'], secret: ['admin'] } } });
+    as.addResource(gateway.resource, { scopes: ['mcp', 'admin'] });
+    const names = (answer: Awaited<ReturnType<typeof list>>): string[] => answer.json.result.tools.map((t: { name: string }) => t.name);
+    const admin = await list(gateway, undefined, { sub: 'alice', scope: 'mcp admin' });
+    const plain = await list(gateway, undefined, { sub: 'bob', scope: 'mcp' });
+    assert.deepEqual(names(admin), ['shared__open', 'shared__secret', 'own__mine']);
+    assert.deepEqual(names(plain), ['shared__open', 'own__mine'], 'a reused page is filtered by the caller\'s policy');
+    assert.equal(admin.json.result.cacheScope, 'private');
+    assert.equal(shared.lists, 1, 'the public page was asked once for both callers');
+    assert.equal(own.lists, 2, 'a private page is asked for each request');
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    await list(gateway);
+    assert.equal(shared.lists, 2, 'a page is asked again once its ttlMs has passed');
+  });
+});
 
 describe('a server that forgot the session (restarted)', () => {
   it('gets a new session from the gateway and the request again, once, within the same client session', async () => {
