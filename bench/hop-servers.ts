@@ -11,6 +11,10 @@
  * - `list`: the merged `tools/list` of 3 × 300 tools, filtered (every odd-numbered tool needs a scope the token
  *   lacks, a rule that each server's policy holds for its own tools), against a single-server gateway in front of a
  *   fourth upstream listing the same 900 tools under one policy holding every rule;
+ * - `list-public`: the same lists asked in the stateless revision (2026-07-28), whose upstreams mark their list
+ *   `cacheScope: "public"` with a `ttlMs`, as the revision advises for lists identical for every user: the
+ *   three-server endpoint may then serve each server's page again until it is stale, while the single-server
+ *   gateway passes every request on, as a proxy does (see `reused-pages.ts`);
  * - `slow-list`: one server answers its list 200 ms late (a fifth upstream, in place of `alpha`), the others at
  *   once; a new client session's first merged list (nothing kept per session, and no merge to reuse) is timed,
  *   beside that slow upstream's own first list.
@@ -30,7 +34,7 @@ import { cpuTimes, onExit, startScript, stopAll } from './processes.js';
 import { williamsOrder } from './round-order.js';
 
 /** The workloads of the servers part (`BENCH_SERVERS_WORKLOADS`). */
-export const SERVERS_WORKLOADS = ['call', 'list', 'slow-list'] as const;
+export const SERVERS_WORKLOADS = ['call', 'list', 'list-public', 'slow-list'] as const;
 export type ServersWorkload = (typeof SERVERS_WORKLOADS)[number];
 
 /** Targets, printed next to the figures (information, not assertions). */
@@ -117,6 +121,14 @@ export function serversConfigFile(urls: readonly string[]): object {
 
 const callBody = (tool: string): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: { query: 'notes' } } });
 const LIST_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+/** `list-public`: the list request of the stateless revision, with the headers it requires. */
+const STATELESS_LIST_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/list',
+  params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+});
+const STATELESS_LIST_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
 /** Tools the token sees of the 900: the even-numbered ones. */
 const VISIBLE_TOOLS = (TOOLS_PER_SERVER * SERVER_NAMES.length) / 2;
 
@@ -134,6 +146,8 @@ async function backgroundBusy(ms: number): Promise<number[]> {
 /** The processes of the part, started for the workloads asked for. */
 interface ServersProcesses {
   load: LoadProcess;
+  /** The workloads asked for. */
+  workloads: readonly ServersWorkload[];
   /** The set's three upstreams, in {@link SERVER_NAMES} order. */
   members: Hop<string>[];
   /** The upstream listing all 900 tools (`list`). */
@@ -155,7 +169,7 @@ async function startProcesses(settings: ServersSettings, dir: string, serverCpu:
   const { load, issuer } = await LoadProcess.ready(loadChild, settings.connections);
   const upstream = (name: string, args: string[]): Promise<Hop<string>> => startHop(name, 'upstream.ts', args, serverCpu);
   const members = await Promise.all(SERVER_NAMES.map((name, i) => upstream(`upstream ${name}`, [`tools=${TOOLS_PER_SERVER}`, `first=${i * TOOLS_PER_SERVER}`])));
-  const whole = wants('list') ? await upstream('upstream of 900', [`tools=${TOOLS_PER_SERVER * SERVER_NAMES.length}`]) : undefined;
+  const whole = wants('list') || wants('list-public') ? await upstream('upstream of 900', [`tools=${TOOLS_PER_SERVER * SERVER_NAMES.length}`]) : undefined;
   const slow = wants('slow-list') ? await upstream('slow upstream', [`tools=${TOOLS_PER_SERVER}`, `list-delay-ms=${SLOW_LIST_DELAY_MS}`]) : undefined;
   const write = (name: string, content: object): string => {
     const file = join(dir, name);
@@ -174,7 +188,7 @@ async function startProcesses(settings: ServersSettings, dir: string, serverCpu:
   const slowConfig = slow ? write('slow-servers.json', serversConfigFile([slow.url, ...members.slice(1).map((m) => m.url)])) : undefined;
   const slowServers = slowConfig ? await gateway('three-server gateway, one slow', `config:${slowConfig}`, endpointPolicyFile, [...(settings.gatewayNodeFlags ?? [])]) : undefined;
   for (const hop of [servers, singleCall, singleList, slowServers]) if (hop) await load.token(hop.url);
-  return { load, members, servers, ...(whole ? { whole } : {}), ...(slow ? { slow } : {}), ...(slowServers ? { slowServers } : {}), ...(singleCall ? { singleCall } : {}), ...(singleList ? { singleList } : {}) };
+  return { load, workloads: settings.workloads, members, servers, ...(whole ? { whole } : {}), ...(slow ? { slow } : {}), ...(slowServers ? { slowServers } : {}), ...(singleCall ? { singleCall } : {}), ...(singleList ? { singleList } : {}) };
 }
 
 /** Fails unless `body` is the answer a target must give: the call's result, or the list with its expected tool names. */
@@ -207,9 +221,9 @@ function visibleTools(prefixed: boolean, count = VISIBLE_TOOLS * 2): string[] {
 
 /** One request-rate workload: its targets, each with the body it is sent and the upstreams behind it. */
 interface RateWorkload {
-  name: 'call' | 'list';
+  name: 'call' | 'list' | 'list-public';
   /** `tokenResource`: whose reused token is sent (the upstream alone ignores it). */
-  targets: Array<{ target: ServersTarget; hop: Hop<string>; body: string; behind: Hop<string>[]; tokenResource: string }>;
+  targets: Array<{ target: ServersTarget; hop: Hop<string>; body: string; headers?: Record<string, string>; behind: Hop<string>[]; tokenResource: string }>;
 }
 
 function rateWorkloads(p: ServersProcesses): RateWorkload[] {
@@ -224,13 +238,19 @@ function rateWorkloads(p: ServersProcesses): RateWorkload[] {
       ],
     });
   }
-  if (p.singleList && p.whole) {
+  const lists: Array<['list' | 'list-public', string, Record<string, string> | undefined]> = [
+    ['list', LIST_BODY, undefined],
+    ['list-public', STATELESS_LIST_BODY, STATELESS_LIST_HEADERS],
+  ];
+  for (const [name, body, headers] of lists) {
+    if (!p.singleList || !p.whole || !p.workloads.includes(name)) continue;
+    const h = headers ? { headers } : {};
     workloads.push({
-      name: 'list',
+      name,
       targets: [
-        { target: 'upstream', hop: p.whole, body: LIST_BODY, behind: [p.whole], tokenResource: p.singleList.url },
-        { target: 'gateway', hop: p.singleList, body: LIST_BODY, behind: [p.whole], tokenResource: p.singleList.url },
-        { target: 'servers', hop: p.servers, body: LIST_BODY, behind: p.members, tokenResource: p.servers.url },
+        { target: 'upstream', hop: p.whole, body, ...h, behind: [p.whole], tokenResource: p.singleList.url },
+        { target: 'gateway', hop: p.singleList, body, ...h, behind: [p.whole], tokenResource: p.singleList.url },
+        { target: 'servers', hop: p.servers, body, ...h, behind: p.members, tokenResource: p.servers.url },
       ],
     });
   }
@@ -238,13 +258,14 @@ function rateWorkloads(p: ServersProcesses): RateWorkload[] {
 }
 
 async function checkRateWorkload(load: LoadProcess, workload: RateWorkload): Promise<void> {
-  for (const { target, hop, body, tokenResource } of workload.targets) {
+  for (const { target, hop, body, headers, tokenResource } of workload.targets) {
     const expect =
       workload.name === 'call'
         ? { result: CALL_RESULT }
         : { tools: target === 'upstream' ? Array.from({ length: VISIBLE_TOOLS * 2 }, (_, i) => toolName(i)) : visibleTools(target === 'servers') };
     // Twice: the second answer (perhaps a reused merge or filter) must be the first.
-    const [first, second] = [await load.probe(hop.url, { body, tokenResource }), await load.probe(hop.url, { body, tokenResource })];
+    const probe = { body, tokenResource, ...(headers ? { headers } : {}) };
+    const [first, second] = [await load.probe(hop.url, probe), await load.probe(hop.url, probe)];
     checkAnswer(`${hop.target} (${workload.name})`, first, expect);
     if (second.body !== first.body) throw new Error(`${hop.target} (${workload.name}): a second answer differs from the first`);
   }
@@ -258,7 +279,7 @@ async function measure(load: LoadProcess, t: RateWorkload['targets'][number], se
   const sampleAll = (): Promise<[Array<{ cpu?: number }>, { cpu?: number; active?: number; idle?: number } | undefined]> => Promise.all([Promise.all(t.behind.map(sample)), inFront ? sample(inFront) : undefined]);
   const [coreBefore, loadBefore] = [core(), loadCore()];
   const [upBefore, hopBefore] = await sampleAll();
-  const summary = await load.run({ url: t.hop.url, scenario: 'gateway', durationSeconds: seconds, body: t.body, tokenResource: t.tokenResource });
+  const summary = await load.run({ url: t.hop.url, scenario: 'gateway', durationSeconds: seconds, body: t.body, ...(t.headers ? { headers: t.headers } : {}), tokenResource: t.tokenResource });
   const [upAfter, hopAfter] = await sampleAll();
   const [coreAfter, loadAfter] = [core(), loadCore()];
   if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
@@ -337,9 +358,10 @@ async function runRateWorkload(load: LoadProcess, workload: RateWorkload, settin
   return { rows, serversOverSingle: overSingle, cpuServersOverSingle: cpuOverSingle, target, runs: rounds };
 }
 
-function printRateTable(name: 'call' | 'list', rows: ReadonlyArray<{ label: string; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number; perRound: number[] }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>, overSingle: ReturnType<typeof spread>, target: number, cpuOverSingle: ReturnType<typeof spread> | undefined): void {
+function printRateTable(name: RateWorkload['name'], rows: ReadonlyArray<{ label: string; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number; perRound: number[] }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>, overSingle: ReturnType<typeof spread>, target: number, cpuOverSingle: ReturnType<typeof spread> | undefined): void {
   console.log('');
-  console.log(name === 'call' ? 'several servers, small tools/call:' : `several servers, tools/list of ${SERVER_NAMES.length} × ${TOOLS_PER_SERVER} tools, filtered to ${VISIBLE_TOOLS}:`);
+  const listed = `tools/list of ${SERVER_NAMES.length} × ${TOOLS_PER_SERVER} tools, filtered to ${VISIBLE_TOOLS}`;
+  console.log(name === 'call' ? 'several servers, small tools/call:' : name === 'list' ? `several servers, ${listed}:` : `several servers, ${listed}, 2026-07-28, the servers' pages public for 60 s:`);
   console.log(`${'target'.padEnd(34)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}`);
   for (const row of rows) {
     console.log(

@@ -50,7 +50,7 @@ export class LoadProcess {
     return this.ask({ type: 'firstRequest', id: nextId++, url, tokenResource, body }, `first request at ${url}`, (m) => (m.type === 'firstAnswered' ? m : undefined), 60_000);
   }
 
-  probe(url: string, options: { body?: string; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string }> {
+  probe(url: string, options: { body?: string; headers?: Record<string, string>; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string }> {
     return this.ask({ type: 'probe', id: nextId++, url, ...options }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
   }
 

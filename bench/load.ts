@@ -175,7 +175,7 @@ async function run(request: RunRequest): Promise<RunSummary> {
   const result = await autocannon({
     url: request.url,
     method: 'POST',
-    headers: { ...REQUEST_HEADERS },
+    headers: { ...REQUEST_HEADERS, ...request.headers },
     body: request.body ?? REQUEST_BODY,
     connections: request.connections,
     pipelining: 1,
@@ -261,6 +261,7 @@ async function handle(command: LoadCommand): Promise<void> {
           method: 'POST',
           headers: {
             ...REQUEST_HEADERS,
+            ...command.headers,
             ...(session ? { authorization: session.authorization, 'mcp-session-id': session.id } : { authorization: `Bearer ${reusedFor(command.tokenResource)}` }),
           },
           body: command.body ?? REQUEST_BODY,

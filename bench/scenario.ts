@@ -87,6 +87,8 @@ export interface RunRequest {
   connections: number;
   /** The body to POST. Default {@link REQUEST_BODY}. */
   body?: string;
+  /** Headers sent besides {@link REQUEST_HEADERS} (e.g. a 2026-07-28 request's `MCP-Protocol-Version`). */
+  headers?: Record<string, string>;
   /** Send the reused token minted for this resource (see the `token` command) instead of the first one. */
   tokenResource?: string;
   /**
@@ -127,7 +129,7 @@ export type LoadCommand =
   | { type: 'mint'; id: number; resource: string; count: number }
   | { type: 'token'; id: number; resource: string }
   | { type: 'run'; id: number; run: RunRequest }
-  | { type: 'probe'; id: number; url: string; body?: string; tokenResource?: string; session?: boolean }
+  | { type: 'probe'; id: number; url: string; body?: string; headers?: Record<string, string>; tokenResource?: string; session?: boolean }
   /** Opens `count` MCP sessions at `url` (initialize, then initialized), each with its own token for `tokenResource`. */
   | { type: 'sessions'; id: number; url: string; count: number; tokenResource: string }
   /** Ends the sessions opened at `url` (DELETE). */

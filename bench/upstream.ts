@@ -3,7 +3,8 @@
  * answers prepared at start-up. POST `/mcp` with `tools/call` gets a small JSON result, with `tools/list` the
  * 1,000-tool list (about 150 KB); both `application/json` with a `Content-Length`. `initialize` opens a session
  * (a new `Mcp-Session-Id`, which later answers repeat, as MCP SDK servers do; no state is kept), a notification
- * gets 202, anything else a JSON-RPC error.
+ * gets 202, anything else a JSON-RPC error. A `tools/list` of the stateless revision (`MCP-Protocol-Version:
+ * 2026-07-28`) is complete and marked `cacheScope: "public"`, `ttlMs: 60000`.
  *
  * Usage: `node --import tsx bench/upstream.ts [tools=<n>] [first=<i>] [list-delay-ms=<ms>]`: by default the 1,000
  * tools `tool_0000` …; `tools` and `first` list `n` tools from `tool_<i>` on instead (the servers part gives each of
@@ -25,11 +26,13 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const LIST_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 const LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ tools: TOOLS })}}`);
 const CALL_TAIL = `,"result":${JSON.stringify(CALL_RESULT)}}`;
+// A 2026-07-28 list: complete, and the same for every user (the servers part's `list-public`).
+const PUBLIC_LIST_TAIL = Buffer.from(`,"result":${JSON.stringify({ resultType: 'complete', ttlMs: 60_000, cacheScope: 'public', tools: TOOLS })}}`);
 // The `list-fresh` answer: the same list, with a nextCursor that changes on every answer.
 const FRESH_TAIL = Buffer.from(`,"result":{"tools":${JSON.stringify(TOOLS)},"nextCursor":"`);
 let freshCounter = 0;
 
-function answer(message: { id?: unknown; method?: unknown }): { status: number; body: Buffer | string } {
+function answer(message: { id?: unknown; method?: unknown }, stateless: boolean): { status: number; body: Buffer | string } {
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? JSON.stringify(message.id) : 'null';
   if (message.method === 'tools/call') return { status: 200, body: `{"jsonrpc":"2.0","id":${id}${CALL_TAIL}` };
   if (message.method === 'initialize') {
@@ -37,6 +40,7 @@ function answer(message: { id?: unknown; method?: unknown }): { status: number; 
   }
   if (message.method === 'tools/list') {
     const cursor = (message as { params?: { cursor?: unknown } }).params?.cursor;
+    if (stateless) return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), PUBLIC_LIST_TAIL]) };
     if (cursor === 'fresh') return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), FRESH_TAIL, Buffer.from(`c${freshCounter++}"}}`)]) };
     return { status: 200, body: Buffer.concat([LIST_HEAD, Buffer.from(id), LIST_TAIL]) };
   }
@@ -62,7 +66,7 @@ const server = createServer((req, res) => {
       res.writeHead(202, { 'content-length': '0' }).end();
       return;
     }
-    const { status, body } = answer(message ?? {});
+    const { status, body } = answer(message ?? {}, req.headers['mcp-protocol-version'] === '2026-07-28');
     const session = message?.method === 'initialize' ? randomUUID() : req.headers['mcp-session-id'];
     const write = (): void => {
       res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), ...(typeof session === 'string' ? { 'mcp-session-id': session } : {}) });
