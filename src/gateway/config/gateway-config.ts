@@ -19,6 +19,7 @@ import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
+import { CONNECTED_ACCOUNTS_SETTINGS, loadConnectedAccountsConfig, type ConnectedAccountsConfig } from './connected-accounts-config.js';
 import { STDIO_INTEGER_SETTINGS } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
 import type { EveryNameListed, SettingName } from '../../core/kernel/setting-names.js';
@@ -65,15 +66,15 @@ const SETTING_ROWS = [
   { env: 'HOST', group: 'gateway', flag: '--host', value: '<address>', description: 'Interface to listen on.', defaultValue: DEFAULT_GATEWAY_HOST },
   { env: 'PORT', group: 'gateway', flag: '--port', value: '<number>', description: 'TCP port to listen on (0 picks a free one).', defaultValue: String(DEFAULT_GATEWAY_PORT) },
   { env: 'MCP_AUTH_IDENTITY_HEADERS', group: 'upstream', flag: '--identity-headers', value: '<on|off|subject=H,clientId=H,scopes=H,issuer=H>', description: `Send the caller's subject, client id, scopes and issuer to the upstream in headers; "on" uses ${DEFAULT_IDENTITY_HEADERS.subject}, ${DEFAULT_IDENTITY_HEADERS.clientId}, ${DEFAULT_IDENTITY_HEADERS.scopes} and ${DEFAULT_IDENTITY_HEADERS.issuer} (with several issuers, key users by issuer and subject together). Values are plain visible ASCII as they are, any other value as =?base64?…?=. Never the token.`, defaultValue: 'off', bare: true },
-  { env: 'MCP_AUTH_UPSTREAM_AUTH', group: 'upstream-auth', flag: '--upstream-auth', value: '<none|static|client_credentials|token_exchange>', description: "How the gateway authenticates to a protected HTTP upstream, as itself (the client's token never goes upstream): a static token, a client credentials token, or the caller's token exchanged (RFC 8693) for one whose audience is the upstream.", defaultValue: 'none' },
+  { env: 'MCP_AUTH_UPSTREAM_AUTH', group: 'upstream-auth', flag: '--upstream-auth', value: '<none|static|client_credentials|token_exchange|connected>', description: "How the gateway authenticates to a protected HTTP upstream (the client's token never goes upstream): as itself, with a static token or a client credentials token; with the caller's token exchanged (RFC 8693) for one whose audience is the upstream; or \"connected\", with each user's own authorization at the upstream, which the gateway asks the user for once, in the browser, and keeps (connected accounts).", defaultValue: 'none' },
   { env: 'MCP_AUTH_UPSTREAM_TOKEN', group: 'upstream-auth', value: '<token>', description: 'With static: the token sent upstream as Authorization: Bearer. Environment only, so it never shows in process listings.', defaultValue: 'off' },
   { env: 'MCP_AUTH_UPSTREAM_TOKEN_FILE', group: 'upstream-auth', flag: '--upstream-token-file', value: '<file>', description: 'With static: a file holding that token instead, re-read when it changes (rotated secrets) and after an upstream 401.', defaultValue: 'off' },
-  { env: 'MCP_AUTH_UPSTREAM_CLIENT_ID', group: 'upstream-auth', flag: '--upstream-client-id', value: '<id>', description: "With client_credentials or token_exchange: the gateway's client id at the upstream's authorization server.", defaultValue: 'off' },
+  { env: 'MCP_AUTH_UPSTREAM_CLIENT_ID', group: 'upstream-auth', flag: '--upstream-client-id', value: '<id>', description: "With client_credentials or token_exchange: the gateway's client id at the upstream's authorization server. With connected, optional: without it the gateway uses a Client ID Metadata Document it serves, or registers itself (RFC 7591).", defaultValue: 'off' },
   { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', group: 'upstream-auth', value: '<secret>', description: 'Its client secret. Environment only.', defaultValue: 'off' },
   { env: 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', group: 'upstream-auth', flag: '--upstream-client-secret-file', value: '<file>', description: 'A file holding that client secret instead, read at start-up.', defaultValue: 'off' },
-  { env: 'MCP_AUTH_UPSTREAM_SCOPE', group: 'upstream-auth', flag: '--upstream-scope', value: '<list>', description: 'With client_credentials or token_exchange: the scopes asked for the upstream.', defaultValue: "the authorization server's default" },
-  { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials or token_exchange: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
-  { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials or token_exchange: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
+  { env: 'MCP_AUTH_UPSTREAM_SCOPE', group: 'upstream-auth', flag: '--upstream-scope', value: '<list>', description: 'With client_credentials, token_exchange or connected: the scopes asked for the upstream.', defaultValue: "the authorization server's default" },
+  { env: 'MCP_AUTH_UPSTREAM_ISSUER', group: 'upstream-auth', flag: '--upstream-issuer', value: '<url>', description: "With client_credentials, token_exchange or connected: the issuer of the upstream's tokens.", defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_ISSUER" },
+  { env: 'MCP_AUTH_UPSTREAM_RESOURCE', group: 'upstream-auth', flag: '--upstream-resource', value: '<url>', description: 'With client_credentials, token_exchange or connected: the resource (RFC 8707) tokens are asked for, their audience.', defaultValue: "the upstream's RFC 9728 metadata, else MCP_AUTH_UPSTREAM" },
   { env: 'MCP_AUTH_UPSTREAM_CONNECT_TIMEOUT_MS', group: 'upstream', flag: '--connect-timeout-ms', value: '<ms>', description: 'Time allowed to connect to the upstream; then 504.', defaultValue: String(DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS) },
   { env: 'MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS', group: 'any-upstream', flag: '--idle-timeout-ms', aliases: ['--upstream-idle-timeout-ms'], value: '<ms>', description: 'Time allowed with no word from the upstream, HTTP or stdio, about a request: before its answer starts (then 504; a stdio process is also sent notifications/cancelled) and within its stream (then the stream ends).', defaultValue: String(STDIO_INTEGER_SETTINGS.idleTimeoutMs.fallback) },
   { env: 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', group: 'sessions', flag: '--max-sessions-per-caller', value: '<number>', description: "Most upstream sessions one caller holds; one more forgets that caller's least recently used session.", defaultValue: String(DEFAULT_MAX_SESSIONS_PER_CALLER) },
@@ -118,6 +119,7 @@ const SETTING_ROWS = [
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
+  ...CONNECTED_ACCOUNTS_SETTINGS,
 ] satisfies GatewaySetting[];
 
 /**
@@ -174,6 +176,8 @@ export interface GatewayConfig {
   sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
   policyWatch?: boolean;
+  /** Connected accounts (`MCP_AUTH_TOKEN_STORE`, `MCP_AUTH_LOGIN_*`); present exactly when an upstream is in connected mode. */
+  connectedAccounts?: ConnectedAccountsConfig;
   /**
    * Time allowed for each server's part of a merged list, in milliseconds (`MCP_AUTH_LIST_TIMEOUT_MS`, default
    * 5000); a server's own `listTimeoutMs` wins.
@@ -354,6 +358,8 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
             clientSessions: readSessionLimits(settings, problems),
           }
         : {};
+  const connected = 'servers' in upstreams && upstreams.servers ? upstreams.servers.filter((s) => s.upstreamAuth?.mode === 'connected').map((s) => s.name) : 'upstreamAuth' in upstreams && upstreams.upstreamAuth?.mode === 'connected' ? [''] : [];
+  const connectedAccounts = loadConnectedAccountsConfig(settings, problems, { connected, guard, env: context.env });
   problems.throwIfAny();
   return {
     host,
@@ -369,6 +375,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
     ...(dpopReplayCache ? { dpopReplayCache } : {}),
     ...(sessionSeal ? { sessionSeal } : {}),
     ...(policyWatch ? { policyWatch } : {}),
+    ...(connectedAccounts ? { connectedAccounts } : {}),
     ...upstreams,
     settings,
   };

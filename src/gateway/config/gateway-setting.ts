@@ -9,7 +9,7 @@ import type { SettingName } from '../../core/kernel/setting-names.js';
  * The topic a setting belongs to: the generated configuration page has one table per group, in the order of
  * `SETTING_GROUPS` in `settings-reference.ts`.
  */
-export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'any-upstream' | 'sessions' | 'limits' | 'logs' | 'metrics' | 'shared-store';
+export type GatewaySettingGroup = 'gateway' | 'token-validation' | 'upstream' | 'upstream-auth' | 'stdio' | 'any-upstream' | 'sessions' | 'limits' | 'logs' | 'metrics' | 'shared-store' | 'connected-accounts';
 
 /** One gateway setting: an environment variable, and the command-line flag that mirrors it. */
 export interface GatewaySetting {

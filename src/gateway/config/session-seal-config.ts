@@ -1,8 +1,8 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import { DEFAULT_SESSION_MAX_AGE_MS, parseSessionSecret, type SessionSealKey } from '../../core/session/session-seal.js';
+import { DEFAULT_SESSION_MAX_AGE_MS, type SessionSealKey } from '../../core/session/session-seal.js';
 import { parseIntegerSetting, readSetting } from '../../core/kernel/settings.js';
 import type { GatewaySetting } from './gateway-setting.js';
-import { readSecretFile } from './secret-file.js';
+import { readSealKeys } from './seal-keys-setting.js';
 
 /** Sealed session ids (`MCP_AUTH_SESSION_SECRET`): any replica given the same secret serves any session. */
 export interface SessionSealConfig {
@@ -50,20 +50,12 @@ const REGISTRY_SETTINGS = ['MCP_AUTH_MAX_SESSIONS', 'MCP_AUTH_MAX_SESSIONS_PER_C
  *   setting with a secret and an HTTP upstream.
  */
 export function loadSessionSealConfig(settings: Readonly<Record<string, string | undefined>>, httpUpstream: boolean): SessionSealConfig | undefined {
-  const secret = readSetting(settings, 'MCP_AUTH_SESSION_SECRET');
-  const file = readSetting(settings, 'MCP_AUTH_SESSION_SECRET_FILE');
   const maxAgeMs = parseIntegerSetting(readSetting(settings, 'MCP_AUTH_SESSION_MAX_AGE_MS'), 'MCP_AUTH_SESSION_MAX_AGE_MS', 1_000, 31_536_000_000);
-  if (secret !== undefined && file !== undefined) {
-    throw new ConfigurationError('MCP_AUTH_SESSION_SECRET_FILE', 'and MCP_AUTH_SESSION_SECRET are both set; set one of them');
-  }
-  if (secret === undefined && file === undefined) {
+  const keys = readSealKeys(settings, 'MCP_AUTH_SESSION_SECRET', 'MCP_AUTH_SESSION_SECRET_FILE');
+  if (keys === undefined) {
     if (maxAgeMs !== undefined) throw new ConfigurationError('MCP_AUTH_SESSION_MAX_AGE_MS', 'has no effect without MCP_AUTH_SESSION_SECRET (sealed session ids): set it too, or unset MCP_AUTH_SESSION_MAX_AGE_MS');
     return undefined;
   }
-  const keys =
-    secret !== undefined
-      ? parseSessionSecret(secret, 'MCP_AUTH_SESSION_SECRET')
-      : parseSessionSecret(readSecretFile(file!, 'MCP_AUTH_SESSION_SECRET_FILE').replace(/\s*[\r\n]+\s*/g, ','), 'MCP_AUTH_SESSION_SECRET_FILE');
   if (httpUpstream) {
     for (const name of REGISTRY_SETTINGS) {
       if (readSetting(settings, name) !== undefined) {

@@ -58,7 +58,11 @@ export const SETTING_GROUPS: Readonly<Record<GatewaySettingGroup, SettingGroupTe
   'shared-store': {
     title: 'Shared store (Redis)',
     intro: 'Replicas share their rate limits and DPoP replay cache through one Redis; without it each process keeps its own.',
+  },  'connected-accounts': {
+    title: 'Connected accounts',
+    intro: "Upstreams that need each user's own authorization (MCP_AUTH_UPSTREAM_AUTH=connected): where the gateway keeps each user's upstream tokens, sealed, and its own sign-in, which proves who completes a connection in the browser (see connected-accounts.md).",
   },
+
 };
 
 /** What the configuration page is rendered from. */

@@ -23,6 +23,7 @@ const SETTINGS_OF_MODE: Record<UpstreamAuthMode, readonly string[]> = {
   static: ['MCP_AUTH_UPSTREAM_TOKEN', 'MCP_AUTH_UPSTREAM_TOKEN_FILE'],
   client_credentials: ['MCP_AUTH_UPSTREAM_CLIENT_ID', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', 'MCP_AUTH_UPSTREAM_SCOPE', 'MCP_AUTH_UPSTREAM_ISSUER', 'MCP_AUTH_UPSTREAM_RESOURCE'],
   token_exchange: ['MCP_AUTH_UPSTREAM_CLIENT_ID', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', 'MCP_AUTH_UPSTREAM_SCOPE', 'MCP_AUTH_UPSTREAM_ISSUER', 'MCP_AUTH_UPSTREAM_RESOURCE'],
+  connected: ['MCP_AUTH_UPSTREAM_CLIENT_ID', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET', 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE', 'MCP_AUTH_UPSTREAM_SCOPE', 'MCP_AUTH_UPSTREAM_ISSUER', 'MCP_AUTH_UPSTREAM_RESOURCE'],
 };
 
 /** Upstream authentication, validated; build its credentials with {@link createUpstreamCredentials}. */
@@ -42,6 +43,20 @@ export type UpstreamAuthConfig =
       /** The gateway's own issuers: the fallback for `issuer`. */
       gatewayIssuers: readonly string[];
       /** Timeout of each request to the upstream's metadata and authorization server, in milliseconds. */
+      timeoutMs: number;
+    }
+  | {
+      /** Each user's own authorization at the upstream (connected accounts): see `src/gateway/connected/`. */
+      mode: 'connected';
+      upstream: string;
+      /** A client registered at the upstream's authorization server; absent: a Client ID Metadata Document or dynamic registration. */
+      clientId?: string;
+      /** Absent: a public client (PKCE). Never logged. */
+      clientSecret?: string;
+      scope?: string;
+      issuer?: string;
+      resource?: string;
+      gatewayIssuers: readonly string[];
       timeoutMs: number;
     };
 
@@ -82,11 +97,29 @@ export function loadUpstreamAuth(settings: Readonly<Record<string, string | unde
     return { mode, tokenFile: tokenFile! };
   }
 
+  if (mode === 'connected') return loadConnectedUpstream(settings, guard, upstream);
   const clientId = readSetting(settings, 'MCP_AUTH_UPSTREAM_CLIENT_ID');
   if (clientId === undefined) {
     throw new ConfigurationError('MCP_AUTH_UPSTREAM_CLIENT_ID', `is required with MCP_AUTH_UPSTREAM_AUTH=${mode}: the gateway's client id at the upstream's authorization server`);
   }
   const clientSecret = readClientSecret(settings, mode);
+  const { scope, issuer, resource } = readTarget(settings);
+  const gatewayIssuers = guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []);
+  return {
+    mode,
+    upstream,
+    clientId,
+    clientSecret,
+    gatewayIssuers,
+    timeoutMs: guard.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
+    ...(scope ? { scope } : {}),
+    ...(issuer !== undefined ? { issuer } : {}),
+    ...(resource !== undefined ? { resource } : {}),
+  };
+}
+
+/** Where the upstream's tokens come from and for what: `MCP_AUTH_UPSTREAM_SCOPE`, `_ISSUER`, `_RESOURCE`, each optional. */
+function readTarget(settings: Readonly<Record<string, string | undefined>>): { scope?: string; issuer?: string; resource?: string } {
   const issuer = readSetting(settings, 'MCP_AUTH_UPSTREAM_ISSUER');
   if (issuer !== undefined) assertSecureUrl('MCP_AUTH_UPSTREAM_ISSUER', issuer);
   const resource = readSetting(settings, 'MCP_AUTH_UPSTREAM_RESOURCE');
@@ -96,14 +129,25 @@ export function loadUpstreamAuth(settings: Readonly<Record<string, string | unde
     if (resource.includes('#')) throw new ConfigurationError('MCP_AUTH_UPSTREAM_RESOURCE', problem);
   }
   const scope = parseListSetting(readSetting(settings, 'MCP_AUTH_UPSTREAM_SCOPE'))?.join(' ');
-  const gatewayIssuers = guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []);
+  return { ...(scope ? { scope } : {}), ...(issuer !== undefined ? { issuer } : {}), ...(resource !== undefined ? { resource } : {}) };
+}
+
+/** The settings of `connected`: every one optional (a client may be registered by the gateway itself). */
+function loadConnectedUpstream(settings: Readonly<Record<string, string | undefined>>, guard: GuardOptions, upstream: string): UpstreamAuthConfig {
+  const clientId = readSetting(settings, 'MCP_AUTH_UPSTREAM_CLIENT_ID');
+  const hasSecret = readSetting(settings, 'MCP_AUTH_UPSTREAM_CLIENT_SECRET') !== undefined || readSetting(settings, 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE') !== undefined;
+  if (hasSecret && clientId === undefined) {
+    throw new ConfigurationError('MCP_AUTH_UPSTREAM_CLIENT_ID', 'is required when a client secret is set with MCP_AUTH_UPSTREAM_AUTH=connected: the client that secret belongs to');
+  }
+  const clientSecret = hasSecret ? readClientSecret(settings, 'connected') : undefined;
+  const { scope, issuer, resource } = readTarget(settings);
   return {
-    mode,
+    mode: 'connected',
     upstream,
-    clientId,
-    clientSecret,
-    gatewayIssuers,
+    gatewayIssuers: guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []),
     timeoutMs: guard.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
+    ...(clientId !== undefined ? { clientId } : {}),
+    ...(clientSecret !== undefined ? { clientSecret } : {}),
     ...(scope ? { scope } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
     ...(resource !== undefined ? { resource } : {}),
@@ -119,8 +163,17 @@ function readClientSecret(settings: Readonly<Record<string, string | undefined>>
   return secret ?? readSecretFile(file!, 'MCP_AUTH_UPSTREAM_CLIENT_SECRET_FILE');
 }
 
-/** The credentials a configuration describes. Nothing is fetched until the first request. */
-export function createUpstreamCredentials(config: UpstreamAuthConfig): UpstreamCredentials {
+/**
+ * The credentials a configuration describes. Nothing is fetched until the first request.
+ *
+ * @param connected - Builds the credentials of `connected` mode, which need the gateway's token store and pages;
+ *   without it that mode is refused (a library user builds them with the connected-accounts module).
+ */
+export function createUpstreamCredentials(config: UpstreamAuthConfig, connected?: (config: Extract<UpstreamAuthConfig, { mode: 'connected' }>) => UpstreamCredentials): UpstreamCredentials {
+  if (config.mode === 'connected') {
+    if (connected === undefined) throw new ConfigurationError('MCP_AUTH_UPSTREAM_AUTH', 'is "connected", which needs the gateway\'s token store and connect pages (MCP_AUTH_TOKEN_STORE_SECRET, MCP_AUTH_LOGIN_CLIENT_ID)');
+    return connected(config);
+  }
   if (config.mode === 'static') {
     return 'token' in config ? staticCredentials({ token: config.token }) : staticCredentials({ file: config.tokenFile, setting: 'MCP_AUTH_UPSTREAM_TOKEN_FILE' });
   }

@@ -10,10 +10,10 @@ import { readSecretFile } from '../config/secret-file.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
 /** `MCP_AUTH_UPSTREAM_AUTH`: how the gateway authenticates to the upstream. */
-export type UpstreamAuthMode = 'none' | 'static' | 'client_credentials' | 'token_exchange';
+export type UpstreamAuthMode = 'none' | 'static' | 'client_credentials' | 'token_exchange' | 'connected';
 
 /** The modes, as `MCP_AUTH_UPSTREAM_AUTH` spells them. */
-export const UPSTREAM_AUTH_MODES: readonly UpstreamAuthMode[] = ['none', 'static', 'client_credentials', 'token_exchange'];
+export const UPSTREAM_AUTH_MODES: readonly UpstreamAuthMode[] = ['none', 'static', 'client_credentials', 'token_exchange', 'connected'];
 
 /** A source of `Authorization` header values for upstream requests. */
 export interface UpstreamCredentials {

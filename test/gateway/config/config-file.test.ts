@@ -323,7 +323,7 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     });
     const found = problems(file, { E_TOKEN: 'e' });
     assert.deepEqual(found.slice(0, 3), [
-      'servers.a.auth.mode: is "basic"; use one of none, static, client_credentials, token_exchange',
+      'servers.a.auth.mode: is "basic"; use one of none, static, client_credentials, token_exchange, connected',
       'servers.b.auth.tokenEnv: or auth.tokenFile (one of them, not both) is required with auth.mode=static: the token the gateway sends upstream',
       "servers.c.auth.tokenEnv: names UNSET_TOKEN_VARIABLE, which is not set in the gateway's environment; set it to the secret",
     ]);
