@@ -39,16 +39,16 @@ export function forwardToMember(req: GuardedRequest, res: ServerResponse, contex
 export function prepareClientResponse(res: ServerResponse, clientSessionId: string | undefined, server: string): void {
   const writeHead = res.writeHead;
   const setHeader = res.setHeader;
+  const hadOwnWriteHead = Object.hasOwn(res, 'writeHead');
   const hadOwnSetHeader = Object.hasOwn(res, 'setHeader');
-  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
-    if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
-    if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
-    return this;
-  } as ServerResponse['setHeader'];
+  // writeHead first, setHeader last, and undone in the reverse order: V8 then returns the object to its first shape.
+  // Deleting a property that is not the newest turns the object into a slow dictionary for the rest of its way.
   res.writeHead = function (this: ServerResponse, status: number, reasonOrHeaders?: unknown, maybeHeaders?: unknown) {
     // The head is written once: from now on the response is the plain one again (a patched object is slower).
     if (hadOwnSetHeader) this.setHeader = setHeader;
     else delete (this as unknown as Record<string, unknown>).setHeader;
+    if (hadOwnWriteHead) this.writeHead = writeHead;
+    else delete (this as unknown as Record<string, unknown>).writeHead;
     const headers = (typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders) as OutgoingHttpHeaders | undefined;
     let contentType: unknown;
     if (headers !== undefined && headers !== null && typeof headers === 'object' && !Array.isArray(headers)) {
@@ -64,6 +64,11 @@ export function prepareClientResponse(res: ServerResponse, clientSessionId: stri
     const write = writeHead as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
     return maybeHeaders === undefined ? write.call(this, status, reasonOrHeaders) : write.call(this, status, reasonOrHeaders, maybeHeaders);
   } as ServerResponse['writeHead'];
+  res.setHeader = function (this: ServerResponse, name: string, value: number | string | readonly string[]) {
+    if (name.toLowerCase() !== 'mcp-session-id') return setHeader.call(this, name, value);
+    if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
+    return this;
+  } as ServerResponse['setHeader'];
 }
 
 /** The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client. */
