@@ -5,6 +5,7 @@
  * writes it, and a test fails while the committed file differs. The loader stays the authority: it checks every value
  * with the setting's own parser, which the schema only approximates (types, names, enumerations).
  */
+import { MAX_PAGE_REUSE_MS } from './server-config.js';
 import { DEFAULT_LIST_TIMEOUT_MS } from './gateway-config.js';
 import { SERVER_SETTING_KEYS, fileKeyOf, placeOf } from './file-settings.js';
 import type { GatewaySetting } from './gateway-setting.js';
@@ -97,6 +98,12 @@ function serverSchema(): Schema {
         properties: { include: { type: 'array', items: { type: 'string', minLength: 1 } }, exclude: { type: 'array', items: { type: 'string', minLength: 1 } } },
       },
       required: { type: 'boolean', description: '/readyz is ready only when this server is. Default: false.' },
+      listReuseMs: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_PAGE_REUSE_MS,
+        description: "This server's lists are the same for every caller: a merged list serves its pages again, to anyone, for this many milliseconds, instead of asking it for every list. Not with identityHeaders, identityEnv, or auth.mode token_exchange or connected. Default: only pages the server marks public (2026-07-28).",
+      },
       listTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_LIST_TIMEOUT_MS, description: `Time allowed for this server's part of a merged list, in milliseconds. Default: the gateway's listTimeoutMs (${DEFAULT_LIST_TIMEOUT_MS}).` },
     },
   };

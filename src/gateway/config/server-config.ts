@@ -35,4 +35,13 @@ export interface ServerConfig {
   readonly required: boolean;
   /** Time allowed for this server's part of a merged list, in milliseconds (`listTimeoutMs`); absent: the gateway's. */
   readonly listTimeoutMs?: number;
+  /**
+   * `listReuseMs`: the operator's word that this server's lists are the same for every caller, so that a merged
+   * list serves its pages again, to anyone, for this many milliseconds (at most {@link MAX_PAGE_REUSE_MS}).
+   * Absent: only pages the server itself marks public (2026-07-28) are served again.
+   */
+  readonly listReuseMs?: number;
 }
+
+/** Longest a server's list page is served again, whatever its server or the file says, in milliseconds: 5 minutes. */
+export const MAX_PAGE_REUSE_MS = 300_000;

@@ -18,7 +18,7 @@ import { checkUpstreamName } from '../upstream/upstream.js';
 import { describeJson, isObject, type GatewayConfigFile } from './config-file.js';
 import { SERVER_SETTING_KEYS, serverKeyOf, settingText } from './file-settings.js';
 import { renameSettingsIn, withProblemLabels } from './problem-labels.js';
-import type { ServerConfig, ToolSelectionDefinition } from './server-config.js';
+import { MAX_PAGE_REUSE_MS, type ServerConfig, type ToolSelectionDefinition } from './server-config.js';
 import { loadUpstreamSettings, readInteger, type SettingTexts } from './upstream-settings.js';
 
 /** Most servers one configuration file may name: a bound on the processes, sessions and metric label values they bring. */
@@ -31,7 +31,7 @@ export const MAX_LIST_TIMEOUT_MS = 600_000;
 const INHERITED_SETTINGS = ['MCP_AUTH_MAX_SESSIONS', 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS'] as const;
 
 /** Keys of a server that no setting stands for. */
-const OWN_KEYS = ['policy', 'policyFile', 'tools', 'required'] as const;
+const OWN_KEYS = ['policy', 'policyFile', 'tools', 'required', 'listReuseMs'] as const;
 /** Limits of an HTTP server that no setting stands for (options of the HTTP upstream). */
 const OWN_LIMIT_KEYS = ['maxResponseBytes'] as const;
 /** Keys that only a server with `url` takes. */
@@ -127,6 +127,8 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
     const policy = readServerPolicy(entry, path, config, problems);
     const tools = readToolSelection(entry.tools, `${path}.tools`, problems);
     if (entry.required !== undefined && typeof entry.required !== 'boolean') problems.add(`${path}.required`, `must be true or false (got ${describeJson(entry.required)})`);
+    const listReuseMs = entry.listReuseMs === undefined ? undefined : problems.check(() => checkInteger(entry.listReuseMs, `${path}.listReuseMs`, 0, { min: 1, max: MAX_PAGE_REUSE_MS }));
+    if (listReuseMs !== undefined) checkListReuse(entry, texts.texts, path, problems);
     problems.throwIfAny();
     // Set, since throwIfAny() threw otherwise.
     const { proxy: read, stdio, upstreamAuth } = upstream!;
@@ -141,8 +143,26 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
       ...(tools ? { tools } : {}),
       required: entry.required === true,
       ...(listTimeoutMs !== undefined ? { listTimeoutMs } : {}),
+      ...(listReuseMs !== undefined ? { listReuseMs } : {}),
     } satisfies ServerConfig;
   });
+}
+
+/**
+ * `listReuseMs` says a server's lists are the same for every caller. A server that is told who asks (identity
+ * headers or environment, a token exchanged or connected for the caller) may answer each caller differently, so
+ * its pages must not be served to others.
+ */
+function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, path: string, problems: ConfigurationProblems): void {
+  const why =
+    texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off'
+      ? 'identityHeaders'
+      : entry.identityEnv !== undefined
+        ? 'identityEnv'
+        : texts.MCP_AUTH_UPSTREAM_AUTH === 'token_exchange' || texts.MCP_AUTH_UPSTREAM_AUTH === 'connected'
+          ? `auth.mode "${texts.MCP_AUTH_UPSTREAM_AUTH}"`
+          : undefined;
+  if (why !== undefined) problems.add(`${path}.listReuseMs`, `cannot be used with ${why}: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs`);
 }
 
 /** The gateway's settings every server inherits unless it sets its own. */

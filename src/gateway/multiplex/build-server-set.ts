@@ -89,6 +89,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       upstream: built[i]!,
       selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
+      ...(server.listReuseMs !== undefined ? { listReuseMs: server.listReuseMs } : {}),
     })),
     ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),
     maxSessions: parts.sessionLimits?.maxSessions ?? DEFAULT_MAX_SESSIONS,

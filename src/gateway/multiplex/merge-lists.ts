@@ -100,8 +100,10 @@ export class ListMerger {
 
   /** Asks one server for its page; a failure is reported as a reason, never thrown. */
   private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined, retried = false): Promise<Part> {
-    // Only a request of the stateless revision, outside any session, has pages that say whether they are public.
-    const pageKey = request.session === undefined && isStatelessRevision(request.protocolVersion) ? ReusedPages.key(member.name, request.request.method, request.protocolVersion!, cursor) : undefined;
+    // A server the operator says lists alike for everyone, or a request of the stateless revision outside any session,
+    // whose pages say themselves whether they are public.
+    const mayReuse = member.listReuseMs !== undefined || (request.session === undefined && isStatelessRevision(request.protocolVersion));
+    const pageKey = mayReuse ? ReusedPages.key(member.name, request.request.method, request.protocolVersion ?? '', cursor) : undefined;
     const kept = pageKey !== undefined ? this.pages.get(pageKey) : undefined;
     if (kept !== undefined) return kept;
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
@@ -138,9 +140,11 @@ export class ListMerger {
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
     const part: Part = { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
     // Parsed for its hints only when it may have them: most pages are not public.
-    if (pageKey !== undefined && part.text!.includes('"public"')) {
+    if (pageKey !== undefined && (member.listReuseMs !== undefined || part.text!.includes('"public"'))) {
       const response = answer.response;
-      const reuseMs = reuseMsOf(response && 'result' in response ? (response.result as Record<string, unknown>) : undefined);
+      const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
+      // An error or an input-required answer is never served again, whatever the operator said.
+      const reuseMs = member.listReuseMs !== undefined && result !== undefined && (result.resultType === undefined || result.resultType === 'complete') ? member.listReuseMs : reuseMsOf(result);
       this.pages.set(pageKey, part, part.text!.length, reuseMs);
     }
     return part;

@@ -5,13 +5,15 @@
  * asking the server again. Each page is still renamed, selected and filtered by the caller's policy afterwards,
  * exactly as a page just fetched.
  *
- * Freshness is the server's `ttlMs`, at most {@link MAX_PAGE_REUSE_MS}; a `list_changed` notification from the
- * server drops its pages at once. Pages of a session (revisions before 2026-07-28 carry no hints) are never kept.
+ * Freshness is the server's `ttlMs`, at most {@link MAX_PAGE_REUSE_MS}, or the operator's `listReuseMs` for a server
+ * whose lists are the same for everyone; a `list_changed` notification from the server drops its pages at once.
+ * Without `listReuseMs`, pages of a session (revisions before 2026-07-28 carry no hints) are never kept.
  * Bounded in entries and in bytes, whatever cursors the servers hand out.
  */
 
-/** Longest a page is reused, whatever `ttlMs` its server gave, in milliseconds: 5 minutes. */
-export const MAX_PAGE_REUSE_MS = 300_000;
+import { MAX_PAGE_REUSE_MS } from '../config/server-config.js';
+
+export { MAX_PAGE_REUSE_MS };
 /** Most pages kept. */
 const MAX_PAGES = 256;
 /** Most UTF-16 code units of page texts kept, together: 16 Mi (32 MiB). */

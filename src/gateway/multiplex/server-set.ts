@@ -17,6 +17,7 @@ import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { discoverResult, initializeResult, negotiatedVersion, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
+import { MAX_PAGE_REUSE_MS } from './reused-pages.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
 import { ListenFanOut } from './listen-fan-out.js';
 import { MergedStream } from './merged-stream.js';
@@ -33,6 +34,11 @@ export interface ServerSetEntry {
   readonly selects?: (tool: string) => boolean;
   /** Time allowed for its part of a merged list, in milliseconds. Default: the set's `listTimeoutMs`. */
   readonly listTimeoutMs?: number;
+  /**
+   * Its lists are the same for every caller: its pages are served again, to anyone, for this many milliseconds
+   * (at most five minutes). Default: only pages it marks `cacheScope: "public"` (2026-07-28).
+   */
+  readonly listReuseMs?: number;
 }
 
 /** Options of {@link createServerSet}. */
@@ -102,6 +108,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     upstream: server.upstream,
     selects: server.selects ?? (() => true),
     listTimeoutMs: server.listTimeoutMs ?? listTimeoutMs,
+    ...(server.listReuseMs !== undefined ? { listReuseMs: Math.min(server.listReuseMs, MAX_PAGE_REUSE_MS) } : {}),
     profile: undefined,
   }));
   const router = new ServerSetRouter(members, options, listTimeoutMs);

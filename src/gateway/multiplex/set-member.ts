@@ -23,6 +23,8 @@ export interface SetMember {
   readonly selects: (tool: string) => boolean;
   /** Time allowed for its part of a merged list, in milliseconds. */
   readonly listTimeoutMs: number;
+  /** How long its pages are served again to any caller, in milliseconds (`listReuseMs`); absent: only pages it marks public. */
+  readonly listReuseMs?: number;
   /** Its profile once known. */
   profile: ServerProfile | undefined;
   /** When it was last asked `server/discover` without giving its revisions (ms since the epoch), so it is not asked on every request. */

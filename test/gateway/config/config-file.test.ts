@@ -379,6 +379,25 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     ]);
   });
 
+  it('listReuseMs: a whole number of milliseconds up to five minutes, and never for a server told who asks', () => {
+    assert.equal(load(withServers({ notes: { ...URL_SERVER, listReuseMs: 30_000 } })).servers?.[0]?.listReuseMs, 30_000);
+    assert.deepEqual(
+      problems(
+        withServers({
+          big: { ...URL_SERVER, listReuseMs: 300_001 },
+          told: { ...URL_SERVER, identityHeaders: 'on', listReuseMs: 1_000 },
+          exchanged: { ...URL_SERVER, auth: { mode: 'token_exchange', clientId: 'g', clientSecretEnv: 'SECRET' }, listReuseMs: 1_000 },
+        }),
+        { SECRET: 's' },
+      ),
+      [
+        'servers.big.listReuseMs: must be a whole number from 1 to 300000 (got 300001)',
+        'servers.told.listReuseMs: cannot be used with identityHeaders: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs',
+        'servers.exchanged.listReuseMs: cannot be used with auth.mode "token_exchange": the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs',
+      ],
+    );
+  });
+
   it('with --config, MCP_AUTH_UPSTREAM or MCP_AUTH_UPSTREAM_COMMAND is an error, and a per-server variable names the key to use instead', () => {
     const file = withServers({ notes: URL_SERVER });
     assert.deepEqual(problems(file, { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:1/mcp', MCP_AUTH_UPSTREAM_COMMAND: 'node x', MCP_AUTH_UPSTREAM_TOKEN_FILE: '/t', MCP_AUTH_IDENTITY_ENV: 'on', MCP_AUTH_UPSTREAM_IDLE_TIMEOUT_MS: '5' }), [

@@ -54,9 +54,9 @@ after(async () => {
   await as?.close();
 });
 
-async function gatewayFor(entries: [string, string][], warnings: string[] = [], policies: Record<string, PolicyDefinition> = {}): Promise<RunningGateway> {
+async function gatewayFor(entries: [string, string][], warnings: string[] = [], policies: Record<string, PolicyDefinition> = {}, extra: Record<string, Partial<ServerConfig>> = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
-  const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}) }));
+  const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}), ...extra[name] }));
   const gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 1_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
   gateways.push(gateway);
   as.addResource(gateway.resource, { scopes: ['mcp'] });
@@ -184,6 +184,20 @@ describe('pages a server marks public (2026-07-28 caching)', () => {
     await new Promise((resolve) => setTimeout(resolve, 450));
     await list(gateway);
     assert.equal(shared.lists, 2, 'a page is asked again once its ttlMs has passed');
+  });
+
+  it("are reused for a server the operator says lists alike for everyone (listReuseMs), hints or not, in 2025 too", async () => {
+    const plain = await rawServer(['p1']);
+    servers.push(plain.server);
+    const gateway = await gatewayFor([['plain', plain.url]], [], {}, { plain: { listReuseMs: 60_000 } });
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'carol' });
+    for (let i = 0; i < 3; i++) {
+      const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: i + 1, method: 'tools/list', params: {} }, token);
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['plain__p1']);
+    }
+    await list(gateway);
+    assert.equal(plain.lists, 2, 'asked once for the sessionless 2025 lists and once for the 2026-07-28 one');
   });
 });
 
