@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
-import type { TokenStore } from '../store/token-store.js';
-import { TokenStoreFullError } from '../store/token-store.js';
+import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
 import { serveCallback } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
 import { isTicketId } from './connect-ticket.js';
@@ -68,7 +67,13 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
     sessionTtlMs: options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     now: options.now ?? Date.now,
     signInBudget: createSignInBudget(options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE, options.now),
-    log: (event: ConnectPageEvent) => sink?.(event),
+    log: (event: ConnectPageEvent) => {
+      try {
+        sink?.(event);
+      } catch {
+        // A failing log must not fail the page the user is on.
+      }
+    },
   };
   return (req, res) => {
     const url = requestUrl(req, origin);
@@ -80,9 +85,14 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
       sendPage(res, 405, 'Method not allowed', html`<p>This page answers ${route.method} only.</p>`, { Allow: route.method });
       return true;
     }
-    route
-      .serve(ctx, req, res, url)
-      .catch((error: unknown) => sendFailure(ctx, res, error));
+    route.serve(ctx, req, res, url).catch((error: unknown) => {
+      try {
+        sendFailure(ctx, res, error);
+      } catch {
+        // A sink or a socket that throws must not turn into an unhandled rejection.
+        res.destroy();
+      }
+    });
     return true;
   };
 }
