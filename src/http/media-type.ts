@@ -3,6 +3,10 @@ export const JSON_MEDIA_TYPE = 'application/json';
 export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
 /** The `Content-Type` of the gateway's few plain-text answers (the metrics listener's refusals), UTF-8. */
 export const PLAIN_TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+/** The `Content-Type` of the gateway's browser pages (connected accounts), UTF-8. */
+export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
+/** The media type of an HTML form's body (the pages' POST forms). */
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 /**
  * The `Accept` of a POST to an MCP endpoint: both, as Streamable HTTP asks of every client (the server answers with
  * either).

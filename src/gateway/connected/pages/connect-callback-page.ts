@@ -1,0 +1,166 @@
+/**
+ * `GET /connect/callback`: where both authorization servers send the browser back, told apart by `state`.
+ *
+ * - A pending sign-in's state (the login issuer): the ID token names the user. For a connect ticket, that user
+ *   must be the one the ticket was made for; anyone else gets a refusal, the ticket is burnt and nothing is stored.
+ *   Then the browser goes on to the upstream's authorization server, bound to this browser again.
+ * - Otherwise, an upstream authorization's state: only from the browser that was sent there, then handed to the
+ *   upstream authorization, which exchanges the code and stores the connection.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { burnConnectTicket, readConnectTicket } from './connect-ticket.js';
+import { sendExpiredTicket } from './connect-link-page.js';
+import { bindingDigest, bindingMatches, GatewayLoginError, type GatewayLoginResult } from './gateway-login.js';
+import { html, sendPage, sendRedirect } from './html-page.js';
+import { startLoginSession } from './login-session.js';
+import { clearPageCookie, readPageCookie, setPageCookie } from './page-cookies.js';
+import { serverLabel, userDigest, type PageContext } from './page-context.js';
+
+/**
+ * Life of the binding of an upstream authorization to the browser, in milliseconds: 15 minutes, longer than the
+ * upstream's own state (at most 10), so the binding is always there while the state is good.
+ */
+export const UPSTREAM_BINDING_TTL_MS = 15 * 60_000;
+
+/** What is kept, sealed, under `bind:<SHA-256 of the upstream state>` while the browser is at the upstream. */
+interface UpstreamBinding {
+  binding: string;
+  ticketId: string;
+  server: string;
+  user: string;
+}
+
+const bindingKey = (state: string): string => `bind:${createHash('sha256').update(state).digest('base64url')}`;
+
+/** Serves the callback; `search` is the request's query (`?…`), put on the gateway's own callback URL. */
+export async function serveCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, search: string): Promise<void> {
+  const callbackUrl = new URL(ctx.login.redirectUri);
+  callbackUrl.search = search;
+  const binding = readPageCookie(req, 'mcpg_connect', ctx.secure);
+  let signedIn: GatewayLoginResult | undefined;
+  try {
+    signedIn = await ctx.login.completeLogin(callbackUrl, binding);
+  } catch (error) {
+    if (!(error instanceof GatewayLoginError)) throw error;
+    ctx.log({ event: error.reason === 'browser_mismatch' ? 'refused_other_browser' : 'login_failed', reason: error.reason });
+    sendLoginRefused(ctx, res, error.reason);
+    return;
+  }
+  if (signedIn?.purpose.kind === 'connect') await afterConnectSignIn(ctx, res, signedIn, signedIn.purpose.ticketId);
+  else if (signedIn) await sendRedirectAfterSessionStart(ctx, res, signedIn);
+  else await upstreamCallback(ctx, res, callbackUrl, binding);
+}
+
+/** The signed-in user must be the ticket's; then on to the upstream's authorization server. */
+async function afterConnectSignIn(ctx: PageContext, res: ServerResponse, signedIn: GatewayLoginResult, ticketId: string): Promise<void> {
+  const ticket = await readConnectTicket(ctx.store, ctx.sealer, ticketId, ctx.now);
+  if (!ticket) {
+    ctx.log({ event: 'expired_ticket' });
+    sendExpiredTicket(res);
+    return;
+  }
+  const user = userDigest(ticket.user);
+  if (signedIn.issuer !== ticket.user.issuer || signedIn.subject !== ticket.user.subject) {
+    await burnConnectTicket(ctx.store, ticketId);
+    ctx.log({ event: 'refused_other_user', server: ticket.server, user, signedIn: userDigest(signedIn) });
+    sendPage(
+      res,
+      403,
+      'Not connected',
+      html`<p>You signed in as someone other than the user who asked to connect ${serverLabel(ticket.server)}. Nothing was connected, and this link no longer works.</p>
+<p>If the request was yours, sign out of <code>${ctx.login.issuer}</code>, retry the request in your client, and open the new link.</p>`,
+      { 'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure) },
+    );
+    return;
+  }
+  let url: URL;
+  try {
+    url = await ctx.port.begin({ ticketId, server: ticket.server, ...(ticket.scope ? { scope: ticket.scope } : {}) });
+  } catch (error) {
+    ctx.log({ event: 'upstream_failed', server: ticket.server, user, reason: error instanceof Error ? error.name : 'unknown' });
+    sendUpstreamFailed(res, ticket.server);
+    return;
+  }
+  const state = url.searchParams.get('state');
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !state) {
+    ctx.log({ event: 'upstream_failed', server: ticket.server, user, reason: 'no_state' });
+    sendUpstreamFailed(res, ticket.server);
+    return;
+  }
+  const next = randomBytes(32).toString('base64url');
+  const key = bindingKey(state);
+  const record: UpstreamBinding = { binding: bindingDigest(next), ticketId, server: ticket.server, user };
+  await ctx.store.set(key, await ctx.sealer.seal(key, record, UPSTREAM_BINDING_TTL_MS), UPSTREAM_BINDING_TTL_MS);
+  sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', next, UPSTREAM_BINDING_TTL_MS / 1000, ctx.secure)]);
+}
+
+/** A sign-in from the connections page: the session cookie, then back to that page (a fixed path). */
+async function sendRedirectAfterSessionStart(ctx: PageContext, res: ServerResponse, signedIn: GatewayLoginResult): Promise<void> {
+  const session = await startLoginSession(ctx, signedIn);
+  sendRedirect(res, 303, new URL('/connections', ctx.origin), [session, clearPageCookie('mcpg_connect', ctx.secure)]);
+}
+
+/** The upstream's answer: only from the browser that was sent there, and only once. */
+async function upstreamCallback(ctx: PageContext, res: ServerResponse, callbackUrl: URL, binding: string | undefined): Promise<void> {
+  const state = callbackUrl.searchParams.get('state');
+  const key = state ? bindingKey(state) : undefined;
+  const sealed = key === undefined ? undefined : await ctx.store.take(key);
+  const bound = sealed === undefined ? undefined : await ctx.sealer.open<UpstreamBinding>(key!, sealed);
+  if (!bound) {
+    ctx.log({ event: 'unknown_state' });
+    sendUnknownState(res);
+    return;
+  }
+  if (!bindingMatches(binding, bound.binding)) {
+    ctx.log({ event: 'refused_other_browser', server: bound.server, user: bound.user });
+    sendLoginRefused(ctx, res, 'browser_mismatch');
+    return;
+  }
+  let completed: { ticketId: string } | undefined;
+  try {
+    completed = await ctx.port.complete(callbackUrl);
+  } catch (error) {
+    ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, reason: error instanceof Error ? error.name : 'unknown' });
+    sendUpstreamFailed(res, bound.server);
+    return;
+  }
+  if (!completed || completed.ticketId !== bound.ticketId) {
+    ctx.log({ event: 'unknown_state', server: bound.server, user: bound.user });
+    sendUnknownState(res);
+    return;
+  }
+  await burnConnectTicket(ctx.store, bound.ticketId);
+  ctx.log({ event: 'connected', server: bound.server, user: bound.user });
+  sendPage(res, 200, 'Connected', html`<p>Connected to ${serverLabel(bound.server)}. Return to your client and retry.</p>`, {
+    'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure),
+  });
+}
+
+function sendUnknownState(res: ServerResponse): void {
+  sendPage(
+    res,
+    400,
+    'Sign-in not recognised',
+    html`<p>This sign-in answer is unknown to the gateway: it expired, was already used, or was never started here.</p>
+<p>Go back to your client and retry the request; it will give you a new link.</p>`,
+  );
+}
+
+function sendUpstreamFailed(res: ServerResponse, server: string): void {
+  sendPage(res, 502, 'Not connected', html`<p>The authorization at ${serverLabel(server)} did not complete. Nothing was connected.</p>
+<p>Go back to your client and retry the request to try again.</p>`);
+}
+
+function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: GatewayLoginError['reason']): void {
+  const clear = { 'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure) };
+  if (reason === 'browser_mismatch') {
+    sendPage(res, 403, 'Not connected', html`<p>This sign-in was not started in this browser, so the gateway does not act on it. Nothing was connected.</p>
+<p>Open the link from your client in the browser you sign in with.</p>`, clear);
+  } else if (reason === 'denied') {
+    sendPage(res, 403, 'Sign-in cancelled', html`<p>The sign-in was cancelled. Nothing was connected.</p>`, clear);
+  } else {
+    sendPage(res, 502, 'Sign-in failed', html`<p>The sign-in at <code>${ctx.login.issuer}</code> could not be completed. Nothing was connected.</p>
+<p>Go back to your client and retry the request to try again.</p>`, clear);
+  }
+}

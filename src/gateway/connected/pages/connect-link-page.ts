@@ -1,0 +1,44 @@
+/**
+ * `GET /connect/<ticketId>`: a connect link opened. It grants nothing by itself: a live ticket sends the browser to
+ * the login issuer, binding the sign-in to this browser with a cookie; the callback then checks who signed in.
+ */
+import type { ServerResponse } from 'node:http';
+import { readConnectTicket } from './connect-ticket.js';
+import { LOGIN_TTL_MS } from './gateway-login.js';
+import { html, sendPage, sendRedirect } from './html-page.js';
+import { setPageCookie } from './page-cookies.js';
+import { serverLabel, userDigest, type PageContext } from './page-context.js';
+
+/** Serves a connect link: 410 for an unknown, expired or used ticket; 403 for a caller of another issuer; else a 302 to sign in. */
+export async function serveConnectLink(ctx: PageContext, res: ServerResponse, ticketId: string): Promise<void> {
+  const ticket = await readConnectTicket(ctx.store, ctx.sealer, ticketId, ctx.now);
+  if (!ticket) {
+    ctx.log({ event: 'expired_ticket' });
+    sendExpiredTicket(res);
+    return;
+  }
+  if (ticket.user.issuer !== ctx.login.issuer) {
+    ctx.log({ event: 'refused_other_issuer', server: ticket.server, user: userDigest(ticket.user) });
+    sendPage(
+      res,
+      403,
+      'Cannot connect here',
+      html`<p>You signed in to your client through <code>${ticket.user.issuer}</code>. This gateway connects accounts only for users who sign in through <code>${ctx.login.issuer}</code>, so it cannot connect ${serverLabel(ticket.server)} for you.</p>
+<p>Ask the gateway's operator how to reach ${serverLabel(ticket.server)}.</p>`,
+    );
+    return;
+  }
+  const { url, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
+  sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', binding, LOGIN_TTL_MS / 1000, ctx.secure)]);
+}
+
+/** The page for a connect link that leads nowhere (410: it may have been good once). */
+export function sendExpiredTicket(res: ServerResponse, status: 404 | 410 = 410): void {
+  sendPage(
+    res,
+    status,
+    'Link expired',
+    html`<p>This connect link is not valid: it expired, was already used, or was never issued.</p>
+<p>Go back to your client and retry the request; it will give you a new link.</p>`,
+  );
+}

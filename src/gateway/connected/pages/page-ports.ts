@@ -1,0 +1,34 @@
+/**
+ * What the pages need from the rest of connected accounts, as interfaces: the record sealer of the token store and
+ * the upstream authorization. The pages know them only by these shapes, so each is built and tested on its own.
+ */
+import type { UserRef } from '../oauth/connection-record.js';
+
+/**
+ * Seals values for the token store (JWE; see the store's record sealer). `key` is bound into the sealed value, so a
+ * value sealed under one key does not open under another; `ttlMs` bounds its life.
+ */
+export interface PageSealer {
+  seal(key: string, value: object, ttlMs?: number): Promise<string>;
+  /** The value, or undefined when it does not open: another key, tampered, expired, or sealed by an unknown key. */
+  open<T>(key: string, sealed: string): Promise<T | undefined>;
+}
+
+/**
+ * The upstream authorization as the pages see it: one for every server in connected mode, selected by `server`.
+ */
+export interface UpstreamAuthorizationPort {
+  /**
+   * The upstream authorization server's authorization URL for the ticket's user and `server` (PKCE S256, a
+   * one-time `state` of at most 10 minutes, `resource` the upstream URL, `scope`). The URL must carry `state`.
+   */
+  begin(input: { ticketId: string; scope?: string; server: string }): Promise<URL>;
+  /**
+   * Handles the browser's return to `<gateway origin>/connect/callback` from an upstream authorization server:
+   * checks `state` and `iss` (RFC 9207), exchanges the code, stores the connection. Undefined when `state` is not
+   * one of its pending authorizations; throws when the authorization failed (denied, an error from the server).
+   */
+  complete(callbackUrl: URL): Promise<{ ticketId: string } | undefined>;
+  /** Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it. */
+  revoke(user: UserRef, server: string): Promise<void>;
+}

@@ -1,0 +1,431 @@
+// The connected-account pages end to end: a real oidc-provider as the gateway's issuer (users alice and bob, a
+// pre-registered confidential web client), the pages served by node:http on 127.0.0.1, a small upstream
+// authorization page that sends the browser straight back, and a scripted browser with its own cookies.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
+import { connectionKey, type UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
+import { createConnectPages, type ConnectPagesHandler } from '../../../../src/gateway/connected/pages/connect-pages.js';
+import { createConnectTicket, readConnectTicket } from '../../../../src/gateway/connected/pages/connect-ticket.js';
+import { createGatewayLogin } from '../../../../src/gateway/connected/pages/gateway-login.js';
+import type { UpstreamAuthorizationPort } from '../../../../src/gateway/connected/pages/page-ports.js';
+import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
+import { jsonSealer, PageBrowser, type Seen } from './page-browser.js';
+
+const ALICE = { username: 'alice', password: 'alice-password' };
+const BOB = { username: 'bob', password: 'bob-password' };
+const LOGIN_CLIENT = { id: 'gateway-login', secret: randomBytes(24).toString('base64url') };
+const HOSTILE = `<script>alert(1)</script>"'&x`;
+
+/** A stand-in for the upstream authorization: its authorization page redirects straight back with a code. */
+function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: ReturnType<typeof jsonSealer>, upstreamOrigin: () => string, callback: () => string) {
+  const pending = new Map<string, string>();
+  const calls = { begin: [] as { ticketId: string; scope?: string; server: string }[], complete: 0, revoke: [] as { user: UserRef; server: string }[] };
+  /** Set to make the next begin or revoke fail, as an unreachable upstream authorization server would. */
+  const fail = { begin: false, revoke: false };
+  const port: UpstreamAuthorizationPort = {
+    async begin(input) {
+      calls.begin.push(input);
+      if (fail.begin) throw new Error('upstream authorization server unreachable');
+      const state = randomBytes(32).toString('base64url');
+      pending.set(state, input.ticketId);
+      const url = new URL('/authorize', upstreamOrigin());
+      url.searchParams.set('state', state);
+      return url;
+    },
+    async complete(callbackUrl) {
+      calls.complete++;
+      const state = callbackUrl.searchParams.get('state') ?? '';
+      const ticketId = pending.get(state);
+      if (ticketId === undefined || callbackUrl.searchParams.get('code') !== 'upstream-code') return undefined;
+      pending.delete(state);
+      const ticket = await readConnectTicket(store, sealer, ticketId);
+      assert.ok(ticket, 'the ticket is readable while the upstream step completes');
+      const key = connectionKey(ticket.user, ticket.server);
+      await store.set(key, await sealer.seal(key, { accessToken: 'upstream-access-token' }));
+      return { ticketId };
+    },
+    async revoke(user, server) {
+      calls.revoke.push({ user, server });
+      if (fail.revoke) throw new Error('revocation endpoint unreachable');
+      await store.delete(connectionKey(user, server));
+    },
+  };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', upstreamOrigin());
+    const back = new URL(callback());
+    back.searchParams.set('code', 'upstream-code');
+    back.searchParams.set('state', url.searchParams.get('state') ?? '');
+    res.writeHead(302, { location: back.href }).end();
+  });
+  return { port, calls, fail, server };
+}
+
+async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('connected-account pages', { timeout: 30_000 }, () => {
+  const store = createMemoryTokenStore({ maxEntries: 1000 });
+  const sealer = jsonSealer();
+  const lines: object[] = [];
+  let as: AuthorizationServer;
+  let gateway: Server;
+  let origin = '';
+  let upstreamOrigin = '';
+  let alice: UserRef;
+  let bob: UserRef;
+  let handler: ConnectPagesHandler;
+  const upstream = fakeUpstream(store, sealer, () => upstreamOrigin, () => `${origin}/connect/callback`);
+  const browsers: PageBrowser[] = [];
+  const browser = (): PageBrowser => {
+    const b = new PageBrowser(origin);
+    browsers.push(b);
+    return b;
+  };
+
+  before(async () => {
+    let serve: ConnectPagesHandler | undefined;
+    gateway = createServer((req, res) => {
+      if (!serve?.(req, res)) res.writeHead(404).end('not a page');
+    });
+    origin = await listen(gateway);
+    upstreamOrigin = await listen(upstream.server);
+    as = await startAuthorizationServer({
+      users: [ALICE, BOB],
+      clients: [{ client_id: LOGIN_CLIENT.id, client_secret: LOGIN_CLIENT.secret, redirect_uris: [`${origin}/connect/callback`], client_name: 'Gateway sign-in' }],
+    });
+    alice = { issuer: as.issuer, subject: 'alice' };
+    bob = { issuer: as.issuer, subject: 'bob' };
+    const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: origin, store, sealer, timeoutMs: 5_000 });
+    handler = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port, log: (line) => lines.push(line) });
+    serve = handler;
+  });
+
+  after(async () => {
+    gateway.closeAllConnections();
+    upstream.server.closeAllConnections();
+    await Promise.all([as?.close(), new Promise((r) => gateway.close(r)), new Promise((r) => upstream.server.close(r))]);
+    await store.close();
+  });
+
+  /** Opens a connect link and signs in as `user`; returns the gateway's answer to the login callback. */
+  async function openLinkAndSignIn(b: PageBrowser, ticketId: string, user: { username: string; password: string }): Promise<{ callback: URL; answer: Seen }> {
+    const link = await b.request(`${origin}/connect/${ticketId}`);
+    assert.equal(link.status, 302, link.body);
+    const location = new URL(link.headers.get('location')!);
+    assert.equal(location.origin, as.issuer, 'the link leads to the login issuer only');
+    assert.equal(location.searchParams.get('code_challenge_method'), 'S256');
+    assert.ok(location.searchParams.get('nonce'));
+    assert.match(link.headers.get('set-cookie') ?? '', /^mcpg_connect=[\w-]{43}; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    const callback = await b.signIn(location, user, `${origin}/connect/callback`);
+    return { callback, answer: await b.request(callback) };
+  }
+
+  it("connects alice's server when alice opens her link: port.begin, then the upstream, then the connected page", async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes', scope: 'notes:read' });
+    const b = browser();
+    const beginCalls = upstream.calls.begin.length;
+    const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+    assert.equal(answer.status, 302, answer.body);
+    assert.deepEqual(upstream.calls.begin.slice(beginCalls), [{ ticketId, server: 'notes', scope: 'notes:read' }]);
+    const toUpstream = new URL(answer.headers.get('location')!);
+    assert.equal(toUpstream.origin, upstreamOrigin);
+    const back = await b.request(toUpstream);
+    const done = await b.request(back.headers.get('location')!);
+    assert.equal(done.status, 200, done.body);
+    assert.match(done.body, /Connected to notes\. Return to your client and retry\./);
+    assert.ok(await store.get(connectionKey(alice, 'notes')), 'the connection is stored');
+    assert.equal(await readConnectTicket(store, sealer, ticketId), undefined, 'the ticket is used up');
+    assert.equal((await b.request(`${origin}/connect/${ticketId}`)).status, 410, 'the link works once');
+    const replay = await b.request(back.headers.get('location')!);
+    assert.equal(replay.status, 400, 'a replayed upstream callback is refused');
+    const connected = lines.find((l) => (l as { event?: string }).event === 'connected') as Record<string, string>;
+    assert.equal(connected.server, 'notes');
+    assert.match(connected.user ?? '', /^[\w-]{16}$/);
+  });
+
+  it("refuses bob opening alice's link: 403, nothing stored, the ticket burnt", async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'mail' });
+    const beginCalls = upstream.calls.begin.length;
+    const { answer } = await openLinkAndSignIn(browser(), ticketId, BOB);
+    assert.equal(answer.status, 403);
+    assert.match(answer.body, /signed in as someone other than the user who asked to connect/);
+    assert.equal(upstream.calls.begin.length, beginCalls, 'the upstream is never asked');
+    assert.equal(await store.get(connectionKey(alice, 'mail')), undefined);
+    assert.equal(await store.get(connectionKey(bob, 'mail')), undefined);
+    assert.equal(await readConnectTicket(store, sealer, ticketId), undefined, 'the ticket is burnt');
+    const later = await browser().request(`${origin}/connect/${ticketId}`);
+    assert.equal(later.status, 410, 'alice cannot use it afterwards either');
+    const refusal = lines.find((l) => (l as { event?: string }).event === 'refused_other_user') as Record<string, string>;
+    assert.equal(refusal.server, 'mail');
+    assert.notEqual(refusal.user, refusal.signedIn);
+  });
+
+  it('answers an unknown, malformed or expired link with a page, never a redirect', async () => {
+    const unknown = await browser().request(`${origin}/connect/${randomBytes(32).toString('base64url')}`);
+    assert.equal(unknown.status, 410);
+    assert.match(unknown.body, /expired, was already used, or was never issued/);
+    const malformed = await browser().request(`${origin}/connect/not-a-ticket`);
+    assert.equal(malformed.status, 404);
+    const expiredId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' }, () => Date.now() - 11 * 60_000);
+    const expired = await browser().request(`${origin}/connect/${expiredId}`);
+    assert.equal(expired.status, 410);
+    assert.equal(expired.headers.get('location'), null);
+    assert.ok(lines.some((l) => (l as { event?: string }).event === 'expired_ticket'));
+  });
+
+  it('refuses a replayed login callback, and one from a browser without the binding cookie', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'calendar' });
+    const b = browser();
+    const { callback, answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+    assert.equal(answer.status, 302);
+    const replay = await b.request(callback);
+    assert.equal(replay.status, 400, 'the login state is one-time');
+    assert.match(replay.body, /unknown to the gateway/);
+
+    // Another browser holds a callback URL for a sign-in it did not start.
+    const ticket2 = await createConnectTicket(store, sealer, { user: alice, server: 'calendar' });
+    const starter = browser();
+    const link = await starter.request(`${origin}/connect/${ticket2}`);
+    const stolen = await starter.signIn(link.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    const other = browser();
+    const refused = await other.request(stolen);
+    assert.equal(refused.status, 403);
+    assert.match(refused.body, /not started in this browser/);
+    assert.equal((await starter.request(stolen)).status, 400, 'the refused state is used up');
+    assert.equal(await store.get(connectionKey(alice, 'calendar')), undefined);
+  });
+
+  it('refuses an upstream callback from a browser other than the one sent there, without calling complete', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'files' });
+    const b = browser();
+    const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+    const back = await b.request(answer.headers.get('location')!);
+    const completes = upstream.calls.complete;
+    const refused = await browser().request(back.headers.get('location')!);
+    assert.equal(refused.status, 403);
+    assert.equal(upstream.calls.complete, completes, 'the code is never exchanged');
+    assert.equal((await b.request(back.headers.get('location')!)).status, 400, 'nor later, by anyone');
+    assert.equal(await store.get(connectionKey(alice, 'files')), undefined);
+  });
+
+  it('shows a cancelled sign-in when the user denies at the login issuer, and nothing is connected', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'denied' });
+    const b = browser();
+    const link = await b.request(`${origin}/connect/${ticketId}`);
+    const callback = await b.signIn(link.headers.get('location')!, ALICE, `${origin}/connect/callback`, true);
+    assert.equal(callback.searchParams.get('error'), 'access_denied');
+    const page = await b.request(callback);
+    assert.equal(page.status, 403);
+    assert.match(page.body, /cancelled/);
+    assert.equal(await store.get(connectionKey(alice, 'denied')), undefined);
+  });
+
+  it('answers 503 with Retry-After when the login issuer does not answer', async () => {
+    const closed = createServer();
+    const deadIssuer = await listen(closed);
+    await new Promise((r) => closed.close(r));
+    const login = createGatewayLogin({ issuer: deadIssuer, clientId: LOGIN_CLIENT.id, gatewayOrigin: origin, store, sealer, timeoutMs: 1_000 });
+    const pages = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port });
+    const server = createServer((req, res) => void (pages(req, res) || res.writeHead(404).end()));
+    const local = await listen(server);
+    try {
+      const b = new PageBrowser(local);
+      const ticketId = await createConnectTicket(store, sealer, { user: { issuer: deadIssuer, subject: 'alice' }, server: 'notes' });
+      const page = await b.request(`${local}/connect/${ticketId}`);
+      assert.equal(page.status, 503);
+      assert.ok(Number(page.headers.get('retry-after')) >= 1);
+      assert.doesNotMatch(page.body, /Error|at \//, 'no error text or stack');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('answers 502 pages when the upstream authorization fails to begin or to revoke, and stores nothing', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'flaky' });
+    const b = browser();
+    upstream.fail.begin = true;
+    try {
+      const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+      assert.equal(answer.status, 502);
+      assert.match(answer.body, /did not complete/);
+      assert.doesNotMatch(answer.body, /unreachable/, 'no error text');
+    } finally {
+      upstream.fail.begin = false;
+    }
+    const key = connectionKey(alice, 'flaky');
+    await store.set(key, await sealer.seal(key, { accessToken: 'x' }));
+    const start = await b.request(`${origin}/connections`);
+    await b.request(await b.signIn(start.headers.get('location')!, ALICE, `${origin}/connect/callback`));
+    const csrf = /name="csrf" value="([\w-]+)"/.exec((await b.request(`${origin}/connections`)).body)?.[1] ?? '';
+    upstream.fail.revoke = true;
+    try {
+      const refused = await b.request(`${origin}/connections/disconnect`, { method: 'POST', form: { server: 'flaky', csrf }, headers: { 'sec-fetch-site': 'same-origin' } });
+      assert.equal(refused.status, 502);
+      assert.match(refused.body, /could not disconnect flaky/);
+    } finally {
+      upstream.fail.revoke = false;
+    }
+    assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'upstream_failed' && (l as { server?: string }).server === 'flaky'));
+  });
+
+  it('starts at most the budgeted sign-ins per minute from the connections page, then answers 429', async () => {
+    const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: origin, store, sealer, timeoutMs: 5_000 });
+    const pages = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port, signInsPerMinute: 2 });
+    const server = createServer((req, res) => void (pages(req, res) || res.writeHead(404).end()));
+    const local = await listen(server);
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${local}/connections`, { redirect: 'manual' })).status);
+      assert.deepEqual(statuses, [302, 302, 429]);
+      // A connect link draws on no budget: it needs a live ticket.
+      const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
+      assert.equal((await fetch(`${local}/connect/${ticketId}`, { redirect: 'manual' })).status, 302);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('tells a caller of another issuer that they cannot connect here', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: { issuer: 'https://other.example', subject: 'carol' }, server: 'notes' });
+    const page = await browser().request(`${origin}/connect/${ticketId}`);
+    assert.equal(page.status, 403);
+    assert.match(page.body, /cannot connect/);
+    assert.match(page.body, /https:\/\/other\.example/);
+  });
+
+  it('lists the signed-in user\'s connections and disconnects one only with a valid CSRF token from the same origin', async () => {
+    for (const [user, server] of [[alice, 'wiki'], [alice, ''], [bob, 'bobs-secret-server'], [alice, HOSTILE]] as const) {
+      const key = connectionKey(user, server);
+      await store.set(key, await sealer.seal(key, { accessToken: 'x' }));
+    }
+    const b = browser();
+    const start = await b.request(`${origin}/connections`);
+    assert.equal(start.status, 302);
+    assert.equal(new URL(start.headers.get('location')!).origin, as.issuer);
+    const callback = await b.signIn(start.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    const signedIn = await b.request(callback);
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get('location'), `${origin}/connections`);
+    assert.match(signedIn.headers.get('set-cookie') ?? '', /mcpg_login=[\w.-]+; Path=\/; Max-Age=900; HttpOnly; SameSite=Lax/);
+
+    const list = await b.request(`${origin}/connections`);
+    assert.equal(list.status, 200);
+    assert.match(list.body, /wiki/);
+    assert.match(list.body, /the upstream server/);
+    assert.doesNotMatch(list.body, /bobs-secret-server/);
+    assert.doesNotMatch(list.body, /<script>/);
+    assert.match(list.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;&quot;&#39;&amp;x/);
+    const csrf = /name="csrf" value="([\w-]+)"/.exec(list.body)?.[1];
+    assert.ok(csrf);
+
+    const post = (form: Record<string, string>, headers: Record<string, string> = { origin, 'sec-fetch-site': 'same-origin' }) =>
+      b.request(`${origin}/connections/disconnect`, { method: 'POST', form, headers });
+    const revokes = upstream.calls.revoke.length;
+    assert.equal((await post({ server: 'wiki' })).status, 403, 'no token');
+    assert.equal((await post({ server: 'wiki', csrf: csrf.slice(1) + 'A' })).status, 403, 'wrong token');
+    const crossSite = await post({ server: 'wiki', csrf }, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+    assert.equal(crossSite.status, 403, 'cross-site');
+    assert.equal((await post({ server: 'wiki', csrf }, { origin: 'http://evil.example' })).status, 403, 'another Origin, no Sec-Fetch-Site');
+    assert.equal(upstream.calls.revoke.length, revokes, 'nothing revoked by a refused form');
+    assert.ok(await store.get(connectionKey(alice, 'wiki')));
+
+    const signedOut = await new PageBrowser(origin).request(`${origin}/connections/disconnect`, { method: 'POST', form: { server: 'wiki', csrf } });
+    assert.equal(signedOut.status, 401, 'a token without its session is worthless');
+
+    const ok = await post({ server: 'wiki', csrf }, { origin: 'null', 'sec-fetch-site': 'same-origin' });
+    assert.equal(ok.status, 303);
+    assert.equal(ok.headers.get('location'), `${origin}/connections`);
+    assert.deepEqual(upstream.calls.revoke.slice(revokes), [{ user: alice, server: 'wiki' }]);
+    assert.doesNotMatch((await b.request(`${origin}/connections`)).body, /wiki/);
+
+    assert.equal((await post({ server: 'bobs-secret-server', csrf })).status, 303);
+    assert.equal(upstream.calls.revoke.length, revokes + 1, "another user's server is not alice's to revoke");
+    assert.ok(await store.get(connectionKey(bob, 'bobs-secret-server')));
+    assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'disconnected' && (l as { server?: string }).server === 'wiki'));
+  });
+
+  it('escapes a hostile server name on the connected page', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: HOSTILE });
+    const b = browser();
+    const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+    const back = await b.request(answer.headers.get('location')!);
+    const done = await b.request(back.headers.get('location')!);
+    assert.equal(done.status, 200);
+    assert.ok(done.body.includes('Connected to &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;x.'), done.body);
+    assert.doesNotMatch(done.body, /<script/);
+  });
+
+  it('answers bad requests with clear 4xx pages', async () => {
+    const b = browser();
+    const wrongMethod = await b.request(`${origin}/connect/callback`, { method: 'POST', form: {} });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET');
+    const getDisconnect = await b.request(`${origin}/connections/disconnect`);
+    assert.equal(getDisconnect.status, 405);
+    assert.equal(getDisconnect.headers.get('allow'), 'POST');
+    const big = await b.request(`${origin}/connections/disconnect`, { method: 'POST', form: { server: 'x'.repeat(10_000) }, headers: { 'sec-fetch-site': 'same-origin' } });
+    assert.equal(big.status, 413);
+    const json = await b.request(`${origin}/connections/disconnect`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    assert.equal(json.status, 415);
+    const noState = await b.request(`${origin}/connect/callback?code=abc`);
+    assert.equal(noState.status, 400);
+    const upstreamError = await b.request(`${origin}/connect/callback?error=access_denied&state=${'a'.repeat(43)}`);
+    assert.equal(upstreamError.status, 400);
+    const notOurs = await b.request(`${origin}/mcp`);
+    assert.equal(notOurs.status, 404);
+    assert.equal(notOurs.body, 'not a page', 'other paths are left to the gateway');
+  });
+
+  it('sends every page and redirect with the security headers and no script', () => {
+    const seen = browsers.flatMap((b) => b.seen);
+    assert.ok(seen.length > 40, `${seen.length} answers seen`);
+    for (const answer of seen.filter((s) => new URL(s.url).pathname !== '/mcp')) {
+      const where = `${answer.status} ${new URL(answer.url).pathname}`;
+      assert.equal(answer.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'", where);
+      assert.equal(answer.headers.get('cache-control'), 'no-store', where);
+      assert.equal(answer.headers.get('referrer-policy'), 'no-referrer', where);
+      assert.equal(answer.headers.get('x-content-type-options'), 'nosniff', where);
+      assert.notEqual(answer.status, 500, where);
+      assert.doesNotMatch(answer.body, /\bat \/|Error\b/, where);
+      assert.doesNotMatch(answer.body, /<script|javascript:|\son\w+=/i, where);
+      if (answer.body !== '') assert.equal(answer.headers.get('content-type'), 'text/html; charset=utf-8', where);
+    }
+  });
+
+  it('logs outcomes with a server name and a user digest only: no subject, ticket, code or token', () => {
+    assert.ok(lines.length > 5);
+    const text = JSON.stringify(lines);
+    for (const secret of ['alice', 'bob', 'upstream-code', 'upstream-access-token', LOGIN_CLIENT.secret, as.issuer]) assert.ok(!text.includes(secret), secret);
+    for (const line of lines) assert.deepEqual(Object.keys(line).filter((k) => !['event', 'server', 'user', 'signedIn', 'reason'].includes(k)), []);
+  });
+
+  it('names its cookies __Host- and Secure on an https gateway, and redirects only to the login issuer', async () => {
+    const httpsOrigin = 'https://gateway.example';
+    const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: httpsOrigin, store, sealer, timeoutMs: 5_000 });
+    const pages = createConnectPages({ gatewayOrigin: `${httpsOrigin}/mcp`, store, sealer, login, port: upstream.port });
+    const server = createServer((req, res) => void (pages(req, res) || res.writeHead(404).end()));
+    const local = await listen(server);
+    try {
+      const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
+      const response = await fetch(`${local}/connect/${ticketId}`, { redirect: 'manual', headers: { host: 'evil.example' } });
+      assert.equal(response.status, 302);
+      assert.match(response.headers.get('set-cookie') ?? '', /^__Host-mcpg_connect=[\w-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+      const location = new URL(response.headers.get('location')!);
+      assert.equal(location.origin, as.issuer);
+      assert.equal(location.searchParams.get('redirect_uri'), `${httpsOrigin}/connect/callback`, 'the callback is on the configured origin, not the Host');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

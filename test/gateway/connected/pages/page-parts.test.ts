@@ -1,0 +1,69 @@
+// The pages' small parts on their own: escaping, cookies, tickets, and a sign-in's state looked up once only.
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { describe, it } from 'node:test';
+import { createConnectTicket, isTicketId, readConnectTicket, ticketKey } from '../../../../src/gateway/connected/pages/connect-ticket.js';
+import { createGatewayLogin } from '../../../../src/gateway/connected/pages/gateway-login.js';
+import { escapeHtml, html } from '../../../../src/gateway/connected/pages/html-page.js';
+import { clearPageCookie, readPageCookie, setPageCookie } from '../../../../src/gateway/connected/pages/page-cookies.js';
+import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
+import { jsonSealer } from './page-browser.js';
+
+const request = (cookie?: string): IncomingMessage => ({ headers: cookie === undefined ? {} : { cookie } }) as IncomingMessage;
+
+describe('page parts', () => {
+  it('escapes the five HTML specials, in text and through the html tag, and keeps SafeHtml as is', () => {
+    assert.equal(escapeHtml(`<a href="x" title='y'>&</a>`), '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    const inner = html`<b>${'<i>'}</b>`;
+    assert.equal(html`<p>${inner}${[inner, inner]}${'"'}</p>`.__html, '<p><b>&lt;i&gt;</b><b>&lt;i&gt;</b><b>&lt;i&gt;</b>&quot;</p>');
+  });
+
+  it('reads only its own cookie, with a value of the form it sets, and clears with Max-Age=0', () => {
+    assert.equal(readPageCookie(request('a=1; mcpg_login=abc.def_-; b=2'), 'mcpg_login', false), 'abc.def_-');
+    assert.equal(readPageCookie(request('__Host-mcpg_login=abc'), 'mcpg_login', false), undefined, 'the https name is not the http one');
+    assert.equal(readPageCookie(request('__Host-mcpg_login=abc'), 'mcpg_login', true), 'abc');
+    assert.equal(readPageCookie(request('mcpg_login="<x>"'), 'mcpg_login', false), undefined);
+    assert.equal(readPageCookie(request(`mcpg_login=${'a'.repeat(9000)}`), 'mcpg_login', false), undefined);
+    assert.equal(readPageCookie(request(), 'mcpg_login', false), undefined);
+    assert.equal(setPageCookie('mcpg_connect', 'v', 60.9, true), '__Host-mcpg_connect=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure');
+    assert.match(clearPageCookie('mcpg_connect', false), /^mcpg_connect=; Path=\/; Max-Age=0;/);
+  });
+
+  it('keeps a ticket sealed under its key for 10 minutes, holding no user data in its id', async () => {
+    const store = createMemoryTokenStore();
+    const sealer = jsonSealer();
+    const user = { issuer: 'https://id.example', subject: 'alice' };
+    const id = await createConnectTicket(store, sealer, { user, server: 'notes', scope: 'a b' });
+    assert.ok(isTicketId(id));
+    assert.doesNotMatch(id, /alice|notes/);
+    const ticket = await readConnectTicket(store, sealer, id);
+    assert.deepEqual({ ...ticket, expiresAt: undefined }, { user, server: 'notes', scope: 'a b', expiresAt: undefined });
+    assert.ok(Math.abs(ticket!.expiresAt - Date.now() - 600_000) < 5_000);
+    // A sealed value moved under another ticket's key does not open there.
+    const other = 'B'.repeat(43);
+    await store.set(ticketKey(other), (await store.get(ticketKey(id)))!);
+    assert.equal(await readConnectTicket(store, sealer, other), undefined);
+    assert.equal(await readConnectTicket(store, sealer, 'short'), undefined);
+    assert.equal(await readConnectTicket(store, sealer, id, () => Date.now() + 600_001), undefined, 'expired');
+  });
+
+  it('answers undefined for a state that is no pending sign-in, without asking the issuer', async () => {
+    let discovered = 0;
+    const store = createMemoryTokenStore();
+    const login = createGatewayLogin({
+      issuer: 'http://127.0.0.1:1',
+      clientId: 'c',
+      gatewayOrigin: 'https://gw.example/mcp',
+      store,
+      sealer: jsonSealer(),
+      discover: () => {
+        discovered++;
+        return Promise.reject(new Error('not reached'));
+      },
+    });
+    assert.equal(login.redirectUri.href, 'https://gw.example/connect/callback');
+    assert.equal(await login.completeLogin(new URL('https://gw.example/connect/callback?state=' + 'x'.repeat(43) + '&code=c'), 'b'), undefined);
+    assert.equal(await login.completeLogin(new URL('https://gw.example/connect/callback?state=../../etc'), 'b'), undefined);
+    assert.equal(discovered, 0);
+  });
+});
