@@ -149,7 +149,7 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
         const response = new URL(redirectUri);
         response.search = callbackUrl.search;
         const tokens = await client.authorizationCodeGrant(upstream.config, response, { pkceCodeVerifier: flow.verifier, expectedState: state }, { resource: upstream.server.target.resource });
-        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, { issuer: flow.issuer, clientId: flow.clientId, requestedAt }) };
+        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}) }) };
       } catch (error) {
         throw upstreamAuthorizationFailure(error, 'the authorization');
       }

@@ -14,11 +14,14 @@ export interface RecordContext {
   requestedAt: number;
   /** The record a refresh replaces: its refresh token is kept when the server sends none, its creation time kept. */
   previous?: ConnectionRecord;
+  /** The scope the authorization asked for: granted as asked when the server names none (RFC 6749 §5.1). */
+  requestedScope?: string;
 }
 
 /**
  * Builds the record: the access token, the refresh token (the new one, else the previous one, RFC 6749 §6),
- * `expiresAt` from `expires_in`, the granted scope (the previous one when the server does not say, RFC 6749 §5.1).
+ * `expiresAt` from `expires_in`, the granted scope (when the server does not say, RFC 6749 §5.1: the previous
+ * record's, else the scope asked for).
  *
  * @throws UpstreamAuthorizationError `invalid_response` for a token type other than Bearer: the gateway sends
  *   the token as a Bearer token (RFC 6750), and a sender-constrained one would be refused upstream.
@@ -27,7 +30,7 @@ export function tokenResponseRecord(response: client.TokenEndpointResponse, cont
   if (response.token_type.toLowerCase() !== 'bearer') throw new UpstreamAuthorizationError('invalid_response', 'the token is not a Bearer token');
   const now = Date.now();
   const refreshToken = response.refresh_token ?? context.previous?.refreshToken;
-  const scope = response.scope ?? context.previous?.scope;
+  const scope = response.scope ?? context.previous?.scope ?? context.requestedScope;
   return {
     accessToken: response.access_token,
     ...(refreshToken !== undefined ? { refreshToken } : {}),

@@ -8,6 +8,7 @@ import { UpstreamAuthorizationError } from '../../../../src/gateway/connected/oa
 import { pendingUpstreamFlow, requestedScope } from '../../../../src/gateway/connected/oauth/authorization-code-flow.js';
 import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { registeredClientKey } from '../../../../src/gateway/connected/oauth/client-registration.js';
+import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
 import { connect, signIn, startOAuthSetup, type OAuthSetup } from './oauth-fixtures.js';
 
 const SECRET = 'confidential-client-secret-value';
@@ -55,6 +56,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(claims.client_id, 'gateway-confidential');
     assert.equal(claims.scope, 'notes:read notes:write');
     assert.equal(record.tokenType, 'Bearer');
+    assert.equal(record.scope, 'notes:read notes:write');
     assert.equal(record.asIssuer, setup.as.issuer);
     assert.equal(record.clientId, 'gateway-confidential');
     assert.equal(typeof record.refreshToken, 'string');
@@ -135,6 +137,15 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
     assert.equal(decodeJwt(record.accessToken).aud, setup.resource);
     await connect(restarted, setup);
     assert.equal(registrations.length, 1);
+  });
+
+  it('settles replicas registering at once on one client', async () => {
+    const store = createMemoryTokenStore();
+    const [a, b] = await Promise.all([setup.authorization({ store }).begin({ ticketId: 't-a' }), setup.authorization({ store }).begin({ ticketId: 't-b' })]);
+    assert.equal(a.searchParams.get('client_id'), b.searchParams.get('client_id'));
+    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await store.get(registeredClientKey(setup.as.issuer)))!);
+    assert.equal(kept?.clientId, a.searchParams.get('client_id'));
+    await store.close();
   });
 });
 
