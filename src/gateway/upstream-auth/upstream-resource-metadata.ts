@@ -13,6 +13,8 @@ export interface UpstreamTarget {
   issuer: string;
   /** The upstream's canonical resource URI, sent as `resource` (RFC 8707 §2). */
   resource: string;
+  /** The `scopes_supported` of the upstream's metadata (RFC 9728 §2), when it published some. */
+  scopesSupported?: readonly string[];
 }
 
 /** Options of {@link createUpstreamTargetResolver}. */
@@ -71,6 +73,7 @@ export function createUpstreamTargetResolver(options: UpstreamTargetOptions): ()
         known = {
           issuer: options.issuer ?? issuers.find((issuer) => options.gatewayIssuers.includes(issuer)) ?? issuers[0] ?? fallback().issuer,
           resource: options.resource ?? metadata?.resource ?? fallback().resource,
+          ...(metadata?.scopes_supported ? { scopesSupported: metadata.scopes_supported } : {}),
         };
         return known;
       },
@@ -88,6 +91,7 @@ export function createUpstreamTargetResolver(options: UpstreamTargetOptions): ()
 interface ResourceMetadata {
   resource: string;
   authorization_servers?: string[];
+  scopes_supported?: string[];
 }
 
 /**
@@ -135,10 +139,12 @@ async function fetchMetadata(fetchWithTimeout: ReturnType<typeof createTimeoutFe
     return undefined;
   }
   if (typeof document !== 'object' || document === null) return undefined;
-  const { resource, authorization_servers: servers } = document as Record<string, unknown>;
+  const { resource, authorization_servers: servers, scopes_supported: scopes } = document as Record<string, unknown>;
   if (typeof resource !== 'string' || URL.parse(resource)?.origin !== upstream.origin) return undefined;
   const issuers = Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string' && URL.canParse(s)) : [];
-  return { resource, ...(issuers.length ? { authorization_servers: issuers } : {}) };
+  // Scope tokens are printable ASCII without space, quote or backslash (RFC 6749 §3.3); others are dropped.
+  const scopesSupported = Array.isArray(scopes) ? scopes.filter((s): s is string => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)).slice(0, 100) : [];
+  return { resource, ...(issuers.length ? { authorization_servers: issuers } : {}), ...(scopesSupported.length ? { scopes_supported: scopesSupported } : {}) };
 }
 
 /** The `resource_metadata` auth-param of a `Bearer` (or `DPoP`) challenge, RFC 9728 §5.1. */

@@ -99,7 +99,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     upstreamOrigin = await listen(upstream.server);
     as = await startAuthorizationServer({
       users: [ALICE, BOB],
-      clients: [{ client_id: LOGIN_CLIENT.id, client_secret: LOGIN_CLIENT.secret, redirect_uris: [`${origin}/connect/callback`], client_name: 'Gateway sign-in' }],
+      clients: [{ clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, redirectUris: [`${origin}/connect/callback`], name: 'Gateway sign-in' }],
     });
     alice = { issuer: as.issuer, subject: 'alice' };
     bob = { issuer: as.issuer, subject: 'bob' };

@@ -1,0 +1,155 @@
+/**
+ * The gateway's client at an upstream's authorization server, in MCP's order of preference: a client the operator
+ * registered; a Client ID Metadata Document the gateway serves itself, where the server accepts them; RFC 7591
+ * dynamic registration, kept sealed in the token store so that a restart or another replica reuses it.
+ */
+import { createHash } from 'node:crypto';
+import * as client from 'openid-client';
+import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../../core/token/issuer-discovery.js';
+import type { TokenStore } from '../store/token-store.js';
+import { clientMetadataDocumentUrl, connectCallbackUrl } from './gateway-client-urls.js';
+import type { Sealer } from './sealer.js';
+import { UpstreamAuthorizationError, safeOAuthErrorCode } from './upstream-authorization-error.js';
+import type { UpstreamAuthorizationServer } from './upstream-authorization-server.js';
+import { secretAuthMethod, type ClientAuthMethod, type RegisteredClient } from './upstream-client-configuration.js';
+
+/** Options of {@link createClientRegistration}. */
+export interface ClientRegistrationOptions {
+  /** The gateway's public origin; the redirect URI is `<origin>/connect/callback`. */
+  gatewayOrigin: string | URL;
+  /** The configuration file's server name, `""` for the single upstream (names the metadata document). */
+  server: string;
+  /** `MCP_AUTH_UPSTREAM_CLIENT_ID`: a client the operator registered. */
+  clientId?: string;
+  /** Its secret; without one the client is public (`none`, PKCE only). Never logged. */
+  clientSecret?: string;
+  /** `client_name` registered or published. Default `mcp-oauth-guard`. */
+  clientName?: string;
+  /** Where a dynamic registration is kept, sealed, under `client:<sha256(issuer)>`. */
+  store: TokenStore;
+  sealer: Sealer;
+  /** Timeout of the registration request, in milliseconds. */
+  timeoutMs: number;
+}
+
+/**
+ * The store key of the dynamic registration at `issuer`: a digest, so that keys have one short shape.
+ *
+ * @example registeredClientKey('https://as.example.com'); // 'client:' + 43 base64url characters
+ */
+export function registeredClientKey(issuer: string): string {
+  return `client:${createHash('sha256').update(issuer).digest('base64url')}`;
+}
+
+/**
+ * Returns the gateway's client at an authorization server, in this order:
+ * 1. `clientId` configured: that client, confidential (`client_secret_basic`, or `client_secret_post` when the
+ *    server lists only that) with `clientSecret`, public (`none`) without;
+ * 2. the server's metadata says `client_id_metadata_document_supported: true` and the gateway's origin is https:
+ *    the document URL as client id (see `clientMetadataDocument`), a public client;
+ * 3. RFC 7591 dynamic registration at its `registration_endpoint`: a registration kept in the store is reused
+ *    while it is for the same redirect URI and its secret has not expired; otherwise the gateway registers
+ *    (confidential when the server takes a secret method) and writes it with compare-and-set, so that replicas
+ *    registering at once settle on one.
+ * The answer is memoized per issuer; a failure is not.
+ *
+ * @throws UpstreamAuthorizationError `unsupported` when none applies, `refused:<error>` when registration is
+ *   refused, `unavailable` when the server cannot be reached.
+ */
+export function createClientRegistration(options: ClientRegistrationOptions): (server: UpstreamAuthorizationServer) => Promise<RegisteredClient> {
+  const redirectUri = connectCallbackUrl(options.gatewayOrigin);
+  const known = new Map<string, Promise<RegisteredClient>>();
+  const choose = async ({ metadata }: UpstreamAuthorizationServer): Promise<RegisteredClient> => {
+    const issuer = metadata.issuer;
+    if (options.clientId !== undefined) {
+      const authMethod: ClientAuthMethod = options.clientSecret === undefined ? 'none' : secretAuthMethod(metadata);
+      return { issuer, clientId: options.clientId, authMethod, kind: 'pre-registered', redirectUri, ...(options.clientSecret !== undefined ? { clientSecret: options.clientSecret } : {}) };
+    }
+    // A metadata document's URL must be https (the server fetches it); a loopback gateway registers instead.
+    if (metadata.client_id_metadata_document_supported === true && new URL(options.gatewayOrigin).protocol === 'https:') {
+      return { issuer, clientId: clientMetadataDocumentUrl(options.gatewayOrigin, options.server), authMethod: 'none', kind: 'metadata-document', redirectUri };
+    }
+    return storedOrNewRegistration(options, metadata, redirectUri);
+  };
+  return (server) => {
+    const issuer = server.metadata.issuer;
+    let pending = known.get(issuer);
+    if (pending === undefined) {
+      pending = choose(server);
+      pending.catch(() => known.delete(issuer));
+      if (known.size >= 4) known.clear();
+      known.set(issuer, pending);
+    }
+    return pending;
+  };
+}
+
+/** A dynamic registration from the store when still usable, else a new one written with compare-and-set. */
+async function storedOrNewRegistration(options: ClientRegistrationOptions, metadata: client.ServerMetadata, redirectUri: string): Promise<RegisteredClient> {
+  const key = registeredClientKey(metadata.issuer);
+  const usable = (stored: RegisteredClient | undefined): stored is RegisteredClient =>
+    stored !== undefined &&
+    stored.issuer === metadata.issuer &&
+    stored.redirectUri === redirectUri &&
+    (!stored.secretExpiresAt || stored.secretExpiresAt * 1000 > Date.now() + 60_000);
+  const read = async (): Promise<{ sealed: string | undefined; stored: RegisteredClient | undefined }> => {
+    const sealed = await options.store.get(key);
+    return { sealed, stored: sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed) };
+  };
+  const before = await read();
+  if (usable(before.stored)) return before.stored;
+  const registered = await registerDynamically(options, metadata, redirectUri);
+  if (await options.store.compareAndSet(key, before.sealed, await options.sealer.seal(key, registered))) return registered;
+  // Another replica registered meanwhile: use its client, so that every replica's tokens belong to one.
+  const after = await read();
+  return usable(after.stored) ? after.stored : registered;
+}
+
+/** RFC 7591 §3.1 registration through openid-client, with the metadata already discovered and checked. */
+async function registerDynamically(options: ClientRegistrationOptions, metadata: client.ServerMetadata, redirectUri: string): Promise<RegisteredClient> {
+  if (metadata.registration_endpoint === undefined) {
+    throw new UpstreamAuthorizationError('unsupported', "no client id is configured and the upstream's authorization server offers neither client metadata documents nor dynamic registration");
+  }
+  const methods = metadata.token_endpoint_auth_methods_supported;
+  const asked: ClientAuthMethod = methods === undefined || methods.includes('client_secret_basic') || methods.includes('client_secret_post') ? secretAuthMethod(metadata) : 'none';
+  const issuer = new URL(metadata.issuer);
+  const timeoutFetch = createTimeoutFetch(options.timeoutMs, 'token');
+  // openid-client discovers before registering; it is answered with the metadata already read and checked,
+  // rather than a second request that might find another document.
+  const fetchWithKnownMetadata: client.CustomFetch = (url, init) =>
+    init.method === 'GET' && new URL(url).origin === issuer.origin && new URL(url).pathname.startsWith('/.well-known/oauth-authorization-server')
+      ? Promise.resolve(Response.json(metadata))
+      : timeoutFetch(url, init);
+  let config: client.Configuration;
+  try {
+    config = await client.dynamicClientRegistration(
+      issuer,
+      {
+        client_name: options.clientName ?? 'mcp-oauth-guard',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: asked,
+      },
+      undefined,
+      { algorithm: 'oauth2', [client.customFetch]: fetchWithKnownMetadata, timeout: toOpenIdClientTimeout(options.timeoutMs), execute: isLoopbackHttpUrl(issuer) ? [client.allowInsecureRequests] : [] },
+    );
+  } catch (error) {
+    if (error instanceof client.ResponseBodyError && error.status < 500) throw new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(error.error)}`, "the upstream's authorization server refused the registration");
+    throw new UpstreamAuthorizationError('unavailable', "the upstream's authorization server could not register the gateway", error instanceof TypeError ? error : undefined);
+  }
+  const answer = config.clientMetadata();
+  const secret = typeof answer.client_secret === 'string' ? answer.client_secret : undefined;
+  const given = answer.token_endpoint_auth_method;
+  const authMethod: ClientAuthMethod = secret === undefined ? 'none' : given === 'client_secret_post' || given === 'client_secret_basic' ? given : secretAuthMethod(metadata);
+  const expiresAt = typeof answer.client_secret_expires_at === 'number' ? answer.client_secret_expires_at : undefined;
+  return {
+    issuer: metadata.issuer,
+    clientId: answer.client_id,
+    authMethod,
+    kind: 'dynamic',
+    redirectUri,
+    ...(secret !== undefined ? { clientSecret: secret } : {}),
+    ...(expiresAt ? { secretExpiresAt: expiresAt } : {}),
+  };
+}

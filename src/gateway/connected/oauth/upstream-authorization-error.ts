@@ -1,0 +1,68 @@
+/**
+ * The one error of the gateway's OAuth client steps towards an upstream's authorization server. Its `code` is
+ * stable and safe to show or log; its message never holds a code, a verifier, a token or a client secret.
+ */
+import * as client from 'openid-client';
+
+/**
+ * Why a step failed:
+ * - `unknown_state`: the callback's `state` names no pending authorization (never issued, already used, or another
+ *   server's);
+ * - `expired`: the pending authorization is older than its lifetime (10 minutes at most);
+ * - `refused:<error>`: the authorization server answered with an OAuth error (RFC 6749 §4.1.2.1, §5.2), e.g.
+ *   `refused:access_denied`, `refused:invalid_grant`;
+ * - `invalid_response`: the authorization response or the token response failed a check (an `iss` of another
+ *   server, RFC 9207; no `code`; a token type other than Bearer);
+ * - `unsupported`: the authorization server cannot be used as required (no authorization or token endpoint, no
+ *   PKCE S256, no way for the gateway to register);
+ * - `unavailable`: the authorization server or the upstream could not be reached, timed out or answered badly.
+ */
+export type UpstreamAuthorizationErrorCode = 'unknown_state' | 'expired' | `refused:${string}` | 'invalid_response' | 'unsupported' | 'unavailable';
+
+/** A step towards the upstream's authorization server failed; `code` says why (see {@link UpstreamAuthorizationErrorCode}). */
+export class UpstreamAuthorizationError extends Error {
+  readonly code: UpstreamAuthorizationErrorCode;
+  /**
+   * @param code - why, stable.
+   * @param detail - a safe explanation for an operator's log: fixed text, never a value of the exchange.
+   * @param cause - only an error that holds no secret (discovery, a network failure), for the operator's log.
+   */
+  constructor(code: UpstreamAuthorizationErrorCode, detail: string, cause?: Error) {
+    super(`upstream authorization failed (${code}): ${detail}`, cause === undefined ? undefined : { cause });
+    this.name = 'UpstreamAuthorizationError';
+    this.code = code;
+  }
+}
+
+/** An OAuth error code as the server sent it, kept only when it has the syntax of one (RFC 6749 §5.2: %x20-21 / %x23-5B / %x5D-7E), else `error`. */
+export function safeOAuthErrorCode(value: unknown): string {
+  return typeof value === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(value) ? value : 'error';
+}
+
+/** openid-client codes of a response that failed a check (an `iss` of another server, a missing `code`, a bad token response). */
+const INVALID_RESPONSE_CODES = new Set(['OAUTH_INVALID_RESPONSE', 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_PARSE_ERROR']);
+
+/**
+ * Sorts a failure of an openid-client call into an {@link UpstreamAuthorizationError}: an OAuth error answer
+ * (in the redirect, the body, or a 4xx challenge, whose 401 is a failed client authentication, RFC 6749 §5.2) is
+ * `refused:<error>`; a response failing a check is `invalid_response`; anything else (no connection, a timeout, a
+ * 5xx) is `unavailable`. The original error is not kept: openid-client's carry the response parameters, which may
+ * hold a code or a token.
+ *
+ * @param what - what was attempted, in words, e.g. `the code exchange`.
+ */
+export function upstreamAuthorizationFailure(error: unknown, what: string): UpstreamAuthorizationError {
+  if (error instanceof UpstreamAuthorizationError) return error;
+  const refused = (code: unknown): UpstreamAuthorizationError => new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(code)}`, `the upstream's authorization server refused ${what}`);
+  if (error instanceof client.AuthorizationResponseError) return refused(error.error);
+  if (error instanceof client.ResponseBodyError && error.status < 500) return refused(error.error);
+  if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
+    const code = error.cause.find((challenge) => typeof challenge.parameters.error === 'string')?.parameters.error;
+    return refused(code ?? (error.status === 401 ? 'invalid_client' : 'error'));
+  }
+  if (error instanceof client.ClientError && error.code !== undefined && INVALID_RESPONSE_CODES.has(error.code)) {
+    return new UpstreamAuthorizationError('invalid_response', `the answer to ${what} failed a check (${error.code})`);
+  }
+  const code = error instanceof client.ClientError && error.code !== undefined ? ` (${error.code})` : '';
+  return new UpstreamAuthorizationError('unavailable', `the upstream's authorization server could not complete ${what}${code}`);
+}
