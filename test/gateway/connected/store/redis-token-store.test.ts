@@ -82,7 +82,7 @@ describe('Redis store: replicas and outages', { skip, timeout: 20_000 }, () => {
       assert.ok(waited >= 100 && waited < 600, `waited ${waited} ms for a lock of 200 ms`);
       release();
       await stalled;
-      const long = a.withLock('m', 5_000, () => sleep(1_000));
+      const long = a.withLock('m', 5_000, () => sleep(500));
       await sleep(20);
       const refusedAt = Date.now();
       await assert.rejects(b.withLock('m', 100, async () => 'never'), TokenStoreUnavailableError);
