@@ -3,7 +3,7 @@
 // disk, leftover temporary and malformed files ignored and swept, and unsafe directories refused at start-up.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -128,5 +128,11 @@ describe('directory store: on disk', { timeout: 20_000 }, () => {
     await assert.rejects(createDirectoryTokenStore({ directory: file }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: .*(not a directory|cannot be created)/);
     await assert.rejects(createDirectoryTokenStore({ directory: join(file, 'below') }), /MCP_AUTH_TOKEN_STORE: .*cannot be created/);
     await assert.rejects(createDirectoryTokenStore({ directory: '' }), /MCP_AUTH_TOKEN_STORE: must name a directory/);
+  });
+
+  test('start-up refuses a directory this process cannot write to', { skip: !existsSync('/proc/self') && 'needs /proc, which not even root may write to' }, async () => {
+    // The tests may run as root, who may write to any directory of an ordinary file system: /proc stands for one
+    // this process cannot write to.
+    await assert.rejects(createDirectoryTokenStore({ directory: '/proc' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc is not writable by this process/);
   });
 });
