@@ -27,7 +27,7 @@ export interface DirectoryTokenStoreOptions {
   maxValueBytes?: number;
   /** How often expired entries are removed, in milliseconds (they are absent to readers at once). Default 300 000. */
   sweepIntervalMs?: number;
-  /** The setting that named the directory, for start-up errors. Default `MCP_AUTH_TOKEN_STORE`. */
+  /** The setting that named the directory, for start-up errors: the gateway's is `MCP_AUTH_TOKEN_STORE`. Default `options.directory`. */
   setting?: string;
 }
 
@@ -44,13 +44,13 @@ const FULL_SWEEP_INTERVAL_MS = 10_000;
  * process cannot write to.
  *
  * @example
- * const store = await createDirectoryTokenStore({ directory: '/var/lib/mcp-oauth-guard/tokens' });
+ * const store = await createDirectoryTokenStore({ directory: '/var/lib/mcp-oauth-guard/tokens', setting: 'MCP_AUTH_TOKEN_STORE' });
  *
- * @throws ConfigurationError naming `setting` (default `MCP_AUTH_TOKEN_STORE`) for such a directory, or an
+ * @throws ConfigurationError naming `setting` (the gateway's `MCP_AUTH_TOKEN_STORE`) for such a directory, or an
  *   option out of range.
  */
 export async function createDirectoryTokenStore(options: DirectoryTokenStoreOptions): Promise<TokenStore> {
-  const setting = options.setting ?? 'MCP_AUTH_TOKEN_STORE';
+  const setting = options.setting ?? 'options.directory';
   const maxEntries = checkInteger(options.maxEntries, 'maxEntries', DEFAULT_TOKEN_STORE_MAX_ENTRIES);
   const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
   const sweepIntervalMs = checkInteger(options.sweepIntervalMs, 'sweepIntervalMs', DEFAULT_SWEEP_INTERVAL_MS, { min: 1000, max: 2 ** 31 - 1 });

@@ -114,25 +114,25 @@ describe('directory store: on disk', { timeout: 20_000 }, () => {
     await store.close();
   });
 
-  test('start-up refuses a world-writable directory and a path that is not a directory, naming MCP_AUTH_TOKEN_STORE', async () => {
+  test('start-up refuses a world-writable directory and a path that is not a directory, naming the setting (MCP_AUTH_TOKEN_STORE as the gateway passes it)', async () => {
     const open = join(newDirectory());
     mkdirSync(open);
     chmodSync(open, 0o777);
-    await assert.rejects(createDirectoryTokenStore({ directory: open }), (error: unknown) => {
+    await assert.rejects(createDirectoryTokenStore({ directory: open, setting: 'MCP_AUTH_TOKEN_STORE' }), (error: unknown) => {
       assert.ok(error instanceof ConfigurationError);
       assert.match(error.message, /^MCP_AUTH_TOKEN_STORE: .*writable by every user/);
       return true;
     });
     const file = join(root, `a-file-${directories}`);
     writeFileSync(file, '');
-    await assert.rejects(createDirectoryTokenStore({ directory: file }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: .*(not a directory|cannot be created)/);
-    await assert.rejects(createDirectoryTokenStore({ directory: join(file, 'below') }), /MCP_AUTH_TOKEN_STORE: .*cannot be created/);
-    await assert.rejects(createDirectoryTokenStore({ directory: '' }), /MCP_AUTH_TOKEN_STORE: must name a directory/);
+    await assert.rejects(createDirectoryTokenStore({ directory: file, setting: 'MCP_AUTH_TOKEN_STORE' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: .*(not a directory|cannot be created)/);
+    await assert.rejects(createDirectoryTokenStore({ directory: join(file, 'below'), setting: 'MCP_AUTH_TOKEN_STORE' }), /MCP_AUTH_TOKEN_STORE: .*cannot be created/);
+    await assert.rejects(createDirectoryTokenStore({ directory: '' }), /options\.directory: must name a directory/);
   });
 
   test('start-up refuses a directory this process cannot write to', { skip: !existsSync('/proc/self') && 'needs /proc, which not even root may write to' }, async () => {
     // The tests may run as root, who may write to any directory of an ordinary file system: /proc stands for one
     // this process cannot write to.
-    await assert.rejects(createDirectoryTokenStore({ directory: '/proc' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc is not writable by this process/);
+    await assert.rejects(createDirectoryTokenStore({ directory: '/proc', setting: 'MCP_AUTH_TOKEN_STORE' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc is not writable by this process/);
   });
 });
