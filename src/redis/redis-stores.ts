@@ -5,6 +5,7 @@ import type { RateLimit } from '../core/limits/rate-limit.js';
 import { createMemoryRateLimiter, type RateLimiter } from '../core/limits/rate-limiter.js';
 import { ReplayShareExceededError, type ReplayCache } from '../core/limits/replay-cache.js';
 import { checkInteger } from '../core/kernel/settings.js';
+import { openRedisConnection } from './redis-connection.js';
 import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
 
 /**
@@ -84,12 +85,7 @@ export interface RedisStores {
 
 /** Default {@link RedisStoresOptions.replayCacheMaxPerCaller}: 10 % of the in-memory cache's default size. */
 export const DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER = 10_000;
-/** Default {@link RedisStoresOptions.commandTimeoutMs}. */
-export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
-/** Default {@link RedisStoresOptions.connectTimeoutMs}. */
-export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
-/** Longest pause between two reconnection attempts, in milliseconds: a Redis back from an outage is used soon. */
-const MAX_RECONNECT_DELAY_MS = 2_000;
+export { DEFAULT_REDIS_COMMAND_TIMEOUT_MS, DEFAULT_REDIS_CONNECT_TIMEOUT_MS } from './redis-connection.js';
 
 /**
  * One DPoP claim, atomic in Redis. KEYS[1] is the `jti`'s key, KEYS[2] the caller's sorted set of live `jti`s
@@ -114,9 +110,10 @@ return 1
 
 /**
  * Connects to Redis and returns the stores the guard shares through it. ioredis and rate-limiter-flexible are
- * optional peer dependencies, loaded here only, so that nobody who never sets a Redis URL loads them. No request
- * waits on a dead Redis: every command has a timeout, the offline queue is off (a command while disconnected
- * fails at once) and reconnections back off to at most 2 s. Resolves once connected, or after
+ * optional peer dependencies, loaded only when called (ioredis by `openRedisConnection`), so that nobody who never
+ * sets a Redis URL loads them. No request waits on a dead Redis: every command has a timeout, the offline queue is
+ * off (a command while disconnected fails at once) and reconnections back off to at most 2 s. Resolves once
+ * connected, or after
  * `connectTimeoutMs` with a warning (the stores then behave as in an outage until Redis is reachable).
  *
  * @throws ConfigurationError naming the URL setting when it is not a Redis URL or the packages are not installed.
@@ -126,48 +123,26 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   const url = checkRedisUrl(options.url, urlSetting);
   const failure = checkRedisFailureMode(options.failure, options.names?.failure ?? 'options.failure') ?? 'fallback';
   const maxPerCaller = checkInteger(options.replayCacheMaxPerCaller, 'options.replayCacheMaxPerCaller', DEFAULT_REDIS_REPLAY_CACHE_MAX_PER_CALLER, { min: 1 });
-  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
-  const connectTimeout = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   const prefix = options.keyPrefix ?? (options.resource === undefined ? 'mcp-guard:' : `mcp-guard:${options.resource}:`);
   const warn = options.onWarning ?? ((message: string) => console.warn(message));
   const where = redactRedisUrl(url);
 
-  const [{ Redis }, { RateLimiterRedis, RateLimiterRes }] = await Promise.all([
-    import('ioredis').catch(missingPackages(urlSetting)),
-    import('rate-limiter-flexible').catch(missingPackages(urlSetting)),
-  ]);
-  const redis: RedisClient = new Redis(url, {
-    commandTimeout,
-    connectTimeout,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS),
-    lazyConnect: true,
-    // How long a disconnect waits for the socket to close before destroying it. ioredis arms that timer (2 s by
-    // default) even for a socket that has already failed and will never emit 'close', which kept a process that
-    // had closed its stores alive for 2 s after a failed connection.
-    disconnectTimeout: Math.min(commandTimeout, DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
-  });
-
+  const { RateLimiterRedis, RateLimiterRes } = await import('rate-limiter-flexible').catch(missingPackages(urlSetting));
   const health = new RedisHealth(where, failure, warn);
-  redis.on('error', (error: Error) => health.lost(error.message));
-  redis.on('ready', () => health.back());
-  await connectWithin(redis, connectTimeout).catch((error: Error) => health.lost(error.message));
+  const connection = await openRedisConnection({
+    url,
+    urlSetting,
+    commandTimeoutMs: options.commandTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+    onLost: (why) => health.lost(why),
+    onReady: () => health.back(),
+  });
+  const redis: RedisClient = connection.client;
 
   return {
     rateLimiter: redisRateLimiter(redis, { RateLimiterRedis, RateLimiterRes }, prefix, failure, health),
     replayCache: redisReplayCache(redis, prefix, maxPerCaller, health),
-    async close() {
-      const timer = setTimeout(() => redis.disconnect(), commandTimeout);
-      try {
-        if (redis.status === 'ready') await redis.quit();
-        else redis.disconnect();
-      } catch {
-        redis.disconnect();
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    close: () => connection.close(),
   };
 }
 
@@ -283,13 +258,4 @@ function missingPackages(setting: string): (error: unknown) => never {
       `needs the optional packages ioredis and rate-limiter-flexible: run npm install ioredis rate-limiter-flexible (${(error as Error).message})`,
     );
   };
-}
-
-/** Connects, or rejects after `timeoutMs`; reconnection goes on in the background either way. */
-function connectWithin(redis: RedisClient, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([redis.connect(), timeout]).finally(() => clearTimeout(timer));
 }

@@ -58,14 +58,14 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
   };
   return {
     get: (key) => Promise.resolve(live(key)?.value),
-    set(key, sealed, ttlMs) {
+    // Async, so that a refusal (TokenStoreFullError) rejects the promise as with the other stores, never throws.
+    async set(key, sealed, ttlMs) {
       write(key, sealed, ttlMs);
-      return Promise.resolve();
     },
-    compareAndSet(key, expected, next, ttlMs) {
-      if (live(key)?.value !== expected) return Promise.resolve(false);
+    async compareAndSet(key, expected, next, ttlMs) {
+      if (live(key)?.value !== expected) return false;
       write(key, next, ttlMs);
-      return Promise.resolve(true);
+      return true;
     },
     delete: (key) => Promise.resolve(live(key) !== undefined && remove(key)),
     take(key) {

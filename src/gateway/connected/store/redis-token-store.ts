@@ -1,0 +1,226 @@
+/**
+ * The token store of a fleet (`MCP_AUTH_TOKEN_STORE=redis`): every replica reads and writes one Redis, so a
+ * connection made through one replica serves on all, and compare-and-set, take and locks are atomic across them.
+ * Uses the optional ioredis package, connected as the rate limits connect (`openRedisConnection`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis as RedisClient } from 'ioredis';
+import { checkInteger } from '../../../core/kernel/settings.js';
+import { openRedisConnection, type RedisConnection } from '../../../redis/redis-connection.js';
+import { checkRedisUrl, redactRedisUrl } from '../../../redis/redis-url.js';
+import { TokenStoreFullError, type TokenStore } from './token-store.js';
+import { DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES } from './token-store-limits.js';
+import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
+
+/** Options of {@link createRedisTokenStore}. */
+export interface RedisTokenStoreOptions {
+  /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. Never logged. */
+  url: string;
+  /**
+   * Prefix of every Redis key the store writes: values under `<prefix>value:<key>`, locks under
+   * `<prefix>lock:<name>`. Default `mcp-guard:token-store:`.
+   */
+  keyPrefix?: string;
+  /** Most bytes of one value. Default 16 384 (16 KiB). Bound the whole with Redis's own `maxmemory`. */
+  maxValueBytes?: number;
+  /** Longest wait for one Redis command, in milliseconds. Default 500. */
+  commandTimeoutMs?: number;
+  /** Longest wait to connect, in milliseconds. Default 2 000. */
+  connectTimeoutMs?: number;
+  /** Receives a warning when Redis is lost and when it is back (never the URL's password). Default `console.warn`. */
+  onWarning?: (message: string) => void;
+  /** The setting that named the URL, for start-up errors. Default `MCP_AUTH_REDIS_URL`. */
+  urlSetting?: string;
+}
+
+/** Default {@link RedisTokenStoreOptions.keyPrefix}. */
+export const DEFAULT_REDIS_TOKEN_STORE_PREFIX = 'mcp-guard:token-store:';
+/** Keys asked of Redis per SCAN round of {@link TokenStore.keys}. */
+const SCAN_COUNT = 1000;
+/** Longest pause between two attempts to take a held lock, in milliseconds. */
+const MAX_LOCK_BACKOFF_MS = 100;
+
+/** Reads and deletes in one step (GETDEL is Redis 6.2+; this runs on any Redis with scripting). */
+const TAKE_SCRIPT = `
+local value = redis.call('GET', KEYS[1])
+if value then redis.call('DEL', KEYS[1]) end
+return value
+`;
+
+/** ARGV: 1 when a value is expected (else absence is), the expected value, the next value, its TTL in ms or ''. */
+const COMPARE_AND_SET_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then return 0 end
+if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+return 1
+`;
+
+/** Deletes the lock only while it still holds this holder's token: never a lock another holder took after expiry. */
+const RELEASE_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/**
+ * Connects to Redis and returns the store. Every command is bounded by the command timeout, and none waits for
+ * a connection: while Redis cannot be reached, every method rejects with {@link TokenStoreUnavailableError} at
+ * once or within the timeout (answer it with 503), and one warning says so until Redis is back. Resolves once
+ * connected, or after `connectTimeoutMs` with that warning.
+ *
+ * @example
+ * const store = await createRedisTokenStore({ url: process.env.MCP_AUTH_REDIS_URL!, keyPrefix: 'mcp-guard:tokens:' });
+ *
+ * @throws ConfigurationError naming `urlSetting` when the URL is not a Redis URL or ioredis is not installed.
+ */
+export async function createRedisTokenStore(options: RedisTokenStoreOptions): Promise<TokenStore> {
+  const urlSetting = options.urlSetting ?? 'MCP_AUTH_REDIS_URL';
+  const url = checkRedisUrl(options.url, urlSetting);
+  const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
+  const warn = options.onWarning ?? ((message: string) => console.warn(message));
+  const where = redactRedisUrl(url);
+  let down = false;
+  const health = {
+    lost(why: string): void {
+      if (down) return;
+      down = true;
+      warn(`Redis at ${where} is unavailable (${why}): connected accounts cannot be read or saved until it is back`);
+    },
+    back(): void {
+      if (!down) return;
+      down = false;
+      warn(`Redis at ${where} is back: connected accounts are available again`);
+    },
+  };
+  const connection = await openRedisConnection({
+    url,
+    urlSetting,
+    commandTimeoutMs: options.commandTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+    onLost: health.lost,
+    onReady: health.back,
+  });
+  return new RedisTokenStore(connection, options.keyPrefix ?? DEFAULT_REDIS_TOKEN_STORE_PREFIX, maxValueBytes, health);
+}
+
+/** The store; its methods are the {@link TokenStore}'s. */
+class RedisTokenStore implements TokenStore {
+  private readonly client: RedisClient;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly prefix: string,
+    private readonly maxValueBytes: number,
+    private readonly health: { lost(why: string): void; back(): void },
+  ) {
+    this.client = connection.client;
+  }
+
+  get(key: string): Promise<string | undefined> {
+    return this.run(async () => (await this.client.get(this.valueKey(key))) ?? undefined);
+  }
+
+  async set(key: string, sealed: string, ttlMs?: number): Promise<void> {
+    const ttl = this.checkWrite(key, sealed, ttlMs);
+    const redisKey = this.valueKey(key);
+    await this.run(() => (ttl === '' ? this.client.set(redisKey, sealed) : this.client.set(redisKey, sealed, 'PX', ttl)));
+  }
+
+  async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean> {
+    const ttl = this.checkWrite(key, next, ttlMs);
+    const args = [expected === undefined ? '0' : '1', expected ?? '', next, ttl];
+    return (await this.run(() => this.client.eval(COMPARE_AND_SET_SCRIPT, 1, this.valueKey(key), ...args))) === 1;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return (await this.run(() => this.client.del(this.valueKey(key)))) > 0;
+  }
+
+  async take(key: string): Promise<string | undefined> {
+    const value = await this.run(() => this.client.eval(TAKE_SCRIPT, 1, this.valueKey(key)));
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  async keys(prefix: string, limit: number): Promise<string[]> {
+    const found = new Set<string>();
+    if (!(limit > 0)) return [];
+    const start = this.valueKey('');
+    const pattern = `${escapeGlob(this.valueKey(prefix))}*`;
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.run(() => this.client.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
+      // SCAN may return a key twice; the set keeps it once.
+      for (const redisKey of batch) {
+        found.add(redisKey.slice(start.length));
+        if (found.size >= limit) return [...found];
+      }
+      cursor = next;
+    } while (cursor !== '0');
+    return [...found];
+  }
+
+  /**
+   * SET NX PX with a random token; a held lock is retried with a backoff of 5 ms doubling to 100 ms, for up to
+   * `ttlMs` (by then the holder's lock has expired); released by a script that deletes it only if still ours.
+   * `work` running past `ttlMs` may overlap the next holder: callers keep their work shorter and write with
+   * compare-and-set.
+   *
+   * @throws TokenStoreUnavailableError when Redis fails, or the lock is still held by others after `ttlMs`.
+   */
+  async withLock<T>(name: string, ttlMs: number, work: () => Promise<T>): Promise<T> {
+    if (!(ttlMs >= 1 && Number.isFinite(ttlMs))) throw new RangeError('ttlMs must be a positive number of milliseconds');
+    const lockKey = `${this.prefix}lock:${name}`;
+    const token = randomBytes(16).toString('base64url');
+    const px = Math.ceil(ttlMs);
+    // A little past the holder's expiry, for the round trip and the clocks of Redis and this process.
+    const deadline = Date.now() + px + this.connection.commandTimeoutMs;
+    for (let backoff = 5; ; backoff = Math.min(2 * backoff, MAX_LOCK_BACKOFF_MS)) {
+      if ((await this.run(() => this.client.set(lockKey, token, 'PX', px, 'NX'))) === 'OK') break;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new TokenStoreUnavailableError(`a lock stayed held by others for ${px} ms`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, backoff * (0.5 + Math.random()))));
+    }
+    try {
+      return await work();
+    } finally {
+      // A release that fails leaves the lock to expire after ttlMs.
+      await this.run(() => this.client.eval(RELEASE_SCRIPT, 1, lockKey, token)).catch(() => undefined);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  private valueKey(key: string): string {
+    return `${this.prefix}value:${key}`;
+  }
+
+  /** The TTL argument ('' for none); refuses an empty key, a value over the bound, a bad TTL. */
+  private checkWrite(key: string, value: string, ttlMs: number | undefined): string {
+    if (typeof key !== 'string' || key === '') throw new RangeError('a token store key must not be empty');
+    if (typeof value !== 'string') throw new TypeError('a token store value must be a string');
+    if (ttlMs !== undefined && !(ttlMs > 0 && Number.isFinite(ttlMs))) throw new RangeError('ttlMs must be a positive number of milliseconds');
+    if (Buffer.byteLength(value, 'utf8') > this.maxValueBytes) throw new TokenStoreFullError(`${this.maxValueBytes} bytes per value`);
+    return ttlMs === undefined ? '' : String(Math.ceil(ttlMs));
+  }
+
+  /** Runs one command: its failure (Redis down, too slow) becomes {@link TokenStoreUnavailableError}. */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      const result = await command();
+      this.health.back();
+      return result;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : 'no answer';
+      this.health.lost(why);
+      throw new TokenStoreUnavailableError(`Redis: ${why}`);
+    }
+  }
+}
+
+/** `text` as a SCAN MATCH pattern that matches it literally: Redis globs treat * ? [ ] and \ specially. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (character) => `\\${character}`);
+}
