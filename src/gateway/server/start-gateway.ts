@@ -58,6 +58,12 @@ export interface StartGatewayOptions {
   warn?: (line: string) => void;
   /** How long a `/readyz` answer is reused, in milliseconds (0: probe on every request, for tests). Default 5 000. */
   readinessCacheMs?: number;
+  /**
+   * Credentials for the single HTTP upstream, in place of those `MCP_AUTH_UPSTREAM_AUTH` describes: for a program
+   * that builds its own (e.g. `connectedCredentials` over a store it opened). Ignored with a configuration file's
+   * servers and with a stdio upstream. Default: from the configuration.
+   */
+  upstreamCredentials?: UpstreamCredentials;
 }
 
 /** A running gateway. */
@@ -285,7 +291,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const requestLines = config.guard.requestLog !== false && context.log !== ignoreLine;
     const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
-    const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined);
     // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
     const setModule = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
     // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
