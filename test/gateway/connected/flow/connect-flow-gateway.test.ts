@@ -242,3 +242,85 @@ describe('the connect flow through the gateway', () => {
     assert.match(answer.json.error.message, /names no user/);
   });
 });
+
+describe('the connect flow for one server of a server set', () => {
+  let issuer: TestIssuer;
+  const upstreams: Server[] = [];
+  let gateway: RunningGateway;
+  const seen: Seen[] = [];
+  const store = createMemoryTokenStore({ maxEntries: 100 });
+  let nextId = 1;
+
+  const records: ConnectionRecords = {
+    async get(user, server) {
+      const text = await store.get(connectionKey(user, server));
+      return text === undefined ? undefined : (JSON.parse(text) as ConnectionRecord);
+    },
+    refresh: async () => undefined,
+  };
+  const post = async (subject: string, message: Record<string, unknown>, headers: Record<string, string>) => {
+    const token = await issuer.sign({ aud: gateway.resource, sub: subject, scope: 'mcp' });
+    return postMcp(gateway.resource, { jsonrpc: '2.0', id: nextId++, ...message }, token, headers);
+  };
+  const open2025 = async (subject: string, capabilities: unknown) => {
+    const init = await post(subject, { method: 'initialize', params: { protocolVersion: LEGACY, capabilities, clientInfo: { name: 't', version: '1' } } }, { 'mcp-protocol-version': LEGACY });
+    assert.equal(init.status, 200, init.text);
+    return init.headers['mcp-session-id'] as string;
+  };
+
+  before(async () => {
+    issuer = await startTestIssuer();
+    const notes = startUpstream(seen);
+    const open = startUpstream([]);
+    upstreams.push(notes, open);
+    const notesUrl = `${await listenOnLoopback(notes)}/mcp`;
+    const openUrl = `${await listenOnLoopback(open)}/mcp`;
+    UPSTREAM_TOKENS.set('open-service-token', ['notes:read']);
+    const config = loadGatewayConfig({ MCP_AUTH_ISSUER: issuer.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+    const servers = [
+      { name: 'notes', transport: 'http' as const, proxy: { upstream: notesUrl }, required: false },
+      { name: 'open', transport: 'http' as const, proxy: { upstream: openUrl }, required: false },
+    ];
+    const serverCredentials = new Map([
+      ['notes', connectedCredentials({ server: 'notes', records, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL(`/connect/${randomBytes(32).toString('base64url')}`, gateway.url) })],
+      ['open', { authorization: async () => 'Bearer open-service-token', renew: async () => undefined }],
+    ]);
+    gateway = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {}, serverCredentials });
+  });
+  after(async () => {
+    await gateway?.shutdown();
+    for (const server of upstreams) closeServer(server);
+    await issuer?.close();
+    await store.close();
+  });
+
+  it('2025-11-25 sessions: -32042 with the URL elicitation, or a tool result with the link; after connecting, the call goes through', { timeout: 10_000 }, async () => {
+    const withUrl = await open2025('henry', URL_CAPS);
+    const refused = await post('henry', { method: 'tools/call', params: { name: 'notes__read', arguments: {} } }, { 'mcp-protocol-version': LEGACY, 'mcp-session-id': withUrl });
+    assert.equal(refused.status, 200, refused.text);
+    assert.equal(refused.json.error.code, -32042);
+    assert.match(refused.json.error.data.elicitations[0].url, /\/connect\//);
+    const plain = await open2025('henry', {});
+    const text = await post('henry', { method: 'tools/call', params: { name: 'notes__read', arguments: {} } }, { 'mcp-protocol-version': LEGACY, 'mcp-session-id': plain });
+    assert.equal(text.json.result.isError, true);
+    assert.match(text.json.result.content[0].text, /\/connect\/.*retry/);
+    const openCall = await post('henry', { method: 'tools/call', params: { name: 'open__read', arguments: {} } }, { 'mcp-protocol-version': LEGACY, 'mcp-session-id': plain });
+    assert.equal(openCall.json.result.content[0].text, 'called read', 'the other server is not affected');
+    UPSTREAM_TOKENS.set('up-henry-1', ['notes:read']);
+    await store.set(connectionKey({ issuer: issuer.issuer, subject: 'henry' }, 'notes'), JSON.stringify({ accessToken: 'up-henry-1', tokenType: 'Bearer', asIssuer: 'x', clientId: 'gw', createdAt: 0, updatedAt: 0 }));
+    const after = await post('henry', { method: 'tools/call', params: { name: 'notes__read', arguments: {} } }, { 'mcp-protocol-version': LEGACY, 'mcp-session-id': withUrl });
+    assert.equal(after.status, 200, after.text);
+    assert.equal(after.json.result.content[0].text, 'called read');
+    assert.equal(seen.at(-1)?.authorization, 'Bearer up-henry-1');
+  });
+
+  it('2026-07-28: input_required for the server not connected; its list part is empty, the other server listed', { timeout: 10_000 }, async () => {
+    const call = await post('ivy', { method: 'tools/call', params: { name: 'notes__read', arguments: {}, _meta: meta() } }, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/call', 'mcp-name': 'notes__read' });
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.json.result.resultType, 'input_required');
+    assert.match(call.json.result.requestState, /^mcpg1\./);
+    const list = await post('ivy', { method: 'tools/list', params: { _meta: meta() } }, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.json.result.tools.map((tool: { name: string }) => tool.name), ['open__read']);
+  });
+});
