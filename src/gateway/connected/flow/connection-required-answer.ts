@@ -26,6 +26,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
@@ -34,8 +35,28 @@ import type { ConnectionRequiredError } from './connection-required-error.js';
 /** The key of the gateway's entry in `inputRequests` (and the client's `inputResponses`), and of its list note in `_meta`. */
 export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
 
-/** `MCP_AUTH_CONNECT_LISTS`: whether a list of a server the user has not connected says so (`show`) or is simply empty (`hide`). */
+/**
+ * `MCP_AUTH_CONNECT_LISTS`: what a list request (`tools/list`, …) gets from a server the user has not connected.
+ * Its items cannot be known without the user's token, and a client must still be able to list, so the list is
+ * empty either way (in a server set, that server's part is empty and the others are listed). `show` (the default)
+ * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
+ * why and connect; any call of one of its tools leads to the connect flow too. `hide` answers the empty list alone.
+ */
 export type ConnectListsMode = 'show' | 'hide';
+
+/**
+ * Reads `MCP_AUTH_CONNECT_LISTS`: `show` (default, also when unset or empty) or `hide`, in any case.
+ *
+ * @throws ConfigurationError naming `setting` for any other value.
+ * @example
+ * parseConnectListsMode(process.env.MCP_AUTH_CONNECT_LISTS); // 'show'
+ */
+export function parseConnectListsMode(value: string | undefined, setting = 'MCP_AUTH_CONNECT_LISTS'): ConnectListsMode {
+  const word = (value ?? '').trim().toLowerCase();
+  if (word === '' || word === 'show') return 'show';
+  if (word === 'hide') return 'hide';
+  throw new ConfigurationError(setting, 'must be show (list an unconnected server with a note on how to connect it) or hide (an empty list alone)');
+}
 
 /** The requests that may be answered with an input-required result (2026-07-28 `basic/patterns/mrtr`, "Supported Requests"). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);

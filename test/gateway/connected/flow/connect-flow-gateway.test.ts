@@ -133,10 +133,16 @@ describe('the connect flow through the gateway', () => {
     assert.equal(seen.length, before, 'the upstream was not contacted');
     assert.equal(tickets.at(-1)?.user.subject, 'alice');
 
+    // Retried before connecting: asked again, with a new state (the first one is used up).
+    const inputResponses = { [CONNECT_INPUT_KEY]: { action: 'accept' } };
+    const early = await call2026('alice', 'read', { requestState: result.requestState, inputResponses });
+    assert.equal(early.json.result.resultType, 'input_required', early.text);
+    assert.notEqual(early.json.result.requestState, result.requestState);
+    assert.equal(seen.length, before, 'the upstream was not contacted');
+
     UPSTREAM_TOKENS.set('up-alice-1', ['notes:read']);
     await connect('alice', record('up-alice-1'));
-    const inputResponses = { [CONNECT_INPUT_KEY]: { action: 'accept' } };
-    const retry = await call2026('alice', 'read', { requestState: result.requestState, inputResponses });
+    const retry = await call2026('alice', 'read', { requestState: early.json.result.requestState, inputResponses });
     assert.equal(retry.status, 200, retry.text);
     assert.equal(retry.json.result.content[0].text, 'called read');
     const forwarded = seen.at(-1)!;
@@ -145,7 +151,7 @@ describe('the connect flow through the gateway', () => {
     assert.equal(forwarded.message.params?.inputResponses, undefined);
     assert.ok(!JSON.stringify(retry.json).includes('up-alice-1'), 'no upstream token reaches the client');
 
-    const replayed = await call2026('alice', 'read', { requestState: result.requestState, inputResponses });
+    const replayed = await call2026('alice', 'read', { requestState: early.json.result.requestState, inputResponses });
     assert.equal(replayed.status, 200);
     assert.match(replayed.json.error.message, /requestState was already used/);
     assert.equal(seen.length, before + 1, 'a replay is not forwarded');
