@@ -328,5 +328,14 @@ describe('the connect flow for one server of a server set', () => {
     const list = await post('ivy', { method: 'tools/list', params: { _meta: meta() } }, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.json.result.tools.map((tool: { name: string }) => tool.name), ['open__read']);
+    // Connected: the retry under the exposed name reaches the server under its own, without the gateway's state.
+    UPSTREAM_TOKENS.set('up-ivy-1', ['notes:read']);
+    await store.set(connectionKey({ issuer: issuer.issuer, subject: 'ivy' }, 'notes'), JSON.stringify({ accessToken: 'up-ivy-1', tokenType: 'Bearer', asIssuer: 'x', clientId: 'gw', createdAt: 0, updatedAt: 0 }));
+    const params = { name: 'notes__read', arguments: {}, requestState: call.json.result.requestState, inputResponses: { [CONNECT_INPUT_KEY]: { action: 'accept' } }, _meta: meta() };
+    const retry = await post('ivy', { method: 'tools/call', params }, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/call', 'mcp-name': 'notes__read' });
+    assert.equal(retry.status, 200, retry.text);
+    assert.equal(retry.json.result.content[0].text, 'called read');
+    assert.equal(seen.at(-1)?.message.params?.requestState, undefined);
+    assert.equal(seen.at(-1)?.message.params?.name, 'read');
   });
 });
