@@ -78,6 +78,11 @@ function onIdleTimer(exchange: HttpExchange): void {
  * bodies that are not event streams) → settled, once, by {@link HttpExchange.finish}. A GET or DELETE whose
  * connection failed before any answer is sent once more; an upstream 401 with credentials renews them and sends
  * the request once more. Each send is an {@link UpstreamAttempt}, so an abandoned one cannot touch the exchange.
+ *
+ * Credentials with a caller flow (connected accounts) add three steps, and only they: the flow prepares the message
+ * first (a retry's gateway `requestState` is checked and removed), a failure the caller can fix is answered by the
+ * flow (the connect flow, HTTP 200; the upstream is not contacted), and an upstream 403 `insufficient_scope` is put
+ * to the flow once, which answers with a step-up or lets the refusal pass on.
  */
 export class HttpExchange implements ListedExchange, AttemptOwner {
   prev: ListedExchange | null = null;
