@@ -67,6 +67,12 @@ export const JsonRpcErrorCode = {
   SessionNotFound: -32001,
   /** MCP up to 2025-11-25 (`server/resources`, "Error Handling"): resource not found; 2026-07-28 uses -32602. */
   ResourceNotFound: -32002,
+  /**
+   * MCP 2025-11-25 (`client/elicitation`, "URL Elicitation Required Error"): the request can go on only after the
+   * user completes the URL-mode elicitations in `data.elicitations`. 2026-07-28 lists it as 2025-11-25 only (its
+   * clients get an input-required result instead).
+   */
+  UrlElicitationRequired: -32042,
   /** MCP 2026-07-28: HTTP headers do not match the body (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`). */
   HeaderMismatch: -32020,
   /** MCP 2026-07-28: a capability the server needs from the client is missing. */

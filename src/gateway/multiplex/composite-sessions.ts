@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../core/session/session-registry.js';
 import type { SealedSessionRefusalReason, SessionSealer } from '../../core/session/session-seal.js';
-import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { JsonRpcErrorCode, type JsonRpcErrorObject, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { profileOf, type SetMember } from './set-member.js';
 
@@ -17,6 +17,11 @@ export interface MemberSessionFailure {
   readonly failed: true;
   /** The HTTP status the server's `initialize` got (502/504 when it could not be reached). */
   readonly status: number;
+  /**
+   * The server's refusal of this caller, when its `initialize` answer was a URL elicitation required error (-32042:
+   * the user must first connect their account there, see connected accounts): told to the client instead of a 502.
+   */
+  readonly refusal?: JsonRpcErrorObject;
 }
 
 /** A client's session with the endpoint: the `initialize` it sent, and the sessions opened with each server for it. */
@@ -212,6 +217,8 @@ export class CompositeSessions {
     const answer = await callMember(member.upstream, { ...base, message: initialize, protocolVersion: undefined });
     const result = answer.response && 'result' in answer.response ? answer.response.result : undefined;
     const profile = profileOf(result);
+    const refused = answer.status === 200 && answer.response && 'error' in answer.response ? answer.response.error : undefined;
+    if (refused?.code === JsonRpcErrorCode.UrlElicitationRequired) return { failed: true, status: 200, refusal: refused };
     if (answer.status !== 200 || profile === undefined) return { failed: true, status: answer.status === 200 ? 502 : answer.status };
     member.profile = profile;
     const opened: MemberSession = { id: answer.sessionId, protocolVersion: profile.protocolVersion };

@@ -5,6 +5,7 @@ import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../..
 import { requestSessionId } from '../../http/request-headers.js';
 import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
 import { writeAccepted, writeError, writeJson } from '../../http/write-response.js';
+import { memberRefusalAnswer } from './member-refusal.js';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import type { GuardHttpResponse } from '../../core/guard/create-guard.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
@@ -287,7 +288,8 @@ class ServerSetRouter {
       if (!session) return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId };
       const opened = await this.sessions.memberSession(session, route.member, context.signal, context.auth);
       if ('failed' in opened) {
-        writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
+        if (opened.refusal) writeJson(res, 200, memberRefusalAnswer(req.body, opened.refusal));
+        else writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
         return undefined;
       }
       return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: opened.id, protocolVersion: opened.protocolVersion ?? context.protocolVersion, clientSessionId: sessionId };

@@ -58,6 +58,17 @@ export interface StartGatewayOptions {
   warn?: (line: string) => void;
   /** How long a `/readyz` answer is reused, in milliseconds (0: probe on every request, for tests). Default 5 000. */
   readinessCacheMs?: number;
+  /**
+   * Credentials for the single HTTP upstream, in place of those `MCP_AUTH_UPSTREAM_AUTH` describes: for a program
+   * that builds its own (e.g. `connectedCredentials` over a store it opened). Ignored with a configuration file's
+   * servers and with a stdio upstream. Default: from the configuration.
+   */
+  upstreamCredentials?: UpstreamCredentials;
+  /**
+   * With a configuration file's servers: credentials for some of its HTTP servers, by server name, in place of their
+   * `auth`, as {@link StartGatewayOptions.upstreamCredentials} for the single upstream. Default: from the configuration.
+   */
+  serverCredentials?: ReadonlyMap<string, UpstreamCredentials>;
 }
 
 /** A running gateway. */
@@ -285,11 +296,11 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const requestLines = config.guard.requestLog !== false && context.log !== ignoreLine;
     const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
-    const upstreamCredentials = config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined;
+    const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined);
     // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
     const setModule = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
     // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
-    const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, setModule.createServerResources(server)])) : undefined;
+    const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, options.serverCredentials)])) : undefined;
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
@@ -351,6 +362,12 @@ async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>,
     // With several servers the upstream metrics carry a `server` label: label names are fixed when a metric is made.
     ...(servers ? { servers: servers.map((server) => server.name) } : {}),
   });
+}
+
+/** A server's resources: those its configuration describes, with the credentials given in their place, if any. */
+function serverResourcesOf(server: ServerConfig, create: (server: ServerConfig) => ServerResources, given: ReadonlyMap<string, UpstreamCredentials> | undefined): ServerResources {
+  const credentials = server.stdio ? undefined : given?.get(server.name);
+  return credentials ? { ...create({ ...server, upstreamAuth: undefined }), credentials } : create(server);
 }
 
 /** What readiness probes of each server: its options, and the very credentials and start outcomes its upstream uses. */

@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSecretFile } from '../config/secret-file.js';
+import type { CallerFlow } from './caller-flow.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
 /** `MCP_AUTH_UPSTREAM_AUTH`: how the gateway authenticates to the upstream. */
@@ -39,6 +40,11 @@ export interface UpstreamCredentials {
    * not. Nothing is sent to the token endpoint.
    */
   reachable?(): Promise<void>;
+  /**
+   * For credentials the caller must act for first (connected accounts): how the exchange prepares a request, answers
+   * a failure the caller can fix, and hears of an upstream's `insufficient_scope`. Absent for every other mode.
+   */
+  readonly flow?: CallerFlow;
 }
 
 /**

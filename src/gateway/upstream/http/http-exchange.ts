@@ -7,7 +7,9 @@ import type { OpenedSession, SessionSealer } from '../../../core/session/session
 import { requestIdOf } from '../../../core/wire/jsonrpc.js';
 import type { GuardedRequest } from '../../../http/http-handler.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
-import { NO_PROXY_BUFFERING } from '../../../http/write-response.js';
+import { NO_PROXY_BUFFERING, writeJson } from '../../../http/write-response.js';
+import { insufficientScopeChallenge } from '../../upstream-auth/bearer-challenge.js';
+import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
 import { endUpstreamSpan, startUpstreamSpan } from '../upstream-span.js';
@@ -76,6 +78,11 @@ function onIdleTimer(exchange: HttpExchange): void {
  * bodies that are not event streams) → settled, once, by {@link HttpExchange.finish}. A GET or DELETE whose
  * connection failed before any answer is sent once more; an upstream 401 with credentials renews them and sends
  * the request once more. Each send is an {@link UpstreamAttempt}, so an abandoned one cannot touch the exchange.
+ *
+ * Credentials with a caller flow (connected accounts) add three steps, and only they: the flow prepares the message
+ * first (a retry's gateway `requestState` is checked and removed), a failure the caller can fix is answered by the
+ * flow (the connect flow, HTTP 200; the upstream is not contacted), and an upstream 403 `insufficient_scope` is put
+ * to the flow once, which answers with a step-up or lets the refusal pass on.
  */
 export class HttpExchange implements ListedExchange, AttemptOwner {
   prev: ListedExchange | null = null;
@@ -86,7 +93,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   attempt: UpstreamAttempt | undefined = undefined;
   private readonly method: string;
   private readonly headers: OutgoingHttpHeaders;
-  private readonly body: Buffer | undefined;
+  private body: Buffer | undefined;
   private readonly span: Span | undefined;
   /** Only when someone listens: no clock read per request otherwise. */
   private readonly startedAt: number;
@@ -102,6 +109,10 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   private idleTimer: NodeJS.Timeout | undefined = undefined;
   private retried = false;
   private renewed = false;
+  /** With credentials that have a caller flow (connected accounts): the request as the flow sees it. */
+  private flowRequest: CallerFlowRequest | undefined = undefined;
+  /** Whether an upstream `insufficient_scope` was already put to the flow (once per request). */
+  private scopeChecked = false;
   private clientGone = false;
   private resolve: (() => void) | undefined = undefined;
 
@@ -117,7 +128,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly auth: AuthInfo,
     private readonly session: BoundSession | null,
     private readonly sealed: SealedSessionInUse | undefined,
-    sessionId: string | undefined,
+    private readonly sessionId: string | undefined,
     private readonly releaseId: (() => void) | undefined,
   ) {
     const method = req.method ?? 'POST';
@@ -148,6 +159,10 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       this.send();
       return done;
     }
+    if (credentials.flow) {
+      this.runWithFlow(credentials, credentials.flow);
+      return done;
+    }
     // The token request has its own timeout (the authorization server's); the connect timer starts after it.
     credentials.authorization(this.auth).then(
       (value) => {
@@ -158,6 +173,56 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       (error: unknown) => this.finish(credentialFailure(error)),
     );
     return done;
+  }
+
+  /**
+   * With credentials the caller acts for (connected accounts): the flow first removes what is the gateway's from the
+   * message (a retry's `requestState`), then the credentials are asked; a failure the caller can fix (connect) is
+   * answered by the flow, and the upstream is not contacted.
+   */
+  private runWithFlow(credentials: UpstreamCredentials, flow: CallerFlow): void {
+    const request: CallerFlowRequest = { message: this.req.body, auth: this.auth, sessionId: this.sessionId };
+    this.flowRequest = request;
+    flow
+      .prepare(request)
+      .then(async (answer) => {
+        if (this.settled) return;
+        if (answer) {
+          this.answerInstead(answer);
+          return;
+        }
+        if (request.message !== this.req.body && this.body !== undefined) {
+          // The upstream never sees the gateway's own state: the message it gets is the one the flow left.
+          this.body = Buffer.from(JSON.stringify(request.message));
+          this.headers['content-length'] = this.body.length;
+        }
+        const value = await credentials.authorization(this.auth);
+        if (this.settled) return;
+        this.headers.authorization = value;
+        this.send();
+      })
+      .catch((error: unknown) => this.credentialsFailed(error));
+  }
+
+  /** The credentials failed: the caller flow's answer when it has one (connect), else the usual refusal. */
+  private credentialsFailed(error: unknown): void {
+    if (this.settled) return;
+    const answer = this.flowRequest && this.settings.credentials?.flow?.answer(error, this.flowRequest);
+    if (!answer) {
+      this.finish(credentialFailure(error));
+      return;
+    }
+    answer.then(
+      (value) => this.answerInstead(value),
+      (failure: unknown) => this.finish(credentialFailure(failure)),
+    );
+  }
+
+  /** Ends the exchange with the gateway's own answer (the connect flow), written as JSON with its status. */
+  private answerInstead(answer: CallerFlowAnswer): void {
+    if (this.settled) return;
+    if (!this.clientGone && !this.res.headersSent) writeJson(this.res, answer.status, answer.response);
+    this.finish(undefined);
   }
 
   /** Ends the exchange from outside (shutdown): 503 when nothing was sent yet. */
@@ -218,8 +283,56 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   }
 
   attemptAnswered(attempt: UpstreamAttempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders): void {
+    if (this.flowRequest) {
+      if (status === 403 && !this.scopeChecked) {
+        const challenge = insufficientScopeChallenge(incoming['www-authenticate']);
+        if (challenge) {
+          this.checkScope(attempt, controller, status, incoming, challenge.scope);
+          return;
+        }
+      }
+      const issued = incoming['mcp-session-id'];
+      const message = this.req.body;
+      // Before sealing replaces it: the flow keeps what the client declared under the upstream's own id.
+      if (status >= 200 && status < 300 && typeof issued === 'string' && message && 'method' in message && message.method === 'initialize') {
+        this.settings.credentials?.flow?.sessionStarted(issued, message);
+      }
+    }
     if (this.settings.sealer) this.sealIssuedSession(attempt, controller, status, incoming, this.settings.sealer);
     else this.relayHead(attempt, controller, status, incoming);
+  }
+
+  /**
+   * The upstream refused the user's token for want of `scope`: the flow decides whether the user is asked to connect
+   * again for it (a step-up; the refusal is dropped) or the refusal passes on as it is. Asked once per request.
+   */
+  private checkScope(attempt: UpstreamAttempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders, scope: string | undefined): void {
+    this.scopeChecked = true;
+    const flow = this.settings.credentials?.flow;
+    if (!flow || !this.flowRequest) return;
+    controller.pause();
+    flow.insufficientScope(this.flowRequest, scope).then(
+      (error) => {
+        if (this.settled || attempt !== this.attempt) return;
+        if (error === undefined) {
+          controller.resume();
+          this.attemptAnswered(attempt, controller, status, incoming);
+          return;
+        }
+        // The refusal's body is not wanted: its connection is closed rather than read.
+        this.attempt = undefined;
+        attempt.abort();
+        clearTimeout(this.idleTimer);
+        this.idleTimer = undefined;
+        this.credentialsFailed(error);
+      },
+      (error: unknown) => {
+        if (this.settled || attempt !== this.attempt) return;
+        this.attempt = undefined;
+        attempt.abort();
+        this.finish(credentialFailure(error));
+      },
+    );
   }
 
   private resetIdle(): void {
@@ -322,7 +435,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
         this.upstreamStatus = undefined;
         this.send();
       },
-      (error: unknown) => this.finish(credentialFailure(error)),
+      (error: unknown) => this.credentialsFailed(error),
     );
   }
 

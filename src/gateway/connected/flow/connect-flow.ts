@@ -1,0 +1,162 @@
+/**
+ * The connect flow as the exchange meets it ({@link CallerFlow}): a retry's gateway `requestState` checked and
+ * removed before the request goes upstream, a {@link ConnectionRequiredError} turned into the answer of
+ * `connection-required-answer.ts`, and an upstream's `insufficient_scope` turned into a step-up, once.
+ */
+import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { bodyProtocolVersion, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
+import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
+import type { UserRef } from '../oauth/connection-record.js';
+import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
+import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, requestCapabilities, type ConnectListsMode } from './connection-required-answer.js';
+import { ConnectionRequiredError } from './connection-required-error.js';
+import { isGatewayRequestState, type RequestStateRefusal, type RequestStates } from './request-state.js';
+
+/** Makes the link a user opens to connect `server` (`<gateway>/connect/<ticket>`), asking for `scope` when given. */
+export type CreateConnectTicket = (user: UserRef, server: string, scope: string | undefined) => Promise<URL>;
+
+/** Default {@link ConnectFlowOptions.maxUrlElicitationSessions}. */
+export const DEFAULT_MAX_URL_ELICITATION_SESSIONS = 10_000;
+
+/** Options of {@link createConnectFlow}. */
+export interface ConnectFlowOptions {
+  /** The configuration file's server name, `""` for the single upstream. */
+  readonly server: string;
+  readonly createTicket: CreateConnectTicket;
+  readonly requestStates: RequestStates;
+  /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
+  readonly lists?: ConnectListsMode;
+  /** The scope the caller's connection holds (space-separated), when known. */
+  readonly grantedScope: (auth: AuthInfo) => Promise<string | undefined>;
+  /**
+   * Most sessions (revisions with sessions) remembered as opened by a client that declared URL-mode elicitation;
+   * the oldest is forgotten first, and its client then gets the tool-result answer. Per process: a replica that did
+   * not see a session's `initialize` answers it the same way. Default 10 000.
+   */
+  readonly maxUrlElicitationSessions?: number;
+}
+
+/** What {@link CallerFlow.prepare} notes of a verified retry. */
+interface RetryNote {
+  readonly stepUpScope?: string;
+  /** The user declined or cancelled the connect elicitation: it is not asked again for this request. */
+  readonly declined: boolean;
+}
+
+/** The user a caller's token names (its issuer and subject), or undefined when it names none. */
+export function userOf(auth: AuthInfo): UserRef | undefined {
+  const { iss, sub } = auth.extra;
+  return typeof iss === 'string' && iss !== '' && typeof sub === 'string' && sub !== '' ? { issuer: iss, subject: sub } : undefined;
+}
+
+/**
+ * The connect flow of one server.
+ *
+ * @example
+ * const flow = createConnectFlow({ server: '', createTicket, requestStates, grantedScope: async () => undefined });
+ */
+export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
+  const { server, requestStates } = options;
+  const maxSessions = options.maxUrlElicitationSessions ?? DEFAULT_MAX_URL_ELICITATION_SESSIONS;
+  // Insertion order is age: the first key is the oldest.
+  const urlSessions = new Set<string>();
+  const urlElicitation = (request: CallerFlowRequest): boolean => {
+    const message = request.message;
+    if ((request.note as RetryNote | undefined)?.declined) return false;
+    if (isStatelessRevision(bodyProtocolVersion(message))) return declaresUrlElicitation(requestCapabilities(message));
+    if (message && 'method' in message && message.method === 'initialize') return declaresUrlElicitation(message.params?.capabilities);
+    return request.sessionId !== undefined && urlSessions.has(request.sessionId);
+  };
+  return {
+    async prepare(request) {
+      const message = request.message;
+      if (!message || !('id' in message) || !('method' in message) || !isGatewayRequestState(message.params?.requestState)) return undefined;
+      const verified = await requestStates.verify(message.params.requestState as string, message, request.auth, server);
+      if ('refused' in verified) return refusedState(message, verified.refused);
+      const params: Record<string, unknown> = { ...message.params };
+      delete params.requestState;
+      if (verified.upstreamState !== undefined) params.requestState = verified.upstreamState;
+      const responses = params.inputResponses;
+      let declined = false;
+      if (typeof responses === 'object' && responses !== null && CONNECT_INPUT_KEY in responses) {
+        const { [CONNECT_INPUT_KEY]: ours, ...theirs } = responses as Record<string, unknown>;
+        const action = typeof ours === 'object' && ours !== null ? (ours as { action?: unknown }).action : undefined;
+        declined = action === 'decline' || action === 'cancel';
+        if (Object.keys(theirs).length > 0) params.inputResponses = theirs;
+        else delete params.inputResponses;
+      }
+      request.message = { ...message, params };
+      request.note = { ...(verified.stepUpScope !== undefined ? { stepUpScope: verified.stepUpScope } : {}), declined } satisfies RetryNote;
+      return undefined;
+    },
+    answer(error, request) {
+      if (error instanceof CallerCannotConnectError) return Promise.resolve(cannotConnect(request.message));
+      if (!(error instanceof ConnectionRequiredError)) return undefined;
+      const user = userOf(request.auth);
+      if (!user) return Promise.resolve(cannotConnect(request.message));
+      const message = request.message;
+      const upstreamState = message && 'params' in message ? message.params?.requestState : undefined;
+      return connectionRequiredAnswer(
+        { message, urlElicitation: urlElicitation(request) },
+        {
+          error,
+          link: () => options.createTicket(user, server, error.scope),
+          mintState: () =>
+            requestStates.mint({
+              auth: request.auth,
+              message: message as JsonRpcRequest,
+              server,
+              ...(error.reason === 'insufficient_scope' && error.scope !== undefined ? { stepUpScope: error.scope } : {}),
+              ...(typeof upstreamState === 'string' ? { upstreamState } : {}),
+            }),
+          ...(options.lists ? { lists: options.lists } : {}),
+        },
+      );
+    },
+    async insufficientScope(request, scope) {
+      const asked = scopeTokens(scope);
+      // Nothing named: nothing more to ask for. A retry of a step-up for this scope: asking again would loop.
+      if (asked.length === 0) return undefined;
+      const note = request.note as RetryNote | undefined;
+      if (note?.stepUpScope !== undefined && covers(scopeTokens(note.stepUpScope), asked)) return undefined;
+      const granted = scopeTokens(await options.grantedScope(request.auth));
+      if (covers(granted, asked)) return undefined;
+      // The union: connecting again must not lose what the connection already holds.
+      return new ConnectionRequiredError(server, 'insufficient_scope', [...new Set([...granted, ...asked])].join(' '));
+    },
+    sessionStarted(sessionId, initialize) {
+      if (!('method' in initialize) || !declaresUrlElicitation(initialize.params?.capabilities)) return;
+      urlSessions.delete(sessionId);
+      urlSessions.add(sessionId);
+      if (urlSessions.size > maxSessions) urlSessions.delete(urlSessions.values().next().value!);
+    },
+  };
+}
+
+const REFUSED_TEXT: Readonly<Record<RequestStateRefusal, string>> = {
+  malformed: 'was not issued by this gateway',
+  forged: 'was not issued by this gateway',
+  expired: 'has expired',
+  other_caller: 'was issued to another user',
+  other_request: 'was issued for another request',
+  replayed: 'was already used',
+};
+
+/** A retry whose gateway state does not check out: refused, never forwarded (MRTR "Server Requirements"). */
+function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): CallerFlowAnswer {
+  return { status: 200, response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`) };
+}
+
+function cannotConnect(message: JsonRpcMessage | undefined): CallerFlowAnswer {
+  const text = "Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at the upstream MCP server";
+  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+}
+
+function scopeTokens(scope: string | undefined): string[] {
+  return scope === undefined ? [] : scope.split(' ').filter((token) => token !== '');
+}
+
+function covers(granted: readonly string[], asked: readonly string[]): boolean {
+  return asked.every((token) => granted.includes(token));
+}

@@ -1,0 +1,148 @@
+/**
+ * `MCP_AUTH_UPSTREAM_AUTH=connected` (or `auth.mode: "connected"`): the gateway sends each user's own token for the
+ * upstream, the one the user granted it by connecting their account (see `src/gateway/connected/`). A user without a
+ * usable connection is led through the connect flow instead ({@link ConnectionRequiredError}).
+ */
+import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { EXPIRY_MARGIN_MS, usableUntil, type UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
+import type { ConnectionRecord, UserRef } from '../oauth/connection-record.js';
+import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
+import { createConnectFlow, userOf, type CreateConnectTicket } from './connect-flow.js';
+import type { ConnectListsMode } from './connection-required-answer.js';
+import { ConnectionRequiredError } from './connection-required-error.js';
+import type { RequestStates } from './request-state.js';
+
+/** Where connections are read and refreshed (the token store and the upstream's authorization server behind it). */
+export interface ConnectionRecords {
+  /** `user`'s connection to `server`, or undefined when there is none. */
+  get(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
+  /**
+   * Refreshes it (one refresh at a time per user and server) and resolves with the new record, or undefined when it
+   * cannot be refreshed (no refresh token, refused). Rejects when the authorization server cannot be reached.
+   */
+  refresh(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
+}
+
+/** Default {@link ConnectedCredentialsOptions.maxCachedUsers}. */
+export const DEFAULT_MAX_CACHED_CONNECTIONS = 10_000;
+/** Largest access token kept in the memory cache, in characters; a larger one is read from the store each time. */
+const MAX_CACHED_TOKEN_CHARS = 16_384;
+
+/** Options of {@link connectedCredentials}. */
+export interface ConnectedCredentialsOptions {
+  /** The configuration file's server name, `""` for the single upstream. */
+  readonly server: string;
+  readonly records: ConnectionRecords;
+  /** Makes the connect link (a ticket in the store). */
+  readonly createTicket: CreateConnectTicket;
+  /** The gateway's `requestState` codec (keys from the token store's secret). */
+  readonly requestStates: RequestStates;
+  /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
+  readonly lists?: ConnectListsMode;
+  /** Most users whose token is kept in memory after first use (least recently used first out). Default 10 000. */
+  readonly maxCachedUsers?: number;
+  /** Clock, in milliseconds since the epoch. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** A token in memory: the `Authorization` value, until when it is used, and the scope it holds. */
+interface Cached {
+  readonly value: string;
+  readonly usableUntil: number;
+  readonly scope: string | undefined;
+}
+
+/**
+ * The `connected` credentials of one server: per caller (the user is the token's issuer and subject). The user's
+ * token is read from `records` on first use and kept in memory (bounded) until {@link usableUntil}; within
+ * {@link EXPIRY_MARGIN_MS} (30 s) of its expiry it is refreshed first. After an upstream 401 ({@link
+ * UpstreamCredentials.renew}) it is refreshed once; a token that cannot be renewed leads to the connect flow.
+ *
+ * @throws (from `authorization`) ConnectionRequiredError `not_connected` when the user has no connection, `expired`
+ *   when its token expired and could not be refreshed; CallerCannotConnectError for a token naming no user.
+ * @example
+ * const credentials = connectedCredentials({ server: '', records, createTicket, requestStates: createRequestStates({ secrets }) });
+ * createUpstreamProxy({ upstream: 'https://mcp.example.com/mcp', credentials });
+ */
+export function connectedCredentials(options: ConnectedCredentialsOptions): UpstreamCredentials {
+  const { server, records } = options;
+  const now = options.now ?? Date.now;
+  const maxCached = options.maxCachedUsers ?? DEFAULT_MAX_CACHED_CONNECTIONS;
+  // Map order is recency: a hit moves its entry to the end, the first entry is the least recently used.
+  const cache = new Map<string, Cached>();
+  // One refresh per user at a time in this process (the store's lock covers replicas).
+  const refreshing = new Map<string, Promise<ConnectionRecord | undefined>>();
+
+  const remember = (key: string, record: ConnectionRecord): string => {
+    const value = authorizationValue(record);
+    cache.delete(key);
+    if (record.accessToken.length <= MAX_CACHED_TOKEN_CHARS) {
+      cache.set(key, { value, usableUntil: usableUntil(record.expiresAt, now()), scope: record.scope });
+      if (cache.size > maxCached) cache.delete(cache.keys().next().value!);
+    }
+    return value;
+  };
+  const refresh = (key: string, user: UserRef): Promise<ConnectionRecord | undefined> => {
+    let pending = refreshing.get(key);
+    if (!pending) {
+      pending = records.refresh(user, server).finally(() => refreshing.delete(key));
+      refreshing.set(key, pending);
+    }
+    return pending;
+  };
+  const userAndKey = (caller: AuthInfo): { user: UserRef; key: string } => {
+    const user = userOf(caller);
+    if (!user) throw new CallerCannotConnectError(server);
+    // JSON keeps issuer and subject apart whatever characters they hold.
+    return { user, key: JSON.stringify([user.issuer, user.subject]) };
+  };
+
+  const credentials: UpstreamCredentials = {
+    perCaller: true,
+    async authorization(caller) {
+      const { user, key } = userAndKey(caller);
+      const hit = cache.get(key);
+      if (hit && now() < hit.usableUntil) {
+        cache.delete(key);
+        cache.set(key, hit);
+        return hit.value;
+      }
+      let record = await records.get(user, server);
+      if (!record) throw new ConnectionRequiredError(server, 'not_connected');
+      if (record.expiresAt !== undefined && now() >= record.expiresAt - EXPIRY_MARGIN_MS) {
+        const refreshed = await refresh(key, user);
+        // Not refreshed but not expired yet: the token still serves for its last seconds.
+        if (refreshed) record = refreshed;
+        else if (now() >= record.expiresAt) throw new ConnectionRequiredError(server, 'expired');
+      }
+      return remember(key, record);
+    },
+    async renew(caller, rejected) {
+      const { user, key } = userAndKey(caller);
+      const hit = cache.get(key);
+      // A 401 for a token already replaced (a concurrent renewal): the new one.
+      if (hit && hit.value !== rejected && now() < hit.usableUntil) return hit.value;
+      cache.delete(key);
+      const record = await refresh(key, user);
+      if (!record || authorizationValue(record) === rejected) throw new ConnectionRequiredError(server, 'expired');
+      return remember(key, record);
+    },
+    flow: createConnectFlow({
+      server,
+      createTicket: options.createTicket,
+      requestStates: options.requestStates,
+      ...(options.lists ? { lists: options.lists } : {}),
+      grantedScope: async (caller) => {
+        const { user, key } = userAndKey(caller);
+        return cache.get(key)?.scope ?? (await records.get(user, server))?.scope;
+      },
+    }),
+  };
+  return credentials;
+}
+
+/** The `Authorization` value of a record: `Bearer <token>` (RFC 6750 §2.1) for a Bearer token, else its own type. */
+function authorizationValue(record: ConnectionRecord): string {
+  const type = record.tokenType === '' || record.tokenType.toLowerCase() === 'bearer' ? 'Bearer' : record.tokenType;
+  return `${type} ${record.accessToken}`;
+}

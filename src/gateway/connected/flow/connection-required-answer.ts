@@ -1,0 +1,158 @@
+/**
+ * The one place that decides what a client is told when its request needs an account it has not connected (a
+ * {@link ConnectionRequiredError}): chosen by the request's revision, its method and what the client declared.
+ *
+ * | Request                                                              | Answer (HTTP status)                                      |
+ * | -------------------------------------------------------------------- | --------------------------------------------------------- |
+ * | 2026-07-28, `tools/call`, `prompts/get`, `resources/read`, client declared `elicitation.url` | result `input_required` with a URL-mode `elicitation/create` and `requestState` (200) |
+ * | 2025-11-25 (or earlier) client that declared `elicitation.url`, any method but a list | error -32042 `URLElicitationRequiredError` with `data.elicitations` (200) |
+ * | a list (`tools/list`, …)                                             | an empty list; with `show`, `_meta` names the need and the link (200) |
+ * | any other `tools/call`                                               | tool result with `isError: true`, the link and "retry" (200) |
+ * | anything else with a message                                         | error -32042 with the same text (200)                     |
+ * | GET or DELETE (no message)                                           | error -32042 with the same text (403)                     |
+ *
+ * Why the error rather than `elicitation/create` for 2025-11-25: the user connects in a browser, which takes
+ * minutes. A server request would hold the client's request (and an event stream) open all that time, and the
+ * client's answer to it would have to reach this gateway, not the upstream whose session it is. The error ends the
+ * request at once, keeps nothing, and the spec lets the client retry when the user is done (the optional
+ * `notifications/elicitation/complete` is not sent: the gateway holds no stream to send it on).
+ *
+ * Why HTTP 200 for the errors: a JSON-RPC error is answered with 200 up to 2025-11-25, and 2026-07-28's transport
+ * gives this code no status of its own (a 4xx without one of that revision's errors makes dual-era clients fall back
+ * to `initialize`). GET and DELETE carry no message to answer, so their refusal is a 403.
+ *
+ * 2026-07-28 lists -32042 as 2025-11-25 only; its clients get it only for a request the input-required pattern does
+ * not cover and that is not a list (its clients read the message).
+ */
+import { randomUUID } from 'node:crypto';
+import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { ConfigurationError } from '../../../core/kernel/errors.js';
+import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
+import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
+import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
+import type { ConnectionRequiredError } from './connection-required-error.js';
+
+/** The key of the gateway's entry in `inputRequests` (and the client's `inputResponses`), and of its list note in `_meta`. */
+export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
+
+/**
+ * `MCP_AUTH_CONNECT_LISTS`: what a list request (`tools/list`, …) gets from a server the user has not connected.
+ * Its items cannot be known without the user's token, and a client must still be able to list, so the list is
+ * empty either way (in a server set, that server's part is empty and the others are listed). `show` (the default)
+ * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
+ * why and connect; any call of one of its tools leads to the connect flow too. `hide` answers the empty list alone.
+ */
+export type ConnectListsMode = 'show' | 'hide';
+
+/**
+ * Reads `MCP_AUTH_CONNECT_LISTS`: `show` (default, also when unset or empty) or `hide`, in any case.
+ *
+ * @throws ConfigurationError naming `setting` for any other value.
+ * @example
+ * parseConnectListsMode(process.env.MCP_AUTH_CONNECT_LISTS); // 'show'
+ */
+export function parseConnectListsMode(value: string | undefined, setting = 'MCP_AUTH_CONNECT_LISTS'): ConnectListsMode {
+  const word = (value ?? '').trim().toLowerCase();
+  if (word === '' || word === 'show') return 'show';
+  if (word === 'hide') return 'hide';
+  throw new ConfigurationError(setting, 'must be show (list an unconnected server with a note on how to connect it) or hide (an empty list alone)');
+}
+
+/** The requests that may be answered with an input-required result (2026-07-28 `basic/patterns/mrtr`, "Supported Requests"). */
+const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** The request being answered. */
+export interface ConnectAnswerRequest {
+  /** The POST's message; undefined for GET and DELETE. */
+  readonly message: JsonRpcMessage | undefined;
+  /** Whether the client declared URL-mode elicitation (see {@link declaresUrlElicitation}). */
+  readonly urlElicitation: boolean;
+}
+
+/** What the answer is made of. */
+export interface ConnectAnswerParts {
+  readonly error: ConnectionRequiredError;
+  /** Makes the link the user opens (a connect ticket); called only when the answer carries it. */
+  readonly link: () => Promise<URL>;
+  /** Mints the gateway's `requestState`; called only for an input-required result. */
+  readonly mintState: () => string;
+  /** Default `show`. */
+  readonly lists?: ConnectListsMode;
+}
+
+/**
+ * The answer to `parts.error` for `request` (see the table above).
+ *
+ * @example
+ * await connectionRequiredAnswer({ message: call, urlElicitation: false }, { error, link: () => ticket(), mintState });
+ * // { status: 200, response: { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '… Open https://… then retry …' }], isError: true } } }
+ */
+export async function connectionRequiredAnswer(request: ConnectAnswerRequest, parts: ConnectAnswerParts): Promise<CallerFlowAnswer> {
+  const { message } = request;
+  const id = requestIdOf(message);
+  const stateless = isStatelessRevision(bodyProtocolVersion(message));
+  const method = message && 'method' in message ? message.method : undefined;
+  const reason = reasonText(parts.error);
+  const complete = stateless ? { resultType: 'complete' } : {};
+  const list = method === undefined ? undefined : LIST_SPECS.get(method);
+  if (list && id !== null) {
+    // A client must be able to list: the list is empty until the user connects (its tools cannot be known without the user's token).
+    const meta = parts.lists === 'hide' ? {} : { _meta: { [CONNECT_INPUT_KEY]: { message: `${reason} Call one of its tools, or open the link, to connect it.`, url: (await parts.link()).href } } };
+    return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: [], ...meta } });
+  }
+  const url = (await parts.link()).href;
+  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`) };
+  if (stateless && request.urlElicitation && INPUT_REQUIRED_METHODS.has(method!)) {
+    const params = { mode: 'url', message: `${reason} Open the link to connect it.`, url };
+    return ok({ jsonrpc: '2.0', id, result: { resultType: 'input_required', inputRequests: { [CONNECT_INPUT_KEY]: { method: 'elicitation/create', params } }, requestState: parts.mintState() } });
+  }
+  if (!stateless && request.urlElicitation) {
+    const elicitation = { mode: 'url', elicitationId: randomUUID(), url, message: `${reason} Open the link to connect it.` };
+    return ok(jsonRpcError(id, JsonRpcErrorCode.UrlElicitationRequired, 'This request requires connecting an account.', { elicitations: [elicitation] }));
+  }
+  const text = `${reason} Open ${url} in a browser to connect it, then retry this request.`;
+  if (method === 'tools/call') return ok({ jsonrpc: '2.0', id, result: { ...complete, content: [{ type: 'text', text }], isError: true } });
+  return ok(jsonRpcError(id, JsonRpcErrorCode.UrlElicitationRequired, text));
+}
+
+/**
+ * Whether `capabilities` (a client's `ClientCapabilities`) declare URL-mode elicitation: `elicitation.url` is an
+ * object (2025-11-25 and 2026-07-28 `client/elicitation`, "Capabilities"; an empty `elicitation` means form only).
+ */
+export function declaresUrlElicitation(capabilities: unknown): boolean {
+  const elicitation = objectOr(capabilities)?.elicitation;
+  const url = objectOr(elicitation)?.url;
+  return url !== undefined && objectOr(url) !== undefined;
+}
+
+/** The capabilities a 2026-07-28 request declares in `params._meta`, if any. */
+export function requestCapabilities(message: JsonRpcMessage | undefined): unknown {
+  const params = message && 'params' in message ? objectOr(message.params) : undefined;
+  return objectOr(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY];
+}
+
+function ok(response: JsonRpcResponse): CallerFlowAnswer {
+  return { status: 200, response };
+}
+
+/** Why the user must connect, in words; names the server (a configuration name) and scopes, never the user. */
+function reasonText(error: ConnectionRequiredError): string {
+  const server = error.server === '' ? 'the upstream MCP server' : `the MCP server "${error.server}"`;
+  if (error.reason === 'expired') return `Your connection to ${server} has expired.`;
+  if (error.reason === 'insufficient_scope') {
+    const scope = printableScope(error.scope);
+    return `Your connection to ${server} lacks the permissions this request needs${scope ? ` (${scope})` : ''}.`;
+  }
+  return `Your account at ${server} is not connected.`;
+}
+
+/** The scope tokens of RFC 6749 §3.3's grammar only, at most 512 characters: anything else an upstream sent is not repeated. */
+function printableScope(scope: string | undefined): string | undefined {
+  if (scope === undefined || scope.length > 512) return undefined;
+  const tokens = scope.split(' ').filter((token) => /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(token));
+  return tokens.length > 0 ? tokens.join(' ') : undefined;
+}
+
+function objectOr(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
