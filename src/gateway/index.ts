@@ -18,6 +18,7 @@ export type { SessionLimits } from './config/upstream-settings.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
 export type { SharedStoreConfig } from './config/shared-store-config.js';
 export type { SessionSealConfig } from './config/session-seal-config.js';
+export type { ConnectedAccountsConfig, ConnectListsMode, TokenStoreConfig } from './config/connected-accounts-config.js';
 export { createUpstreamProxy, type UpstreamProxyOptions } from './upstream/http/upstream-proxy.js';
 export type { IdentityHeaderNames } from './upstream/http/identity-headers.js';
 export {

@@ -24,9 +24,9 @@
  * 2026-07-28 lists -32042 as 2025-11-25 only; its clients get it only for a request the input-required pattern does
  * not cover and that is not a list (its clients read the message).
  */
+import type { ConnectListsMode } from '../../config/connected-accounts-config.js';
 import { randomUUID } from 'node:crypto';
 import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
-import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
@@ -42,21 +42,7 @@ export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
  * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
  * why and connect; any call of one of its tools leads to the connect flow too. `hide` answers the empty list alone.
  */
-export type ConnectListsMode = 'show' | 'hide';
-
-/**
- * Reads `MCP_AUTH_CONNECT_LISTS`: `show` (default, also when unset or empty) or `hide`, in any case.
- *
- * @throws ConfigurationError naming `setting` for any other value.
- * @example
- * parseConnectListsMode(process.env.MCP_AUTH_CONNECT_LISTS); // 'show'
- */
-export function parseConnectListsMode(value: string | undefined, setting = 'MCP_AUTH_CONNECT_LISTS'): ConnectListsMode {
-  const word = (value ?? '').trim().toLowerCase();
-  if (word === '' || word === 'show') return 'show';
-  if (word === 'hide') return 'hide';
-  throw new ConfigurationError(setting, 'must be show (list an unconnected server with a note on how to connect it) or hide (an empty list alone)');
-}
+export type { ConnectListsMode };
 
 /** The requests that may be answered with an input-required result (2026-07-28 `basic/patterns/mrtr`, "Supported Requests"). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);

@@ -2,9 +2,8 @@
 // capabilities.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigurationError } from '../../../../src/core/kernel/errors.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from '../../../../src/core/wire/jsonrpc.js';
-import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, parseConnectListsMode, requestCapabilities } from '../../../../src/gateway/connected/flow/connection-required-answer.js';
+import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, requestCapabilities } from '../../../../src/gateway/connected/flow/connection-required-answer.js';
 import { ConnectionRequiredError } from '../../../../src/gateway/connected/flow/connection-required-error.js';
 
 const LINK = new URL('https://gateway.example/connect/abc');
@@ -114,11 +113,5 @@ describe('the connection-required answer', () => {
     assert.equal(declaresUrlElicitation({ elicitation: { url: true } }), false);
     assert.equal(declaresUrlElicitation(undefined), false);
     assert.deepEqual(requestCapabilities(call(STATELESS_META(URL_CAPS))), URL_CAPS);
-  });
-
-  it('reads MCP_AUTH_CONNECT_LISTS: show by default, hide, anything else refused', () => {
-    assert.equal(parseConnectListsMode(undefined), 'show');
-    assert.equal(parseConnectListsMode(' Hide '), 'hide');
-    assert.throws(() => parseConnectListsMode('off'), (error: unknown) => error instanceof ConfigurationError && error.setting === 'MCP_AUTH_CONNECT_LISTS');
   });
 });
