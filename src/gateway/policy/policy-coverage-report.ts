@@ -72,7 +72,7 @@ export function policyFileOf(settings: Readonly<Record<string, string | undefine
 /** The `Authorization` the gateway sends the upstream for itself, if it has one; token exchange needs a caller. */
 async function ownAuthorization(credentials: UpstreamCredentials | undefined): Promise<string | undefined> {
   if (credentials === undefined) return undefined;
-  if (credentials.perCaller) throw new Error("it accepts only each caller's exchanged token (MCP_AUTH_UPSTREAM_AUTH=token_exchange), and the gateway has no caller of its own");
+  if (credentials.perCaller) throw new Error("it accepts only tokens made for each caller (MCP_AUTH_UPSTREAM_AUTH=token_exchange or connected), and the gateway has no caller of its own");
   try {
     return await credentials.authorization(GATEWAY_ITSELF);
   } catch (error) {

@@ -45,6 +45,8 @@ import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { ServerSetPolicy } from '../policy/server-set-policy.js';
 import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
+import type { ConnectedAccounts, ConnectedUpstream } from '../connected/connected-accounts.js';
+import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
@@ -276,6 +278,8 @@ interface GatewayParts {
   readonly serverSet: ReturnType<typeof BuildServerSet> | undefined;
   /** Its policies (the gateway-wide one and each server's), with a configuration file's servers. */
   readonly serverPolicy: ServerSetPolicy | undefined;
+  /** Connected accounts (their token store and pages), when an upstream is in connected mode. */
+  readonly connected: ConnectedAccounts | undefined;
 }
 
 /**
@@ -285,7 +289,7 @@ interface GatewayParts {
  */
 async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts> {
   const { config, options, http } = context;
-  const opened: { proxy?: Upstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch } = {};
+  const opened: { proxy?: Upstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch; connected?: ConnectedAccounts } = {};
   try {
     const guardOptions =
       config.resourceIsDefault && context.port !== config.port
@@ -295,16 +299,19 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     // Off (MCP_AUTH_REQUEST_LOG, or a level above info), no line is made; the metrics still get each entry.
     const requestLines = config.guard.requestLog !== false && context.log !== ignoreLine;
     const requestLog = createRequestLog({ write: requestLines ? context.log : null, ...(metrics ? { onEntry: metrics.onEntry } : {}) });
-    // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
-    const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth) : undefined);
-    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
-    const setModule = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
-    // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
-    const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, options.serverCredentials)])) : undefined;
-    // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
-    const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
+    // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
+    const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    // Loaded only when an upstream is in connected mode, as the server set's code is.
+    const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log) : undefined);
+    // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
+    const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth, connected && (() => connected.credentials(''))) : undefined);
+    // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
+    const setModule = config.servers ? await import('../multiplex/build-server-set.js') : undefined;
+    const givenServerCredentials = options.serverCredentials ?? (connected && config.servers ? connectedServerCredentials(config.servers, connected) : undefined);
+    // With several servers, each one's credentials and process starts, shared by its upstream and readiness.
+    const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, givenServerCredentials)])) : undefined;
     // The guard is built after the set (its policy needs the set's routes); the set's second decisions use it then.
     let built: Guard | undefined;
     const recheck = (message: JsonRpcMessage, auth: AuthInfo): GuardHttpResponse | undefined => {
@@ -334,7 +341,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       ...(config.servers && metrics ? { onServerProbed: metrics.onServerProbed } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
-    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog);
+    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
     if (config.policyWatch && context.policyFile !== undefined) {
       opened.policyWatch = watchPolicyFile({
         file: context.policyFile,
@@ -343,12 +350,13 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
-    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy };
+    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy, connected };
   } catch (error) {
     opened.policyWatch?.close();
     await http.abandon();
     await opened.proxy?.close();
     await opened.redisStores?.close();
+    await opened.connected?.close();
     throw error;
   }
 }
@@ -365,6 +373,26 @@ async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>,
 }
 
 /** A server's resources: those its configuration describes, with the credentials given in their place, if any. */
+/** Connected accounts, opened for the gateway: its page events are log lines like the processes' own. */
+async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConfig: ConnectedAccountsConfig, resource: string, log: LineSink): Promise<ConnectedAccounts> {
+  const { openConnectedAccounts } = await import('../connected/connected-accounts.js');
+  const upstreams: ConnectedUpstream[] = [];
+  if (config.upstreamAuth?.mode === 'connected') upstreams.push({ server: '', auth: config.upstreamAuth });
+  for (const server of config.servers ?? []) if (server.upstreamAuth?.mode === 'connected') upstreams.push({ server: server.name, auth: server.upstreamAuth });
+  return openConnectedAccounts({
+    config: connectedConfig,
+    resource,
+    upstreams,
+    ...(config.redis ? { redis: config.redis } : {}),
+    log: (line) => log(JSON.stringify({ time: new Date().toISOString(), ...line })),
+  });
+}
+
+/** The credentials of each server of a file in connected mode. */
+function connectedServerCredentials(servers: readonly ServerConfig[], connected: ConnectedAccounts): ReadonlyMap<string, UpstreamCredentials> {
+  return new Map(servers.filter((server) => server.upstreamAuth?.mode === 'connected').map((server) => [server.name, connected.credentials(server.name)]));
+}
+
 function serverResourcesOf(server: ServerConfig, create: (server: ServerConfig) => ServerResources, given: ReadonlyMap<string, UpstreamCredentials> | undefined): ServerResources {
   const credentials = server.stdio ? undefined : given?.get(server.name);
   return credentials ? { ...create({ ...server, upstreamAuth: undefined }), credentials } : create(server);
@@ -468,13 +496,15 @@ function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, r
 }
 
 /**
- * The gateway's request handler. Plain node:http: the gateway serves three kinds of path (the pipeline's, the
- * health checks, anything else a 404), and a router would only add work per request.
+ * The gateway's request handler. Plain node:http: the gateway serves four kinds of path (the pipeline's, the
+ * connected accounts' pages, the health checks, anything else a 404), and a router would only add work per request.
  */
-function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline, readiness: ReadinessCheck, requestLog: RequestLog): (req: IncomingMessage, res: ServerResponse) => void {
+function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline, readiness: ReadinessCheck, requestLog: RequestLog, pages?: (req: IncomingMessage, res: ServerResponse) => boolean): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) =>
     requestLog.middleware(req, res, () => {
       if (served.serve(req, res)) return;
+      // The connect and connections pages (connected accounts): served beside the endpoint, on the same origin.
+      if (pages?.(req, res)) return;
       if (requestPath(req) === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
         writeJson(res, http.shuttingDown ? 503 : 200, { status: http.shuttingDown ? 'stopping' : 'ok' });
         return;
@@ -555,6 +585,7 @@ async function shutdownGateway(config: GatewayConfig, http: GatewayHttpServer, p
   await upstream.close();
   await listings.settled();
   await parts.redisStores?.close();
+  await parts.connected?.close();
   // Answers just ended still need a moment to flush before their connections go.
   await Promise.race([closed, delay(500)]);
   server.closeAllConnections();

@@ -26,8 +26,9 @@ export async function checkUpstream(config: GatewayConfig, policy: PolicyDefinit
   if (!config.proxy && !config.stdio) {
     return { result: { ...base, status: 'skip', message: 'none configured (MCP_AUTH_UPSTREAM, MCP_AUTH_UPSTREAM_COMMAND): checking the settings of an application that guards itself' } };
   }
-  if (config.upstreamAuth?.mode === 'token_exchange') {
-    return { result: { ...base, status: 'skip', message: 'not listed: with MCP_AUTH_UPSTREAM_AUTH=token_exchange the gateway calls the upstream only with a caller\'s exchanged token' } };
+  if (config.upstreamAuth?.mode === 'token_exchange' || config.upstreamAuth?.mode === 'connected') {
+    const how = config.upstreamAuth.mode === 'token_exchange' ? "a caller's exchanged token" : "a user's own token, granted when they connect their account";
+    return { result: { ...base, status: 'skip', message: `not listed: with MCP_AUTH_UPSTREAM_AUTH=${config.upstreamAuth.mode} the gateway calls the upstream only with ${how}` } };
   }
   const report = await reportPolicyCoverage({
     config,

@@ -23,11 +23,6 @@ export interface ConnectionRecords {
   refresh(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
 }
 
-/** Default {@link ConnectedCredentialsOptions.maxCachedUsers}. */
-export const DEFAULT_MAX_CACHED_CONNECTIONS = 10_000;
-/** Largest access token kept in the memory cache, in characters; a larger one is read from the store each time. */
-const MAX_CACHED_TOKEN_CHARS = 16_384;
-
 /** Options of {@link connectedCredentials}. */
 export interface ConnectedCredentialsOptions {
   /** The configuration file's server name, `""` for the single upstream. */
@@ -39,22 +34,13 @@ export interface ConnectedCredentialsOptions {
   readonly requestStates: RequestStates;
   /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
   readonly lists?: ConnectListsMode;
-  /** Most users whose token is kept in memory after first use (least recently used first out). Default 10 000. */
-  readonly maxCachedUsers?: number;
   /** Clock, in milliseconds since the epoch. Default `Date.now`. */
   readonly now?: () => number;
 }
 
-/** A token in memory: the `Authorization` value, until when it is used, and the scope it holds. */
-interface Cached {
-  readonly value: string;
-  readonly usableUntil: number;
-  readonly scope: string | undefined;
-}
-
 /**
  * The `connected` credentials of one server: per caller (the user is the token's issuer and subject). The user's
- * token is read from `records` on first use and kept in memory (bounded) until {@link usableUntil}; within
+ * token is read from `records` for each request (which keeps opened records in memory, bounded in bytes); within
  * {@link EXPIRY_MARGIN_MS} (30 s) of its expiry it is refreshed first. After an upstream 401 ({@link
  * UpstreamCredentials.renew}) it is refreshed once; a token that cannot be renewed leads to the connect flow.
  *
@@ -67,21 +53,8 @@ interface Cached {
 export function connectedCredentials(options: ConnectedCredentialsOptions): UpstreamCredentials {
   const { server, records } = options;
   const now = options.now ?? Date.now;
-  const maxCached = options.maxCachedUsers ?? DEFAULT_MAX_CACHED_CONNECTIONS;
-  // Map order is recency: a hit moves its entry to the end, the first entry is the least recently used.
-  const cache = new Map<string, Cached>();
   // One refresh per user at a time in this process (the store's lock covers replicas).
   const refreshing = new Map<string, Promise<ConnectionRecord | undefined>>();
-
-  const remember = (key: string, record: ConnectionRecord): string => {
-    const value = authorizationValue(record);
-    cache.delete(key);
-    if (record.accessToken.length <= MAX_CACHED_TOKEN_CHARS) {
-      cache.set(key, { value, usableUntil: usableUntil(record.expiresAt, now()), scope: record.scope });
-      if (cache.size > maxCached) cache.delete(cache.keys().next().value!);
-    }
-    return value;
-  };
   const refresh = (key: string, user: UserRef): Promise<ConnectionRecord | undefined> => {
     let pending = refreshing.get(key);
     if (!pending) {
@@ -101,41 +74,31 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
     perCaller: true,
     async authorization(caller) {
       const { user, key } = userAndKey(caller);
-      const hit = cache.get(key);
-      if (hit && now() < hit.usableUntil) {
-        cache.delete(key);
-        cache.set(key, hit);
-        return hit.value;
-      }
       let record = await records.get(user, server);
       if (!record) throw new ConnectionRequiredError(server, 'not_connected');
-      if (record.expiresAt !== undefined && now() >= record.expiresAt - EXPIRY_MARGIN_MS) {
+      if (record.expiresAt !== undefined && now() >= usableUntil(record.expiresAt, record.updatedAt)) {
         const refreshed = await refresh(key, user);
         // Not refreshed but not expired yet: the token still serves for its last seconds.
         if (refreshed) record = refreshed;
         else if (now() >= record.expiresAt) throw new ConnectionRequiredError(server, 'expired');
       }
-      return remember(key, record);
+      return authorizationValue(record);
     },
     async renew(caller, rejected) {
       const { user, key } = userAndKey(caller);
-      const hit = cache.get(key);
-      // A 401 for a token already replaced (a concurrent renewal): the new one.
-      if (hit && hit.value !== rejected && now() < hit.usableUntil) return hit.value;
-      cache.delete(key);
+      // A 401 for a token already replaced (a concurrent renewal, another replica): the new one.
+      const current = await records.get(user, server);
+      if (current && authorizationValue(current) !== rejected && (current.expiresAt === undefined || now() < current.expiresAt)) return authorizationValue(current);
       const record = await refresh(key, user);
       if (!record || authorizationValue(record) === rejected) throw new ConnectionRequiredError(server, 'expired');
-      return remember(key, record);
+      return authorizationValue(record);
     },
     flow: createConnectFlow({
       server,
       createTicket: options.createTicket,
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
-      grantedScope: async (caller) => {
-        const { user, key } = userAndKey(caller);
-        return cache.get(key)?.scope ?? (await records.get(user, server))?.scope;
-      },
+      grantedScope: async (caller) => (await records.get(userAndKey(caller).user, server))?.scope,
     }),
   };
   return credentials;

@@ -1,13 +1,9 @@
 /**
  * What the OAuth client part needs of the token store's sealer: values sealed (encrypted, bound to their store
- * key) before they reach a store, and opened when read back. The store's `RecordSealer` has exactly this shape,
- * so it is passed as is; tests pass a plain JSON one.
+ * key) before they reach a store, and opened when read back. It is the store's {@link RecordSealer}; tests pass a
+ * plain JSON one of the same shape.
  */
+import type { RecordSealer } from '../store/record-sealer.js';
 
-/** Seals and opens values bound to a store key. `open` answers undefined for a value sealed under another key, expired or not opening. */
-export interface Sealer {
-  /** Seals `value` for the store key `key`, valid for `ttlMs` milliseconds when given. */
-  seal(key: string, value: object, ttlMs?: number): Promise<string>;
-  /** The value sealed under `key`, or undefined. */
-  open<T>(key: string, sealed: string): Promise<T | undefined>;
-}
+/** Seals and opens values bound to a store key (the store's {@link RecordSealer}). */
+export type Sealer = RecordSealer;

@@ -2,17 +2,14 @@
  * What the pages need from the rest of connected accounts, as interfaces: the record sealer of the token store and
  * the upstream authorization. The pages know them only by these shapes, so each is built and tested on its own.
  */
+import type { RecordSealer } from '../store/record-sealer.js';
 import type { UserRef } from '../oauth/connection-record.js';
 
 /**
  * Seals values for the token store (JWE; see the store's record sealer). `key` is bound into the sealed value, so a
  * value sealed under one key does not open under another; `ttlMs` bounds its life.
  */
-export interface PageSealer {
-  seal(key: string, value: object, ttlMs?: number): Promise<string>;
-  /** The value, or undefined when it does not open: another key, tampered, expired, or sealed by an unknown key. */
-  open<T>(key: string, sealed: string): Promise<T | undefined>;
-}
+export type PageSealer = RecordSealer;
 
 /**
  * The upstream authorization as the pages see it: one for every server in connected mode, selected by `server`.

@@ -51,12 +51,13 @@ function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionReco
 }
 
 describe('connected credentials', () => {
-  it('sends the user token as Bearer, read once and then from memory', async () => {
+  it('sends the user token as Bearer, read from the records for each request (they keep it in memory)', async () => {
     const { credentials, calls } = setup(record('up-1'));
     assert.equal(credentials.perCaller, true);
     assert.equal(await credentials.authorization(alice), 'Bearer up-1');
     assert.equal(await credentials.authorization(alice), 'Bearer up-1');
-    assert.equal(calls.get, 1);
+    assert.equal(calls.get, 2, 'no second copy of the token is kept here: a disconnection is seen at once');
+    assert.equal(calls.refresh, 0);
   });
 
   it('no record: ConnectionRequiredError not_connected; a token naming no user: CallerCannotConnectError', async () => {

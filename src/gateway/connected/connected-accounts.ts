@@ -1,0 +1,189 @@
+/**
+ * Connected accounts, put together for the gateway: one token store and sealer, one OAuth client per server in
+ * connected mode, the `connected` credentials each such upstream sends, and the browser pages that connect and
+ * disconnect accounts. Loaded only when an upstream is in connected mode.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
+import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
+import type { SharedStoreConfig } from '../config/shared-store-config.js';
+import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
+import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import { createUpstreamTargetResolver } from '../upstream-auth/upstream-resource-metadata.js';
+import { connectedCredentials, type ConnectionRecords } from './flow/connected-credentials.js';
+import { createRequestStates } from './flow/request-state.js';
+import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
+import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
+import { clientMetadataDocument } from './oauth/gateway-client-urls.js';
+import { writeConnection } from './oauth/sealed-connections.js';
+import { createUpstreamAuthorization, type UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
+import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.js';
+import { createGatewayLogin } from './pages/gateway-login.js';
+import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
+import { createCachedRecords } from './store/cached-token-store.js';
+import { createRecordSealer } from './store/record-sealer.js';
+import { createTokenStore } from './store/create-token-store.js';
+
+/** An upstream in connected mode: its server name (`""` for the single upstream) and its settings. */
+export interface ConnectedUpstream {
+  readonly server: string;
+  readonly auth: Extract<UpstreamAuthConfig, { mode: 'connected' }>;
+}
+
+/** Options of {@link openConnectedAccounts}. */
+export interface ConnectedAccountsOptions {
+  readonly config: ConnectedAccountsConfig;
+  /** The gateway's canonical resource URI: its origin is where the pages are, and the redirect URI's. */
+  readonly resource: string;
+  /** Every upstream in connected mode. */
+  readonly upstreams: readonly ConnectedUpstream[];
+  /** The shared Redis (`MCP_AUTH_REDIS_URL`), for `MCP_AUTH_TOKEN_STORE=redis`. */
+  readonly redis?: SharedStoreConfig;
+  /** Receives one line per page outcome (server names and user digests only). */
+  readonly log?: (line: object) => void;
+}
+
+/** What the gateway uses of connected accounts. */
+export interface ConnectedAccounts {
+  /** The credentials of the upstream `server` in connected mode (built once each). */
+  credentials(server: string): UpstreamCredentials;
+  /** The pages (`/connect/…`, `/connections`): true when the request was one of theirs. */
+  readonly pages: ConnectPagesHandler;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/** Path of the client metadata documents the gateway serves (see `clientMetadataDocumentUrl`). */
+const CLIENT_METADATA_PATH = /^\/connect\/client-metadata\/([A-Za-z0-9_-]{1,64})\.json$/;
+
+/**
+ * Opens the token store and builds everything else; nothing is sent to an authorization server until a user
+ * connects or a request needs a token.
+ *
+ * @throws ConfigurationError when the token store's directory cannot be used (named `MCP_AUTH_TOKEN_STORE`);
+ *   TokenStoreUnavailableError when Redis cannot be reached.
+ */
+export async function openConnectedAccounts(options: ConnectedAccountsOptions): Promise<ConnectedAccounts> {
+  const { config } = options;
+  const origin = new URL(options.resource).origin;
+  const store = await createTokenStore(
+    config.store.kind === 'directory'
+      ? { kind: 'directory', directory: config.store.directory, setting: 'MCP_AUTH_TOKEN_STORE' }
+      : { kind: 'redis', url: options.redis!.url, keyPrefix: `${options.redis!.keyPrefix ?? `mcp-guard:${options.resource}:`}tokens:` },
+  );
+  const sealer = createRecordSealer(config.storeKeys);
+  // Opened records in memory (bounded in bytes), read again from the store every half minute: a disconnection
+  // on another replica is seen within that time.
+  const cached = createCachedRecords({ store, sealer });
+  const authorizations = new Map<string, UpstreamAuthorization>();
+  for (const { server, auth } of options.upstreams) {
+    authorizations.set(
+      server,
+      createUpstreamAuthorization({
+        server,
+        target: createUpstreamTargetResolver({
+          upstream: new URL(auth.upstream),
+          gatewayIssuers: auth.gatewayIssuers,
+          timeoutMs: auth.timeoutMs,
+          ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+          ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
+        }),
+        gatewayOrigin: origin,
+        store,
+        sealer,
+        timeoutMs: auth.timeoutMs,
+        ...(auth.clientId !== undefined ? { clientId: auth.clientId } : {}),
+        ...(auth.clientSecret !== undefined ? { clientSecret: auth.clientSecret } : {}),
+        ...(auth.scope !== undefined ? { scope: auth.scope } : {}),
+      }),
+    );
+  }
+  const authorizationOf = (server: string): UpstreamAuthorization => {
+    const found = authorizations.get(server);
+    if (!found) throw new TypeError(`no upstream in connected mode is named "${server}"`);
+    return found;
+  };
+  const records: ConnectionRecords = {
+    get: async (user, server) => (await cached.get<ConnectionRecord>(connectionKey(user, server)))?.value,
+    async refresh(user, server) {
+      try {
+        return await authorizationOf(server).refresh(user, server);
+      } finally {
+        cached.forget(connectionKey(user, server));
+      }
+    },
+  };
+  const port: UpstreamAuthorizationPort = {
+    begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
+    async complete(callbackUrl) {
+      const state = callbackUrl.searchParams.get('state');
+      const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);
+      const authorization = pending && authorizations.get(pending.server);
+      if (!pending || !authorization) return undefined;
+      // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored.
+      const ticket = await readConnectTicket(store, sealer, pending.ticketId);
+      const completed = await authorization.complete(callbackUrl);
+      if (!ticket || ticket.server !== pending.server) return undefined;
+      await writeConnection(store, sealer, ticket.user, pending.server, completed.record);
+      cached.forget(connectionKey(ticket.user, pending.server));
+      return { ticketId: completed.ticketId };
+    },
+    async revoke(user: UserRef, server: string) {
+      try {
+        await authorizationOf(server).revoke(user, server);
+      } finally {
+        cached.forget(connectionKey(user, server));
+      }
+    },
+  };
+  const servedDocuments = new Map(options.upstreams.map(({ server }) => [server === '' ? 'upstream' : server, server]));
+  const pages = createConnectPages({
+    gatewayOrigin: origin,
+    store,
+    sealer,
+    login: createGatewayLogin({
+      issuer: config.login.issuer,
+      clientId: config.login.clientId,
+      gatewayOrigin: origin,
+      store,
+      sealer,
+      ...(config.login.clientSecret !== undefined ? { clientSecret: config.login.clientSecret } : {}),
+    }),
+    port,
+    ...(options.log ? { log: options.log } : {}),
+    extraRoute: (req, res, url) => serveClientMetadata(req, res, url, origin, servedDocuments),
+  });
+  const requestStates = createRequestStates({ secrets: config.storeKeys.map((key) => key.key) });
+  const createTicket = async (user: UserRef, server: string, scope: string | undefined): Promise<URL> =>
+    new URL(`/connect/${await createConnectTicket(store, sealer, { user, server, ...(scope !== undefined ? { scope } : {}) })}`, origin);
+  const built = new Map<string, UpstreamCredentials>();
+  return {
+    credentials(server) {
+      authorizationOf(server);
+      let credentials = built.get(server);
+      if (!credentials) {
+        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists });
+        built.set(server, credentials);
+      }
+      return credentials;
+    },
+    pages,
+    close: () => store.close(),
+  };
+}
+
+/** Serves `<origin>/connect/client-metadata/<server>.json`, the client id of a server without a registered client. */
+function serveClientMetadata(req: IncomingMessage, res: ServerResponse, url: URL, origin: string, servers: ReadonlyMap<string, string>): boolean {
+  const match = CLIENT_METADATA_PATH.exec(url.pathname);
+  const server = match ? servers.get(match[1]!) : undefined;
+  if (server === undefined) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD', 'content-length': '0' }).end();
+    return true;
+  }
+  const body = JSON.stringify(clientMetadataDocument(origin, server));
+  res.writeHead(200, { 'content-type': JSON_MEDIA_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'max-age=300' });
+  res.end(req.method === 'HEAD' ? undefined : body);
+  return true;
+}
