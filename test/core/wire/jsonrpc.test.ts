@@ -66,7 +66,7 @@ describe('jsonRpcError', () => {
 });
 
 describe('JsonRpcErrorCode', () => {
-  test('standard JSON-RPC 2.0 codes, the MCP SDK transport codes, the MCP 2026-07-28 protocol codes and the guard\'s own', () => {
+  test('standard JSON-RPC 2.0 codes, the MCP SDK transport codes, the MCP protocol codes (2026-07-28, and 2025-11-25\'s URL elicitation) and the guard\'s own', () => {
     assert.deepEqual(
       { ...JsonRpcErrorCode },
       {
@@ -81,6 +81,7 @@ describe('JsonRpcErrorCode', () => {
         HeaderMismatch: -32020,
         MissingRequiredClientCapability: -32021,
         UnsupportedProtocolVersion: -32022,
+        UrlElicitationRequired: -32042,
         Unauthorized: -31401,
         Forbidden: -31403,
         RateLimited: -31429,
