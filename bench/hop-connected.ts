@@ -10,9 +10,10 @@
  * generator's reused token names a user the parent learns only from it (its `iss` and `sub`); before any request
  * reaches the connected gateway, the parent stores that user's connection in the gateway's directory, as the
  * gateway would after the user connected: the real sealer (`createRecordSealer`, keys parsed as the gateway parses
- * the secret), `writeConnection` and the directory store, with an upstream access token that outlives the run. The
- * upstream counts the requests that carry each gateway's expected `Authorization` (`expect-bearer`): a run in
- * which a gateway sent anything else fails.
+ * the secret), `writeConnection` and the directory store, from this checkout's `src/` (a `BENCH_LIBRARY` build must
+ * read the same format), with an upstream access token that outlives the run. The upstream counts the requests
+ * that carry each gateway's expected `Authorization` (`expect-bearer`): a run in which a gateway sent anything else
+ * fails.
  *
  * Two measurements:
  * - `call`: a small `tools/call`, req/s and the gateway's CPU per request; each round opens with the upstream alone
