@@ -12,8 +12,9 @@
  * gateway's own per-request log, one JSON line per request to stdout, as deployed (the parent points stdout
  * at /dev/null); `off` gives it a writer that drops the line (the entry is still built). `sealed` gives it a session
  * secret of its own (sealed session ids, `MCP_AUTH_SESSION_SECRET`); each `NAME=value` is one more gateway setting
- * (e.g. `MCP_AUTH_RATE_LIMIT=…`, `MCP_AUTH_REDIS_URL=…`). Reports `ready` with
- * the resource URL once issuer discovery is done, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
+ * (e.g. `MCP_AUTH_RATE_LIMIT=…`, `MCP_AUTH_REDIS_URL=…`, `MCP_AUTH_UPSTREAM_AUTH=…`). Reports `ready` with
+ * the URL it serves the endpoint at (the resource, unless `MCP_AUTH_RESOURCE` names another) once issuer discovery
+ * is done, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { failHop, serveHopCommands, type GatewayLogMode, type HopReport } from './hop-scenario.js';
@@ -63,7 +64,10 @@ async function main(): Promise<void> {
     gateway.proxy.close();
     gateway.server.close();
   });
-  const report: HopReport = { type: 'ready', url: gateway.resource };
+  // Where it listens, on the resource's path: the resource itself unless MCP_AUTH_RESOURCE names another (the
+  // connected-accounts part gives each restarted gateway the same one, so one token serves them all).
+  const listening = (gateway as { url?: string }).url;
+  const report: HopReport = { type: 'ready', url: listening === undefined ? gateway.resource : new URL(new URL(gateway.resource).pathname, listening).href };
   process.send?.(report);
 }
 

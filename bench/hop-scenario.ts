@@ -122,17 +122,26 @@ export type HopCommand = { type: 'stats' } | { type: 'stop' };
 export interface HopStats {
   cpu: NodeJS.CpuUsage;
   elu: { idle: number; active: number; utilization: number };
+  /**
+   * An upstream given `expect-bearer` tokens: requests it answered since start, and how many of them carried
+   * `Authorization: Bearer <token>`, for each token in the order given (the connected-accounts part checks that a
+   * gateway sent the credential it was meant to).
+   */
+  bearers?: { requests: number; matched: number[] };
 }
 
 /** Messages a hop process sends its parent. */
 export type HopReport = { type: 'ready'; url: string } | { type: 'stats'; stats: HopStats } | { type: 'error'; message: string };
 
-/** Answers `stats` and `stop` from the parent; `stop` closes `server` and exits (so `--cpu-prof` writes its profile). */
-export function serveHopCommands(close: () => void): void {
+/**
+ * Answers `stats` and `stop` from the parent; `stop` closes `server` and exits (so `--cpu-prof` writes its profile).
+ * `more` adds the process's own figures to each `stats` answer.
+ */
+export function serveHopCommands(close: () => void, more?: () => Partial<HopStats>): void {
   process.on('message', (command: HopCommand) => {
     if (command.type === 'stats') {
       const elu = performance.eventLoopUtilization();
-      const report: HopReport = { type: 'stats', stats: { cpu: process.cpuUsage(), elu: { idle: elu.idle, active: elu.active, utilization: elu.utilization } } };
+      const report: HopReport = { type: 'stats', stats: { cpu: process.cpuUsage(), elu: { idle: elu.idle, active: elu.active, utilization: elu.utilization }, ...more?.() } };
       process.send?.(report);
     } else if (command.type === 'stop') {
       close();
@@ -144,9 +153,10 @@ export function serveHopCommands(close: () => void): void {
 
 /**
  * Starts a hop process's server on a loopback port, keeps client connections for the whole run, and reports
- * `ready` with its `/mcp` URL; on `stop` it closes the server and its connections, then runs `onStop`.
+ * `ready` with its `/mcp` URL; on `stop` it closes the server and its connections, then runs `onStop`. `more`: see
+ * {@link serveHopCommands}.
  */
-export function listenHop(server: Server, onStop?: () => void): void {
+export function listenHop(server: Server, onStop?: () => void, more?: () => Partial<HopStats>): void {
   // Autocannon and the proxies keep their connections for the whole run.
   server.keepAliveTimeout = 60_000;
   server.once('error', failHop);
@@ -155,7 +165,7 @@ export function listenHop(server: Server, onStop?: () => void): void {
       server.closeAllConnections();
       server.close();
       onStop?.();
-    });
+    }, more);
     const report: HopReport = { type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
     process.send?.(report);
   });

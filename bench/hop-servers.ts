@@ -133,7 +133,7 @@ const STATELESS_LIST_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-meth
 const VISIBLE_TOOLS = (TOOLS_PER_SERVER * SERVER_NAMES.length) / 2;
 
 /** Busy share of each CPU over `ms`, before anything of the benchmark starts: what else the machine runs. */
-async function backgroundBusy(ms: number): Promise<number[]> {
+export async function backgroundBusy(ms: number): Promise<number[]> {
   const cpus = os.cpus().length;
   const before = Array.from({ length: cpus }, (_, i) => cpuTimes(i));
   await new Promise((resolve) => setTimeout(resolve, ms));
@@ -304,7 +304,7 @@ async function measure(load: LoadProcess, t: RateWorkload['targets'][number], se
 }
 
 /** Median, lowest and highest of `values`, and the values themselves (rounded). */
-function spread(values: readonly number[]): { median: number; min: number; max: number; perRound: number[] } {
+export function spread(values: readonly number[]): { median: number; min: number; max: number; perRound: number[] } {
   return { median: round3(median(values)), min: round3(Math.min(...values)), max: round3(Math.max(...values)), perRound: values.map(round3) };
 }
 

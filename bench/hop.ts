@@ -193,7 +193,8 @@ export async function startHop<T extends string>(target: T, script: string, args
   return { target, child, url, ipc: true };
 }
 
-function statsOf(hop: Hop<string>): Promise<HopStats> {
+/** What `hop` reports of itself now (see `HopStats`). */
+export function statsOf(hop: Hop<string>): Promise<HopStats> {
   const answer = waitFor<HopReport, HopStats>(hop.child, `${hop.target} stats`, (m) => (m.type === 'stats' ? m.stats : undefined), 10_000);
   hop.child.send({ type: 'stats' });
   return answer;

@@ -30,9 +30,12 @@ export class LoadProcess {
     return this.ask({ type: 'mint', id: nextId++, resource, count }, 'minting tokens', (m) => (m.type === 'minted' ? m : undefined));
   }
 
-  /** Mints the reused token for `resource` (kept by the load process; runs name it by `tokenResource`). */
-  token(resource: string): Promise<void> {
-    return this.ask({ type: 'token', id: nextId++, resource }, 'minting a token', (m) => (m.type === 'token' ? m : undefined)).then(() => undefined);
+  /**
+   * Mints the reused token for `resource` (kept by the load process; runs name it by `tokenResource`), once; resolves
+   * with the user it names, its `iss` and `sub` (e.g. to store a connection for that user).
+   */
+  token(resource: string): Promise<{ issuer: string; subject: string }> {
+    return this.ask({ type: 'token', id: nextId++, resource }, 'minting a token', (m) => (m.type === 'token' ? { issuer: m.issuer, subject: m.subject } : undefined));
   }
 
   /** Opens `count` MCP sessions at `url`, each with its own token for `tokenResource` (see `RunRequest.sessions`). */
@@ -50,7 +53,8 @@ export class LoadProcess {
     return this.ask({ type: 'firstRequest', id: nextId++, url, tokenResource, body }, `first request at ${url}`, (m) => (m.type === 'firstAnswered' ? m : undefined), 60_000);
   }
 
-  probe(url: string, options: { body?: string; headers?: Record<string, string>; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string }> {
+  /** One request at `url` (the reused token for `tokenResource`, or the first session's): its answer, and its time in ms from sending to the last byte. */
+  probe(url: string, options: { body?: string; headers?: Record<string, string>; tokenResource?: string; session?: boolean } = {}): Promise<{ status: number; body: string; ms: number }> {
     return this.ask({ type: 'probe', id: nextId++, url, ...options }, `probing ${url}`, (m) => (m.type === 'probed' ? m : undefined));
   }
 

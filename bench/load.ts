@@ -5,12 +5,14 @@
  *
  * Driven by its parent over IPC (see `LoadCommand`): `mint` prepares a pool of never-used tokens for the
  * next new-token run (`fresh`, `floor`, `peer`; outside any measurement), `token` mints the one reused token
- * of another resource (the gateway's), `run` loads one URL with autocannon and reports a summary.
+ * of another resource (the gateway's) and answers with the user it names (its `iss` and `sub`), `run` loads one URL
+ * with autocannon and reports a summary, `probe` sends one request and answers with it and its time.
  * Every scenario builds its request the same way (a `setupRequest` that sets the Authorization header),
  * so the client-side cost is the same whichever token it carries.
  */
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { decodeJwt } from 'jose';
 import { startTestIssuer, type TestIssuer } from '../test/helpers/fake-issuer.js';
 import { INITIALIZE_BODY, INITIALIZED_BODY } from './hop-scenario.js';
 import { REQUEST_BODY, REQUEST_HEADERS, TOKEN_SCOPE, usesNewTokens, type LoadCommand, type LoadReport, type RunRequest, type RunSummary } from './scenario.js';
@@ -26,6 +28,13 @@ let issuer: TestIssuer;
 let reusedToken: string | undefined;
 /** Reused tokens of other resources, by resource. */
 const tokensByResource = new Map<string, string>();
+
+/** The user a token names: its `iss` and `sub` (what a gateway keys a user's stored connections by). */
+function userOfToken(token: string): { issuer: string; subject: string } {
+  const { iss, sub } = decodeJwt(token);
+  if (typeof iss !== 'string' || typeof sub !== 'string') throw new Error('a minted token names no issuer or subject');
+  return { issuer: iss, subject: sub };
+}
 let pool: string[] = [];
 let serial = 0;
 
@@ -222,7 +231,7 @@ async function handle(command: LoadCommand): Promise<void> {
     case 'token':
       try {
         if (!tokensByResource.has(command.resource)) tokensByResource.set(command.resource, await mintToken(command.resource));
-        send({ type: 'token', id: command.id });
+        send({ type: 'token', id: command.id, ...userOfToken(tokensByResource.get(command.resource)!) });
       } catch (error) {
         send({ type: 'error', id: command.id, message: String(error) });
       }
@@ -257,6 +266,7 @@ async function handle(command: LoadCommand): Promise<void> {
       try {
         const session = command.session ? sessionsByUrl.get(command.url)?.[0] : undefined;
         if (command.session && session === undefined) throw new Error(`no sessions opened at ${command.url}`);
+        const start = performance.now();
         const response = await fetch(command.url, {
           method: 'POST',
           headers: {
@@ -266,7 +276,8 @@ async function handle(command: LoadCommand): Promise<void> {
           },
           body: command.body ?? REQUEST_BODY,
         });
-        send({ type: 'probed', id: command.id, status: response.status, body: await response.text() });
+        const body = await response.text();
+        send({ type: 'probed', id: command.id, status: response.status, body, ms: performance.now() - start });
       } catch (error) {
         send({ type: 'error', id: command.id, message: String(error) });
       }

@@ -20,13 +20,18 @@
  * `tools/call`, a merged and filtered `tools/list` of 3 × 300 tools, and a new session's first merged list while
  * one server answers its list 200 ms late.
  *
+ * Connected-accounts part (`hop-connected.ts`): a small `tools/call` through a gateway sending each user's own stored
+ * upstream token (`MCP_AUTH_UPSTREAM_AUTH=connected`, the user's connection sealed in a token store directory)
+ * against the same gateway sending a static upstream token, in the same rounds, both in front of one upstream that
+ * checks which token it was sent; then the first request of freshly started gateways of both kinds.
+ *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|stdio|instructions (run one part; `instructions`, user-space instructions per
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|connected|stdio|instructions (run one part; `instructions`, user-space instructions per
  * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
  * 2000,1000,3000), BENCH_WORKLOADS=call,list,list-fresh
  * (the gateway part's workloads), BENCH_SERVERS_WORKLOADS=call,list,slow-list (the servers part's), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
@@ -55,6 +60,7 @@ import { pathToFileURL } from 'node:url';
 import { resolvePlacements, runExpressBench } from './express.js';
 import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
 import { runHopBench } from './hop.js';
+import { RESTART_SAMPLES_PER_ROUND, runConnectedBench } from './hop-connected.js';
 import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
 import { runInstructionsBench } from './instructions.js';
@@ -70,7 +76,7 @@ const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
-const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'servers', 'stdio', 'instructions'] as const, 'all');
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'servers', 'connected', 'stdio', 'instructions'] as const, 'all');
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
@@ -89,6 +95,8 @@ const PLANNED_SECONDS =
   (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION)) +
   // Three targets per request-rate workload; the slow list takes a few seconds a round.
   (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.reduce((sum, w) => sum + (w === 'slow-list' ? ROUNDS * 3 : 3 * (WARMUP + ROUNDS * DURATION)), 0)) +
+  // Three targets of the call; then two gateways started afresh, a few seconds each, for every restart sample.
+  (ONLY !== 'all' && ONLY !== 'connected' ? 0 : 3 * (WARMUP + ROUNDS * DURATION) + (ROUNDS + 1) * RESTART_SAMPLES_PER_ROUND * 2 * 4) +
   (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS)) +
   // Under valgrind a run of a few thousand requests takes minutes: about five per target and workload.
   (ONLY !== 'instructions' ? 0 : INSTRUCTION_WORKLOADS.length * (BASELINE_DIR === undefined ? 2 : 3) * 300);
@@ -213,6 +221,9 @@ async function main(): Promise<void> {
       ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}),
       workloads: SERVERS_WORKLOADS_CHOSEN,
     });
+  }
+  if (ONLY === 'all' || ONLY === 'connected') {
+    report.connected = await runConnectedBench({ ...hopCommon, ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}) });
   }
   if (ONLY === 'all' || ONLY === 'stdio') {
     report.stdio = await runStdioHopBench({ ...hopCommon, targets: STDIO_IN_FRONT });

@@ -145,9 +145,11 @@ export type LoadCommand =
 export type LoadReport =
   | { type: 'issuer'; issuer: string }
   | { type: 'minted'; id: number; count: number; ms: number }
-  | { type: 'token'; id: number }
+  /** The reused token of the resource is minted: the user it names (its `iss` and `sub`), for a connection stored for them. */
+  | { type: 'token'; id: number; issuer: string; subject: string }
   | { type: 'result'; id: number; summary: RunSummary }
-  | { type: 'probed'; id: number; status: number; body: string }
+  /** The answer to `probe`, and how long it took from sending the request to its last byte (ms). */
+  | { type: 'probed'; id: number; status: number; body: string; ms: number }
   | { type: 'sessions'; id: number; count: number }
   /** The answer to `firstRequest`, and how long it took from sending the request to its last byte (ms). */
   | { type: 'firstAnswered'; id: number; ms: number; status: number; body: string }

@@ -6,17 +6,29 @@
  * gets 202, anything else a JSON-RPC error. A `tools/list` of the stateless revision (`MCP-Protocol-Version:
  * 2026-07-28`) is complete and marked `cacheScope: "public"`, `ttlMs: 60000`.
  *
- * Usage: `node --import tsx bench/upstream.ts [tools=<n>] [first=<i>] [list-delay-ms=<ms>]`: by default the 1,000
- * tools `tool_0000` …; `tools` and `first` list `n` tools from `tool_<i>` on instead (the servers part gives each of
- * its upstreams a range of its own), and `list-delay-ms` answers every `tools/list` that much later (a slow server).
+ * Usage: `node --import tsx bench/upstream.ts [tools=<n>] [first=<i>] [list-delay-ms=<ms>] [expect-bearer=<token>…]`:
+ * by default the 1,000 tools `tool_0000` …; `tools` and `first` list `n` tools from `tool_<i>` on instead (the servers
+ * part gives each of its upstreams a range of its own), and `list-delay-ms` answers every `tools/list` that much later
+ * (a slow server). It ignores `Authorization`, but with `expect-bearer` (any number of times) it counts the requests
+ * that carried `Bearer <token>`, for each token, reported in its `stats` (`bearers`): the connected-accounts part
+ * checks with it that each gateway sent the credential it was meant to.
  * Reports `ready` with its endpoint URL over IPC, answers `stats`, exits on `stop` (see `hop-scenario.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { CALL_RESULT, LIST_SIZE, listenHop, listTools } from './hop-scenario.js';
 
-/** `name=value` arguments, as numbers. */
-const args = new Map(process.argv.slice(2).map((arg) => [arg.slice(0, arg.indexOf('=')), Number(arg.slice(arg.indexOf('=') + 1))] as const));
+const BEARER_ARG = 'expect-bearer=';
+/** `Authorization` values counted (`expect-bearer`), in the order given. */
+const EXPECTED = process.argv.slice(2).filter((arg) => arg.startsWith(BEARER_ARG)).map((arg) => `Bearer ${arg.slice(BEARER_ARG.length)}`);
+const bearers = { requests: 0, matched: EXPECTED.map(() => 0) };
+/** Other `name=value` arguments, as numbers. */
+const args = new Map(
+  process.argv
+    .slice(2)
+    .filter((arg) => !arg.startsWith(BEARER_ARG))
+    .map((arg) => [arg.slice(0, arg.indexOf('=')), Number(arg.slice(arg.indexOf('=') + 1))] as const),
+);
 for (const [name, value] of args) if (!['tools', 'first', 'list-delay-ms'].includes(name) || !Number.isInteger(value) || value < 0) throw new Error(`upstream.ts: bad argument ${name}=${value}`);
 const TOOLS = listTools(args.get('first') ?? 0, args.get('tools') ?? LIST_SIZE);
 const LIST_DELAY_MS = args.get('list-delay-ms') ?? 0;
@@ -52,6 +64,11 @@ const server = createServer((req, res) => {
     res.writeHead(405, { allow: 'POST', 'content-length': '0' }).end();
     return;
   }
+  if (EXPECTED.length > 0) {
+    bearers.requests += 1;
+    const index = EXPECTED.indexOf(req.headers.authorization ?? '');
+    if (index >= 0) bearers.matched[index]! += 1;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
@@ -76,4 +93,4 @@ const server = createServer((req, res) => {
     else write();
   });
 });
-listenHop(server);
+listenHop(server, undefined, EXPECTED.length > 0 ? () => ({ bearers: { requests: bearers.requests, matched: [...bearers.matched] } }) : undefined);

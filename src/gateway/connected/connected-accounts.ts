@@ -76,6 +76,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   // Opened records in memory (bounded in bytes), read again from the store every half minute: a disconnection
   // on another replica is seen within that time.
   const cached = createCachedRecords({ store, sealer });
+  const storeKeyOf = createStoreKeys();
   const authorizations = new Map<string, UpstreamAuthorization>();
   for (const { server, auth } of options.upstreams) {
     authorizations.set(
@@ -105,7 +106,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     return found;
   };
   const records: ConnectionRecords = {
-    get: async (user, server) => (await cached.get<ConnectionRecord>(connectionKey(user, server)))?.value,
+    get: async (user, server) => (await cached.get<ConnectionRecord>(storeKeyOf(user, server)))?.value,
     async refresh(user, server) {
       try {
         return await authorizationOf(server).refresh(user, server);
@@ -170,6 +171,23 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     },
     pages,
     close: () => store.close(),
+  };
+}
+
+/**
+ * {@link connectionKey}, kept per frozen user object: the connected credentials pass one such object per verified
+ * identity for every request, so a call with a known token computes no digest. Freed with the user object; at most
+ * one key per server in connected mode for each.
+ */
+function createStoreKeys(): (user: UserRef, server: string) => string {
+  const keys = new WeakMap<UserRef, Map<string, string>>();
+  return (user, server) => {
+    if (!Object.isFrozen(user)) return connectionKey(user, server);
+    let own = keys.get(user);
+    if (own === undefined) keys.set(user, (own = new Map()));
+    let key = own.get(server);
+    if (key === undefined) own.set(server, (key = connectionKey(user, server)));
+    return key;
   };
 }
 

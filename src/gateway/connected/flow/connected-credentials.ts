@@ -23,6 +23,12 @@ export interface ConnectionRecords {
   refresh(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
 }
 
+/** A caller's user, and the key of its refreshes in progress. */
+interface CallerUser {
+  readonly user: UserRef;
+  readonly key: string;
+}
+
 /** Options of {@link connectedCredentials}. */
 export interface ConnectedCredentialsOptions {
   /** The configuration file's server name, `""` for the single upstream. */
@@ -63,11 +69,19 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
     }
     return pending;
   };
-  const userAndKey = (caller: AuthInfo): { user: UserRef; key: string } => {
+  // Kept with the caller's verified identity: the guard's `auth.extra` is one frozen object per cached token, shared
+  // by every request with that token, so such a request derives no user and no key, and the records see the same
+  // frozen user object each time (and keep its store key). Freed with the identity. A mutable `extra` is never kept.
+  const callers = new WeakMap<AuthInfo['extra'], CallerUser>();
+  const userAndKey = (caller: AuthInfo): CallerUser => {
+    const known = callers.get(caller.extra);
+    if (known) return known;
     const user = userOf(caller);
     if (!user) throw new CallerCannotConnectError(server);
     // JSON keeps issuer and subject apart whatever characters they hold.
-    return { user, key: JSON.stringify([user.issuer, user.subject]) };
+    const found: CallerUser = { user: Object.freeze(user), key: JSON.stringify([user.issuer, user.subject]) };
+    if (Object.isFrozen(caller.extra)) callers.set(caller.extra, found);
+    return found;
   };
 
   const credentials: UpstreamCredentials = {

@@ -60,6 +60,29 @@ describe('connected credentials', () => {
     assert.equal(calls.refresh, 0);
   });
 
+  it("derives the user once per verified identity (the guard's frozen extra), the same frozen object each request; never for a mutable extra", async () => {
+    const seen: UserRef[] = [];
+    const records: ConnectionRecords = {
+      async get(user) {
+        seen.push(user);
+        return record('up-1');
+      },
+      refresh: async () => undefined,
+    };
+    const credentials = connectedCredentials({ server: 'notes', records, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL('https://gw.example/connect/t') });
+    const extra = Object.freeze({ iss: 'https://id.example', sub: 'alice', claims: {}, tokenType: 'jwt' as const });
+    assert.equal(await credentials.authorization({ ...alice, extra }), 'Bearer up-1');
+    assert.equal(await credentials.authorization({ ...alice, token: 't2', extra }), 'Bearer up-1');
+    assert.equal(seen[0], seen[1], 'one user object for the identity');
+    assert.ok(Object.isFrozen(seen[0]));
+    assert.deepEqual(seen[0], { issuer: 'https://id.example', subject: 'alice' });
+    const mutable: AuthInfo['extra'] = { iss: 'https://id.example', sub: 'alice', claims: {}, tokenType: 'jwt' };
+    await credentials.authorization({ ...alice, extra: mutable });
+    mutable.sub = 'bob';
+    await credentials.authorization({ ...alice, extra: mutable });
+    assert.deepEqual(seen.slice(2).map((user) => user.subject), ['alice', 'bob'], 'a mutable identity is read again each time');
+  });
+
   it('no record: ConnectionRequiredError not_connected; a token naming no user: CallerCannotConnectError', async () => {
     const { credentials } = setup(undefined);
     await assert.rejects(credentials.authorization(alice), (error: unknown) => error instanceof ConnectionRequiredError && error.reason === 'not_connected' && error.server === 'notes');
