@@ -78,9 +78,9 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   };
   const records: ConnectionRecords = {
     get: async (user, server) => (await cached.get<ConnectionRecord>(connectionKey(user, server)))?.value,
-    async refresh(user, server) {
+    async refresh(user, server, replacing) {
       try {
-        return await authorizationOf(server).refresh(user, server);
+        return await authorizationOf(server).refresh(user, server, replacing);
       } finally {
         cached.forget(connectionKey(user, server));
       }
