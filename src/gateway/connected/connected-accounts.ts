@@ -10,6 +10,7 @@ import type { SharedStoreConfig } from '../config/shared-store-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { connectedCredentials, type ConnectionRecords } from './flow/connected-credentials.js';
 import { createRequestStates } from './flow/request-state.js';
+import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
 import { clientMetadataDocument } from './oauth/gateway-client-urls.js';
@@ -126,7 +127,12 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     ...(options.log ? { log: options.log } : {}),
     extraRoute: (req, res, url) => serveClientMetadata(req, res, url, origin, servedDocuments),
   });
-  const requestStates = createRequestStates({ secrets: config.storeKeys.map((key) => key.key) });
+  // With Redis (a fleet), used states are claimed there: a state used on one replica is refused on every other.
+  // With a directory (one process) memory is enough, and a flood of states cannot fill the store.
+  const requestStates = createRequestStates({
+    secrets: config.storeKeys.map((key) => key.key),
+    ...(config.store.kind === 'redis' ? { replayCache: createStoreReplayCache(store, sealer) } : {}),
+  });
   const createTicket = async (user: UserRef, server: string, scope: string | undefined): Promise<URL> =>
     new URL(`/connect/${await createConnectTicket(store, sealer, { user, server, ...(scope !== undefined ? { scope } : {}) })}`, origin);
   const built = new Map<string, UpstreamCredentials>();
