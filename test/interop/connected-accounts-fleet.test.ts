@@ -3,7 +3,8 @@
 // authorization server (users alice and bob), the notes example as the upstream behind an authorization server of
 // its own that rotates every refresh token and gives the notes resource 4-second access tokens, raw 2026-07-28
 // requests and a scripted browser. Replica 1's address stands for the fleet's public URL: the links and the redirect
-// URI name it, so every page is served by replica 1, while both replicas serve calls and mint links.
+// URI name it, so every page is served by replica 1, while both replicas serve calls and mint links. The operator's
+// `connections revoke` command, run with the same settings, revokes through the same Redis.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -19,6 +20,7 @@ import { PageBrowser } from '../gateway/connected/pages/page-browser.js';
 import { freePort } from '../helpers/free-port.js';
 import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { runGatewayCli } from '../helpers/run-cli.js';
 
 const SKIP = REDIS_SERVER === undefined && !process.env.CI ? 'redis-server is not installed (Debian package redis-server; CI installs it)' : false;
 const STATELESS = '2026-07-28';
@@ -41,6 +43,8 @@ let notes: RunningNotesServer;
 let config: GatewayConfig;
 let opened: OpenedConnectionStore;
 let publicOrigin: string;
+/** Every replica's settings but PORT. */
+let shared: Record<string, string>;
 const replicas: { url: string; gateway: RunningGateway }[] = [];
 const lines: string[] = [];
 /** Refresh grants the notes authorization server issued tokens for (its `grant.success` events). */
@@ -59,7 +63,7 @@ before(async () => {
   });
   notes = await startNotesServer({ issuer: notesAs.issuer });
   notesAs.addResource(notes.url, { scopes: ['notes:read', 'notes:write'], accessTokenTtl: NOTES_TOKEN_TTL_S });
-  const shared = {
+  shared = {
     MCP_AUTH_ISSUER: gatewayAs.issuer,
     MCP_AUTH_RESOURCE: `${publicOrigin}/mcp`,
     MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url'),
@@ -160,6 +164,16 @@ async function burst(): Promise<string[]> {
   });
 }
 
+/** Calls `replica` as `sub` every 100 ms until it asks to connect, for at most five revalidation times: the last answer. */
+async function untilAskedToConnect(replica: number, sub: string): Promise<HttpAnswer> {
+  const deadline = Date.now() + 5 * REVALIDATE_MS;
+  for (;;) {
+    const answer = await call(replica, sub, 'whoami');
+    if (answer.json.result?.resultType === 'input_required' || Date.now() >= deadline) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeout: 60_000 }, () => {
   it('alice connects through replica 1; replica 2 serves her calls with that connection', async () => {
     const { link, retry } = connectRequest(await call(0, 'alice', 'notes_add', { text: 'from alice' }));
@@ -231,17 +245,26 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     assert.equal(await stored(), undefined, 'deleted from the shared store');
     assert.equal(await active(refreshToken!), false, 'revoked at the notes authorization server');
 
-    let answer: HttpAnswer;
-    do {
-      answer = await call(1, 'alice', 'whoami');
-      if (answer.json.result?.resultType === 'input_required') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    } while (Date.now() - disconnectedAt < 5 * REVALIDATE_MS);
+    const answer = await untilAskedToConnect(1, 'alice');
     const seenAfterMs = Date.now() - disconnectedAt;
     assert.equal(answer.json.result?.resultType, 'input_required', `replica 2 asks alice to connect again: ${answer.text}`);
     assert.ok(seenAfterMs <= REVALIDATE_MS + 500, `seen after ${seenAfterMs} ms, within the revalidation time of ${REVALIDATE_MS} ms`);
     // Bob's connection is untouched.
     assert.match(JSON.stringify((await call(1, 'bob', 'notes_list')).json.result), /from bob/);
+  });
+
+  it("the operator's command revokes bob's connection in Redis; both replicas then ask him to connect again", async () => {
+    const bob: UserRef = { issuer: gatewayAs.issuer, subject: 'bob' };
+    const { refreshToken } = (await readConnection(opened.store, opened.sealer, bob, ''))!.record;
+    assert.equal(await active(refreshToken!), true);
+    const run = await runGatewayCli(['connections', 'revoke', '--subject', 'bob'], { ...shared, PORT: String(new URL(replicas[1]!.url).port) });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^the upstream \(MCP_AUTH_UPSTREAM\): refresh token revoked at its authorization server/);
+    assert.equal(await active(refreshToken!), false);
+    for (const replica of [0, 1]) {
+      const answer = await untilAskedToConnect(replica, 'bob');
+      assert.equal(answer.json.result?.resultType, 'input_required', `replica ${replica + 1}: ${answer.text}`);
+    }
   });
 
   it('nothing of a token is in the replicas\' log lines', () => {
