@@ -248,7 +248,7 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     const answer = await untilAskedToConnect(1, 'alice');
     const seenAfterMs = Date.now() - disconnectedAt;
     assert.equal(answer.json.result?.resultType, 'input_required', `replica 2 asks alice to connect again: ${answer.text}`);
-    assert.ok(seenAfterMs <= REVALIDATE_MS + 500, `seen after ${seenAfterMs} ms, within the revalidation time of ${REVALIDATE_MS} ms`);
+    assert.ok(seenAfterMs <= REVALIDATE_MS + 1_000, `seen after ${seenAfterMs} ms, within the revalidation time of ${REVALIDATE_MS} ms`);
     // Bob's connection is untouched.
     assert.match(JSON.stringify((await call(1, 'bob', 'notes_list')).json.result), /from bob/);
   });

@@ -4,7 +4,7 @@
 // revokes alice's connection at the notes authorization server (RFC 7009) and deletes it; the gateway then asks her
 // to connect again, and bob's connection stays.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -203,6 +203,32 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
     assert.equal(notConnected.code, 2);
     assert.match(notConnected.stderr, /no upstream is in connected mode/);
     assert.match(JSON.stringify((await call('bob', 'whoami')).json.result), /bob/, "bob's connection is untouched");
+  });
+
+  it('reads a configuration file (--config): --server names one of its servers in connected mode; an unreachable authorization server is said', async () => {
+    const dir = join(storeDir, '..', 'file-config');
+    mkdirSync(dir);
+    const file = join(dir, 'servers.json');
+    const closed = `http://127.0.0.1:${await freePort()}/mcp`;
+    writeFileSync(file, JSON.stringify({ gateway: { issuer: gatewayAs.issuer, loginClientId: 'gateway-login' }, servers: { crm: { url: closed, auth: { mode: 'connected' } }, notes: { url: notes.url } } }));
+    const env = { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_TOKEN_STORE: join(dir, 'tokens'), MCP_AUTH_TOKEN_STORE_SECRET: STORE_KEY };
+    const fileConfig = loadGatewayConfig({ ...env, MCP_AUTH_CONFIG: file });
+    const fileStore = await openConnectionStore(fileConfig.connectedAccounts!, fileConfig.guard.resource, undefined);
+    try {
+      const record: ConnectionRecord = { accessToken: 'crm-access', refreshToken: 'crm-refresh', tokenType: 'Bearer', asIssuer: 'http://127.0.0.1:9', clientId: 'gw', createdAt: 1, updatedAt: 1 };
+      await writeConnection(fileStore.store, fileStore.sealer, userOf('alice'), 'crm', record);
+      const notConnected = await connections(['revoke', '--subject', 'alice', '--config', file, '--server', 'notes'], env);
+      assert.equal(notConnected.code, 2);
+      assert.match(notConnected.stderr, /--server: names no server in connected mode; those are: crm/);
+
+      const run = await connections(['revoke', '--config', file, '--subject', 'alice', '--server=crm'], env);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, 'crm: deleted without revocation: refresh token and access token not revoked: its authorization server could not be reached\n');
+      assertNothingSecret(run, record);
+      assert.equal(await fileStore.store.get(connectionKey(userOf('alice'), 'crm')), undefined);
+    } finally {
+      await fileStore.store.close();
+    }
   });
 
   it('--help explains the command and the settings; the gateway\'s --help names it', async () => {
