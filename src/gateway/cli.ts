@@ -12,6 +12,10 @@
  * `mcp-oauth-guard check [--json] [--strict] [--token-file <file|->]` reads the same settings, checks what they point
  * at (issuers, keys, introspection, upstream, policy, and a token when given), prints a report and exits 0, 1 or 2
  * (see `cli/check/check-command.ts`, docs/check.md).
+ *
+ * `mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>]` reads the same settings and
+ * revokes (RFC 7009) and deletes every connected account of that user; exit 0, 1 when one could not be deleted, 2 on
+ * bad usage (see `cli/connections/connections-command.ts`).
  */
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
@@ -33,6 +37,12 @@ async function main(): Promise<void> {
     // Loaded only for `check`, which the gateway itself never needs.
     const { runCheckCommand } = await import('./cli/check/check-command.js');
     process.exitCode = await runCheckCommand(process.argv.slice(3), process.env);
+    return;
+  }
+  if (process.argv[2] === 'connections') {
+    // Loaded only for `connections`, an operator's command the gateway itself never needs.
+    const { runConnectionsCommand } = await import('./cli/connections/connections-command.js');
+    process.exitCode = await runConnectionsCommand(process.argv.slice(3), process.env);
     return;
   }
   // Registered before anything else: without a listener a SIGHUP ends the process, and one may come while the

@@ -404,6 +404,7 @@ export function gatewayHelp(): string {
   const lines = [
     'Usage: mcp-oauth-guard [flags]',
     '       mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]   (checks these settings, what they point at and a token; check --help)',
+    '       mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>] [flags]   (revokes every connected account of a user; connections --help)',
     '',
     'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
     'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',

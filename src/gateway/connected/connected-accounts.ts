@@ -7,29 +7,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
-import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
-import { createUpstreamTargetResolver } from '../upstream-auth/upstream-resource-metadata.js';
 import { connectedCredentials, type ConnectionRecords } from './flow/connected-credentials.js';
 import { createRequestStates } from './flow/request-state.js';
+import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
 import { clientMetadataDocument } from './oauth/gateway-client-urls.js';
 import { writeConnection } from './oauth/sealed-connections.js';
-import { createUpstreamAuthorization, type UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
 import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.js';
 import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
-import { createRecordSealer } from './store/record-sealer.js';
-import { createTokenStore } from './store/create-token-store.js';
 
-/** An upstream in connected mode: its server name (`""` for the single upstream) and its settings. */
-export interface ConnectedUpstream {
-  readonly server: string;
-  readonly auth: Extract<UpstreamAuthConfig, { mode: 'connected' }>;
-}
+export type { ConnectedUpstream } from './open-connections.js';
 
 /** Options of {@link openConnectedAccounts}. */
 export interface ConnectedAccountsOptions {
@@ -42,6 +36,11 @@ export interface ConnectedAccountsOptions {
   readonly redis?: SharedStoreConfig;
   /** Receives one line per page outcome (server names and user digests only). */
   readonly log?: (line: object) => void;
+  /**
+   * How long an opened record is served from memory before the store is read again, in milliseconds: a connection
+   * another replica removed or replaced is seen within this time. Default 30 000 (`DEFAULT_CACHED_RECORDS_REVALIDATE_MS`).
+   */
+  readonly recordsRevalidateAfterMs?: number;
 }
 
 /** What the gateway uses of connected accounts. */
@@ -67,39 +66,13 @@ const CLIENT_METADATA_PATH = /^\/connect\/client-metadata\/([A-Za-z0-9_-]{1,64})
 export async function openConnectedAccounts(options: ConnectedAccountsOptions): Promise<ConnectedAccounts> {
   const { config } = options;
   const origin = new URL(options.resource).origin;
-  const store = await createTokenStore(
-    config.store.kind === 'directory'
-      ? { kind: 'directory', directory: config.store.directory, setting: 'MCP_AUTH_TOKEN_STORE' }
-      : { kind: 'redis', url: options.redis!.url, keyPrefix: `${options.redis!.keyPrefix ?? `mcp-guard:${options.resource}:`}tokens:` },
-  );
-  const sealer = createRecordSealer(config.storeKeys);
-  // Opened records in memory (bounded in bytes), read again from the store every half minute: a disconnection
-  // on another replica is seen within that time.
-  const cached = createCachedRecords({ store, sealer });
+  const opened = await openConnectionStore(config, options.resource, options.redis);
+  const { store, sealer } = opened;
+  // Opened records in memory (bounded in bytes), read again from the store every half minute (by default): a
+  // disconnection on another replica is seen within that time.
+  const cached = createCachedRecords({ store, sealer, ...(options.recordsRevalidateAfterMs !== undefined ? { revalidateAfterMs: options.recordsRevalidateAfterMs } : {}) });
   const storeKeyOf = createStoreKeys();
-  const authorizations = new Map<string, UpstreamAuthorization>();
-  for (const { server, auth } of options.upstreams) {
-    authorizations.set(
-      server,
-      createUpstreamAuthorization({
-        server,
-        target: createUpstreamTargetResolver({
-          upstream: new URL(auth.upstream),
-          gatewayIssuers: auth.gatewayIssuers,
-          timeoutMs: auth.timeoutMs,
-          ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-          ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
-        }),
-        gatewayOrigin: origin,
-        store,
-        sealer,
-        timeoutMs: auth.timeoutMs,
-        ...(auth.clientId !== undefined ? { clientId: auth.clientId } : {}),
-        ...(auth.clientSecret !== undefined ? { clientSecret: auth.clientSecret } : {}),
-        ...(auth.scope !== undefined ? { scope: auth.scope } : {}),
-      }),
-    );
-  }
+  const authorizations = connectedAuthorizations(options.upstreams, origin, opened);
   const authorizationOf = (server: string): UpstreamAuthorization => {
     const found = authorizations.get(server);
     if (!found) throw new TypeError(`no upstream in connected mode is named "${server}"`);
@@ -107,9 +80,9 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   };
   const records: ConnectionRecords = {
     get: async (user, server) => (await cached.get<ConnectionRecord>(storeKeyOf(user, server)))?.value,
-    async refresh(user, server) {
+    async refresh(user, server, replacing) {
       try {
-        return await authorizationOf(server).refresh(user, server);
+        return await authorizationOf(server).refresh(user, server, replacing);
       } finally {
         cached.forget(connectionKey(user, server));
       }
@@ -155,7 +128,12 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     ...(options.log ? { log: options.log } : {}),
     extraRoute: (req, res, url) => serveClientMetadata(req, res, url, origin, servedDocuments),
   });
-  const requestStates = createRequestStates({ secrets: config.storeKeys.map((key) => key.key) });
+  // With Redis (a fleet), used states are claimed there: a state used on one replica is refused on every other.
+  // With a directory (one process) memory is enough, and a flood of states cannot fill the store.
+  const requestStates = createRequestStates({
+    secrets: config.storeKeys.map((key) => key.key),
+    ...(config.store.kind === 'redis' ? { replayCache: createStoreReplayCache(store, sealer) } : {}),
+  });
   const createTicket = async (user: UserRef, server: string, scope: string | undefined): Promise<URL> =>
     new URL(`/connect/${await createConnectTicket(store, sealer, { user, server, ...(scope !== undefined ? { scope } : {}) })}`, origin);
   const built = new Map<string, UpstreamCredentials>();

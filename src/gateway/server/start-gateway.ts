@@ -45,7 +45,7 @@ import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { ServerSetPolicy } from '../policy/server-set-policy.js';
 import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
-import type { ConnectedAccounts, ConnectedUpstream } from '../connected/connected-accounts.js';
+import type { ConnectedAccounts } from '../connected/connected-accounts.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 
 /** Options of {@link startGateway} that are not configuration. */
@@ -71,6 +71,12 @@ export interface StartGatewayOptions {
    * `auth`, as {@link StartGatewayOptions.upstreamCredentials} for the single upstream. Default: from the configuration.
    */
   serverCredentials?: ReadonlyMap<string, UpstreamCredentials>;
+  /**
+   * With connected accounts: how long a user's opened connection is served from memory before the token store is
+   * read again, in milliseconds (small in tests of a fleet: a disconnection on another replica is seen within this
+   * time). Default 30 000.
+   */
+  connectedRecordsRevalidateMs?: number;
 }
 
 /** A running gateway. */
@@ -304,7 +310,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Loaded only when an upstream is in connected mode, as the server set's code is.
-    const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log) : undefined);
+    const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log, options.connectedRecordsRevalidateMs) : undefined);
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth, connected && (() => connected.credentials(''))) : undefined);
     // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
@@ -374,15 +380,14 @@ async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>,
 
 /** A server's resources: those its configuration describes, with the credentials given in their place, if any. */
 /** Connected accounts, opened for the gateway: its page events are log lines like the processes' own. */
-async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConfig: ConnectedAccountsConfig, resource: string, log: LineSink): Promise<ConnectedAccounts> {
+async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConfig: ConnectedAccountsConfig, resource: string, log: LineSink, revalidateAfterMs: number | undefined): Promise<ConnectedAccounts> {
   const { openConnectedAccounts } = await import('../connected/connected-accounts.js');
-  const upstreams: ConnectedUpstream[] = [];
-  if (config.upstreamAuth?.mode === 'connected') upstreams.push({ server: '', auth: config.upstreamAuth });
-  for (const server of config.servers ?? []) if (server.upstreamAuth?.mode === 'connected') upstreams.push({ server: server.name, auth: server.upstreamAuth });
+  const { connectedUpstreamsOf } = await import('../connected/open-connections.js');
   return openConnectedAccounts({
     config: connectedConfig,
     resource,
-    upstreams,
+    upstreams: connectedUpstreamsOf(config),
+    ...(revalidateAfterMs !== undefined ? { recordsRevalidateAfterMs: revalidateAfterMs } : {}),
     ...(config.redis ? { redis: config.redis } : {}),
     log: (line) => log(JSON.stringify({ time: new Date().toISOString(), ...line })),
   });

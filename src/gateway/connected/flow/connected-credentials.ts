@@ -19,8 +19,11 @@ export interface ConnectionRecords {
   /**
    * Refreshes it (one refresh at a time per user and server) and resolves with the new record, or undefined when it
    * cannot be refreshed (no refresh token, refused). Rejects when the authorization server cannot be reached.
+   *
+   * @param replacing - the access token the caller holds and wants replaced: a stored record with another one was
+   *   refreshed meanwhile (by another replica, say) and is returned without a refresh grant.
    */
-  refresh(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
+  refresh(user: UserRef, server: string, replacing?: string): Promise<ConnectionRecord | undefined>;
 }
 
 /** A caller's user, and the key of its refreshes in progress. */
@@ -61,10 +64,12 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
   const now = options.now ?? Date.now;
   // One refresh per user at a time in this process (the store's lock covers replicas).
   const refreshing = new Map<string, Promise<ConnectionRecord | undefined>>();
-  const refresh = (key: string, user: UserRef): Promise<ConnectionRecord | undefined> => {
+  const refresh = (key: string, user: UserRef, replacing: string | undefined): Promise<ConnectionRecord | undefined> => {
     let pending = refreshing.get(key);
     if (!pending) {
-      pending = records.refresh(user, server).finally(() => refreshing.delete(key));
+      // The token to replace, so that a record another replica refreshed in the meantime is taken as it is: without
+      // it a refresh that began after that replica's write would send a second grant.
+      pending = records.refresh(user, server, replacing).finally(() => refreshing.delete(key));
       refreshing.set(key, pending);
     }
     return pending;
@@ -91,7 +96,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       let record = await records.get(user, server);
       if (!record) throw new ConnectionRequiredError(server, 'not_connected');
       if (record.expiresAt !== undefined && now() >= usableUntil(record.expiresAt, record.updatedAt)) {
-        const refreshed = await refresh(key, user);
+        const refreshed = await refresh(key, user, record.accessToken);
         // Not refreshed but not expired yet: the token still serves for its last seconds.
         if (refreshed) record = refreshed;
         else if (now() >= record.expiresAt) throw new ConnectionRequiredError(server, 'expired');
@@ -103,7 +108,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       // A 401 for a token already replaced (a concurrent renewal, another replica): the new one.
       const current = await records.get(user, server);
       if (current && authorizationValue(current) !== rejected && (current.expiresAt === undefined || now() < current.expiresAt)) return authorizationValue(current);
-      const record = await refresh(key, user);
+      const record = await refresh(key, user, current && authorizationValue(current) === rejected ? current.accessToken : undefined);
       if (!record || authorizationValue(record) === rejected) throw new ConnectionRequiredError(server, 'expired');
       return authorizationValue(record);
     },

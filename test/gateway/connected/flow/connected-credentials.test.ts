@@ -22,7 +22,7 @@ function record(accessToken: string, expiresAt?: number, scope?: string): Connec
 
 function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionRecord | undefined)[] = []) {
   let clock = 1_000_000;
-  const calls = { get: 0, refresh: 0, tickets: [] as (string | undefined)[] };
+  const calls = { get: 0, refresh: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
   let current = initial;
   const records: ConnectionRecords = {
     async get(user: UserRef, server: string) {
@@ -31,8 +31,9 @@ function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionReco
       calls.get++;
       return current;
     },
-    async refresh() {
+    async refresh(_user: UserRef, _server: string, replacing?: string) {
       calls.refresh++;
+      calls.replacing.push(replacing);
       await new Promise((resolve) => setTimeout(resolve, 5));
       const next = refreshed.shift();
       if (next) current = next;
@@ -95,6 +96,7 @@ describe('connected credentials', () => {
     const values = await Promise.all([credentials.authorization(alice), credentials.authorization(alice), credentials.authorization(alice)]);
     assert.deepEqual(values, ['Bearer up-2', 'Bearer up-2', 'Bearer up-2']);
     assert.equal(calls.refresh, 1);
+    assert.deepEqual(calls.replacing, ['up-1'], 'names the token it replaces: one another replica already replaced is not refreshed again');
   });
 
   it('an expired token that cannot be refreshed: expired; one close to expiry still serves', async () => {
@@ -113,6 +115,7 @@ describe('connected credentials', () => {
     assert.equal(await credentials.authorization(alice), 'Bearer up-2');
     await assert.rejects(credentials.renew(alice, 'Bearer up-2'), (error: unknown) => error instanceof ConnectionRequiredError && error.reason === 'expired');
     assert.equal(calls.refresh, 2);
+    assert.deepEqual(calls.replacing, ['up-1', 'up-2'], 'each renewal names the refused token');
   });
 
   it('a step-up asks for the scope named plus the one held, and never twice for the same request', async () => {

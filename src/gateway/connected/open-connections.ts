@@ -1,0 +1,88 @@
+/**
+ * The token store and the upstream authorizations of connected accounts, opened from the gateway's configuration:
+ * one way for the gateway and for the operator's `connections` command, so that both read and seal records under the
+ * same keys, with the same Redis prefix, and revoke at the same authorization servers.
+ */
+import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
+import type { GatewayConfig } from '../config/gateway-config.js';
+import type { SharedStoreConfig } from '../config/shared-store-config.js';
+import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
+import { createUpstreamTargetResolver } from '../upstream-auth/upstream-resource-metadata.js';
+import { createUpstreamAuthorization, type UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import { createTokenStore } from './store/create-token-store.js';
+import { createRecordSealer, type RecordSealer } from './store/record-sealer.js';
+import type { TokenStore } from './store/token-store.js';
+
+/** An upstream in connected mode: its server name (`""` for the single upstream) and its settings. */
+export interface ConnectedUpstream {
+  readonly server: string;
+  readonly auth: Extract<UpstreamAuthConfig, { mode: 'connected' }>;
+}
+
+/** The token store named by `MCP_AUTH_TOKEN_STORE` and the sealer of `MCP_AUTH_TOKEN_STORE_SECRET`. */
+export interface OpenedConnectionStore {
+  readonly store: TokenStore;
+  readonly sealer: RecordSealer;
+}
+
+/**
+ * Opens the token store and its sealer. With Redis, keys are under `<MCP_AUTH_REDIS_KEY_PREFIX>tokens:`, the
+ * prefix defaulting to `mcp-guard:<resource>:` as the gateway's other shared stores do: every replica of one
+ * gateway (one resource) shares them.
+ *
+ * @param resource - the gateway's canonical resource URI.
+ * @throws ConfigurationError when the directory cannot be used (named `MCP_AUTH_TOKEN_STORE`);
+ *   TokenStoreUnavailableError when Redis cannot be reached.
+ * @example
+ * const { store, sealer } = await openConnectionStore(config.connectedAccounts, resource, config.redis);
+ */
+export async function openConnectionStore(config: ConnectedAccountsConfig, resource: string, redis: SharedStoreConfig | undefined): Promise<OpenedConnectionStore> {
+  if (config.store.kind === 'redis' && redis === undefined) throw new TypeError('MCP_AUTH_TOKEN_STORE=redis needs the shared Redis settings');
+  const store = await createTokenStore(
+    config.store.kind === 'directory'
+      ? { kind: 'directory', directory: config.store.directory, setting: 'MCP_AUTH_TOKEN_STORE' }
+      : { kind: 'redis', url: redis!.url, keyPrefix: `${redis!.keyPrefix ?? `mcp-guard:${resource}:`}tokens:` },
+  );
+  return { store, sealer: createRecordSealer(config.storeKeys) };
+}
+
+/** Every upstream in connected mode of `config`: the single upstream (`""`) and the configuration file's servers. */
+export function connectedUpstreamsOf(config: Pick<GatewayConfig, 'upstreamAuth' | 'servers'>): ConnectedUpstream[] {
+  const upstreams: ConnectedUpstream[] = [];
+  if (config.upstreamAuth?.mode === 'connected') upstreams.push({ server: '', auth: config.upstreamAuth });
+  for (const server of config.servers ?? []) if (server.upstreamAuth?.mode === 'connected') upstreams.push({ server: server.name, auth: server.upstreamAuth });
+  return upstreams;
+}
+
+/**
+ * The gateway as OAuth client of each upstream's authorization server, by server name. Nothing is fetched until
+ * one is used.
+ *
+ * @param gatewayOrigin - the gateway's public origin (its redirect URI is `<origin>/connect/callback`).
+ */
+export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[], gatewayOrigin: string, opened: OpenedConnectionStore): Map<string, UpstreamAuthorization> {
+  const authorizations = new Map<string, UpstreamAuthorization>();
+  for (const { server, auth } of upstreams) {
+    authorizations.set(
+      server,
+      createUpstreamAuthorization({
+        server,
+        target: createUpstreamTargetResolver({
+          upstream: new URL(auth.upstream),
+          gatewayIssuers: auth.gatewayIssuers,
+          timeoutMs: auth.timeoutMs,
+          ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+          ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
+        }),
+        gatewayOrigin,
+        store: opened.store,
+        sealer: opened.sealer,
+        timeoutMs: auth.timeoutMs,
+        ...(auth.clientId !== undefined ? { clientId: auth.clientId } : {}),
+        ...(auth.clientSecret !== undefined ? { clientSecret: auth.clientSecret } : {}),
+        ...(auth.scope !== undefined ? { scope: auth.scope } : {}),
+      }),
+    );
+  }
+  return authorizations;
+}
