@@ -18,6 +18,12 @@ export interface HttpHandlerContext {
   /** Fires when the client goes away. */
   signal: AbortSignal;
   /**
+   * The capabilities the client declared in the `initialize` of its session, when the handler's own session does not
+   * carry them: a gateway's server set answers `initialize` itself, and a server without sessions of its own never
+   * sees the client's again. Absent: unknown (or a revision without sessions, where each request declares them).
+   */
+  clientCapabilities?: unknown;
+  /**
    * Filters a JSON-RPC response the way the guard filters list results for this caller: every list in a
    * success result (`tools`, `prompts`, `resources`, `resourceTemplates` arrays) comes back with only the items
    * the caller may use, whatever request or id carries it (pass `UNKNOWN_REQUEST` when the request is not

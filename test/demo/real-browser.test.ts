@@ -7,12 +7,11 @@
 // package when it is missing, so under CI a missing browser fails the run; elsewhere the suite is skipped
 // with the reason shown.
 import assert from 'node:assert/strict';
-import { accessSync, constants, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   DEMO_PASSWORD,
   DEMO_SCOPES,
@@ -23,43 +22,7 @@ import {
 import { ownerKey, startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { McpOAuthClient } from '../../examples/demo/mcp-oauth-client.js';
 import type { TranscriptEvent } from '../../examples/demo/transcript.js';
-
-/**
- * Flags from the issue: headless without a GPU or sandbox (containers), and nothing that phones home or
- * updates itself, so a run needs no network beyond 127.0.0.1.
- */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-/** First executable file with one of `names` in a directory of `PATH`, in the order given, like `which`. */
-function findOnPath(names: readonly string[], path = process.env.PATH ?? ''): string | undefined {
-  const dirs = path.split(delimiter).filter(Boolean);
-  for (const name of names) {
-    for (const dir of dirs) {
-      const candidate = join(dir, name);
-      try {
-        if (!statSync(candidate).isFile()) continue;
-        accessSync(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // Not here; keep looking.
-      }
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = findOnPath(['chromium', 'chromium-browser']);
-const missingChromium = chromiumPath
-  ? undefined
-  : 'Chromium not found on PATH (looked for chromium, then chromium-browser); install Debian\'s chromium package (.ci/run does)';
+import { CHROMIUM_SKIP, launchChromium } from '../helpers/chromium.js';
 
 /** Which of the demo's pages the browser was on at each step of one authorization. */
 type PageKind = 'login' | 'consent' | 'callback';
@@ -129,7 +92,7 @@ async function walkAuthorization(page: Page, authorizationUrl: string, options: 
   throw new Error(`no redirect to ${redirectUri} after ${walk.pages.join(' → ')}`);
 }
 
-const skipReason = !process.env.CI && missingChromium;
+const skipReason = CHROMIUM_SKIP;
 // A skipped suite is not counted in the runner's "# skipped" total: a test of its own makes the skip visible there.
 if (skipReason) it('real browser: the demo login and consent pages in headless Chromium', { skip: skipReason }, () => {});
 
@@ -143,13 +106,12 @@ describe('real browser: the demo login and consent pages in headless Chromium', 
   let passed = false;
 
   before(async () => {
-    // Under CI the package is installed by .ci/run, so its absence is a broken environment, not a skip.
-    if (!chromiumPath) throw new Error(missingChromium);
     artifacts = await mkdtemp(join(tmpdir(), 'mcp-oauth-guard-browser-'));
     as = await startAuthorizationServer();
     notes = await startNotesServer({ issuer: as.issuer });
     as.addResource(notes.url, { scopes: DEMO_SCOPES });
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_FLAGS, timeout: 30_000 });
+    // Under CI the package is installed by .ci/run, so its absence is a broken environment, not a skip.
+    browser = await launchChromium();
     // A fresh context per suite: no cookies from anything else, so the first authorization must sign in.
     context = await browser.newContext();
     page = await context.newPage();

@@ -43,10 +43,13 @@ function serverSchema(): Schema {
     additionalProperties: false,
     required: ['mode'],
     properties: {
-      mode: { enum: ['none', 'static', 'client_credentials', 'token_exchange'], description: 'none (default), a static token, a client credentials token, or the caller\'s token exchanged (RFC 8693).' },
+      mode: {
+        enum: ['none', 'static', 'client_credentials', 'token_exchange', 'connected'],
+        description: "none (default), a static token, a client credentials token, the caller's token exchanged (RFC 8693), or connected: each user's own authorization at this server, asked for once in the browser (connected accounts).",
+      },
       tokenEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'With static: the environment variable holding the token.' },
       tokenFile: { type: 'string', minLength: 1, description: 'With static: a file holding the token, relative to this file; re-read when it changes.' },
-      clientId: { type: 'string', minLength: 1, description: "With client_credentials or token_exchange: the gateway's client id at the server's authorization server." },
+      clientId: { type: 'string', minLength: 1, description: "With client_credentials or token_exchange: the gateway's client id at the server's authorization server. With connected, optional: without it the gateway uses a Client ID Metadata Document it serves, or registers itself (RFC 7591)." },
       clientSecretEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'The environment variable holding its client secret.' },
       clientSecretFile: { type: 'string', minLength: 1, description: 'A file holding its client secret, relative to this file.' },
       scope: { ...LIST, description: 'The scopes asked for this server.' },

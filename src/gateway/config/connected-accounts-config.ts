@@ -48,7 +48,7 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     env: 'MCP_AUTH_TOKEN_STORE',
     group: 'connected-accounts',
     flag: '--token-store',
-    value: '<dir|redis>',
+    value: '<dir>|redis',
     description:
       'With connected accounts: where each user\'s upstream tokens are kept, sealed. A directory (one file per connection, written atomically; for one gateway process) or "redis" (MCP_AUTH_REDIS_URL, for a fleet).',
     defaultValue: '$XDG_STATE_HOME/mcp-oauth-guard/tokens (~/.local/state/…)',
@@ -84,7 +84,8 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     group: 'connected-accounts',
     flag: '--connect-lists',
     value: '<show|hide>',
-    description: 'What lists show of a server the caller has not connected: "show" lists its tools, and calling one leads the user to connect; "hide" leaves them out until the user has connected.',
+    description:
+      'What lists show of a server the caller has not connected, whose tools cannot be listed without the user\'s token: "show" leaves its part empty and adds a note in the list\'s _meta with the link to connect it (calling one of its tools leads there too); "hide" leaves it out without a note until the user has connected.',
     defaultValue: 'show',
   },
 ] satisfies GatewaySetting[]);

@@ -19,6 +19,8 @@ export interface MemberTarget {
   readonly protocolVersion: string | undefined;
   /** The client's session id with the endpoint, which every answer carries instead of the server's. */
   readonly clientSessionId: string | undefined;
+  /** The capabilities the client declared in its session's `initialize`, for the server's handler (see `HttpHandlerContext`). */
+  readonly clientCapabilities?: unknown;
 }
 
 /**
@@ -79,12 +81,19 @@ export function handToMember(req: GuardedRequest, res: ServerResponse, context: 
   else delete headers['mcp-session-id'];
   if (target.localName !== undefined && headers['mcp-name'] !== undefined) headers['mcp-name'] = encodeHeaderValue(target.localName);
   if (target.protocolVersion !== undefined && headers['mcp-protocol-version'] !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
-  const memberContext = target.protocolVersion === context.protocolVersion || target.protocolVersion === undefined ? context : withProtocolVersion(context, target.protocolVersion);
+  const protocolVersion = target.protocolVersion ?? context.protocolVersion;
+  const memberContext = protocolVersion === context.protocolVersion && target.clientCapabilities === undefined ? context : memberContextOf(context, protocolVersion, target.clientCapabilities);
   return target.member.upstream.handle(req, res, memberContext);
 }
 
-function withProtocolVersion(context: HttpHandlerContext, protocolVersion: string): HttpHandlerContext {
-  return { auth: context.auth, signal: context.signal, filterResponse: context.filterResponse, protocolVersion };
+function memberContextOf(context: HttpHandlerContext, protocolVersion: string | undefined, clientCapabilities: unknown): HttpHandlerContext {
+  return {
+    auth: context.auth,
+    signal: context.signal,
+    filterResponse: context.filterResponse,
+    ...(protocolVersion !== undefined ? { protocolVersion } : {}),
+    ...(clientCapabilities !== undefined ? { clientCapabilities } : {}),
+  };
 }
 
 /** Passes every chunk written to `res` from now on through `relabeller`. */

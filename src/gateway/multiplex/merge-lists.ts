@@ -4,6 +4,7 @@ import { exposeName } from '../../core/mcp/exposed-names.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../core/policy/policy-rules.js';
 import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { CONNECT_INPUT_KEY } from '../connected/flow/connection-required-answer.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
 import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
 import type { ListCursors, ServerCursors } from './list-cursor.js';
@@ -59,7 +60,9 @@ export interface ListMergerOptions {
  * timeout), tools and prompts are renamed `<server>__<name>` (tools the server's `tools` selection leaves out are
  * dropped), and the items follow configuration order, then each server's own order. A server that fails is left
  * out and reported; only when every server fails is the answer an error. The next page is an opaque cursor
- * ({@link ListCursors}) holding each server's own cursor.
+ * ({@link ListCursors}) holding each server's own cursor. A server the caller has not connected (connected accounts)
+ * is not a failure: its part is empty, and its note, when lists show it, is in the merged `_meta` under
+ * `io.github.mcp-oauth-guard/connect`, by server name.
  *
  * The merged result is written as JSON for the request pipeline to filter by the caller's policy, as any list
  * answer is. When every server's answer is byte for byte the last one, the last merge is reused unparsed.
@@ -111,9 +114,14 @@ export class ListMerger {
     let protocolVersion = request.protocolVersion;
     if (request.session) {
       const opened = await this.options.sessions.memberSession(request.session, member, signal, request.auth);
-      if ('failed' in opened) return { member, failure: signal.aborted || opened.status === 504 ? 'upstream_timeout' : opened.status >= 500 ? 'upstream_unreachable' : 'upstream_session' };
-      sessionId = opened.id;
-      protocolVersion = opened.protocolVersion ?? protocolVersion;
+      if ('failed' in opened && !opened.refusal) return { member, failure: signal.aborted || opened.status === 504 ? 'upstream_timeout' : opened.status >= 500 ? 'upstream_unreachable' : 'upstream_session' };
+      // A server the caller must first connect (connected accounts) opens no session for them: the list is asked
+      // outside one, and the connect flow answers it (its part empty, with the link unless lists hide it) without
+      // contacting the server.
+      if (!('failed' in opened)) {
+        sessionId = opened.id;
+        protocolVersion = opened.protocolVersion ?? protocolVersion;
+      }
     }
     const params = { ...(request.request.params as Record<string, unknown> | undefined) };
     if (cursor === undefined) delete params.cursor;
@@ -161,6 +169,7 @@ export class ListMerger {
     const items: unknown[] = [];
     const next: [string, string][] = [];
     let ttlMs: number | undefined = Infinity;
+    let connect: Record<string, unknown> | undefined;
     for (const part of answered) {
       const response = part.answer!.response;
       const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
@@ -170,6 +179,9 @@ export class ListMerger {
         continue;
       }
       items.push(...this.exposedItems(part.member, method, listed));
+      // A server the caller has not connected: its note (why, and the link) is kept, by server name.
+      const note = (result!._meta as Record<string, unknown> | undefined)?.[CONNECT_INPUT_KEY];
+      if (note !== undefined) (connect ??= {})[part.member.name] = note;
       if (typeof result!.nextCursor === 'string') next.push([part.member.name, result!.nextCursor]);
       ttlMs = typeof result!.ttlMs === 'number' && ttlMs !== undefined ? Math.min(ttlMs, result!.ttlMs) : undefined;
     }
@@ -178,11 +190,13 @@ export class ListMerger {
     if (ttlMs !== undefined && ttlMs !== Infinity) merged.ttlMs = ttlMs;
     // A merged list varies per caller (servers, policies): private, whether or not the pipeline filters it.
     if (isStatelessRevision(request.protocolVersion)) Object.assign(merged, { resultType: 'complete', cacheScope: 'private' });
-    if (unavailable.length > 0) merged._meta = { [UNAVAILABLE_META_KEY]: unavailable };
+    if (unavailable.length > 0 || connect !== undefined) {
+      merged._meta = { ...(unavailable.length > 0 ? { [UNAVAILABLE_META_KEY]: unavailable } : {}), ...(connect !== undefined ? { [CONNECT_INPUT_KEY]: connect } : {}) };
+    }
     const result = JSON.stringify(merged);
     // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.
     const bytes = texts.reduce((sum, text) => sum + text.length, result.length);
-    if (unavailable.length === 0 && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
+    if (unavailable.length === 0 && connect === undefined && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
       if (this.memo.size >= MAX_MEMO_ENTRIES || this.memoBytes + bytes > MAX_MEMO_BYTES * 2) {
         this.memo.clear();
         this.memoBytes = 0;

@@ -292,7 +292,16 @@ class ServerSetRouter {
         else writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
         return undefined;
       }
-      return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: opened.id, protocolVersion: opened.protocolVersion ?? context.protocolVersion, clientSessionId: sessionId };
+      const clientCapabilities = session.initialize.params?.capabilities;
+      return {
+        member: route.member,
+        message: route.message,
+        ...(route.localName !== undefined ? { localName: route.localName } : {}),
+        sessionId: opened.id,
+        protocolVersion: opened.protocolVersion ?? context.protocolVersion,
+        clientSessionId: sessionId,
+        ...(clientCapabilities !== undefined ? { clientCapabilities } : {}),
+      };
     };
     const first = await target();
     if (!first) return;

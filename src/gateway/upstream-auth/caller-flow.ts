@@ -13,6 +13,8 @@ export interface CallerFlowRequest {
   readonly auth: AuthInfo;
   /** The upstream's id of the session the request names (revisions with sessions), if any. */
   readonly sessionId: string | undefined;
+  /** What the client declared in its session's `initialize`, when known beside the upstream's session (a server set's session). */
+  readonly clientCapabilities?: unknown;
   /** What {@link CallerFlow.prepare} learnt of the request (a verified retry), for the flow's later steps. */
   note?: unknown;
 }

@@ -46,6 +46,9 @@ function loaderProblems(text: string, extension = 'json'): string[] {
 
 const server = { url: 'http://127.0.0.1:3001/mcp' };
 const gateway = { issuer: 'https://auth.example.com' };
+/** The gateway-wide settings a server in connected mode needs: the token store and its key (a file beside the file), the sign-in client. */
+writeFileSync(join(dir, 'store-key'), Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256)).toString('base64url'));
+const connectedGateway = { ...gateway, tokenStore: join(dir, 'tokens'), tokenStoreSecretFile: 'store-key', loginClientId: 'gateway-login', connectLists: 'hide' };
 
 const VALID: readonly object[] = [
   { gateway, servers: { a: server } },
@@ -53,6 +56,7 @@ const VALID: readonly object[] = [
   { gateway, servers: { a: { ...server, auth: { mode: 'static', tokenEnv: 'NOTES_TOKEN' }, identityHeaders: 'on', timeouts: { connectMs: 1, idleMs: 2 }, limits: { maxSessions: 3, maxResponseBytes: 4096 }, tools: { include: ['a*'], exclude: [] }, required: true, listTimeoutMs: 5 } } },
   { gateway, servers: { py: { command: ['node', 'x.mjs'], env: ['API_KEY'], identityEnv: false, limits: { maxProcesses: 2, replayBytes: 0 }, policy: { tools: { x: ['s'] } } }, 'b-2_c': { command: 'node y.mjs', identityHeaders: 'off' } } },
   { gateway, servers: { a: { ...server, identityHeaders: { subject: 'X-User', scopes: 'X-Scopes' }, auth: { mode: 'client_credentials', clientId: 'gw', clientSecretEnv: 'NOTES_CLIENT_SECRET', scope: ['a', 'b'] } } } },
+  { gateway: connectedGateway, servers: { crm: { ...server, auth: { mode: 'connected', clientId: 'gw', clientSecretEnv: 'NOTES_CLIENT_SECRET', scope: 'crm.read' } }, other: { url: 'http://127.0.0.1:3002/mcp', auth: { mode: 'connected' } } } },
 ];
 
 const INVALID: readonly object[] = [

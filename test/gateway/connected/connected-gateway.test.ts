@@ -3,80 +3,43 @@
 // of its own, the token store in a directory, and a scripted browser completing both sign-ins. Raw 2026-07-28
 // requests carry the gateway's requestState.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
-import { startNotesServer, type RunningNotesServer } from '../../../examples/notes-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { freePort } from '../../helpers/free-port.js';
+import { CONNECTED_USERS as USERS, singleUpstreamSettings, startConnectedAccountsParts, UPSTREAM_CLIENT, type ConnectedAccountsParts, type ConnectedUser } from '../../helpers/connected-accounts.js';
 import { postMcp } from '../../helpers/http-client.js';
 import { PageBrowser } from './pages/page-browser.js';
 
 const STATELESS = '2026-07-28';
-const USERS = [
-  { username: 'alice', password: 'alice-password' },
-  { username: 'bob', password: 'bob-password' },
-];
-const LOGIN_CLIENT = { clientId: 'gateway-login', clientSecret: 'gateway-login-secret' };
-const UPSTREAM_CLIENT = { clientId: 'gateway-at-notes', clientSecret: 'gateway-at-notes-secret' };
-const STORE_KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 53 + 7) % 256)).toString('base64url');
-const NOTES_SCOPES = ['notes:read', 'notes:write', 'notes:admin'];
 
-let gatewayAs: AuthorizationServer;
-let notesAs: AuthorizationServer;
-let notes: RunningNotesServer;
-let port: number;
+let parts: ConnectedAccountsParts;
 let origin: string;
 let storeDir: string;
 const lines: string[] = [];
 let gateway: RunningGateway | undefined;
 
 async function start(): Promise<RunningGateway> {
-  const config = loadGatewayConfig({
-    MCP_AUTH_ISSUER: gatewayAs.issuer,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    MCP_AUTH_UPSTREAM: notes.url,
-    MCP_AUTH_UPSTREAM_AUTH: 'connected',
-    MCP_AUTH_UPSTREAM_CLIENT_ID: UPSTREAM_CLIENT.clientId,
-    MCP_AUTH_UPSTREAM_CLIENT_SECRET: UPSTREAM_CLIENT.clientSecret,
-    MCP_AUTH_UPSTREAM_SCOPE: 'notes:read notes:write',
-    MCP_AUTH_TOKEN_STORE: storeDir,
-    MCP_AUTH_TOKEN_STORE_SECRET: STORE_KEY,
-    MCP_AUTH_LOGIN_CLIENT_ID: LOGIN_CLIENT.clientId,
-    MCP_AUTH_LOGIN_CLIENT_SECRET: LOGIN_CLIENT.clientSecret,
-  });
-  return startGateway(config, { log: (line) => lines.push(line), warn: (line) => lines.push(line) });
+  return startGateway(loadGatewayConfig(singleUpstreamSettings(parts)), { log: (line) => lines.push(line), warn: (line) => lines.push(line) });
 }
 
 before(async () => {
-  port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  storeDir = join(mkdtempSync(join(tmpdir(), 'connected-gateway-')), 'tokens');
-  const callback = `${origin}/connect/callback`;
-  gatewayAs = await startAuthorizationServer({ users: USERS, extraScopes: ['mcp'], clients: [{ ...LOGIN_CLIENT, redirectUris: [callback] }] });
-  notesAs = await startAuthorizationServer({ users: USERS, clients: [{ ...UPSTREAM_CLIENT, redirectUris: [callback] }] });
-  notes = await startNotesServer({ issuer: notesAs.issuer });
-  notesAs.addResource(notes.url, { scopes: NOTES_SCOPES });
+  parts = await startConnectedAccountsParts();
+  ({ origin, storeDir } = parts);
   gateway = await start();
-  gatewayAs.addResource(gateway.resource, { scopes: ['mcp'] });
+  parts.trustGateway(gateway.resource);
 });
 
 after(async () => {
   await gateway?.shutdown();
-  await notes?.close();
-  await notesAs?.close();
-  await gatewayAs?.close();
-  rmSync(join(storeDir, '..'), { recursive: true, force: true });
+  await parts?.close();
 });
 
 const meta = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
 async function call(sub: string, name: string, args: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  const token = await gatewayAs.issueAccessToken({ resource: gateway!.resource, scope: 'mcp', sub });
+  const token = await parts.callerToken(gateway!.resource, sub);
   return postMcp(`${origin}/mcp`, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args, _meta: meta, ...extra } }, token, {
     'mcp-protocol-version': STATELESS,
     'mcp-method': 'tools/call',
@@ -85,7 +48,7 @@ async function call(sub: string, name: string, args: Record<string, unknown> = {
 }
 
 /** Opens `link` in `browser` and signs in as `user` at both authorization servers; the final page. */
-async function connect(browser: PageBrowser, link: string, user: (typeof USERS)[number]) {
+async function connect(browser: PageBrowser, link: string, user: ConnectedUser) {
   const toLogin = await browser.request(link);
   assert.equal(toLogin.status, 302, toLogin.body);
   const loginDone = await browser.signIn(toLogin.headers.get('location')!, user, `${origin}/connect/callback`);

@@ -66,6 +66,8 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
     if ((request.note as RetryNote | undefined)?.declined) return false;
     if (isStatelessRevision(bodyProtocolVersion(message))) return declaresUrlElicitation(requestCapabilities(message));
     if (message && 'method' in message && message.method === 'initialize') return declaresUrlElicitation(message.params?.capabilities);
+    // A server set's session: the client's own initialize, which a server without sessions never sees again.
+    if (request.clientCapabilities !== undefined) return declaresUrlElicitation(request.clientCapabilities);
     return request.sessionId !== undefined && urlSessions.has(request.sessionId);
   };
   return {

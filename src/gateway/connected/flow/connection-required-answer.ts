@@ -6,7 +6,7 @@
  * | -------------------------------------------------------------------- | --------------------------------------------------------- |
  * | 2026-07-28, `tools/call`, `prompts/get`, `resources/read`, client declared `elicitation.url` | result `input_required` with a URL-mode `elicitation/create` and `requestState` (200) |
  * | 2025-11-25 (or earlier) client that declared `elicitation.url`, any method but a list | error -32042 `URLElicitationRequiredError` with `data.elicitations` (200) |
- * | a list (`tools/list`, …)                                             | an empty list; with `show`, `_meta` names the need and the link (200) |
+ * | a list (`tools/list`, …)                                             | an empty list; with `show`, `_meta` names the need and the link (200); in a server set, the merged list's `_meta` holds each such note by server name |
  * | any other `tools/call`                                               | tool result with `isError: true`, the link and "retry" (200) |
  * | anything else with a message                                         | error -32042 with the same text (200)                     |
  * | GET or DELETE (no message)                                           | error -32042 with the same text (403)                     |
@@ -38,7 +38,8 @@ export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
 /**
  * `MCP_AUTH_CONNECT_LISTS`: what a list request (`tools/list`, …) gets from a server the user has not connected.
  * Its items cannot be known without the user's token, and a client must still be able to list, so the list is
- * empty either way (in a server set, that server's part is empty and the others are listed). `show` (the default)
+ * empty either way (in a server set, that server's part is empty and the others are listed, the notes kept in the
+ * merged `_meta` by server name). `show` (the default)
  * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
  * why and connect; any call of one of its tools leads to the connect flow too. `hide` answers the empty list alone.
  */

@@ -120,6 +120,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    * @param sessionId - The upstream's id of the session the request names (opened, for a sealed id); none when it
    *   names none (an id sent anyway under a stateless revision is ignored, not forwarded).
    * @param releaseId - Gives back the request's JSON-RPC id (see `createPendingRequestIds`), when it claimed one.
+   * @param clientCapabilities - What the client declared in its session's `initialize`, when known beside `sessionId`.
    */
   constructor(
     private readonly settings: HttpUpstreamSettings,
@@ -130,6 +131,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly sealed: SealedSessionInUse | undefined,
     private readonly sessionId: string | undefined,
     private readonly releaseId: (() => void) | undefined,
+    private readonly clientCapabilities?: unknown,
   ) {
     const method = req.method ?? 'POST';
     this.method = method;
@@ -181,7 +183,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    * answered by the flow, and the upstream is not contacted.
    */
   private runWithFlow(credentials: UpstreamCredentials, flow: CallerFlow): void {
-    const request: CallerFlowRequest = { message: this.req.body, auth: this.auth, sessionId: this.sessionId };
+    const request: CallerFlowRequest = { message: this.req.body, auth: this.auth, sessionId: this.sessionId, ...(this.clientCapabilities !== undefined ? { clientCapabilities: this.clientCapabilities } : {}) };
     this.flowRequest = request;
     flow
       .prepare(request)

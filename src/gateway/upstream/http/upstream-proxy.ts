@@ -164,7 +164,7 @@ class HttpUpstreamForwarder {
       }
       releaseId = claimed;
     }
-    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId).run();
+    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities).run();
   }
 }
 

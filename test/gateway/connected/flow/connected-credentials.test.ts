@@ -170,6 +170,21 @@ describe('connected credentials', () => {
     assert.equal((after!.response as any).result.isError, true);
   });
 
+  it('2025-11-25: the URL elicitation error for a client whose session declared it, also when the upstream keeps no session (a server set says what it declared)', async () => {
+    const { credentials } = setup(undefined);
+    const flow = credentials.flow!;
+    const call: JsonRpcRequest = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'notes_add', arguments: { text: 'x' } } };
+    const error = new ConnectionRequiredError('notes', 'not_connected');
+    const codeOf = async (request: CallerFlowRequest) => ((await flow.answer(error, request))!.response as any).error?.code as number | undefined;
+    // Nothing known of what the client declared: the tool result with the link, which every client can show.
+    assert.equal(await codeOf({ message: call, auth: alice, sessionId: undefined }), undefined);
+    assert.equal(await codeOf({ message: call, auth: alice, sessionId: undefined, clientCapabilities: { elicitation: { url: {} } } }), -32042);
+    assert.equal(await codeOf({ message: call, auth: alice, sessionId: undefined, clientCapabilities: { elicitation: {} } }), undefined, 'form elicitation only');
+    // The upstream's own session, started by an initialize that declared it.
+    flow.sessionStarted('s-1', { jsonrpc: '2.0', id: 0, method: 'initialize', params: { capabilities: { elicitation: { url: {} } } } });
+    assert.equal(await codeOf({ message: call, auth: alice, sessionId: 's-1' }), -32042);
+  });
+
   it('a caller that cannot connect is refused with 403, other failures are not the flow\'s', async () => {
     const { credentials } = setup(undefined);
     const request: CallerFlowRequest = { message: { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'x' } }, auth: noUser, sessionId: undefined };

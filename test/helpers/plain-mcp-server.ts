@@ -1,0 +1,62 @@
+// A plain MCP server over Streamable HTTP with no authorization and no sessions: one tool, `echo`, answered as JSON.
+// For a server set that needs an upstream of no interest beyond being there and answering.
+import { createServer } from 'node:http';
+import { closeServer, listenOnLoopback } from './loopback-server.js';
+
+/** A running plain server. */
+export interface PlainMcpServer {
+  /** Its MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string;
+  /** How many `tools/call` requests it answered. */
+  readonly calls: () => number;
+  close(): void;
+}
+
+const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+const TOOLS = [{ name: 'echo', description: 'Echoes its text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }];
+
+/** The result of `method` with `params`, or undefined for a method it does not know. */
+function resultOf(method: string, params: Record<string, any>, count: () => void): object | undefined {
+  if (method === 'initialize') {
+    const version = VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : VERSIONS[0];
+    return { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: 'plain', version: '1.0.0' } };
+  }
+  if (method === 'ping') return {};
+  if (method === 'tools/list') return { tools: TOOLS };
+  if (method === 'tools/call') {
+    count();
+    return { content: [{ type: 'text', text: `echo: ${String(params.arguments?.text)}` }] };
+  }
+  return undefined;
+}
+
+/** Starts the plain server on 127.0.0.1 with a free port. */
+export async function startPlainMcpServer(): Promise<PlainMcpServer> {
+  let calls = 0;
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let message: { id?: unknown; method?: string; params?: Record<string, unknown> };
+      try {
+        message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof message;
+      } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      if (message.id === undefined || typeof message.method !== 'string') {
+        res.writeHead(202).end();
+        return;
+      }
+      const result = resultOf(message.method, message.params ?? {}, () => void calls++);
+      const answer = result ? { jsonrpc: '2.0', id: message.id, result } : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  const origin = await listenOnLoopback(server);
+  return { url: `${origin}/mcp`, calls: () => calls, close: () => closeServer(server) };
+}
