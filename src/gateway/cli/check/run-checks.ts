@@ -15,6 +15,7 @@ import { checkPolicy } from './check-policy.js';
 import { checkResource } from './check-resource.js';
 import { checkScopesSupported } from './check-scopes-supported.js';
 import { checkSharedStore } from './check-shared-store.js';
+import { checkConnectedAccounts } from './check-connected-accounts.js';
 import { checkToken } from './check-token.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
@@ -54,6 +55,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
         (error: unknown): CheckResult => ({ check: 'shared store', status: 'fail', message: `Redis could not be checked: ${explainFailure(error, 300)}`, fix: 'check MCP_AUTH_REDIS_URL' }),
       )
     : undefined;
+  const connected = checkConnectedAccounts(config, guard.resource, timeoutMs);
   const issuers = await Promise.all(
     options.issuers.map(async (issuer, index): Promise<{ issuer: string; checked: IssuerCheck; results: CheckResult[] }> => {
       const introspects = issuer === introspectionIssuer;
@@ -76,6 +78,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     results.push(await checkIntrospection(guard.verifier, endpoint));
   }
   if (sharedStore) results.push(await sharedStore);
+  results.push(...(await connected));
   const listed = upstream ? await upstream : { result: undefined };
   if (listed.result) results.push(listed.result);
   const file = policyFileOf(config.settings);

@@ -8,7 +8,7 @@
  */
 import { constants } from 'node:fs';
 import { access, lstat, mkdir, opendir, stat, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { checkInteger } from '../../../core/kernel/settings.js';
 import { entryFileName, entryKeyOf, readEntryExpiry, readEntryFile, removeEntryFile, TEMP_FILE_PREFIX, writeEntryFile, type EntryFile } from './entry-file.js';
@@ -70,7 +70,7 @@ async function prepareDirectory(directory: string, setting: string): Promise<str
     throw new ConfigurationError(setting, `the token store directory ${path} ${why}`);
   };
   try {
-    await mkdir(path, { recursive: true, mode: 0o700 });
+    await makeDirectory(path);
   } catch (error) {
     refuse(`cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'}): name a directory this process may create, or create it with mode 700`);
   }
@@ -86,6 +86,33 @@ async function prepareDirectory(directory: string, setting: string): Promise<str
     refuse(`is not writable by this process (${(error as NodeJS.ErrnoException).code ?? 'error'}): give the gateway's user ownership of it`);
   }
   return path;
+}
+
+/**
+ * Creates `path` and any missing parent, each with mode 0700, one at a time. Not `mkdir({ recursive: true })`: on
+ * Node 20 it never returns for a path the file system refuses with ENOENT under an existing parent (such as one in
+ * /proc), which would hang the gateway's start-up instead of refusing the setting.
+ */
+async function makeDirectory(path: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    const found = await stat(at).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+        return false;
+      },
+    );
+    if (found) break;
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const directory of missing) {
+    await mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      // Made meanwhile by another process: fine.
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
 }
 
 /** The store; its methods are the {@link TokenStore}'s, its fields its state. */

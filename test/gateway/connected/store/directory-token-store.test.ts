@@ -135,4 +135,9 @@ describe('directory store: on disk', { timeout: 20_000 }, () => {
     // this process cannot write to.
     await assert.rejects(createDirectoryTokenStore({ directory: '/proc', setting: 'MCP_AUTH_TOKEN_STORE' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc is not writable by this process/);
   });
+
+  test('start-up refuses, at once, a directory that cannot be created under an existing parent', { skip: !existsSync('/proc/self') && 'needs /proc', timeout: 5_000 }, async () => {
+    // Node's recursive mkdir never returns for such a path (ENOENT under an existing parent): the start-up would hang.
+    await assert.rejects(createDirectoryTokenStore({ directory: '/proc/mcp-oauth-guard/tokens', setting: 'MCP_AUTH_TOKEN_STORE' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc\/mcp-oauth-guard\/tokens cannot be created \(ENOENT\)/);
+  });
 });

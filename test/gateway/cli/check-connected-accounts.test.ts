@@ -1,0 +1,91 @@
+// check, for connected accounts: the token store is written and read back sealed, the sign-in issuer has what the
+// connect page needs (and the redirect URI to register is named), and each connected upstream's authorization server
+// is found, with how the gateway will be its client.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { startNotesServer, type RunningNotesServer } from '../../../examples/notes-server.js';
+import { runChecks } from '../../../src/gateway/cli/check/run-checks.js';
+import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import { freePort } from '../../helpers/free-port.js';
+
+const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 29 + 3) % 256)).toString('base64url');
+let gatewayAs: AuthorizationServer;
+let notesAs: AuthorizationServer;
+let notes: RunningNotesServer;
+let dir: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'check-connected-'));
+  gatewayAs = await startAuthorizationServer();
+  notesAs = await startAuthorizationServer();
+  notes = await startNotesServer({ issuer: notesAs.issuer });
+  notesAs.addResource(notes.url, { scopes: ['notes:read'] });
+});
+after(async () => {
+  await notes?.close();
+  await notesAs?.close();
+  await gatewayAs?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connectedLines(extra: Record<string, string>) {
+  const port = await freePort();
+  const config = loadGatewayConfig({
+    MCP_AUTH_ISSUER: gatewayAs.issuer,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MCP_AUTH_UPSTREAM: notes.url,
+    MCP_AUTH_UPSTREAM_AUTH: 'connected',
+    MCP_AUTH_TOKEN_STORE_SECRET: KEY,
+    MCP_AUTH_LOGIN_CLIENT_ID: 'gateway-login',
+    MCP_AUTH_TOKEN_STORE: join(dir, 'tokens'),
+    ...extra,
+  });
+  const results = await runChecks(config);
+  return { port, lines: results.filter((result) => result.check === 'connected accounts') };
+}
+
+describe('check: connected accounts', () => {
+  it('reports the store, the sign-in with its redirect URI, and the upstream with its client; leaves nothing in the store', async () => {
+    const { port, lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes' });
+    assert.deepEqual(
+      lines.map((line) => [line.status, line.subject]),
+      [
+        ['ok', `token store ${join(dir, 'tokens')}`],
+        ['ok', `sign-in at ${gatewayAs.issuer}`],
+        ['ok', `upstream ${notes.url}`],
+      ],
+      JSON.stringify(lines, null, 1),
+    );
+    assert.match(lines[1]!.message, new RegExp(`http://127\\.0\\.0\\.1:${port}/connect/callback`));
+    assert.match(lines[2]!.message, new RegExp(`at ${notesAs.issuer} .*the registered client gw-notes`));
+    assert.deepEqual(readdirSync(join(dir, 'tokens')).filter((name) => !name.startsWith('.')), [], 'the probe was deleted');
+  });
+
+  it('without a registered client, names dynamic registration; a store it cannot use, and an unreachable sign-in, fail with a fix', async () => {
+    const { lines } = await connectedLines({ MCP_AUTH_TOKEN_STORE: '/proc/mcp-oauth-guard-tokens', MCP_AUTH_LOGIN_ISSUER: gatewayAs.issuer });
+    assert.equal(lines[0]!.status, 'fail', JSON.stringify(lines[0]));
+    assert.ok(lines[0]!.fix?.includes('MCP_AUTH_TOKEN_STORE'));
+    assert.equal(lines[2]!.status, 'ok');
+    assert.match(lines[2]!.message, /a client it registers itself \(RFC 7591\)/);
+    const unreachable = `http://127.0.0.1:${await freePort()}`;
+    const down = loadGatewayConfig({
+      MCP_AUTH_ISSUER: unreachable,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      MCP_AUTH_UPSTREAM: notes.url,
+      MCP_AUTH_UPSTREAM_AUTH: 'connected',
+      MCP_AUTH_TOKEN_STORE_SECRET: KEY,
+      MCP_AUTH_LOGIN_CLIENT_ID: 'gateway-login',
+      MCP_AUTH_TOKEN_STORE: join(dir, 'tokens'),
+      MCP_AUTH_HTTP_TIMEOUT_MS: '1000',
+    });
+    const signIn = (await runChecks(down)).find((line) => line.subject === `sign-in at ${unreachable}`);
+    assert.equal(signIn?.status, 'fail', JSON.stringify(signIn));
+    assert.ok(signIn?.fix?.includes('MCP_AUTH_LOGIN_ISSUER'));
+  });
+});
