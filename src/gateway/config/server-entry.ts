@@ -149,13 +149,19 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
 }
 
 /**
- * `listReuseMs` says a server's lists are the same for every caller. A server given the caller's identity in
- * headers or its environment has been set up to answer each caller for themselves, so that word is refused there.
- * With per-user tokens (`token_exchange`, `connected`) it is the operator's to give: a connected server's tools are
- * then listed for users who have not connected it yet, too.
+ * `listReuseMs` says a server's lists are the same for every caller. A server that is told who asks (identity
+ * headers or environment, a token exchanged or connected for the caller) may answer each caller differently, so
+ * its pages must not be served to others.
  */
 function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, path: string, problems: ConfigurationProblems): void {
-  const why = texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off' ? 'identityHeaders' : entry.identityEnv !== undefined ? 'identityEnv' : undefined;
+  const why =
+    texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off'
+      ? 'identityHeaders'
+      : entry.identityEnv !== undefined
+        ? 'identityEnv'
+        : texts.MCP_AUTH_UPSTREAM_AUTH === 'token_exchange' || texts.MCP_AUTH_UPSTREAM_AUTH === 'connected'
+          ? `auth.mode "${texts.MCP_AUTH_UPSTREAM_AUTH}"`
+          : undefined;
   if (why !== undefined) problems.add(`${path}.listReuseMs`, `cannot be used with ${why}: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs`);
 }
 

@@ -379,7 +379,7 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     ]);
   });
 
-  it('listReuseMs: a whole number of milliseconds up to five minutes, never for a server given the identity', () => {
+  it('listReuseMs: a whole number of milliseconds up to five minutes, and never for a server told who asks', () => {
     assert.equal(load(withServers({ notes: { ...URL_SERVER, listReuseMs: 30_000 } })).servers?.[0]?.listReuseMs, 30_000);
     assert.deepEqual(
       problems(
@@ -387,14 +387,13 @@ describe('configuration file: every bad configuration, by JSON path', () => {
           big: { ...URL_SERVER, listReuseMs: 300_001 },
           told: { ...URL_SERVER, identityHeaders: 'on', listReuseMs: 1_000 },
           exchanged: { ...URL_SERVER, auth: { mode: 'token_exchange', clientId: 'g', clientSecretEnv: 'SECRET' }, listReuseMs: 1_000 },
-          run: { command: 'node server.js', identityEnv: true, listReuseMs: 1_000 },
         }),
         { SECRET: 's' },
       ),
       [
         'servers.big.listReuseMs: must be a whole number from 1 to 300000 (got 300001)',
         'servers.told.listReuseMs: cannot be used with identityHeaders: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs',
-        'servers.run.listReuseMs: cannot be used with identityEnv: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs',
+        'servers.exchanged.listReuseMs: cannot be used with auth.mode "token_exchange": the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs',
       ],
     );
   });
