@@ -87,6 +87,13 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
         cached.forget(connectionKey(user, server));
       }
     },
+    async end(user, server) {
+      try {
+        await authorizationOf(server).revoke(user, server);
+      } finally {
+        cached.forget(storeKeyOf(user, server));
+      }
+    },
   };
   const port: UpstreamAuthorizationPort = {
     begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),

@@ -46,6 +46,12 @@ export interface CallerFlow {
    * the retry of a step-up for it: never a loop).
    */
   insufficientScope(request: CallerFlowRequest, scope: string | undefined): Promise<unknown>;
+  /**
+   * The upstream answered 401 again after the credentials were renewed (a refresh, RFC 6750 `invalid_token`): the
+   * failure to answer with instead (connect again), or undefined to pass the refusal on as the gateway's (a
+   * connection just made that is refused at once is a configuration fault, and connecting again would loop).
+   */
+  refusedAfterRenewal(request: CallerFlowRequest): Promise<unknown>;
   /** An `initialize` was answered with the session `sessionId` (the upstream's id): keeps what the client declared. */
   sessionStarted(sessionId: string, initialize: JsonRpcMessage): void;
 }

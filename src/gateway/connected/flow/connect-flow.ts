@@ -30,6 +30,11 @@ export interface ConnectFlowOptions {
   /** The scope the caller's connection holds (space-separated), when known. */
   readonly grantedScope: (auth: AuthInfo) => Promise<string | undefined>;
   /**
+   * The upstream refused the caller's token after a refresh: ends the connection when it is not a new one (see
+   * {@link CallerFlow.refusedAfterRenewal}), resolving true when the caller is to connect again. Default: never.
+   */
+  readonly endRefusedConnection?: (auth: AuthInfo) => Promise<boolean>;
+  /**
    * Most sessions (revisions with sessions) remembered as opened by a client that declared URL-mode elicitation;
    * the oldest is forgotten first, and its client then gets the tool-result answer. Per process: a replica that did
    * not see a session's `initialize` answers it the same way. Default 10 000.
@@ -115,6 +120,10 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
           ...(options.lists ? { lists: options.lists } : {}),
         },
       );
+    },
+    async refusedAfterRenewal(request) {
+      const ended = options.endRefusedConnection ? await options.endRefusedConnection(request.auth) : false;
+      return ended ? new ConnectionRequiredError(server, 'expired') : undefined;
     },
     async insufficientScope(request, scope) {
       const asked = scopeTokens(scope);

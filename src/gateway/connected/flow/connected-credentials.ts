@@ -24,7 +24,15 @@ export interface ConnectionRecords {
    *   refreshed meanwhile (by another replica, say) and is returned without a refresh grant.
    */
   refresh(user: UserRef, server: string, replacing?: string): Promise<ConnectionRecord | undefined>;
+  /** Ends it: revokes its tokens where the authorization server offers RFC 7009, and deletes it. */
+  end(user: UserRef, server: string): Promise<void>;
 }
+
+/**
+ * A connection whose token is refused right after it was made is not ended: that is a configuration fault (the
+ * wrong resource, say), and asking the user to connect again would send them round in a loop. In milliseconds.
+ */
+export const NEW_CONNECTION_MS = 60_000;
 
 /** A caller's user, and the key of its refreshes in progress. */
 interface CallerUser {
@@ -118,6 +126,14 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
       grantedScope: async (caller) => (await records.get(userAndKey(caller).user, server))?.scope,
+      endRefusedConnection: async (caller) => {
+        const { user } = userAndKey(caller);
+        const record = await records.get(user, server);
+        if (!record || now() - record.createdAt < NEW_CONNECTION_MS) return false;
+        // Ended, so that each later request does not send its own refresh grant before being refused again.
+        await records.end(user, server);
+        return true;
+      },
     }),
   };
   return credentials;

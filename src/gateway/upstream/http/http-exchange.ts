@@ -387,6 +387,11 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       this.renew(attempt, this.settings.credentials);
       return;
     }
+    const flow = this.flowRequest && this.settings.credentials?.flow;
+    if (status === 401 && flow) {
+      this.refusedAfterRenewal(attempt, flow, this.flowRequest!);
+      return;
+    }
     if (status === 401 || status === 407) {
       // The upstream wants credentials the gateway does not hold. Passing its 401 on would make the client
       // believe its own (valid) token was refused and start authorizing again, in a loop.
@@ -413,6 +418,22 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     // Event streams must reach the client event by event, not when a buffer fills.
     if (isEventStream) this.res.flushHeaders();
     attempt.deliver(controller);
+  }
+
+  /**
+   * The upstream refused the caller's token even after it was renewed: the flow leads the caller to connect again
+   * (ending the connection, so that later requests do not each refresh it in vain), or the refusal stays the
+   * gateway's (502) for a connection just made.
+   */
+  private refusedAfterRenewal(attempt: UpstreamAttempt, flow: CallerFlow, request: CallerFlowRequest): void {
+    this.attempt = undefined;
+    attempt.abort();
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    flow.refusedAfterRenewal(request).then(
+      (failure) => (failure === undefined ? this.finish(FAILURES.refusedGateway) : this.credentialsFailed(failure)),
+      () => this.finish(FAILURES.refusedGateway),
+    );
   }
 
   /**

@@ -67,6 +67,7 @@ describe('the connect flow through the gateway', () => {
   const store = createMemoryTokenStore({ maxEntries: 100 });
   const tickets: { user: UserRef; scope: string | undefined }[] = [];
   const refreshes: string[] = [];
+  const ended: string[] = [];
   /** What a refresh of each subject's connection gives. */
   const refreshTo = new Map<string, ConnectionRecord | undefined>();
   let nextId = 1;
@@ -83,6 +84,10 @@ describe('the connect flow through the gateway', () => {
       const next = refreshTo.get(user.subject);
       if (next) await store.set(connectionKey(user, server), JSON.stringify(next));
       return next;
+    },
+    async end(user, server) {
+      ended.push(user.subject);
+      await store.delete(connectionKey(user, server));
     },
   };
 
@@ -219,6 +224,25 @@ describe('the connect flow through the gateway', () => {
     assert.deepEqual(refreshes.filter((s) => s === 'erin').length, 2, 'one refresh per refused request');
   });
 
+  it('a token still refused after a refresh: the connection is ended and the caller led to connect, once; one just made stays a 502', { timeout: 10_000 }, async () => {
+    // hana's connection is an hour old; both its token and the refreshed one are refused by the upstream.
+    await connect('hana', { ...record('up-hana-1'), createdAt: Date.now() - 3_600_000 });
+    refreshTo.set('hana', { ...record('up-hana-2'), createdAt: Date.now() - 3_600_000 });
+    const refused = await call2026('hana', 'read');
+    assert.equal(refused.status, 200, refused.text);
+    assert.equal(refused.json.result.resultType, 'input_required', refused.text);
+    assert.deepEqual(ended, ['hana'], 'the connection was ended');
+    const again = await call2026('hana', 'read');
+    assert.equal(again.json.result.resultType, 'input_required');
+    assert.equal(refreshes.filter((s) => s === 'hana').length, 1, 'no refresh grant per later request');
+    // ivan connected a moment ago and is refused at once: a configuration fault, not a reason to connect again.
+    await connect('ivan', record('up-ivan-1'));
+    refreshTo.set('ivan', record('up-ivan-2'));
+    const fault = await call2026('ivan', 'read');
+    assert.equal(fault.status, 502, fault.text);
+    assert.ok(!ended.includes('ivan'));
+  });
+
   it('upstream 403 insufficient_scope: a step-up carrying the scope, once; the retry refused again passes the 403 on', { timeout: 10_000 }, async () => {
     UPSTREAM_TOKENS.set('up-frank-1', ['notes:read']);
     await connect('frank', record('up-frank-1'));
@@ -263,6 +287,7 @@ describe('the connect flow for one server of a server set', () => {
       return text === undefined ? undefined : (JSON.parse(text) as ConnectionRecord);
     },
     refresh: async () => undefined,
+    end: async (user, server) => void (await store.delete(connectionKey(user, server))),
   };
   const post = async (subject: string, message: Record<string, unknown>, headers: Record<string, string>) => {
     const token = await issuer.sign({ aud: gateway.resource, sub: subject, scope: 'mcp' });

@@ -22,7 +22,7 @@ function record(accessToken: string, expiresAt?: number, scope?: string): Connec
 
 function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionRecord | undefined)[] = []) {
   let clock = 1_000_000;
-  const calls = { get: 0, refresh: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
+  const calls = { get: 0, refresh: 0, ended: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
   let current = initial;
   const records: ConnectionRecords = {
     async get(user: UserRef, server: string) {
@@ -38,6 +38,10 @@ function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionReco
       const next = refreshed.shift();
       if (next) current = next;
       return next;
+    },
+    async end() {
+      calls.ended++;
+      current = undefined;
     },
   };
   const requestStates = createRequestStates({ secrets: [randomBytes(32)], now: () => clock });
@@ -69,6 +73,7 @@ describe('connected credentials', () => {
         return record('up-1');
       },
       refresh: async () => undefined,
+      end: async () => undefined,
     };
     const credentials = connectedCredentials({ server: 'notes', records, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL('https://gw.example/connect/t') });
     const extra = Object.freeze({ iss: 'https://id.example', sub: 'alice', claims: {}, tokenType: 'jwt' as const });
