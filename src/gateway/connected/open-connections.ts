@@ -69,7 +69,8 @@ export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[],
         server,
         target: createUpstreamTargetResolver({
           upstream: new URL(auth.upstream),
-          gatewayIssuers: auth.gatewayIssuers,
+          // The user's authorization comes from the upstream's own server, never the gateway's issuer.
+          gatewayIssuers: [],
           timeoutMs: auth.timeoutMs,
           ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
           ...(auth.resource !== undefined ? { resource: auth.resource } : {}),

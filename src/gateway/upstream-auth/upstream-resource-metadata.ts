@@ -3,7 +3,7 @@
  * audience, and the authorization server that issues them. The gateway reads it so that an operator need only
  * name the upstream URL.
  */
-import { AuthorizationServerUnavailableError } from '../../core/kernel/errors.js';
+import { AuthorizationServerUnavailableError, ConfigurationError } from '../../core/kernel/errors.js';
 import { createTimeoutFetch } from '../../core/token/issuer-discovery.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
 
@@ -25,7 +25,10 @@ export interface UpstreamTargetOptions {
   issuer?: string;
   /** `MCP_AUTH_UPSTREAM_RESOURCE`; when set it wins over the upstream's metadata. */
   resource?: string;
-  /** Issuers the gateway itself trusts (`MCP_AUTH_ISSUER`): preferred among several the upstream names, and the fallback. */
+  /**
+   * Issuers the gateway itself trusts (`MCP_AUTH_ISSUER`): preferred among several the upstream names, and the
+   * fallback. Empty (connected accounts): no fallback, an upstream that names no authorization server is an error.
+   */
   gatewayIssuers: readonly string[];
   /** Timeout of each request to the upstream, in milliseconds. */
   timeoutMs: number;
@@ -54,11 +57,14 @@ export function createUpstreamTargetResolver(options: UpstreamTargetOptions): ()
   let known: UpstreamTarget | undefined;
   let pending: Promise<UpstreamTarget> | undefined;
   let failedUntil = 0;
-  const fallback = (): UpstreamTarget => ({
-    issuer: options.issuer ?? options.gatewayIssuers[0]!,
-    resource: options.resource ?? options.upstream.href,
-  });
-  if (options.issuer !== undefined && options.resource !== undefined) known = fallback();
+  const fallbackIssuer = (): string => {
+    const issuer = options.issuer ?? options.gatewayIssuers[0];
+    // Connected accounts give no issuers of the gateway's own: the user's authorization must come from the upstream's.
+    if (issuer === undefined) throw new ConfigurationError('MCP_AUTH_UPSTREAM_ISSUER', "is needed: the upstream names no authorization server in its metadata (RFC 9728); set it to the issuer of the upstream's tokens");
+    return issuer;
+  };
+  const fallbackResource = (): string => options.resource ?? options.upstream.href;
+  if (options.issuer !== undefined && options.resource !== undefined) known = { issuer: options.issuer, resource: options.resource };
 
   return () => {
     if (known) return Promise.resolve(known);
@@ -71,8 +77,8 @@ export function createUpstreamTargetResolver(options: UpstreamTargetOptions): ()
         pending = undefined;
         const issuers = metadata?.authorization_servers ?? [];
         known = {
-          issuer: options.issuer ?? issuers.find((issuer) => options.gatewayIssuers.includes(issuer)) ?? issuers[0] ?? fallback().issuer,
-          resource: options.resource ?? metadata?.resource ?? fallback().resource,
+          issuer: options.issuer ?? issuers.find((issuer) => options.gatewayIssuers.includes(issuer)) ?? issuers[0] ?? fallbackIssuer(),
+          resource: options.resource ?? metadata?.resource ?? fallbackResource(),
           ...(metadata?.scopes_supported ? { scopesSupported: metadata.scopes_supported } : {}),
         };
         return known;

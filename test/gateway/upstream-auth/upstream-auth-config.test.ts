@@ -173,6 +173,15 @@ describe("the upstream's issuer and resource", () => {
     assert.deepEqual(await createUpstreamTargetResolver({ upstream, gatewayIssuers, timeoutMs: 2000 })(), { issuer: gatewayIssuers[0], resource: upstream.href });
   });
 
+  it('without issuers of the gateway (connected accounts), no metadata is an error naming MCP_AUTH_UPSTREAM_ISSUER, not a guess', async () => {
+    const upstream = await serve((req, res) => {
+      req.resume();
+      res.writeHead(404).end();
+    });
+    await assert.rejects(createUpstreamTargetResolver({ upstream, gatewayIssuers: [], timeoutMs: 2000 })(), /MCP_AUTH_UPSTREAM_ISSUER: is needed: the upstream names no authorization server/);
+    assert.deepEqual(await createUpstreamTargetResolver({ upstream, gatewayIssuers: [], timeoutMs: 2000, issuer: 'https://notes-as.example.com' })(), { issuer: 'https://notes-as.example.com', resource: upstream.href });
+  });
+
   it('are not settled while the upstream cannot be reached: 503 until it can', async () => {
     const upstream = await serve(() => {});
     const down = new URL(upstream.href);

@@ -72,7 +72,8 @@ async function checkUpstreamServer({ server, auth }: ConnectedUpstream, timeoutM
   try {
     const target = createUpstreamTargetResolver({
       upstream: new URL(auth.upstream),
-      gatewayIssuers: auth.gatewayIssuers,
+      // The user's authorization comes from the upstream's own server, never the gateway's issuer.
+          gatewayIssuers: [],
       timeoutMs,
       ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
       ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
