@@ -16,6 +16,12 @@ export type UpstreamAuthMode = 'none' | 'static' | 'client_credentials' | 'token
 /** The modes, as `MCP_AUTH_UPSTREAM_AUTH` spells them. */
 export const UPSTREAM_AUTH_MODES: readonly UpstreamAuthMode[] = ['none', 'static', 'client_credentials', 'token_exchange', 'connected'];
 
+/**
+ * Credentials that live in a store the gateway keeps (connected accounts' token store) could not be read: the
+ * store, not the upstream's authorization server, is what is unavailable. Answered 503 with `Retry-After`.
+ */
+export class CredentialStoreUnavailableError extends Error {}
+
 /** A source of `Authorization` header values for upstream requests. */
 export interface UpstreamCredentials {
   /**

@@ -1,5 +1,6 @@
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
 import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
+import { CredentialStoreUnavailableError } from '../../upstream-auth/upstream-credentials.js';
 import { UpstreamTokenRefusedError } from '../../upstream-auth/upstream-token-client.js';
 import type { UpstreamFailureReason } from '../upstream.js';
 import { GATEWAY_SHUTDOWN_MESSAGE } from '../gateway-error.js';
@@ -60,7 +61,10 @@ export function credentialFailure(error: unknown): ExchangeFailure {
   return {
     reason: 'upstream_credentials_unavailable',
     status: 503,
-    message: "Service unavailable: the upstream MCP server's authorization server could not be reached",
+    message:
+      error instanceof CredentialStoreUnavailableError
+        ? "Service unavailable: the gateway's token store could not be reached"
+        : "Service unavailable: the upstream MCP server's authorization server could not be reached",
     retryAfter: retryAfter ?? '5',
   };
 }
