@@ -37,11 +37,12 @@ import type { ConnectionRecord, UserRef } from '../src/gateway/connected/oauth/c
 import { writeConnection } from '../src/gateway/connected/oauth/sealed-connections.js';
 import { createDirectoryTokenStore } from '../src/gateway/connected/store/directory-token-store.js';
 import { createRecordSealer } from '../src/gateway/connected/store/record-sealer.js';
-import { CALL_RESULT, HOP_BODIES, gatewayPolicy, type GatewayLogMode } from './hop-scenario.js';
-import { backgroundBusy, spread } from './hop-servers.js';
-import { fmtPct, median, pinPlacement, prepareHopScripts, round1, round3, sample, startHop, statsOf, type Hop } from './hop.js';
+import { CALL_RESULT, HOP_BODIES, gatewayPolicy } from './hop-scenario.js';
+import { backgroundBusy } from './hop-servers.js';
+import { fmtPct, median, pinPlacement, prepareHopScripts, round1, sample, spread, startHop, statsOf, type BenchPartSettings, type Hop } from './hop.js';
 import { LoadProcess } from './load-client.js';
-import { cpuTimes, onExit, startScript, stopAll } from './processes.js';
+import { onExit, startScript, stopAll } from './processes.js';
+import { assertAllAnswered, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 
 /** Targets, printed next to the figures (information, not assertions). */
@@ -63,20 +64,7 @@ const RECORD_LIFETIME_MS = 24 * 3600 * 1000;
 const UPSTREAM_ISSUER = 'http://127.0.0.1:9/upstream-as';
 
 /** Settings of {@link runConnectedBench}. */
-export interface ConnectedSettings {
-  rounds: number;
-  durationSeconds: number;
-  warmupSeconds: number;
-  connections: number;
-  /** File URL of the library entry point the gateways are loaded from. */
-  entryUrl: string;
-  /** Where the hop scripts are transpiled to; through tsx when absent. */
-  compiledScriptsDir?: string;
-  /** Write V8 CPU profiles of the two gateways of `call` to this directory. */
-  cpuProfileDir?: string;
-  gatewayNodeFlags?: readonly string[];
-  gatewayLog: GatewayLogMode;
-}
+export type ConnectedSettings = BenchPartSettings;
 
 /** What each round of `call` measures. */
 type ConnectedTarget = 'upstream' | 'gateway-static' | 'gateway-connected';
@@ -84,17 +72,7 @@ type ConnectedTarget = 'upstream' | 'gateway-static' | 'gateway-connected';
 type GatewayKind = Exclude<ConnectedTarget, 'upstream'>;
 
 /** One load run of one target. */
-interface ConnectedRun {
-  target: ConnectedTarget;
-  requestsPerSecond: number;
-  p99Ms: number;
-  totalRequests: number;
-  serverCpuBusy?: number;
-  loadCpuBusy?: number;
-  /** CPU time of the gateway per request (µs); absent for the upstream alone. */
-  hopCpuUsPerRequest?: number;
-  hopEventLoopUtilization?: number;
-  upstreamCpuUsPerRequest?: number;
+interface ConnectedRun extends RateRun<ConnectedTarget> {
   /** Requests the upstream saw during the run with the gateway's expected `Authorization`, and without. */
   upstreamRequestsWithCredential?: number;
   upstreamRequestsWithout?: number;
@@ -208,36 +186,27 @@ function checkCall(what: string, probe: { status: number; body: string }): void 
 }
 
 /** One load run of `target`, with the CPU of the gateway and of the upstream, and the credential check. */
-async function measure(p: ConnectedProcesses, target: ConnectedTarget, seconds: number, cpus: { serverCpu?: number; loadCpu?: number }): Promise<ConnectedRun> {
+async function measure(p: ConnectedProcesses, target: ConnectedTarget, seconds: number, cpus: RateCpus): Promise<ConnectedRun> {
   const hop = target === 'upstream' ? p.upstream : p.gateways[target];
   const inFront = target === 'upstream' ? undefined : hop;
-  const core = (): ReturnType<typeof cpuTimes> => (cpus.serverCpu === undefined ? undefined : cpuTimes(cpus.serverCpu));
-  const loadCore = (): ReturnType<typeof cpuTimes> => (cpus.loadCpu === undefined ? undefined : cpuTimes(cpus.loadCpu));
-  const [coreBefore, loadBefore] = [core(), loadCore()];
+  const busySince = cpuBusySince(cpus);
   const [upBefore, hopBefore] = await Promise.all([statsOf(p.upstream), inFront ? sample(inFront) : undefined]);
   // The upstream alone ignores the token it is sent; the static gateway's is as good as any.
   const tokenResource = (inFront ?? p.gateways['gateway-static']).url;
   const summary = await p.load.run({ url: hop.url, scenario: 'gateway', durationSeconds: seconds, body: CALL_BODY, tokenResource });
   const [upAfter, hopAfter] = await Promise.all([statsOf(p.upstream), inFront ? sample(inFront) : undefined]);
-  const [coreAfter, loadAfter] = [core(), loadCore()];
-  if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
-    throw new Error(`${target}: ${summary.non2xx} non-2xx answers (${JSON.stringify(summary.statusCodes)}), ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`);
-  }
+  const cpuBusy = busySince();
+  assertAllAnswered(target, summary);
   const credential = target === 'upstream' ? undefined : checkCredential(target, target, upBefore.bearers!, upAfter.bearers!, summary.totalRequests);
   const n = summary.totalRequests || 1;
-  const busy = (a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): number | undefined => (a && b && b.total > a.total ? round3((b.busy - a.busy) / (b.total - a.total)) : undefined);
   const cpuOf = (s: { cpu: NodeJS.CpuUsage }): number => s.cpu.user + s.cpu.system;
   return {
     target,
     requestsPerSecond: summary.requestsPerSecond,
     p99Ms: summary.p99Ms,
     totalRequests: summary.totalRequests,
-    serverCpuBusy: busy(coreBefore, coreAfter),
-    loadCpuBusy: busy(loadBefore, loadAfter),
-    ...(hopBefore?.cpu !== undefined && hopAfter?.cpu !== undefined ? { hopCpuUsPerRequest: round1((hopAfter.cpu - hopBefore.cpu) / n) } : {}),
-    ...(hopBefore?.active !== undefined && hopAfter?.active !== undefined
-      ? { hopEventLoopUtilization: round3((hopAfter.active - hopBefore.active) / (hopAfter.active - hopBefore.active + (hopAfter.idle! - hopBefore.idle!))) }
-      : {}),
+    ...cpuBusy,
+    ...hopFigures(hopBefore, hopAfter, n),
     upstreamCpuUsPerRequest: round1((cpuOf(upAfter) - cpuOf(upBefore)) / n),
     ...(credential ? { upstreamRequestsWithCredential: credential.matched, upstreamRequestsWithout: credential.other } : {}),
   };
@@ -250,7 +219,7 @@ const LABEL: Record<ConnectedTarget, string> = {
 };
 
 /** `call`: the rounds, the table and the ratios; returns what goes to `latest.json`. */
-async function runCall(p: ConnectedProcesses, settings: ConnectedSettings, cpus: { serverCpu?: number; loadCpu?: number }): Promise<Record<string, unknown>> {
+async function runCall(p: ConnectedProcesses, settings: ConnectedSettings, cpus: RateCpus): Promise<Record<string, unknown>> {
   // Twice each: the second answer (the record from memory) must be the first; each with the expected credential.
   for (const target of ['upstream', ...GATEWAYS] as const) {
     const hop = target === 'upstream' ? p.upstream : p.gateways[target];
@@ -261,53 +230,27 @@ async function runCall(p: ConnectedProcesses, settings: ConnectedSettings, cpus:
     if (second.body !== first.body) throw new Error(`${target}: a second answer differs from the first`);
     if (target !== 'upstream') checkCredential(`${target} (probe)`, target, before, await bearersOf(p.upstream), 2);
   }
-  for (const target of ['upstream', ...GATEWAYS] as const) await measure(p, target, settings.warmupSeconds, cpus);
-  const rounds: ConnectedRun[][] = [];
-  for (let round = 0; round < settings.rounds; round++) {
-    const runs: ConnectedRun[] = [];
-    for (const target of ['upstream' as const, ...williamsOrder(GATEWAYS, round)]) {
-      const r = await measure(p, target, settings.durationSeconds, cpus);
-      runs.push(r);
-      console.log(
-        `  call round ${round + 1} ${target.padEnd(17)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
-          `server CPU busy ${fmtPct(r.serverCpuBusy)}  load CPU busy ${fmtPct(r.loadCpuBusy)}` +
-          (r.hopCpuUsPerRequest !== undefined ? `  hop ${r.hopCpuUsPerRequest} µs/req ELU ${r.hopEventLoopUtilization?.toFixed(2) ?? '?'}` : '') +
-          `  upstream ${r.upstreamCpuUsPerRequest ?? '?'} µs/req` +
-          (r.upstreamRequestsWithCredential !== undefined ? `  credential on ${r.upstreamRequestsWithCredential} of ${r.totalRequests} answered` : ''),
-      );
-    }
-    rounds.push(runs);
-  }
-  const of = (runs: ConnectedRun[], target: ConnectedTarget): ConnectedRun => runs.find((r) => r.target === target)!;
-  const rows = (['upstream', ...GATEWAYS] as const).map((target) => {
-    const own = rounds.map((runs) => of(runs, target));
-    const pick = (f: (r: ConnectedRun) => number | undefined): number | undefined => {
-      const values = own.map(f).filter((v): v is number => v !== undefined);
-      return values.length ? median(values) : undefined;
-    };
-    return {
-      target,
-      requestsPerSecond: Math.round(median(own.map((r) => r.requestsPerSecond))),
-      p99Ms: median(own.map((r) => r.p99Ms)),
-      shareOfUpstream: spread(rounds.map((runs) => of(runs, target).requestsPerSecond / of(runs, 'upstream').requestsPerSecond)),
-      serverCpuBusy: pick((r) => r.serverCpuBusy),
-      loadCpuBusy: pick((r) => r.loadCpuBusy),
-      hopCpuUsPerRequest: pick((r) => r.hopCpuUsPerRequest),
-      hopEventLoopUtilization: pick((r) => r.hopEventLoopUtilization),
-      upstreamCpuUsPerRequest: pick((r) => r.upstreamCpuUsPerRequest),
-    };
+  const rounds = await runBalancedRounds({
+    workload: 'call',
+    rounds: settings.rounds,
+    durationSeconds: settings.durationSeconds,
+    warmupSeconds: settings.warmupSeconds,
+    upstream: 'upstream' as ConnectedTarget,
+    inFront: GATEWAYS,
+    measure: (target, seconds) => measure(p, target, seconds, cpus),
+    upstreamLabel: 'upstream',
+    lineSuffix: (r) => (r.upstreamRequestsWithCredential !== undefined ? `  credential on ${r.upstreamRequestsWithCredential} of ${r.totalRequests} answered` : ''),
   });
-  const overStatic = spread(rounds.map((runs) => of(runs, 'gateway-connected').requestsPerSecond / of(runs, 'gateway-static').requestsPerSecond));
-  // The gateway's own CPU per request, static over connected: the req/s ratio of a gateway with a CPU to itself
-  // (its upstream elsewhere, as deployed); here the upstream shares the servers' CPU with it.
-  const cpuRounds = rounds.filter((runs) => of(runs, 'gateway-static').hopCpuUsPerRequest && of(runs, 'gateway-connected').hopCpuUsPerRequest);
-  const cpuStaticOverConnected = cpuRounds.length > 0 ? spread(cpuRounds.map((runs) => of(runs, 'gateway-static').hopCpuUsPerRequest! / of(runs, 'gateway-connected').hopCpuUsPerRequest!)) : undefined;
+  const rows = (['upstream', ...GATEWAYS] as const).map((target) => ({ target, ...rateRow(rounds, target, 'upstream') }));
+  const overStatic = rateRatio(rounds, 'gateway-connected', 'gateway-static');
+  // The gateway's own CPU per request, static over connected (here the upstream shares the servers' CPU with it).
+  const cpuStaticOverConnected = cpuRatio(rounds, 'gateway-static', 'gateway-connected');
   printCallTable(rows, overStatic, cpuStaticOverConnected);
   return { rows, connectedOverStatic: overStatic, cpuStaticOverConnected, target: CONNECTED_TARGET_RATIOS.connectedOverStatic, runs: rounds };
 }
 
 function printCallTable(
-  rows: ReadonlyArray<{ target: ConnectedTarget; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>,
+  rows: ReadonlyArray<RateRow & { target: ConnectedTarget }>,
   overStatic: ReturnType<typeof spread>,
   cpuStaticOverConnected: ReturnType<typeof spread> | undefined,
 ): void {
@@ -315,14 +258,7 @@ function printCallTable(
   const verdict = (x: number): string => (x >= target ? 'MET' : 'BELOW');
   console.log('');
   console.log('connected accounts, small tools/call:');
-  console.log(`${'target'.padEnd(34)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}`);
-  for (const row of rows) {
-    console.log(
-      `${LABEL[row.target].padEnd(34)}${String(row.requestsPerSecond).padStart(8)}${String(row.p99Ms).padStart(8)}${row.shareOfUpstream.median.toFixed(3).padStart(7)}` +
-        `${fmtPct(row.serverCpuBusy).padStart(9)}${fmtPct(row.loadCpuBusy).padStart(10)}${(row.hopCpuUsPerRequest?.toFixed(1) ?? '-').padStart(12)}` +
-        `${(row.hopEventLoopUtilization?.toFixed(2) ?? '-').padStart(9)}${(row.upstreamCpuUsPerRequest?.toFixed(1) ?? '-').padStart(11)}`,
-    );
-  }
+  printRateRows(rows.map((row) => ({ ...row, label: LABEL[row.target] })));
   console.log(`stored user token / static token, req/s: ${overStatic.median.toFixed(3)} (target ≥ ${target.toFixed(2)}: ${verdict(overStatic.median)}), rounds ${overStatic.min.toFixed(2)}–${overStatic.max.toFixed(2)}: ${overStatic.perRound.map((x) => x.toFixed(2)).join(' ')}`);
   if (cpuStaticOverConnected) {
     console.log(

@@ -27,10 +27,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { PolicyDefinition } from '../src/index.js';
-import { CALL_RESULT, HIDDEN_SCOPE, toolName, type GatewayLogMode } from './hop-scenario.js';
-import { fmtPct, median, pinPlacement, prepareHopScripts, round1, round3, sample, startHop, type Hop } from './hop.js';
+import { CALL_RESULT, HIDDEN_SCOPE, toolName } from './hop-scenario.js';
+import { fmtPct, median, pinPlacement, prepareHopScripts, round1, sample, spread, startHop, type BenchPartSettings, type Hop } from './hop.js';
 import { LoadProcess } from './load-client.js';
 import { cpuTimes, onExit, startScript, stopAll } from './processes.js';
+import { assertAllAnswered, busyBetween, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 
 /** The workloads of the servers part (`BENCH_SERVERS_WORKLOADS`). */
@@ -57,39 +58,15 @@ export const SLOW_LIST_DELAY_MS = 200;
 const SLOW_SAMPLES_PER_ROUND = 3;
 
 /** Settings of {@link runServersBench}. */
-export interface ServersSettings {
-  rounds: number;
-  durationSeconds: number;
-  warmupSeconds: number;
-  connections: number;
-  /** File URL of the library entry point the gateways are loaded from. */
-  entryUrl: string;
-  /** Where the hop scripts are transpiled to; through tsx when absent. */
-  compiledScriptsDir?: string;
-  /** Write V8 CPU profiles of the two gateways of `call` and `list` to this directory. */
-  cpuProfileDir?: string;
-  gatewayNodeFlags?: readonly string[];
-  gatewayLog: GatewayLogMode;
+export interface ServersSettings extends BenchPartSettings {
   workloads: readonly ServersWorkload[];
 }
 
 /** What each round measures: the upstream alone, a single-server gateway, the three-server endpoint. */
 type ServersTarget = 'upstream' | 'gateway' | 'servers';
 
-/** One load run of one target. */
-interface ServersRun {
-  target: ServersTarget;
-  requestsPerSecond: number;
-  p99Ms: number;
-  totalRequests: number;
-  serverCpuBusy?: number;
-  loadCpuBusy?: number;
-  /** CPU time of the gateway per request (µs); absent for the upstream alone. */
-  hopCpuUsPerRequest?: number;
-  hopEventLoopUtilization?: number;
-  /** CPU time of every upstream the target sends to, together, per request (µs). */
-  upstreamCpuUsPerRequest?: number;
-}
+/** One load run of one target; its upstream CPU is that of every upstream the target sends to, together. */
+type ServersRun = RateRun<ServersTarget>;
 
 /** A scopes-only policy's tool rules: every tool readable with `notes:read`, odd-numbered ones in `[first, first + count)` needing {@link HIDDEN_SCOPE}. */
 function toolRules(first: number, count: number): Record<string, string[]> {
@@ -137,10 +114,7 @@ export async function backgroundBusy(ms: number): Promise<number[]> {
   const cpus = os.cpus().length;
   const before = Array.from({ length: cpus }, (_, i) => cpuTimes(i));
   await new Promise((resolve) => setTimeout(resolve, ms));
-  return before.map((a, i) => {
-    const b = cpuTimes(i);
-    return a && b && b.total > a.total ? round3((b.busy - a.busy) / (b.total - a.total)) : NaN;
-  });
+  return before.map((a, i) => busyBetween(a, cpuTimes(i)) ?? NaN);
 }
 
 /** The processes of the part, started for the workloads asked for. */
@@ -272,104 +246,57 @@ async function checkRateWorkload(load: LoadProcess, workload: RateWorkload): Pro
 }
 
 /** One load run of `t`, with the CPU of the gateway and of every upstream behind it. */
-async function measure(load: LoadProcess, t: RateWorkload['targets'][number], seconds: number, cpus: { serverCpu?: number; loadCpu?: number }): Promise<ServersRun> {
+async function measure(load: LoadProcess, t: RateWorkload['targets'][number], seconds: number, cpus: RateCpus): Promise<ServersRun> {
   const inFront = t.target === 'upstream' ? undefined : t.hop;
-  const core = (): ReturnType<typeof cpuTimes> => (cpus.serverCpu === undefined ? undefined : cpuTimes(cpus.serverCpu));
-  const loadCore = (): ReturnType<typeof cpuTimes> => (cpus.loadCpu === undefined ? undefined : cpuTimes(cpus.loadCpu));
   const sampleAll = (): Promise<[Array<{ cpu?: number }>, { cpu?: number; active?: number; idle?: number } | undefined]> => Promise.all([Promise.all(t.behind.map(sample)), inFront ? sample(inFront) : undefined]);
-  const [coreBefore, loadBefore] = [core(), loadCore()];
+  const busySince = cpuBusySince(cpus);
   const [upBefore, hopBefore] = await sampleAll();
   const summary = await load.run({ url: t.hop.url, scenario: 'gateway', durationSeconds: seconds, body: t.body, ...(t.headers ? { headers: t.headers } : {}), tokenResource: t.tokenResource });
   const [upAfter, hopAfter] = await sampleAll();
-  const [coreAfter, loadAfter] = [core(), loadCore()];
-  if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
-    throw new Error(`${t.hop.target}: ${summary.non2xx} non-2xx answers (${JSON.stringify(summary.statusCodes)}), ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`);
-  }
+  const cpuBusy = busySince();
+  assertAllAnswered(t.hop.target, summary);
   const n = summary.totalRequests || 1;
-  const busy = (a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): number | undefined => (a && b && b.total > a.total ? round3((b.busy - a.busy) / (b.total - a.total)) : undefined);
   const upstreamCpu = upBefore.every((s, i) => s.cpu !== undefined && upAfter[i]!.cpu !== undefined) ? upAfter.reduce((sum, s, i) => sum + s.cpu! - upBefore[i]!.cpu!, 0) : undefined;
   return {
     target: t.target,
     requestsPerSecond: summary.requestsPerSecond,
     p99Ms: summary.p99Ms,
     totalRequests: summary.totalRequests,
-    serverCpuBusy: busy(coreBefore, coreAfter),
-    loadCpuBusy: busy(loadBefore, loadAfter),
-    ...(hopBefore?.cpu !== undefined && hopAfter?.cpu !== undefined ? { hopCpuUsPerRequest: round1((hopAfter.cpu - hopBefore.cpu) / n) } : {}),
-    ...(hopBefore?.active !== undefined && hopAfter?.active !== undefined
-      ? { hopEventLoopUtilization: round3((hopAfter.active - hopBefore.active) / (hopAfter.active - hopBefore.active + (hopAfter.idle! - hopBefore.idle!))) }
-      : {}),
+    ...cpuBusy,
+    ...hopFigures(hopBefore, hopAfter, n),
     ...(upstreamCpu !== undefined ? { upstreamCpuUsPerRequest: round1(upstreamCpu / n) } : {}),
   };
 }
 
-/** Median, lowest and highest of `values`, and the values themselves (rounded). */
-export function spread(values: readonly number[]): { median: number; min: number; max: number; perRound: number[] } {
-  return { median: round3(median(values)), min: round3(Math.min(...values)), max: round3(Math.max(...values)), perRound: values.map(round3) };
-}
-
 /** Runs one request-rate workload's rounds and prints its table; returns what goes to `latest.json`. */
-async function runRateWorkload(load: LoadProcess, workload: RateWorkload, settings: ServersSettings, cpus: { serverCpu?: number; loadCpu?: number }): Promise<Record<string, unknown>> {
+async function runRateWorkload(load: LoadProcess, workload: RateWorkload, settings: ServersSettings, cpus: RateCpus): Promise<Record<string, unknown>> {
   await checkRateWorkload(load, workload);
-  for (const t of workload.targets) await measure(load, t, settings.warmupSeconds, cpus);
-  const [upstream, ...inFront] = workload.targets;
-  const rounds: ServersRun[][] = [];
-  for (let round = 0; round < settings.rounds; round++) {
-    const runs: ServersRun[] = [];
-    for (const t of [upstream!, ...williamsOrder(inFront, round)]) {
-      const r = await measure(load, t, settings.durationSeconds, cpus);
-      runs.push(r);
-      console.log(
-        `  ${workload.name} round ${round + 1} ${t.target.padEnd(8)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
-          `server CPU busy ${fmtPct(r.serverCpuBusy)}  load CPU busy ${fmtPct(r.loadCpuBusy)}` +
-          (r.hopCpuUsPerRequest !== undefined ? `  hop ${r.hopCpuUsPerRequest} µs/req ELU ${r.hopEventLoopUtilization?.toFixed(2) ?? '?'}` : '') +
-          `  upstreams ${r.upstreamCpuUsPerRequest ?? '?'} µs/req`,
-      );
-    }
-    rounds.push(runs);
-  }
-  const of = (runs: ServersRun[], target: ServersTarget): ServersRun => runs.find((r) => r.target === target)!;
-  const rows = workload.targets.map(({ target, hop }) => {
-    const own = rounds.map((runs) => of(runs, target));
-    const pick = (f: (r: ServersRun) => number | undefined): number | undefined => {
-      const values = own.map(f).filter((v): v is number => v !== undefined);
-      return values.length ? median(values) : undefined;
-    };
-    return {
-      target,
-      label: hop.target,
-      requestsPerSecond: Math.round(median(own.map((r) => r.requestsPerSecond))),
-      p99Ms: median(own.map((r) => r.p99Ms)),
-      shareOfUpstream: spread(rounds.map((runs) => of(runs, target).requestsPerSecond / of(runs, 'upstream').requestsPerSecond)),
-      serverCpuBusy: pick((r) => r.serverCpuBusy),
-      loadCpuBusy: pick((r) => r.loadCpuBusy),
-      hopCpuUsPerRequest: pick((r) => r.hopCpuUsPerRequest),
-      hopEventLoopUtilization: pick((r) => r.hopEventLoopUtilization),
-      upstreamCpuUsPerRequest: pick((r) => r.upstreamCpuUsPerRequest),
-    };
+  const byTarget = new Map(workload.targets.map((t) => [t.target, t]));
+  const [upstream, ...inFront] = workload.targets.map((t) => t.target);
+  const rounds = await runBalancedRounds({
+    workload: workload.name,
+    rounds: settings.rounds,
+    durationSeconds: settings.durationSeconds,
+    warmupSeconds: settings.warmupSeconds,
+    upstream: upstream!,
+    inFront,
+    measure: (target, seconds) => measure(load, byTarget.get(target)!, seconds, cpus),
+    upstreamLabel: 'upstreams',
   });
-  const overSingle = spread(rounds.map((runs) => of(runs, 'servers').requestsPerSecond / of(runs, 'gateway').requestsPerSecond));
-  // The gateway's own CPU per request, single over three-server: the throughput ratio of a gateway with a CPU to
-  // itself, its upstreams elsewhere (as deployed); here three upstreams share the servers' CPU with it.
-  const cpuRounds = rounds.filter((runs) => of(runs, 'servers').hopCpuUsPerRequest && of(runs, 'gateway').hopCpuUsPerRequest);
-  const cpuOverSingle = cpuRounds.length > 0 ? spread(cpuRounds.map((runs) => of(runs, 'gateway').hopCpuUsPerRequest! / of(runs, 'servers').hopCpuUsPerRequest!)) : undefined;
+  const rows = workload.targets.map(({ target, hop }) => ({ target, label: hop.target, ...rateRow(rounds, target, 'upstream') }));
+  const overSingle = rateRatio(rounds, 'servers', 'gateway');
+  // The gateway's own CPU per request, single over three-server; here three upstreams share the servers' CPU with it.
+  const cpuOverSingle = cpuRatio(rounds, 'gateway', 'servers');
   const target = workload.name === 'call' ? SERVERS_TARGET_RATIOS.callOverSingle : SERVERS_TARGET_RATIOS.listOverSingle;
   printRateTable(workload.name, rows, overSingle, target, cpuOverSingle);
   return { rows, serversOverSingle: overSingle, cpuServersOverSingle: cpuOverSingle, target, runs: rounds };
 }
 
-function printRateTable(name: RateWorkload['name'], rows: ReadonlyArray<{ label: string; requestsPerSecond: number; p99Ms: number; shareOfUpstream: { median: number; perRound: number[] }; serverCpuBusy?: number; loadCpuBusy?: number; hopCpuUsPerRequest?: number; hopEventLoopUtilization?: number; upstreamCpuUsPerRequest?: number }>, overSingle: ReturnType<typeof spread>, target: number, cpuOverSingle: ReturnType<typeof spread> | undefined): void {
+function printRateTable(name: RateWorkload['name'], rows: ReadonlyArray<RateRow & { label: string }>, overSingle: ReturnType<typeof spread>, target: number, cpuOverSingle: ReturnType<typeof spread> | undefined): void {
   console.log('');
   const listed = `tools/list of ${SERVER_NAMES.length} × ${TOOLS_PER_SERVER} tools, filtered to ${VISIBLE_TOOLS}`;
   console.log(name === 'call' ? 'several servers, small tools/call:' : name === 'list' ? `several servers, ${listed}:` : `several servers, ${listed}, 2026-07-28, the servers' pages public for 60 s:`);
-  console.log(`${'target'.padEnd(34)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}`);
-  for (const row of rows) {
-    console.log(
-      `${row.label.padEnd(34)}${String(row.requestsPerSecond).padStart(8)}${String(row.p99Ms).padStart(8)}${row.shareOfUpstream.median.toFixed(3).padStart(7)}` +
-        `${fmtPct(row.serverCpuBusy).padStart(9)}${fmtPct(row.loadCpuBusy).padStart(10)}${(row.hopCpuUsPerRequest?.toFixed(1) ?? '-').padStart(12)}` +
-        `${(row.hopEventLoopUtilization?.toFixed(2) ?? '-').padStart(9)}${(row.upstreamCpuUsPerRequest?.toFixed(1) ?? '-').padStart(11)}`,
-    );
-  }
+  printRateRows(rows);
   const verdict = overSingle.median >= target ? 'MET' : 'BELOW';
   console.log(
     `three-server endpoint / single-server gateway: ${overSingle.median.toFixed(3)} (target ≥ ${target.toFixed(2)}: ${verdict}), ` +

@@ -40,8 +40,8 @@ import {
 } from './hop-scenario.js';
 import type { RunSummary } from './scenario.js';
 
-/** Settings of {@link runHopBench}. */
-export interface HopSettings {
+/** Settings every part measuring gateways in front of an upstream takes (`run.ts` reads them from `BENCH_*`). */
+export interface BenchPartSettings {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
@@ -54,11 +54,15 @@ export interface HopSettings {
    * minimal proxy that would flatter the gateway's ratios).
    */
   compiledScriptsDir?: string;
-  /** Write a V8 CPU profile of the gateway to this directory. */
+  /** Write V8 CPU profiles of the gateways measured to this directory. */
   cpuProfileDir?: string;
   /** node's own options for every gateway process (`BENCH_GATEWAY_NODE_FLAGS`), e.g. `--heap-growing-percent=0`. */
   gatewayNodeFlags?: readonly string[];
   gatewayLog: GatewayLogMode;
+}
+
+/** Settings of {@link runHopBench}. */
+export interface HopSettings extends BenchPartSettings {
   workloads: readonly HopWorkload[];
   /** Targets in front of the upstream to measure (the upstream alone always is). */
   targets: readonly HopTarget[];
@@ -135,6 +139,12 @@ export function ratioPerRound<T extends string>(
   const per = rounds.map((runs) => runs.find((r) => r.target === a)!.requestsPerSecond / runs.find((r) => r.target === b)!.requestsPerSecond);
   return { median: round3(median(per)), perRound: per.map(round3) };
 }
+
+/** Median, lowest and highest of `values`, and the values themselves (3 decimals). */
+export function spread(values: readonly number[]): { median: number; min: number; max: number; perRound: number[] } {
+  return { median: round3(median(values)), min: round3(Math.min(...values)), max: round3(Math.max(...values)), perRound: values.map(round3) };
+}
+
 export const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** The hop processes' scripts, and what they import (the stdio part's too). */

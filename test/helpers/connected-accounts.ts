@@ -152,3 +152,21 @@ export function watchIssuedTokens(as: AuthorizationServer): IssuedTokens {
   });
   return issued;
 }
+
+/**
+ * Whether `token` is active at `as`, asked by RFC 7662 introspection with `as`'s own service client (5 s timeout):
+ * how a test sees that a refresh token was rotated out or revoked at the authorization server.
+ *
+ * @example
+ * assert.equal(await tokenActive(parts.notesAs, record.refreshToken), false, 'revoked');
+ */
+export async function tokenActive(as: AuthorizationServer, token: string): Promise<boolean> {
+  const { clientId, clientSecret } = as.serviceClient;
+  const response = await fetch(`${as.issuer}/token/introspection`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+    body: new URLSearchParams({ token }),
+    signal: AbortSignal.timeout(5_000),
+  });
+  return ((await response.json()) as { active: boolean }).active;
+}

@@ -17,6 +17,7 @@ import { openConnectionStore, type OpenedConnectionStore } from '../../src/gatew
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { usableUntil } from '../../src/gateway/upstream-auth/upstream-credentials.js';
 import { PageBrowser } from '../gateway/connected/pages/page-browser.js';
+import { tokenActive } from '../helpers/connected-accounts.js';
 import { freePort } from '../helpers/free-port.js';
 import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -130,18 +131,6 @@ async function connect(link: string, user: (typeof USERS)[number]) {
   return browser.request(upstreamDone);
 }
 
-/** RFC 7662 introspection at the notes authorization server by its own service client. */
-async function active(token: string): Promise<boolean> {
-  const { clientId, clientSecret } = notesAs.serviceClient;
-  const response = await fetch(`${notesAs.issuer}/token/introspection`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
-    body: new URLSearchParams({ token }),
-    signal: AbortSignal.timeout(5_000),
-  });
-  return ((await response.json()) as { active: boolean }).active;
-}
-
 const alice = (): UserRef => ({ issuer: gatewayAs.issuer, subject: 'alice' });
 const stored = async (): Promise<ConnectionRecord | undefined> => (await readConnection(opened.store, opened.sealer, alice(), ''))?.record;
 
@@ -216,8 +205,8 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     const after = (await stored())!;
     assert.notEqual(after.accessToken, before.accessToken);
     assert.notEqual(after.refreshToken, before.refreshToken, 'the authorization server rotated the refresh token');
-    assert.equal(await active(before.refreshToken!), false, 'the rotated-out refresh token is spent');
-    assert.equal(await active(after.refreshToken!), true, 'the stored refresh token is the live one');
+    assert.equal(await tokenActive(notesAs, before.refreshToken!), false, 'the rotated-out refresh token is spent');
+    assert.equal(await tokenActive(notesAs, after.refreshToken!), true, 'the stored refresh token is the live one');
 
     // The kept refresh token works: at the next expiry both replicas again refresh once, and every call succeeds.
     await untilRefreshDue();
@@ -225,7 +214,7 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     assert.equal(refreshGrants - grantsBefore, 2, 'one more refresh grant, with the stored refresh token');
     const later = (await stored())!;
     assert.notEqual(later.refreshToken, after.refreshToken);
-    assert.equal(await active(later.refreshToken!), true);
+    assert.equal(await tokenActive(notesAs, later.refreshToken!), true);
   });
 
   it("a disconnection on replica 1's page is seen by replica 2 within the records' revalidation time", async () => {
@@ -243,7 +232,7 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     assert.equal(done.status, 303, done.body);
     const disconnectedAt = Date.now();
     assert.equal(await stored(), undefined, 'deleted from the shared store');
-    assert.equal(await active(refreshToken!), false, 'revoked at the notes authorization server');
+    assert.equal(await tokenActive(notesAs, refreshToken!), false, 'revoked at the notes authorization server');
 
     const answer = await untilAskedToConnect(1, 'alice');
     const seenAfterMs = Date.now() - disconnectedAt;
@@ -256,11 +245,11 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
   it("the operator's command revokes bob's connection in Redis; both replicas then ask him to connect again", async () => {
     const bob: UserRef = { issuer: gatewayAs.issuer, subject: 'bob' };
     const { refreshToken } = (await readConnection(opened.store, opened.sealer, bob, ''))!.record;
-    assert.equal(await active(refreshToken!), true);
+    assert.equal(await tokenActive(notesAs, refreshToken!), true);
     const run = await runGatewayCli(['connections', 'revoke', '--subject', 'bob'], { ...shared, PORT: String(new URL(replicas[1]!.url).port) });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^the upstream \(MCP_AUTH_UPSTREAM\): refresh token revoked at its authorization server/);
-    assert.equal(await active(refreshToken!), false);
+    assert.equal(await tokenActive(notesAs, refreshToken!), false);
     for (const replica of [0, 1]) {
       const answer = await untilAskedToConnect(replica, 'bob');
       assert.equal(answer.json.result?.resultType, 'input_required', `replica ${replica + 1}: ${answer.text}`);

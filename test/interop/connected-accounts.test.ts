@@ -24,6 +24,7 @@ import {
   NOTES_SCOPES,
   STORE_KEY,
   startConnectedAccountsParts,
+  tokenActive,
   UPSTREAM_CLIENT,
   watchIssuedTokens,
   type ConnectedAccountsParts,
@@ -126,18 +127,6 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
     assert.match(request!.url, new RegExp(`^${parts.origin}/connect/[A-Za-z0-9_-]{43}$`));
     assert.ok(!request!.url.includes(ALICE.username), 'the link names no user');
     return request!.url;
-  }
-
-  /** RFC 7662 introspection at the notes authorization server by its own service client. */
-  async function active(token: string): Promise<boolean> {
-    const { clientId, clientSecret } = parts.notesAs.serviceClient;
-    const response = await fetch(`${parts.notesAs.issuer}/token/introspection`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
-      body: new URLSearchParams({ token }),
-      signal: AbortSignal.timeout(5_000),
-    });
-    return ((await response.json()) as { active: boolean }).active;
   }
 
   const aliceNotes = (): readonly string[] => parts.notes.store.list(ownerKey(parts.notesAs.issuer, ALICE.username));
@@ -267,33 +256,33 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
 
   it('refresh on expiry: after the access token expired, a call succeeds with no browser step, by one refresh grant that rotated the refresh token', async () => {
     const spent = issued.refreshTokens.at(-1)!;
-    assert.equal(await active(spent), true);
+    assert.equal(await tokenActive(parts.notesAs, spent), true);
     await sleep(NOTES_TOKEN_TTL * 1000 + 300);
     const [grants, requests] = [refreshGrants(), browserRequests];
     assert.equal((await callTool('notes__notes_add', { text: 'after expiry' })).text, 'added note #1');
     assert.equal(refreshGrants(), grants + 1, 'the gateway refreshed once');
     assert.equal(browserRequests, requests, 'no browser step');
-    assert.equal(await active(spent), false, 'the refresh token used is spent (rotated)');
+    assert.equal(await tokenActive(parts.notesAs, spent), false, 'the refresh token used is spent (rotated)');
     assert.notEqual(issued.refreshTokens.at(-1), spent);
-    assert.equal(await active(issued.refreshTokens.at(-1)!), true, 'the rotated one is kept and live');
+    assert.equal(await tokenActive(parts.notesAs, issued.refreshTokens.at(-1)!), true, 'the rotated one is kept and live');
     assert.deepEqual(aliceNotes(), ['after expiry']);
   });
 
   it('disconnect: the connections page lists notes, refuses a form without its CSRF token, and disconnecting revokes at the upstream; the next call asks to connect again', async () => {
     const refreshToken = issued.refreshTokens.at(-1)!;
-    assert.equal(await active(refreshToken), true);
+    assert.equal(await tokenActive(parts.notesAs, refreshToken), true);
     const listed = await walk(`${parts.origin}/connections`);
     assert.equal(listed.title, 'Your connections', listed.text);
     assert.match(listed.text, /notes/);
     const forged = await context.request.post(`${parts.origin}/connections/disconnect`, { form: { csrf: 'not-the-token', server: 'notes' }, headers: { origin: parts.origin }, maxRedirects: 0 });
     assert.equal(forged.status(), 403);
-    assert.equal(await active(refreshToken), true, 'nothing revoked without the token');
+    assert.equal(await tokenActive(parts.notesAs, refreshToken), true, 'nothing revoked without the token');
 
     const button = page.locator('#connections li', { hasText: 'notes' }).locator('button');
     await Promise.all([page.waitForResponse((r) => r.url() === `${parts.origin}/connections` && r.request().method() === 'GET'), button.click()]);
     await page.waitForLoadState();
     assert.match(await page.locator('body').innerText(), /You have no connected servers/);
-    assert.equal(await active(refreshToken), false, 'revoked at the notes authorization server (RFC 7009)');
+    assert.equal(await tokenActive(parts.notesAs, refreshToken), false, 'revoked at the notes authorization server (RFC 7009)');
     assert.ok(logLines.some((line) => line.includes('"disconnected"') && line.includes('"notes"')), 'the disconnection is logged');
 
     const again = await callTool('notes__notes_list');

@@ -17,6 +17,7 @@ import { openConnectionStore, type OpenedConnectionStore } from '../../../src/ga
 import { revokeUserConnections } from '../../../src/gateway/cli/connections/revoke-user-connections.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { PageBrowser } from '../connected/pages/page-browser.js';
+import { tokenActive } from '../../helpers/connected-accounts.js';
 import { freePort } from '../../helpers/free-port.js';
 import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
 import { runGatewayCli, type CliRun } from '../../helpers/run-cli.js';
@@ -105,18 +106,6 @@ async function connectInBrowser(user: (typeof USERS)[number]): Promise<void> {
   assert.match(JSON.stringify(retry.json.result), new RegExp(user.username), retry.text);
 }
 
-/** RFC 7662 introspection at the notes authorization server by its own service client. */
-async function active(token: string): Promise<boolean> {
-  const { clientId, clientSecret } = notesAs.serviceClient;
-  const response = await fetch(`${notesAs.issuer}/token/introspection`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
-    body: new URLSearchParams({ token }),
-    signal: AbortSignal.timeout(5_000),
-  });
-  return ((await response.json()) as { active: boolean }).active;
-}
-
 function connections(args: string[], env: Record<string, string> = settings): Promise<CliRun> {
   return runGatewayCli(['connections', ...args], env);
 }
@@ -136,7 +125,7 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
     await connectInBrowser(USERS[1]);
     const record = (await readConnection(opened.store, opened.sealer, userOf('alice'), ''))!.record;
     assert.ok(record.refreshToken, 'the connection holds a refresh token');
-    assert.equal(await active(record.refreshToken), true);
+    assert.equal(await tokenActive(notesAs, record.refreshToken), true);
     // A connection to a server since removed from the configuration: deleted, with nowhere to revoke it.
     await writeConnection(opened.store, opened.sealer, userOf('alice'), 'retired', { ...record, refreshToken: 'not-a-live-token' });
 
@@ -149,7 +138,7 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
         'retired: deleted without revocation: the server is not in connected mode in this configuration, so its authorization server is unknown\n',
     );
     assertNothingSecret(run, record);
-    assert.equal(await active(record.refreshToken), false, 'the refresh token is revoked at the authorization server');
+    assert.equal(await tokenActive(notesAs, record.refreshToken), false, 'the refresh token is revoked at the authorization server');
     assert.equal(await opened.store.get(connectionKey(userOf('alice'), '')), undefined);
     assert.equal(await opened.store.get(connectionKey(userOf('alice'), 'retired')), undefined);
 

@@ -14,6 +14,7 @@ import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { GATEWAY_CONFIG_SCHEMA_FILE, gatewayConfigSchemaText } from '../../../src/gateway/config/config-file-schema.js';
 import { fileKeyOf, placeOf } from '../../../src/gateway/config/file-settings.js';
 import { DEFAULT_LIST_TIMEOUT_MS, GATEWAY_SETTINGS, loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import { problemLines } from '../../helpers/configuration-problems.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SCHEMA_FILE = join(ROOT, GATEWAY_CONFIG_SCHEMA_FILE);
@@ -40,7 +41,7 @@ function loaderProblems(text: string, extension = 'json'): string[] {
     return [];
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
-    return error.problems.map((p) => `${p.setting}: ${p.detail}`);
+    return problemLines(error);
   }
 }
 

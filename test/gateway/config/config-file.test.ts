@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { DEFAULT_LIST_TIMEOUT_MS, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { describeConfigurationError } from '../../../src/gateway/config/configuration-error-line.js';
+import { problemsOf } from '../../helpers/configuration-problems.js';
 
 const root = mkdtempSync(join(tmpdir(), 'config-file-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -37,13 +38,7 @@ function load(file: string, env: Record<string, string> = {}, flagSettings?: str
 
 /** The problems loading `file` reports, each as `setting: detail`. */
 function problems(file: string, env: Record<string, string> = {}): string[] {
-  try {
-    load(file, env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigurationError, String(error));
-    return error.problems.map((p) => `${p.setting}: ${p.detail}`);
-  }
-  assert.fail('the configuration was accepted');
+  return problemsOf(() => load(file, env));
 }
 
 /** A file with the gateway's issuer and `servers`, as JSON. */

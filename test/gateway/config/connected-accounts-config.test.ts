@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { defaultTokenStoreDirectory } from '../../../src/gateway/config/connected-accounts-config.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import { problemsOf } from '../../helpers/configuration-problems.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connected-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,16 +15,6 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256)).toString('base64url');
 const base = { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:3001/mcp', MCP_AUTH_ISSUER: 'http://127.0.0.1:9', HOST: '127.0.0.1', PORT: '0' };
 const connected = { ...base, MCP_AUTH_UPSTREAM_AUTH: 'connected', MCP_AUTH_TOKEN_STORE_SECRET: KEY, MCP_AUTH_LOGIN_CLIENT_ID: 'gateway-login' };
-
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (error) {
-    assert.ok(error instanceof ConfigurationError, String(error));
-    return error.problems.map((p) => `${p.setting}: ${p.detail}`);
-  }
-  assert.fail('no ConfigurationError');
-}
 
 describe('connected accounts: settings', () => {
   it('the single upstream in connected mode: no upstream client needed, the store in the state directory by default', () => {

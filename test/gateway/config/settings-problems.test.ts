@@ -10,22 +10,12 @@ import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { GUARD_ENV_VARIABLES, loadOptionsFromEnv } from '../../../src/core/guard/load-options-from-env.js';
 import { findUnknownSettings } from '../../../src/core/kernel/unknown-settings.js';
 import { GATEWAY_SETTINGS, loadGatewayConfig, parseGatewayArgs } from '../../../src/gateway/config/gateway-config.js';
+import { problemsOf } from '../../helpers/configuration-problems.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-problems-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const base = { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:3001/mcp', MCP_AUTH_ISSUER: 'http://127.0.0.1:9', HOST: '127.0.0.1', PORT: '0' };
-
-/** The problems of the error `load` throws, as `setting: detail` lines. */
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (error) {
-    assert.ok(error instanceof ConfigurationError, String(error));
-    return error.problems.map((p) => `${p.setting}: ${p.detail}`);
-  }
-  assert.fail('no ConfigurationError');
-}
 
 describe('gateway settings: unknown variables', () => {
   it('every guard variable is a row of the gateway settings table, so the two lists cannot disagree', () => {

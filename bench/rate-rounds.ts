@@ -1,0 +1,203 @@
+/**
+ * Balanced rounds of request-rate runs, and what is taken from them: shared by the parts that measure a few targets
+ * in front of one upstream (`hop-connected.ts`, `hop-servers.ts`), so that every part orders, prints and summarises
+ * its rounds alike.
+ *
+ * Each round opens with the upstream alone (each share is over it) and then runs the targets in front of it in a
+ * balanced order (`round-order.ts`): none always follows the same one, as a process that ran just before on the
+ * same CPU can leave caches and the upstream's connections in a state that favours or burdens whoever comes next.
+ * Ratios are taken within each round; medians and the spread of the rounds are reported.
+ */
+import { fmtPct, median, ratioPerRound, round1, round3, spread } from './hop.js';
+import { cpuTimes } from './processes.js';
+import { williamsOrder } from './round-order.js';
+import type { RunSummary } from './scenario.js';
+
+/** One load run of one target, the figures every rate part records. */
+export interface RateRun<T extends string = string> {
+  target: T;
+  requestsPerSecond: number;
+  p99Ms: number;
+  totalRequests: number;
+  /** Busy share of the servers' CPU during the run (0–1); undefined unpinned or off Linux. */
+  serverCpuBusy?: number;
+  /** Busy share of the load generator's CPU (0–1). */
+  loadCpuBusy?: number;
+  /** CPU time of the hop per request (µs); absent for the upstream alone. */
+  hopCpuUsPerRequest?: number;
+  /** Event-loop utilisation of the hop during the run (0–1). */
+  hopEventLoopUtilization?: number;
+  /** CPU time of the upstream (or every upstream behind the target, together) per request (µs). */
+  upstreamCpuUsPerRequest?: number;
+}
+
+/** The CPUs a part pinned its processes to: the servers' and the load generator's (absent unpinned). */
+export interface RateCpus {
+  serverCpu?: number;
+  loadCpu?: number;
+}
+
+/** A reading of one CPU's counters (`/proc/stat`); undefined unpinned or off Linux. */
+type CpuReading = ReturnType<typeof cpuTimes>;
+
+/** Busy share (0–1, 3 decimals) of a CPU between two readings; undefined without both, or with no time between. */
+export function busyBetween(a: CpuReading, b: CpuReading): number | undefined {
+  return a && b && b.total > a.total ? round3((b.busy - a.busy) / (b.total - a.total)) : undefined;
+}
+
+/**
+ * Reads the pinned CPUs now; the function it returns reads them again and gives each one's busy share since.
+ *
+ * @example
+ * const since = cpuBusySince(cpus);
+ * await load.run(...);
+ * const { serverCpuBusy, loadCpuBusy } = since();
+ */
+export function cpuBusySince(cpus: RateCpus): () => { serverCpuBusy: number | undefined; loadCpuBusy: number | undefined } {
+  const read = (cpu: number | undefined): CpuReading => (cpu === undefined ? undefined : cpuTimes(cpu));
+  const [server, load] = [read(cpus.serverCpu), read(cpus.loadCpu)];
+  return () => {
+    const [serverAfter, loadAfter] = [read(cpus.serverCpu), read(cpus.loadCpu)];
+    return { serverCpuBusy: busyBetween(server, serverAfter), loadCpuBusy: busyBetween(load, loadAfter) };
+  };
+}
+
+/** A hop's own counters (`sample` in `hop.ts`): CPU time (µs) and event-loop active and idle time (Node processes). */
+interface HopSample {
+  cpu?: number;
+  active?: number;
+  idle?: number;
+}
+
+/** The hop's CPU per request (µs) and event-loop utilisation between two samples, each only when both had it. */
+export function hopFigures(before: HopSample | undefined, after: HopSample | undefined, requests: number): Pick<RateRun, 'hopCpuUsPerRequest' | 'hopEventLoopUtilization'> {
+  return {
+    ...(before?.cpu !== undefined && after?.cpu !== undefined ? { hopCpuUsPerRequest: round1((after.cpu - before.cpu) / requests) } : {}),
+    ...(before?.active !== undefined && after?.active !== undefined
+      ? { hopEventLoopUtilization: round3((after.active - before.active) / (after.active - before.active + (after.idle! - before.idle!))) }
+      : {}),
+  };
+}
+
+/** Fails unless every request of a run was answered with a 2xx: a run with a refusal or an error measures nothing. */
+export function assertAllAnswered(what: string, summary: RunSummary): void {
+  if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {
+    throw new Error(`${what}: ${summary.non2xx} non-2xx answers (${JSON.stringify(summary.statusCodes)}), ${summary.errors} errors, ${summary.timeouts} timeouts — the measurement is not valid`);
+  }
+}
+
+/** How {@link runBalancedRounds} runs and prints a workload's rounds. */
+export interface BalancedRounds<T extends string, R extends RateRun<T>> {
+  /** The workload's name, at the start of each printed line. */
+  workload: string;
+  rounds: number;
+  /** Seconds of each measured run, and of the one warm-up run of each target before the first round. */
+  durationSeconds: number;
+  warmupSeconds: number;
+  /** The upstream alone, first in every round. */
+  upstream: T;
+  /** The targets in front of it, in the order of round 0. */
+  inFront: readonly T[];
+  /** One load run of `target` for `seconds`. */
+  measure: (target: T, seconds: number) => Promise<R>;
+  /** How the line names the upstream CPU figure: `upstream`, or `upstreams` when several are behind a target. */
+  upstreamLabel: string;
+  /** More of a run's line, after the upstream CPU figure (e.g. a credential check). */
+  lineSuffix?: (run: R) => string;
+}
+
+/** One run's progress line. */
+function roundLine<T extends string, R extends RateRun<T>>(options: BalancedRounds<T, R>, round: number, width: number, r: R): string {
+  return (
+    `  ${options.workload} round ${round + 1} ${r.target.padEnd(width)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
+    `server CPU busy ${fmtPct(r.serverCpuBusy)}  load CPU busy ${fmtPct(r.loadCpuBusy)}` +
+    (r.hopCpuUsPerRequest !== undefined ? `  hop ${r.hopCpuUsPerRequest} µs/req ELU ${r.hopEventLoopUtilization?.toFixed(2) ?? '?'}` : '') +
+    `  ${options.upstreamLabel} ${r.upstreamCpuUsPerRequest ?? '?'} µs/req` +
+    (options.lineSuffix?.(r) ?? '')
+  );
+}
+
+/**
+ * Warms every target up once, then runs `rounds` rounds (the upstream first, then the others in a balanced order),
+ * printing a line per run; returns each round's runs in the order measured (every figure finds its run by target).
+ *
+ * @example
+ * const rounds = await runBalancedRounds({ workload: 'call', rounds: 5, durationSeconds: 10, warmupSeconds: 3,
+ *   upstream: 'upstream', inFront: ['a', 'b'], measure, upstreamLabel: 'upstream' });
+ */
+export async function runBalancedRounds<T extends string, R extends RateRun<T>>(options: BalancedRounds<T, R>): Promise<R[][]> {
+  const all = [options.upstream, ...options.inFront];
+  for (const target of all) await options.measure(target, options.warmupSeconds);
+  const width = Math.max(...all.map((t) => t.length));
+  const rounds: R[][] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    const runs: R[] = [];
+    for (const target of [options.upstream, ...williamsOrder(options.inFront, round)]) {
+      const r = await options.measure(target, options.durationSeconds);
+      runs.push(r);
+      console.log(roundLine(options, round, width, r));
+    }
+    rounds.push(runs);
+  }
+  return rounds;
+}
+
+/** One target's figures over the rounds: medians, and its share of the upstream alone's req/s round by round. */
+export interface RateRow {
+  requestsPerSecond: number;
+  p99Ms: number;
+  shareOfUpstream: ReturnType<typeof spread>;
+  serverCpuBusy?: number;
+  loadCpuBusy?: number;
+  hopCpuUsPerRequest?: number;
+  hopEventLoopUtilization?: number;
+  upstreamCpuUsPerRequest?: number;
+}
+
+const runOf = <T extends string, R extends RateRun<T>>(runs: readonly R[], target: T): R => runs.find((r) => r.target === target)!;
+
+/** `a`'s req/s over `b`'s in each round: median, lowest, highest and each round's (3 decimals). */
+export function rateRatio<T extends string>(rounds: ReadonlyArray<ReadonlyArray<RateRun<T>>>, a: T, b: T): ReturnType<typeof spread> {
+  const { median: mid, perRound } = ratioPerRound(rounds, [a, b], a, b)!;
+  return { median: mid, min: Math.min(...perRound), max: Math.max(...perRound), perRound };
+}
+
+/**
+ * `a`'s CPU per request over `b`'s, in the rounds that measured both; undefined when none did. Of two hops, the
+ * req/s ratio each would reach with a CPU to itself, its upstreams elsewhere (as deployed).
+ */
+export function cpuRatio<T extends string>(rounds: ReadonlyArray<ReadonlyArray<RateRun<T>>>, a: T, b: T): ReturnType<typeof spread> | undefined {
+  const both = rounds.filter((runs) => runOf(runs, a).hopCpuUsPerRequest && runOf(runs, b).hopCpuUsPerRequest);
+  return both.length > 0 ? spread(both.map((runs) => runOf(runs, a).hopCpuUsPerRequest! / runOf(runs, b).hopCpuUsPerRequest!)) : undefined;
+}
+
+/** `target`'s {@link RateRow} over `rounds`, its share taken over `upstream`'s run of the same round. */
+export function rateRow<T extends string>(rounds: ReadonlyArray<ReadonlyArray<RateRun<T>>>, target: T, upstream: T): RateRow {
+  const own = rounds.map((runs) => runOf(runs, target));
+  const pick = (f: (r: RateRun<T>) => number | undefined): number | undefined => {
+    const values = own.map(f).filter((v): v is number => v !== undefined);
+    return values.length ? median(values) : undefined;
+  };
+  return {
+    requestsPerSecond: Math.round(median(own.map((r) => r.requestsPerSecond))),
+    p99Ms: median(own.map((r) => r.p99Ms)),
+    shareOfUpstream: rateRatio(rounds, target, upstream),
+    serverCpuBusy: pick((r) => r.serverCpuBusy),
+    loadCpuBusy: pick((r) => r.loadCpuBusy),
+    hopCpuUsPerRequest: pick((r) => r.hopCpuUsPerRequest),
+    hopEventLoopUtilization: pick((r) => r.hopEventLoopUtilization),
+    upstreamCpuUsPerRequest: pick((r) => r.upstreamCpuUsPerRequest),
+  };
+}
+
+/** Prints the columns of a rate table (its heading line and one line per row); the part prints its title and ratios. */
+export function printRateRows(rows: ReadonlyArray<RateRow & { label: string }>): void {
+  console.log(`${'target'.padEnd(34)}${'req/s'.padStart(8)}${'p99 ms'.padStart(8)}${'share'.padStart(7)}${'srv CPU'.padStart(9)}${'load CPU'.padStart(10)}${'hop µs/req'.padStart(12)}${'hop ELU'.padStart(9)}${'up µs/req'.padStart(11)}`);
+  for (const row of rows) {
+    console.log(
+      `${row.label.padEnd(34)}${String(row.requestsPerSecond).padStart(8)}${String(row.p99Ms).padStart(8)}${row.shareOfUpstream.median.toFixed(3).padStart(7)}` +
+        `${fmtPct(row.serverCpuBusy).padStart(9)}${fmtPct(row.loadCpuBusy).padStart(10)}${(row.hopCpuUsPerRequest?.toFixed(1) ?? '-').padStart(12)}` +
+        `${(row.hopEventLoopUtilization?.toFixed(2) ?? '-').padStart(9)}${(row.upstreamCpuUsPerRequest?.toFixed(1) ?? '-').padStart(11)}`,
+    );
+  }
+}
