@@ -110,7 +110,7 @@ export function parseSessionSecret(value: string, setting: string): SessionSealK
     const which = parts.length > 1 ? `key ${index + 1} of ${parts.length}` : 'the key';
     if (part === '') throw new ConfigurationError(setting, `${which} is empty; give one or more keys separated by commas (${HOW_TO_MAKE_ONE})`);
     const bytes = decodeSecret(part);
-    if (bytes === undefined) throw new ConfigurationError(setting, `${which} is neither hex nor base64url; ${HOW_TO_MAKE_ONE}`);
+    if (bytes === undefined) throw new ConfigurationError(setting, `${which} is neither hex nor base64 (standard or URL-safe); ${HOW_TO_MAKE_ONE}`);
     if (bytes.length < MIN_SESSION_SECRET_BYTES) {
       throw new ConfigurationError(setting, `${which} has ${bytes.length} bytes; it needs at least ${MIN_SESSION_SECRET_BYTES} random bytes (${HOW_TO_MAKE_ONE})`);
     }

@@ -50,7 +50,7 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     flag: '--token-store',
     value: '<dir>|redis',
     description:
-      'With connected accounts: where each user\'s upstream tokens are kept, sealed. A directory (one file per connection, written atomically; for one gateway process) or "redis" (MCP_AUTH_REDIS_URL, for a fleet).',
+      'With connected accounts: where each user\'s upstream tokens are kept, sealed. An absolute directory path (one file per connection, written atomically; for one gateway process) or "redis" (MCP_AUTH_REDIS_URL, for a fleet).',
     defaultValue: '$XDG_STATE_HOME/mcp-oauth-guard/tokens (~/.local/state/…)',
   },
   {
@@ -58,7 +58,7 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     group: 'connected-accounts',
     value: '<key[,older key…]>',
     description:
-      'With connected accounts: the key sealing what the token store holds (JWE), at least 32 random bytes, hex or base64url, e.g. from openssl rand -base64 32. A comma-separated list rotates keys: the first seals, every one opens. Environment only.',
+      'With connected accounts: the key sealing what the token store holds (JWE), at least 32 random bytes, in hex or base64 (standard or URL-safe), e.g. from openssl rand -base64 32. A comma-separated list rotates keys: the first seals, every one opens. Environment only.',
   },
   { env: 'MCP_AUTH_TOKEN_STORE_SECRET_FILE', group: 'connected-accounts', flag: '--token-store-secret-file', value: '<file>', description: 'A file holding that key instead (keys separated by commas or lines), read at start-up.', defaultValue: 'off' },
   {

@@ -19,7 +19,7 @@ export const SESSION_SEAL_SETTINGS = Object.freeze([
     group: 'sessions',
     value: '<key[,older key…]>',
     description:
-      'Seal the session ids the gateway gives clients (encrypted, bound to the caller), so that any replica with the same secret serves any session and a restart keeps them: at least 32 random bytes, hex or base64url, e.g. from openssl rand -base64 32. A comma-separated list rotates keys: the first seals new ids, every one opens. Environment only.',
+      'Seal the session ids the gateway gives clients (encrypted, bound to the caller), so that any replica with the same secret serves any session and a restart keeps them: at least 32 random bytes, in hex or base64 (standard or URL-safe), e.g. from openssl rand -base64 32. A comma-separated list rotates keys: the first seals new ids, every one opens. Environment only.',
     defaultValue: 'off: sessions live in the process that started them (route each session to one replica)',
   },
   { env: 'MCP_AUTH_SESSION_SECRET_FILE', group: 'sessions', flag: '--session-secret-file', value: '<file>', description: 'A file holding that secret instead (keys separated by commas or lines), read at start-up.', defaultValue: 'off' },

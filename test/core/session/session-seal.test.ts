@@ -59,7 +59,7 @@ describe('parseSessionSecret', () => {
       ['0'.repeat(64), /does not look random/],
       [Buffer.from('password'.repeat(6)).toString('base64'), /does not look random/],
       ['', /is empty/],
-      ['not a key: has spaces and !', /neither hex nor base64url/],
+      ['not a key: has spaces and !', /neither hex nor base64 \(standard or URL-safe\)/],
       [`${secret()},`, /key 2 of 2 is empty/],
     ];
     for (const [text, message] of cases) {
