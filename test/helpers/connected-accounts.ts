@@ -11,6 +11,7 @@ import {
   type AuthorizationServerOptions,
   type ResourceOptions,
 } from '../../examples/dev/authorization-server.js';
+import { connectCallbackUrl, upstreamCallbackUrl } from '../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
 import { freePort } from './free-port.js';
 
@@ -36,6 +37,11 @@ export interface ConnectedAccountsPartsOptions {
   readonly notesAs?: Omit<AuthorizationServerOptions, 'users' | 'clients'>;
   /** The notes resource at its authorization server, besides its scopes (e.g. `accessTokenTtl`). */
   readonly notesResource?: Partial<ResourceOptions>;
+  /**
+   * The notes server's name in the gateway, which names the redirect URI the gateway's client has at the notes
+   * authorization server (`<origin>/connect/callback/<server>`). Default `""`, the single upstream.
+   */
+  readonly notesServer?: string;
 }
 
 /** The running parts. */
@@ -44,8 +50,10 @@ export interface ConnectedAccountsParts {
   readonly port: number;
   /** `http://127.0.0.1:<port>`. */
   readonly origin: string;
-  /** `<origin>/connect/callback`, registered at both authorization servers. */
+  /** `<origin>/connect/callback`: the sign-in's redirect URI, registered at the gateway's authorization server. */
   readonly callback: string;
+  /** `<origin>/connect/callback/<notesServer>` (`upstream` by default): registered at the notes' server. */
+  readonly upstreamCallback: string;
   readonly gatewayAs: AuthorizationServer;
   readonly notesAs: AuthorizationServer;
   readonly notes: RunningNotesServer;
@@ -72,7 +80,8 @@ export interface ConnectedAccountsParts {
 export async function startConnectedAccountsParts(options: ConnectedAccountsPartsOptions = {}): Promise<ConnectedAccountsParts> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const callback = `${origin}/connect/callback`;
+  const callback = connectCallbackUrl(origin);
+  const upstreamCallback = upstreamCallbackUrl(origin, options.notesServer ?? '');
   const tempDir = mkdtempSync(join(tmpdir(), 'connected-accounts-'));
   const started: { gatewayAs?: AuthorizationServer; notesAs?: AuthorizationServer; notes?: RunningNotesServer } = {};
   const close = async (): Promise<void> => {
@@ -84,13 +93,14 @@ export async function startConnectedAccountsParts(options: ConnectedAccountsPart
   try {
     const users = [...CONNECTED_USERS];
     const gatewayAs = (started.gatewayAs = await startAuthorizationServer({ users, extraScopes: ['mcp'], clients: [{ ...LOGIN_CLIENT, redirectUris: [callback] }] }));
-    const notesAs = (started.notesAs = await startAuthorizationServer({ ...options.notesAs, users, clients: [{ ...UPSTREAM_CLIENT, redirectUris: [callback] }] }));
+    const notesAs = (started.notesAs = await startAuthorizationServer({ ...options.notesAs, users, clients: [{ ...UPSTREAM_CLIENT, redirectUris: [upstreamCallback] }] }));
     const notes = (started.notes = await startNotesServer({ issuer: notesAs.issuer }));
     notesAs.addResource(notes.url, { scopes: NOTES_SCOPES, ...options.notesResource });
     return {
       port,
       origin,
       callback,
+      upstreamCallback,
       gatewayAs,
       notesAs,
       notes,

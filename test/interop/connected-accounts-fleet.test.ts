@@ -58,7 +58,7 @@ before(async () => {
   publicOrigin = `http://127.0.0.1:${ports[0]}`;
   const callback = `${publicOrigin}/connect/callback`;
   gatewayAs = await startAuthorizationServer({ users: [...USERS], extraScopes: ['mcp'], clients: [{ ...LOGIN_CLIENT, redirectUris: [callback] }] });
-  notesAs = await startAuthorizationServer({ users: [...USERS], rotateRefreshTokens: true, clients: [{ ...UPSTREAM_CLIENT, redirectUris: [callback] }] });
+  notesAs = await startAuthorizationServer({ users: [...USERS], rotateRefreshTokens: true, clients: [{ ...UPSTREAM_CLIENT, redirectUris: [`${callback}/upstream`] }] });
   notesAs.provider.on('grant.success', (ctx: unknown) => {
     if ((ctx as { oidc: { params?: { grant_type?: unknown } } }).oidc.params?.grant_type === 'refresh_token') refreshGrants++;
   });
@@ -127,7 +127,7 @@ async function connect(link: string, user: (typeof USERS)[number]) {
   const loginDone = await browser.signIn(toLogin.headers.get('location')!, user, `${publicOrigin}/connect/callback`);
   const afterLogin = await browser.request(loginDone);
   assert.equal(afterLogin.status, 302, afterLogin.body);
-  const upstreamDone = await browser.signIn(afterLogin.headers.get('location')!, user, `${publicOrigin}/connect/callback`);
+  const upstreamDone = await browser.signIn(afterLogin.headers.get('location')!, user, `${publicOrigin}/connect/callback/upstream`);
   return browser.request(upstreamDone);
 }
 

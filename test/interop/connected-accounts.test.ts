@@ -133,7 +133,7 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
   const refreshGrants = (): number => issued.grants.get('refresh_token') ?? 0;
 
   before(async () => {
-    parts = await startConnectedAccountsParts({ notesAs: { rotateRefreshTokens: true }, notesResource: { accessTokenTtl: NOTES_TOKEN_TTL } });
+    parts = await startConnectedAccountsParts({ notesAs: { rotateRefreshTokens: true }, notesResource: { accessTokenTtl: NOTES_TOKEN_TTL }, notesServer: 'notes' });
     issued = watchIssuedTokens(parts.notesAs);
     plain = await startPlainMcpServer();
     // The configuration file, with the secrets beside it in files and in the environment, never in the file itself.

@@ -97,11 +97,13 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   };
   const port: UpstreamAuthorizationPort = {
     begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
-    async complete(callbackUrl) {
+    async complete(callbackUrl, server) {
       const state = callbackUrl.searchParams.get('state');
       const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);
       const authorization = pending && authorizations.get(pending.server);
-      if (!pending || !authorization) return undefined;
+      // The callback's path names the server that sent the code; a flow of another server is left untouched, so
+      // that a code is never taken to a token endpoint other than its issuer's (mix-up, RFC 9700 §4.4).
+      if (!pending || !authorization || pending.server !== server) return undefined;
       // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored.
       const ticket = await readConnectTicket(store, sealer, pending.ticketId);
       const completed = await authorization.complete(callbackUrl);

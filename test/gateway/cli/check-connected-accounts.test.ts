@@ -61,8 +61,9 @@ describe('check: connected accounts', () => {
       ],
       JSON.stringify(lines, null, 1),
     );
-    assert.match(lines[1]!.message, new RegExp(`http://127\\.0\\.0\\.1:${port}/connect/callback`));
-    assert.match(lines[2]!.message, new RegExp(`at ${notesAs.issuer} .*the registered client gw-notes`));
+    assert.match(lines[1]!.message, new RegExp(`redirect URI http://127\\.0\\.0\\.1:${port}/connect/callback \\(`));
+    // Each upstream's own redirect URI, not the sign-in's (mix-up defence).
+    assert.match(lines[2]!.message, new RegExp(`at ${notesAs.issuer} .*the registered client gw-notes, which must have the redirect URI http://127\\.0\\.0\\.1:${port}/connect/callback/upstream$`));
     assert.deepEqual(readdirSync(join(dir, 'tokens')).filter((name) => !name.startsWith('.')), [], 'the probe was deleted');
   });
 
@@ -71,7 +72,7 @@ describe('check: connected accounts', () => {
     assert.equal(lines[0]!.status, 'fail', JSON.stringify(lines[0]));
     assert.ok(lines[0]!.fix?.includes('MCP_AUTH_TOKEN_STORE'));
     assert.equal(lines[2]!.status, 'ok');
-    assert.match(lines[2]!.message, /a client it registers itself \(RFC 7591\)/);
+    assert.match(lines[2]!.message, /a client it registers itself \(RFC 7591\), redirect URI http:\/\/127\.0\.0\.1:\d+\/connect\/callback\/upstream$/);
     const unreachable = `http://127.0.0.1:${await freePort()}`;
     const down = loadGatewayConfig({
       MCP_AUTH_ISSUER: unreachable,

@@ -48,7 +48,8 @@ before(async () => {
   storeDir = join(mkdtempSync(join(tmpdir(), 'connections-command-')), 'tokens');
   const callback = `${origin}/connect/callback`;
   gatewayAs = await startAuthorizationServer({ users: [...USERS], extraScopes: ['mcp'], clients: [{ ...LOGIN_CLIENT, redirectUris: [callback] }] });
-  notesAs = await startAuthorizationServer({ users: [...USERS], clients: [{ ...UPSTREAM_CLIENT, redirectUris: [callback] }] });
+  // The upstream's own redirect URI, not the sign-in's: each authorization server has its own (mix-up defence).
+  notesAs = await startAuthorizationServer({ users: [...USERS], clients: [{ ...UPSTREAM_CLIENT, redirectUris: [`${callback}/upstream`] }] });
   notes = await startNotesServer({ issuer: notesAs.issuer });
   notesAs.addResource(notes.url, { scopes: ['notes:read', 'notes:write'] });
   settings = {
@@ -100,7 +101,7 @@ async function connectInBrowser(user: (typeof USERS)[number]): Promise<void> {
   const browser = new PageBrowser(origin);
   const toLogin = await browser.request(request.params.url);
   const afterLogin = await browser.request(await browser.signIn(toLogin.headers.get('location')!, user, `${origin}/connect/callback`));
-  const page = await browser.request(await browser.signIn(afterLogin.headers.get('location')!, user, `${origin}/connect/callback`));
+  const page = await browser.request(await browser.signIn(afterLogin.headers.get('location')!, user, `${origin}/connect/callback/upstream`));
   assert.equal(page.status, 200, page.body);
   const retry = await call(user.username, 'whoami', { requestState: first.json.result.requestState, inputResponses: { [key]: { action: 'accept' } } });
   assert.match(JSON.stringify(retry.json.result), new RegExp(user.username), retry.text);

@@ -54,7 +54,7 @@ async function connect(browser: PageBrowser, link: string, user: ConnectedUser) 
   const loginDone = await browser.signIn(toLogin.headers.get('location')!, user, `${origin}/connect/callback`);
   const afterLogin = await browser.request(loginDone);
   if (afterLogin.status !== 302) return afterLogin;
-  const upstreamDone = await browser.signIn(afterLogin.headers.get('location')!, user, `${origin}/connect/callback`);
+  const upstreamDone = await browser.signIn(afterLogin.headers.get('location')!, user, `${origin}/connect/callback/upstream`);
   return browser.request(upstreamDone);
 }
 

@@ -8,7 +8,7 @@ import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import { createIssuerDiscovery } from '../../../core/token/issuer-discovery.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import { createUpstreamTargetResolver } from '../../upstream-auth/upstream-resource-metadata.js';
-import { connectCallbackUrl } from '../../connected/oauth/gateway-client-urls.js';
+import { connectCallbackUrl, upstreamCallbackUrl } from '../../connected/oauth/gateway-client-urls.js';
 import { createUpstreamAuthorizationServerDiscovery } from '../../connected/oauth/upstream-authorization-server.js';
 import { connectedUpstreamsOf, openConnectionStore, type ConnectedUpstream } from '../../connected/open-connections.js';
 import type { CheckResult } from './check-result.js';
@@ -22,7 +22,7 @@ export async function checkConnectedAccounts(config: GatewayConfig, resource: st
   const [store, login, ...servers] = await Promise.all([
     checkStore(config, resource),
     checkLogin(connected.login.issuer, origin, timeoutMs),
-    ...upstreams.map((upstream) => checkUpstreamServer(upstream, timeoutMs)),
+    ...upstreams.map((upstream) => checkUpstreamServer(upstream, origin, timeoutMs)),
   ]);
   return [store, login, ...servers];
 }
@@ -60,14 +60,17 @@ async function checkLogin(issuer: string, origin: string, timeoutMs: number): Pr
     if (metadata.authorization_endpoint === undefined || metadata.token_endpoint === undefined) {
       return { ...base, status: 'fail', message: 'the issuer publishes no authorization_endpoint or token_endpoint', fix: 'name an OpenID Connect issuer (MCP_AUTH_LOGIN_ISSUER)' };
     }
-    return { ...base, status: 'ok', message: `the connect page signs users in here; the login client (MCP_AUTH_LOGIN_CLIENT_ID) must have the redirect URI ${redirect}` };
+    return { ...base, status: 'ok', message: `the connect page signs users in here; the login client (MCP_AUTH_LOGIN_CLIENT_ID) must have the redirect URI ${redirect} (the sign-in's own; each upstream has another)` };
   } catch (error) {
     return { ...base, status: 'fail', message: `the issuer's metadata could not be loaded: ${explainFailure(error, 300)}`, fix: 'check MCP_AUTH_LOGIN_ISSUER (or MCP_AUTH_ISSUER) and that this host reaches it' };
   }
 }
 
-/** The upstream's authorization server, and how the gateway will be its client. */
-async function checkUpstreamServer({ server, auth }: ConnectedUpstream, timeoutMs: number): Promise<CheckResult> {
+/**
+ * The upstream's authorization server, and how the gateway will be its client, with the redirect URI of this server
+ * alone (RFC 9700 §4.4 mix-up defence) that a registered client must have.
+ */
+async function checkUpstreamServer({ server, auth }: ConnectedUpstream, origin: string, timeoutMs: number): Promise<CheckResult> {
   const base = { check: 'connected accounts', subject: server === '' ? `upstream ${auth.upstream}` : `server ${server}` } as const;
   try {
     const target = createUpstreamTargetResolver({
@@ -81,11 +84,11 @@ async function checkUpstreamServer({ server, auth }: ConnectedUpstream, timeoutM
     const { metadata, target: found } = await createUpstreamAuthorizationServerDiscovery({ target, timeoutMs })();
     const client =
       auth.clientId !== undefined
-        ? `the registered client ${auth.clientId}`
+        ? `the registered client ${auth.clientId}, which must have the redirect URI ${upstreamCallbackUrl(origin, server)}`
         : metadata.client_id_metadata_document_supported === true
-          ? 'the client metadata document the gateway serves (on https)'
+          ? `the client metadata document the gateway serves (on https), redirect URI ${upstreamCallbackUrl(origin, server)}`
           : metadata.registration_endpoint !== undefined
-            ? 'a client it registers itself (RFC 7591)'
+            ? `a client it registers itself (RFC 7591), redirect URI ${upstreamCallbackUrl(origin, server)}`
             : undefined;
     if (client === undefined) {
       return { ...base, status: 'fail', message: `${found.issuer} offers no dynamic registration and no client metadata documents`, fix: 'register a client there and set its id (MCP_AUTH_UPSTREAM_CLIENT_ID, or auth.clientId)' };

@@ -6,7 +6,7 @@
 import * as client from 'openid-client';
 import type { TokenStore } from '../store/token-store.js';
 import type { ConnectionRecord } from './connection-record.js';
-import { connectCallbackUrl } from './gateway-client-urls.js';
+import { upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
 import { tokenResponseRecord } from './token-response-record.js';
 import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
@@ -40,7 +40,7 @@ interface PendingFlow {
 export interface AuthorizationCodeFlowOptions {
   /** The configuration file's server name, `""` for the single upstream. */
   server: string;
-  /** The gateway's public origin: the redirect URI is `<origin>/connect/callback`. */
+  /** The gateway's public origin: the redirect URI is `<origin>/connect/callback/<server>` (`upstreamCallbackUrl`). */
   gatewayOrigin: string | URL;
   /** `MCP_AUTH_UPSTREAM_SCOPE` (space-separated): the scope asked for, before the upstream's `scopes_supported`. */
   scope?: string;
@@ -67,7 +67,7 @@ export interface AuthorizationCodeFlow {
    */
   begin(input: { ticketId: string; scope?: string }): Promise<URL>;
   /**
-   * Handles the browser's return to `<gateway>/connect/callback`: takes the pending authorization named by
+   * Handles the browser's return to `<gateway>/connect/callback/<server>`: takes the pending authorization named by
    * `state` (one time), checks the response (state, `iss` per RFC 9207 when the server supports it, an error),
    * and exchanges the code with the PKCE verifier and `resource`.
    *
@@ -95,8 +95,8 @@ export function flowKey(state: string): string {
 }
 
 /**
- * The server and ticket of a pending upstream authorization, without taking it: for the callback page, which
- * shares one redirect URI between the gateway's sign-in and every upstream, to find whose `complete` to call.
+ * The server and ticket of a pending upstream authorization, without taking it: for the callback, to check that
+ * the server its path names is the one the authorization was started with before anything is taken or exchanged.
  * Undefined when `state` names none (or names a sign-in flow).
  */
 export async function pendingUpstreamFlow(store: TokenStore, sealer: Sealer, state: string): Promise<{ server: string; ticketId: string } | undefined> {
@@ -109,7 +109,7 @@ export async function pendingUpstreamFlow(store: TokenStore, sealer: Sealer, sta
 /** Creates the flow of one upstream. Nothing is fetched until the first `begin`. */
 export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOptions): AuthorizationCodeFlow {
   const flowTtlMs = Math.min(options.flowTtlMs ?? MAX_FLOW_TTL_MS, MAX_FLOW_TTL_MS);
-  const redirectUri = connectCallbackUrl(options.gatewayOrigin);
+  const redirectUri = upstreamCallbackUrl(options.gatewayOrigin, options.server);
   return {
     async begin({ ticketId, scope }) {
       const upstream = await options.upstreamClient();

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
 import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../../core/token/issuer-discovery.js';
 import type { TokenStore } from '../store/token-store.js';
-import { clientMetadataDocumentUrl, connectCallbackUrl } from './gateway-client-urls.js';
+import { clientMetadataDocumentUrl, upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
 import { UpstreamAuthorizationError, safeOAuthErrorCode } from './upstream-authorization-error.js';
 import type { UpstreamAuthorizationServer } from './upstream-authorization-server.js';
@@ -15,7 +15,7 @@ import { secretAuthMethod, type ClientAuthMethod, type RegisteredClient } from '
 
 /** Options of {@link createClientRegistration}. */
 export interface ClientRegistrationOptions {
-  /** The gateway's public origin; the redirect URI is `<origin>/connect/callback`. */
+  /** The gateway's public origin; the redirect URI is `<origin>/connect/callback/<server>` (`upstreamCallbackUrl`). */
   gatewayOrigin: string | URL;
   /** The configuration file's server name, `""` for the single upstream (names the metadata document). */
   server: string;
@@ -57,7 +57,7 @@ export function registeredClientKey(issuer: string): string {
  *   refused, `unavailable` when the server cannot be reached.
  */
 export function createClientRegistration(options: ClientRegistrationOptions): (server: UpstreamAuthorizationServer) => Promise<RegisteredClient> {
-  const redirectUri = connectCallbackUrl(options.gatewayOrigin);
+  const redirectUri = upstreamCallbackUrl(options.gatewayOrigin, options.server);
   const known = new Map<string, Promise<RegisteredClient>>();
   const choose = async ({ metadata }: UpstreamAuthorizationServer): Promise<RegisteredClient> => {
     const issuer = metadata.issuer;

@@ -1,11 +1,16 @@
 /**
- * `GET /connect/callback`: where both authorization servers send the browser back, told apart by `state`.
+ * Where the authorization servers send the browser back, each to its own redirect URI:
  *
- * - A pending sign-in's state (the login issuer): the ID token names the user. For a connect ticket, that user
- *   must be the one the ticket was made for; anyone else gets a refusal, the ticket is burnt and nothing is stored.
- *   Then the browser goes on to the upstream's authorization server, bound to this browser again.
- * - Otherwise, an upstream authorization's state: only from the browser that was sent there, then handed to the
- *   upstream authorization, which exchanges the code and stores the connection.
+ * - `GET /connect/callback`, the gateway's own sign-in (the login issuer): the ID token names the user. For a
+ *   connect ticket, that user must be the one the ticket was made for; anyone else gets a refusal, the ticket is
+ *   burnt and nothing is stored. Then the browser goes on to the upstream's authorization server, bound to this
+ *   browser again.
+ * - `GET /connect/callback/<server>`, an upstream authorization server: only from the browser that was sent there,
+ *   and only when the path names the server the authorization was started with (RFC 9700 §4.4 mix-up defence: a
+ *   server cannot send the browser to another server with its own `state` to have that server's code exchanged at
+ *   its token endpoint). Then the upstream authorization exchanges the code and stores the connection.
+ *
+ * A state is only looked for where it belongs: a sign-in's on the first path, an upstream's on the second.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,6 +21,7 @@ import { html, sendPage, sendRedirect } from './html-page.js';
 import { startLoginSession } from './login-session.js';
 import { clearPageCookie, readPageCookie, setPageCookie } from './page-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
+import { upstreamCallbackUrl } from '../oauth/gateway-client-urls.js';
 
 /**
  * Life of the binding of an upstream authorization to the browser, in milliseconds: 15 minutes, longer than the
@@ -33,8 +39,8 @@ interface UpstreamBinding {
 
 const bindingKey = (state: string): string => `bind:${createHash('sha256').update(state).digest('base64url')}`;
 
-/** Serves the callback; `search` is the request's query (`?…`), put on the gateway's own callback URL. */
-export async function serveCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, search: string): Promise<void> {
+/** Serves the sign-in's callback; `search` is the request's query (`?…`), put on the sign-in's redirect URI. */
+export async function serveLoginCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, search: string): Promise<void> {
   const callbackUrl = new URL(ctx.login.redirectUri);
   callbackUrl.search = search;
   const binding = readPageCookie(req, 'mcpg_connect', ctx.secure);
@@ -49,7 +55,10 @@ export async function serveCallback(ctx: PageContext, req: IncomingMessage, res:
   }
   if (signedIn?.purpose.kind === 'connect') await afterConnectSignIn(ctx, res, signedIn, signedIn.purpose.ticketId);
   else if (signedIn) await sendRedirectAfterSessionStart(ctx, res, signedIn);
-  else await upstreamCallback(ctx, res, callbackUrl, binding);
+  else {
+    ctx.log({ event: 'unknown_state' });
+    sendUnknownState(res);
+  }
 }
 
 /** The signed-in user must be the ticket's; then on to the upstream's authorization server. */
@@ -101,11 +110,29 @@ async function sendRedirectAfterSessionStart(ctx: PageContext, res: ServerRespon
   sendRedirect(res, 303, new URL('/connections', ctx.origin), [session, clearPageCookie('mcpg_connect', ctx.secure)]);
 }
 
-/** The upstream's answer: only from the browser that was sent there, and only once. */
-async function upstreamCallback(ctx: PageContext, res: ServerResponse, callbackUrl: URL, binding: string | undefined): Promise<void> {
+/**
+ * An upstream's answer at `<origin>/connect/callback/<server>` (`callbackUrl`, on the gateway's origin): only for
+ * the server the path names, only from the browser that was sent there, and only once.
+ */
+export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, callbackUrl: URL): Promise<void> {
+  const binding = readPageCookie(req, 'mcpg_connect', ctx.secure);
   const state = callbackUrl.searchParams.get('state');
   const key = state ? bindingKey(state) : undefined;
-  const sealed = key === undefined ? undefined : await ctx.store.take(key);
+  const found = key === undefined ? undefined : await ctx.store.get(key);
+  const pending = found === undefined ? undefined : await ctx.sealer.open<UpstreamBinding>(key!, found);
+  if (!pending) {
+    ctx.log({ event: 'unknown_state' });
+    sendUnknownState(res);
+    return;
+  }
+  // Checked before anything is taken: a state brought back to another server's redirect URI is a mix-up (the
+  // code is that other server's), refused without consuming the flow or exchanging the code.
+  if (callbackUrl.pathname !== new URL(upstreamCallbackUrl(ctx.origin, pending.server)).pathname) {
+    ctx.log({ event: 'refused_other_server', server: pending.server, user: pending.user });
+    sendUnknownState(res);
+    return;
+  }
+  const sealed = await ctx.store.take(key!);
   const bound = sealed === undefined ? undefined : await ctx.sealer.open<UpstreamBinding>(key!, sealed);
   if (!bound) {
     ctx.log({ event: 'unknown_state' });
@@ -119,7 +146,7 @@ async function upstreamCallback(ctx: PageContext, res: ServerResponse, callbackU
   }
   let completed: { ticketId: string } | undefined;
   try {
-    completed = await ctx.port.complete(callbackUrl);
+    completed = await ctx.port.complete(callbackUrl, bound.server);
   } catch (error) {
     ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, reason: error instanceof Error ? error.name : 'unknown' });
     sendUpstreamFailed(res, bound.server);

@@ -11,6 +11,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout, type DiscoverIssuer } from '../../../core/token/issuer-discovery.js';
+import { connectCallbackUrl } from '../oauth/gateway-client-urls.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { PageSealer } from './page-ports.js';
 
@@ -117,7 +118,7 @@ export function bindingMatches(binding: string | undefined, digest: string): boo
 export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
   const discover = options.discover ?? createIssuerDiscovery({ issuer: options.issuer, timeoutMs });
-  const redirectUri = new URL('/connect/callback', options.gatewayOrigin);
+  const redirectUri = new URL(connectCallbackUrl(options.gatewayOrigin));
   let configuration: client.Configuration | undefined;
   const configure = async (): Promise<client.Configuration> => (configuration ??= relyingParty(await discover(), options, timeoutMs));
   const { store, sealer } = options;

@@ -15,6 +15,8 @@ import type { SignInBudget } from './sign-in-budget.js';
  * - `refused_other_user`: a connect link was opened by someone signed in as another user (the ticket is burnt);
  * - `refused_other_issuer`: a connect link for a caller of another issuer than the login issuer;
  * - `refused_other_browser`: a callback from a browser other than the one that started it;
+ * - `refused_other_server`: an upstream's state brought back to another server's redirect URI (a mix-up attempt,
+ *   RFC 9700 §4.4); nothing is taken or exchanged;
  * - `expired_ticket`: an unknown, expired or used connect link;
  * - `unknown_state`: a callback whose `state` is no pending authorization (a replay, expired);
  * - `login_failed`: the sign-in came back refused (declined, or the response or ID token refused);
@@ -29,6 +31,7 @@ export type ConnectPageOutcome =
   | 'refused_other_user'
   | 'refused_other_issuer'
   | 'refused_other_browser'
+  | 'refused_other_server'
   | 'expired_ticket'
   | 'unknown_state'
   | 'login_failed'

@@ -21,11 +21,12 @@ export interface UpstreamAuthorizationPort {
    */
   begin(input: { ticketId: string; scope?: string; server: string }): Promise<URL>;
   /**
-   * Handles the browser's return to `<gateway origin>/connect/callback` from an upstream authorization server:
-   * checks `state` and `iss` (RFC 9207), exchanges the code, stores the connection. Undefined when `state` is not
-   * one of its pending authorizations; throws when the authorization failed (denied, an error from the server).
+   * Handles the browser's return to `<gateway origin>/connect/callback/<server>` from `server`'s authorization
+   * server: checks `state` and `iss` (RFC 9207), exchanges the code, stores the connection. Undefined, with nothing
+   * taken or exchanged, when `state` is not one of its pending authorizations or was started with another server
+   * than the one the callback's path names (a mix-up, RFC 9700 §4.4); throws when the authorization failed.
    */
-  complete(callbackUrl: URL): Promise<{ ticketId: string } | undefined>;
+  complete(callbackUrl: URL, server: string): Promise<{ ticketId: string } | undefined>;
   /** Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it. */
   revoke(user: UserRef, server: string): Promise<void>;
 }

@@ -28,7 +28,8 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     setup = await startOAuthSetup(({ redirectUri }) => ({
       clients: [
         { clientId: 'gateway-confidential', clientSecret: SECRET, redirectUris: [redirectUri] },
-        { clientId: 'gateway-public', redirectUris: [redirectUri] },
+        // The single upstream's redirect URI, and the one of a server named `notes`.
+        { clientId: 'gateway-public', redirectUris: [redirectUri, new URL('notes', redirectUri).href] },
       ],
     }));
   });
@@ -41,7 +42,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     assert.match(url.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
     assert.equal(url.searchParams.get('resource'), setup.resource);
-    assert.equal(url.searchParams.get('redirect_uri'), `${setup.gatewayOrigin}/connect/callback`);
+    assert.equal(url.searchParams.get('redirect_uri'), `${setup.gatewayOrigin}/connect/callback/upstream`);
     assert.equal(url.searchParams.get('client_id'), 'gateway-confidential');
     assert.equal(url.searchParams.get('scope'), 'notes:read notes:write');
     const state = url.searchParams.get('state')!;
@@ -104,7 +105,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
   it('refuses a flow of another server', async () => {
     const notes = setup.authorization({ clientId: 'gateway-public', server: 'notes' });
     const other = setup.authorization({ clientId: 'gateway-public', server: 'other' });
-    const callback = await signIn(await notes.begin({ ticketId: 'ticket-f' }), setup.redirectUri);
+    const callback = await signIn(await notes.begin({ ticketId: 'ticket-f' }), `${setup.gatewayOrigin}/connect/callback/notes`);
     await refusedWith(other.complete(callback), 'unknown_state');
   });
 });
@@ -174,7 +175,7 @@ describe('client ID metadata document', { timeout: 20_000 }, () => {
     assert.deepEqual(clientMetadataDocument(gatewayOrigin, ''), {
       client_id: documentUrl,
       client_name: 'mcp-oauth-guard',
-      redirect_uris: [`${gatewayOrigin}/connect/callback`],
+      redirect_uris: [`${gatewayOrigin}/connect/callback/upstream`],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',

@@ -8,7 +8,7 @@ import { createUpstreamTargetResolver } from '../../../../src/gateway/upstream-a
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
 import type { TokenStore } from '../../../../src/gateway/connected/store/token-store.js';
 import type { Sealer } from '../../../../src/gateway/connected/oauth/sealer.js';
-import { connectCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
+import { upstreamCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { createUpstreamAuthorization, type UpstreamAuthorization, type UpstreamAuthorizationOptions } from '../../../../src/gateway/connected/oauth/upstream-authorization.js';
 import { closeServer, listenOnLoopback } from '../../../helpers/loopback-server.js';
 
@@ -38,7 +38,7 @@ export interface OAuthSetup {
   /** The upstream's MCP URL, its resource identifier. */
   resource: string;
   gatewayOrigin: string;
-  /** `<gatewayOrigin>/connect/callback`. */
+  /** `<gatewayOrigin>/connect/callback/upstream`: the single upstream's redirect URI. */
   redirectUri: string;
   store: TokenStore;
   sealer: Sealer;
@@ -61,7 +61,7 @@ export async function startOAuthSetup(serverOptions: ServerOptionsFor = () => ({
   const gatewayServer: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
   const resource = `${await listenOnLoopback(upstreamServer)}/mcp`;
   const origin = gatewayOrigin ?? (await listenOnLoopback(gatewayServer));
-  const redirectUri = connectCallbackUrl(origin);
+  const redirectUri = upstreamCallbackUrl(origin, '');
   const as = await startAuthorizationServer({ resources: { [resource]: { scopes: DEMO_SCOPES } }, ...serverOptions({ resource, redirectUri }) });
   issuer = as.issuer;
   const store = createMemoryTokenStore({ maxEntries: 1000 });

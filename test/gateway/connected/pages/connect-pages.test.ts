@@ -11,6 +11,7 @@ import { startAuthorizationServer, type AuthorizationServer } from '../../../../
 import { connectionKey, type UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
 import { createConnectPages, type ConnectPagesHandler } from '../../../../src/gateway/connected/pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from '../../../../src/gateway/connected/pages/connect-ticket.js';
+import { upstreamCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { createGatewayLogin } from '../../../../src/gateway/connected/pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from '../../../../src/gateway/connected/pages/page-ports.js';
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
@@ -22,7 +23,7 @@ const LOGIN_CLIENT = { id: 'gateway-login', secret: randomBytes(24).toString('ba
 const HOSTILE = `<script>alert(1)</script>"'&x`;
 
 /** A stand-in for the upstream authorization: its authorization page redirects straight back with a code. */
-function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: ReturnType<typeof jsonSealer>, upstreamOrigin: () => string, callback: () => string) {
+function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: ReturnType<typeof jsonSealer>, upstreamOrigin: () => string, callback: (server: string) => string) {
   const pending = new Map<string, string>();
   const calls = { begin: [] as { ticketId: string; scope?: string; server: string }[], complete: 0, revoke: [] as { user: UserRef; server: string }[] };
   /** Set to make the next begin or revoke fail, as an unreachable upstream authorization server would. */
@@ -35,6 +36,7 @@ function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: 
       pending.set(state, input.ticketId);
       const url = new URL('/authorize', upstreamOrigin());
       url.searchParams.set('state', state);
+      url.searchParams.set('server', input.server);
       return url;
     },
     async complete(callbackUrl) {
@@ -57,7 +59,7 @@ function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: 
   };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', upstreamOrigin());
-    const back = new URL(callback());
+    const back = new URL(callback(url.searchParams.get('server') ?? ''));
     back.searchParams.set('code', 'upstream-code');
     back.searchParams.set('state', url.searchParams.get('state') ?? '');
     res.writeHead(302, { location: back.href }).end();
@@ -82,7 +84,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
   let alice: UserRef;
   let bob: UserRef;
   let handler: ConnectPagesHandler;
-  const upstream = fakeUpstream(store, sealer, () => upstreamOrigin, () => `${origin}/connect/callback`);
+  const upstream = fakeUpstream(store, sealer, () => upstreamOrigin, (server) => upstreamCallbackUrl(origin, server));
   const browsers: PageBrowser[] = [];
   const browser = (): PageBrowser => {
     const b = new PageBrowser(origin);
@@ -149,6 +151,32 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const connected = lines.find((l) => (l as { event?: string }).event === 'connected') as Record<string, string>;
     assert.equal(connected.server, 'notes');
     assert.match(connected.user ?? '', /^[\w-]{16}$/);
+  });
+
+  it("refuses an upstream's state at another server's redirect URI, and a sign-in's state there, taking nothing", async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'archive' });
+    const b = browser();
+    const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
+    assert.equal(answer.status, 302, answer.body);
+    const back = new URL((await b.request(answer.headers.get('location')!)).headers.get('location')!);
+    assert.equal(back.pathname, '/connect/callback/archive', "the upstream sends the browser to the server's own redirect URI");
+    const completeCalls = upstream.calls.complete;
+    // A mix-up: the state of `archive`'s flow, brought back to the redirect URI of `notes` (or of the sign-in).
+    for (const path of ['/connect/callback/notes', '/connect/callback/upstream', '/connect/callback']) {
+      const mixed = await b.request(`${origin}${path}${back.search}`);
+      assert.equal(mixed.status, 400, `${path}: ${mixed.body}`);
+    }
+    assert.equal(upstream.calls.complete, completeCalls, 'the upstream authorization was never asked to exchange the code');
+    assert.ok(lines.some((l) => (l as { event?: string }).event === 'refused_other_server'));
+    const done = await b.request(back);
+    assert.equal(done.status, 200, `the refusals took nothing: the real callback still completes (${done.body})`);
+    assert.ok(await store.get(connectionKey(alice, 'archive')));
+    // A sign-in's state is only looked for at the sign-in's redirect URI.
+    const login = await b.request(`${origin}/connect/${await createConnectTicket(store, sealer, { user: alice, server: 'archive' })}`);
+    const loginBack = await b.signIn(login.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    const atUpstream = await b.request(`${origin}/connect/callback/notes${loginBack.search}`);
+    assert.equal(atUpstream.status, 400, atUpstream.body);
+    assert.equal((await b.request(loginBack)).status, 302, 'the sign-in still completes at its own redirect URI');
   });
 
   it("refuses bob opening alice's link: 403, nothing stored, the ticket burnt", async () => {
