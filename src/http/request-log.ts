@@ -18,7 +18,7 @@ export interface RequestLogEntry<Failure extends string = string> {
   time: string;
   /** HTTP method. */
   httpMethod: string;
-  /** Request path, without the query string. */
+  /** Request path, without the query string; a connect link's as `/connect/{ticket}` (its id is never logged). */
   path: string;
   /** JSON-RPC method, when the body was parsed. */
   method?: string;
@@ -124,7 +124,7 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       const entry: RequestLogEntry<Failure> = {
         time: isoTimeNow(),
         httpMethod: req.method ?? 'GET',
-        path: q === -1 ? url : url.slice(0, q),
+        path: loggedPath(q === -1 ? url : url.slice(0, q)),
         status: 0,
         durationMs: 0,
       };
@@ -166,6 +166,18 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       if (entry) entry.server = server;
     },
   };
+}
+
+/** Paths under `/connect/` that name no secret: the gateway's callback and its client metadata documents. */
+const OPEN_CONNECT_PATH = /^\/connect\/(?:callback|client-metadata\/[A-Za-z0-9_-]{1,64}\.json)$/;
+
+/**
+ * The path as logged. A connect link's path carries its ticket id, which grants a sign-in for a user: it is
+ * logged as the template `/connect/{ticket}` (every `/connect/` path but the callback and client metadata). The
+ * query string, with a callback's `code` and `state`, is never logged.
+ */
+function loggedPath(path: string): string {
+  return path.startsWith('/connect/') && !OPEN_CONNECT_PATH.test(path) ? '/connect/{ticket}' : path;
 }
 
 /** Where a response being logged keeps its entry, so that one 'close' listener serves every response. */

@@ -53,6 +53,9 @@ export interface ConnectedAccounts {
   close(): Promise<void>;
 }
 
+/** The ticket was burnt or expired while the code was being exchanged. */
+class ConnectTicketGoneError extends Error {}
+
 /** Path of the client metadata documents the gateway serves (see `clientMetadataDocumentUrl`). */
 const CLIENT_METADATA_PATH = /^\/connect\/client-metadata\/([A-Za-z0-9_-]{1,64})\.json$/;
 
@@ -104,11 +107,20 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       // The callback's path names the server that sent the code; a flow of another server is left untouched, so
       // that a code is never taken to a token endpoint other than its issuer's (mix-up, RFC 9700 §4.4).
       if (!pending || !authorization || pending.server !== server) return undefined;
-      // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored.
+      // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored. It is
+      // checked before the code is exchanged: for a ticket gone or expired, no tokens are asked for at all.
       const ticket = await readConnectTicket(store, sealer, pending.ticketId);
-      const completed = await authorization.complete(callbackUrl);
       if (!ticket || ticket.server !== pending.server) return undefined;
-      await writeConnection(store, sealer, ticket.user, pending.server, completed.record);
+      const completed = await authorization.complete(callbackUrl);
+      try {
+        if ((await readConnectTicket(store, sealer, pending.ticketId)) === undefined) throw new ConnectTicketGoneError();
+        await writeConnection(store, sealer, ticket.user, pending.server, completed.record);
+      } catch (error) {
+        // Tokens that are not kept would stay live at the upstream's authorization server: revoke them (RFC 7009).
+        await authorization.revokeUnstored(completed.record).catch(() => undefined);
+        if (error instanceof ConnectTicketGoneError) return undefined;
+        throw error;
+      }
       cached.forget(connectionKey(ticket.user, pending.server));
       return { ticketId: completed.ticketId };
     },

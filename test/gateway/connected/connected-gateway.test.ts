@@ -3,7 +3,7 @@
 // of its own, the token store in a directory, and a scripted browser completing both sign-ins. Raw 2026-07-28
 // requests carry the gateway's requestState.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
@@ -62,6 +62,8 @@ describe('connected accounts through the gateway', () => {
   let aliceLink = '';
   let aliceState = '';
   let usedRetry: Record<string, unknown> = {};
+  /** Requests to the notes authorization server's token endpoint, counted once the test below starts counting. */
+  let notesTokenRequests = 0;
 
   it('a call before connecting gets an input-required URL elicitation with a sealed requestState; the upstream is not called', async () => {
     const answer = await call('alice', 'notes_add', { text: 'from alice' });
@@ -87,12 +89,35 @@ describe('connected accounts through the gateway', () => {
     assert.deepEqual(connections, [], `no connection stored (${filesBefore} files before)`);
   });
 
+  it("a ticket gone by the upstream's callback: the code is never exchanged, and nothing is stored", async () => {
+    // Every request to the token endpoint ends in one of these two events of oidc-provider.
+    for (const event of ['grant.success', 'grant.error']) parts.notesAs.provider.on(event, () => void notesTokenRequests++);
+    const first = await call('alice', 'notes_add', { text: 'from alice' });
+    const link = (Object.values(first.json.result.inputRequests)[0] as { params: { url: string } }).params.url;
+    const browser = new PageBrowser(origin);
+    const toLogin = await browser.request(link);
+    const afterLogin = await browser.request(await browser.signIn(toLogin.headers.get('location')!, USERS[0]!, `${origin}/connect/callback`));
+    assert.equal(afterLogin.status, 302, afterLogin.body);
+    const upstreamDone = await browser.signIn(afterLogin.headers.get('location')!, USERS[0]!, `${origin}/connect/callback`);
+    // The ticket expires (or is burnt) while the user is at the upstream.
+    const ticketFile = Buffer.from(`ticket:${new URL(link).pathname.split('/').pop()}`).toString('base64url');
+    rmSync(join(storeDir, ticketFile));
+    const before = notesTokenRequests;
+    const page = await browser.request(upstreamDone);
+    assert.equal(page.status, 400, page.body);
+    assert.equal(notesTokenRequests, before, "no request to the upstream's token endpoint");
+    const connections = readdirSync(storeDir).filter((name) => Buffer.from(name, 'base64url').toString().startsWith('conn:'));
+    assert.deepEqual(connections, []);
+  });
+
   it('alice connects in the browser; the retry with the state reaches the upstream as alice', async () => {
     const first = await call('alice', 'notes_add', { text: 'from alice' });
     const link = (Object.values(first.json.result.inputRequests)[0] as { params: { url: string } }).params.url;
+    const exchanged = notesTokenRequests;
     const page = await connect(new PageBrowser(origin), link, USERS[0]!);
     assert.equal(page.status, 200, page.body);
     assert.match(page.body, /Connected/);
+    assert.equal(notesTokenRequests, exchanged + 1, 'the count above sees a code exchange');
     usedRetry = { requestState: first.json.result.requestState, inputResponses: { [Object.keys(first.json.result.inputRequests)[0]!]: { action: 'accept' } } };
     const retry = await call('alice', 'notes_add', { text: 'from alice' }, usedRetry);
     assert.equal(retry.status, 200, retry.text);

@@ -44,6 +44,11 @@ export interface ConnectionRevocation {
    * running at the same time cannot write the connection back.
    */
   revoke(user: UserRef): Promise<RevocationReport>;
+  /**
+   * Revokes at the server (RFC 7009, refresh token first) the tokens of a record that was never stored: an
+   * exchange whose connection could not be kept must not leave live tokens behind.
+   */
+  revokeUnstored(record: ConnectionRecord): Promise<RevocationReport>;
 }
 
 /** Creates the revoker. A failure to revoke is reported, never thrown: the connection is deleted all the same. */
@@ -69,6 +74,11 @@ export function createConnectionRevocation(options: ConnectionRevocationOptions)
     }
   };
   return {
+    async revokeUnstored(record) {
+      const report: RevocationReport = { found: false, revoked: [], notRevoked: [] };
+      await revokeAtServer(record, report);
+      return report;
+    },
     revoke(user) {
       return options.store.withLock(refreshLockName(user, options.server), options.lockTtlMs ?? DEFAULT_REFRESH_LOCK_TTL_MS, async () => {
         const report: RevocationReport = { found: false, revoked: [], notRevoked: [] };

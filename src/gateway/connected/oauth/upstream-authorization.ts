@@ -55,6 +55,8 @@ export interface UpstreamAuthorization {
   refresh(user: UserRef, server: string, replacing?: string): Promise<ConnectionRecord | undefined>;
   /** Revokes (RFC 7009, refresh token first) and deletes `user`'s connection; `server` must be this one's. */
   revoke(user: UserRef, server: string): Promise<RevocationReport>;
+  /** Revokes (RFC 7009) the tokens of a completed authorization whose connection could not be stored. */
+  revokeUnstored(record: ConnectionRecord): Promise<RevocationReport>;
 }
 
 /**
@@ -89,5 +91,6 @@ export function createUpstreamAuthorization(options: UpstreamAuthorizationOption
       ownServer(server);
       return revoker.revoke(user);
     },
+    revokeUnstored: (record) => revoker.revokeUnstored(record),
   };
 }

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { burnConnectTicket, readConnectTicket } from './connect-ticket.js';
+import { burnConnectTicket, readConnectTicket, renewConnectTicket } from './connect-ticket.js';
 import { sendExpiredTicket } from './connect-link-page.js';
 import { bindingDigest, bindingMatches, GatewayLoginError, type GatewayLoginResult } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
@@ -97,6 +97,8 @@ async function afterConnectSignIn(ctx: PageContext, res: ServerResponse, signedI
     sendUpstreamFailed(res, ticket.server);
     return;
   }
+  // The upstream's sign-in gets its full time too: the ticket must still be good when its code comes back.
+  await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, undefined, ctx.now);
   const next = randomBytes(32).toString('base64url');
   const key = bindingKey(state);
   const record: UpstreamBinding = { binding: bindingDigest(next), ticketId, server: ticket.server, user };

@@ -3,13 +3,17 @@
  * the login issuer, binding the sign-in to this browser with a cookie; the callback then checks who signed in.
  */
 import type { ServerResponse } from 'node:http';
-import { readConnectTicket } from './connect-ticket.js';
-import { LOGIN_TTL_MS } from './gateway-login.js';
+import { readConnectTicket, renewConnectTicket } from './connect-ticket.js';
+import { LOGIN_TTL_MS, pendingLoginKey } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
 import { setPageCookie } from './page-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
 
-/** Serves a connect link: 410 for an unknown, expired or used ticket; 403 for a caller of another issuer; else a 302 to sign in. */
+/**
+ * Serves a connect link: 410 for an unknown, expired or used ticket; 403 for a caller of another issuer; else a 302 to sign in.
+ * A ticket has at most one pending sign-in: opening its link again replaces the one before (whose callback is
+ * then unknown), and gives the ticket its full life again for the sign-ins to come.
+ */
 export async function serveConnectLink(ctx: PageContext, res: ServerResponse, ticketId: string): Promise<void> {
   const ticket = await readConnectTicket(ctx.store, ctx.sealer, ticketId, ctx.now);
   if (!ticket) {
@@ -28,7 +32,9 @@ export async function serveConnectLink(ctx: PageContext, res: ServerResponse, ti
     );
     return;
   }
+  if (ticket.loginState !== undefined) await ctx.store.delete(pendingLoginKey(ticket.loginState));
   const { url, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
+  await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, url.searchParams.get('state') ?? undefined, ctx.now);
   sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', binding, LOGIN_TTL_MS / 1000, ctx.secure)]);
 }
 

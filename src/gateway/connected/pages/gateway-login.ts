@@ -95,6 +95,11 @@ interface PendingLogin {
 /** A state the store is asked about: what openid-client's `randomState()` makes, with room for others. */
 const STATE = /^[A-Za-z0-9_-]{16,128}$/;
 
+/** The store key of the pending sign-in of `state`. */
+export function pendingLoginKey(state: string): string {
+  return `login:${state}`;
+}
+
 /** The SHA-256 of a binding value, base64url: what is stored instead of the value itself. */
 export function bindingDigest(binding: string): string {
   return createHash('sha256').update(binding).digest('base64url');
@@ -132,7 +137,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
       const nonce = client.randomNonce();
       const verifier = client.randomPKCECodeVerifier();
       const binding = randomBytes(32).toString('base64url');
-      const key = `login:${state}`;
+      const key = pendingLoginKey(state);
       const pending: PendingLogin = { purpose, verifier, nonce, binding: bindingDigest(binding) };
       await store.set(key, await sealer.seal(key, pending, LOGIN_TTL_MS), LOGIN_TTL_MS);
       const url = client.buildAuthorizationUrl(config, {
@@ -149,7 +154,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
     async completeLogin(callbackUrl, binding) {
       const state = callbackUrl.searchParams.get('state') ?? '';
       if (!STATE.test(state)) return undefined;
-      const key = `login:${state}`;
+      const key = pendingLoginKey(state);
       const sealed = await store.take(key);
       const pending = sealed === undefined ? undefined : await sealer.open<PendingLogin>(key, sealed);
       if (!pending) return undefined;

@@ -14,15 +14,17 @@ import { checkInteger } from '../../../core/kernel/settings.js';
 import { entryFileName, entryKeyOf, readEntryExpiry, readEntryFile, removeEntryFile, TEMP_FILE_PREFIX, writeEntryFile, type EntryFile } from './entry-file.js';
 import { createKeyedMutex } from './keyed-mutex.js';
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
-import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES } from './token-store-limits.js';
+import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, isEphemeralKey } from './token-store-limits.js';
 import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
 
 /** Options of {@link createDirectoryTokenStore}. */
 export interface DirectoryTokenStoreOptions {
   /** The directory; created with mode 0700 when missing. */
   directory: string;
-  /** Most entries kept. Default 100 000. */
+  /** Most durable entries kept (connections, registered clients). Default 100 000. */
   maxEntries?: number;
+  /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
+  maxEphemeralEntries?: number;
   /** Most bytes of one value. Default 16 384 (16 KiB). */
   maxValueBytes?: number;
   /** How often expired entries are removed, in milliseconds (they are absent to readers at once). Default 300 000. */
@@ -52,12 +54,16 @@ const FULL_SWEEP_INTERVAL_MS = 10_000;
 export async function createDirectoryTokenStore(options: DirectoryTokenStoreOptions): Promise<TokenStore> {
   const setting = options.setting ?? 'options.directory';
   const maxEntries = checkInteger(options.maxEntries, 'maxEntries', DEFAULT_TOKEN_STORE_MAX_ENTRIES);
+  const maxEphemeralEntries = checkInteger(options.maxEphemeralEntries, 'maxEphemeralEntries', DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES);
   const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
   const sweepIntervalMs = checkInteger(options.sweepIntervalMs, 'sweepIntervalMs', DEFAULT_SWEEP_INTERVAL_MS, { min: 1000, max: 2 ** 31 - 1 });
   const directory = await prepareDirectory(options.directory, setting);
-  let entries = 0;
-  for await (const found of await opendir(directory)) if (entryKeyOf(found.name) !== undefined) entries += 1;
-  const store = new DirectoryTokenStore(directory, maxEntries, maxValueBytes, entries);
+  const counts = { durable: 0, ephemeral: 0 };
+  for await (const found of await opendir(directory)) {
+    const key = entryKeyOf(found.name);
+    if (key !== undefined) counts[isEphemeralKey(key) ? 'ephemeral' : 'durable'] += 1;
+  }
+  const store = new DirectoryTokenStore(directory, { durable: maxEntries, ephemeral: maxEphemeralEntries }, maxValueBytes, counts);
   store.startSweeping(sweepIntervalMs);
   return store;
 }
@@ -128,10 +134,11 @@ class DirectoryTokenStore implements TokenStore {
 
   constructor(
     private readonly directory: string,
-    private readonly maxEntries: number,
+    /** Most entries of each kind: ephemeral ones are bounded apart, so that they never take a connection's room. */
+    private readonly maxEntries: Readonly<Record<EntryKind, number>>,
     private readonly maxValueBytes: number,
-    /** Entry files in the directory, expired ones included until removed. */
-    private entries: number,
+    /** Entry files in the directory of each kind, expired ones included until removed. */
+    private readonly entries: Record<EntryKind, number>,
   ) {}
 
   startSweeping(intervalMs: number): void {
@@ -233,31 +240,33 @@ class DirectoryTokenStore implements TokenStore {
       () => true,
       (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? false : Promise.reject(failure(error))),
     );
-    if (!existed) await this.reserve();
+    const kind = kindOf(name);
+    if (!existed) await this.reserve(kind);
     try {
       await writeEntryFile(this.directory, name, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
       this.changes += 1;
     } catch (error) {
-      if (!existed) this.entries -= 1;
+      if (!existed) this.entries[kind] -= 1;
       throw failure(error);
     }
   }
 
-  /** Counts one more entry, sweeping expired ones first (at most every 10 s) when at the bound. */
-  private async reserve(): Promise<void> {
-    if (this.entries >= this.maxEntries && Date.now() - this.lastFullSweep >= FULL_SWEEP_INTERVAL_MS) {
+  /** Counts one more entry of `kind`, sweeping expired ones first (at most every 10 s) when at its bound. */
+  private async reserve(kind: EntryKind): Promise<void> {
+    const max = this.maxEntries[kind];
+    if (this.entries[kind] >= max && Date.now() - this.lastFullSweep >= FULL_SWEEP_INTERVAL_MS) {
       this.lastFullSweep = Date.now();
       await this.sweep();
     }
-    if (this.entries >= this.maxEntries) throw new TokenStoreFullError(`${this.maxEntries} entries`);
-    this.entries += 1;
+    if (this.entries[kind] >= max) throw new TokenStoreFullError(`${max} ${kind} entries`);
+    this.entries[kind] += 1;
   }
 
   /** Removes the entry file, holding its mutex; true when there was one. */
   private async remove(name: string): Promise<boolean> {
     try {
       if (!(await removeEntryFile(join(this.directory, name)))) return false;
-      this.entries -= 1;
+      this.entries[kindOf(name)] -= 1;
       this.changes += 1;
       return true;
     } catch (error) {
@@ -274,8 +283,8 @@ class DirectoryTokenStore implements TokenStore {
   /** Removes expired entries and temporary files a crash left, then recounts the entries. */
   private async sweep(): Promise<void> {
     const changesBefore = this.changes;
-    let counted = 0;
-    let removed = 0;
+    const counted = { durable: 0, ephemeral: 0 };
+    const removed = { durable: 0, ephemeral: 0 };
     for await (const file of await opendir(this.directory)) {
       const path = join(this.directory, file.name);
       if (file.name.startsWith(TEMP_FILE_PREFIX)) {
@@ -283,16 +292,30 @@ class DirectoryTokenStore implements TokenStore {
         if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_FILE_MS) await unlink(path).catch(() => undefined);
         continue;
       }
-      if (entryKeyOf(file.name) === undefined) continue;
-      counted += 1;
+      const key = entryKeyOf(file.name);
+      if (key === undefined) continue;
+      const kind: EntryKind = isEphemeralKey(key) ? 'ephemeral' : 'durable';
+      counted[kind] += 1;
       const expiresAt = await readEntryExpiry(path).catch(() => undefined);
       if (expiresAt === undefined || expiresAt > Date.now()) continue;
-      if (await this.files.run(file.name, () => this.removeIfExpired(file.name)).catch(() => false)) removed += 1;
+      if (await this.files.run(file.name, () => this.removeIfExpired(file.name)).catch(() => false)) removed[kind] += 1;
     }
     // The count drifts only if files are removed behind the store's back; recount when no write or removal but
     // the sweep's own happened meanwhile (those the count already follows).
-    if (this.changes === changesBefore + removed) this.entries = counted - removed;
+    if (this.changes === changesBefore + removed.durable + removed.ephemeral) {
+      this.entries.durable = counted.durable - removed.durable;
+      this.entries.ephemeral = counted.ephemeral - removed.ephemeral;
+    }
   }
+}
+
+/** Durable entries (connections, clients) and ephemeral ones are counted against bounds of their own. */
+type EntryKind = 'durable' | 'ephemeral';
+
+/** The kind of the entry file `name` (a name the store made, so always an entry's). */
+function kindOf(name: string): EntryKind {
+  const key = entryKeyOf(name);
+  return key === undefined || isEphemeralKey(key) ? 'ephemeral' : 'durable';
 }
 
 /** A file system error as the store's caller sees it: full (no space) or unavailable, naming no file. */

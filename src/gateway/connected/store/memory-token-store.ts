@@ -3,11 +3,14 @@
  * across restarts. Bounded in entries and in bytes; expired entries go when read or when room is needed.
  */
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
+import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, isEphemeralKey } from './token-store-limits.js';
 
 /** Options of {@link createMemoryTokenStore}. */
 export interface MemoryTokenStoreOptions {
-  /** Most entries kept. Default 100 000. */
+  /** Most durable entries kept (connections, registered clients). Default 100 000. */
   maxEntries?: number;
+  /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
+  maxEphemeralEntries?: number;
   /** Most bytes of keys and values kept, together. Default 64 MiB. */
   maxBytes?: number;
 }
@@ -22,6 +25,11 @@ export interface MemoryTokenStoreOptions {
 export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): TokenStore {
   const maxEntries = options.maxEntries ?? 100_000;
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const maxEphemeral = options.maxEphemeralEntries ?? DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES;
+  // Entries of each kind: ephemeral ones are bounded apart, so that a flood of them never takes a connection's room.
+  const counts = { durable: 0, ephemeral: 0 };
+  const kindOf = (key: string): 'durable' | 'ephemeral' => (isEphemeralKey(key) ? 'ephemeral' : 'durable');
+  const bound = { durable: maxEntries, ephemeral: maxEphemeral };
   const entries = new Map<string, { value: string; expiresAt: number }>();
   const locks = new Map<string, Promise<unknown>>();
   let bytes = 0;
@@ -38,6 +46,7 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     const entry = entries.get(key);
     if (!entry) return false;
     entries.delete(key);
+    counts[kindOf(key)] -= 1;
     bytes -= sizeOf(key, entry.value);
     return true;
   };
@@ -48,11 +57,13 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
   const write = (key: string, value: string, ttlMs: number | undefined): void => {
     const previous = entries.get(key);
     const growth = sizeOf(key, value) - (previous ? sizeOf(key, previous.value) : 0);
-    if ((!previous && entries.size >= maxEntries) || bytes + growth > maxBytes) sweep();
-    if (!entries.has(key) && entries.size >= maxEntries) throw new TokenStoreFullError(`${maxEntries} entries`);
+    const kind = kindOf(key);
+    if ((!previous && counts[kind] >= bound[kind]) || bytes + growth > maxBytes) sweep();
+    if (!entries.has(key) && counts[kind] >= bound[kind]) throw new TokenStoreFullError(`${bound[kind]} ${kind} entries`);
     const again = entries.get(key);
     const needed = sizeOf(key, value) - (again ? sizeOf(key, again.value) : 0);
     if (bytes + needed > maxBytes) throw new TokenStoreFullError(`${maxBytes} bytes`);
+    if (!again) counts[kind] += 1;
     entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
     bytes += needed;
   };
@@ -98,6 +109,7 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     },
     close() {
       entries.clear();
+      counts.durable = counts.ephemeral = 0;
       bytes = 0;
       return Promise.resolve();
     },

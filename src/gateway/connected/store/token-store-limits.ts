@@ -4,3 +4,24 @@
 export const DEFAULT_TOKEN_STORE_MAX_ENTRIES = 100_000;
 /** Default most bytes of one value: 16 KiB, where a sealed connection is well under 2 KiB. */
 export const DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES = 16 * 1024;
+
+/**
+ * Default most ephemeral entries a store keeps (tickets and their index, pending sign-ins and upstream flows,
+ * browser bindings, used states): counted apart from connections, so that a flood of them, which any signed-in
+ * user can cause, cannot take the room of connections.
+ */
+export const DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES = 20_000;
+
+/** Prefixes of the keys that are kept until removed: connections and registered clients. Every other key is ephemeral. */
+const DURABLE_KEY_PREFIXES: readonly string[] = ['conn:', 'client:'];
+
+/**
+ * Whether `key` is an ephemeral entry's, counted against {@link DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES}.
+ *
+ * @example
+ * isEphemeralKey('ticket:abc'); // true
+ * isEphemeralKey('conn:u:notes'); // false
+ */
+export function isEphemeralKey(key: string): boolean {
+  return !DURABLE_KEY_PREFIXES.some((prefix) => key.startsWith(prefix));
+}

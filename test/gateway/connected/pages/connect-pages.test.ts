@@ -231,6 +231,28 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal(await store.get(connectionKey(alice, 'calendar')), undefined);
   });
 
+  it('keeps one pending sign-in per ticket: opening the link again replaces it and renews the ticket', async () => {
+    const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'reopened' });
+    const before = (await store.keys('login:', 1000)).length;
+    const first = browser();
+    const firstLink = await first.request(`${origin}/connect/${ticketId}`);
+    assert.equal(firstLink.status, 302);
+    const expiresFirst = (await readConnectTicket(store, sealer, ticketId))!.expiresAt;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = browser();
+    const again = await second.request(`${origin}/connect/${ticketId}`);
+    assert.equal(again.status, 302);
+    assert.equal((await store.keys('login:', 1000)).length, before + 1, 'one pending sign-in, not two');
+    assert.ok((await readConnectTicket(store, sealer, ticketId))!.expiresAt > expiresFirst, 'opening the link renews the ticket');
+    // The replaced sign-in is unknown; the current one, from its own browser only, goes on to the upstream.
+    const stale = await first.signIn(firstLink.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    assert.equal((await first.request(stale)).status, 400);
+    const current = await second.signIn(again.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    const answer = await second.request(current);
+    assert.equal(answer.status, 302);
+    assert.equal(new URL(answer.headers.get('location')!).origin, upstreamOrigin);
+  });
+
   it('refuses an upstream callback from a browser other than the one sent there, without calling complete', async () => {
     const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'files' });
     const b = browser();

@@ -47,6 +47,26 @@ describe('page parts', () => {
     assert.equal(await readConnectTicket(store, sealer, id, () => Date.now() + 600_001), undefined, 'expired');
   });
 
+  it('hands out one ticket per user, server and scope while it is good: 1 000 answers write one entry and one index', async () => {
+    const store = createMemoryTokenStore();
+    const sealer = jsonSealer();
+    const user = { issuer: 'https://id.example', subject: 'alice' };
+    const ids = new Set<string>();
+    for (let i = 0; i < 1000; i++) ids.add(await createConnectTicket(store, sealer, { user, server: 'notes' }));
+    assert.equal(ids.size, 1);
+    assert.equal((await store.keys('ticket:', 10)).length, 1);
+    assert.equal((await store.keys('ticketof:', 10)).length, 1);
+    assert.equal((await store.keys('', 10)).length, 2, 'nothing else is written');
+    const scoped = await createConnectTicket(store, sealer, { user, server: 'notes', scope: 'notes:write' });
+    const bobs = await createConnectTicket(store, sealer, { user: { ...user, subject: 'bob' }, server: 'notes' });
+    assert.equal(new Set([...ids, scoped, bobs]).size, 3, 'another scope or user gets its own ticket');
+    // A ticket gone (used or burnt) is not handed out again: the next answer makes a new one.
+    await store.delete(ticketKey([...ids][0]!));
+    const next = await createConnectTicket(store, sealer, { user, server: 'notes' });
+    assert.ok(!ids.has(next) && (await readConnectTicket(store, sealer, next)) !== undefined);
+    assert.equal((await store.keys('ticket:', 10)).length, 3);
+  });
+
   it('answers undefined for a state that is no pending sign-in, without asking the issuer', async () => {
     let discovered = 0;
     const store = createMemoryTokenStore();

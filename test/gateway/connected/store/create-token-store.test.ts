@@ -14,10 +14,12 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 describe('createTokenStore', () => {
   test('memory: a working store with its bounds', async () => {
-    const store = await createTokenStore({ kind: 'memory', maxEntries: 1 });
-    await store.set('a', 'v');
-    assert.equal(await store.get('a'), 'v');
-    await assert.rejects(store.set('b', 'v'), TokenStoreFullError);
+    const store = await createTokenStore({ kind: 'memory', maxEntries: 1, maxEphemeralEntries: 1 });
+    await store.set('conn:a', 'v');
+    assert.equal(await store.get('conn:a'), 'v');
+    await assert.rejects(store.set('conn:b', 'v'), TokenStoreFullError);
+    await store.set('ticket:a', 'v', 60_000);
+    await assert.rejects(store.set('login:a', 'v', 60_000), TokenStoreFullError, 'ephemeral entries have a bound of their own');
     await store.close();
   });
 

@@ -28,22 +28,39 @@ describeTokenStoreConformance('directory store', {
 });
 
 describe('directory store: on disk', { timeout: 20_000 }, () => {
-  test('a new store on the same directory (a restart) finds every entry, its TTLs and its bound', async () => {
+  test('a new store on the same directory (a restart) finds every entry, its TTLs and its bounds', async () => {
     const directory = newDirectory();
-    const first = await createDirectoryTokenStore({ directory, maxEntries: 3 });
+    const bounds = { maxEntries: 2, maxEphemeralEntries: 1 };
+    const first = await createDirectoryTokenStore({ directory, ...bounds });
     await first.set('conn:alice:notes', 'sealed-alice');
     await first.set('ticket:t1', 'sealed-ticket', 200);
     await first.set('client:as', 'sealed-client');
     await first.close();
-    const second = await createDirectoryTokenStore({ directory, maxEntries: 3 });
+    const second = await createDirectoryTokenStore({ directory, ...bounds });
     assert.equal(await second.get('conn:alice:notes'), 'sealed-alice');
     assert.equal(await second.get('ticket:t1'), 'sealed-ticket');
-    await assert.rejects(second.set('conn:bob:notes', 'x'), TokenStoreFullError, 'the count of entries survives the restart');
+    await assert.rejects(second.set('conn:bob:notes', 'x'), TokenStoreFullError, 'the count of connections survives the restart');
+    await assert.rejects(second.set('ticket:t2', 'x', 1000), TokenStoreFullError, 'the count of tickets survives the restart');
     await sleep(250);
     assert.equal(await second.get('ticket:t1'), undefined);
+    await second.set('ticket:t2', 'x', 1000);
+    await second.delete('client:as');
     await second.set('conn:bob:notes', 'x');
     assert.deepEqual((await second.keys('conn:', 10)).sort(), ['conn:alice:notes', 'conn:bob:notes']);
     await second.close();
+  });
+
+  test('ephemeral entries are bounded apart: a flood of tickets and sign-ins leaves the room of connections', async () => {
+    const directory = newDirectory();
+    const store = await createDirectoryTokenStore({ directory, maxEntries: 2, maxEphemeralEntries: 3 });
+    for (const key of ['ticket:a', 'ticketof:a', 'login:a']) await store.set(key, 'v', 60_000);
+    await assert.rejects(store.set('flow:a', 'v', 60_000), TokenStoreFullError);
+    await store.set('conn:alice:notes', 'v');
+    await store.set('client:as', 'v');
+    await assert.rejects(store.set('conn:bob:notes', 'v'), TokenStoreFullError, 'connections have their own bound');
+    await store.set('ticket:a', 'v2', 60_000);
+    assert.equal(await store.get('ticket:a'), 'v2', 'an ephemeral entry replaced takes no more room');
+    await store.close();
   });
 
   test('the directory is created 0700 and every entry written 0600, with no plain text of a sealed record', async () => {
