@@ -1,9 +1,9 @@
 import type { Redis as RedisClient } from 'ioredis';
 import { ConfigurationError } from '../core/kernel/errors.js';
 
-/** Default {@link RedisConnectionOptions.commandTimeoutMs}: 500 ms. */
+/** Default time each Redis command may take (`commandTimeoutMs` of a connection): 500 ms. */
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
-/** Default {@link RedisConnectionOptions.connectTimeoutMs}: 2 000 ms. */
+/** Default time to connect to Redis (`connectTimeoutMs` of a connection): 2 000 ms. */
 export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
 /** Longest pause between two reconnection attempts, in milliseconds: a Redis back from an outage is used soon. */
 const MAX_RECONNECT_DELAY_MS = 2_000;

@@ -37,7 +37,7 @@ export interface ServerConfig {
   readonly listTimeoutMs?: number;
   /**
    * `listReuseMs`: the operator's word that this server's lists are the same for every caller, so that a merged
-   * list serves its pages again, to anyone, for this many milliseconds (at most {@link MAX_PAGE_REUSE_MS}).
+   * list serves its pages again, to anyone, for this many milliseconds (at most 300 000, five minutes).
    * Absent: only pages the server itself marks public (2026-07-28) are served again.
    */
   readonly listReuseMs?: number;

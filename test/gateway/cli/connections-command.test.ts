@@ -178,8 +178,8 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
     for (const [args, message] of [
       [['revoke'], /--subject: is required/],
       [['revoke', '--subject'], /--subject: needs a value/],
-      [[], /needs an action: connections revoke --subject <sub>/],
-      [['list', '--subject', 'bob'], /has no action "list"/],
+      [[], /^mcp-oauth-guard connections: action: is missing: connections revoke --subject <sub>/],
+      [['list', '--subject', 'bob'], /action: is "list"; the one action is revoke/],
       [['revoke', '--subject', 'bob', '--server', 'mail'], /--server: names a server of a configuration file/],
       [['revoke', '--subject', 'bob', '--upstreem', 'x'], /--upstreem: is not a known flag/],
     ] as const) {

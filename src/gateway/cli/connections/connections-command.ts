@@ -71,7 +71,7 @@ export async function runConnectionsCommand(argv: readonly string[], env: Readon
 function readRevokeRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): RevokeRequest {
   const problems = new ConfigurationProblems();
   const [action, ...rest] = argv;
-  if (action !== 'revoke') throw new ConfigurationError('connections', action === undefined ? 'needs an action: connections revoke --subject <sub>' : `has no action "${action}"; the one action is revoke`);
+  if (action !== 'revoke') throw new ConfigurationError('action', action === undefined ? 'is missing: connections revoke --subject <sub>' : `is "${action}"; the one action is revoke`);
   const { own, others } = takeOwnFlags(rest, problems);
   const args = parseGatewayArgs(others, env, problems);
   // --help and --version were answered before: a help answer here has nothing to load.
