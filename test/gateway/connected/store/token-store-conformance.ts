@@ -139,7 +139,9 @@ export function describeTokenStoreConformance(name: string, subject: Conformance
       assert.equal(await store.get('conn:big'), undefined);
     });
 
-    test('bounds: past its most entries a new key is refused, an existing one still written', { skip: !subject.boundsEntries && 'this kind leaves the number of entries to its server' }, async () => {
+    // Only for the kinds that count their entries: Redis leaves that to its maxmemory (a test always skipped there
+    // would only hide in the report).
+    if (subject.boundsEntries) test('bounds: past its most entries a new key is refused, an existing one still written', async () => {
       const store = await open(5);
       for (let i = 0; i < 5; i += 1) await store.set(`conn:${i}`, 'v');
       await assert.rejects(store.set('conn:5', 'v'), TokenStoreFullError);
