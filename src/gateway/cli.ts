@@ -126,7 +126,8 @@ async function reportCoverageWhenListed(gateway: { reportPolicyCoverage(): Promi
   for (const delayMs of [0, ...LISTING_RETRY_DELAYS_MS]) {
     // Unref'd: a pending retry never keeps the process alive.
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
-    if (!('skipped' in (await gateway.reportPolicyCoverage()))) return;
+    const report = await gateway.reportPolicyCoverage();
+    if (!('skipped' in report) || ('final' in report && report.final === true)) return;
   }
 }
 

@@ -50,7 +50,10 @@ export interface PolicyCoverageReportOptions {
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
-export type PolicyCoverageReport = { coverage: PolicyCoverage; catalog: UpstreamCatalog } | { skipped: string; failure?: ListingFailure };
+export type PolicyCoverageReport =
+  | { coverage: PolicyCoverage; catalog: UpstreamCatalog }
+  /** `final`: listing again cannot help (the upstream takes only tokens made for each caller): no retry. */
+  | { skipped: string; failure?: ListingFailure; final?: true };
 
 /**
  * The upstream as logs name it: an HTTP upstream's origin and path (never its query, which may carry a key), or a
@@ -105,6 +108,8 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
     recorder.childLog(event);
     options.childLog?.(event);
   };
+  // Credentials made for each caller (token exchange, connected accounts) have nothing to list with, ever.
+  if (config.proxy && options.credentials?.perCaller) return { ...skip("it accepts only tokens made for each caller (MCP_AUTH_UPSTREAM_AUTH=token_exchange or connected), and the gateway has no caller of its own"), final: true };
   try {
     if (config.stdio) catalog = await listStdioUpstream(config.stdio, childLog, options.limits, options.signal, options.stdioStarts?.watch());
     else if (config.proxy) catalog = await listHttpUpstream(config.proxy, options.limits, await ownAuthorization(options.credentials));
