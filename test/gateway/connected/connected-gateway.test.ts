@@ -158,5 +158,6 @@ describe('connected accounts through the gateway', () => {
     }
     const log = lines.join('\n');
     assert.doesNotMatch(log, /"sub":"alice"|refresh_token|access_token|Bearer /);
+    assert.match(log, /"event":"connected","server":"upstream"/, "the single upstream is named upstream in page lines");
   });
 });

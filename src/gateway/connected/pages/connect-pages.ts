@@ -69,7 +69,8 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
     signInBudget: createSignInBudget(options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE, options.now),
     log: (event: ConnectPageEvent) => {
       try {
-        sink?.(event);
+        // The single upstream has no name of its own: its lines say "upstream", as its client metadata document does.
+        sink?.(event.server === '' ? { ...event, server: 'upstream' } : event);
       } catch {
         // A failing log must not fail the page the user is on.
       }
