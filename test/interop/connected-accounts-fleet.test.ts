@@ -17,7 +17,7 @@ import { openConnectionStore, type OpenedConnectionStore } from '../../src/gatew
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { usableUntil } from '../../src/gateway/upstream-auth/upstream-credentials.js';
 import { PageBrowser } from '../gateway/connected/pages/page-browser.js';
-import { tokenActive } from '../helpers/connected-accounts.js';
+import { CONNECTED_USERS, LOGIN_CLIENT, UPSTREAM_CLIENT, tokenActive } from '../helpers/connected-accounts.js';
 import { freePort } from '../helpers/free-port.js';
 import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
@@ -25,12 +25,7 @@ import { runGatewayCli } from '../helpers/run-cli.js';
 
 const SKIP = REDIS_SERVER === undefined && !process.env.CI ? 'redis-server is not installed (Debian package redis-server; CI installs it)' : false;
 const STATELESS = '2026-07-28';
-const USERS = [
-  { username: 'alice', password: 'alice-password' },
-  { username: 'bob', password: 'bob-password' },
-] as const;
-const LOGIN_CLIENT = { clientId: 'gateway-login', clientSecret: 'gateway-login-secret' };
-const UPSTREAM_CLIENT = { clientId: 'gateway-at-notes', clientSecret: 'gateway-at-notes-secret' };
+const USERS = CONNECTED_USERS;
 /** How long a replica serves an opened record from memory before reading Redis again, in milliseconds. */
 const REVALIDATE_MS = 1_000;
 /** Access token lifetime of the notes resource, in seconds: the gateway refreshes after half of it. */

@@ -17,19 +17,13 @@ import { openConnectionStore, type OpenedConnectionStore } from '../../../src/ga
 import { revokeUserConnections } from '../../../src/gateway/cli/connections/revoke-user-connections.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { PageBrowser } from '../connected/pages/page-browser.js';
-import { tokenActive } from '../../helpers/connected-accounts.js';
+import { CONNECTED_USERS, LOGIN_CLIENT, STORE_KEY, UPSTREAM_CLIENT, tokenActive } from '../../helpers/connected-accounts.js';
 import { freePort } from '../../helpers/free-port.js';
 import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
 import { runGatewayCli, type CliRun } from '../../helpers/run-cli.js';
 
 const STATELESS = '2026-07-28';
-const USERS = [
-  { username: 'alice', password: 'alice-password' },
-  { username: 'bob', password: 'bob-password' },
-] as const;
-const LOGIN_CLIENT = { clientId: 'gateway-login', clientSecret: 'gateway-login-secret' };
-const UPSTREAM_CLIENT = { clientId: 'gateway-at-notes', clientSecret: 'gateway-at-notes-secret' };
-const STORE_KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256)).toString('base64url');
+const USERS = CONNECTED_USERS;
 /** How long the gateway serves an opened record from memory before reading the store again, in milliseconds. */
 const REVALIDATE_MS = 300;
 

@@ -134,6 +134,13 @@ describe('connected accounts through the gateway', () => {
     assert.equal(otherArguments.json.error?.code, -32602, `other arguments: ${otherArguments.text}`);
     const forged = await call('alice', 'notes_list', {}, { requestState: `mcpg1.${'A'.repeat(40)}.${'B'.repeat(43)}` });
     assert.equal(forged.json.error?.code, -32602, forged.text);
+    // Exactly that: HTTP 200, no challenge (the caller's own token is fine), a message saying what to do, no state echoed.
+    for (const refused of [replay, forged]) {
+      assert.equal(refused.status, 200);
+      assert.equal(refused.headers['www-authenticate'], undefined);
+      assert.match(refused.json.error.message, /^Invalid params: the requestState .*; send the request again without it$/);
+      assert.doesNotMatch(refused.text, /mcpg1\./);
+    }
   });
 
   it("bob is not alice: his call asks him to connect, and alice's notes stay hers", async () => {
