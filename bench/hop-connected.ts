@@ -29,7 +29,7 @@
  * Pinned as the gateway part is (servers on one CPU, the load generator on the other).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseSessionSecret } from '../src/core/session/session-seal.js';
@@ -38,11 +38,10 @@ import { writeConnection } from '../src/gateway/connected/oauth/sealed-connectio
 import { createDirectoryTokenStore } from '../src/gateway/connected/store/directory-token-store.js';
 import { createRecordSealer } from '../src/gateway/connected/store/record-sealer.js';
 import { CALL_RESULT, HOP_BODIES, gatewayPolicy } from './hop-scenario.js';
-import { backgroundBusy } from './hop-servers.js';
-import { fmtPct, median, pinPlacement, prepareHopScripts, round1, sample, spread, startHop, statsOf, type BenchPartSettings, type Hop } from './hop.js';
+import { fmtPct, median, round1, sample, spread, startHop, statsOf, type BenchPartSettings, type Hop } from './hop.js';
 import { LoadProcess } from './load-client.js';
-import { onExit, startScript, stopAll } from './processes.js';
-import { assertAllAnswered, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
+import { startScript, stopAll } from './processes.js';
+import { assertAllAnswered, startBenchPart, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 
 /** Targets, printed next to the figures (information, not assertions). */
@@ -349,13 +348,7 @@ async function runRestart(p: ConnectedProcesses, settings: ConnectedSettings, se
 
 /** Runs the connected-accounts part and prints its report; returns what goes to `latest.json`. */
 export async function runConnectedBench(settings: ConnectedSettings): Promise<Record<string, unknown>> {
-  const began = Date.now();
-  const background = await backgroundBusy(2_000);
-  const loadAverageBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
-  const { loadCpu, serverCpu, pinned, note } = pinPlacement();
-  prepareHopScripts(settings.compiledScriptsDir);
-  const dir = mkdtempSync(join(os.tmpdir(), 'mcp-bench-connected-'));
-  onExit(() => rmSync(dir, { recursive: true, force: true }));
+  const { began, background, loadAverageBefore, loadCpu, serverCpu, pinned, note, dir } = await startBenchPart(settings.compiledScriptsDir, 'connected');
   const p = await startProcesses(settings, dir, serverCpu, loadCpu);
   console.log('');
   console.log(

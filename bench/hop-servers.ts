@@ -23,15 +23,15 @@
  * upstream alone and then runs the two gateways in a balanced order (`round-order.ts`). Ratios are taken within
  * each round; medians and the spread of the rounds are reported.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { PolicyDefinition } from '../src/index.js';
 import { CALL_RESULT, HIDDEN_SCOPE, toolName } from './hop-scenario.js';
-import { fmtPct, median, pinPlacement, prepareHopScripts, round1, sample, spread, startHop, type BenchPartSettings, type Hop } from './hop.js';
+import { fmtPct, median, round1, sample, spread, startHop, type BenchPartSettings, type Hop } from './hop.js';
 import { LoadProcess } from './load-client.js';
-import { cpuTimes, onExit, startScript, stopAll } from './processes.js';
-import { assertAllAnswered, busyBetween, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
+import { startScript, stopAll } from './processes.js';
+import { assertAllAnswered, startBenchPart, cpuBusySince, cpuRatio, hopFigures, printRateRows, rateRatio, rateRow, runBalancedRounds, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 
 /** The workloads of the servers part (`BENCH_SERVERS_WORKLOADS`). */
@@ -108,14 +108,6 @@ const STATELESS_LIST_BODY = JSON.stringify({
 const STATELESS_LIST_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
 /** Tools the token sees of the 900: the even-numbered ones. */
 const VISIBLE_TOOLS = (TOOLS_PER_SERVER * SERVER_NAMES.length) / 2;
-
-/** Busy share of each CPU over `ms`, before anything of the benchmark starts: what else the machine runs. */
-export async function backgroundBusy(ms: number): Promise<number[]> {
-  const cpus = os.cpus().length;
-  const before = Array.from({ length: cpus }, (_, i) => cpuTimes(i));
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return before.map((a, i) => busyBetween(a, cpuTimes(i)) ?? NaN);
-}
 
 /** The processes of the part, started for the workloads asked for. */
 interface ServersProcesses {
@@ -356,13 +348,7 @@ async function runSlowList(p: ServersProcesses, settings: ServersSettings): Prom
 
 /** Runs the servers part and prints its report; returns what goes to `latest.json`. */
 export async function runServersBench(settings: ServersSettings): Promise<Record<string, unknown>> {
-  const began = Date.now();
-  const background = await backgroundBusy(2_000);
-  const loadAverageBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
-  const { loadCpu, serverCpu, pinned, note } = pinPlacement();
-  prepareHopScripts(settings.compiledScriptsDir);
-  const dir = mkdtempSync(join(os.tmpdir(), 'mcp-bench-servers-'));
-  onExit(() => rmSync(dir, { recursive: true, force: true }));
+  const { began, background, loadAverageBefore, loadCpu, serverCpu, pinned, note, dir } = await startBenchPart(settings.compiledScriptsDir, 'servers');
   const p = await startProcesses(settings, dir, serverCpu, loadCpu);
   console.log('');
   console.log(

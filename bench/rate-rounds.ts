@@ -8,8 +8,11 @@
  * same CPU can leave caches and the upstream's connections in a state that favours or burdens whoever comes next.
  * Ratios are taken within each round; medians and the spread of the rounds are reported.
  */
-import { fmtPct, median, ratioPerRound, round1, round3, spread } from './hop.js';
-import { cpuTimes } from './processes.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fmtPct, median, pinPlacement, prepareHopScripts, ratioPerRound, round1, round3, spread } from './hop.js';
+import { cpuTimes, onExit } from './processes.js';
 import { williamsOrder } from './round-order.js';
 import type { RunSummary } from './scenario.js';
 
@@ -200,4 +203,37 @@ export function printRateRows(rows: ReadonlyArray<RateRow & { label: string }>):
         `${(row.hopEventLoopUtilization?.toFixed(2) ?? '-').padStart(9)}${(row.upstreamCpuUsPerRequest?.toFixed(1) ?? '-').padStart(11)}`,
     );
   }
+}
+
+/** Busy share of each CPU over `ms`, before anything of the benchmark starts: what else the machine runs. */
+export async function backgroundBusy(ms: number): Promise<number[]> {
+  const cpus = os.cpus().length;
+  const before = Array.from({ length: cpus }, (_, i) => cpuTimes(i));
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return before.map((a, i) => busyBetween(a, cpuTimes(i)) ?? NaN);
+}
+
+/** What every rate part starts from: the machine's own load, the CPU placement, the scripts and a work directory. */
+export interface BenchPartStart {
+  readonly began: number;
+  readonly background: number[];
+  readonly loadAverageBefore: number[];
+  readonly loadCpu: number | undefined;
+  readonly serverCpu: number | undefined;
+  readonly pinned: boolean;
+  readonly note: string;
+  /** A directory of the part's own, removed when the bench exits. */
+  readonly dir: string;
+}
+
+/** Starts a part: measures what else the machine runs, places the CPUs, prepares the scripts, makes its directory. */
+export async function startBenchPart(compiledScriptsDir: string | undefined, name: string): Promise<BenchPartStart> {
+  const began = Date.now();
+  const background = await backgroundBusy(2_000);
+  const loadAverageBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  const { loadCpu, serverCpu, pinned, note } = pinPlacement();
+  prepareHopScripts(compiledScriptsDir);
+  const dir = mkdtempSync(join(os.tmpdir(), `mcp-bench-${name}-`));
+  onExit(() => rmSync(dir, { recursive: true, force: true }));
+  return { began, background, loadAverageBefore, loadCpu, serverCpu, pinned, note, dir };
 }
