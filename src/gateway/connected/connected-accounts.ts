@@ -7,8 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
+import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
+import { userOf } from './flow/connect-flow.js';
 import { connectedCredentials, type ConnectionRecords } from './flow/connected-credentials.js';
+import { CONNECT_INPUT_KEY } from './flow/connection-required-answer.js';
 import { createRequestStates } from './flow/request-state.js';
 import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
@@ -49,6 +52,8 @@ export interface ConnectedAccounts {
   credentials(server: string): UpstreamCredentials;
   /** The pages (`/connect/…`, `/connections`): true when the request was one of theirs. */
   readonly pages: ConnectPagesHandler;
+  /** What a server set's merged lists show of a server the caller has not connected (`MCP_AUTH_CONNECT_LISTS`). */
+  readonly lists: ConnectedLists;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -169,7 +174,22 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       return credentials;
     },
     pages,
+    lists: connectedLists(options.upstreams, config.lists, records),
     close: () => store.close(),
+  };
+}
+
+/** What a server set's merged lists need of connected accounts. */
+function connectedLists(upstreams: readonly ConnectedUpstream[], lists: ConnectedAccountsConfig['lists'], records: ConnectionRecords): ConnectedLists {
+  return {
+    servers: new Set(upstreams.map(({ server }) => server)),
+    noteKey: CONNECT_INPUT_KEY,
+    hide: lists === 'hide',
+    async isConnected(server, auth) {
+      const user = userOf(auth);
+      // A store that cannot be read cannot tell: nothing is shown that the caller may not have connected.
+      return user !== undefined && (await records.get(user, server).catch(() => undefined)) !== undefined;
+    },
   };
 }
 

@@ -22,6 +22,11 @@ export interface MemberSessionFailure {
    * the user must first connect their account there, see connected accounts): told to the client instead of a 502.
    */
   readonly refusal?: JsonRpcErrorObject;
+  /**
+   * Whether that refusal is the gateway's own (the connect flow, the server not asked): the client's request is then
+   * answered by the same flow, outside a session, in the shape its method and capabilities call for.
+   */
+  readonly byGateway?: boolean;
 }
 
 /** A client's session with the endpoint: the `initialize` it sent, and the sessions opened with each server for it. */
@@ -218,7 +223,7 @@ export class CompositeSessions {
     const result = answer.response && 'result' in answer.response ? answer.response.result : undefined;
     const profile = profileOf(result);
     const refused = answer.status === 200 && answer.response && 'error' in answer.response ? answer.response.error : undefined;
-    if (refused?.code === JsonRpcErrorCode.UrlElicitationRequired) return { failed: true, status: 200, refusal: refused };
+    if (refused?.code === JsonRpcErrorCode.UrlElicitationRequired) return { failed: true, status: 200, refusal: refused, ...(answer.byGateway ? { byGateway: true } : {}) };
     if (answer.status !== 200 || profile === undefined) return { failed: true, status: answer.status === 200 ? 502 : answer.status };
     member.profile = profile;
     const opened: MemberSession = { id: answer.sessionId, protocolVersion: profile.protocolVersion };

@@ -5,6 +5,7 @@ import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
+import { isFlowAnswer } from '../upstream-auth/flow-answer-mark.js';
 import { findResponse } from '../upstream/answer-response.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { CapturedResponse } from './captured-response.js';
@@ -43,6 +44,11 @@ export interface MemberAnswer {
   readonly text: string;
   /** The answer's `Content-Type`. */
   readonly contentType: string | undefined;
+  /**
+   * Whether the gateway answered in the server's place for this caller (the connect flow of connected accounts): the
+   * server was not asked, and the answer is this caller's alone.
+   */
+  readonly byGateway: boolean;
 }
 
 /** Tells this process's own request ids apart from any other's. */
@@ -111,5 +117,6 @@ export async function callMember(member: Upstream, request: MemberRequest): Prom
     cut,
     text,
     contentType,
+    byGateway: isFlowAnswer(captured.asServerResponse()),
   };
 }

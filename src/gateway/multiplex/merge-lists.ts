@@ -4,7 +4,7 @@ import { exposeName } from '../../core/mcp/exposed-names.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../core/policy/policy-rules.js';
 import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
-import { CONNECT_INPUT_KEY } from '../connected/flow/connection-required-answer.js';
+import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
 import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
 import type { ListCursors, ServerCursors } from './list-cursor.js';
@@ -53,6 +53,8 @@ export interface ListMergerOptions {
   readonly maxBytes: number;
   /** Told of each server left out of a list. */
   readonly onFailure: (server: string, method: string, reason: ListFailureReason) => void;
+  /** Connected accounts, when a server is in connected mode. */
+  readonly connected?: ConnectedLists;
 }
 
 /**
@@ -60,9 +62,13 @@ export interface ListMergerOptions {
  * timeout), tools and prompts are renamed `<server>__<name>` (tools the server's `tools` selection leaves out are
  * dropped), and the items follow configuration order, then each server's own order. A server that fails is left
  * out and reported; only when every server fails is the answer an error. The next page is an opaque cursor
- * ({@link ListCursors}) holding each server's own cursor. A server the caller has not connected (connected accounts)
- * is not a failure: its part is empty, and its note, when lists show it, is in the merged `_meta` under
- * `io.github.mcp-oauth-guard/connect`, by server name.
+ * ({@link ListCursors}) holding each server's own cursor.
+ *
+ * A server the caller has not connected (connected accounts) is not a failure. When the gateway holds a page of it
+ * that it may serve to anyone (`listReuseMs`, or a page marked public), fetched with a connected user's token, the
+ * caller gets that page: they see its tools, and calling one leads them to connect. Else its part is empty, and the
+ * connect flow's note (why, and the link) is in the merged `_meta` under {@link ConnectedLists.noteKey}, by server
+ * name. With `hide`, such a server shows nothing. The connect flow's answers are never kept: they are one caller's.
  *
  * The merged result is written as JSON for the request pipeline to filter by the caller's policy, as any list
  * answer is. When every server's answer is byte for byte the last one, the last merge is reused unparsed.
@@ -108,7 +114,10 @@ export class ListMerger {
     const mayReuse = member.listReuseMs !== undefined || (request.session === undefined && isStatelessRevision(request.protocolVersion));
     const pageKey = mayReuse ? ReusedPages.key(member.name, request.request.method, request.protocolVersion ?? '', cursor) : undefined;
     const kept = pageKey !== undefined ? this.pages.get(pageKey) : undefined;
-    if (kept !== undefined) return kept;
+    if (kept !== undefined) {
+      const may = this.mayServeKept(member, request.auth);
+      if (may === true || (await may)) return kept;
+    }
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
     let sessionId: string | undefined;
     let protocolVersion = request.protocolVersion;
@@ -147,8 +156,9 @@ export class ListMerger {
     if (answer.status !== 200) return { member, failure: 'upstream_refused' };
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
     const part: Part = { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
-    // Parsed for its hints only when it may have them: most pages are not public.
-    if (pageKey !== undefined && (member.listReuseMs !== undefined || part.text!.includes('"public"'))) {
+    // Parsed for its hints only when it may have them: most pages are not public. The connect flow's answer (an
+    // empty page with this caller's link) is never kept, whatever the operator said.
+    if (pageKey !== undefined && !answer.byGateway && (member.listReuseMs !== undefined || part.text!.includes('"public"'))) {
       const response = answer.response;
       const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
       // An error or an input-required answer is never served again, whatever the operator said.
@@ -156,6 +166,16 @@ export class ListMerger {
       this.pages.set(pageKey, part, part.text!.length, reuseMs);
     }
     return part;
+  }
+
+  /**
+   * Whether a kept page of `member` may be served to this caller: always, but for a server in connected mode when
+   * lists hide what the caller has not connected; then only to a caller who has connected it.
+   */
+  private mayServeKept(member: SetMember, auth: AuthInfo): boolean | Promise<boolean> {
+    const connected = this.options.connected;
+    if (connected === undefined || !connected.hide || !connected.servers.has(member.name)) return true;
+    return connected.isConnected(member.name, auth);
   }
 
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
@@ -179,8 +199,10 @@ export class ListMerger {
         continue;
       }
       items.push(...this.exposedItems(part.member, method, listed));
-      // A server the caller has not connected: its note (why, and the link) is kept, by server name.
-      const note = (result!._meta as Record<string, unknown> | undefined)?.[CONNECT_INPUT_KEY];
+      // A server the caller has not connected: the connect flow's note (why, and the link) is kept, by server name.
+      // Only the gateway's own answer carries one: a server cannot pass a link of its own off as the gateway's.
+      const noteKey = part.answer!.byGateway ? this.options.connected?.noteKey : undefined;
+      const note = noteKey === undefined ? undefined : (result!._meta as Record<string, unknown> | undefined)?.[noteKey];
       if (note !== undefined) (connect ??= {})[part.member.name] = note;
       if (typeof result!.nextCursor === 'string') next.push([part.member.name, result!.nextCursor]);
       ttlMs = typeof result!.ttlMs === 'number' && ttlMs !== undefined ? Math.min(ttlMs, result!.ttlMs) : undefined;
@@ -191,7 +213,7 @@ export class ListMerger {
     // A merged list varies per caller (servers, policies): private, whether or not the pipeline filters it.
     if (isStatelessRevision(request.protocolVersion)) Object.assign(merged, { resultType: 'complete', cacheScope: 'private' });
     if (unavailable.length > 0 || connect !== undefined) {
-      merged._meta = { ...(unavailable.length > 0 ? { [UNAVAILABLE_META_KEY]: unavailable } : {}), ...(connect !== undefined ? { [CONNECT_INPUT_KEY]: connect } : {}) };
+      merged._meta = { ...(unavailable.length > 0 ? { [UNAVAILABLE_META_KEY]: unavailable } : {}), ...(connect !== undefined ? { [this.options.connected!.noteKey]: connect } : {}) };
     }
     const result = JSON.stringify(merged);
     // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.

@@ -7,7 +7,8 @@
  *
  * Freshness is the server's `ttlMs`, at most {@link MAX_PAGE_REUSE_MS}, or the operator's `listReuseMs` for a server
  * whose lists are the same for everyone; a `list_changed` notification from the server drops its pages at once.
- * Without `listReuseMs`, pages of a session (revisions before 2026-07-28 carry no hints) are never kept.
+ * Without `listReuseMs`, pages of a session (revisions before 2026-07-28 carry no hints) are never kept. Only a
+ * server's own pages are kept, never an answer the gateway gave in its place (the connect flow's, one caller's).
  * Bounded in entries and in bytes, whatever cursors the servers hand out.
  */
 

@@ -5,10 +5,10 @@ import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../..
 import { requestSessionId } from '../../http/request-headers.js';
 import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
 import { writeAccepted, writeError, writeJson } from '../../http/write-response.js';
-import { memberRefusalAnswer } from './member-refusal.js';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import type { GuardHttpResponse } from '../../core/guard/create-guard.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
+import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
 import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
@@ -75,6 +75,8 @@ export interface ServerSetOptions {
    * refusal to answer with, or undefined when allowed. Default none: no second decision (tests only).
    */
   readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo) => GuardHttpResponse | undefined;
+  /** Connected accounts, when a server is in connected mode: what merged lists show of servers a caller has not connected. */
+  readonly connectedLists?: ConnectedLists;
 }
 
 /** Several upstreams behind one endpoint: an {@link Upstream} itself, with its servers. */
@@ -179,6 +181,7 @@ class ServerSetRouter {
       routes: this.routes,
       maxBytes: this.maxBytes,
       onFailure: options.onListFailure ?? (() => {}),
+      ...(options.connectedLists ? { connected: options.connectedLists } : {}),
     });
   }
 
@@ -284,28 +287,24 @@ class ServerSetRouter {
       return forwardToMember(req, res, context, { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId });
     }
     const id = requestIdOf(req.body);
+    const clientCapabilities = session.initialize.params?.capabilities;
+    const base = { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), clientSessionId: sessionId, ...(clientCapabilities !== undefined ? { clientCapabilities } : {}) };
     const target = async (): Promise<MemberTarget | undefined> => {
-      if (!session) return { member: route.member, message: route.message, ...(route.localName !== undefined ? { localName: route.localName } : {}), sessionId: undefined, protocolVersion: context.protocolVersion, clientSessionId: sessionId };
       const opened = await this.sessions.memberSession(session, route.member, context.signal, context.auth);
+      // The caller must first connect their account there: the connect flow that refused the session answers the
+      // request itself, outside a session, in the one shape it gives every such answer (the server is not asked).
+      if ('failed' in opened && opened.byGateway) return { ...base, sessionId: undefined, protocolVersion: context.protocolVersion };
       if ('failed' in opened) {
-        if (opened.refusal) writeJson(res, 200, memberRefusalAnswer(req.body, opened.refusal));
+        // The server's own URL elicitation required error is passed on as it gave it.
+        if (opened.refusal) writeJson(res, 200, jsonRpcError(id, opened.refusal.code, opened.refusal.message, opened.refusal.data));
         else writeGatewayError(res, opened.status >= 500 ? opened.status : 502, id, `Bad gateway: the server ${route.member.name} could not be reached`);
         return undefined;
       }
-      const clientCapabilities = session.initialize.params?.capabilities;
-      return {
-        member: route.member,
-        message: route.message,
-        ...(route.localName !== undefined ? { localName: route.localName } : {}),
-        sessionId: opened.id,
-        protocolVersion: opened.protocolVersion ?? context.protocolVersion,
-        clientSessionId: sessionId,
-        ...(clientCapabilities !== undefined ? { clientCapabilities } : {}),
-      };
+      return { ...base, sessionId: opened.id, protocolVersion: opened.protocolVersion ?? context.protocolVersion };
     };
     const first = await target();
     if (!first) return;
-    if (!session || first.sessionId === undefined) return forwardToMember(req, res, context, first);
+    if (first.sessionId === undefined) return forwardToMember(req, res, context, first);
     prepareClientResponse(res, sessionId, route.member.name);
     const watch = watchForLostSession(res);
     await handToMember(req, res, context, first);

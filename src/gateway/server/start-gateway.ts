@@ -325,7 +325,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       const decision = built.policy.authorize(message, auth);
       return decision.allowed ? undefined : built.errorResponse(built.policy.insufficientScopeError(decision, auth, message), requestIdOf(message));
     };
-    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck }) : undefined;
+    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, ...(connected ? { connectedLists: connected.lists } : {}) }) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.

@@ -10,6 +10,7 @@ import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../ht
 import { NO_PROXY_BUFFERING, writeJson } from '../../../http/write-response.js';
 import { insufficientScopeChallenge } from '../../upstream-auth/bearer-challenge.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
+import { markFlowAnswer } from '../../upstream-auth/flow-answer-mark.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
 import { endUpstreamSpan, startUpstreamSpan } from '../upstream-span.js';
@@ -223,7 +224,11 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   /** Ends the exchange with the gateway's own answer (the connect flow), written as JSON with its status. */
   private answerInstead(answer: CallerFlowAnswer): void {
     if (this.settled) return;
-    if (!this.clientGone && !this.res.headersSent) writeJson(this.res, answer.status, answer.response);
+    if (!this.clientGone && !this.res.headersSent) {
+      // A server set must never serve this answer (one caller's link) to anyone else.
+      markFlowAnswer(this.res);
+      writeJson(this.res, answer.status, answer.response);
+    }
     this.finish(undefined);
   }
 
