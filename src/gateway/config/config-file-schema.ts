@@ -105,7 +105,7 @@ function serverSchema(): Schema {
         type: 'integer',
         minimum: 1,
         maximum: MAX_PAGE_REUSE_MS,
-        description: "This server's lists are the same for every caller: a merged list serves its pages again, to anyone, for this many milliseconds, instead of asking it for every list. Not with identityHeaders, identityEnv, or auth.mode token_exchange or connected. Default: only pages the server marks public (2026-07-28).",
+        description: "This server's lists are the same for every caller: a merged list serves its pages again, to anyone, for this many milliseconds, instead of asking it for every list. With auth.mode connected, only pages fetched with a connected user's token are kept, and users who have not connected the server see its tools too (unless MCP_AUTH_CONNECT_LISTS is hide). Not with identityHeaders, identityEnv, or auth.mode token_exchange. Default: only pages the server marks public (2026-07-28).",
       },
       listTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_LIST_TIMEOUT_MS, description: `Time allowed for this server's part of a merged list, in milliseconds. Default: the gateway's listTimeoutMs (${DEFAULT_LIST_TIMEOUT_MS}).` },
     },

@@ -85,7 +85,7 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     flag: '--connect-lists',
     value: '<show|hide>',
     description:
-      'What lists show of a server the caller has not connected, whose tools cannot be listed without the user\'s token: "show" leaves its part empty and adds a note in the list\'s _meta with the link to connect it (calling one of its tools leads there too); "hide" leaves it out without a note until the user has connected.',
+      'What lists show of a server the caller has not connected: "show" lists its tools when the gateway may serve its pages to anyone (the server\'s listReuseMs, or pages it marks public) and holds one from a connected user\'s list; else it leaves its part empty and adds a note in the list\'s _meta with the link to connect it. Calling one of its tools leads to the link too. "hide" shows neither until the user has connected.',
     defaultValue: 'show',
   },
 ] satisfies GatewaySetting[]);

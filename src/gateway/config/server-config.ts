@@ -38,7 +38,8 @@ export interface ServerConfig {
   /**
    * `listReuseMs`: the operator's word that this server's lists are the same for every caller, so that a merged
    * list serves its pages again, to anyone, for this many milliseconds (at most 300 000, five minutes).
-   * Absent: only pages the server itself marks public (2026-07-28) are served again.
+   * Absent: only pages the server itself marks public (2026-07-28) are served again. In connected mode, only pages
+   * fetched with a connected user's token are kept, and they are served to users who have not connected it too.
    */
   readonly listReuseMs?: number;
 }

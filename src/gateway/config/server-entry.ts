@@ -150,8 +150,10 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
 
 /**
  * `listReuseMs` says a server's lists are the same for every caller. A server that is told who asks (identity
- * headers or environment, a token exchanged or connected for the caller) may answer each caller differently, so
- * its pages must not be served to others.
+ * headers or environment, a token exchanged for the caller) may answer each caller differently, so its pages must
+ * not be served to others. A server in connected mode is allowed: the operator says its lists do not depend on whose
+ * account asks, only its own pages (fetched with a connected user's token) are kept, never the connect flow's
+ * answers, and users who have not connected it see its tools (`MCP_AUTH_CONNECT_LISTS=hide` hides them).
  */
 function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, path: string, problems: ConfigurationProblems): void {
   const why =
@@ -159,7 +161,7 @@ function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, pat
       ? 'identityHeaders'
       : entry.identityEnv !== undefined
         ? 'identityEnv'
-        : texts.MCP_AUTH_UPSTREAM_AUTH === 'token_exchange' || texts.MCP_AUTH_UPSTREAM_AUTH === 'connected'
+        : texts.MCP_AUTH_UPSTREAM_AUTH === 'token_exchange'
           ? `auth.mode "${texts.MCP_AUTH_UPSTREAM_AUTH}"`
           : undefined;
   if (why !== undefined) problems.add(`${path}.listReuseMs`, `cannot be used with ${why}: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs`);

@@ -37,11 +37,12 @@ export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
 
 /**
  * `MCP_AUTH_CONNECT_LISTS`: what a list request (`tools/list`, …) gets from a server the user has not connected.
- * Its items cannot be known without the user's token, and a client must still be able to list, so the list is
+ * Here its items cannot be known without the user's token, and a client must still be able to list, so the list is
  * empty either way (in a server set, that server's part is empty and the others are listed, the notes kept in the
- * merged `_meta` by server name). `show` (the default)
- * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
- * why and connect; any call of one of its tools leads to the connect flow too. `hide` answers the empty list alone.
+ * merged `_meta` by server name; a set that may reuse the server's pages for anyone lists its tools instead, see
+ * `merge-lists.ts`). `show` (the default) adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the
+ * link, so that a client or user can see why and connect; any call of one of its tools leads to the connect flow
+ * too. `hide` answers the empty list alone.
  */
 export type { ConnectListsMode };
 
