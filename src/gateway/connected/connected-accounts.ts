@@ -13,7 +13,7 @@ import { createRequestStates } from './flow/request-state.js';
 import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
-import { clientMetadataDocument } from './oauth/gateway-client-urls.js';
+import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
 import { writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
@@ -132,7 +132,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       }
     },
   };
-  const servedDocuments = new Map(options.upstreams.map(({ server }) => [server === '' ? 'upstream' : server, server]));
+  const servedDocuments = new Map(options.upstreams.map(({ server }) => [serverPublicName(server), server]));
   const pages = createConnectPages({
     gatewayOrigin: origin,
     store,

@@ -401,6 +401,16 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal((await post({ server: 'bobs-secret-server', csrf })).status, 303);
     assert.equal(upstream.calls.revoke.length, revokes + 1, "another user's server is not alice's to revoke");
     assert.ok(await store.get(connectionKey(bob, 'bobs-secret-server')));
+
+    // The single upstream's form names it "upstream", as its redirect URI and the log lines do, never "".
+    const forms = (await b.request(`${origin}/connections`)).body;
+    assert.match(forms, /name="server" value="upstream"/);
+    assert.doesNotMatch(forms, /name="server" value=""/);
+    assert.equal((await post({ server: '', csrf })).status, 400, 'an empty name names no server');
+    assert.equal((await post({ server: 'upstream', csrf })).status, 303);
+    assert.deepEqual(upstream.calls.revoke.at(-1), { user: alice, server: '' });
+    assert.equal(await store.get(connectionKey(alice, '')), undefined);
+    assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'disconnected' && (l as { server?: string }).server === 'upstream'));
     assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'disconnected' && (l as { server?: string }).server === 'wiki'));
   });
 
