@@ -163,7 +163,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       authorizationOf(server);
       let credentials = built.get(server);
       if (!credentials) {
-        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists });
+        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer });
         built.set(server, credentials);
       }
       return credentials;
