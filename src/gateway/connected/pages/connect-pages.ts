@@ -114,7 +114,7 @@ function routeOf(path: string): Route | undefined {
   if (path.startsWith('/connect/')) {
     const ticketId = path.slice('/connect/'.length);
     if (!isTicketId(ticketId)) return { method: 'GET', serve: async (_ctx, _req, res) => sendExpiredTicket(res, 404) };
-    return { method: 'GET', serve: (ctx, _req, res) => serveConnectLink(ctx, res, ticketId) };
+    return { method: 'GET', serve: (ctx, req, res) => serveConnectLink(ctx, req, res, ticketId) };
   }
   return undefined;
 }

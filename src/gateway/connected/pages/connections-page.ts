@@ -11,7 +11,7 @@ import { readFormBody } from './form-body.js';
 import { LOGIN_TTL_MS } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
 import { csrfToken, csrfTokenMatches, readLoginSession, type LoginSession } from './login-session.js';
-import { setPageCookie } from './page-cookies.js';
+import { startFlowBinding } from './flow-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
 
 /** Most connections listed. */
@@ -30,8 +30,8 @@ export async function serveConnections(ctx: PageContext, req: IncomingMessage, r
       sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started here in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
       return;
     }
-    const { url, binding } = await ctx.login.beginLogin({ kind: 'connections' });
-    sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', binding, LOGIN_TTL_MS / 1000, ctx.secure)]);
+    const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connections' });
+    sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
     return;
   }
   const prefix = `conn:${userKey(session.user)}:`;
