@@ -7,14 +7,14 @@
  *
  * Development only: loopback, in memory, keys regenerated at every start, a well-known service client secret.
  */
-import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser } from './authorization-server.js';
+import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_ID, type DemoUser, type PreRegisteredClient } from './authorization-server.js';
 import { formatRefusal } from './refusal-log.js';
 import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from 'mcp-oauth-guard/core';
 import { parseOrExit, readFlags } from './command-line.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url or '*'> [--resource <url>…]
-                           --scopes a,b [--user name:password]… [--dpop]
+                           --scopes a,b [--user name:password]… [--client id:secret:redirect-uri[,…]]… [--dpop]
 
 Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
 
@@ -24,6 +24,11 @@ Starts a local authorization server for development and keeps it running (Ctrl-C
                         local MCP server needs no restart; any other URL is refused (invalid_target)
   --scopes <list>       scopes tokens for those resources may carry, at least one, e.g. calc:use,calc:admin
   --user <name:pass>    a user who can sign in on the login page; repeat it. Default ${DEMO_USERNAME}:${DEMO_PASSWORD}
+  --client <id:secret:redirect-uri[,redirect-uri…]>
+                        a confidential web client registered from the start (authorization code and refresh
+                        token grants, client_secret_basic, exactly these redirect URIs), as an operator registers
+                        one, e.g. the gateway's sign-in client for connected accounts:
+                        --client gw-login:some-secret:http://127.0.0.1:8080/connect/callback; repeat it
   --dpop                require DPoP (RFC 9449) of the clients that register: every token they get is bound to
                         their key (without it, a client that sends a proof still gets a bound token)
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
@@ -45,15 +50,16 @@ interface DevAuthServerArgs {
   anyLoopback: boolean;
   scopes: string[];
   users: DemoUser[];
+  clients: PreRegisteredClient[];
   dpop: boolean;
 }
 
 /** Reads the flags; every problem is reported at once, each naming its flag. */
 function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
-  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--dpop'], ['--dpop']);
+  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--client', '--dpop'], ['--dpop']);
   if (flags === 'help') return 'help';
   const { values, problems } = flags;
-  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], anyLoopback: false, scopes: [], users: [], dpop: values.has('--dpop') };
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], anyLoopback: false, scopes: [], users: [], clients: [], dpop: values.has('--dpop') };
   // The service client's secret is well known and may exchange tokens: this server must not be reachable from elsewhere.
   if (!isLoopbackHost(args.host)) problems.push(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${args.host}"`);
   const port = values.get('--port')?.at(-1);
@@ -83,6 +89,12 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
     if (colon <= 0 || colon === user.length - 1) problems.push(`--user must be name:password, got "${user.replace(/:.*/, ':…')}"`);
     else args.users.push({ username: user.slice(0, colon), password: user.slice(colon + 1) });
   }
+  for (const client of values.get('--client') ?? []) {
+    const parsed = parseClient(client);
+    if (typeof parsed === 'string') problems.push(parsed);
+    else if (args.clients.some((known) => known.clientId === parsed.clientId) || parsed.clientId === SERVICE_CLIENT_ID) problems.push(`--client: the client id "${parsed.clientId}" is given twice`);
+    else args.clients.push(parsed);
+  }
   if (args.resources.length === 0 && !args.anyLoopback) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
   // A resource server's tokens carry at least one scope here: the authorization server refuses to describe a
   // resource without any, and a policy with nothing to require is better served by no authorization server at all.
@@ -90,6 +102,28 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
   if (problems.length > 0) throw new ConfigurationError('auth-server', `${problems.join('; ')}\n\n${USAGE}`);
   if (args.users.length === 0) args.users.push({ username: DEMO_USERNAME, password: DEMO_PASSWORD });
   return args;
+}
+
+/**
+ * One `--client id:secret:redirect-uri[,redirect-uri…]`: a confidential client, or the problem with it (which never
+ * repeats the secret).
+ */
+function parseClient(value: string): PreRegisteredClient | string {
+  const [clientId = '', clientSecret = '', ...rest] = value.split(':');
+  const redirects = rest.join(':').split(',').map((uri) => uri.trim()).filter(Boolean);
+  if (!/^[\w.~-]+$/.test(clientId) || clientSecret === '' || redirects.length === 0) {
+    return `--client must be id:secret:redirect-uri[,redirect-uri…] (an id of letters, digits and ._~-, a secret without ":", at least one redirect URI), got "${clientId}:…"`;
+  }
+  for (const uri of redirects) {
+    let url: URL | undefined;
+    try {
+      url = new URL(uri);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hash !== '') return `--client ${clientId}: "${uri}" is not an http(s) redirect URI without a fragment`;
+  }
+  return { clientId, clientSecret, redirectUris: redirects };
 }
 
 /** `--resource '*'`: any loopback URL. */
@@ -136,6 +170,7 @@ async function main(): Promise<void> {
     refuseEarlyRefresh: true,
     onRefusal: (refusal) => console.error(`auth-server: ${formatRefusal(refusal)}`),
     requireDpop: args.dpop,
+    clients: args.clients,
   });
   const first = args.resources[0] ?? EXAMPLE_LOOPBACK_RESOURCE;
   const scope = args.scopes.join(' ');
@@ -146,6 +181,7 @@ async function main(): Promise<void> {
     ...args.resources.map((resource) => `  resource:   ${resource}${scope ? `  (scopes ${scope})` : ''}`),
     ...(args.anyLoopback ? [`  resource:   any loopback URL, e.g. ${EXAMPLE_LOOPBACK_RESOURCE} or http://localhost:3000/mcp  (scopes ${scope})`] : []),
     `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
+    ...args.clients.map((client) => `  client:     ${client.clientId} (confidential, the secret given), redirect URIs ${client.redirectUris.join(' ')}`),
     ...(args.dpop ? ['  DPoP:       required of registered clients (dpop_bound_access_tokens): every token they get is bound'] : []),
     '',
     'Put the gateway in front of your MCP server (in the folder holding your policy.json):',

@@ -178,3 +178,43 @@ describe('npm run auth-server -- --dpop, with the notes example and the PKCE cli
     }
   });
 });
+
+describe('npm run auth-server -- --client', () => {
+  it('registers a confidential client from the start: its secret at the token endpoint, its exact redirect URIs, openid sign-in', { timeout: 60_000 }, async () => {
+    const callback = 'http://127.0.0.1:8080/connect/callback';
+    const server = await startScript(AUTH_SERVER, ['--port', '0', '--resource', RESOURCE, '--scopes', 'mcp', '--client', `gw-login:s3cret-value:${callback},http://127.0.0.1:8080/other`], 'Ctrl-C stops it.');
+    try {
+      const banner = server.output();
+      const issuer = /authorization server \(development only\): (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+      assert.ok(banner.includes(`client:     gw-login (confidential, the secret given), redirect URIs ${callback} http://127.0.0.1:8080/other`), banner);
+      assert.ok(!banner.includes('s3cret-value'), 'the secret is not printed');
+      const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as { token_endpoint: string; authorization_endpoint: string };
+      const tokenWith = async (secret: string) => {
+        const response = await fetch(metadata.token_endpoint, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(`gw-login:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: callback, code_verifier: 'v'.repeat(43) }),
+        });
+        return ((await response.json()) as { error: string }).error;
+      };
+      assert.equal(await tokenWith('s3cret-value'), 'invalid_grant', 'the client and its secret are known');
+      assert.equal(await tokenWith('wrong'), 'invalid_client');
+      const authorize = (redirectUri: string) => {
+        const url = new URL(metadata.authorization_endpoint);
+        for (const [key, value] of Object.entries({ client_id: 'gw-login', redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 's'.repeat(20), nonce: 'n'.repeat(20), code_challenge: 'c'.repeat(43), code_challenge_method: 'S256' })) url.searchParams.set(key, value);
+        return fetch(url, { redirect: 'manual' });
+      };
+      const signIn = await authorize(callback);
+      assert.equal(signIn.status, 303, await signIn.text());
+      assert.match(signIn.headers.get('location') ?? '', /\/interaction\//, 'on to the login page');
+      assert.equal((await authorize('http://127.0.0.1:8080/connect/callback/elsewhere')).status, 400, 'only its exact redirect URIs');
+    } finally {
+      await server.stop();
+    }
+    const bad = await runScript(AUTH_SERVER, ['--resource', RESOURCE, '--scopes', 'mcp', '--client', 'gw-login:secret-only', '--client', 'x:y:ftp://h/cb']);
+    assert.equal(bad.code, 2, bad.stdout);
+    assert.ok(bad.stderr.includes('--client must be id:secret:redirect-uri[,redirect-uri…]'), bad.stderr);
+    assert.ok(bad.stderr.includes('--client x: "ftp://h/cb" is not an http(s) redirect URI'), bad.stderr);
+    assert.ok(!bad.stderr.includes('secret-only'), 'a refused secret is not repeated');
+  });
+});

@@ -11,6 +11,7 @@ import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSetting } from '../../core/kernel/settings.js';
 import type { SessionSealKey } from '../../core/session/session-seal.js';
 import type { ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
+import { gatewayIssuers } from './gateway-issuers.js';
 import type { GatewaySetting } from './gateway-setting.js';
 import { readSealKeys } from './seal-keys-setting.js';
 import { readSecretFile } from './secret-file.js';
@@ -146,7 +147,7 @@ function readLogin(settings: Readonly<Record<string, string | undefined>>, guard
     throw new ConfigurationError('MCP_AUTH_LOGIN_CLIENT_ID', "is required with connected accounts: the gateway's client id at its own issuer, registered with the redirect URI <gateway origin>/connect/callback");
   }
   if (secret !== undefined && file !== undefined) throw new ConfigurationError('MCP_AUTH_LOGIN_CLIENT_SECRET_FILE', 'and MCP_AUTH_LOGIN_CLIENT_SECRET are both set; set one of them');
-  const issuers = guard?.issuers ?? (guard?.issuer !== undefined ? [guard.issuer] : []);
+  const issuers = gatewayIssuers(guard);
   const named = readSetting(settings, 'MCP_AUTH_LOGIN_ISSUER');
   if (named !== undefined && issuers.length > 0 && !issuers.includes(named)) {
     throw new ConfigurationError('MCP_AUTH_LOGIN_ISSUER', `is "${named}", which is none of the gateway's issuers (${issuers.join(', ')}): name one of them`);

@@ -16,7 +16,7 @@ import { createRequestStates } from './flow/request-state.js';
 import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
-import { clientMetadataDocument } from './oauth/gateway-client-urls.js';
+import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
 import { writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
@@ -137,7 +137,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       }
     },
   };
-  const servedDocuments = new Map(options.upstreams.map(({ server }) => [server === '' ? 'upstream' : server, server]));
+  const servedDocuments = new Map(options.upstreams.map(({ server }) => [serverPublicName(server), server]));
   const pages = createConnectPages({
     gatewayOrigin: origin,
     store,
@@ -168,7 +168,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       authorizationOf(server);
       let credentials = built.get(server);
       if (!credentials) {
-        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists });
+        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer });
         built.set(server, credentials);
       }
       return credentials;

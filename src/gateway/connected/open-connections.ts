@@ -7,7 +7,7 @@ import type { ConnectedAccountsConfig } from '../config/connected-accounts-confi
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
 import type { UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
-import { createUpstreamTargetResolver } from '../upstream-auth/upstream-resource-metadata.js';
+import { createUpstreamTargetResolver, type UpstreamTarget } from '../upstream-auth/upstream-resource-metadata.js';
 import { createUpstreamAuthorization, type UpstreamAuthorization } from './oauth/upstream-authorization.js';
 import { createTokenStore } from './store/create-token-store.js';
 import { createRecordSealer, type RecordSealer } from './store/record-sealer.js';
@@ -55,6 +55,22 @@ export function connectedUpstreamsOf(config: Pick<GatewayConfig, 'upstreamAuth' 
 }
 
 /**
+ * Where the user's authorization for a connected upstream comes from: the upstream's own metadata (or its
+ * `MCP_AUTH_UPSTREAM_ISSUER` and `_RESOURCE`), never the gateway's issuers, which are no fallback here.
+ *
+ * @param timeoutMs - each request's timeout, in milliseconds. Default: the upstream's own.
+ */
+export function connectedUpstreamTarget(auth: ConnectedUpstream['auth'], timeoutMs: number = auth.timeoutMs): () => Promise<UpstreamTarget> {
+  return createUpstreamTargetResolver({
+    upstream: new URL(auth.upstream),
+    gatewayIssuers: [],
+    timeoutMs,
+    ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+    ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
+  });
+}
+
+/**
  * The gateway as OAuth client of each upstream's authorization server, by server name. Nothing is fetched until
  * one is used.
  *
@@ -67,14 +83,7 @@ export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[],
       server,
       createUpstreamAuthorization({
         server,
-        target: createUpstreamTargetResolver({
-          upstream: new URL(auth.upstream),
-          // The user's authorization comes from the upstream's own server, never the gateway's issuer.
-          gatewayIssuers: [],
-          timeoutMs: auth.timeoutMs,
-          ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-          ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
-        }),
+        target: connectedUpstreamTarget(auth),
         gatewayOrigin,
         store: opened.store,
         sealer: opened.sealer,

@@ -8,6 +8,7 @@ import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/create-token-verifier.js';
 import { assertSecureUrl } from '../../core/token/issuer-discovery.js';
 import { parseAbsoluteUrl, parseListSetting, readSetting } from '../../core/kernel/settings.js';
+import { gatewayIssuers } from '../config/gateway-issuers.js';
 import { readSecretFile } from '../config/secret-file.js';
 import { clientCredentials, staticCredentials, UPSTREAM_AUTH_MODES, type UpstreamAuthMode, type UpstreamCredentials } from './upstream-credentials.js';
 import { createUpstreamTargetResolver } from './upstream-resource-metadata.js';
@@ -104,13 +105,12 @@ export function loadUpstreamAuth(settings: Readonly<Record<string, string | unde
   }
   const clientSecret = readClientSecret(settings, mode);
   const { scope, issuer, resource } = readTarget(settings);
-  const gatewayIssuers = guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []);
   return {
     mode,
     upstream,
     clientId,
     clientSecret,
-    gatewayIssuers,
+    gatewayIssuers: gatewayIssuers(guard),
     timeoutMs: guard.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
     ...(scope ? { scope } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
@@ -144,7 +144,7 @@ function loadConnectedUpstream(settings: Readonly<Record<string, string | undefi
   return {
     mode: 'connected',
     upstream,
-    gatewayIssuers: guard.issuers ?? (guard.issuer !== undefined ? [guard.issuer] : []),
+    gatewayIssuers: gatewayIssuers(guard),
     timeoutMs: guard.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
     ...(clientId !== undefined ? { clientId } : {}),
     ...(clientSecret !== undefined ? { clientSecret } : {}),

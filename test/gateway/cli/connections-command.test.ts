@@ -180,6 +180,7 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
       const run = await connections([...args]);
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
       assert.match(run.stderr, message);
+      assert.doesNotMatch(run.stderr, /connections: connections:/, 'the program is named once');
       assert.equal(run.stdout, '');
     }
     const { MCP_AUTH_UPSTREAM_AUTH: _, MCP_AUTH_UPSTREAM_CLIENT_ID: _id, MCP_AUTH_UPSTREAM_CLIENT_SECRET: _secret, MCP_AUTH_UPSTREAM_SCOPE: _scope, MCP_AUTH_TOKEN_STORE: _store, MCP_AUTH_TOKEN_STORE_SECRET: _key, MCP_AUTH_LOGIN_CLIENT_ID: _login, MCP_AUTH_LOGIN_CLIENT_SECRET: _loginSecret, ...plain } = settings;
@@ -223,5 +224,7 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
     assert.match(help.stdout, /MCP_AUTH_TOKEN_STORE_SECRET/);
     const gatewayHelp = await runGatewayCli(['--help']);
     assert.match(gatewayHelp.stdout, /mcp-oauth-guard connections revoke --subject <sub>/);
+    // Its endpoint list names the pages, as those of connected accounts only.
+    assert.match(gatewayHelp.stdout, /with connected\s+accounts, the pages \/connect\/… and \/connections\./);
   });
 });

@@ -3,12 +3,15 @@
 // of its own, the token store in a directory, and a scripted browser completing both sign-ins. Raw 2026-07-28
 // requests carry the gateway's requestState.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { CONNECTED_USERS as USERS, singleUpstreamSettings, startConnectedAccountsParts, UPSTREAM_CLIENT, type ConnectedAccountsParts, type ConnectedUser } from '../../helpers/connected-accounts.js';
+import { startTestIssuer } from '../../helpers/fake-issuer.js';
+import { freePort } from '../../helpers/free-port.js';
 import { postMcp } from '../../helpers/http-client.js';
 import { PageBrowser } from './pages/page-browser.js';
 
@@ -166,5 +169,39 @@ describe('connected accounts through the gateway', () => {
     const log = lines.join('\n');
     assert.doesNotMatch(log, /"sub":"alice"|refresh_token|access_token|Bearer /);
     assert.match(log, /"event":"connected","server":"upstream"/, "the single upstream is named upstream in page lines");
+  });
+});
+
+describe('connected accounts with several issuers', () => {
+  it('a caller of an issuer other than the login issuer is told in the answer that it cannot connect; no link is made', async () => {
+    const partner = await startTestIssuer();
+    const dir = mkdtempSync(join(tmpdir(), 'mcpg-partner-'));
+    const settings = {
+      ...singleUpstreamSettings(parts),
+      PORT: String(await freePort()),
+      MCP_AUTH_ISSUER: `${parts.gatewayAs.issuer},${partner.issuer}`,
+      MCP_AUTH_LOGIN_ISSUER: parts.gatewayAs.issuer,
+      MCP_AUTH_TOKEN_STORE: join(dir, 'tokens'),
+    };
+    const both = await startGateway(loadGatewayConfig(settings), { log: () => {}, warn: () => {} });
+    try {
+      const token = await partner.sign({ aud: both.resource, sub: 'carol', scope: 'mcp' });
+      const answer = await postMcp(both.resource, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'notes_list', arguments: {}, _meta: meta } }, token, {
+        'mcp-protocol-version': STATELESS,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'notes_list',
+      });
+      assert.equal(answer.status, 403, answer.text);
+      assert.equal(
+        answer.json.error.message,
+        `Forbidden: accounts of the issuer ${partner.issuer} cannot connect the upstream MCP server: this gateway connects accounts only for users who sign in through ${parts.gatewayAs.issuer}`,
+      );
+      assert.doesNotMatch(answer.text, /\/connect\/|carol/, 'no link, no subject');
+      assert.deepEqual(readdirSync(join(dir, 'tokens')).filter((name) => !name.startsWith('.')), [], 'no ticket was stored');
+    } finally {
+      await both.shutdown();
+      await partner.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

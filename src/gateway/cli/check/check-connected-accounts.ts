@@ -7,10 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import { createIssuerDiscovery } from '../../../core/token/issuer-discovery.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
-import { createUpstreamTargetResolver } from '../../upstream-auth/upstream-resource-metadata.js';
 import { connectCallbackUrl, upstreamCallbackUrl } from '../../connected/oauth/gateway-client-urls.js';
 import { createUpstreamAuthorizationServerDiscovery } from '../../connected/oauth/upstream-authorization-server.js';
-import { connectedUpstreamsOf, openConnectionStore, type ConnectedUpstream } from '../../connected/open-connections.js';
+import { connectedUpstreamsOf, connectedUpstreamTarget, openConnectionStore, type ConnectedUpstream } from '../../connected/open-connections.js';
 import type { CheckResult } from './check-result.js';
 
 /** The lines of connected accounts, in order: the store, the sign-in, then each connected upstream; none without any. */
@@ -73,14 +72,7 @@ async function checkLogin(issuer: string, origin: string, timeoutMs: number): Pr
 async function checkUpstreamServer({ server, auth }: ConnectedUpstream, origin: string, timeoutMs: number): Promise<CheckResult> {
   const base = { check: 'connected accounts', subject: server === '' ? `upstream ${auth.upstream}` : `server ${server}` } as const;
   try {
-    const target = createUpstreamTargetResolver({
-      upstream: new URL(auth.upstream),
-      // The user's authorization comes from the upstream's own server, never the gateway's issuer.
-          gatewayIssuers: [],
-      timeoutMs,
-      ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-      ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
-    });
+    const target = connectedUpstreamTarget(auth, timeoutMs);
     const { metadata, target: found } = await createUpstreamAuthorizationServerDiscovery({ target, timeoutMs })();
     const client =
       auth.clientId !== undefined

@@ -27,6 +27,11 @@ export interface ConnectFlowOptions {
   readonly requestStates: RequestStates;
   /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
   readonly lists?: ConnectListsMode;
+  /**
+   * The login issuer (`MCP_AUTH_LOGIN_ISSUER`, or the only issuer): a caller of another issuer is refused at once,
+   * with no link made, since the connect page could not sign them in. Default: any issuer.
+   */
+  readonly loginIssuer?: string;
   /** The scope the caller's connection holds (space-separated), when known. */
   readonly grantedScope: (auth: AuthInfo) => Promise<string | undefined>;
   /**
@@ -98,10 +103,13 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
       return undefined;
     },
     answer(error, request) {
-      if (error instanceof CallerCannotConnectError) return Promise.resolve(cannotConnect(request.message));
+      if (error instanceof CallerCannotConnectError) return Promise.resolve(cannotConnect(request.message, error));
       if (!(error instanceof ConnectionRequiredError)) return undefined;
       const user = userOf(request.auth);
-      if (!user) return Promise.resolve(cannotConnect(request.message));
+      if (!user) return Promise.resolve(cannotConnect(request.message, new CallerCannotConnectError(server)));
+      // Never a link for a caller the connect page would refuse: the answer says so itself.
+      const login = options.loginIssuer;
+      if (login !== undefined && user.issuer !== login) return Promise.resolve(cannotConnect(request.message, otherIssuer(server, user, login)));
       const message = request.message;
       const upstreamState = message && 'params' in message ? message.params?.requestState : undefined;
       return connectionRequiredAnswer(
@@ -159,9 +167,22 @@ function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): Cal
   return { status: 200, response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`) };
 }
 
-function cannotConnect(message: JsonRpcMessage | undefined): CallerFlowAnswer {
-  const text = "Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at the upstream MCP server";
+/**
+ * The refusal of a caller who cannot connect (403): why, and for a caller of another issuer, which issuer can.
+ * Names issuers and the server, never the user.
+ */
+function cannotConnect(message: JsonRpcMessage | undefined, error: CallerCannotConnectError): CallerFlowAnswer {
+  const server = error.server === '' ? 'the upstream MCP server' : `the MCP server "${error.server}"`;
+  const text =
+    error.reason === 'other_issuer' && error.issuers !== undefined
+      ? `Forbidden: accounts of the issuer ${error.issuers.caller} cannot connect ${server}: this gateway connects accounts only for users who sign in through ${error.issuers.login}`
+      : `Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at ${server}`;
   return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+}
+
+/** The refusal of `user`, whose issuer is not the login issuer `login`. */
+export function otherIssuer(server: string, user: UserRef, login: string): CallerCannotConnectError {
+  return new CallerCannotConnectError(server, 'other_issuer', { caller: user.issuer, login });
 }
 
 function scopeTokens(scope: string | undefined): string[] {

@@ -7,7 +7,7 @@ import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import { EXPIRY_MARGIN_MS, usableUntil, type UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import type { ConnectionRecord, UserRef } from '../oauth/connection-record.js';
 import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
-import { createConnectFlow, userOf, type CreateConnectTicket } from './connect-flow.js';
+import { createConnectFlow, otherIssuer, userOf, type CreateConnectTicket } from './connect-flow.js';
 import type { ConnectListsMode } from './connection-required-answer.js';
 import { ConnectionRequiredError } from './connection-required-error.js';
 import type { RequestStates } from './request-state.js';
@@ -51,6 +51,11 @@ export interface ConnectedCredentialsOptions {
   readonly requestStates: RequestStates;
   /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
   readonly lists?: ConnectListsMode;
+  /**
+   * The login issuer (`MCP_AUTH_LOGIN_ISSUER`, or the only issuer): a caller of another issuer gets a refusal saying
+   * so (CallerCannotConnectError `other_issuer`), not a link the connect page would refuse. Default: any issuer.
+   */
+  readonly loginIssuer?: string;
   /** Clock, in milliseconds since the epoch. Default `Date.now`. */
   readonly now?: () => number;
 }
@@ -62,7 +67,8 @@ export interface ConnectedCredentialsOptions {
  * UpstreamCredentials.renew}) it is refreshed once; a token that cannot be renewed leads to the connect flow.
  *
  * @throws (from `authorization`) ConnectionRequiredError `not_connected` when the user has no connection, `expired`
- *   when its token expired and could not be refreshed; CallerCannotConnectError for a token naming no user.
+ *   when its token expired and could not be refreshed; CallerCannotConnectError for a token naming no user, or
+ *   one of an issuer other than `loginIssuer`.
  * @example
  * const credentials = connectedCredentials({ server: '', records, createTicket, requestStates: createRequestStates({ secrets }) });
  * createUpstreamProxy({ upstream: 'https://mcp.example.com/mcp', credentials });
@@ -91,6 +97,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
     if (known) return known;
     const user = userOf(caller);
     if (!user) throw new CallerCannotConnectError(server);
+    if (options.loginIssuer !== undefined && user.issuer !== options.loginIssuer) throw otherIssuer(server, user, options.loginIssuer);
     // JSON keeps issuer and subject apart whatever characters they hold.
     const found: CallerUser = { user: Object.freeze(user), key: JSON.stringify([user.issuer, user.subject]) };
     if (Object.isFrozen(caller.extra)) callers.set(caller.extra, found);
@@ -125,6 +132,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       createTicket: options.createTicket,
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
+      ...(options.loginIssuer !== undefined ? { loginIssuer: options.loginIssuer } : {}),
       grantedScope: async (caller) => (await records.get(userAndKey(caller).user, server))?.scope,
       endRefusedConnection: async (caller) => {
         const { user } = userAndKey(caller);

@@ -4,11 +4,24 @@
  * (draft-ietf-oauth-client-id-metadata-document), which the gateway's pages serve.
  */
 
-/** Name used for the single upstream (server `""`) in its redirect URI and its client metadata document's URL. */
-const SINGLE_UPSTREAM_NAME = 'upstream';
+/**
+ * Name used for the single upstream (server `""`) wherever the gateway must name it: its redirect URI, its client
+ * metadata document's URL, the pages' forms and log lines.
+ */
+export const SINGLE_UPSTREAM_NAME = 'upstream';
+
+/**
+ * How `server` is named outside the gateway: its configuration name, or {@link SINGLE_UPSTREAM_NAME} for the
+ * single upstream (`""`), which has none of its own.
+ *
+ * @example serverPublicName(''); // 'upstream'
+ */
+export function serverPublicName(server: string): string {
+  return server === '' ? SINGLE_UPSTREAM_NAME : server;
+}
 
 /** The path segment naming `server` in the gateway's per-server URLs. */
-const serverSegment = (server: string): string => encodeURIComponent(server === '' ? SINGLE_UPSTREAM_NAME : server);
+const serverSegment = (server: string): string => encodeURIComponent(serverPublicName(server));
 
 /**
  * The redirect URI of the gateway's own sign-in (`MCP_AUTH_LOGIN_CLIENT_ID` at the login issuer):

@@ -19,7 +19,7 @@ import { sendExpiredTicket } from './connect-link-page.js';
 import { bindingDigest, bindingMatches, GatewayLoginError, type GatewayLoginResult } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
 import { startLoginSession } from './login-session.js';
-import { clearPageCookie, readPageCookie, setPageCookie } from './page-cookies.js';
+import { clearFlowBinding, readFlowBinding, startFlowBinding } from './flow-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
 import { upstreamCallbackUrl } from '../oauth/gateway-client-urls.js';
 
@@ -43,26 +43,30 @@ const bindingKey = (state: string): string => `bind:${createHash('sha256').updat
 export async function serveLoginCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, search: string): Promise<void> {
   const callbackUrl = new URL(ctx.login.redirectUri);
   callbackUrl.search = search;
-  const binding = readPageCookie(req, 'mcpg_connect', ctx.secure);
+  const state = callbackUrl.searchParams.get('state') ?? '';
+  const binding = readFlowBinding(req, state, ctx.secure);
   let signedIn: GatewayLoginResult | undefined;
   try {
     signedIn = await ctx.login.completeLogin(callbackUrl, binding);
   } catch (error) {
     if (!(error instanceof GatewayLoginError)) throw error;
     ctx.log({ event: error.reason === 'browser_mismatch' ? 'refused_other_browser' : 'login_failed', reason: error.reason });
-    sendLoginRefused(ctx, res, error.reason);
+    sendLoginRefused(ctx, res, error.reason, state);
     return;
   }
-  if (signedIn?.purpose.kind === 'connect') await afterConnectSignIn(ctx, res, signedIn, signedIn.purpose.ticketId);
-  else if (signedIn) await sendRedirectAfterSessionStart(ctx, res, signedIn);
+  if (signedIn?.purpose.kind === 'connect') await afterConnectSignIn(ctx, req, res, signedIn, signedIn.purpose.ticketId, state);
+  else if (signedIn) await sendRedirectAfterSessionStart(ctx, res, signedIn, state);
   else {
     ctx.log({ event: 'unknown_state' });
     sendUnknownState(res);
   }
 }
 
-/** The signed-in user must be the ticket's; then on to the upstream's authorization server. */
-async function afterConnectSignIn(ctx: PageContext, res: ServerResponse, signedIn: GatewayLoginResult, ticketId: string): Promise<void> {
+/**
+ * The signed-in user must be the ticket's; then on to the upstream's authorization server, bound to this browser by
+ * a cookie of that flow, which replaces the sign-in's (`loginState`).
+ */
+async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: ServerResponse, signedIn: GatewayLoginResult, ticketId: string, loginState: string): Promise<void> {
   const ticket = await readConnectTicket(ctx.store, ctx.sealer, ticketId, ctx.now);
   if (!ticket) {
     ctx.log({ event: 'expired_ticket' });
@@ -79,7 +83,7 @@ async function afterConnectSignIn(ctx: PageContext, res: ServerResponse, signedI
       'Not connected',
       html`<p>You signed in as someone other than the user who asked to connect ${serverLabel(ticket.server)}. Nothing was connected, and this link no longer works.</p>
 <p>If the request was yours, sign out of <code>${ctx.login.issuer}</code>, retry the request in your client, and open the new link.</p>`,
-      { 'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure) },
+      { 'Set-Cookie': clearFlowBinding(loginState, ctx.secure) },
     );
     return;
   }
@@ -103,13 +107,13 @@ async function afterConnectSignIn(ctx: PageContext, res: ServerResponse, signedI
   const key = bindingKey(state);
   const record: UpstreamBinding = { binding: bindingDigest(next), ticketId, server: ticket.server, user };
   await ctx.store.set(key, await ctx.sealer.seal(key, record, UPSTREAM_BINDING_TTL_MS), UPSTREAM_BINDING_TTL_MS);
-  sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', next, UPSTREAM_BINDING_TTL_MS / 1000, ctx.secure)]);
+  sendRedirect(res, 302, url, startFlowBinding(req, state, next, UPSTREAM_BINDING_TTL_MS / 1000, ctx.secure, loginState));
 }
 
 /** A sign-in from the connections page: the session cookie, then back to that page (a fixed path). */
-async function sendRedirectAfterSessionStart(ctx: PageContext, res: ServerResponse, signedIn: GatewayLoginResult): Promise<void> {
+async function sendRedirectAfterSessionStart(ctx: PageContext, res: ServerResponse, signedIn: GatewayLoginResult, loginState: string): Promise<void> {
   const session = await startLoginSession(ctx, signedIn);
-  sendRedirect(res, 303, new URL('/connections', ctx.origin), [session, clearPageCookie('mcpg_connect', ctx.secure)]);
+  sendRedirect(res, 303, new URL('/connections', ctx.origin), [session, clearFlowBinding(loginState, ctx.secure)]);
 }
 
 /**
@@ -117,8 +121,8 @@ async function sendRedirectAfterSessionStart(ctx: PageContext, res: ServerRespon
  * the server the path names, only from the browser that was sent there, and only once.
  */
 export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessage, res: ServerResponse, callbackUrl: URL): Promise<void> {
-  const binding = readPageCookie(req, 'mcpg_connect', ctx.secure);
   const state = callbackUrl.searchParams.get('state');
+  const binding = state ? readFlowBinding(req, state, ctx.secure) : undefined;
   const key = state ? bindingKey(state) : undefined;
   const found = key === undefined ? undefined : await ctx.store.get(key);
   const pending = found === undefined ? undefined : await ctx.sealer.open<UpstreamBinding>(key!, found);
@@ -134,16 +138,19 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
     sendUnknownState(res);
     return;
   }
+  // So is the browser: a request without this flow's binding (another browser, a state seen in a log) cannot use
+  // up the flow of the browser that was sent to the upstream.
+  if (!bindingMatches(binding, pending.binding)) {
+    ctx.log({ event: 'refused_other_browser', server: pending.server, user: pending.user });
+    sendLoginRefused(ctx, res, 'browser_mismatch', state!);
+    return;
+  }
+  // One-time: of two callbacks with the binding at once, only the one that takes it goes on.
   const sealed = await ctx.store.take(key!);
   const bound = sealed === undefined ? undefined : await ctx.sealer.open<UpstreamBinding>(key!, sealed);
   if (!bound) {
     ctx.log({ event: 'unknown_state' });
     sendUnknownState(res);
-    return;
-  }
-  if (!bindingMatches(binding, bound.binding)) {
-    ctx.log({ event: 'refused_other_browser', server: bound.server, user: bound.user });
-    sendLoginRefused(ctx, res, 'browser_mismatch');
     return;
   }
   let completed: { ticketId: string } | undefined;
@@ -162,7 +169,7 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   await burnConnectTicket(ctx.store, bound.ticketId);
   ctx.log({ event: 'connected', server: bound.server, user: bound.user });
   sendPage(res, 200, 'Connected', html`<p>Connected to ${serverLabel(bound.server)}. Return to your client and retry.</p>`, {
-    'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure),
+    'Set-Cookie': clearFlowBinding(state!, ctx.secure),
   });
 }
 
@@ -181,8 +188,8 @@ function sendUpstreamFailed(res: ServerResponse, server: string): void {
 <p>Go back to your client and retry the request to try again.</p>`);
 }
 
-function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: GatewayLoginError['reason']): void {
-  const clear = { 'Set-Cookie': clearPageCookie('mcpg_connect', ctx.secure) };
+function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: GatewayLoginError['reason'], state: string): void {
+  const clear = { 'Set-Cookie': clearFlowBinding(state, ctx.secure) };
   if (reason === 'browser_mismatch') {
     sendPage(res, 403, 'Not connected', html`<p>This sign-in was not started in this browser, so the gateway does not act on it. Nothing was connected.</p>
 <p>Open the link from your client in the browser you sign in with.</p>`, clear);

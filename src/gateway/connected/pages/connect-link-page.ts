@@ -1,12 +1,12 @@
 /**
  * `GET /connect/<ticketId>`: a connect link opened. It grants nothing by itself: a live ticket sends the browser to
- * the login issuer, binding the sign-in to this browser with a cookie; the callback then checks who signed in.
+ * the login issuer, binding the sign-in to this browser with a cookie of its own; the callback then checks who signed in.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readConnectTicket, renewConnectTicket } from './connect-ticket.js';
 import { LOGIN_TTL_MS, pendingLoginKey } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
-import { setPageCookie } from './page-cookies.js';
+import { startFlowBinding } from './flow-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
 
 /**
@@ -14,7 +14,7 @@ import { serverLabel, userDigest, type PageContext } from './page-context.js';
  * A ticket has at most one pending sign-in: opening its link again replaces the one before (whose callback is
  * then unknown), and gives the ticket its full life again for the sign-ins to come.
  */
-export async function serveConnectLink(ctx: PageContext, res: ServerResponse, ticketId: string): Promise<void> {
+export async function serveConnectLink(ctx: PageContext, req: IncomingMessage, res: ServerResponse, ticketId: string): Promise<void> {
   const ticket = await readConnectTicket(ctx.store, ctx.sealer, ticketId, ctx.now);
   if (!ticket) {
     ctx.log({ event: 'expired_ticket' });
@@ -33,9 +33,9 @@ export async function serveConnectLink(ctx: PageContext, res: ServerResponse, ti
     return;
   }
   if (ticket.loginState !== undefined) await ctx.store.delete(pendingLoginKey(ticket.loginState));
-  const { url, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
-  await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, url.searchParams.get('state') ?? undefined, ctx.now);
-  sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', binding, LOGIN_TTL_MS / 1000, ctx.secure)]);
+  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
+  await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, state, ctx.now);
+  sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
 }
 
 /** The page for a connect link that leads nowhere (410: it may have been good once). */

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
+import { serverPublicName } from '../oauth/gateway-client-urls.js';
 import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
 import { serveLoginCallback, serveUpstreamCallback } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
@@ -70,7 +71,7 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
     log: (event: ConnectPageEvent) => {
       try {
         // The single upstream has no name of its own: its lines say "upstream", as its client metadata document does.
-        sink?.(event.server === '' ? { ...event, server: 'upstream' } : event);
+        sink?.(event.server === '' ? { ...event, server: serverPublicName('') } : event);
       } catch {
         // A failing log must not fail the page the user is on.
       }
@@ -113,7 +114,7 @@ function routeOf(path: string): Route | undefined {
   if (path.startsWith('/connect/')) {
     const ticketId = path.slice('/connect/'.length);
     if (!isTicketId(ticketId)) return { method: 'GET', serve: async (_ctx, _req, res) => sendExpiredTicket(res, 404) };
-    return { method: 'GET', serve: (ctx, _req, res) => serveConnectLink(ctx, res, ticketId) };
+    return { method: 'GET', serve: (ctx, req, res) => serveConnectLink(ctx, req, res, ticketId) };
   }
   return undefined;
 }

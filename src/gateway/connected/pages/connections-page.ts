@@ -5,12 +5,13 @@
  * `Sec-Fetch-Site: same-origin` where the browser sends it, else an `Origin` equal to the gateway's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { userKey } from '../oauth/connection-record.js';
+import { connectionKey, userKey } from '../oauth/connection-record.js';
+import { serverPublicName, SINGLE_UPSTREAM_NAME } from '../oauth/gateway-client-urls.js';
 import { readFormBody } from './form-body.js';
 import { LOGIN_TTL_MS } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
 import { csrfToken, csrfTokenMatches, readLoginSession, type LoginSession } from './login-session.js';
-import { setPageCookie } from './page-cookies.js';
+import { startFlowBinding } from './flow-cookies.js';
 import { serverLabel, userDigest, type PageContext } from './page-context.js';
 
 /** Most connections listed. */
@@ -29,8 +30,8 @@ export async function serveConnections(ctx: PageContext, req: IncomingMessage, r
       sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started here in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
       return;
     }
-    const { url, binding } = await ctx.login.beginLogin({ kind: 'connections' });
-    sendRedirect(res, 302, url, [setPageCookie('mcpg_connect', binding, LOGIN_TTL_MS / 1000, ctx.secure)]);
+    const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connections' });
+    sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
     return;
   }
   const prefix = `conn:${userKey(session.user)}:`;
@@ -38,7 +39,7 @@ export async function serveConnections(ctx: PageContext, req: IncomingMessage, r
   const token = csrfToken(session);
   const items = servers.map(
     (server) => html`<li><span class="server">${serverLabel(server)}</span>
-<form method="post" action="/connections/disconnect"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="server" value="${server}"><button type="submit">Disconnect</button></form></li>`,
+<form method="post" action="/connections/disconnect"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="server" value="${serverPublicName(server)}"><button type="submit">Disconnect</button></form></li>`,
   );
   const list = items.length ? html`<ul id="connections">${items}</ul>` : html`<p id="connections">You have no connected servers.</p>`;
   sendPage(res, 200, 'Your connections', html`<p>Servers the gateway reaches with your own authorization. Disconnecting one revokes it at that server's authorization server where it offers revocation.</p>
@@ -71,23 +72,33 @@ export async function serveDisconnect(ctx: PageContext, req: IncomingMessage, re
     sendPage(res, 403, 'Refused', html`<p>This form is out of date. <a href="/connections">Open your connections</a> and try again.</p>`);
     return;
   }
-  const server = form.get('server');
-  if (server === null || server.length > MAX_SERVER_NAME) {
+  const name = form.get('server');
+  if (name === null || name === '' || name.length > MAX_SERVER_NAME) {
     sendPage(res, 400, 'Bad form', html`<p>The form names no server.</p>`);
     return;
   }
-  if (await disconnect(ctx, session, server)) {
+  const server = await connectedServerNamed(ctx, session, name);
+  // Only a connection the user has: a form naming any other server changes nothing.
+  if (server === undefined || (await disconnect(ctx, session, server))) {
     sendRedirect(res, 303, new URL('/connections', ctx.origin));
     return;
   }
   sendPage(res, 502, 'Not disconnected', html`<p>The gateway could not disconnect ${serverLabel(server)}. <a href="/connections">Back to your connections</a> to try again.</p>`);
 }
 
+/**
+ * The server of the user's connection the form names, as the list names it ({@link serverPublicName}: the single
+ * upstream as `upstream`); undefined when the user has no such connection.
+ */
+async function connectedServerNamed(ctx: PageContext, session: LoginSession, name: string): Promise<string | undefined> {
+  // A configuration file's server may itself be named "upstream": its own connection is then the one.
+  const candidates = name === SINGLE_UPSTREAM_NAME ? ['', name] : [name];
+  for (const server of candidates) if ((await ctx.store.get(connectionKey(session.user, server))) !== undefined) return server;
+  return undefined;
+}
+
 /** Revokes the user's connection to `server`; false when the revocation failed. */
 async function disconnect(ctx: PageContext, session: LoginSession, server: string): Promise<boolean> {
-  // Only a connection the user has: a form naming any other server changes nothing.
-  const known = await ctx.store.get(`conn:${userKey(session.user)}:${server}`);
-  if (known === undefined) return true;
   const user = userDigest(session.user);
   try {
     await ctx.port.revoke(session.user, server);

@@ -5,8 +5,8 @@
  * user a connect link was made for, or the user listing their connections.
  *
  * The pending sign-in is sealed in the token store under `login:<state>` for 10 minutes and taken once. It holds
- * the SHA-256 of a random value the browser keeps in an HttpOnly cookie: a callback carrying the state but coming
- * from another browser (a link passed on, a state seen in a log) is refused.
+ * the SHA-256 of a random value the browser keeps in an HttpOnly cookie of that flow: a callback carrying the state
+ * but coming from another browser (a link passed on, a state seen in a log) is refused, and takes nothing.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
@@ -58,15 +58,17 @@ export interface GatewayLogin {
   /** The `redirect_uri`: `<gateway origin>/connect/callback`. */
   readonly redirectUri: URL;
   /**
-   * Starts a sign-in: the issuer's authorization URL, and the browser binding to keep in an HttpOnly cookie.
+   * Starts a sign-in: the issuer's authorization URL, its `state`, and the browser binding to keep in an HttpOnly
+   * cookie of that flow.
    *
    * @throws AuthorizationServerUnavailableError when the issuer's metadata cannot be had
    */
-  beginLogin(purpose: LoginPurpose): Promise<{ url: URL; binding: string }>;
+  beginLogin(purpose: LoginPurpose): Promise<{ url: URL; state: string; binding: string }>;
   /**
    * Completes a sign-in from the callback URL (built on the gateway origin) and the browser's binding cookie.
-   * Undefined when its `state` is no pending sign-in (an upstream's, a replay, expired); the pending sign-in is
-   * used up either way.
+   * Undefined when its `state` is no pending sign-in (an upstream's, a replay, expired). The binding is checked
+   * before the pending sign-in is taken: a browser without it (another's, a state seen in a log) is refused and
+   * leaves the sign-in pending for the browser that started it; any other outcome uses it up.
    *
    * @throws GatewayLoginError when the binding differs, the user declined, or the response or ID token is refused
    *   (openid-client checks `state`, `iss` per RFC 9207, and the ID token's signature, `iss`, `aud`, `nonce`, `exp`)
@@ -149,16 +151,19 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
       });
-      return { url, binding };
+      return { url, state, binding };
     },
     async completeLogin(callbackUrl, binding) {
       const state = callbackUrl.searchParams.get('state') ?? '';
       if (!STATE.test(state)) return undefined;
       const key = pendingLoginKey(state);
-      const sealed = await store.take(key);
-      const pending = sealed === undefined ? undefined : await sealer.open<PendingLogin>(key, sealed);
+      const found = await store.get(key);
+      const pending = found === undefined ? undefined : await sealer.open<PendingLogin>(key, found);
       if (!pending) return undefined;
+      // Checked before anything is taken: a request without this browser's binding cannot use up its sign-in.
       if (!bindingMatches(binding, pending.binding)) throw new GatewayLoginError('browser_mismatch');
+      // One-time: of two callbacks with the binding at once, only the one that takes it goes on.
+      if ((await store.take(key)) === undefined) return undefined;
       const config = await configure();
       let claims: client.IDToken | undefined;
       try {

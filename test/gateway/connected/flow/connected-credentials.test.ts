@@ -190,6 +190,36 @@ describe('connected credentials', () => {
     assert.equal(await codeOf({ message: call, auth: alice, sessionId: 's-1' }), -32042);
   });
 
+  it('a caller of an issuer other than the login issuer is told so in the answer, and no link is made', async () => {
+    const tickets: UserRef[] = [];
+    const records: ConnectionRecords = { get: async () => assert.fail('no record is read for a caller who cannot connect'), refresh: async () => undefined, end: async () => {} };
+    const credentials = connectedCredentials({
+      server: 'notes',
+      records,
+      requestStates: createRequestStates({ secrets: [randomBytes(32)] }),
+      createTicket: async (user) => (tickets.push(user), new URL('https://gw.example/connect/t')),
+      loginIssuer: 'https://login.example',
+    });
+    const carol: AuthInfo = { token: 't', clientId: 'c', scopes: [], extra: { iss: 'https://partner.example', sub: 'carol', claims: {}, tokenType: 'jwt' } };
+    const refused = await credentials.authorization(carol).then(() => undefined, (error: unknown) => error);
+    assert.ok(refused instanceof CallerCannotConnectError);
+    assert.equal(refused.reason, 'other_issuer');
+    for (const [method, params] of [['tools/call', { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } }], ['tools/list', {}]] as const) {
+      const request: CallerFlowRequest = { message: { jsonrpc: '2.0', id: 9, method, params }, auth: carol, sessionId: undefined };
+      for (const error of [refused, new ConnectionRequiredError('notes', 'not_connected')]) {
+        const answer = await credentials.flow!.answer(error, request);
+        assert.equal(answer?.status, 403, method);
+        const text = (answer!.response as { error: { message: string } }).error.message;
+        assert.equal(text, 'Forbidden: accounts of the issuer https://partner.example cannot connect the MCP server "notes": this gateway connects accounts only for users who sign in through https://login.example');
+        assert.ok(!JSON.stringify(answer).includes('carol'), 'the subject is never named');
+      }
+    }
+    assert.deepEqual(tickets, [], 'no ticket is made');
+    // A caller of the login issuer is led to connect as before.
+    const dave: AuthInfo = { ...carol, extra: { ...carol.extra, iss: 'https://login.example', sub: 'dave' } };
+    await assert.rejects(connectedCredentials({ server: 'notes', records: { ...records, get: async () => undefined }, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL('https://gw.example/connect/t'), loginIssuer: 'https://login.example' }).authorization(dave), ConnectionRequiredError);
+  });
+
   it('a caller that cannot connect is refused with 403, other failures are not the flow\'s', async () => {
     const { credentials } = setup(undefined);
     const request: CallerFlowRequest = { message: { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'x' } }, auth: noUser, sessionId: undefined };

@@ -12,6 +12,7 @@ import { connectionKey, type UserRef } from '../../../../src/gateway/connected/o
 import { createConnectPages, type ConnectPagesHandler } from '../../../../src/gateway/connected/pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from '../../../../src/gateway/connected/pages/connect-ticket.js';
 import { upstreamCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
+import { MAX_PENDING_FLOWS } from '../../../../src/gateway/connected/pages/flow-cookies.js';
 import { createGatewayLogin } from '../../../../src/gateway/connected/pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from '../../../../src/gateway/connected/pages/page-ports.js';
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
@@ -125,7 +126,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal(location.origin, as.issuer, 'the link leads to the login issuer only');
     assert.equal(location.searchParams.get('code_challenge_method'), 'S256');
     assert.ok(location.searchParams.get('nonce'));
-    assert.match(link.headers.get('set-cookie') ?? '', /^mcpg_connect=[\w-]{43}; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    assert.match(link.headers.get('set-cookie') ?? '', /^mcpg_flow_[\w-]{16}=[\w-]{43}; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
     const callback = await b.signIn(location, user, `${origin}/connect/callback`);
     return { callback, answer: await b.request(callback) };
   }
@@ -209,7 +210,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.ok(lines.some((l) => (l as { event?: string }).event === 'expired_ticket'));
   });
 
-  it('refuses a replayed login callback, and one from a browser without the binding cookie', async () => {
+  it('refuses a replayed login callback, and one from a browser without the binding cookie, which takes nothing', async () => {
     const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'calendar' });
     const b = browser();
     const { callback, answer } = await openLinkAndSignIn(b, ticketId, ALICE);
@@ -227,8 +228,52 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const refused = await other.request(stolen);
     assert.equal(refused.status, 403);
     assert.match(refused.body, /not started in this browser/);
-    assert.equal((await starter.request(stolen)).status, 400, 'the refused state is used up');
     assert.equal(await store.get(connectionKey(alice, 'calendar')), undefined);
+    const own = await starter.request(stolen);
+    assert.equal(own.status, 302, `the refusal took nothing: the browser that started it still signs in (${own.body})`);
+    assert.equal(new URL(own.headers.get('location')!).origin, upstreamOrigin);
+  });
+
+  it('connects two servers from two links opened at once in one browser, each flow bound by its own cookie', async () => {
+    const b = browser();
+    const [first, second] = [await createConnectTicket(store, sealer, { user: alice, server: 'tab-one' }), await createConnectTicket(store, sealer, { user: alice, server: 'tab-two' })];
+    // Both links are opened before either sign-in comes back, as two tabs would.
+    const links = [await b.request(`${origin}/connect/${first}`), await b.request(`${origin}/connect/${second}`)];
+    assert.deepEqual(links.map((link) => link.status), [302, 302]);
+    const flowCookies = () => [...(b.jar.get(origin)?.keys() ?? [])].filter((name) => name.startsWith('mcpg_flow_'));
+    assert.equal(flowCookies().length, 2, 'one binding per flow');
+    const callbacks = [];
+    for (const link of links) callbacks.push(await b.signIn(link.headers.get('location')!, ALICE, `${origin}/connect/callback`));
+    // Both go on to their upstreams; then both upstream callbacks come back, in the other order.
+    const toUpstream = [];
+    for (const callback of callbacks) {
+      const answer = await b.request(callback);
+      assert.equal(answer.status, 302, answer.body);
+      toUpstream.push(answer.headers.get('location')!);
+    }
+    const backs = [];
+    for (const url of toUpstream) backs.push((await b.request(url)).headers.get('location')!);
+    for (const back of backs.reverse()) {
+      const done = await b.request(back);
+      assert.equal(done.status, 200, done.body);
+    }
+    assert.ok(await store.get(connectionKey(alice, 'tab-one')));
+    assert.ok(await store.get(connectionKey(alice, 'tab-two')));
+    assert.deepEqual(flowCookies(), [], 'every binding is cleared when its flow ends');
+  });
+
+  it('keeps at most MAX_PENDING_FLOWS bindings in one browser: the oldest flow is dropped, the newest complete', async () => {
+    const b = browser();
+    const links = [];
+    for (let i = 0; i <= MAX_PENDING_FLOWS; i++) {
+      const ticketId = await createConnectTicket(store, sealer, { user: alice, server: `many-${i}` });
+      links.push(await b.request(`${origin}/connect/${ticketId}`));
+    }
+    assert.equal([...(b.jar.get(origin)?.keys() ?? [])].filter((name) => name.startsWith('mcpg_flow_')).length, MAX_PENDING_FLOWS);
+    const oldest = await b.signIn(links[0]!.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    assert.equal((await b.request(oldest)).status, 403, 'the dropped binding no longer matches');
+    const newest = await b.signIn(links.at(-1)!.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    assert.equal((await b.request(newest)).status, 302);
   });
 
   it('keeps one pending sign-in per ticket: opening the link again replaces it and renews the ticket', async () => {
@@ -253,7 +298,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal(new URL(answer.headers.get('location')!).origin, upstreamOrigin);
   });
 
-  it('refuses an upstream callback from a browser other than the one sent there, without calling complete', async () => {
+  it('refuses an upstream callback from a browser other than the one sent there, without calling complete or taking the flow', async () => {
     const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'files' });
     const b = browser();
     const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
@@ -262,8 +307,11 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const refused = await browser().request(back.headers.get('location')!);
     assert.equal(refused.status, 403);
     assert.equal(upstream.calls.complete, completes, 'the code is never exchanged');
-    assert.equal((await b.request(back.headers.get('location')!)).status, 400, 'nor later, by anyone');
     assert.equal(await store.get(connectionKey(alice, 'files')), undefined);
+    const own = await b.request(back.headers.get('location')!);
+    assert.equal(own.status, 200, `the refusal took nothing: the browser sent there still completes (${own.body})`);
+    assert.ok(await store.get(connectionKey(alice, 'files')));
+    assert.equal((await browser().request(back.headers.get('location')!)).status, 400, 'and then it is used up, for everyone');
   });
 
   it('shows a cancelled sign-in when the user denies at the login issuer, and nothing is connected', async () => {
@@ -401,6 +449,16 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal((await post({ server: 'bobs-secret-server', csrf })).status, 303);
     assert.equal(upstream.calls.revoke.length, revokes + 1, "another user's server is not alice's to revoke");
     assert.ok(await store.get(connectionKey(bob, 'bobs-secret-server')));
+
+    // The single upstream's form names it "upstream", as its redirect URI and the log lines do, never "".
+    const forms = (await b.request(`${origin}/connections`)).body;
+    assert.match(forms, /name="server" value="upstream"/);
+    assert.doesNotMatch(forms, /name="server" value=""/);
+    assert.equal((await post({ server: '', csrf })).status, 400, 'an empty name names no server');
+    assert.equal((await post({ server: 'upstream', csrf })).status, 303);
+    assert.deepEqual(upstream.calls.revoke.at(-1), { user: alice, server: '' });
+    assert.equal(await store.get(connectionKey(alice, '')), undefined);
+    assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'disconnected' && (l as { server?: string }).server === 'upstream'));
     assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'disconnected' && (l as { server?: string }).server === 'wiki'));
   });
 
@@ -469,7 +527,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
       const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
       const response = await fetch(`${local}/connect/${ticketId}`, { redirect: 'manual', headers: { host: 'evil.example' } });
       assert.equal(response.status, 302);
-      assert.match(response.headers.get('set-cookie') ?? '', /^__Host-mcpg_connect=[\w-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+      assert.match(response.headers.get('set-cookie') ?? '', /^__Host-mcpg_flow_[\w-]{16}=[\w-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
       const location = new URL(response.headers.get('location')!);
       assert.equal(location.origin, as.issuer);
       assert.equal(location.searchParams.get('redirect_uri'), `${httpsOrigin}/connect/callback`, 'the callback is on the configured origin, not the Host');

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { createConnectTicket, isTicketId, readConnectTicket, ticketKey } from '../../../../src/gateway/connected/pages/connect-ticket.js';
 import { createGatewayLogin } from '../../../../src/gateway/connected/pages/gateway-login.js';
 import { escapeHtml, html } from '../../../../src/gateway/connected/pages/html-page.js';
+import { clearFlowBinding, flowCookieName, MAX_PENDING_FLOWS, readFlowBinding, startFlowBinding } from '../../../../src/gateway/connected/pages/flow-cookies.js';
 import { clearPageCookie, readPageCookie, setPageCookie } from '../../../../src/gateway/connected/pages/page-cookies.js';
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
 import { jsonSealer } from './page-browser.js';
@@ -25,8 +26,33 @@ describe('page parts', () => {
     assert.equal(readPageCookie(request('mcpg_login="<x>"'), 'mcpg_login', false), undefined);
     assert.equal(readPageCookie(request(`mcpg_login=${'a'.repeat(9000)}`), 'mcpg_login', false), undefined);
     assert.equal(readPageCookie(request(), 'mcpg_login', false), undefined);
-    assert.equal(setPageCookie('mcpg_connect', 'v', 60.9, true), '__Host-mcpg_connect=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure');
-    assert.match(clearPageCookie('mcpg_connect', false), /^mcpg_connect=; Path=\/; Max-Age=0;/);
+    assert.equal(setPageCookie('mcpg_login', 'v', 60.9, true), '__Host-mcpg_login=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure');
+    assert.match(clearPageCookie('mcpg_login', false), /^mcpg_login=; Path=\/; Max-Age=0;/);
+  });
+
+  it('keeps one binding cookie per flow, named by a digest of its state, and at most MAX_PENDING_FLOWS of them', () => {
+    const states = Array.from({ length: 7 }, (_, i) => `state-${i}-${'x'.repeat(40)}`);
+    const name = flowCookieName(states[0]!, false);
+    assert.match(name, /^mcpg_flow_[\w-]{16}$/);
+    assert.ok(!name.includes('state'), 'the state itself is no cookie name');
+    assert.match(flowCookieName(states[0]!, true), /^__Host-mcpg_flow_[\w-]{16}$/);
+    assert.notEqual(flowCookieName(states[1]!, false), name);
+    const [line] = startFlowBinding(request(), states[0]!, 'bind0', 600, true);
+    assert.equal(line, `${flowCookieName(states[0]!, true)}=bind0; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure`);
+    const two = request(`${flowCookieName(states[0]!, false)}=bind0; ${flowCookieName(states[1]!, false)}=bind1; mcpg_login=s`);
+    assert.equal(readFlowBinding(two, states[0]!, false), 'bind0');
+    assert.equal(readFlowBinding(two, states[1]!, false), 'bind1');
+    assert.equal(readFlowBinding(two, states[2]!, false), undefined);
+    assert.equal(readFlowBinding(two, states[0]!, true), undefined, 'the https name is not the http one');
+    // A browser already holding MAX_PENDING_FLOWS bindings: starting one more clears the oldest (sent first).
+    const full = request(states.slice(0, MAX_PENDING_FLOWS).map((state, i) => `${flowCookieName(state, false)}=b${i}`).join('; '));
+    const lines = startFlowBinding(full, states[6]!, 'new', 600, false);
+    assert.deepEqual(lines, [clearFlowBinding(states[0]!, false), `${flowCookieName(states[6]!, false)}=new; Path=/; Max-Age=600; HttpOnly; SameSite=Lax`]);
+    // A flow that follows another (the upstream's after the sign-in) ends that one instead.
+    const next = startFlowBinding(full, states[6]!, 'new', 900, false, states[2]);
+    assert.deepEqual(next.slice(0, 1), [clearFlowBinding(states[2]!, false)]);
+    assert.equal(next.length, 2, 'ending the flow it follows made room');
+    assert.match(clearFlowBinding(states[0]!, false), /^mcpg_flow_[\w-]{16}=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax$/);
   });
 
   it('keeps a ticket sealed under its key for 10 minutes, holding no user data in its id', async () => {
