@@ -161,6 +161,15 @@ class PolicySet {
     }
   }
 
+  /**
+   * Whether the caller of `auth` holds the server's own `requiredScopes` (under the server's hierarchy): without
+   * them every message routed to it is refused and every item it lists dropped. True for a name of no server.
+   */
+  mayReach(name: string, auth: AuthInfo): boolean {
+    const server = this.servers.get(name);
+    return server === undefined || server.empty || server.evaluator.grantsBase(auth);
+  }
+
   filterListResult(method: string, result: Record<string, unknown>, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): Record<string, unknown> {
     return filterListEnvelope(method, result, message, protocolVersion, (spec, items) => this.filterItems(spec, items, auth));
   }
@@ -335,7 +344,7 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
   const set = new PolicySet(gateway, servers, options.routeResource);
   const limits = new ToolRateLimits(rules, servers);
   const authorize = (message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision => set.authorize(message, auth);
-  return brandCompiledPolicy({
+  const compiled = brandCompiledPolicy({
     definition: gatewayDefinition,
     scopesSupported: unionOfScopes([rules.scopesSupported, ...[...servers.values()].map((server) => server.rules.scopesSupported)]),
     requiredScopes: rules.base,
@@ -349,6 +358,27 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
     insufficientScopeError: (decision, auth, message) => createInsufficientScopeError(decision, auth, message),
     isListMethod,
   });
+  // Kept under a symbol, so that a copy made by spreading the policy keeps it too.
+  return Object.assign(compiled, { [SERVER_REACH]: (name: string, auth: AuthInfo) => set.mayReach(name, auth) });
+}
+
+/** Where a policy set keeps {@link mayReachServer}'s answer. */
+const SERVER_REACH: unique symbol = Symbol('mcp-oauth-guard server reach');
+
+/**
+ * Whether the caller of `auth` may use anything of the server `name` under `policy`: it holds the `requiredScopes`
+ * of the server's own policy (expanded by that policy's `scopeHierarchy`). A server set asks it before contacting
+ * a server for a caller (merged lists, `initialize`, `server/discover`), so that a server the caller may use
+ * nothing of is never asked on its behalf. True for any policy not made by {@link compilePolicySet}, a server
+ * without a policy of its own, and a name of no server.
+ *
+ * @example
+ * const policy = compilePolicySet({ servers: [{ name: 'hr', policy: { requiredScopes: ['hr'] } }] });
+ * mayReachServer(policy, 'hr', { ...auth, scopes: ['mcp'] }); // false
+ */
+export function mayReachServer(policy: CompiledPolicy, name: string, auth: AuthInfo): boolean {
+  const reach = (policy as { [SERVER_REACH]?: (name: string, auth: AuthInfo) => boolean })[SERVER_REACH];
+  return reach === undefined || reach(name, auth);
 }
 
 /** The tool rate limits of a policy set, by exposed name; see {@link compilePolicySet}. */

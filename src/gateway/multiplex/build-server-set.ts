@@ -41,6 +41,8 @@ export interface ServerSetParts {
   readonly sessionSealer?: SessionSealer;
   /** Decides a message again under the policy in force (see `ServerSetOptions.recheck`). */
   readonly recheck?: ServerSetOptions['recheck'];
+  /** Whether a caller may use anything of a server (see `ServerSetOptions.mayReach`). */
+  readonly mayReach?: ServerSetOptions['mayReach'];
   /** Bounds of clients' sessions with the endpoint. Default: as a single upstream's. */
   readonly sessionLimits?: { readonly maxSessions?: number; readonly maxSessionsPerCaller?: number; readonly sessionIdleTimeoutMs?: number };
 }
@@ -100,6 +102,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     ...(parts.hooks.onSessionRefused ? { onSessionRefused: parts.hooks.onSessionRefused } : {}),
     ...(parts.sessionSealer ? { sessionSealer: parts.sessionSealer } : {}),
     ...(parts.recheck ? { recheck: parts.recheck } : {}),
+    ...(parts.mayReach ? { mayReach: parts.mayReach } : {}),
     onListFailure: (server, method, reason) => {
       parts.onListFailure?.(server, method, reason);
       const key = `${server}\n${reason}`;
