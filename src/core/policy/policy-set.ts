@@ -161,6 +161,30 @@ class PolicySet {
     }
   }
 
+  /** See `CompiledPolicy.unknownTarget`: a tool or prompt of no server, or a tool its server's selection leaves out. */
+  unknownTarget(message: JsonRpcMessage): 'tool' | 'prompt' | undefined {
+    const params = asRecord((message as { params?: unknown }).params);
+    switch ((message as { method?: unknown }).method) {
+      case 'tools/call':
+        return this.exposes(params?.name, true) ? undefined : 'tool';
+      case 'prompts/get':
+        return this.exposes(params?.name, false) ? undefined : 'prompt';
+      case 'completion/complete': {
+        const ref = asRecord(params?.ref);
+        return ref?.type !== 'ref/prompt' || this.exposes(ref.name, false) ? undefined : 'prompt';
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Whether an exposed name names a server's tool (one its selection keeps) or prompt; a name not a string is not decided here. */
+  private exposes(exposed: unknown, tool: boolean): boolean {
+    if (typeof exposed !== 'string') return true;
+    const { server, selected } = this.names.route(exposed);
+    return server !== undefined && (!tool || selected);
+  }
+
   /**
    * Whether the caller of `auth` holds the server's own `requiredScopes` (under the server's hierarchy): without
    * them every message routed to it is refused and every item it lists dropped. True for a name of no server.
@@ -292,7 +316,8 @@ class PolicySet {
  *   `resources/subscribe`, `resources/unsubscribe`, a completion's `ref/resource` and the URIs of
  *   `subscriptions/listen` by `routeResource`. The scopes required are the endpoint-wide ones ∪ the server's.
  * - A name of no known server, or a tool the server's `selection` leaves out, is decided under the endpoint-wide
- *   rules only: the server set then answers "unknown tool" (-32602), where a 403 would invite a useless step-up.
+ *   rules only, and when they allow it `unknownTarget` names it: the guard then answers "unknown tool" (-32602,
+ *   reason `target_unknown`), where a 403 would invite a useless step-up.
  * - Lists: an item of a merged list is kept when the endpoint-wide rules and its server's rules (including the
  *   server's rule for the list method itself) let the caller use it, and its server's selection keeps it; items
  *   of no known server are dropped (fail closed).
@@ -357,6 +382,7 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
     filterListResult: (method, result, auth, message, protocolVersion) => set.filterListResult(method, result, auth, message, protocolVersion),
     insufficientScopeError: (decision, auth, message) => createInsufficientScopeError(decision, auth, message),
     isListMethod,
+    unknownTarget: (message) => set.unknownTarget(message),
   });
   // Kept under a symbol, so that a copy made by spreading the policy keeps it too.
   return Object.assign(compiled, { [SERVER_REACH]: (name: string, auth: AuthInfo) => set.mayReach(name, auth) });

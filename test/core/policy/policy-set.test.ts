@@ -262,4 +262,18 @@ describe('compilePolicySet', () => {
     assert.equal(mayReachServer(set, 'nobody', authWith()), true, 'no such server');
     assert.equal(mayReachServer(compilePolicy({ requiredScopes: ['mcp'] }), 'notes', authWith()), true, 'a single policy');
   });
+
+  test('names a tool or prompt the endpoint does not expose (unknownTarget), and nothing else', () => {
+    const set = makeSet();
+    assert.equal(set.unknownTarget?.(call('py__debug_dump')), 'tool', 'left out by the selection');
+    assert.equal(set.unknownTarget?.(call('nobody__x')), 'tool', 'no such server');
+    assert.equal(set.unknownTarget?.(call('plain')), 'tool', 'no server prefix');
+    assert.equal(set.unknownTarget?.(call('py__run')), undefined);
+    assert.equal(set.unknownTarget?.(request('prompts/get', { name: 'nobody__p' })), 'prompt');
+    assert.equal(set.unknownTarget?.(request('prompts/get', { name: 'notes__summary' })), undefined);
+    assert.equal(set.unknownTarget?.(request('completion/complete', { ref: { type: 'ref/prompt', name: 'x' } })), 'prompt');
+    assert.equal(set.unknownTarget?.(request('resources/read', { uri: 'other://x' })), undefined, 'resources are not named by server');
+    assert.equal(compilePolicy({}).unknownTarget, undefined, 'one policy knows no names');
+  });
 });
+
