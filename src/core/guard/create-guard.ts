@@ -7,7 +7,7 @@ import { createDpopAuthenticator, type DpopRequest } from '../dpop/dpop-authenti
 import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-proof.js';
 import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequest } from '../kernel/decision.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
-import { ConfigurationError, GuardError, type BearerErrorCode } from '../kernel/errors.js';
+import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorCode } from '../kernel/errors.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -402,6 +402,8 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       checkRequestTarget(message);
       const decision = policy.authorize(message, auth);
       if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
+      const unknown = policy.unknownTarget?.(message);
+      if (unknown !== undefined) throw unknownTargetError(unknown, message);
       return { protocolVersion, requiredScopes: decision.requiredScopes };
     },
     authorizeBase(auth: AuthInfo) {
@@ -459,6 +461,16 @@ function createChallenges(resourceMetadata: string, challengeScopes: readonly st
     const own = formatBearerChallenge({ ...params, error: error.bearerError as BearerErrorCode });
     return error.status === 401 && offersDpop ? `${own}, ${bareDpopChallenge}` : own;
   };
+}
+
+/**
+ * The refusal of a call to a tool or prompt the endpoint does not expose: what a server answers for a name it does
+ * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), with the name cut to 200 characters.
+ */
+function unknownTargetError(kind: 'tool' | 'prompt', message: JsonRpcMessage): RequestRejectedError {
+  const params = (message as { params?: { name?: unknown; ref?: { name?: unknown } } }).params;
+  const name = String(params?.name ?? params?.ref?.name ?? '');
+  return new RequestRejectedError(`Unknown ${kind}: ${name.slice(0, 200)}`, { status: 200, reason: 'target_unknown', jsonRpcCode: JsonRpcErrorCode.InvalidParams });
 }
 
 /**

@@ -33,6 +33,10 @@ export type DecisionReason =
   | 'unsupported_protocol_version'
   | 'method_not_allowed'
   | 'method_not_found'
+  // A tool or prompt the endpoint does not expose: a server set's name of no server, or a tool its server's
+  // `tools` selection leaves out. Answered as an unknown tool (HTTP 200, JSON-RPC -32602), never with a 403:
+  // selection is not authorization, and no scope would help.
+  | 'target_unknown'
   | 'unsupported_media_type'
   | 'not_acceptable'
   // Over a rate limit (429); also counted by the metrics' mcp_guard_rate_limited_total.

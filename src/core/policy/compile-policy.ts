@@ -97,6 +97,13 @@ export interface CompiledPolicy {
    * instead of looking `name`, then `*`, up in `toolRateLimits`. Absent on a policy from {@link compilePolicy}.
    */
   readonly toolRateLimit?: (name: string) => RateLimit | undefined;
+  /**
+   * Whether an allowed `message` names a tool or prompt the endpoint does not expose, and which kind: for a policy
+   * set, a name of no server, or a tool its server's selection leaves out (see `compilePolicySet`). The guard then
+   * answers it as unknown (JSON-RPC -32602, reason `target_unknown`). Absent on a policy from {@link compilePolicy}:
+   * one upstream knows its own names.
+   */
+  readonly unknownTarget?: (message: JsonRpcMessage) => 'tool' | 'prompt' | undefined;
   /** The definition this was compiled from, as given (for coverage reports of the policy in force). */
   readonly definition: PolicyDefinition;
 }

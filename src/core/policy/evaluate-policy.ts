@@ -151,6 +151,11 @@ export class PolicyEvaluator {
     return `[${JSON.stringify(method)},${stateless},${scopes}]`;
   }
 
+  /** Whether the token holds the policy's `requiredScopes` (under its scope hierarchy): without them it may use nothing. */
+  grantsBase(auth: AuthInfo): boolean {
+    return hasAll(this.effectiveScopes(auth), this.rules.base);
+  }
+
   /** The token's effective scopes: granted ∪ implied by the hierarchy, cached per granted-scopes array. */
   effectiveScopes(auth: AuthInfo): ReadonlySet<string> {
     const granted: readonly string[] = Array.isArray(auth.scopes) ? auth.scopes : EMPTY;

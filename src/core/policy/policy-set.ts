@@ -161,6 +161,39 @@ class PolicySet {
     }
   }
 
+  /** See `CompiledPolicy.unknownTarget`: a tool or prompt of no server, or a tool its server's selection leaves out. */
+  unknownTarget(message: JsonRpcMessage): 'tool' | 'prompt' | undefined {
+    const params = asRecord((message as { params?: unknown }).params);
+    switch ((message as { method?: unknown }).method) {
+      case 'tools/call':
+        return this.exposes(params?.name, true) ? undefined : 'tool';
+      case 'prompts/get':
+        return this.exposes(params?.name, false) ? undefined : 'prompt';
+      case 'completion/complete': {
+        const ref = asRecord(params?.ref);
+        return ref?.type !== 'ref/prompt' || this.exposes(ref.name, false) ? undefined : 'prompt';
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Whether an exposed name names a server's tool (one its selection keeps) or prompt; a name not a string is not decided here. */
+  private exposes(exposed: unknown, tool: boolean): boolean {
+    if (typeof exposed !== 'string') return true;
+    const { server, selected } = this.names.route(exposed);
+    return server !== undefined && (!tool || selected);
+  }
+
+  /**
+   * Whether the caller of `auth` holds the server's own `requiredScopes` (under the server's hierarchy): without
+   * them every message routed to it is refused and every item it lists dropped. True for a name of no server.
+   */
+  mayReach(name: string, auth: AuthInfo): boolean {
+    const server = this.servers.get(name);
+    return server === undefined || server.empty || server.evaluator.grantsBase(auth);
+  }
+
   filterListResult(method: string, result: Record<string, unknown>, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): Record<string, unknown> {
     return filterListEnvelope(method, result, message, protocolVersion, (spec, items) => this.filterItems(spec, items, auth));
   }
@@ -283,7 +316,8 @@ class PolicySet {
  *   `resources/subscribe`, `resources/unsubscribe`, a completion's `ref/resource` and the URIs of
  *   `subscriptions/listen` by `routeResource`. The scopes required are the endpoint-wide ones ∪ the server's.
  * - A name of no known server, or a tool the server's `selection` leaves out, is decided under the endpoint-wide
- *   rules only: the server set then answers "unknown tool" (-32602), where a 403 would invite a useless step-up.
+ *   rules only, and when they allow it `unknownTarget` names it: the guard then answers "unknown tool" (-32602,
+ *   reason `target_unknown`), where a 403 would invite a useless step-up.
  * - Lists: an item of a merged list is kept when the endpoint-wide rules and its server's rules (including the
  *   server's rule for the list method itself) let the caller use it, and its server's selection keeps it; items
  *   of no known server are dropped (fail closed).
@@ -335,7 +369,7 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
   const set = new PolicySet(gateway, servers, options.routeResource);
   const limits = new ToolRateLimits(rules, servers);
   const authorize = (message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision => set.authorize(message, auth);
-  return brandCompiledPolicy({
+  const compiled = brandCompiledPolicy({
     definition: gatewayDefinition,
     scopesSupported: unionOfScopes([rules.scopesSupported, ...[...servers.values()].map((server) => server.rules.scopesSupported)]),
     requiredScopes: rules.base,
@@ -348,7 +382,29 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
     filterListResult: (method, result, auth, message, protocolVersion) => set.filterListResult(method, result, auth, message, protocolVersion),
     insufficientScopeError: (decision, auth, message) => createInsufficientScopeError(decision, auth, message),
     isListMethod,
+    unknownTarget: (message) => set.unknownTarget(message),
   });
+  // Kept under a symbol, so that a copy made by spreading the policy keeps it too.
+  return Object.assign(compiled, { [SERVER_REACH]: (name: string, auth: AuthInfo) => set.mayReach(name, auth) });
+}
+
+/** Where a policy set keeps {@link mayReachServer}'s answer. */
+const SERVER_REACH: unique symbol = Symbol('mcp-oauth-guard server reach');
+
+/**
+ * Whether the caller of `auth` may use anything of the server `name` under `policy`: it holds the `requiredScopes`
+ * of the server's own policy (expanded by that policy's `scopeHierarchy`). A server set asks it before contacting
+ * a server for a caller (merged lists, `initialize`, `server/discover`), so that a server the caller may use
+ * nothing of is never asked on its behalf. True for any policy not made by {@link compilePolicySet}, a server
+ * without a policy of its own, and a name of no server.
+ *
+ * @example
+ * const policy = compilePolicySet({ servers: [{ name: 'hr', policy: { requiredScopes: ['hr'] } }] });
+ * mayReachServer(policy, 'hr', { ...auth, scopes: ['mcp'] }); // false
+ */
+export function mayReachServer(policy: CompiledPolicy, name: string, auth: AuthInfo): boolean {
+  const reach = (policy as { [SERVER_REACH]?: (name: string, auth: AuthInfo) => boolean })[SERVER_REACH];
+  return reach === undefined || reach(name, auth);
 }
 
 /** The tool rate limits of a policy set, by exposed name; see {@link compilePolicySet}. */

@@ -43,6 +43,8 @@ export interface ServerSetParts {
   readonly recheck?: ServerSetOptions['recheck'];
   /** Connected accounts, when a server is in connected mode (see `ServerSetOptions.connectedLists`). */
   readonly connectedLists?: ServerSetOptions['connectedLists'];
+  /** Whether a caller may use anything of a server (see `ServerSetOptions.mayReach`). */
+  readonly mayReach?: ServerSetOptions['mayReach'];
   /** Bounds of clients' sessions with the endpoint. Default: as a single upstream's. */
   readonly sessionLimits?: { readonly maxSessions?: number; readonly maxSessionsPerCaller?: number; readonly sessionIdleTimeoutMs?: number };
 }
@@ -103,6 +105,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     ...(parts.sessionSealer ? { sessionSealer: parts.sessionSealer } : {}),
     ...(parts.recheck ? { recheck: parts.recheck } : {}),
     ...(parts.connectedLists ? { connectedLists: parts.connectedLists } : {}),
+    ...(parts.mayReach ? { mayReach: parts.mayReach } : {}),
     onListFailure: (server, method, reason) => {
       parts.onListFailure?.(server, method, reason);
       const key = `${server}\n${reason}`;

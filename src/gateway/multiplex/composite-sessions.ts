@@ -103,10 +103,13 @@ export class CompositeSessions {
     return this.registry.size;
   }
 
-  /** Opens a client's session for the caller of `auth`; its id, or why not. */
-  async open(auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal): Promise<string | SessionOpenRefusal> {
+  /**
+   * Opens a client's session for the caller of `auth`; its id, or why not. Sealed, the HTTP servers among
+   * `members` (those the caller may use; default every server) open now.
+   */
+  async open(auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal, members: readonly SetMember[] = this.members): Promise<string | SessionOpenRefusal> {
     const sealer = this.options.sealer;
-    if (sealer) return this.openSealed(sealer, auth, initialize, protocolVersion, signal);
+    if (sealer) return this.openSealed(sealer, auth, initialize, protocolVersion, signal, members);
     const reservation = this.registry.reserve(auth);
     if (typeof reservation === 'string') return reservation;
     const id = randomUUID();
@@ -137,11 +140,12 @@ export class CompositeSessions {
   /**
    * Sealed: every HTTP server's session is opened now (an id cannot change once given), and the id seals them
    * with the client's revision and capabilities; stdio servers still open on first use, on the replica that
-   * holds their process.
+   * holds their process, as does a server the caller could not use at `initialize` (its session is then this
+   * replica's only: another replica opens one of its own).
    */
-  private async openSealed(sealer: SessionSealer, auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal): Promise<string | SessionOpenRefusal> {
+  private async openSealed(sealer: SessionSealer, auth: AuthInfo, initialize: JsonRpcRequest, protocolVersion: string, signal: AbortSignal, members: readonly SetMember[]): Promise<string | SessionOpenRefusal> {
     const session: CompositeSession = { initialize, protocolVersion, auth, members: new Map() };
-    const http = this.members.filter((m) => m.upstream.transport === 'http');
+    const http = members.filter((m) => m.upstream.transport === 'http');
     const opened = await Promise.all(http.map((member) => this.memberSession(session, member, signal, auth)));
     const carried: [string, string | null, string | null][] = [];
     opened.forEach((state, i) => {

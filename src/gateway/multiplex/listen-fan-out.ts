@@ -48,8 +48,11 @@ export class ListenFanOut {
     private readonly onListChanged: (server: string) => void = () => {},
   ) {}
 
-  /** Serves one `subscriptions/listen` (the pipeline has authorized every URI in it). */
-  async listen(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
+  /**
+   * Serves one `subscriptions/listen` (the pipeline has authorized every URI in it), asking only among `members`
+   * (the servers the caller may use; default every server).
+   */
+  async listen(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest, members: readonly SetMember[] = this.members): Promise<void> {
     const params = (message.params ?? {}) as Record<string, unknown>;
     const filter = (params.notifications ?? {}) as ListenFilter;
     const honored: ListenFilter = {};
@@ -57,7 +60,7 @@ export class ListenFanOut {
     if (Array.isArray(filter.resourceSubscriptions)) honored.resourceSubscriptions = filter.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string');
     startEventStream(res);
     writeEvent(res, stamped({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honored } }, message.id));
-    const parts = this.parts(honored);
+    const parts = this.parts(honored, members);
     const key = `${callerOrIssuerKey(context.auth)}\n${JSON.stringify(message.id)}`;
     const streams: CapturedResponse[] = [];
     let ended = false;
@@ -110,9 +113,9 @@ export class ListenFanOut {
   }
 
   /** Each server concerned and its part of the filter. */
-  private parts(filter: ListenFilter): [SetMember, ListenFilter][] {
+  private parts(filter: ListenFilter, members: readonly SetMember[]): [SetMember, ListenFilter][] {
     const parts: [SetMember, ListenFilter][] = [];
-    for (const member of this.members) {
+    for (const member of members) {
       const part: ListenFilter = {};
       const capabilities = member.profile?.capabilities;
       for (const [key, capability] of LIST_KINDS) if (filter[key] && (capabilities === undefined || capability in capabilities)) part[key] = true;

@@ -26,6 +26,8 @@ export interface MergeRequest {
   readonly session: CompositeSession | undefined;
   /** Client headers passed on to each server. */
   readonly headers: IncomingHttpHeaders;
+  /** The servers the caller may use (in configuration order); no other is asked. Default: every server. */
+  readonly members?: readonly SetMember[];
 }
 
 /** A merged list, or why there is none. */
@@ -95,7 +97,8 @@ export class ListMerger {
       if ('refused' in opened) return { refused: 'cursor' };
       wanted = opened.servers;
     }
-    const members = wanted === undefined ? this.options.members : this.options.members.filter((m) => wanted.some(([name]) => name === m.name));
+    const reachable = request.members ?? this.options.members;
+    const members = wanted === undefined ? reachable : reachable.filter((m) => wanted.some(([name]) => name === m.name));
     const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1])));
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.

@@ -30,7 +30,8 @@ const RESOURCE_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resour
  * Decides where a client message goes, by its body: tools and prompts by the server prefix of their exposed name
  * (`<server>__<name>`), resources by the server that listed the URI or a template matching it, completions by
  * their `ref`. A tool of no server, or one its server's `tools` selection leaves out, is refused as unknown
- * (JSON-RPC -32602), never with a 403 that would invite a scope step-up.
+ * (JSON-RPC -32602), never with a 403 that would invite a scope step-up. Behind the guard, with the policy set,
+ * the guard has refused such a call already (reason `target_unknown`): this is the answer without one.
  */
 export function routeMessage(message: JsonRpcMessage, members: ReadonlyMap<string, SetMember>, routes: ResourceRoutes): MessageRoute {
   if (!('method' in message)) return { to: 'asker' };

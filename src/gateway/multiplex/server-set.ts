@@ -77,6 +77,12 @@ export interface ServerSetOptions {
   readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo) => GuardHttpResponse | undefined;
   /** Connected accounts, when a server is in connected mode: what merged lists show of servers a caller has not connected. */
   readonly connectedLists?: ConnectedLists;
+  /**
+   * Whether the caller may use anything of the server of that name (it holds the server's own `requiredScopes`,
+   * under the policy in force): a server it may not is never contacted on its behalf (no session opened, no list
+   * asked), and is left out of its merged lists and of the capabilities answered to it. Default: every server.
+   */
+  readonly mayReach?: (server: string, auth: AuthInfo) => boolean;
 }
 
 /** Several upstreams behind one endpoint: an {@link Upstream} itself, with its servers. */
@@ -194,7 +200,7 @@ class ServerSetRouter {
       writeJson(res, 405, jsonRpcError(null, JsonRpcErrorCode.InvalidRequest, 'Method not allowed'));
       return;
     }
-    if (!stateless && 'method' in message && message.method === 'initialize') return this.initialize(req, res, context, message as JsonRpcRequest);
+    if (!stateless && 'method' in message && message.method === 'initialize') return this.initialize(res, context, message as JsonRpcRequest);
     const sessionId = requestSessionId(req, context.protocolVersion);
     if (!stateless && sessionId !== undefined) return this.handleInSession(req, res, context, message, sessionId);
     // Without a session, a request for one server goes straight to it: no promise of the set's own on the way.
@@ -259,7 +265,7 @@ class ServerSetRouter {
             return;
           }
         }
-        return this.listens.listen(req, res, context, message as JsonRpcRequest);
+        return this.listens.listen(req, res, context, message as JsonRpcRequest, this.reachable(context.auth));
       }
       case 'opened':
         if ('method' in message && message.method === 'notifications/cancelled' && this.listens.cancel(context.auth, (message.params as { requestId?: unknown } | undefined)?.requestId)) {
@@ -316,7 +322,7 @@ class ServerSetRouter {
   }
 
   /** `initialize`: the gateway opens the client's session and answers with what the servers offer. */
-  private async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
+  private async initialize(res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest): Promise<void> {
     const params = (message.params ?? {}) as Record<string, unknown>;
     // Kept with the session for opening its servers later: only what they need, and bounded, since the request
     // itself may be as large as the body limit.
@@ -327,12 +333,13 @@ class ServerSetRouter {
     }
     // Servers not yet known are opened with the session, so that the capabilities and instructions answered are
     // theirs; the others open when first used (sealed, every HTTP server opens now: see CompositeSessions).
-    const opened = await this.sessions.open(context.auth, kept, negotiatedVersion(params.protocolVersion), context.signal);
+    const reachable = this.reachable(context.auth);
+    const opened = await this.sessions.open(context.auth, kept, negotiatedVersion(params.protocolVersion), context.signal, reachable);
     if (opened === 'no_identity' || opened === 'busy' || opened === 'unsealable') {
       writeSessionRefusal(res, message.id, opened);
       return;
     }
-    const unknown = this.members.filter((m) => m.profile === undefined);
+    const unknown = reachable.filter((m) => m.profile === undefined);
     if (unknown.length > 0) {
       const found = await this.sessions.find(opened, context.auth);
       if ('session' in found) {
@@ -340,7 +347,7 @@ class ServerSetRouter {
         found.release();
       }
     }
-    const answer = initializeResult(params.protocolVersion, this.members, this.options.info);
+    const answer = initializeResult(params.protocolVersion, reachable, this.options.info);
     writeJson(res, 200, { jsonrpc: '2.0', id: message.id, result: answer }, { 'Mcp-Session-Id': opened });
   }
 
@@ -351,8 +358,9 @@ class ServerSetRouter {
       return;
     }
     if (method === 'server/discover') {
-      await this.discoverUnknown(context, (message as JsonRpcRequest).params);
-      writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(this.members, this.options.info) });
+      const reachable = this.reachable(context.auth);
+      await this.discoverUnknown(reachable, context, (message as JsonRpcRequest).params);
+      writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(reachable, this.options.info) });
       return;
     }
     // ping, or initialize under a stateless revision (which has none): an empty result, as MCP's ping.
@@ -364,10 +372,10 @@ class ServerSetRouter {
    * Asks `server/discover` of every server whose revisions are not known yet, in parallel, with the client's
    * `_meta` (2026-07-28 servers refuse a request without its protocol version and capabilities).
    */
-  private async discoverUnknown(context: HttpHandlerContext, clientParams: JsonRpcRequest['params']): Promise<void> {
+  private async discoverUnknown(members: readonly SetMember[], context: HttpHandlerContext, clientParams: JsonRpcRequest['params']): Promise<void> {
     const meta = (clientParams as { _meta?: unknown } | undefined)?._meta;
     await Promise.all(
-      this.members
+      members
         .filter((m) => m.profile?.supportedVersions === undefined && Date.now() - (m.discoverAskedAt ?? -Infinity) >= DISCOVER_RETRY_MS)
         .map(async (member) => {
           member.discoverAskedAt = Date.now();
@@ -386,7 +394,7 @@ class ServerSetRouter {
   }
 
   private async mergeList(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest, session: CompositeSession | undefined): Promise<void> {
-    const outcome = await this.lists.merge({ request: message, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers: passedHeaders(req) });
+    const outcome = await this.lists.merge({ request: message, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers: passedHeaders(req), members: this.reachable(context.auth) });
     if (res.writableEnded || context.signal.aborted) return;
     if ('refused' in outcome) {
       writeJson(res, 400, jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, 'Invalid params: the cursor is not one this endpoint gave'));
@@ -421,12 +429,13 @@ class ServerSetRouter {
   private async learnResources(req: GuardedRequest, context: HttpHandlerContext, session: CompositeSession | undefined, uri?: string): Promise<boolean> {
     if (uri !== undefined && this.unrouted.recent(uri)) return false;
     const headers = passedHeaders(req);
+    const members = this.reachable(context.auth);
     await Promise.all(
       ['resources/list', 'resources/templates/list'].map(async (method) => {
         let cursor: string | undefined;
         for (let page = 0; page < MAX_LEARNING_PAGES; page++) {
           const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method, params: cursor === undefined ? {} : { cursor } };
-          const outcome = await this.lists.merge({ request, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers });
+          const outcome = await this.lists.merge({ request, auth: context.auth, protocolVersion: context.protocolVersion, signal: context.signal, session, headers, members });
           cursor = 'result' in outcome ? ((JSON.parse(outcome.result) as { nextCursor?: unknown }).nextCursor as string | undefined) : undefined;
           if (typeof cursor !== 'string') break;
         }
@@ -443,7 +452,7 @@ class ServerSetRouter {
       // A level is one short word (RFC 5424 severities): anything else is not kept.
       if (typeof level === 'string' && level.length <= 16) session.logLevel = level;
       await Promise.all(
-        this.members.map(async (member) => {
+        this.reachable(context.auth).map(async (member) => {
           const state = session.members.get(member.name);
           if (state === undefined) return;
           const opened = await state;
@@ -518,6 +527,19 @@ class ServerSetRouter {
       this.streams.delete(merged);
       found.release();
     }
+  }
+
+  /** The servers the caller may use anything of (see `ServerSetOptions.mayReach`): all of them, as one array, most often. */
+  private reachable(auth: AuthInfo): readonly SetMember[] {
+    const mayReach = this.options.mayReach;
+    if (mayReach === undefined) return this.members;
+    let some: SetMember[] | undefined;
+    for (let i = 0; i < this.members.length; i++) {
+      const member = this.members[i]!;
+      if (!mayReach(member.name, auth)) some ??= this.members.slice(0, i);
+      else some?.push(member);
+    }
+    return some ?? this.members;
   }
 
   /** Ends every client's GET stream (shutdown: they never end by themselves). */

@@ -37,6 +37,7 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
+import { mayReachServer } from '../../core/policy/policy-set.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -325,7 +326,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       const decision = built.policy.authorize(message, auth);
       return decision.allowed ? undefined : built.errorResponse(built.policy.insufficientScopeError(decision, auth, message), requestIdOf(message));
     };
-    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, ...(connected ? { connectedLists: connected.lists } : {}) }) : undefined;
+    // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
+    const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);
+    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, mayReach, ...(connected ? { connectedLists: connected.lists } : {}) }) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.

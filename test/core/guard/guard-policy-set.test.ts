@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createGuard } from '../../../src/core/guard/create-guard.js';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
-import { ConfigurationError, InsufficientScopeError, RateLimitedError } from '../../../src/core/kernel/errors.js';
+import { ConfigurationError, InsufficientScopeError, RateLimitedError, RequestRejectedError } from '../../../src/core/kernel/errors.js';
 import { compilePolicy } from '../../../src/core/policy/compile-policy.js';
 import { compilePolicySet } from '../../../src/core/policy/policy-set.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
@@ -59,8 +59,16 @@ describe('a guard under a policy set', () => {
       assert.match(guard.errorResponse(error, 1).headers['WWW-Authenticate']!, /error="insufficient_scope".*missing notes:write", scope="mcp notes:write[^"]*"/);
       return true;
     });
-    // An excluded tool is no 403: the server set answers it as an unknown tool.
-    assert.deepEqual(guard.authorize(call('py__debug'), reader, {}).requiredScopes, ['mcp']);
+    // An excluded tool is no 403: it is refused as an unknown tool (200, -32602), reported as target_unknown.
+    assert.throws(() => guard.authorize(call('py__debug'), reader, {}), (error: unknown) => {
+      assert.ok(error instanceof RequestRejectedError);
+      assert.equal(error.reason, 'target_unknown');
+      const answer = guard.errorResponse(error, 1);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers['WWW-Authenticate'], undefined);
+      assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: py__debug' } });
+      return true;
+    });
     assert.deepEqual(listed(guard.filterResponse(list, listAnswer, reader)), ['notes__read']);
     const all = await caller(guard, 'mcp notes:read notes:write py', 'bob');
     assert.deepEqual(listed(guard.filterResponse(list, listAnswer, all)), ['notes__add', 'notes__read', 'py__run']);

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { compilePolicy, isCompiledPolicy } from '../../../src/core/policy/compile-policy.js';
-import { compilePolicySet, type PolicySetOptions } from '../../../src/core/policy/policy-set.js';
+import { compilePolicySet, mayReachServer, type PolicySetOptions } from '../../../src/core/policy/policy-set.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 import { compileToolSelection } from '../../../src/core/policy/tool-selection.js';
 import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
@@ -249,4 +249,31 @@ describe('compilePolicySet', () => {
       },
     );
   });
+
+  test('says whether a caller holds a server\'s own requiredScopes, under its own hierarchy, a spread copy too', () => {
+    const set = makeSet();
+    assert.equal(mayReachServer(set, 'notes', authWith('mcp')), false);
+    assert.equal(mayReachServer(set, 'notes', authWith('notes')), true);
+    assert.equal(mayReachServer({ ...set }, 'notes', authWith('mcp')), false, 'a copy made by spreading keeps it');
+    const hierarchy = makeSet({ servers: [{ name: 'notes', policy: { ...notes, scopeHierarchy: { 'notes:all': ['notes'] } } }] });
+    assert.equal(mayReachServer(hierarchy, 'notes', authWith('notes:all')), true);
+    assert.equal(mayReachServer(set, 'py', authWith()), true, 'a server policy without requiredScopes');
+    assert.equal(mayReachServer(set, 'files', authWith()), true, 'a server without a policy');
+    assert.equal(mayReachServer(set, 'nobody', authWith()), true, 'no such server');
+    assert.equal(mayReachServer(compilePolicy({ requiredScopes: ['mcp'] }), 'notes', authWith()), true, 'a single policy');
+  });
+
+  test('names a tool or prompt the endpoint does not expose (unknownTarget), and nothing else', () => {
+    const set = makeSet();
+    assert.equal(set.unknownTarget?.(call('py__debug_dump')), 'tool', 'left out by the selection');
+    assert.equal(set.unknownTarget?.(call('nobody__x')), 'tool', 'no such server');
+    assert.equal(set.unknownTarget?.(call('plain')), 'tool', 'no server prefix');
+    assert.equal(set.unknownTarget?.(call('py__run')), undefined);
+    assert.equal(set.unknownTarget?.(request('prompts/get', { name: 'nobody__p' })), 'prompt');
+    assert.equal(set.unknownTarget?.(request('prompts/get', { name: 'notes__summary' })), undefined);
+    assert.equal(set.unknownTarget?.(request('completion/complete', { ref: { type: 'ref/prompt', name: 'x' } })), 'prompt');
+    assert.equal(set.unknownTarget?.(request('resources/read', { uri: 'other://x' })), undefined, 'resources are not named by server');
+    assert.equal(compilePolicy({}).unknownTarget, undefined, 'one policy knows no names');
+  });
 });
+

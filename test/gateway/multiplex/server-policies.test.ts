@@ -21,6 +21,8 @@ let dir: string;
 let as: AuthorizationServer;
 let gateway: RunningGateway;
 let bPolicyFile: string;
+/** The request log's lines. */
+const logged: string[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'server-policies-'));
@@ -47,7 +49,7 @@ before(async () => {
   );
   const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
   assert.deepEqual(config.servers!.map((s) => s.name), ['a', 'b']);
-  gateway = await startGateway(config, { log: () => {}, warn: () => {} });
+  gateway = await startGateway(config, { log: (line) => logged.push(line), warn: () => {} });
   as.addResource(gateway.resource, { scopes: SCOPES });
 });
 after(async () => {
@@ -91,6 +93,26 @@ describe('per-server policies from a configuration file', () => {
     const excluded = await send('mcp math echo', 'tools/call', { name: 'b__add', arguments: { a: 1, b: 2 } }, 'b__add');
     assert.equal(excluded.status, 200, excluded.text);
     assert.equal(excluded.json.error.code, -32602);
+    assert.equal(excluded.json.error.message, 'Unknown tool: b__add');
+  });
+
+  it('reports a call to an excluded tool, or to a server that does not exist, as a deny (target_unknown) with the status sent', async () => {
+    for (const name of ['b__add', 'nobody__add']) {
+      const answer = await send('mcp math echo', 'tools/call', { name, arguments: { a: 1, b: 2 } }, name);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.json.error.code, -32602);
+      // The line is written once the answer has ended.
+      await new Promise((resolve) => setImmediate(resolve));
+      const entry = logged.map((line) => JSON.parse(line) as Record<string, unknown>).findLast((e) => e.method === 'tools/call' && e.name === name);
+      assert.ok(entry, `no request log line for ${name}`);
+      assert.equal(entry.decision, 'deny', JSON.stringify(entry));
+      assert.equal(entry.reason, 'target_unknown');
+      assert.equal(entry.status, 200);
+      assert.equal(entry.server, undefined, 'no server was asked');
+    }
+    const prompt = await send('mcp', 'prompts/get', { name: 'nobody__p' }, 'nobody__p');
+    assert.equal(prompt.json.error.code, -32602);
+    assert.equal(prompt.json.error.message, 'Unknown prompt: nobody__p');
   });
 
   it('reads a server\'s policy file again on reload, and keeps the policy in force when the new one is refused', async () => {
