@@ -1,0 +1,27 @@
+// `npm test`: the type check and the whole suite, side by side (the type check uses one core while most test files
+// wait on sockets and child processes). The unit layer runs in one process (test/quick.ts), every other file in a
+// process of its own, two at a time (the machines have two cores). Exits non-zero when either fails.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { processPerFileTests, TEST_DIR } from './suite-files.js';
+
+const require = createRequire(import.meta.url);
+
+/** Runs a command with the terminal's output; resolves to its exit code. */
+function run(command: string, args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit' });
+    child.on('error', () => resolve(1));
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const typecheck = run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
+const tests = run(process.execPath, [
+  '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000',
+  join(TEST_DIR, 'quick.ts'), ...processPerFileTests(),
+]);
+const [typecheckCode, testCode] = await Promise.all([typecheck, tests]);
+if (typecheckCode !== 0) console.error('npm test: the type check failed (npm run typecheck shows it alone)');
+process.exitCode = typecheckCode !== 0 ? typecheckCode : testCode;
