@@ -5,6 +5,7 @@
  */
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
 import type { UserRef } from '../oauth/connection-record.js';
@@ -162,10 +163,6 @@ function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): Cal
 function cannotConnect(message: JsonRpcMessage | undefined): CallerFlowAnswer {
   const text = "Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at the upstream MCP server";
   return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
-}
-
-function scopeTokens(scope: string | undefined): string[] {
-  return scope === undefined ? [] : scope.split(' ').filter((token) => token !== '');
 }
 
 function covers(granted: readonly string[], asked: readonly string[]): boolean {

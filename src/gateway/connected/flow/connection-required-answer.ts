@@ -28,6 +28,7 @@ import type { ConnectListsMode } from '../../config/connected-accounts-config.js
 import { randomUUID } from 'node:crypto';
 import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
 import type { ConnectionRequiredError } from './connection-required-error.js';
@@ -136,7 +137,7 @@ function reasonText(error: ConnectionRequiredError): string {
 /** The scope tokens of RFC 6749 §3.3's grammar only, at most 512 characters: anything else an upstream sent is not repeated. */
 function printableScope(scope: string | undefined): string | undefined {
   if (scope === undefined || scope.length > 512) return undefined;
-  const tokens = scope.split(' ').filter((token) => /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(token));
+  const tokens = scopeTokens(scope);
   return tokens.length > 0 ? tokens.join(' ') : undefined;
 }
 
