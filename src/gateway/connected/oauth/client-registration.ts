@@ -9,7 +9,7 @@ import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '..
 import type { TokenStore } from '../store/token-store.js';
 import { clientMetadataDocumentUrl, upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
-import { UpstreamAuthorizationError, safeOAuthErrorCode } from './upstream-authorization-error.js';
+import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamAuthorizationServer } from './upstream-authorization-server.js';
 import { secretAuthMethod, type ClientAuthMethod, type RegisteredClient } from './upstream-client-configuration.js';
 
@@ -135,8 +135,7 @@ async function registerDynamically(options: ClientRegistrationOptions, metadata:
       { algorithm: 'oauth2', [client.customFetch]: fetchWithKnownMetadata, timeout: toOpenIdClientTimeout(options.timeoutMs), execute: isLoopbackHttpUrl(issuer) ? [client.allowInsecureRequests] : [] },
     );
   } catch (error) {
-    if (error instanceof client.ResponseBodyError && error.status < 500) throw new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(error.error)}`, "the upstream's authorization server refused the registration");
-    throw new UpstreamAuthorizationError('unavailable', "the upstream's authorization server could not register the gateway", error instanceof TypeError ? error : undefined);
+    throw upstreamAuthorizationFailure(error, 'the registration');
   }
   const answer = config.clientMetadata();
   const secret = typeof answer.client_secret === 'string' ? answer.client_secret : undefined;

@@ -3,6 +3,7 @@
  * stable and safe to show or log; its message never holds a code, a verifier, a token or a client secret.
  */
 import * as client from 'openid-client';
+import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
 
 /**
  * Why a step failed:
@@ -34,11 +35,6 @@ export class UpstreamAuthorizationError extends Error {
   }
 }
 
-/** An OAuth error code as the server sent it, kept only when it has the syntax of one (RFC 6749 §5.2: %x20-21 / %x23-5B / %x5D-7E), else `error`. */
-export function safeOAuthErrorCode(value: unknown): string {
-  return typeof value === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(value) ? value : 'error';
-}
-
 /** openid-client codes of a response that failed a check (an `iss` of another server, a missing `code`, a bad token response). */
 const INVALID_RESPONSE_CODES = new Set(['OAUTH_INVALID_RESPONSE', 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_PARSE_ERROR']);
 
@@ -53,7 +49,8 @@ const INVALID_RESPONSE_CODES = new Set(['OAUTH_INVALID_RESPONSE', 'OAUTH_JSON_AT
  */
 export function upstreamAuthorizationFailure(error: unknown, what: string): UpstreamAuthorizationError {
   if (error instanceof UpstreamAuthorizationError) return error;
-  const refused = (code: unknown): UpstreamAuthorizationError => new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(code)}`, `the upstream's authorization server refused ${what}`);
+  // Only a code that may be repeated (`printableOAuthErrorCode`) is kept; any other is `error`.
+  const refused = (code: unknown): UpstreamAuthorizationError => new UpstreamAuthorizationError(`refused:${printableOAuthErrorCode(code) ?? 'error'}`, `the upstream's authorization server refused ${what}`);
   if (error instanceof client.AuthorizationResponseError) return refused(error.error);
   if (error instanceof client.ResponseBodyError && error.status < 500) return refused(error.error);
   if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
