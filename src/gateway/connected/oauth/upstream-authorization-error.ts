@@ -42,8 +42,8 @@ const INVALID_RESPONSE_CODES = new Set(['OAUTH_INVALID_RESPONSE', 'OAUTH_JSON_AT
  * Sorts a failure of an openid-client call into an {@link UpstreamAuthorizationError}: an OAuth error answer
  * (in the redirect, the body, or a 4xx challenge, whose 401 is a failed client authentication, RFC 6749 §5.2) is
  * `refused:<error>`; a response failing a check is `invalid_response`; anything else (no connection, a timeout, a
- * 5xx) is `unavailable`. The original error is not kept: openid-client's carry the response parameters, which may
- * hold a code or a token.
+ * 5xx, a 429, `temporarily_unavailable`) is `unavailable`. The original error is not kept: openid-client's carry
+ * the response parameters, which may hold a code or a token.
  *
  * @param what - what was attempted, in words, e.g. `the code exchange`.
  */
@@ -52,7 +52,8 @@ export function upstreamAuthorizationFailure(error: unknown, what: string): Upst
   // Only a code that may be repeated (`printableOAuthErrorCode`) is kept; any other is `error`.
   const refused = (code: unknown): UpstreamAuthorizationError => new UpstreamAuthorizationError(`refused:${printableOAuthErrorCode(code) ?? 'error'}`, `the upstream's authorization server refused ${what}`);
   if (error instanceof client.AuthorizationResponseError) return refused(error.error);
-  if (error instanceof client.ResponseBodyError && error.status < 500) return refused(error.error);
+  // 429 and `temporarily_unavailable` say "not now", not "no": they are waited out like a 5xx.
+  if (error instanceof client.ResponseBodyError && error.status < 500 && error.status !== 429 && error.error !== 'temporarily_unavailable') return refused(error.error);
   if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
     const code = error.cause.find((challenge) => typeof challenge.parameters.error === 'string')?.parameters.error;
     return refused(code ?? (error.status === 401 ? 'invalid_client' : 'error'));

@@ -67,14 +67,15 @@ export interface UpstreamAuthorization {
  * const url = await upstream.begin({ ticketId });
  */
 export function createUpstreamAuthorization(options: UpstreamAuthorizationOptions): UpstreamAuthorization {
+  const registration = createClientRegistration(options);
   const upstreamClient = createUpstreamClient({
     authorizationServer: createUpstreamAuthorizationServerDiscovery({ target: options.target, timeoutMs: options.timeoutMs }),
-    registration: createClientRegistration(options),
+    registration: (server) => registration.client(server),
     timeoutMs: options.timeoutMs,
   });
   const shared = { server: options.server, upstreamClient, store: options.store, sealer: options.sealer, ...(options.lockTtlMs !== undefined ? { lockTtlMs: options.lockTtlMs } : {}) };
   const flow = createAuthorizationCodeFlow({ ...shared, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
-  const refresher = createConnectionRefresh(shared);
+  const refresher = createConnectionRefresh({ ...shared, forgetClient: (client) => registration.forget(client) });
   const revoker = createConnectionRevocation(shared);
   const ownServer = (server: string): void => {
     if (server !== options.server) throw new TypeError(`this authorization is for server "${options.server}", not "${server}"`);
