@@ -72,6 +72,8 @@ export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[],
           // The user's authorization comes from the upstream's own server, never the gateway's issuer.
           gatewayIssuers: [],
           timeoutMs: auth.timeoutMs,
+          // The scope to ask for when none is configured: the challenge's, as MCP clients do, before scopes_supported.
+          challengeScope: true,
           ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
           ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
         }),

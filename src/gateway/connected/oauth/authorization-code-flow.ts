@@ -4,6 +4,8 @@
  * code the browser brings back to the gateway's callback.
  */
 import * as client from 'openid-client';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
+import type { UpstreamTarget } from '../../upstream-auth/upstream-resource-metadata.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { ConnectionRecord } from './connection-record.js';
 import { upstreamCallbackUrl } from './gateway-client-urls.js';
@@ -42,7 +44,7 @@ export interface AuthorizationCodeFlowOptions {
   server: string;
   /** The gateway's public origin: the redirect URI is `<origin>/connect/callback/<server>` (`upstreamCallbackUrl`). */
   gatewayOrigin: string | URL;
-  /** `MCP_AUTH_UPSTREAM_SCOPE` (space-separated): the scope asked for, before the upstream's `scopes_supported`. */
+  /** `MCP_AUTH_UPSTREAM_SCOPE` (space-separated): the scope asked for, before the upstream's challenge and `scopes_supported`. */
   scope?: string;
   /** `createUpstreamClient(...)`. */
   upstreamClient: () => Promise<UpstreamClient>;
@@ -77,15 +79,18 @@ export interface AuthorizationCodeFlow {
 }
 
 /**
- * The scope asked for, in this order: the configured scope; else every scope of the upstream's RFC 9728
- * `scopes_supported`; else none. The scope the request names (an upstream challenge's) is always added, so that
- * a step-up asks for what the upstream wants even when a scope is configured. Undefined: no `scope` parameter.
+ * The scope asked for, in this order: the configured scope (`MCP_AUTH_UPSTREAM_SCOPE`, `auth.scope`); else the
+ * `scope` of the upstream's 401 challenge; else every scope of its RFC 9728 `scopes_supported`; else none (MCP
+ * 2025-11-25 `basic/authorization`, "Scope Selection Strategy", with the operator's choice first). The scope the
+ * request names (an upstream's `insufficient_scope` challenge) is always added, so that a step-up asks for what
+ * the upstream wants even when a scope is configured. Scope tokens only; undefined: no `scope` parameter.
  *
- * @example requestedScope('notes:read', ['notes:read', 'notes:write'], 'notes:write'); // 'notes:read notes:write'
+ * @example requestedScope('notes:read', { scopesSupported: ['notes:read', 'notes:write'] }, 'notes:write'); // 'notes:read notes:write'
+ * @example requestedScope(undefined, { challengeScope: 'notes:read', scopesSupported: ['notes:read', 'notes:write'] }, undefined); // 'notes:read'
  */
-export function requestedScope(configured: string | undefined, scopesSupported: readonly string[] | undefined, asked: string | undefined): string | undefined {
-  const base = configured ?? (scopesSupported?.length ? scopesSupported.join(' ') : undefined);
-  const scopes = new Set([...(base ?? '').split(' '), ...(asked ?? '').split(' ')].filter(Boolean));
+export function requestedScope(configured: string | undefined, target: Pick<UpstreamTarget, 'challengeScope' | 'scopesSupported'>, asked: string | undefined): string | undefined {
+  const base = configured ?? target.challengeScope ?? target.scopesSupported?.join(' ');
+  const scopes = new Set([...scopeTokens(base), ...scopeTokens(asked)]);
   return scopes.size ? [...scopes].join(' ') : undefined;
 }
 
@@ -115,7 +120,7 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
       const upstream = await options.upstreamClient();
       const state = client.randomState();
       const verifier = client.randomPKCECodeVerifier();
-      const requested = requestedScope(options.scope, upstream.server.target.scopesSupported, scope);
+      const requested = requestedScope(options.scope, upstream.server.target, scope);
       const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}) };
       const key = flowKey(state);
       await options.store.set(key, await options.sealer.seal(key, flow, flowTtlMs + EXPIRED_GRACE_MS), flowTtlMs + EXPIRED_GRACE_MS);

@@ -9,7 +9,8 @@ import { pendingUpstreamFlow, requestedScope } from '../../../../src/gateway/con
 import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { registeredClientKey } from '../../../../src/gateway/connected/oauth/client-registration.js';
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
-import { connect, signIn, startOAuthSetup, type OAuthSetup } from './oauth-fixtures.js';
+import { createUpstreamTargetResolver } from '../../../../src/gateway/upstream-auth/upstream-resource-metadata.js';
+import { connect, signIn, startOAuthSetup, TIMEOUT_MS, type OAuthSetup } from './oauth-fixtures.js';
 
 const SECRET = 'confidential-client-secret-value';
 
@@ -191,11 +192,32 @@ describe('client ID metadata document', { timeout: 20_000 }, () => {
 });
 
 describe('requested scope', () => {
-  it('takes the configured scope, else the upstream scopes_supported, and adds the asked scope', () => {
-    assert.equal(requestedScope('a b', ['c'], undefined), 'a b');
-    assert.equal(requestedScope(undefined, ['c', 'd'], undefined), 'c d');
-    assert.equal(requestedScope(undefined, undefined, 'e'), 'e');
-    assert.equal(requestedScope(undefined, ['c'], 'c e'), 'c e');
-    assert.equal(requestedScope(undefined, [], undefined), undefined);
+  it("takes the configured scope, else the upstream's challenge scope, else its scopes_supported, and adds the asked scope", () => {
+    assert.equal(requestedScope('a b', { challengeScope: 'x', scopesSupported: ['c'] }, undefined), 'a b');
+    assert.equal(requestedScope(undefined, { challengeScope: 'x', scopesSupported: ['c', 'd'] }, undefined), 'x');
+    assert.equal(requestedScope(undefined, { scopesSupported: ['c', 'd'] }, undefined), 'c d');
+    assert.equal(requestedScope(undefined, {}, 'e'), 'e');
+    assert.equal(requestedScope(undefined, { scopesSupported: ['c'] }, 'c e'), 'c e');
+    assert.equal(requestedScope(undefined, { scopesSupported: [] }, undefined), undefined);
+    assert.equal(requestedScope(undefined, {}, 'ok bad"one'), 'ok', 'scope tokens only');
+  });
+
+  it("asks the upstream's authorization server for the scope of the upstream's 401 challenge, before scopes_supported", { timeout: 10_000 }, async () => {
+    const setup = await startOAuthSetup();
+    try {
+      setup.challenge = `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.resource).href}", scope="notes:read"`;
+      const target = createUpstreamTargetResolver({ upstream: new URL(setup.resource), gatewayIssuers: [], timeoutMs: TIMEOUT_MS, challengeScope: true });
+      assert.equal((await target()).challengeScope, 'notes:read');
+      const fromChallenge = await setup.authorization({ target }).begin({ ticketId: 'ticket-c' });
+      assert.equal(fromChallenge.searchParams.get('scope'), 'notes:read');
+      const configured = await setup.authorization({ target, scope: 'notes:write' }).begin({ ticketId: 'ticket-d' });
+      assert.equal(configured.searchParams.get('scope'), 'notes:write');
+      // Not asked for (the other upstream credential modes): the challenge is not read, scopes_supported serves.
+      const plain = createUpstreamTargetResolver({ upstream: new URL(setup.resource), gatewayIssuers: [], timeoutMs: TIMEOUT_MS });
+      assert.equal((await plain()).challengeScope, undefined);
+      assert.equal((await setup.authorization({ target: plain }).begin({ ticketId: 'ticket-e' })).searchParams.get('scope'), 'notes:read notes:write');
+    } finally {
+      await setup.close();
+    }
   });
 });
