@@ -111,7 +111,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       createTicket: options.createTicket,
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
-      grantedScope: async (caller) => (await records.get(userOfCaller(caller), server))?.scope,
+      connectionScope: (caller) => records.get(userOfCaller(caller), server),
       endRefusedConnection: async (caller) => {
         const user = userOfCaller(caller);
         const record = await records.get(user, server);

@@ -30,6 +30,8 @@ interface PendingFlow {
   server: string;
   ticketId: string;
   scope?: string;
+  /** The scope the connect link asked for (a step-up), kept in the record as `stepUpScope`. */
+  stepUp?: string;
   /** PKCE code verifier (RFC 7636 §4.1). */
   verifier: string;
   issuer: string;
@@ -121,7 +123,7 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
       const state = client.randomState();
       const verifier = client.randomPKCECodeVerifier();
       const requested = requestedScope(options.scope, upstream.server.target, scope);
-      const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}) };
+      const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}), ...(scope !== undefined ? { stepUp: scope } : {}) };
       const key = flowKey(state);
       await options.store.set(key, await options.sealer.seal(key, flow, flowTtlMs + EXPIRED_GRACE_MS), flowTtlMs + EXPIRED_GRACE_MS);
       return client.buildAuthorizationUrl(upstream.config, {
@@ -154,7 +156,8 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
         const response = new URL(redirectUri);
         response.search = callbackUrl.search;
         const tokens = await client.authorizationCodeGrant(upstream.config, response, { pkceCodeVerifier: flow.verifier, expectedState: state }, { resource: upstream.server.target.resource });
-        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}) }) };
+        const context = { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}), ...(flow.stepUp !== undefined ? { stepUpScope: flow.stepUp } : {}) };
+        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, context) };
       } catch (error) {
         throw upstreamAuthorizationFailure(error, 'the authorization');
       }

@@ -265,6 +265,26 @@ describe('the connect flow through the gateway', () => {
     assert.equal(held.status, 403, held.text);
   });
 
+  it('a connection made for a step-up that the server granted less: a final 403 naming the scope, no new link, whatever the client', { timeout: 10_000 }, async () => {
+    // kate connected again for notes:write after a step-up, and the authorization server granted notes:read only.
+    UPSTREAM_TOKENS.set('up-kate-1', ['notes:read']);
+    await connect('kate', { ...record('up-kate-1'), stepUpScope: 'notes:read notes:write' });
+    const ticketsBefore = tickets.length;
+    const refusals = [
+      await call2025('kate', { method: 'tools/call', params: { name: 'write', arguments: {} } }),
+      await call2026('kate', 'write'),
+      await call2026('kate', 'write', {}, {}),
+    ];
+    for (const refused of refusals) {
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.json.error.code, -31403, refused.text);
+      assert.match(refused.json.error.message, /authorization server of the upstream MCP server did not grant .*\(notes:write\)/);
+      assert.doesNotMatch(refused.text, /\/connect\//, 'no new link');
+      assert.equal(refused.headers['www-authenticate'], undefined);
+    }
+    assert.equal(tickets.length, ticketsBefore, 'no connect link was made');
+  });
+
   it('a token naming no user is refused with 403, not led to connect', { timeout: 10_000 }, async () => {
     const token = await issuer.sign({ aud: gateway.resource, sub: undefined, client_id: 'service', scope: 'mcp' });
     const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'read', arguments: {} } }, token, { 'mcp-protocol-version': LEGACY });

@@ -10,6 +10,7 @@ import { connectedCredentials, type ConnectionRecords } from '../../../../src/ga
 import { CONNECT_INPUT_KEY } from '../../../../src/gateway/connected/flow/connection-required-answer.js';
 import { ConnectionRequiredError } from '../../../../src/gateway/connected/flow/connection-required-error.js';
 import { createRequestStates } from '../../../../src/gateway/connected/flow/request-state.js';
+import { ScopeNotGrantedError } from '../../../../src/gateway/connected/flow/scope-not-granted-error.js';
 import type { ConnectionRecord, UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
 import type { CallerFlowRequest } from '../../../../src/gateway/upstream-auth/caller-flow.js';
 
@@ -137,6 +138,23 @@ describe('connected credentials', () => {
     const answer = await flow.answer(error, request);
     assert.match(JSON.stringify(answer), /notes:write/);
     assert.deepEqual(calls.tickets, ['notes:read notes:write']);
+  });
+
+  it('a connection made for a step-up that the server granted less: a final refusal for those scopes, a step-up for others', async () => {
+    const { credentials, calls } = setup({ ...record('up-1', undefined, 'notes:read'), stepUpScope: 'notes:read notes:write' });
+    const flow = credentials.flow!;
+    const request: CallerFlowRequest = { message: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'write', arguments: {} } }, auth: alice, sessionId: undefined };
+    const refused = await flow.insufficientScope(request, 'notes:write');
+    assert.ok(refused instanceof ScopeNotGrantedError);
+    assert.equal(refused.scope, 'notes:write');
+    const answer = await flow.answer(refused, request);
+    assert.equal(answer?.status, 403);
+    assert.deepEqual(Object.keys((answer!.response as any).error), ['code', 'message']);
+    assert.match((answer!.response as any).error.message, /^Forbidden: the authorization server of the MCP server "notes" did not grant .* \(notes:write\)/);
+    assert.deepEqual(calls.tickets, [], 'no link');
+    const other = await flow.insufficientScope(request, 'notes:admin');
+    assert.ok(other instanceof ConnectionRequiredError, 'a scope the step-up did not ask for is a new step-up');
+    assert.equal(other.scope, 'notes:read notes:admin');
   });
 
   it('prepare: a verified retry loses the gateway state and its inputResponses entry, keeps the rest; a bad one is refused', async () => {

@@ -61,6 +61,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(record.scope, 'notes:read notes:write');
     assert.equal(record.asIssuer, setup.as.issuer);
     assert.equal(record.clientId, 'gateway-confidential');
+    assert.equal(record.stepUpScope, undefined, 'not made for a step-up');
     assert.equal(typeof record.refreshToken, 'string');
     assert.ok(record.expiresAt! > Date.now() + 3_000_000 && record.expiresAt! <= Date.now() + 3_600_000);
 
@@ -78,6 +79,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(claims.client_id, 'gateway-public');
     assert.equal(claims.aud, setup.resource);
     assert.equal(claims.scope, 'notes:read notes:admin');
+    assert.equal(record.stepUpScope, 'notes:admin', 'the record remembers the step-up it was made for');
   });
 
   it('refuses an unknown state, an expired one, a wrong or missing iss, and a denial', async () => {

@@ -86,6 +86,16 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     assert.equal((grants.get('refresh_token') ?? 0) - before, 3);
   });
 
+  it('a refresh keeps the step-up the connection was made for', async () => {
+    const authorization = setup.authorization(CLIENT);
+    const { record } = await connect(authorization, setup, 'notes:write');
+    assert.equal(record.stepUpScope, 'notes:write');
+    await writeConnection(setup.store, setup.sealer, ALICE, '', record);
+    const refreshed = await authorization.refresh(ALICE, '', record.accessToken);
+    assert.notEqual(refreshed?.accessToken, record.accessToken);
+    assert.equal(refreshed?.stepUpScope, 'notes:write');
+  });
+
   it('deletes the connection on invalid_grant and answers undefined; no connection answers undefined', async () => {
     const authorization = setup.authorization(CLIENT);
     const { record } = await connect(authorization, setup);
