@@ -11,7 +11,7 @@ import type { ConnectionRecord } from './connection-record.js';
 import { upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
 import { tokenResponseRecord } from './token-response-record.js';
-import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
+import { configuredClientSetting, UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamClient } from './upstream-client.js';
 
 /** Longest life of a pending authorization, in milliseconds: 10 minutes. */
@@ -159,7 +159,10 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
         const context = { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}), ...(flow.stepUp !== undefined ? { stepUpScope: flow.stepUp } : {}) };
         return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, context) };
       } catch (error) {
-        throw upstreamAuthorizationFailure(error, 'the authorization');
+        const failure = upstreamAuthorizationFailure(error, 'the authorization');
+        // A refused client is the operator's to fix: the log names the setting (never its value).
+        if (failure.code.startsWith('refused:')) failure.setting = configuredClientSetting(options.server, upstream.client, failure.code.slice('refused:'.length));
+        throw failure;
       }
     },
   };

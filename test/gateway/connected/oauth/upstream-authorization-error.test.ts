@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
-import { upstreamAuthorizationFailure } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
+import { configuredClientSetting, upstreamAuthorizationFailure } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
 import { closeServer, listenOnLoopback } from '../../../helpers/loopback-server.js';
 
 describe('upstream authorization failures of a refresh', { timeout: 10_000 }, () => {
@@ -44,5 +44,15 @@ describe('upstream authorization failures of a refresh', { timeout: 10_000 }, ()
     assert.equal((await failureOf(503, { error: 'server_error' })).code, 'unavailable');
     assert.equal((await failureOf(429, { error: 'slow_down' })).code, 'unavailable');
     assert.equal((await failureOf(400, { error: 'temporarily_unavailable' })).code, 'unavailable');
+  });
+
+  it('names the setting to check for a refused configured client, as the operator wrote it; none for a client the gateway made', () => {
+    const configured = { kind: 'pre-registered' as const, clientSecret: 'x' };
+    assert.equal(configuredClientSetting('', configured, 'invalid_client'), 'MCP_AUTH_UPSTREAM_CLIENT_SECRET');
+    assert.equal(configuredClientSetting('', { kind: 'pre-registered' }, 'invalid_client'), 'MCP_AUTH_UPSTREAM_CLIENT_ID');
+    assert.equal(configuredClientSetting('', configured, 'unauthorized_client'), 'MCP_AUTH_UPSTREAM_CLIENT_ID');
+    assert.equal(configuredClientSetting('notes', configured, 'invalid_client'), 'servers.notes.auth.clientSecretEnv or auth.clientSecretFile');
+    assert.equal(configuredClientSetting('', configured, 'invalid_grant'), undefined);
+    assert.equal(configuredClientSetting('', { kind: 'dynamic' }, 'invalid_client'), undefined);
   });
 });
