@@ -13,6 +13,7 @@ import type { Sealer } from './sealer.js';
 import { tokenResponseRecord } from './token-response-record.js';
 import { configuredClientSetting, UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamClient } from './upstream-client.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /** Longest life of a pending authorization, in milliseconds: 10 minutes. */
 export const MAX_FLOW_TTL_MS = 10 * 60_000;
@@ -54,6 +55,8 @@ export interface AuthorizationCodeFlowOptions {
   sealer: Sealer;
   /** Life of a pending authorization, in milliseconds. Default and most {@link MAX_FLOW_TTL_MS}. */
   flowTtlMs?: number;
+  /** The code exchange was refused with `invalid_client`: drops a dynamic registration (`ClientRegistration.forget`). */
+  forgetClient?: (client: RegisteredClient) => Promise<void>;
 }
 
 /** What a completed authorization gives: the ticket it was started for and the new connection. */
@@ -162,6 +165,8 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
         const failure = upstreamAuthorizationFailure(error, 'the authorization');
         // A refused client is the operator's to fix: the log names the setting (never its value).
         if (failure.code.startsWith('refused:')) failure.setting = configuredClientSetting(options.server, upstream.client, failure.code.slice('refused:'.length));
+        // A registration the server forgot: the user's next attempt registers afresh.
+        if (failure.code === 'refused:invalid_client') await options.forgetClient?.(upstream.client);
         throw failure;
       }
     },

@@ -12,6 +12,7 @@ import { createConnectionRevocation, type RevocationReport } from './connection-
 import type { Sealer } from './sealer.js';
 import { createUpstreamAuthorizationServerDiscovery } from './upstream-authorization-server.js';
 import { createUpstreamClient } from './upstream-client.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /** Options of {@link createUpstreamAuthorization}. */
 export interface UpstreamAuthorizationOptions {
@@ -74,8 +75,9 @@ export function createUpstreamAuthorization(options: UpstreamAuthorizationOption
     timeoutMs: options.timeoutMs,
   });
   const shared = { server: options.server, upstreamClient, store: options.store, sealer: options.sealer, ...(options.lockTtlMs !== undefined ? { lockTtlMs: options.lockTtlMs } : {}) };
-  const flow = createAuthorizationCodeFlow({ ...shared, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
-  const refresher = createConnectionRefresh({ ...shared, forgetClient: (client) => registration.forget(client) });
+  const forgetClient = (client: RegisteredClient): Promise<void> => registration.forget(client);
+  const flow = createAuthorizationCodeFlow({ ...shared, forgetClient, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
+  const refresher = createConnectionRefresh({ ...shared, forgetClient });
   const revoker = createConnectionRevocation(shared);
   const ownServer = (server: string): void => {
     if (server !== options.server) throw new TypeError(`this authorization is for server "${options.server}", not "${server}"`);

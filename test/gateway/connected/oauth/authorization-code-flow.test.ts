@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
+import type { Adapter } from 'oidc-provider';
 import { UpstreamAuthorizationError } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
 import { pendingUpstreamFlow, requestedScope } from '../../../../src/gateway/connected/oauth/authorization-code-flow.js';
 import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
@@ -150,6 +151,23 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
     const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await store.get(registeredClientKey(setup.as.issuer)))!);
     assert.equal(kept?.clientId, a.searchParams.get('client_id'));
     await store.close();
+  });
+
+  it('a code exchange refused as invalid_client (the server forgot the registration) drops it; the next attempt registers afresh', async () => {
+    const store = createMemoryTokenStore();
+    try {
+      const authorization = setup.authorization({ store });
+      const url = await authorization.begin({ ticketId: 't-forgotten' });
+      const forgotten = url.searchParams.get('client_id')!;
+      const callback = await signIn(url, setup.redirectUri);
+      await (setup.as.provider.Client as unknown as { adapter: Adapter }).adapter.destroy(forgotten);
+      await assert.rejects(authorization.complete(callback), (error: unknown) => error instanceof UpstreamAuthorizationError && error.code === 'refused:invalid_client' && error.setting === undefined);
+      assert.equal(await store.get(registeredClientKey(setup.as.issuer)), undefined);
+      const again = await authorization.begin({ ticketId: 't-again' });
+      assert.notEqual(again.searchParams.get('client_id'), forgotten);
+    } finally {
+      await store.close();
+    }
   });
 });
 
