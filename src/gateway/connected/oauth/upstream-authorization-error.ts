@@ -3,7 +3,7 @@
  * stable and safe to show or log; its message never holds a code, a verifier, a token or a client secret.
  */
 import * as client from 'openid-client';
-import { oauthErrorAnswer } from './oauth-error-answer.js';
+import { oauthErrorAnswer } from '../../upstream-auth/oauth-error-answer.js';
 import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /**

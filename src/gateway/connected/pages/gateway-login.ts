@@ -12,7 +12,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout, type DiscoverIssuer } from '../../../core/token/issuer-discovery.js';
 import { connectCallbackUrl } from '../oauth/gateway-client-urls.js';
-import { oauthErrorAnswer } from '../oauth/oauth-error-answer.js';
+import { oauthErrorAnswer } from '../../upstream-auth/oauth-error-answer.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { PageSealer } from './page-ports.js';
 

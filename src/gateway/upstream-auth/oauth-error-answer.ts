@@ -1,10 +1,10 @@
 /**
- * The OAuth error code an openid-client failure carries: the one place that reads it, for the upstream's
- * authorization server and the gateway's own sign-in alike. Only the code, never `error_description` (a server may
+ * The OAuth error code an openid-client failure carries: the one place that reads it, for the gateway's token
+ * requests to an upstream's authorization server, its connected accounts, and its own sign-in alike. Only the code, never `error_description` (a server may
  * echo the request in it) nor the response parameters (which may hold a code or a token).
  */
 import * as client from 'openid-client';
-import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
+import { printableOAuthErrorCode } from '../../http/oauth-error-code.js';
 
 /** An OAuth error answer of an openid-client call: its code, and whether the server means "not now". */
 export interface OAuthErrorAnswer {
