@@ -35,6 +35,12 @@ export interface ConnectFlowOptions {
    */
   readonly connectionScope: (auth: AuthInfo) => Promise<{ readonly scope?: string; readonly stepUpScope?: string } | undefined>;
   /**
+   * The caller's step-up got its final refusal ({@link ScopeNotGrantedError}): forgets the step-up, so that the
+   * refusal is given once and the next request leads to connecting again (the scope may be granted by then), each
+   * round needing the user in the browser: never a loop. Default: nothing.
+   */
+  readonly stepUpRefused?: (auth: AuthInfo) => Promise<void>;
+  /**
    * The upstream refused the caller's token after a refresh: ends the connection when it is not a new one (see
    * {@link CallerFlow.refusedAfterRenewal}), resolving true when the caller is to connect again. Default: never.
    */
@@ -140,7 +146,10 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
       // Held already: the upstream refuses for another reason, and its refusal passes on.
       if (covers(granted, asked)) return undefined;
       // The connection was made for a step-up to these scopes and the server granted less: another link would loop.
-      if (covers(scopeTokens(connection?.stepUpScope), asked)) return new ScopeNotGrantedError(server, asked.join(' '));
+      if (covers(scopeTokens(connection?.stepUpScope), asked)) {
+        await options.stepUpRefused?.(request.auth);
+        return new ScopeNotGrantedError(server, asked.join(' '));
+      }
       // A retry of a step-up for this scope whose user did not connect again: asking again would loop too.
       const note = request.note as RetryNote | undefined;
       if (note?.stepUpScope !== undefined && covers(scopeTokens(note.stepUpScope), asked)) return undefined;

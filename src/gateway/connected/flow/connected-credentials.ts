@@ -27,6 +27,8 @@ export interface ConnectionRecords {
   refresh(user: UserRef, server: string, replacing?: string): Promise<ConnectionRecord | undefined>;
   /** Ends it: revokes its tokens where the authorization server offers RFC 7009, and deletes it. */
   end(user: UserRef, server: string): Promise<void>;
+  /** Forgets the step-up it was made for (`ConnectionRecord.stepUpScope`), after the final refusal that step-up got. */
+  clearStepUp(user: UserRef, server: string): Promise<void>;
 }
 
 /**
@@ -112,6 +114,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
       connectionScope: (caller) => records.get(userOfCaller(caller), server),
+      stepUpRefused: (caller) => records.clearStepUp(userOfCaller(caller), server),
       endRefusedConnection: async (caller) => {
         const user = userOfCaller(caller);
         const record = await records.get(user, server);

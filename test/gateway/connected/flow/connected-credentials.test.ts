@@ -23,7 +23,7 @@ function record(accessToken: string, expiresAt?: number, scope?: string): Connec
 
 function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionRecord | undefined)[] = []) {
   let clock = 1_000_000;
-  const calls = { get: 0, refresh: 0, ended: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
+  const calls = { get: 0, refresh: 0, ended: 0, clearedStepUps: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
   let current = initial;
   const records: ConnectionRecords = {
     async get(user: UserRef, server: string) {
@@ -43,6 +43,13 @@ function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionReco
     async end() {
       calls.ended++;
       current = undefined;
+    },
+    async clearStepUp() {
+      calls.clearedStepUps++;
+      if (current) {
+        const { stepUpScope: _cleared, ...rest } = current;
+        current = rest;
+      }
     },
   };
   const requestStates = createRequestStates({ secrets: [randomBytes(32)], now: () => clock });
@@ -75,6 +82,7 @@ describe('connected credentials', () => {
       },
       refresh: async () => undefined,
       end: async () => undefined,
+      clearStepUp: async () => undefined,
     };
     const credentials = connectedCredentials({ server: 'notes', records, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL('https://gw.example/connect/t') });
     const extra = Object.freeze({ iss: 'https://id.example', sub: 'alice', claims: {}, tokenType: 'jwt' as const });
@@ -152,6 +160,9 @@ describe('connected credentials', () => {
     assert.deepEqual(Object.keys((answer!.response as any).error), ['code', 'message']);
     assert.match((answer!.response as any).error.message, /^Forbidden: the authorization server of the MCP server "notes" did not grant .* \(notes:write\)/);
     assert.deepEqual(calls.tickets, [], 'no link');
+    assert.equal(calls.clearedStepUps, 1, 'refused once: the step-up is forgotten');
+    const again = await flow.insufficientScope(request, 'notes:write');
+    assert.ok(again instanceof ConnectionRequiredError, 'the next request asks again');
     const other = await flow.insufficientScope(request, 'notes:admin');
     assert.ok(other instanceof ConnectionRequiredError, 'a scope the step-up did not ask for is a new step-up');
     assert.equal(other.scope, 'notes:read notes:admin');

@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import type { Adapter } from 'oidc-provider';
 import { registeredClientKey } from '../../../../src/gateway/connected/oauth/client-registration.js';
 import { connectionKey } from '../../../../src/gateway/connected/oauth/connection-record.js';
-import { readConnection, writeConnection } from '../../../../src/gateway/connected/oauth/sealed-connections.js';
+import { clearStepUpScope, readConnection, writeConnection } from '../../../../src/gateway/connected/oauth/sealed-connections.js';
 import { UpstreamAuthorizationError } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
 import { ALICE, connect, countGrants, startOAuthSetup, type OAuthSetup } from './oauth-fixtures.js';
 
@@ -94,6 +94,11 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     const refreshed = await authorization.refresh(ALICE, '', record.accessToken);
     assert.notEqual(refreshed?.accessToken, record.accessToken);
     assert.equal(refreshed?.stepUpScope, 'notes:write');
+    // After its final refusal the step-up is forgotten, the tokens kept.
+    await clearStepUpScope(setup.store, setup.sealer, ALICE, '');
+    const cleared = (await readConnection(setup.store, setup.sealer, ALICE, ''))?.record;
+    assert.equal(cleared?.stepUpScope, undefined);
+    assert.equal(cleared?.refreshToken, refreshed?.refreshToken);
   });
 
   it('deletes the connection on invalid_grant and answers undefined; no connection answers undefined', async () => {
