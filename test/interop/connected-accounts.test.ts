@@ -214,7 +214,7 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
     assert.ok(after.includes('notes__notes_add') && after.includes('plain__echo'), after.join());
   });
 
-  it('step-up: notes_clear needs notes:admin, which the connection lacks; a retry still refused passes on as a refusal, and with the scope granted the call succeeds', async () => {
+  it('step-up: notes_clear needs notes:admin, which the connection lacks; a retry still refused gets a final refusal, and with the scope granted the call succeeds', async () => {
     // The notes authorization server withholds notes:admin for now: a step-up cannot get it.
     parts.notesAs.addResource(parts.notes.url, { scopes: ['notes:read', 'notes:write'], accessTokenTtl: NOTES_TOKEN_TTL });
     const bearer = await parts.callerToken(gateway.resource, ALICE.username);
@@ -232,12 +232,14 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
     const walked = await walk(request.params.url);
     assert.equal(walked.title, 'Connected', walked.text);
     const retry = await clear({ requestState: first.json.result.requestState, inputResponses: { [CONNECT_INPUT_KEY]: { action: 'accept' } } });
-    // No second connect flow for the same scope: the upstream's refusal is passed on, and not its challenge, which
-    // names the upstream's authorization server, not one the client could sign in at.
+    // No second connect flow for the same scope: a final refusal saying the authorization server did not grant it,
+    // and not the upstream's challenge, which names the upstream's authorization server, not one the client could
+    // sign in at.
     assert.equal(retry.status, 403, retry.text);
     assert.equal(retry.json?.result, undefined, retry.text);
-    assert.equal(retry.json.error?.data?.error, 'insufficient_scope', retry.text);
-    assert.match(retry.json.error.message, /notes:admin/);
+    assert.equal(retry.json.error?.code, -31403, retry.text);
+    assert.match(retry.json.error.message, /did not grant .*notes:admin/);
+    assert.doesNotMatch(retry.text, /\/connect\//, 'no new link');
     assert.equal(retry.headers['www-authenticate'], undefined);
     assert.deepEqual(aliceNotes(), ['from the SDK client'], 'nothing was cleared');
 

@@ -1,6 +1,6 @@
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { InvalidTokenError } from '../kernel/errors.js';
-import { isScopeToken } from '../wire/scope-token.js';
+import { isScopeToken, scopeTokens } from '../wire/scope-token.js';
 
 /** Inputs of {@link buildAuthInfo} besides the claims. */
 export interface BuildAuthInfoOptions {
@@ -65,11 +65,11 @@ export function readScopes(claims: Readonly<Record<string, unknown>>): string[] 
   const scope = claims['scope'];
   if (scope !== undefined) {
     if (typeof scope !== 'string') throw claimTypeError('scope');
-    return splitScopes(scope);
+    return scopeTokens(scope);
   }
   const scp = claims['scp'];
   if (scp === undefined) return [];
-  if (typeof scp === 'string') return splitScopes(scp);
+  if (typeof scp === 'string') return scopeTokens(scp);
   if (Array.isArray(scp) && scp.every((s) => typeof s === 'string')) return (scp as string[]).filter(isScopeToken);
   throw claimTypeError('scp');
 }
@@ -94,9 +94,6 @@ export function readClientId(claims: Readonly<Record<string, unknown>>): string 
   return '';
 }
 
-function splitScopes(value: string): string[] {
-  return value.split(' ').filter(isScopeToken);
-}
 
 // In Unicode mode, a surrogate pair is one code point outside this class: only a lone surrogate matches.
 const LONE_SURROGATE = /\p{Cs}/u;

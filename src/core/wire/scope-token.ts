@@ -13,3 +13,14 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 export function isScopeToken(value: unknown): value is string {
   return typeof value === 'string' && SCOPE_TOKEN.test(value);
 }
+
+/**
+ * The scope tokens of a space-separated `scope` value (RFC 6749 §3.3), in order, anything that is not one
+ * ({@link isScopeToken}) left out; `[]` for undefined.
+ *
+ * @example
+ * scopeTokens('notes:read  notes:write bad"one'); // ['notes:read', 'notes:write']
+ */
+export function scopeTokens(scope: string | undefined): string[] {
+  return scope === undefined ? [] : scope.split(' ').filter(isScopeToken);
+}

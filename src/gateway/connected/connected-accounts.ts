@@ -17,7 +17,7 @@ import { createStoreReplayCache } from './flow/store-replay-cache.js';
 import { pendingUpstreamFlow } from './oauth/authorization-code-flow.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/connection-record.js';
 import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
-import { writeConnection } from './oauth/sealed-connections.js';
+import { clearStepUpScope, writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
 import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
@@ -101,6 +101,10 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       } finally {
         cached.forget(storeKeyOf(user, server));
       }
+    },
+    async clearStepUp(user, server) {
+      await clearStepUpScope(store, sealer, user, server);
+      cached.forget(storeKeyOf(user, server));
     },
   };
   const port: UpstreamAuthorizationPort = {

@@ -65,6 +65,8 @@ export function connectedUpstreamTarget(auth: ConnectedUpstream['auth'], timeout
     upstream: new URL(auth.upstream),
     gatewayIssuers: [],
     timeoutMs,
+    // The scope to ask for when none is configured: the challenge's, as MCP clients do, before scopes_supported.
+    challengeScope: true,
     ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
     ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
   });

@@ -5,7 +5,9 @@
  */
 import { AuthorizationServerUnavailableError, ConfigurationError } from '../../core/kernel/errors.js';
 import { createTimeoutFetch } from '../../core/token/issuer-discovery.js';
+import { isScopeToken, scopeTokens } from '../../core/wire/scope-token.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
+import { challengeParameter } from './bearer-challenge.js';
 
 /** Where the gateway gets tokens for the upstream, and for which resource. */
 export interface UpstreamTarget {
@@ -15,6 +17,11 @@ export interface UpstreamTarget {
   resource: string;
   /** The `scopes_supported` of the upstream's metadata (RFC 9728 §2), when it published some. */
   scopesSupported?: readonly string[];
+  /**
+   * The `scope` of the upstream's 401 challenge to a request without a token (RFC 6750 §3), its scope tokens only;
+   * read with {@link UpstreamTargetOptions.challengeScope}, when the challenge names one.
+   */
+  challengeScope?: string;
 }
 
 /** Options of {@link createUpstreamTargetResolver}. */
@@ -34,6 +41,12 @@ export interface UpstreamTargetOptions {
   timeoutMs: number;
   /** Wait after an upstream that could not be reached before asking again, in milliseconds. Default 5000. */
   retryMs?: number;
+  /**
+   * Also read the `scope` of the upstream's 401 challenge ({@link UpstreamTarget.challengeScope}): the scope MCP
+   * clients ask for first. The upstream is then sent one request without a token even when its well-known
+   * document answers. Default false.
+   */
+  challengeScope?: boolean;
 }
 
 /** Largest metadata document read, in bytes: a few hundred in practice. */
@@ -72,14 +85,15 @@ export function createUpstreamTargetResolver(options: UpstreamTargetOptions): ()
     if (Date.now() < failedUntil) {
       return Promise.reject(new AuthorizationServerUnavailableError('the upstream MCP server could not be reached for its metadata', Math.max(1, Math.ceil((failedUntil - Date.now()) / 1000))));
     }
-    pending = readUpstreamMetadata(options.upstream, options.timeoutMs).then(
-      (metadata) => {
+    pending = readUpstreamMetadata(options.upstream, options.timeoutMs, options.challengeScope).then(
+      ({ metadata, challengeScope }) => {
         pending = undefined;
         const issuers = metadata?.authorization_servers ?? [];
         known = {
           issuer: options.issuer ?? issuers.find((issuer) => options.gatewayIssuers.includes(issuer)) ?? issuers[0] ?? fallbackIssuer(),
           resource: options.resource ?? metadata?.resource ?? fallbackResource(),
           ...(metadata?.scopes_supported ? { scopesSupported: metadata.scopes_supported } : {}),
+          ...(challengeScope !== undefined ? { challengeScope } : {}),
         };
         return known;
       },
@@ -100,16 +114,46 @@ interface ResourceMetadata {
   scopes_supported?: string[];
 }
 
+/** What the upstream says of itself: its metadata when it publishes one usable, and its challenge's scope when asked. */
+export interface UpstreamDiscovery {
+  readonly metadata?: ResourceMetadata;
+  readonly challengeScope?: string;
+}
+
+/** Most scope tokens kept from a challenge or a metadata document. */
+const MAX_SCOPES = 100;
+
 /**
- * The upstream's metadata, or undefined when it publishes none usable. Rejects only when the upstream cannot be
- * reached at all.
+ * The upstream's metadata (undefined when it publishes none usable), and with `readChallengeScope` the scope its
+ * 401 challenge names. Rejects only when the upstream cannot be reached at all.
  */
-export async function readUpstreamMetadata(upstream: URL, timeoutMs: number): Promise<ResourceMetadata | undefined> {
+export async function readUpstreamMetadata(upstream: URL, timeoutMs: number, readChallengeScope = false): Promise<UpstreamDiscovery> {
   const fetchWithTimeout = createTimeoutFetch(timeoutMs, 'discovery');
   const path = upstream.pathname === '/' ? '' : upstream.pathname;
   const wellKnown = await fetchMetadata(fetchWithTimeout, `${upstream.origin}/.well-known/oauth-protected-resource${path}`, upstream);
-  if (wellKnown) return wellKnown;
-  // No document at the well-known URI: an unauthenticated request's challenge may point at one elsewhere.
+  if (wellKnown && !readChallengeScope) return { metadata: wellKnown };
+  // An unauthenticated request's challenge: its scope, and where there is no document at the well-known URI, it
+  // may point at one elsewhere.
+  const challenge = await unauthenticatedChallenge(fetchWithTimeout, upstream);
+  const scope = readChallengeScope ? scopeTokens(challengeParameter(challenge, 'scope')).slice(0, MAX_SCOPES).join(' ') : '';
+  const found = scope === '' ? {} : { challengeScope: scope };
+  if (wellKnown) return { metadata: wellKnown, ...found };
+  const location = challengeParameter(challenge, 'resource_metadata');
+  if (location === undefined) return found;
+  let url: URL;
+  try {
+    url = new URL(location, upstream);
+  } catch {
+    return found;
+  }
+  // The challenge may only point at a document on the upstream's own origin.
+  if (url.origin !== upstream.origin) return found;
+  const metadata = await fetchMetadata(fetchWithTimeout, url.href, upstream);
+  return metadata ? { metadata, ...found } : found;
+}
+
+/** The `WWW-Authenticate` header of the upstream's 401 to a `ping` without a token; undefined for any other answer. */
+async function unauthenticatedChallenge(fetchWithTimeout: ReturnType<typeof createTimeoutFetch>, upstream: URL): Promise<string | undefined> {
   const probe = await fetchWithTimeout(upstream.href, {
     method: 'POST',
     headers: { 'content-type': JSON_MEDIA_TYPE, accept: MCP_POST_ACCEPT },
@@ -117,17 +161,7 @@ export async function readUpstreamMetadata(upstream: URL, timeoutMs: number): Pr
     redirect: 'manual',
   } as never);
   await probe.body?.cancel();
-  const location = probe.status === 401 ? resourceMetadataParameter(probe.headers.get('www-authenticate')) : undefined;
-  if (location === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(location, upstream);
-  } catch {
-    return undefined;
-  }
-  // The challenge may only point at a document on the upstream's own origin.
-  if (url.origin !== upstream.origin) return undefined;
-  return fetchMetadata(fetchWithTimeout, url.href, upstream);
+  return probe.status === 401 ? (probe.headers.get('www-authenticate') ?? undefined) : undefined;
 }
 
 async function fetchMetadata(fetchWithTimeout: ReturnType<typeof createTimeoutFetch>, url: string, upstream: URL): Promise<ResourceMetadata | undefined> {
@@ -149,14 +183,11 @@ async function fetchMetadata(fetchWithTimeout: ReturnType<typeof createTimeoutFe
   if (typeof resource !== 'string' || URL.parse(resource)?.origin !== upstream.origin) return undefined;
   const issuers = Array.isArray(servers) ? servers.filter((s): s is string => typeof s === 'string' && URL.canParse(s)) : [];
   // Scope tokens are printable ASCII without space, quote or backslash (RFC 6749 §3.3); others are dropped.
-  const scopesSupported = Array.isArray(scopes) ? scopes.filter((s): s is string => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)).slice(0, 100) : [];
+  const scopesSupported = Array.isArray(scopes) ? scopes.filter(isScopeToken).slice(0, MAX_SCOPES) : [];
   return { resource, ...(issuers.length ? { authorization_servers: issuers } : {}), ...(scopesSupported.length ? { scopes_supported: scopesSupported } : {}) };
 }
 
 /** The `resource_metadata` auth-param of a `Bearer` (or `DPoP`) challenge, RFC 9728 §5.1. */
 export function resourceMetadataParameter(header: string | null): string | undefined {
-  if (header === null) return undefined;
-  const match = /(?:^|[\s,])resource_metadata\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/i.exec(header);
-  if (!match) return undefined;
-  return match[1] !== undefined ? match[1].replace(/\\(.)/g, '$1') : match[2];
+  return challengeParameter(header, 'resource_metadata');
 }

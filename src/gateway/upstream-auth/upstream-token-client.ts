@@ -7,6 +7,7 @@ import * as client from 'openid-client';
 import { AuthorizationServerUnavailableError } from '../../core/kernel/errors.js';
 import { assertSecureUrl, createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../core/token/issuer-discovery.js';
 import type { UpstreamTarget } from './upstream-resource-metadata.js';
+import { oauthErrorAnswer } from './oauth-error-answer.js';
 
 /** Options of {@link createUpstreamTokenClient}. */
 export interface UpstreamTokenClientOptions {
@@ -110,14 +111,9 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
             ? await client.clientCredentialsGrant(configured.config, body)
             : await client.genericGrantRequest(configured.config, grantType, body);
       } catch (error) {
-        if (error instanceof client.ResponseBodyError && error.status >= 400 && error.status < 500) {
-          throw new UpstreamTokenRefusedError(error.error, error);
-        }
-        if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
-          // A refusal told in a challenge: a token endpoint's 401 is a failed client authentication (RFC 6749 §5.2).
-          const code = error.cause.find((challenge) => typeof challenge.parameters.error === 'string')?.parameters.error;
-          throw new UpstreamTokenRefusedError(code ?? (error.status === 401 ? 'invalid_client' : 'error not given'), error);
-        }
+        // A refusal in the body or in a challenge (a token endpoint's 401 is a failed client authentication).
+        const refusal = oauthErrorAnswer(error);
+        if (refusal !== undefined) throw new UpstreamTokenRefusedError(refusal.code, error);
         throw new AuthorizationServerUnavailableError("the upstream's authorization server could not issue a token", UNAVAILABLE_RETRY_AFTER_SECONDS, error);
       }
       const expiresIn = response.expires_in;

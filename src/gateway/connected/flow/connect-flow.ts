@@ -5,12 +5,14 @@
  */
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
 import type { UserRef } from '../oauth/connection-record.js';
 import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
-import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, requestCapabilities, type ConnectListsMode } from './connection-required-answer.js';
+import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, requestCapabilities, scopeNotGrantedAnswer, type ConnectListsMode } from './connection-required-answer.js';
 import { ConnectionRequiredError } from './connection-required-error.js';
+import { ScopeNotGrantedError } from './scope-not-granted-error.js';
 import { isGatewayRequestState, type RequestStateRefusal, type RequestStates } from './request-state.js';
 
 /** Makes the link a user opens to connect `server` (`<gateway>/connect/<ticket>`), asking for `scope` when given. */
@@ -32,8 +34,17 @@ export interface ConnectFlowOptions {
    * with no link made, since the connect page could not sign them in. Default: any issuer.
    */
   readonly loginIssuer?: string;
-  /** The scope the caller's connection holds (space-separated), when known. */
-  readonly grantedScope: (auth: AuthInfo) => Promise<string | undefined>;
+  /**
+   * The scopes of the caller's connection (space-separated), when it has one: `scope`, granted; `stepUpScope`, asked
+   * for by the step-up the connection was made for (see `ConnectionRecord.stepUpScope`).
+   */
+  readonly connectionScope: (auth: AuthInfo) => Promise<{ readonly scope?: string; readonly stepUpScope?: string } | undefined>;
+  /**
+   * The caller's step-up got its final refusal ({@link ScopeNotGrantedError}): forgets the step-up, so that the
+   * refusal is given once and the next request leads to connecting again (the scope may be granted by then), each
+   * round needing the user in the browser: never a loop. Default: nothing.
+   */
+  readonly stepUpRefused?: (auth: AuthInfo) => Promise<void>;
   /**
    * The upstream refused the caller's token after a refresh: ends the connection when it is not a new one (see
    * {@link CallerFlow.refusedAfterRenewal}), resolving true when the caller is to connect again. Default: never.
@@ -64,7 +75,7 @@ export function userOf(auth: AuthInfo): UserRef | undefined {
  * The connect flow of one server.
  *
  * @example
- * const flow = createConnectFlow({ server: '', createTicket, requestStates, grantedScope: async () => undefined });
+ * const flow = createConnectFlow({ server: '', createTicket, requestStates, connectionScope: async () => undefined });
  */
 export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
   const { server, requestStates } = options;
@@ -104,6 +115,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
     },
     answer(error, request) {
       if (error instanceof CallerCannotConnectError) return Promise.resolve(cannotConnect(request.message, error));
+      if (error instanceof ScopeNotGrantedError) return Promise.resolve(scopeNotGrantedAnswer(request.message, error));
       if (!(error instanceof ConnectionRequiredError)) return undefined;
       const user = userOf(request.auth);
       if (!user) return Promise.resolve(cannotConnect(request.message, new CallerCannotConnectError(server)));
@@ -135,12 +147,20 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
     },
     async insufficientScope(request, scope) {
       const asked = scopeTokens(scope);
-      // Nothing named: nothing more to ask for. A retry of a step-up for this scope: asking again would loop.
+      // Nothing named: nothing more to ask for.
       if (asked.length === 0) return undefined;
+      const connection = await options.connectionScope(request.auth);
+      const granted = scopeTokens(connection?.scope);
+      // Held already: the upstream refuses for another reason, and its refusal passes on.
+      if (covers(granted, asked)) return undefined;
+      // The connection was made for a step-up to these scopes and the server granted less: another link would loop.
+      if (covers(scopeTokens(connection?.stepUpScope), asked)) {
+        await options.stepUpRefused?.(request.auth);
+        return new ScopeNotGrantedError(server, asked.join(' '));
+      }
+      // A retry of a step-up for this scope whose user did not connect again: asking again would loop too.
       const note = request.note as RetryNote | undefined;
       if (note?.stepUpScope !== undefined && covers(scopeTokens(note.stepUpScope), asked)) return undefined;
-      const granted = scopeTokens(await options.grantedScope(request.auth));
-      if (covers(granted, asked)) return undefined;
       // The union: connecting again must not lose what the connection already holds.
       return new ConnectionRequiredError(server, 'insufficient_scope', [...new Set([...granted, ...asked])].join(' '));
     },
@@ -183,10 +203,6 @@ function cannotConnect(message: JsonRpcMessage | undefined, error: CallerCannotC
 /** The refusal of `user`, whose issuer is not the login issuer `login`. */
 export function otherIssuer(server: string, user: UserRef, login: string): CallerCannotConnectError {
   return new CallerCannotConnectError(server, 'other_issuer', { caller: user.issuer, login });
-}
-
-function scopeTokens(scope: string | undefined): string[] {
-  return scope === undefined ? [] : scope.split(' ').filter((token) => token !== '');
 }
 
 function covers(granted: readonly string[], asked: readonly string[]): boolean {

@@ -17,8 +17,9 @@ export interface ConnectionRecords {
   /** `user`'s connection to `server`, or undefined when there is none. */
   get(user: UserRef, server: string): Promise<ConnectionRecord | undefined>;
   /**
-   * Refreshes it (one refresh at a time per user and server) and resolves with the new record, or undefined when it
-   * cannot be refreshed (no refresh token, refused). Rejects when the authorization server cannot be reached.
+   * Refreshes it and resolves with the new record, or undefined when it cannot be refreshed (no refresh token,
+   * refused: the connection is then gone). Rejects when the authorization server cannot be reached. Concurrent calls
+   * for one user and server share one refresh (in this process; the store's lock across replicas).
    *
    * @param replacing - the access token the caller holds and wants replaced: a stored record with another one was
    *   refreshed meanwhile (by another replica, say) and is returned without a refresh grant.
@@ -26,6 +27,8 @@ export interface ConnectionRecords {
   refresh(user: UserRef, server: string, replacing?: string): Promise<ConnectionRecord | undefined>;
   /** Ends it: revokes its tokens where the authorization server offers RFC 7009, and deletes it. */
   end(user: UserRef, server: string): Promise<void>;
+  /** Forgets the step-up it was made for (`ConnectionRecord.stepUpScope`), after the final refusal that step-up got. */
+  clearStepUp(user: UserRef, server: string): Promise<void>;
 }
 
 /**
@@ -33,12 +36,6 @@ export interface ConnectionRecords {
  * wrong resource, say), and asking the user to connect again would send them round in a loop. In milliseconds.
  */
 export const NEW_CONNECTION_MS = 60_000;
-
-/** A caller's user, and the key of its refreshes in progress. */
-interface CallerUser {
-  readonly user: UserRef;
-  readonly key: string;
-}
 
 /** Options of {@link connectedCredentials}. */
 export interface ConnectedCredentialsOptions {
@@ -76,30 +73,21 @@ export interface ConnectedCredentialsOptions {
 export function connectedCredentials(options: ConnectedCredentialsOptions): UpstreamCredentials {
   const { server, records } = options;
   const now = options.now ?? Date.now;
-  // One refresh per user at a time in this process (the store's lock covers replicas).
-  const refreshing = new Map<string, Promise<ConnectionRecord | undefined>>();
-  const refresh = (key: string, user: UserRef, replacing: string | undefined): Promise<ConnectionRecord | undefined> => {
-    let pending = refreshing.get(key);
-    if (!pending) {
-      // The token to replace, so that a record another replica refreshed in the meantime is taken as it is: without
-      // it a refresh that began after that replica's write would send a second grant.
-      pending = records.refresh(user, server, replacing).finally(() => refreshing.delete(key));
-      refreshing.set(key, pending);
-    }
-    return pending;
-  };
+  // The token to replace, so that a record another replica refreshed in the meantime is taken as it is: without it a
+  // refresh that began after that replica's write would send a second grant. Concurrent refreshes of one user are
+  // joined by the records (one flight per process, a lock in the store across replicas).
+  const refresh = (user: UserRef, replacing: string | undefined): Promise<ConnectionRecord | undefined> => records.refresh(user, server, replacing);
   // Kept with the caller's verified identity: the guard's `auth.extra` is one frozen object per cached token, shared
-  // by every request with that token, so such a request derives no user and no key, and the records see the same
+  // by every request with that token, so such a request derives no user, and the records see the same
   // frozen user object each time (and keep its store key). Freed with the identity. A mutable `extra` is never kept.
-  const callers = new WeakMap<AuthInfo['extra'], CallerUser>();
-  const userAndKey = (caller: AuthInfo): CallerUser => {
+  const callers = new WeakMap<AuthInfo['extra'], UserRef>();
+  const userOfCaller = (caller: AuthInfo): UserRef => {
     const known = callers.get(caller.extra);
     if (known) return known;
     const user = userOf(caller);
     if (!user) throw new CallerCannotConnectError(server);
     if (options.loginIssuer !== undefined && user.issuer !== options.loginIssuer) throw otherIssuer(server, user, options.loginIssuer);
-    // JSON keeps issuer and subject apart whatever characters they hold.
-    const found: CallerUser = { user: Object.freeze(user), key: JSON.stringify([user.issuer, user.subject]) };
+    const found = Object.freeze(user);
     if (Object.isFrozen(caller.extra)) callers.set(caller.extra, found);
     return found;
   };
@@ -107,11 +95,11 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
   const credentials: UpstreamCredentials = {
     perCaller: true,
     async authorization(caller) {
-      const { user, key } = userAndKey(caller);
+      const user = userOfCaller(caller);
       let record = await records.get(user, server);
       if (!record) throw new ConnectionRequiredError(server, 'not_connected');
       if (record.expiresAt !== undefined && now() >= usableUntil(record.expiresAt, record.updatedAt)) {
-        const refreshed = await refresh(key, user, record.accessToken);
+        const refreshed = await refresh(user, record.accessToken);
         // Not refreshed but not expired yet: the token still serves for its last seconds.
         if (refreshed) record = refreshed;
         else if (now() >= record.expiresAt) throw new ConnectionRequiredError(server, 'expired');
@@ -119,11 +107,11 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       return authorizationValue(record);
     },
     async renew(caller, rejected) {
-      const { user, key } = userAndKey(caller);
+      const user = userOfCaller(caller);
       // A 401 for a token already replaced (a concurrent renewal, another replica): the new one.
       const current = await records.get(user, server);
       if (current && authorizationValue(current) !== rejected && (current.expiresAt === undefined || now() < current.expiresAt)) return authorizationValue(current);
-      const record = await refresh(key, user, current && authorizationValue(current) === rejected ? current.accessToken : undefined);
+      const record = await refresh(user, current && authorizationValue(current) === rejected ? current.accessToken : undefined);
       if (!record || authorizationValue(record) === rejected) throw new ConnectionRequiredError(server, 'expired');
       return authorizationValue(record);
     },
@@ -133,9 +121,10 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
       ...(options.loginIssuer !== undefined ? { loginIssuer: options.loginIssuer } : {}),
-      grantedScope: async (caller) => (await records.get(userAndKey(caller).user, server))?.scope,
+      connectionScope: (caller) => records.get(userOfCaller(caller), server),
+      stepUpRefused: (caller) => records.clearStepUp(userOfCaller(caller), server),
       endRefusedConnection: async (caller) => {
-        const { user } = userAndKey(caller);
+        const user = userOfCaller(caller);
         const record = await records.get(user, server);
         if (!record || now() - record.createdAt < NEW_CONNECTION_MS) return false;
         // Ended, so that each later request does not send its own refresh grant before being refused again.

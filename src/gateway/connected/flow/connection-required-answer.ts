@@ -28,9 +28,11 @@ import type { ConnectListsMode } from '../../config/connected-accounts-config.js
 import { randomUUID } from 'node:crypto';
 import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
 import type { ConnectionRequiredError } from './connection-required-error.js';
+import type { ScopeNotGrantedError } from './scope-not-granted-error.js';
 
 /** The key of the gateway's entry in `inputRequests` (and the client's `inputResponses`), and of its list note in `_meta`. */
 export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
@@ -104,6 +106,20 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
 }
 
 /**
+ * The answer to a {@link ScopeNotGrantedError}: a final 403 JSON-RPC error (-31403) naming the server and the
+ * scopes, with no link, since connecting again would be refused the same way.
+ *
+ * @example
+ * scopeNotGrantedAnswer(call, new ScopeNotGrantedError('notes', 'notes:write'));
+ * // { status: 403, response: { jsonrpc: '2.0', id: 1, error: { code: -31403, message: "Forbidden: … did not grant … (notes:write) …" } } }
+ */
+export function scopeNotGrantedAnswer(message: JsonRpcMessage | undefined, error: ScopeNotGrantedError): CallerFlowAnswer {
+  const scope = printableScope(error.scope);
+  const text = `Forbidden: the authorization server of ${serverName(error.server)} did not grant the permissions this request needs${scope ? ` (${scope})` : ''}, though your account was connected again to ask for them. Connecting again will not help: ask that server's administrator to grant them.`;
+  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+}
+
+/**
  * Whether `capabilities` (a client's `ClientCapabilities`) declare URL-mode elicitation: `elicitation.url` is an
  * object (2025-11-25 and 2026-07-28 `client/elicitation`, "Capabilities"; an empty `elicitation` means form only).
  */
@@ -125,7 +141,7 @@ function ok(response: JsonRpcResponse): CallerFlowAnswer {
 
 /** Why the user must connect, in words; names the server (a configuration name) and scopes, never the user. */
 function reasonText(error: ConnectionRequiredError): string {
-  const server = error.server === '' ? 'the upstream MCP server' : `the MCP server "${error.server}"`;
+  const server = serverName(error.server);
   if (error.reason === 'expired') return `Your connection to ${server} has expired.`;
   if (error.reason === 'insufficient_scope') {
     const scope = printableScope(error.scope);
@@ -134,10 +150,15 @@ function reasonText(error: ConnectionRequiredError): string {
   return `Your account at ${server} is not connected.`;
 }
 
+/** A server in words: a configuration name, or the single upstream. */
+function serverName(server: string): string {
+  return server === '' ? 'the upstream MCP server' : `the MCP server "${server}"`;
+}
+
 /** The scope tokens of RFC 6749 §3.3's grammar only, at most 512 characters: anything else an upstream sent is not repeated. */
 function printableScope(scope: string | undefined): string | undefined {
   if (scope === undefined || scope.length > 512) return undefined;
-  const tokens = scope.split(' ').filter((token) => /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(token));
+  const tokens = scopeTokens(scope);
   return tokens.length > 0 ? tokens.join(' ') : undefined;
 }
 

@@ -4,13 +4,16 @@
  * code the browser brings back to the gateway's callback.
  */
 import * as client from 'openid-client';
+import { scopeTokens } from '../../../core/wire/scope-token.js';
+import type { UpstreamTarget } from '../../upstream-auth/upstream-resource-metadata.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { ConnectionRecord } from './connection-record.js';
 import { upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
 import { tokenResponseRecord } from './token-response-record.js';
-import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
+import { configuredClientSetting, UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamClient } from './upstream-client.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /** Longest life of a pending authorization, in milliseconds: 10 minutes. */
 export const MAX_FLOW_TTL_MS = 10 * 60_000;
@@ -28,6 +31,8 @@ interface PendingFlow {
   server: string;
   ticketId: string;
   scope?: string;
+  /** The scope the connect link asked for (a step-up), kept in the record as `stepUpScope`. */
+  stepUp?: string;
   /** PKCE code verifier (RFC 7636 §4.1). */
   verifier: string;
   issuer: string;
@@ -42,7 +47,7 @@ export interface AuthorizationCodeFlowOptions {
   server: string;
   /** The gateway's public origin: the redirect URI is `<origin>/connect/callback/<server>` (`upstreamCallbackUrl`). */
   gatewayOrigin: string | URL;
-  /** `MCP_AUTH_UPSTREAM_SCOPE` (space-separated): the scope asked for, before the upstream's `scopes_supported`. */
+  /** `MCP_AUTH_UPSTREAM_SCOPE` (space-separated): the scope asked for, before the upstream's challenge and `scopes_supported`. */
   scope?: string;
   /** `createUpstreamClient(...)`. */
   upstreamClient: () => Promise<UpstreamClient>;
@@ -50,6 +55,8 @@ export interface AuthorizationCodeFlowOptions {
   sealer: Sealer;
   /** Life of a pending authorization, in milliseconds. Default and most {@link MAX_FLOW_TTL_MS}. */
   flowTtlMs?: number;
+  /** The code exchange was refused with `invalid_client`: drops a dynamic registration (`ClientRegistration.forget`). */
+  forgetClient?: (client: RegisteredClient) => Promise<void>;
 }
 
 /** What a completed authorization gives: the ticket it was started for and the new connection. */
@@ -77,15 +84,18 @@ export interface AuthorizationCodeFlow {
 }
 
 /**
- * The scope asked for, in this order: the configured scope; else every scope of the upstream's RFC 9728
- * `scopes_supported`; else none. The scope the request names (an upstream challenge's) is always added, so that
- * a step-up asks for what the upstream wants even when a scope is configured. Undefined: no `scope` parameter.
+ * The scope asked for, in this order: the configured scope (`MCP_AUTH_UPSTREAM_SCOPE`, `auth.scope`); else the
+ * `scope` of the upstream's 401 challenge; else every scope of its RFC 9728 `scopes_supported`; else none (MCP
+ * 2025-11-25 `basic/authorization`, "Scope Selection Strategy", with the operator's choice first). The scope the
+ * request names (an upstream's `insufficient_scope` challenge) is always added, so that a step-up asks for what
+ * the upstream wants even when a scope is configured. Scope tokens only; undefined: no `scope` parameter.
  *
- * @example requestedScope('notes:read', ['notes:read', 'notes:write'], 'notes:write'); // 'notes:read notes:write'
+ * @example requestedScope('notes:read', { scopesSupported: ['notes:read', 'notes:write'] }, 'notes:write'); // 'notes:read notes:write'
+ * @example requestedScope(undefined, { challengeScope: 'notes:read', scopesSupported: ['notes:read', 'notes:write'] }, undefined); // 'notes:read'
  */
-export function requestedScope(configured: string | undefined, scopesSupported: readonly string[] | undefined, asked: string | undefined): string | undefined {
-  const base = configured ?? (scopesSupported?.length ? scopesSupported.join(' ') : undefined);
-  const scopes = new Set([...(base ?? '').split(' '), ...(asked ?? '').split(' ')].filter(Boolean));
+export function requestedScope(configured: string | undefined, target: Pick<UpstreamTarget, 'challengeScope' | 'scopesSupported'>, asked: string | undefined): string | undefined {
+  const base = configured ?? target.challengeScope ?? target.scopesSupported?.join(' ');
+  const scopes = new Set([...scopeTokens(base), ...scopeTokens(asked)]);
   return scopes.size ? [...scopes].join(' ') : undefined;
 }
 
@@ -115,8 +125,8 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
       const upstream = await options.upstreamClient();
       const state = client.randomState();
       const verifier = client.randomPKCECodeVerifier();
-      const requested = requestedScope(options.scope, upstream.server.target.scopesSupported, scope);
-      const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}) };
+      const requested = requestedScope(options.scope, upstream.server.target, scope);
+      const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}), ...(scope !== undefined ? { stepUp: scope } : {}) };
       const key = flowKey(state);
       await options.store.set(key, await options.sealer.seal(key, flow, flowTtlMs + EXPIRED_GRACE_MS), flowTtlMs + EXPIRED_GRACE_MS);
       return client.buildAuthorizationUrl(upstream.config, {
@@ -149,9 +159,15 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
         const response = new URL(redirectUri);
         response.search = callbackUrl.search;
         const tokens = await client.authorizationCodeGrant(upstream.config, response, { pkceCodeVerifier: flow.verifier, expectedState: state }, { resource: upstream.server.target.resource });
-        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}) }) };
+        const context = { issuer: flow.issuer, clientId: flow.clientId, requestedAt, ...(flow.scope !== undefined ? { requestedScope: flow.scope } : {}), ...(flow.stepUp !== undefined ? { stepUpScope: flow.stepUp } : {}) };
+        return { ticketId: flow.ticketId, record: tokenResponseRecord(tokens, context) };
       } catch (error) {
-        throw upstreamAuthorizationFailure(error, 'the authorization');
+        const failure = upstreamAuthorizationFailure(error, 'the authorization');
+        // A refused client is the operator's to fix: the log names the setting (never its value).
+        if (failure.code.startsWith('refused:')) failure.setting = configuredClientSetting(options.server, upstream.client, failure.code.slice('refused:'.length));
+        // A registration the server forgot: the user's next attempt registers afresh.
+        if (failure.code === 'refused:invalid_client') await options.forgetClient?.(upstream.client);
+        throw failure;
       }
     },
   };

@@ -6,10 +6,11 @@
 import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
 import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../../core/token/issuer-discovery.js';
+import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { TokenStore } from '../store/token-store.js';
 import { clientMetadataDocumentUrl, upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
-import { UpstreamAuthorizationError, safeOAuthErrorCode } from './upstream-authorization-error.js';
+import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamAuthorizationServer } from './upstream-authorization-server.js';
 import { secretAuthMethod, type ClientAuthMethod, type RegisteredClient } from './upstream-client-configuration.js';
 
@@ -41,6 +42,18 @@ export function registeredClientKey(issuer: string): string {
   return `client:${createHash('sha256').update(issuer).digest('base64url')}`;
 }
 
+/** The gateway's client at an upstream's authorization servers; see {@link createClientRegistration}. */
+export interface ClientRegistration {
+  /** The client at `server` (see {@link createClientRegistration} for the order). */
+  client(server: UpstreamAuthorizationServer): Promise<RegisteredClient>;
+  /**
+   * The authorization server refused `client` itself (`invalid_client`): when it is a dynamic registration, it is
+   * forgotten here and deleted from the store (unless another replica replaced it meanwhile), so that the next
+   * call registers afresh. A configured client or a metadata document is kept: registering again would not help.
+   */
+  forget(client: RegisteredClient): Promise<void>;
+}
+
 /**
  * Returns the gateway's client at an authorization server, in this order:
  * 1. `clientId` configured: that client, confidential (`client_secret_basic`, or `client_secret_post` when the
@@ -53,10 +66,10 @@ export function registeredClientKey(issuer: string): string {
  *    registering at once settle on one.
  * The answer is memoized per issuer; a failure is not.
  *
- * @throws UpstreamAuthorizationError `unsupported` when none applies, `refused:<error>` when registration is
- *   refused, `unavailable` when the server cannot be reached.
+ * @throws (from `client`) UpstreamAuthorizationError `unsupported` when none applies, `refused:<error>` when
+ *   registration is refused, `unavailable` when the server cannot be reached.
  */
-export function createClientRegistration(options: ClientRegistrationOptions): (server: UpstreamAuthorizationServer) => Promise<RegisteredClient> {
+export function createClientRegistration(options: ClientRegistrationOptions): ClientRegistration {
   const redirectUri = upstreamCallbackUrl(options.gatewayOrigin, options.server);
   const known = new Map<string, Promise<RegisteredClient>>();
   const choose = async ({ metadata }: UpstreamAuthorizationServer): Promise<RegisteredClient> => {
@@ -71,16 +84,27 @@ export function createClientRegistration(options: ClientRegistrationOptions): (s
     }
     return storedOrNewRegistration(options, metadata, redirectUri);
   };
-  return (server) => {
-    const issuer = server.metadata.issuer;
-    let pending = known.get(issuer);
-    if (pending === undefined) {
-      pending = choose(server);
-      pending.catch(() => known.delete(issuer));
-      if (known.size >= 4) known.clear();
-      known.set(issuer, pending);
-    }
-    return pending;
+  return {
+    client(server) {
+      const issuer = server.metadata.issuer;
+      let pending = known.get(issuer);
+      if (pending === undefined) {
+        pending = choose(server);
+        pending.catch(() => known.delete(issuer));
+        if (known.size >= 4) known.clear();
+        known.set(issuer, pending);
+      }
+      return pending;
+    },
+    async forget(refused) {
+      if (refused.kind !== 'dynamic') return;
+      const pending = known.get(refused.issuer);
+      if (pending !== undefined && (await pending.catch(() => undefined))?.clientId === refused.clientId) known.delete(refused.issuer);
+      const key = registeredClientKey(refused.issuer);
+      const sealed = await options.store.get(key);
+      const stored = sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed);
+      if (stored?.clientId === refused.clientId) await deleteIfUnchanged(options.store, key, sealed!);
+    },
   };
 }
 
@@ -135,8 +159,7 @@ async function registerDynamically(options: ClientRegistrationOptions, metadata:
       { algorithm: 'oauth2', [client.customFetch]: fetchWithKnownMetadata, timeout: toOpenIdClientTimeout(options.timeoutMs), execute: isLoopbackHttpUrl(issuer) ? [client.allowInsecureRequests] : [] },
     );
   } catch (error) {
-    if (error instanceof client.ResponseBodyError && error.status < 500) throw new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(error.error)}`, "the upstream's authorization server refused the registration");
-    throw new UpstreamAuthorizationError('unavailable', "the upstream's authorization server could not register the gateway", error instanceof TypeError ? error : undefined);
+    throw upstreamAuthorizationFailure(error, 'the registration');
   }
   const answer = config.clientMetadata();
   const secret = typeof answer.client_secret === 'string' ? answer.client_secret : undefined;

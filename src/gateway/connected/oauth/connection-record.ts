@@ -18,6 +18,12 @@ export interface ConnectionRecord {
   expiresAt?: number;
   /** The scope granted (space-separated), when the server said. */
   scope?: string;
+  /**
+   * The scope the connect link asked for when the connection was made for a step-up (an upstream's
+   * `insufficient_scope`); absent otherwise. Kept across refreshes: a later refusal for scopes it covers means the
+   * authorization server granted less than asked, and asking again would loop.
+   */
+  stepUpScope?: string;
   /** `token_type` of the token response, e.g. `Bearer`. */
   tokenType: string;
   /** The upstream authorization server that issued the tokens. */

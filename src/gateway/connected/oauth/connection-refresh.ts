@@ -4,6 +4,7 @@
  * used twice nor lost.
  */
 import * as client from 'openid-client';
+import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { TokenStore } from '../store/token-store.js';
 import { connectionKey, userKey, type ConnectionRecord, type UserRef } from './connection-record.js';
 import { readConnection } from './sealed-connections.js';
@@ -11,6 +12,7 @@ import type { Sealer } from './sealer.js';
 import { tokenResponseRecord } from './token-response-record.js';
 import { upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamClient } from './upstream-client.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /** Default longest hold of the refresh lock, in milliseconds: past it a waiting replica goes ahead. */
 export const DEFAULT_REFRESH_LOCK_TTL_MS = 30_000;
@@ -25,6 +27,11 @@ export interface ConnectionRefreshOptions {
   sealer: Sealer;
   /** Longest hold of the lock, in milliseconds; more than the token request's timeout. Default {@link DEFAULT_REFRESH_LOCK_TTL_MS}. */
   lockTtlMs?: number;
+  /**
+   * The authorization server refused the gateway's client itself (`invalid_client`): drops a dynamic registration
+   * so that the next connection registers afresh (`ClientRegistration.forget`). Default: nothing.
+   */
+  forgetClient?: (client: RegisteredClient) => Promise<void>;
 }
 
 /** Refreshes connections to one upstream. */
@@ -37,8 +44,11 @@ export interface ConnectionRefresh {
    *   it): a stored record with another access token is fresh. Without it, a record written after this call began
    *   is fresh.
    * @returns the current record; undefined when there is no connection, it has no refresh token, or the server
-   *   answered `invalid_grant` (the record is then deleted): the caller starts the connect flow.
-   * @throws UpstreamAuthorizationError for any other refusal (`refused:<error>`) or `unavailable`; the record is kept.
+   *   refused the refresh with an OAuth error (`invalid_grant`, and also `invalid_client`, `unauthorized_client`,
+   *   …: the record is then deleted, and on `invalid_client` a dynamic registration too): the caller starts the
+   *   connect flow.
+   * @throws UpstreamAuthorizationError `unavailable` (no answer, a timeout, a 5xx, 429) or `invalid_response`: the
+   *   record is kept, the failure is transient or the operator's to fix.
    */
   refresh(user: UserRef, replacing?: string): Promise<ConnectionRecord | undefined>;
 }
@@ -76,8 +86,11 @@ export function createConnectionRefresh(options: ConnectionRefreshOptions): Conn
       response = await client.refreshTokenGrant(upstream.config, record.refreshToken, { resource: upstream.server.target.resource });
     } catch (error) {
       const failure = upstreamAuthorizationFailure(error, 'the refresh');
-      if (failure.code !== 'refused:invalid_grant') throw failure;
+      if (!failure.code.startsWith('refused:')) throw failure;
+      // A refusal is final for this refresh token: waiting will not change it, and a 503 would repeat for good. The
+      // user connects again; a forgotten client is registered again first.
       await deleteIfUnchanged(options.store, key, sealed);
+      if (failure.code === 'refused:invalid_client') await options.forgetClient?.(upstream.client);
       return undefined;
     }
     const next = tokenResponseRecord(response, { issuer: record.asIssuer, clientId: record.clientId, requestedAt, previous: record });
@@ -98,9 +111,4 @@ export function createConnectionRefresh(options: ConnectionRefreshOptions): Conn
       return flight;
     },
   };
-}
-
-/** Deletes `key` unless it was rewritten since `sealed` was read (a new connection made meanwhile stays). */
-async function deleteIfUnchanged(store: TokenStore, key: string, sealed: string): Promise<void> {
-  if ((await store.get(key)) === sealed) await store.delete(key);
 }

@@ -25,6 +25,19 @@ export async function readConnection(store: TokenStore, sealer: Sealer, user: Us
 }
 
 /**
+ * Forgets the step-up `user`'s connection to `server` was made for (`ConnectionRecord.stepUpScope`), unless the
+ * connection was rewritten meanwhile (compare-and-set): after one final refusal, the user's next request is asked to
+ * connect again, since the authorization server may grant the scope by then.
+ */
+export async function clearStepUpScope(store: TokenStore, sealer: Sealer, user: UserRef, server: string): Promise<void> {
+  const current = await readConnection(store, sealer, user, server);
+  if (current?.record.stepUpScope === undefined) return;
+  const { stepUpScope: _cleared, ...record } = current.record;
+  const key = connectionKey(user, server);
+  await store.compareAndSet(key, current.sealed, await sealer.seal(key, record));
+}
+
+/**
  * Seals `record` for `user` and `server` and writes it, replacing any connection there (a new authorization).
  *
  * @returns the sealed string written.

@@ -16,6 +16,8 @@ export interface RecordContext {
   previous?: ConnectionRecord;
   /** The scope the authorization asked for: granted as asked when the server names none (RFC 6749 §5.1). */
   requestedScope?: string;
+  /** The step-up the authorization was made for (see `ConnectionRecord.stepUpScope`); a refresh keeps the previous one. */
+  stepUpScope?: string;
 }
 
 /**
@@ -31,11 +33,13 @@ export function tokenResponseRecord(response: client.TokenEndpointResponse, cont
   const now = Date.now();
   const refreshToken = response.refresh_token ?? context.previous?.refreshToken;
   const scope = response.scope ?? context.previous?.scope ?? context.requestedScope;
+  const stepUpScope = context.stepUpScope ?? context.previous?.stepUpScope;
   return {
     accessToken: response.access_token,
     ...(refreshToken !== undefined ? { refreshToken } : {}),
     ...(typeof response.expires_in === 'number' ? { expiresAt: context.requestedAt + response.expires_in * 1000 } : {}),
     ...(scope !== undefined ? { scope } : {}),
+    ...(stepUpScope !== undefined ? { stepUpScope } : {}),
     tokenType: 'Bearer',
     asIssuer: context.issuer,
     clientId: context.clientId,

@@ -3,6 +3,8 @@
  * stable and safe to show or log; its message never holds a code, a verifier, a token or a client secret.
  */
 import * as client from 'openid-client';
+import { oauthErrorAnswer } from '../../upstream-auth/oauth-error-answer.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /**
  * Why a step failed:
@@ -23,6 +25,11 @@ export type UpstreamAuthorizationErrorCode = 'unknown_state' | 'expired' | `refu
 export class UpstreamAuthorizationError extends Error {
   readonly code: UpstreamAuthorizationErrorCode;
   /**
+   * The setting an operator should check, when the server refused the gateway's configured client itself (a wrong
+   * secret, an unknown client id): e.g. `MCP_AUTH_UPSTREAM_CLIENT_SECRET`. See {@link configuredClientSetting}.
+   */
+  setting?: string;
+  /**
    * @param code - why, stable.
    * @param detail - a safe explanation for an operator's log: fixed text, never a value of the exchange.
    * @param cause - only an error that holds no secret (discovery, a network failure), for the operator's log.
@@ -34,9 +41,20 @@ export class UpstreamAuthorizationError extends Error {
   }
 }
 
-/** An OAuth error code as the server sent it, kept only when it has the syntax of one (RFC 6749 §5.2: %x20-21 / %x23-5B / %x5D-7E), else `error`. */
-export function safeOAuthErrorCode(value: unknown): string {
-  return typeof value === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(value) ? value : 'error';
+/**
+ * The setting to check when an authorization server refuses the gateway's pre-registered client with `code`
+ * (`invalid_client`: its secret, or its id for a public client; `unauthorized_client`: its id, which the server
+ * does not allow this grant), named as the operator wrote it: `MCP_AUTH_UPSTREAM_CLIENT_…` for the single upstream,
+ * `servers.<name>.auth.…` in a configuration file. Undefined for other codes and for clients the gateway made itself
+ * (a metadata document, a dynamic registration), whose settings are not the operator's.
+ *
+ * @example configuredClientSetting('', { kind: 'pre-registered', clientSecret: '…' }, 'invalid_client'); // 'MCP_AUTH_UPSTREAM_CLIENT_SECRET'
+ */
+export function configuredClientSetting(server: string, registered: Pick<RegisteredClient, 'kind' | 'clientSecret'>, code: string): string | undefined {
+  if (registered.kind !== 'pre-registered' || (code !== 'invalid_client' && code !== 'unauthorized_client')) return undefined;
+  const secret = code === 'invalid_client' && registered.clientSecret !== undefined;
+  if (server === '') return secret ? 'MCP_AUTH_UPSTREAM_CLIENT_SECRET' : 'MCP_AUTH_UPSTREAM_CLIENT_ID';
+  return `servers.${server}.${secret ? 'auth.clientSecretEnv or auth.clientSecretFile' : 'auth.clientId'}`;
 }
 
 /** openid-client codes of a response that failed a check (an `iss` of another server, a missing `code`, a bad token response). */
@@ -44,22 +62,17 @@ const INVALID_RESPONSE_CODES = new Set(['OAUTH_INVALID_RESPONSE', 'OAUTH_JSON_AT
 
 /**
  * Sorts a failure of an openid-client call into an {@link UpstreamAuthorizationError}: an OAuth error answer
- * (in the redirect, the body, or a 4xx challenge, whose 401 is a failed client authentication, RFC 6749 §5.2) is
- * `refused:<error>`; a response failing a check is `invalid_response`; anything else (no connection, a timeout, a
- * 5xx) is `unavailable`. The original error is not kept: openid-client's carry the response parameters, which may
- * hold a code or a token.
+ * (`oauthErrorAnswer`: in the redirect, the body, or a 4xx challenge) is `refused:<error>`; a response failing a
+ * check is `invalid_response`; anything else (no connection, a timeout, a 5xx, a 429, `temporarily_unavailable`)
+ * is `unavailable`. The original error is not kept: openid-client's carry
+ * the response parameters, which may hold a code or a token.
  *
  * @param what - what was attempted, in words, e.g. `the code exchange`.
  */
 export function upstreamAuthorizationFailure(error: unknown, what: string): UpstreamAuthorizationError {
   if (error instanceof UpstreamAuthorizationError) return error;
-  const refused = (code: unknown): UpstreamAuthorizationError => new UpstreamAuthorizationError(`refused:${safeOAuthErrorCode(code)}`, `the upstream's authorization server refused ${what}`);
-  if (error instanceof client.AuthorizationResponseError) return refused(error.error);
-  if (error instanceof client.ResponseBodyError && error.status < 500) return refused(error.error);
-  if (error instanceof client.WWWAuthenticateChallengeError && error.status >= 400 && error.status < 500) {
-    const code = error.cause.find((challenge) => typeof challenge.parameters.error === 'string')?.parameters.error;
-    return refused(code ?? (error.status === 401 ? 'invalid_client' : 'error'));
-  }
+  const answer = oauthErrorAnswer(error);
+  if (answer !== undefined && !answer.transient) return new UpstreamAuthorizationError(`refused:${answer.code}`, `the upstream's authorization server refused ${what}`);
   if (error instanceof client.ClientError && error.code !== undefined && INVALID_RESPONSE_CODES.has(error.code)) {
     return new UpstreamAuthorizationError('invalid_response', `the answer to ${what} failed a check (${error.code})`);
   }

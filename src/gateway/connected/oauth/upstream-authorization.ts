@@ -12,6 +12,7 @@ import { createConnectionRevocation, type RevocationReport } from './connection-
 import type { Sealer } from './sealer.js';
 import { createUpstreamAuthorizationServerDiscovery } from './upstream-authorization-server.js';
 import { createUpstreamClient } from './upstream-client.js';
+import type { RegisteredClient } from './upstream-client-configuration.js';
 
 /** Options of {@link createUpstreamAuthorization}. */
 export interface UpstreamAuthorizationOptions {
@@ -67,14 +68,16 @@ export interface UpstreamAuthorization {
  * const url = await upstream.begin({ ticketId });
  */
 export function createUpstreamAuthorization(options: UpstreamAuthorizationOptions): UpstreamAuthorization {
+  const registration = createClientRegistration(options);
   const upstreamClient = createUpstreamClient({
     authorizationServer: createUpstreamAuthorizationServerDiscovery({ target: options.target, timeoutMs: options.timeoutMs }),
-    registration: createClientRegistration(options),
+    registration: (server) => registration.client(server),
     timeoutMs: options.timeoutMs,
   });
   const shared = { server: options.server, upstreamClient, store: options.store, sealer: options.sealer, ...(options.lockTtlMs !== undefined ? { lockTtlMs: options.lockTtlMs } : {}) };
-  const flow = createAuthorizationCodeFlow({ ...shared, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
-  const refresher = createConnectionRefresh(shared);
+  const forgetClient = (client: RegisteredClient): Promise<void> => registration.forget(client);
+  const flow = createAuthorizationCodeFlow({ ...shared, forgetClient, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
+  const refresher = createConnectionRefresh({ ...shared, forgetClient });
   const revoker = createConnectionRevocation(shared);
   const ownServer = (server: string): void => {
     if (server !== options.server) throw new TypeError(`this authorization is for server "${options.server}", not "${server}"`);

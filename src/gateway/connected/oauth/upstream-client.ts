@@ -17,7 +17,7 @@ export interface UpstreamClient {
 export interface UpstreamClientOptions {
   /** `createUpstreamAuthorizationServerDiscovery(...)`. */
   authorizationServer: () => Promise<UpstreamAuthorizationServer>;
-  /** `createClientRegistration(...)`. */
+  /** `createClientRegistration(...).client`. */
   registration: (server: UpstreamAuthorizationServer) => Promise<RegisteredClient>;
   /** Timeout of each request to the authorization server, in milliseconds. */
   timeoutMs: number;

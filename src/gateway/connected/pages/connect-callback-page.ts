@@ -20,8 +20,9 @@ import { bindingDigest, bindingMatches, GatewayLoginError, type GatewayLoginResu
 import { html, sendPage, sendRedirect } from './html-page.js';
 import { startLoginSession } from './login-session.js';
 import { clearFlowBinding, readFlowBinding, startFlowBinding } from './flow-cookies.js';
-import { serverLabel, userDigest, type PageContext } from './page-context.js';
+import { serverLabel, userDigest, type ConnectPageEvent, type PageContext } from './page-context.js';
 import { upstreamCallbackUrl } from '../oauth/gateway-client-urls.js';
+import { UpstreamAuthorizationError } from '../oauth/upstream-authorization-error.js';
 
 /**
  * Life of the binding of an upstream authorization to the browser, in milliseconds: 15 minutes, longer than the
@@ -50,7 +51,7 @@ export async function serveLoginCallback(ctx: PageContext, req: IncomingMessage,
     signedIn = await ctx.login.completeLogin(callbackUrl, binding);
   } catch (error) {
     if (!(error instanceof GatewayLoginError)) throw error;
-    ctx.log({ event: error.reason === 'browser_mismatch' ? 'refused_other_browser' : 'login_failed', reason: error.reason });
+    ctx.log({ event: error.reason === 'browser_mismatch' ? 'refused_other_browser' : 'login_failed', reason: error.reason, ...whatToCheck(error) });
     sendLoginRefused(ctx, res, error.reason, state);
     return;
   }
@@ -91,7 +92,7 @@ async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: S
   try {
     url = await ctx.port.begin({ ticketId, server: ticket.server, ...(ticket.scope ? { scope: ticket.scope } : {}) });
   } catch (error) {
-    ctx.log({ event: 'upstream_failed', server: ticket.server, user, reason: error instanceof Error ? error.name : 'unknown' });
+    ctx.log({ event: 'upstream_failed', server: ticket.server, user, ...upstreamFailure(error) });
     sendUpstreamFailed(res, ticket.server);
     return;
   }
@@ -157,7 +158,7 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   try {
     completed = await ctx.port.complete(callbackUrl, bound.server);
   } catch (error) {
-    ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, reason: error instanceof Error ? error.name : 'unknown' });
+    ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, ...upstreamFailure(error) });
     sendUpstreamFailed(res, bound.server);
     return;
   }
@@ -171,6 +172,18 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   sendPage(res, 200, 'Connected', html`<p>Connected to ${serverLabel(bound.server)}. Return to your client and retry.</p>`, {
     'Set-Cookie': clearFlowBinding(state!, ctx.secure),
   });
+}
+
+/** The OAuth error code and the setting to check of a failure, when it names them. */
+function whatToCheck(failure: { readonly error?: string | undefined; readonly setting?: string | undefined }): Pick<ConnectPageEvent, 'error' | 'setting'> {
+  return { ...(failure.error !== undefined ? { error: failure.error } : {}), ...(failure.setting !== undefined ? { setting: failure.setting } : {}) };
+}
+
+/** What an upstream authorization's failure logs: its name, and for a refusal the OAuth error code and the setting to check. */
+function upstreamFailure(error: unknown): Pick<ConnectPageEvent, 'reason' | 'error' | 'setting'> {
+  if (!(error instanceof UpstreamAuthorizationError)) return { reason: error instanceof Error ? error.name : 'unknown' };
+  const refused = error.code.startsWith('refused:') ? error.code.slice('refused:'.length) : undefined;
+  return { reason: error.name, ...whatToCheck({ error: refused, setting: error.setting }) };
 }
 
 function sendUnknownState(res: ServerResponse): void {

@@ -12,6 +12,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout, type DiscoverIssuer } from '../../../core/token/issuer-discovery.js';
 import { connectCallbackUrl } from '../oauth/gateway-client-urls.js';
+import { oauthErrorAnswer } from '../../upstream-auth/oauth-error-answer.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { PageSealer } from './page-ports.js';
 
@@ -76,13 +77,22 @@ export interface GatewayLogin {
   completeLogin(callbackUrl: URL, binding: string | undefined): Promise<GatewayLoginResult | undefined>;
 }
 
-/** A sign-in that came back refused. `reason` is for the page; `cause` for the operator's log (its name only). */
+/**
+ * A sign-in that came back refused. `reason` is for the page; `cause` for the operator's log (its name only), with
+ * the issuer's OAuth error code and, when the issuer refused the login client itself, the setting to check.
+ */
 export class GatewayLoginError extends Error {
   readonly reason: 'browser_mismatch' | 'denied' | 'failed';
-  constructor(reason: GatewayLoginError['reason'], cause?: unknown) {
+  /** The issuer's OAuth error code (`oauthErrorAnswer`), e.g. `invalid_client`; never its description. */
+  readonly error: string | undefined;
+  /** `MCP_AUTH_LOGIN_CLIENT_SECRET` or `MCP_AUTH_LOGIN_CLIENT_ID` when the issuer refused the login client. */
+  readonly setting: string | undefined;
+  constructor(reason: GatewayLoginError['reason'], cause?: unknown, hasSecret = false) {
     super(`the sign-in was refused (${reason})`, { cause });
     this.name = 'GatewayLoginError';
     this.reason = reason;
+    this.error = oauthErrorAnswer(cause)?.code;
+    this.setting = this.error === 'invalid_client' ? (hasSecret ? 'MCP_AUTH_LOGIN_CLIENT_SECRET' : 'MCP_AUTH_LOGIN_CLIENT_ID') : this.error === 'unauthorized_client' ? 'MCP_AUTH_LOGIN_CLIENT_ID' : undefined;
   }
 }
 
@@ -175,7 +185,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
         });
         claims = tokens.claims();
       } catch (error) {
-        throw new GatewayLoginError(error instanceof client.AuthorizationResponseError ? 'denied' : 'failed', error);
+        throw new GatewayLoginError(error instanceof client.AuthorizationResponseError ? 'denied' : 'failed', error, options.clientSecret !== undefined);
       }
       if (!claims || typeof claims.sub !== 'string' || claims.sub === '') throw new GatewayLoginError('failed');
       return { issuer: claims.iss, subject: claims.sub, purpose: pending.purpose };

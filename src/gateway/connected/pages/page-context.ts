@@ -52,6 +52,10 @@ export interface ConnectPageEvent {
   readonly signedIn?: string;
   /** Why, in a word: the sign-in's refusal reason, an error's name. */
   readonly reason?: string;
+  /** The OAuth error code the issuer or the upstream's authorization server answered, e.g. `invalid_client`. */
+  readonly error?: string;
+  /** The setting an operator should check (its name, never its value), e.g. `MCP_AUTH_LOGIN_CLIENT_SECRET`. */
+  readonly setting?: string;
 }
 
 /**

@@ -3,6 +3,7 @@
  * across restarts. Bounded in entries and in bytes; expired entries go when read or when room is needed.
  */
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
+import { createKeyedMutex } from './keyed-mutex.js';
 import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, isEphemeralKey } from './token-store-limits.js';
 
 /** Options of {@link createMemoryTokenStore}. */
@@ -31,7 +32,7 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
   const kindOf = (key: string): 'durable' | 'ephemeral' => (isEphemeralKey(key) ? 'ephemeral' : 'durable');
   const bound = { durable: maxEntries, ephemeral: maxEphemeral };
   const entries = new Map<string, { value: string; expiresAt: number }>();
-  const locks = new Map<string, Promise<unknown>>();
+  const locks = createKeyedMutex();
   let bytes = 0;
   const sizeOf = (key: string, value: string): number => 2 * (key.length + value.length);
   const live = (key: string): { value: string; expiresAt: number } | undefined => {
@@ -92,21 +93,8 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
       }
       return Promise.resolve(found);
     },
-    async withLock(name, ttlMs, work) {
-      // Each waiter chains after the one before; a holder that overruns ttlMs no longer blocks the next.
-      const before = locks.get(name) ?? Promise.resolve();
-      let release!: () => void;
-      const mine = new Promise<void>((resolve) => (release = resolve));
-      const chained = before.then(() => mine);
-      locks.set(name, chained);
-      await Promise.race([before, new Promise((resolve) => setTimeout(resolve, ttlMs).unref())]);
-      try {
-        return await work();
-      } finally {
-        release();
-        if (locks.get(name) === chained) locks.delete(name);
-      }
-    },
+    // A holder that overruns ttlMs no longer blocks the next.
+    withLock: (name, ttlMs, work) => locks.run(name, work, ttlMs),
     close() {
       entries.clear();
       counts.durable = counts.ephemeral = 0;

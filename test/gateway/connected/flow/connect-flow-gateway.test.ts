@@ -89,6 +89,12 @@ describe('the connect flow through the gateway', () => {
       ended.push(user.subject);
       await store.delete(connectionKey(user, server));
     },
+    async clearStepUp(user, server) {
+      const text = await store.get(connectionKey(user, server));
+      if (text === undefined) return;
+      const { stepUpScope: _cleared, ...rest } = JSON.parse(text) as ConnectionRecord;
+      await store.set(connectionKey(user, server), JSON.stringify(rest));
+    },
   };
 
   const post = async (subject: string, message: Record<string, unknown>, headers: Record<string, string>) => {
@@ -265,6 +271,36 @@ describe('the connect flow through the gateway', () => {
     assert.equal(held.status, 403, held.text);
   });
 
+  it('a connection made for a step-up that the server granted less: a final 403 naming the scope, no new link, whatever the client; once', { timeout: 10_000 }, async () => {
+    // kate connected again for notes:write after a step-up, and the authorization server granted notes:read only.
+    UPSTREAM_TOKENS.set('up-kate-1', ['notes:read']);
+    const stepUp = { ...record('up-kate-1'), stepUpScope: 'notes:read notes:write' };
+    const refusals = [];
+    for (const send of [
+      () => call2025('kate', { method: 'tools/call', params: { name: 'write', arguments: {} } }),
+      () => call2026('kate', 'write'),
+      () => call2026('kate', 'write', {}, {}),
+    ]) {
+      await connect('kate', stepUp);
+      const ticketsBefore = tickets.length;
+      refusals.push(await send());
+      assert.equal(tickets.length, ticketsBefore, 'no connect link was made');
+    }
+    for (const refused of refusals) {
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.json.error.code, -31403, refused.text);
+      assert.match(refused.json.error.message, /authorization server of the upstream MCP server did not grant .*\(notes:write\)/);
+      assert.doesNotMatch(refused.text, /\/connect\//, 'no new link');
+      assert.equal(refused.headers['www-authenticate'], undefined);
+    }
+    // Refused once: the next request asks again (an administrator may have granted the scope since), the user in
+    // the browser each round.
+    const next = await call2026('kate', 'write');
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.json.result.resultType, 'input_required');
+    assert.equal(tickets.at(-1)?.scope, 'notes:read notes:write');
+  });
+
   it('a token naming no user is refused with 403, not led to connect', { timeout: 10_000 }, async () => {
     const token = await issuer.sign({ aud: gateway.resource, sub: undefined, client_id: 'service', scope: 'mcp' });
     const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'read', arguments: {} } }, token, { 'mcp-protocol-version': LEGACY });
@@ -288,6 +324,7 @@ describe('the connect flow for one server of a server set', () => {
     },
     refresh: async () => undefined,
     end: async (user, server) => void (await store.delete(connectionKey(user, server))),
+    clearStepUp: async () => undefined,
   };
   const post = async (subject: string, message: Record<string, unknown>, headers: Record<string, string>) => {
     const token = await issuer.sign({ aud: gateway.resource, sub: subject, scope: 'mcp' });

@@ -10,6 +10,7 @@ import { connectedCredentials, type ConnectionRecords } from '../../../../src/ga
 import { CONNECT_INPUT_KEY } from '../../../../src/gateway/connected/flow/connection-required-answer.js';
 import { ConnectionRequiredError } from '../../../../src/gateway/connected/flow/connection-required-error.js';
 import { createRequestStates } from '../../../../src/gateway/connected/flow/request-state.js';
+import { ScopeNotGrantedError } from '../../../../src/gateway/connected/flow/scope-not-granted-error.js';
 import type { ConnectionRecord, UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
 import type { CallerFlowRequest } from '../../../../src/gateway/upstream-auth/caller-flow.js';
 
@@ -22,7 +23,7 @@ function record(accessToken: string, expiresAt?: number, scope?: string): Connec
 
 function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionRecord | undefined)[] = []) {
   let clock = 1_000_000;
-  const calls = { get: 0, refresh: 0, ended: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
+  const calls = { get: 0, refresh: 0, ended: 0, clearedStepUps: 0, tickets: [] as (string | undefined)[], replacing: [] as (string | undefined)[] };
   let current = initial;
   const records: ConnectionRecords = {
     async get(user: UserRef, server: string) {
@@ -42,6 +43,13 @@ function setup(initial: ConnectionRecord | undefined, refreshed: (ConnectionReco
     async end() {
       calls.ended++;
       current = undefined;
+    },
+    async clearStepUp() {
+      calls.clearedStepUps++;
+      if (current) {
+        const { stepUpScope: _cleared, ...rest } = current;
+        current = rest;
+      }
     },
   };
   const requestStates = createRequestStates({ secrets: [randomBytes(32)], now: () => clock });
@@ -74,6 +82,7 @@ describe('connected credentials', () => {
       },
       refresh: async () => undefined,
       end: async () => undefined,
+      clearStepUp: async () => undefined,
     };
     const credentials = connectedCredentials({ server: 'notes', records, requestStates: createRequestStates({ secrets: [randomBytes(32)] }), createTicket: async () => new URL('https://gw.example/connect/t') });
     const extra = Object.freeze({ iss: 'https://id.example', sub: 'alice', claims: {}, tokenType: 'jwt' as const });
@@ -95,11 +104,11 @@ describe('connected credentials', () => {
     await assert.rejects(credentials.authorization(noUser), CallerCannotConnectError);
   });
 
-  it('refreshes before expiry, one refresh for concurrent requests', async () => {
+  it('refreshes before expiry, naming the token it replaces (the records join concurrent refreshes)', async () => {
     const start = 1_000_000;
     const { credentials, calls } = setup(record('up-1', start + 20_000), [record('up-2', start + 3_600_000)]);
-    const values = await Promise.all([credentials.authorization(alice), credentials.authorization(alice), credentials.authorization(alice)]);
-    assert.deepEqual(values, ['Bearer up-2', 'Bearer up-2', 'Bearer up-2']);
+    assert.equal(await credentials.authorization(alice), 'Bearer up-2');
+    assert.equal(await credentials.authorization(alice), 'Bearer up-2');
     assert.equal(calls.refresh, 1);
     assert.deepEqual(calls.replacing, ['up-1'], 'names the token it replaces: one another replica already replaced is not refreshed again');
   });
@@ -137,6 +146,26 @@ describe('connected credentials', () => {
     const answer = await flow.answer(error, request);
     assert.match(JSON.stringify(answer), /notes:write/);
     assert.deepEqual(calls.tickets, ['notes:read notes:write']);
+  });
+
+  it('a connection made for a step-up that the server granted less: a final refusal for those scopes, a step-up for others', async () => {
+    const { credentials, calls } = setup({ ...record('up-1', undefined, 'notes:read'), stepUpScope: 'notes:read notes:write' });
+    const flow = credentials.flow!;
+    const request: CallerFlowRequest = { message: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'write', arguments: {} } }, auth: alice, sessionId: undefined };
+    const refused = await flow.insufficientScope(request, 'notes:write');
+    assert.ok(refused instanceof ScopeNotGrantedError);
+    assert.equal(refused.scope, 'notes:write');
+    const answer = await flow.answer(refused, request);
+    assert.equal(answer?.status, 403);
+    assert.deepEqual(Object.keys((answer!.response as any).error), ['code', 'message']);
+    assert.match((answer!.response as any).error.message, /^Forbidden: the authorization server of the MCP server "notes" did not grant .* \(notes:write\)/);
+    assert.deepEqual(calls.tickets, [], 'no link');
+    assert.equal(calls.clearedStepUps, 1, 'refused once: the step-up is forgotten');
+    const again = await flow.insufficientScope(request, 'notes:write');
+    assert.ok(again instanceof ConnectionRequiredError, 'the next request asks again');
+    const other = await flow.insufficientScope(request, 'notes:admin');
+    assert.ok(other instanceof ConnectionRequiredError, 'a scope the step-up did not ask for is a new step-up');
+    assert.equal(other.scope, 'notes:read notes:admin');
   });
 
   it('prepare: a verified retry loses the gateway state and its inputResponses entry, keeps the rest; a bad one is refused', async () => {
@@ -192,7 +221,7 @@ describe('connected credentials', () => {
 
   it('a caller of an issuer other than the login issuer is told so in the answer, and no link is made', async () => {
     const tickets: UserRef[] = [];
-    const records: ConnectionRecords = { get: async () => assert.fail('no record is read for a caller who cannot connect'), refresh: async () => undefined, end: async () => {} };
+    const records: ConnectionRecords = { get: async () => assert.fail('no record is read for a caller who cannot connect'), refresh: async () => undefined, end: async () => {}, clearStepUp: async () => {} };
     const credentials = connectedCredentials({
       server: 'notes',
       records,

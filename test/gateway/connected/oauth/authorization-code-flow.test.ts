@@ -4,12 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
+import type { Adapter } from 'oidc-provider';
 import { UpstreamAuthorizationError } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
 import { pendingUpstreamFlow, requestedScope } from '../../../../src/gateway/connected/oauth/authorization-code-flow.js';
 import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { registeredClientKey } from '../../../../src/gateway/connected/oauth/client-registration.js';
 import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/memory-token-store.js';
-import { connect, signIn, startOAuthSetup, type OAuthSetup } from './oauth-fixtures.js';
+import { createUpstreamTargetResolver } from '../../../../src/gateway/upstream-auth/upstream-resource-metadata.js';
+import { connect, signIn, startOAuthSetup, TIMEOUT_MS, type OAuthSetup } from './oauth-fixtures.js';
 
 const SECRET = 'confidential-client-secret-value';
 
@@ -60,6 +62,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(record.scope, 'notes:read notes:write');
     assert.equal(record.asIssuer, setup.as.issuer);
     assert.equal(record.clientId, 'gateway-confidential');
+    assert.equal(record.stepUpScope, undefined, 'not made for a step-up');
     assert.equal(typeof record.refreshToken, 'string');
     assert.ok(record.expiresAt! > Date.now() + 3_000_000 && record.expiresAt! <= Date.now() + 3_600_000);
 
@@ -77,6 +80,7 @@ describe('authorization code flow with pre-registered clients', { timeout: 20_00
     assert.equal(claims.client_id, 'gateway-public');
     assert.equal(claims.aud, setup.resource);
     assert.equal(claims.scope, 'notes:read notes:admin');
+    assert.equal(record.stepUpScope, 'notes:admin', 'the record remembers the step-up it was made for');
   });
 
   it('refuses an unknown state, an expired one, a wrong or missing iss, and a denial', async () => {
@@ -148,6 +152,23 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
     assert.equal(kept?.clientId, a.searchParams.get('client_id'));
     await store.close();
   });
+
+  it('a code exchange refused as invalid_client (the server forgot the registration) drops it; the next attempt registers afresh', async () => {
+    const store = createMemoryTokenStore();
+    try {
+      const authorization = setup.authorization({ store });
+      const url = await authorization.begin({ ticketId: 't-forgotten' });
+      const forgotten = url.searchParams.get('client_id')!;
+      const callback = await signIn(url, setup.redirectUri);
+      await (setup.as.provider.Client as unknown as { adapter: Adapter }).adapter.destroy(forgotten);
+      await assert.rejects(authorization.complete(callback), (error: unknown) => error instanceof UpstreamAuthorizationError && error.code === 'refused:invalid_client' && error.setting === undefined);
+      assert.equal(await store.get(registeredClientKey(setup.as.issuer)), undefined);
+      const again = await authorization.begin({ ticketId: 't-again' });
+      assert.notEqual(again.searchParams.get('client_id'), forgotten);
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('client ID metadata document', { timeout: 20_000 }, () => {
@@ -191,11 +212,32 @@ describe('client ID metadata document', { timeout: 20_000 }, () => {
 });
 
 describe('requested scope', () => {
-  it('takes the configured scope, else the upstream scopes_supported, and adds the asked scope', () => {
-    assert.equal(requestedScope('a b', ['c'], undefined), 'a b');
-    assert.equal(requestedScope(undefined, ['c', 'd'], undefined), 'c d');
-    assert.equal(requestedScope(undefined, undefined, 'e'), 'e');
-    assert.equal(requestedScope(undefined, ['c'], 'c e'), 'c e');
-    assert.equal(requestedScope(undefined, [], undefined), undefined);
+  it("takes the configured scope, else the upstream's challenge scope, else its scopes_supported, and adds the asked scope", () => {
+    assert.equal(requestedScope('a b', { challengeScope: 'x', scopesSupported: ['c'] }, undefined), 'a b');
+    assert.equal(requestedScope(undefined, { challengeScope: 'x', scopesSupported: ['c', 'd'] }, undefined), 'x');
+    assert.equal(requestedScope(undefined, { scopesSupported: ['c', 'd'] }, undefined), 'c d');
+    assert.equal(requestedScope(undefined, {}, 'e'), 'e');
+    assert.equal(requestedScope(undefined, { scopesSupported: ['c'] }, 'c e'), 'c e');
+    assert.equal(requestedScope(undefined, { scopesSupported: [] }, undefined), undefined);
+    assert.equal(requestedScope(undefined, {}, 'ok bad"one'), 'ok', 'scope tokens only');
+  });
+
+  it("asks the upstream's authorization server for the scope of the upstream's 401 challenge, before scopes_supported", { timeout: 10_000 }, async () => {
+    const setup = await startOAuthSetup();
+    try {
+      setup.challenge = `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.resource).href}", scope="notes:read"`;
+      const target = createUpstreamTargetResolver({ upstream: new URL(setup.resource), gatewayIssuers: [], timeoutMs: TIMEOUT_MS, challengeScope: true });
+      assert.equal((await target()).challengeScope, 'notes:read');
+      const fromChallenge = await setup.authorization({ target }).begin({ ticketId: 'ticket-c' });
+      assert.equal(fromChallenge.searchParams.get('scope'), 'notes:read');
+      const configured = await setup.authorization({ target, scope: 'notes:write' }).begin({ ticketId: 'ticket-d' });
+      assert.equal(configured.searchParams.get('scope'), 'notes:write');
+      // Not asked for (the other upstream credential modes): the challenge is not read, scopes_supported serves.
+      const plain = createUpstreamTargetResolver({ upstream: new URL(setup.resource), gatewayIssuers: [], timeoutMs: TIMEOUT_MS });
+      assert.equal((await plain()).challengeScope, undefined);
+      assert.equal((await setup.authorization({ target: plain }).begin({ ticketId: 'ticket-e' })).searchParams.get('scope'), 'notes:read notes:write');
+    } finally {
+      await setup.close();
+    }
   });
 });

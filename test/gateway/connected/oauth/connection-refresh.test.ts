@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
+import type { Adapter } from 'oidc-provider';
+import { registeredClientKey } from '../../../../src/gateway/connected/oauth/client-registration.js';
 import { connectionKey } from '../../../../src/gateway/connected/oauth/connection-record.js';
-import { readConnection, writeConnection } from '../../../../src/gateway/connected/oauth/sealed-connections.js';
+import { clearStepUpScope, readConnection, writeConnection } from '../../../../src/gateway/connected/oauth/sealed-connections.js';
 import { UpstreamAuthorizationError } from '../../../../src/gateway/connected/oauth/upstream-authorization-error.js';
 import { ALICE, connect, countGrants, startOAuthSetup, type OAuthSetup } from './oauth-fixtures.js';
 
@@ -32,6 +34,11 @@ async function introspectActive(setup: OAuthSetup, token: string): Promise<boole
     body: new URLSearchParams({ token }),
   });
   return ((await response.json()) as { active: boolean }).active;
+}
+
+/** Where the server keeps its registered clients (oidc-provider's model adapter), to forget or change one. */
+function clientStore(setup: OAuthSetup): Adapter {
+  return (setup.as.provider.Client as unknown as { adapter: Adapter }).adapter;
 }
 
 describe('connection refresh and revocation', { timeout: 25_000 }, () => {
@@ -79,6 +86,21 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     assert.equal((grants.get('refresh_token') ?? 0) - before, 3);
   });
 
+  it('a refresh keeps the step-up the connection was made for', async () => {
+    const authorization = setup.authorization(CLIENT);
+    const { record } = await connect(authorization, setup, 'notes:write');
+    assert.equal(record.stepUpScope, 'notes:write');
+    await writeConnection(setup.store, setup.sealer, ALICE, '', record);
+    const refreshed = await authorization.refresh(ALICE, '', record.accessToken);
+    assert.notEqual(refreshed?.accessToken, record.accessToken);
+    assert.equal(refreshed?.stepUpScope, 'notes:write');
+    // After its final refusal the step-up is forgotten, the tokens kept.
+    await clearStepUpScope(setup.store, setup.sealer, ALICE, '');
+    const cleared = (await readConnection(setup.store, setup.sealer, ALICE, ''))?.record;
+    assert.equal(cleared?.stepUpScope, undefined);
+    assert.equal(cleared?.refreshToken, refreshed?.refreshToken);
+  });
+
   it('deletes the connection on invalid_grant and answers undefined; no connection answers undefined', async () => {
     const authorization = setup.authorization(CLIENT);
     const { record } = await connect(authorization, setup);
@@ -87,6 +109,43 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
     assert.equal(await authorization.refresh(ALICE, ''), undefined);
     await assert.rejects(authorization.refresh(ALICE, 'another-server'), TypeError);
+  });
+
+  it('a refresh refused as invalid_client (the server forgot the dynamic registration): the connection and the registration go, the next connection registers afresh', async () => {
+    const authorization = setup.authorization();
+    const { record } = await connect(authorization, setup);
+    await writeConnection(setup.store, setup.sealer, ALICE, '', record);
+    const registered = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await setup.store.get(registeredClientKey(setup.as.issuer)))!);
+    assert.equal(registered?.clientId, record.clientId);
+    await clientStore(setup).destroy(record.clientId);
+
+    assert.equal(await authorization.refresh(ALICE, '', record.accessToken), undefined, 'the connect flow, not a 503');
+    assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
+    assert.equal(await setup.store.get(registeredClientKey(setup.as.issuer)), undefined);
+
+    const { record: again } = await connect(authorization, setup);
+    assert.notEqual(again.clientId, record.clientId, 'registered afresh');
+    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await setup.store.get(registeredClientKey(setup.as.issuer)))!);
+    assert.equal(kept?.clientId, again.clientId);
+  });
+
+  it('a refresh refused as unauthorized_client, or invalid_client for a wrong configured secret: the connection goes, a registration stays', async () => {
+    const authorization = setup.authorization();
+    const { record } = await connect(authorization, setup);
+    await writeConnection(setup.store, setup.sealer, ALICE, '', record);
+    // The server no longer lets this client use refresh tokens.
+    const adapter = clientStore(setup);
+    const metadata = (await adapter.find(record.clientId))!;
+    await adapter.upsert(record.clientId, { ...metadata, grant_types: ['authorization_code'] }, 0);
+    assert.equal(await authorization.refresh(ALICE, '', record.accessToken), undefined);
+    assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
+    assert.ok(await setup.store.get(registeredClientKey(setup.as.issuer)), 'not a refusal of the client: kept');
+
+    const { record: confidential } = await connect(setup.authorization(CLIENT), setup);
+    await writeConnection(setup.store, setup.sealer, ALICE, '', confidential);
+    const wrongSecret = setup.authorization({ ...CLIENT, clientSecret: 'not-the-secret' });
+    assert.equal(await wrongSecret.refresh(ALICE, '', confidential.accessToken), undefined);
+    assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
   });
 
   it('revokes the refresh token, then tries the access token, and deletes the connection', async () => {

@@ -42,6 +42,8 @@ export interface OAuthSetup {
   redirectUri: string;
   store: TokenStore;
   sealer: Sealer;
+  /** The upstream's `WWW-Authenticate` to a request without a token. Default `Bearer`; a test may change it. */
+  challenge: string;
   /** An authorization for the single upstream over the shared store; `overrides` win. */
   authorization(overrides?: Partial<UpstreamAuthorizationOptions>): UpstreamAuthorization;
   close(): Promise<void>;
@@ -53,10 +55,11 @@ export type ServerOptionsFor = (context: { resource: string; redirectUri: string
 /** Starts the set. The upstream advertises `notes:read notes:write` in `scopes_supported`. */
 export async function startOAuthSetup(serverOptions: ServerOptionsFor = () => ({}), gatewayOrigin?: string): Promise<OAuthSetup> {
   let issuer = '';
+  let challenge = 'Bearer';
   const upstreamServer: Server = createServer((req, res) => {
     if (req.url === '/.well-known/oauth-protected-resource/mcp') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource, authorization_servers: [issuer], scopes_supported: ['notes:read', 'notes:write'] }));
-    } else res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+    } else res.writeHead(401, { 'www-authenticate': challenge }).end();
   });
   const gatewayServer: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
   const resource = `${await listenOnLoopback(upstreamServer)}/mcp`;
@@ -73,6 +76,12 @@ export async function startOAuthSetup(serverOptions: ServerOptionsFor = () => ({
     redirectUri,
     store,
     sealer,
+    get challenge() {
+      return challenge;
+    },
+    set challenge(value) {
+      challenge = value;
+    },
     authorization: (overrides = {}) =>
       createUpstreamAuthorization({
         server: '',

@@ -514,7 +514,9 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.ok(lines.length > 5);
     const text = JSON.stringify(lines);
     for (const secret of ['alice', 'bob', 'upstream-code', 'upstream-access-token', LOGIN_CLIENT.secret, as.issuer]) assert.ok(!text.includes(secret), secret);
-    for (const line of lines) assert.deepEqual(Object.keys(line).filter((k) => !['event', 'server', 'user', 'signedIn', 'reason'].includes(k)), []);
+    for (const line of lines) assert.deepEqual(Object.keys(line).filter((k) => !['event', 'server', 'user', 'signedIn', 'reason', 'error', 'setting'].includes(k)), []);
+    // An OAuth error code only (the user declining: access_denied), never its description.
+    for (const line of lines as { error?: string }[]) if (line.error !== undefined) assert.match(line.error, /^[a-z_]{1,64}$/);
   });
 
   it('names its cookies __Host- and Secure on an https gateway, and redirects only to the login issuer', async () => {
