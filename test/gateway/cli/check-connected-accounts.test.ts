@@ -89,4 +89,24 @@ describe('check: connected accounts', () => {
     assert.equal(signIn?.status, 'fail', JSON.stringify(signIn));
     assert.ok(signIn?.fix?.includes('MCP_AUTH_LOGIN_ISSUER'));
   });
+
+  it('a Redis token store that cannot be reached fails with a short reason: nothing of the client library on the line or the console', async () => {
+    const written: string[] = [];
+    const originalWarn = console.warn;
+    const originalWrite = process.stderr.write;
+    console.warn = (...args: unknown[]) => void written.push(args.join(' '));
+    process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    let lines;
+    try {
+      ({ lines } = await connectedLines({ MCP_AUTH_TOKEN_STORE: 'redis', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${await freePort()}`, MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes' }));
+    } finally {
+      console.warn = originalWarn;
+      process.stderr.write = originalWrite;
+    }
+    assert.equal(lines[0]!.subject, 'token store redis');
+    assert.equal(lines[0]!.status, 'fail', JSON.stringify(lines[0]));
+    assert.match(lines[0]!.message, /^the token store cannot be used: the token store is unavailable \(Redis: (connection refused|not connected)\)$/);
+    assert.ok(lines[0]!.fix?.includes('MCP_AUTH_REDIS_URL'));
+    assert.deepEqual(written, [], 'nothing written to the console');
+  });
 });

@@ -545,7 +545,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     if (this.settings.onExchangeEnd) this.reportEnd(this.settings.onExchangeEnd, failure);
     if (!this.clientGone && !res.writableEnded) {
       if (this.complete) res.end();
-      else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, requestIdOf(this.req.body), failure?.message ?? CLOSED_TEXT, failure?.retryAfter);
+      else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, requestIdOf(this.req.body), failure?.message ?? CLOSED_TEXT, failure?.retryAfter, failure?.jsonRpcCode);
       else if (this.isEventStream) res.end();
       else res.destroy();
     }
