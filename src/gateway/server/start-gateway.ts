@@ -433,7 +433,7 @@ function createUpstream(
   },
 ): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
-  const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+  const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused, onAnsweredInstead: requestLog.onAnsweredInstead };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
   if (config.stdio) {
     return createStdioUpstream({ ...config.stdio, ...hooks, log: parts.childLog, stdioStarts: parts.stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
@@ -455,7 +455,7 @@ function serverSetParts(
 ): ServerSetParts {
   const { requestLog, childLog, metrics, resource, serverResources } = built;
   return {
-    hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused },
+    hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused, onAnsweredInstead: requestLog.onAnsweredInstead },
     childLog,
     stdioStarts: context.stdioStarts,
     warn: context.warn,

@@ -4,6 +4,7 @@
  * interface; credentials of the other modes have no flow, and their requests do no extra work.
  */
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import type { DecisionReason } from '../../core/kernel/decision.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 
 /** One request, as a {@link CallerFlow} sees it. Made by the exchange; `note` belongs to the flow. */
@@ -23,6 +24,11 @@ export interface CallerFlowRequest {
 export interface CallerFlowAnswer {
   readonly status: number;
   readonly response: JsonRpcResponse;
+  /**
+   * The stable reason the request log and metrics record, as a `deny`, for this answer (the guard had allowed the
+   * request, but the upstream was not called): `connection_required` for a connect answer.
+   */
+  readonly denied: DecisionReason;
 }
 
 /** The caller's part in credentials that need it. Every method is called only for credentials that have a flow. */

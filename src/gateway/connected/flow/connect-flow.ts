@@ -156,12 +156,17 @@ const REFUSED_TEXT: Readonly<Record<RequestStateRefusal, string>> = {
 
 /** A retry whose gateway state does not check out: refused, never forwarded (MRTR "Server Requirements"). */
 function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): CallerFlowAnswer {
-  return { status: 200, response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`) };
+  return {
+    status: 200,
+    response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`),
+    denied: 'request_invalid',
+  };
 }
 
 function cannotConnect(message: JsonRpcMessage | undefined): CallerFlowAnswer {
   const text = "Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at the upstream MCP server";
-  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+  // The token lacks the claims (issuer and subject) a connection is kept under.
+  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text), denied: 'token_claims' };
 }
 
 function scopeTokens(scope: string | undefined): string[] {

@@ -88,7 +88,7 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
     return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: [], ...meta } });
   }
   const url = (await parts.link()).href;
-  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`) };
+  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`), denied: 'connection_required' };
   if (stateless && request.urlElicitation && INPUT_REQUIRED_METHODS.has(method!)) {
     const params = { mode: 'url', message: `${reason} Open the link to connect it.`, url };
     return ok({ jsonrpc: '2.0', id, result: { resultType: 'input_required', inputRequests: { [CONNECT_INPUT_KEY]: { method: 'elicitation/create', params } }, requestState: parts.mintState() } });
@@ -118,8 +118,9 @@ export function requestCapabilities(message: JsonRpcMessage | undefined): unknow
   return objectOr(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY];
 }
 
+/** A connect answer: 200, recorded as a `connection_required` deny (the upstream was not called). */
 function ok(response: JsonRpcResponse): CallerFlowAnswer {
-  return { status: 200, response };
+  return { status: 200, response, denied: 'connection_required' };
 }
 
 /** Why the user must connect, in words; names the server (a configuration name) and scopes, never the user. */

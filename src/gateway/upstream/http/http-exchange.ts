@@ -41,6 +41,7 @@ export interface HttpUpstreamSettings {
   /** The exchanges in progress, for shutdown. */
   readonly exchanges: ExchangeList;
   readonly onUpstreamError: UpstreamHooks['onUpstreamError'];
+  readonly onAnsweredInstead: UpstreamHooks['onAnsweredInstead'];
   readonly onExchangeEnd: UpstreamHooks['onExchangeEnd'];
 }
 
@@ -223,6 +224,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   /** Ends the exchange with the gateway's own answer (the connect flow), written as JSON with its status. */
   private answerInstead(answer: CallerFlowAnswer): void {
     if (this.settled) return;
+    this.settings.onAnsweredInstead?.(this.req, answer.denied);
     if (!this.clientGone && !this.res.headersSent) writeJson(this.res, answer.status, answer.response);
     this.finish(undefined);
   }

@@ -239,6 +239,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     sessions,
     exchanges: new ExchangeList(),
     onUpstreamError: options.onUpstreamError,
+    onAnsweredInstead: options.onAnsweredInstead,
     onExchangeEnd: options.onExchangeEnd,
   };
   const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused);
