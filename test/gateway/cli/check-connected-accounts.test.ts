@@ -109,4 +109,31 @@ describe('check: connected accounts', () => {
     assert.ok(lines[0]!.fix?.includes('MCP_AUTH_REDIS_URL'));
     assert.deepEqual(written, [], 'nothing written to the console');
   });
+
+  it('warns naming the configured scopes the authorization server does not list in scopes_supported', async () => {
+    const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read notes:fly notes:swim' });
+    assert.equal(lines[2]!.status, 'warn', JSON.stringify(lines[2]));
+    assert.match(lines[2]!.message, /its scopes_supported does not list notes:fly, notes:swim, which MCP_AUTH_UPSTREAM_SCOPE asks for$/);
+    assert.ok(lines[2]!.fix?.includes('MCP_AUTH_UPSTREAM_SCOPE'));
+    const listed = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read' });
+    assert.equal(listed.lines[2]!.status, 'ok', JSON.stringify(listed.lines[2]));
+  });
+
+  it('names the client registration will really use: on an http gateway, dynamic registration even where metadata documents are accepted', async () => {
+    const cimdAs = await startAuthorizationServer({ clientIdMetadataDocuments: true });
+    try {
+      const served = await startNotesServer({ issuer: cimdAs.issuer });
+      try {
+        cimdAs.addResource(served.url, { scopes: ['notes:read'] });
+        const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM: served.url });
+        assert.equal(lines[2]!.status, 'ok', JSON.stringify(lines[2]));
+        assert.match(lines[2]!.message, /a client it registers itself \(RFC 7591\)/);
+        assert.doesNotMatch(lines[2]!.message, /metadata document/);
+      } finally {
+        await served.close();
+      }
+    } finally {
+      await cimdAs.close();
+    }
+  });
 });
