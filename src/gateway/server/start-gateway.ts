@@ -444,6 +444,7 @@ function createUpstream(
     ...(sessionSealer ? { sessionSealer } : {}),
     ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
     ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+    serverInfo: { name: 'mcp-oauth-guard', version: packageVersion() },
   });
 }
 

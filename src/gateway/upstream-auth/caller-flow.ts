@@ -45,6 +45,8 @@ export interface CallerFlow {
    * for the others (the exchange answers those as it always did). Never rejects for such a failure.
    */
   answer(error: unknown, request: CallerFlowRequest): Promise<CallerFlowAnswer> | undefined;
+  /** Whether `error` of the credentials is one the caller fixes by connecting (nothing is minted to know it). */
+  needsConnection(error: unknown): boolean;
   /**
    * The upstream answered 403 with `error="insufficient_scope"` (RFC 6750 §3.1) naming `scope` (space-separated,
    * undefined when it named none): the failure to answer with instead (a step-up: connect again asking for it), or

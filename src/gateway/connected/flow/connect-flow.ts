@@ -121,6 +121,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
         },
       );
     },
+    needsConnection: (error) => error instanceof ConnectionRequiredError,
     async refusedAfterRenewal(request) {
       const ended = options.endRefusedConnection ? await options.endRefusedConnection(request.auth) : false;
       return ended ? new ConnectionRequiredError(server, 'expired') : undefined;

@@ -122,6 +122,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    *   names none (an id sent anyway under a stateless revision is ignored, not forwarded).
    * @param releaseId - Gives back the request's JSON-RPC id (see `createPendingRequestIds`), when it claimed one.
    * @param clientCapabilities - What the client declared in its session's `initialize`, when known beside `sessionId`.
+   * @param lazyIds - For a session the gateway opened before the upstream's (see `lazy-sessions.ts`): the id the
+   *   client knows, and the upstream's (`sessionId`), which the answer's `Mcp-Session-Id` is turned back from.
    */
   constructor(
     private readonly settings: HttpUpstreamSettings,
@@ -133,6 +135,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly sessionId: string | undefined,
     private readonly releaseId: (() => void) | undefined,
     private readonly clientCapabilities?: unknown,
+    private readonly lazyIds?: { readonly client: string; readonly upstream: string },
   ) {
     const method = req.method ?? 'POST';
     this.method = method;
@@ -287,6 +290,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   }
 
   attemptAnswered(attempt: UpstreamAttempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders): void {
+    // A session the gateway opened before the upstream's: the client knows it by the gateway's id only.
+    if (this.lazyIds && incoming['mcp-session-id'] === this.lazyIds.upstream) incoming['mcp-session-id'] = this.lazyIds.client;
     if (this.flowRequest) {
       if (status === 403 && !this.scopeChecked) {
         const challenge = insufficientScopeChallenge(incoming['www-authenticate']);
