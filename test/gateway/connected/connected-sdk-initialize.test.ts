@@ -46,23 +46,17 @@ function sessionCases(running: () => { parts: ConnectedAccountsParts; gateway: R
     return client;
   }
 
-  it('connects, and a call gets -32042 for a client that declared URL elicitation', async () => {
-    const client = await sdkClient({ elicitation: { url: {} } });
+  it('connects; a call gets -32042 for a client that declared URL elicitation, a tool result with the link for one that did not', async () => {
+    const withUrl = await sdkClient({ elicitation: { url: {} } });
+    const plain = await sdkClient({});
     try {
-      await assert.rejects(client.callTool({ name: 'notes_list', arguments: {} }), (error: unknown) => error instanceof McpError && error.code === -32042);
-    } finally {
-      await client.close();
-    }
-  });
-
-  it('connects, and a call gets a tool result with the link for a client without URL elicitation', async () => {
-    const client = await sdkClient({});
-    try {
-      const result = await client.callTool({ name: 'notes_list', arguments: {} });
+      await assert.rejects(withUrl.callTool({ name: 'notes_list', arguments: {} }), (error: unknown) => error instanceof McpError && error.code === -32042);
+      const result = await plain.callTool({ name: 'notes_list', arguments: {} });
       assert.equal(result.isError, true);
       assert.match(JSON.stringify(result.content), /\/connect\//);
     } finally {
-      await client.close();
+      await withUrl.close();
+      await plain.close();
     }
   });
 
