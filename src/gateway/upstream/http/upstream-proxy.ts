@@ -104,8 +104,10 @@ export interface UpstreamProxyOptions extends UpstreamHooks {
    */
   sessionSealer?: SessionSealer;
   /**
-   * The gateway's `serverInfo`, for the `initialize` it answers itself for a user who has not connected yet
-   * (credentials with a caller flow; see `lazy-sessions.ts`). Default `{ name: 'mcp-oauth-guard', version: '0.0.0' }`.
+   * With credentials that have a caller flow (connected accounts): the gateway's `serverInfo`, and the gateway then
+   * answers `initialize` itself for a user who has not connected yet, opening the upstream's session once they have
+   * (see `lazy-sessions.ts`). Default none: `initialize` needs the credentials like any request (a server set's
+   * member, whose set answers `initialize` itself).
    */
   serverInfo?: { readonly name: string; readonly version: string };
 }
@@ -127,10 +129,10 @@ class HttpUpstreamForwarder {
     readonly settings: HttpUpstreamSettings,
     private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
     maxSessions: number,
-    serverInfo: { readonly name: string; readonly version: string },
+    serverInfo: { readonly name: string; readonly version: string } | undefined,
   ) {
     const credentials = settings.credentials;
-    this.lazy = credentials?.flow ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(maxSessions), serverInfo) : undefined;
+    this.lazy = credentials?.flow && serverInfo ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(maxSessions), serverInfo) : undefined;
   }
 
   forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
@@ -258,7 +260,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     onAnsweredInstead: options.onAnsweredInstead,
     onExchangeEnd: options.onExchangeEnd,
   };
-  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS), options.serverInfo ?? { name: 'mcp-oauth-guard', version: '0.0.0' });
+  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS), options.serverInfo);
   const exchanges = settings.exchanges;
   return {
     ...httpHandler((req, res, context) => forwarder.forward(req, res, context)),
