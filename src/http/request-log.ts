@@ -81,6 +81,8 @@ export interface RequestLog<Failure extends string = string> {
   onUpstreamError(req: IncomingMessage, failure: Readonly<{ reason: Failure; status?: number; code?: string }>): void;
   /** Pass as the upstream proxy's `onSessionRefused`. The session id itself is not logged. */
   onSessionRefused(req: IncomingMessage, refusal: SessionRefusal): void;
+  /** Pass as the upstream proxy's `onAnsweredInstead`: the request was answered in the handler's place, a `deny`. */
+  onAnsweredInstead(req: IncomingMessage, reason: DecisionReason): void;
   /** Records the server a request is handed to, when several share the endpoint (the entry's `server`). */
   onServerRouted(req: IncomingMessage, server: string): void;
 }
@@ -160,6 +162,13 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       // The guard had allowed the request; the gateway overrules it, and the log must say so.
       entry.decision = 'deny';
       entry.reason = refusal.reason;
+    },
+    onAnsweredInstead(req, reason) {
+      const entry = entries.get(decisionRequestOf(req));
+      if (!entry) return;
+      // The guard had allowed the request; what was answered is not what it asked for (a link to connect, say).
+      entry.decision = 'deny';
+      entry.reason = reason;
     },
     onServerRouted(req, server) {
       const entry = entries.get(decisionRequestOf(req));

@@ -6,6 +6,7 @@ import { createMemoryRateLimiter, type RateLimiter } from '../core/limits/rate-l
 import { ReplayShareExceededError, type ReplayCache } from '../core/limits/replay-cache.js';
 import { checkInteger } from '../core/kernel/settings.js';
 import { openRedisConnection } from './redis-connection.js';
+import { RedisHealth } from './redis-health.js';
 import { checkRedisUrl, redactRedisUrl } from './redis-url.js';
 
 /**
@@ -128,7 +129,14 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
   const where = redactRedisUrl(url);
 
   const { RateLimiterRedis, RateLimiterRes } = await import('rate-limiter-flexible').catch(missingPackages(urlSetting));
-  const health = new RedisHealth(where, failure, warn);
+  const effect = failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
+  const health = new RedisHealth(
+    {
+      lost: (why) => `Redis at ${where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`,
+      back: `Redis at ${where} is back: rate limits and the DPoP replay cache are shared again`,
+    },
+    warn,
+  );
   const connection = await openRedisConnection({
     url,
     urlSetting,
@@ -144,35 +152,6 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     replayCache: redisReplayCache(redis, prefix, maxPerCaller, health),
     close: () => connection.close(),
   };
-}
-
-/**
- * Whether Redis is reachable, as the stores last found it: one warning when it is lost and one when it is back, not
- * one per failed request. Back is the first command that succeeds, or a reconnection: a timed-out command leaves
- * the connection up, so no reconnection would come, and the flag would hide the next outage.
- */
-class RedisHealth {
-  private down = false;
-
-  constructor(
-    /** The Redis URL without its password. */
-    private readonly where: string,
-    private readonly failure: RedisFailureMode,
-    private readonly warn: (message: string, reason?: string) => void,
-  ) {}
-
-  lost(why: string): void {
-    if (this.down) return;
-    this.down = true;
-    const effect = this.failure === 'closed' ? 'rate-limited requests are refused with 503' : 'rate limits are counted per process';
-    this.warn(`Redis at ${this.where} is unavailable (${why}): ${effect}, and DPoP requests are refused with 503, until it is back`, why);
-  }
-
-  back(): void {
-    if (!this.down) return;
-    this.down = false;
-    this.warn(`Redis at ${this.where} is back: rate limits and the DPoP replay cache are shared again`);
-  }
 }
 
 /**

@@ -42,7 +42,10 @@ export type DecisionReason =
   // Over a rate limit (429); also counted by the metrics' mcp_guard_rate_limited_total.
   | 'rate_limited'
   // The shared rate limiter's store (Redis) is unreachable and MCP_AUTH_REDIS_FAIL is closed (503).
-  | 'rate_limiter_unavailable';
+  | 'rate_limiter_unavailable'
+  // The gateway (connected accounts): the upstream needs the user's own authorization, which they have not given yet
+  // (or which expired or lacks a scope). The answer carries a link to connect; the upstream was not called.
+  | 'connection_required';
 
 /** One authorization decision, reported to `onDecision` for audit logs and metrics. Never contains the token. */
 export interface DecisionEvent {

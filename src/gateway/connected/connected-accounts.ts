@@ -25,6 +25,8 @@ import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.j
 import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
+import { tokenStoreWarnings } from './store/redis-token-store.js';
+import type { LineSink } from '../../core/kernel/log-line.js';
 
 export type { ConnectedUpstream } from './open-connections.js';
 
@@ -39,6 +41,8 @@ export interface ConnectedAccountsOptions {
   readonly redis?: SharedStoreConfig;
   /** Receives one line per page outcome (server names and user digests only). */
   readonly log?: (line: object) => void;
+  /** Receives the token store's warnings (Redis lost, with a short reason, and back) as JSON lines. Default stderr. */
+  readonly warn?: LineSink;
   /**
    * How long an opened record is served from memory before the store is read again, in milliseconds: a connection
    * another replica removed or replaced is seen within this time. Default 30 000 (`DEFAULT_CACHED_RECORDS_REVALIDATE_MS`).
@@ -54,6 +58,11 @@ export interface ConnectedAccounts {
   readonly pages: ConnectPagesHandler;
   /** What a server set's merged lists show of a server the caller has not connected (`MCP_AUTH_CONNECT_LISTS`). */
   readonly lists: ConnectedLists;
+  /**
+   * For `/readyz`: resolves when the token store answers (at once for a directory), rejects with
+   * `TokenStoreUnavailableError` and a short reason when Redis cannot be reached.
+   */
+  storeReachable(): Promise<void>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -74,7 +83,7 @@ const CLIENT_METADATA_PATH = /^\/connect\/client-metadata\/([A-Za-z0-9_-]{1,64})
 export async function openConnectedAccounts(options: ConnectedAccountsOptions): Promise<ConnectedAccounts> {
   const { config } = options;
   const origin = new URL(options.resource).origin;
-  const opened = await openConnectionStore(config, options.resource, options.redis);
+  const opened = await openConnectionStore(config, options.resource, options.redis, options.warn && tokenStoreWarnings(options.warn));
   const { store, sealer } = opened;
   // Opened records in memory (bounded in bytes), read again from the store every half minute (by default): a
   // disconnection on another replica is seen within that time.
@@ -179,6 +188,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     },
     pages,
     lists: connectedLists(options.upstreams, config.lists, records),
+    storeReachable: async () => store.reachable?.(),
     close: () => store.close(),
   };
 }

@@ -31,17 +31,23 @@ export interface OpenedConnectionStore {
  * gateway (one resource) shares them.
  *
  * @param resource - the gateway's canonical resource URI.
+ * @param onWarning - told when Redis is lost (with a short reason) and back; default a JSON warning line on stderr.
  * @throws ConfigurationError when the directory cannot be used (named `MCP_AUTH_TOKEN_STORE`);
  *   TokenStoreUnavailableError when Redis cannot be reached.
  * @example
  * const { store, sealer } = await openConnectionStore(config.connectedAccounts, resource, config.redis);
  */
-export async function openConnectionStore(config: ConnectedAccountsConfig, resource: string, redis: SharedStoreConfig | undefined): Promise<OpenedConnectionStore> {
+export async function openConnectionStore(
+  config: ConnectedAccountsConfig,
+  resource: string,
+  redis: SharedStoreConfig | undefined,
+  onWarning?: (message: string, reason?: string) => void,
+): Promise<OpenedConnectionStore> {
   if (config.store.kind === 'redis' && redis === undefined) throw new TypeError('MCP_AUTH_TOKEN_STORE=redis needs the shared Redis settings');
   const store = await createTokenStore(
     config.store.kind === 'directory'
       ? { kind: 'directory', directory: config.store.directory, setting: 'MCP_AUTH_TOKEN_STORE' }
-      : { kind: 'redis', url: redis!.url, keyPrefix: `${redis!.keyPrefix ?? `mcp-guard:${resource}:`}tokens:` },
+      : { kind: 'redis', url: redis!.url, keyPrefix: `${redis!.keyPrefix ?? `mcp-guard:${resource}:`}tokens:`, ...(onWarning ? { onWarning } : {}) },
   );
   return { store, sealer: createRecordSealer(config.storeKeys) };
 }

@@ -17,7 +17,7 @@ import type { GatewayInfo } from './merge-initialize.js';
 
 /** What {@link buildServerSet} needs from the gateway around it. */
 export interface ServerSetParts {
-  readonly hooks: Pick<UpstreamHooks, 'onUpstreamError' | 'onSessionRefused'>;
+  readonly hooks: Pick<UpstreamHooks, 'onUpstreamError' | 'onSessionRefused' | 'onAnsweredInstead'>;
   /** Each server's own `onExchangeEnd` (metrics labelled with its name), by its name. */
   readonly exchangeEndOf?: (server: string) => UpstreamHooks['onExchangeEnd'];
   /** Told of each request handed to a server, with its name (the request log's `server`). */

@@ -48,6 +48,11 @@ export interface ReadinessReport {
   upstream: { ok: boolean; reason?: string };
   /** With several servers: each one's readiness, by name, in configuration order. Absent with one upstream. */
   servers?: Record<string, ServerReadiness>;
+  /**
+   * With connected accounts: whether their token store answers (a round trip to Redis; always ok for a directory).
+   * Every connected upstream needs it, so the gateway is not ready without it. Absent without connected accounts.
+   */
+  tokenStore?: { ok: boolean; reason?: string };
 }
 
 /** One server's part of a {@link ReadinessReport}. */
@@ -85,6 +90,8 @@ export interface ReadinessCheckOptions {
   stdioStarts?: Pick<StdioStartOutcomes, 'latest'>;
   /** Several servers behind the endpoint, probed in place of `proxy` or `stdio`. */
   servers?: readonly ServerReadinessTarget[];
+  /** With connected accounts: resolves when their token store answers, rejects with why not. */
+  tokenStore?: () => Promise<void>;
   /** Told of each server's outcome after each probe (e.g. for a gauge). Errors it throws are ignored. */
   onServerProbed?: (server: string, ok: boolean) => void;
   /** How long an answer is reused, in milliseconds. Default 5 000. */
@@ -123,7 +130,8 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
   let inProgress: Promise<ReadinessReport> | undefined;
 
   async function probe(outcomes: (StdioStartOutcome | undefined)[]): Promise<ReadinessReport> {
-    const [issuers, ...upstreams] = await Promise.all([
+    const [tokenStore, issuers, ...upstreams] = await Promise.all([
+      options.tokenStore === undefined ? undefined : probeTokenStore(options.tokenStore, timeoutMs),
       withTimeout(options.guard.ready(), timeoutMs, 'the authorization server metadata did not load in time').then(
         () => ({ ok: true }),
         (error: unknown) => ({ ok: false, reason: explainFailure(error) }),
@@ -135,8 +143,8 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
         ),
       ),
     ]);
-    if (!options.servers) return { ready: issuers.ok && upstreams[0]!.ok, issuers, upstream: upstreams[0]! };
-    return serversReport(options.servers, issuers, upstreams, options.onServerProbed);
+    const report = options.servers ? serversReport(options.servers, issuers!, upstreams, options.onServerProbed) : { ready: issuers!.ok && upstreams[0]!.ok, issuers: issuers!, upstream: upstreams[0]! };
+    return tokenStore === undefined ? report : { ...report, ready: report.ready && tokenStore.ok, tokenStore };
   }
 
   return {
@@ -174,6 +182,14 @@ function serversReport(
   });
   const upstream = notReady.length === 0 ? { ok: true } : { ok: false, reason: `required servers not ready: ${notReady.join(', ')}` };
   return { ready: issuers.ok && upstream.ok, issuers, upstream, servers: report };
+}
+
+/** The token store's part: a round trip within the probe timeout; a failure names the store and a short reason. */
+function probeTokenStore(reachable: () => Promise<void>, timeoutMs: number): Promise<{ ok: boolean; reason?: string }> {
+  return withTimeout(reachable(), timeoutMs, `the token store did not answer within ${timeoutMs} ms`).then(
+    () => ({ ok: true }),
+    (error: unknown) => ({ ok: false, reason: `the token store (MCP_AUTH_TOKEN_STORE) cannot be used: ${explainFailure(error, 200)}` }),
+  );
 }
 
 function sameOutcomes(a: readonly (StdioStartOutcome | undefined)[], b: readonly (StdioStartOutcome | undefined)[]): boolean {

@@ -311,7 +311,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
     const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
     // Loaded only when an upstream is in connected mode, as the server set's code is.
-    const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log, options.connectedRecordsRevalidateMs) : undefined);
+    const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log, context.warn, options.connectedRecordsRevalidateMs) : undefined);
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
     const upstreamCredentials = options.upstreamCredentials ?? (config.upstreamAuth ? createUpstreamCredentials(config.upstreamAuth, connected && (() => connected.credentials(''))) : undefined);
     // The server set's code is loaded only for a configuration file with servers: a single upstream never loads it.
@@ -348,6 +348,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       ...(config.stdio ? { stdio: config.stdio, stdioStarts: context.stdioStarts } : {}),
       ...(config.servers && serverResources ? { servers: serverReadinessTargets(config.servers, serverResources) } : {}),
       ...(config.servers && metrics ? { onServerProbed: metrics.onServerProbed } : {}),
+      ...(connected ? { tokenStore: () => connected.storeReachable() } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
     http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
@@ -383,7 +384,7 @@ async function loadGatewayMetrics(config: NonNullable<GatewayConfig['metrics']>,
 
 /** A server's resources: those its configuration describes, with the credentials given in their place, if any. */
 /** Connected accounts, opened for the gateway: its page events are log lines like the processes' own. */
-async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConfig: ConnectedAccountsConfig, resource: string, log: LineSink, revalidateAfterMs: number | undefined): Promise<ConnectedAccounts> {
+async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConfig: ConnectedAccountsConfig, resource: string, log: LineSink, warn: LineSink, revalidateAfterMs: number | undefined): Promise<ConnectedAccounts> {
   const { openConnectedAccounts } = await import('../connected/connected-accounts.js');
   const { connectedUpstreamsOf } = await import('../connected/open-connections.js');
   return openConnectedAccounts({
@@ -393,6 +394,7 @@ async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConf
     ...(revalidateAfterMs !== undefined ? { recordsRevalidateAfterMs: revalidateAfterMs } : {}),
     ...(config.redis ? { redis: config.redis } : {}),
     log: (line) => log(JSON.stringify({ time: new Date().toISOString(), ...line })),
+    warn,
   });
 }
 
@@ -434,7 +436,7 @@ function createUpstream(
   },
 ): Upstream {
   const { requestLog, upstreamCredentials, metrics } = parts;
-  const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused };
+  const hooks = { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused, onAnsweredInstead: requestLog.onAnsweredInstead };
   const sessionSealer = config.sessionSeal ? createSessionSealer({ ...config.sessionSeal, resource: parts.resource }) : undefined;
   if (config.stdio) {
     return createStdioUpstream({ ...config.stdio, ...hooks, log: parts.childLog, stdioStarts: parts.stdioStarts, ...(sessionSealer ? { sessionSealer } : {}) });
@@ -445,6 +447,7 @@ function createUpstream(
     ...(sessionSealer ? { sessionSealer } : {}),
     ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}),
     ...(metrics ? { onExchangeEnd: metrics.onExchangeEnd } : {}),
+    serverInfo: { name: 'mcp-oauth-guard', version: packageVersion() },
   });
 }
 
@@ -456,7 +459,7 @@ function serverSetParts(
 ): ServerSetParts {
   const { requestLog, childLog, metrics, resource, serverResources } = built;
   return {
-    hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused },
+    hooks: { onUpstreamError: requestLog.onUpstreamError, onSessionRefused: requestLog.onSessionRefused, onAnsweredInstead: requestLog.onAnsweredInstead },
     childLog,
     stdioStarts: context.stdioStarts,
     warn: context.warn,
@@ -525,7 +528,8 @@ function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline,
         void readiness.check().then((report) => {
           if (res.writableEnded) return;
           const status = report.ready ? 'ready' : 'not_ready';
-          writeJson(res, report.ready ? 200 : 503, report.servers ? { status, issuers: report.issuers, upstream: report.upstream, servers: report.servers } : { status, issuers: report.issuers, upstream: report.upstream });
+          const { ready: _, ...parts } = report;
+          writeJson(res, report.ready ? 200 : 503, { status, ...parts });
         });
         return;
       }

@@ -4,6 +4,7 @@
  * interface; credentials of the other modes have no flow, and their requests do no extra work.
  */
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
+import type { DecisionReason } from '../../core/kernel/decision.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../../core/wire/jsonrpc.js';
 
 /** One request, as a {@link CallerFlow} sees it. Made by the exchange; `note` belongs to the flow. */
@@ -23,6 +24,11 @@ export interface CallerFlowRequest {
 export interface CallerFlowAnswer {
   readonly status: number;
   readonly response: JsonRpcResponse;
+  /**
+   * The stable reason the request log and metrics record, as a `deny`, for this answer (the guard had allowed the
+   * request, but the upstream was not called): `connection_required` for a connect answer.
+   */
+  readonly denied: DecisionReason;
 }
 
 /** The caller's part in credentials that need it. Every method is called only for credentials that have a flow. */
@@ -39,6 +45,8 @@ export interface CallerFlow {
    * for the others (the exchange answers those as it always did). Never rejects for such a failure.
    */
   answer(error: unknown, request: CallerFlowRequest): Promise<CallerFlowAnswer> | undefined;
+  /** Whether `error` of the credentials is one the caller fixes by connecting (nothing is minted to know it). */
+  needsConnection(error: unknown): boolean;
   /**
    * The upstream answered 403 with `error="insufficient_scope"` (RFC 6750 §3.1) naming `scope` (space-separated,
    * undefined when it named none): the failure to answer with instead (a step-up: connect again asking for it), or

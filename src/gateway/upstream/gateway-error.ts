@@ -8,11 +8,12 @@ export const GATEWAY_SHUTDOWN_MESSAGE = 'Service unavailable: the gateway is shu
 
 /**
  * Writes the gateway's own answer for a failed exchange, whatever the upstream's transport: `status` with a
- * JSON-RPC error carrying {@link GATEWAY_JSONRPC_CODE}, the request's id and `message` (never upstream error text).
+ * JSON-RPC error carrying `code` ({@link GATEWAY_JSONRPC_CODE} by default; the unavailable code for a 503 the
+ * client should retry), the request's id and `message` (never upstream error text).
  *
  * @example
  * writeGatewayError(res, 504, 7, 'Gateway timeout: the upstream MCP server did not answer in time');
  */
-export function writeGatewayError(res: ServerResponse, status: number, id: JsonRpcId | null, message: string, retryAfter?: string): void {
-  writeJson(res, status, jsonRpcError(id, GATEWAY_JSONRPC_CODE, message), retryAfter ? { 'Retry-After': retryAfter } : undefined);
+export function writeGatewayError(res: ServerResponse, status: number, id: JsonRpcId | null, message: string, retryAfter?: string, code: number = GATEWAY_JSONRPC_CODE): void {
+  writeJson(res, status, jsonRpcError(id, code, message), retryAfter ? { 'Retry-After': retryAfter } : undefined);
 }

@@ -9,6 +9,7 @@
  * the upstream ({@link UpstreamLifecycle}), and sessions are per upstream (each upstream keeps its own, see
  * {@link UpstreamLifecycle.sessions}).
  */
+import type { DecisionReason } from '../../core/kernel/decision.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { JsonRpcErrorCode } from '../../core/wire/jsonrpc.js';
 import type { SessionRefusal } from '../../core/session/session-gate.js';
@@ -77,6 +78,11 @@ export interface UpstreamHooks {
   onUpstreamError?: (req: GuardedRequest, failure: UpstreamFailure) => void;
   /** Called when a request naming a session is refused with 404, for logs. Errors it throws are ignored. */
   onSessionRefused?: (req: GuardedRequest, refusal: SessionRefusal) => void;
+  /**
+   * Called when the gateway answers an allowed request itself instead of forwarding it (connected accounts: the
+   * user must connect first), with the stable reason, for logs and metrics to record a `deny`.
+   */
+  onAnsweredInstead?: (req: GuardedRequest, reason: DecisionReason) => void;
   /**
    * Called when an upstream exchange ends, whatever the outcome, for metrics. Called on the request's path: keep
    * it cheap. Errors it throws are ignored. Default none.

@@ -89,4 +89,51 @@ describe('check: connected accounts', () => {
     assert.equal(signIn?.status, 'fail', JSON.stringify(signIn));
     assert.ok(signIn?.fix?.includes('MCP_AUTH_LOGIN_ISSUER'));
   });
+
+  it('a Redis token store that cannot be reached fails with a short reason: nothing of the client library on the line or the console', async () => {
+    const written: string[] = [];
+    const originalWarn = console.warn;
+    const originalWrite = process.stderr.write;
+    console.warn = (...args: unknown[]) => void written.push(args.join(' '));
+    process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    let lines;
+    try {
+      ({ lines } = await connectedLines({ MCP_AUTH_TOKEN_STORE: 'redis', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${await freePort()}`, MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes' }));
+    } finally {
+      console.warn = originalWarn;
+      process.stderr.write = originalWrite;
+    }
+    assert.equal(lines[0]!.subject, 'token store redis');
+    assert.equal(lines[0]!.status, 'fail', JSON.stringify(lines[0]));
+    assert.match(lines[0]!.message, /^the token store cannot be used: the token store is unavailable \(Redis: (connection refused|not connected)\)$/);
+    assert.ok(lines[0]!.fix?.includes('MCP_AUTH_REDIS_URL'));
+    assert.deepEqual(written, [], 'nothing written to the console');
+  });
+
+  it('warns naming the configured scopes the authorization server does not list in scopes_supported', async () => {
+    const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read notes:fly notes:swim' });
+    assert.equal(lines[2]!.status, 'warn', JSON.stringify(lines[2]));
+    assert.match(lines[2]!.message, /its scopes_supported does not list notes:fly, notes:swim, which MCP_AUTH_UPSTREAM_SCOPE asks for$/);
+    assert.ok(lines[2]!.fix?.includes('MCP_AUTH_UPSTREAM_SCOPE'));
+    const listed = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read' });
+    assert.equal(listed.lines[2]!.status, 'ok', JSON.stringify(listed.lines[2]));
+  });
+
+  it('names the client registration will really use: on an http gateway, dynamic registration even where metadata documents are accepted', async () => {
+    const cimdAs = await startAuthorizationServer({ clientIdMetadataDocuments: true });
+    try {
+      const served = await startNotesServer({ issuer: cimdAs.issuer });
+      try {
+        cimdAs.addResource(served.url, { scopes: ['notes:read'] });
+        const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM: served.url });
+        assert.equal(lines[2]!.status, 'ok', JSON.stringify(lines[2]));
+        assert.match(lines[2]!.message, /a client it registers itself \(RFC 7591\)/);
+        assert.doesNotMatch(lines[2]!.message, /metadata document/);
+      } finally {
+        await served.close();
+      }
+    } finally {
+      await cimdAs.close();
+    }
+  });
 });

@@ -50,6 +50,11 @@ async function call(sub: string, name: string, args: Record<string, unknown> = {
   });
 }
 
+/** A request's log line is written when its answer closes, which may be just after the client has read it. */
+async function requestLineWritten(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 /** Opens `link` in `browser` and signs in as `user` at both authorization servers; the final page. */
 async function connect(browser: PageBrowser, link: string, user: ConnectedUser) {
   const toLogin = await browser.request(link);
@@ -81,6 +86,10 @@ describe('connected accounts through the gateway', () => {
     assert.ok(!aliceLink.includes('alice'));
     aliceState = result.requestState;
     assert.match(aliceState, /^mcpg1\./);
+    // The request line says what happened: not an allow, since the upstream was not called.
+    await requestLineWritten();
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.method === 'tools/call' && line.name === 'notes_add');
+    assert.deepEqual(logged.map((line) => [line.decision, line.reason, line.status]), [['deny', 'connection_required', 200]]);
   });
 
   it("bob opening alice's link is refused, and nothing is stored", async () => {
@@ -137,6 +146,9 @@ describe('connected accounts through the gateway', () => {
     assert.equal(otherArguments.json.error?.code, -32602, `other arguments: ${otherArguments.text}`);
     const forged = await call('alice', 'notes_list', {}, { requestState: `mcpg1.${'A'.repeat(40)}.${'B'.repeat(43)}` });
     assert.equal(forged.json.error?.code, -32602, forged.text);
+    await requestLineWritten();
+    const refusedLines = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.method === 'tools/call' && line.name === 'notes_list');
+    assert.deepEqual(refusedLines.at(-1) && [refusedLines.at(-1)!.decision, refusedLines.at(-1)!.reason], ['deny', 'request_invalid']);
     // Exactly that: HTTP 200, no challenge (the caller's own token is fine), a message saying what to do, no state echoed.
     for (const refused of [replay, forged]) {
       assert.equal(refused.status, 200);

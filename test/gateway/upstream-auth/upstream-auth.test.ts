@@ -203,6 +203,7 @@ describe('gateway credentials for a protected upstream (MCP_AUTH_UPSTREAM_AUTH)'
     assert.equal(answer.status, 503);
     assert.match(String(answer.headers['retry-after']), /^\d+$/);
     assert.equal(answer.json.id, 1);
+    assert.equal(answer.json.error.code, -31503, 'the unavailable code, as for the guard\'s own authorization server');
     assert.deepEqual(seen, []);
   });
 });

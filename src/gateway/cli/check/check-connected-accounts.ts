@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import { createIssuerDiscovery } from '../../../core/token/issuer-discovery.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
+import { clientKindFor, type ClientKind } from '../../connected/oauth/client-registration.js';
 import { connectCallbackUrl, upstreamCallbackUrl } from '../../connected/oauth/gateway-client-urls.js';
 import { createUpstreamAuthorizationServerDiscovery } from '../../connected/oauth/upstream-authorization-server.js';
 import { connectedUpstreamsOf, connectedUpstreamTarget, openConnectionStore, type ConnectedUpstream } from '../../connected/open-connections.js';
@@ -32,7 +33,8 @@ async function checkStore(config: GatewayConfig, resource: string): Promise<Chec
   const subject = connected.store.kind === 'directory' ? connected.store.directory : 'redis';
   const base = { check: 'connected accounts', subject: `token store ${subject}` } as const;
   try {
-    const { store, sealer } = await openConnectionStore(connected, resource, config.redis);
+    // The failure is this line's (with a short reason), not a warning of its own on the console.
+    const { store, sealer } = await openConnectionStore(connected, resource, config.redis, () => undefined);
     try {
       const key = `check:${randomBytes(12).toString('base64url')}`;
       await store.set(key, await sealer.seal(key, { probe: true }, 60_000), 60_000);
@@ -65,6 +67,19 @@ async function checkLogin(issuer: string, origin: string, timeoutMs: number): Pr
   }
 }
 
+/** How each kind of client is described: the registered client's id, and the redirect URI it must have. */
+const CLIENT_TEXT: Readonly<Record<ClientKind, (clientId: string, redirect: string) => string>> = {
+  'pre-registered': (clientId, redirect) => `the registered client ${clientId}, which must have the redirect URI ${redirect}`,
+  'metadata-document': (_, redirect) => `the client metadata document the gateway serves (on https), redirect URI ${redirect}`,
+  dynamic: (_, redirect) => `a client it registers itself (RFC 7591), redirect URI ${redirect}`,
+};
+
+/** The configured scopes (space-separated) that `supported` does not list; none when the server lists none. */
+function unlistedScopes(scope: string | undefined, supported: unknown): string[] {
+  if (scope === undefined || !Array.isArray(supported)) return [];
+  return scope.split(' ').filter((token) => token !== '' && !supported.includes(token));
+}
+
 /**
  * The upstream's authorization server, and how the gateway will be its client, with the redirect URI of this server
  * alone (RFC 9700 §4.4 mix-up defence) that a registered client must have.
@@ -74,18 +89,26 @@ async function checkUpstreamServer({ server, auth }: ConnectedUpstream, origin: 
   try {
     const target = connectedUpstreamTarget(auth, timeoutMs);
     const { metadata, target: found } = await createUpstreamAuthorizationServerDiscovery({ target, timeoutMs })();
-    const client =
-      auth.clientId !== undefined
-        ? `the registered client ${auth.clientId}, which must have the redirect URI ${upstreamCallbackUrl(origin, server)}`
-        : metadata.client_id_metadata_document_supported === true
-          ? `the client metadata document the gateway serves (on https), redirect URI ${upstreamCallbackUrl(origin, server)}`
-          : metadata.registration_endpoint !== undefined
-            ? `a client it registers itself (RFC 7591), redirect URI ${upstreamCallbackUrl(origin, server)}`
-            : undefined;
-    if (client === undefined) {
-      return { ...base, status: 'fail', message: `${found.issuer} offers no dynamic registration and no client metadata documents`, fix: 'register a client there and set its id (MCP_AUTH_UPSTREAM_CLIENT_ID, or auth.clientId)' };
+    // The rule registration follows, so that the line names the client the gateway will really be.
+    const kind = clientKindFor(metadata, { clientId: auth.clientId, gatewayOrigin: origin });
+    const redirect = upstreamCallbackUrl(origin, server);
+    if (kind === 'dynamic' && metadata.registration_endpoint === undefined) {
+      const documents = metadata.client_id_metadata_document_supported === true ? ' (its client metadata documents need the gateway on https)' : '';
+      return { ...base, status: 'fail', message: `${found.issuer} offers no dynamic registration and no client metadata documents${documents}`, fix: 'register a client there and set its id (MCP_AUTH_UPSTREAM_CLIENT_ID, or auth.clientId)' };
     }
-    return { ...base, status: 'ok', message: `users authorize at ${found.issuer} for ${found.resource}, with ${client}` };
+    const client = CLIENT_TEXT[kind](auth.clientId ?? '', redirect);
+    const message = `users authorize at ${found.issuer} for ${found.resource}, with ${client}`;
+    const unlisted = unlistedScopes(auth.scope, metadata.scopes_supported);
+    if (unlisted.length > 0) {
+      const setting = server === '' ? 'MCP_AUTH_UPSTREAM_SCOPE' : `servers.${server}.auth.scope`;
+      return {
+        ...base,
+        status: 'warn',
+        message: `${message}; its scopes_supported does not list ${unlisted.join(', ')}, which ${setting} asks for`,
+        fix: `ask only for scopes ${found.issuer} lists (${setting}), or check their spelling: an unknown scope may be refused or dropped`,
+      };
+    }
+    return { ...base, status: 'ok', message };
   } catch (error) {
     return { ...base, status: 'fail', message: `its authorization server could not be found or used: ${explainFailure(error, 300)}`, fix: 'check the upstream URL, or set MCP_AUTH_UPSTREAM_ISSUER (auth.issuer)' };
   }

@@ -141,6 +141,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
         },
       );
     },
+    needsConnection: (error) => error instanceof ConnectionRequiredError,
     async refusedAfterRenewal(request) {
       const ended = options.endRefusedConnection ? await options.endRefusedConnection(request.auth) : false;
       return ended ? new ConnectionRequiredError(server, 'expired') : undefined;
@@ -184,7 +185,11 @@ const REFUSED_TEXT: Readonly<Record<RequestStateRefusal, string>> = {
 
 /** A retry whose gateway state does not check out: refused, never forwarded (MRTR "Server Requirements"). */
 function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): CallerFlowAnswer {
-  return { status: 200, response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`) };
+  return {
+    status: 200,
+    response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`),
+    denied: 'request_invalid',
+  };
 }
 
 /**
@@ -197,7 +202,9 @@ function cannotConnect(message: JsonRpcMessage | undefined, error: CallerCannotC
     error.reason === 'other_issuer' && error.issuers !== undefined
       ? `Forbidden: accounts of the issuer ${error.issuers.caller} cannot connect ${server}: this gateway connects accounts only for users who sign in through ${error.issuers.login}`
       : `Forbidden: this caller's token names no user (issuer and subject), so no account can be connected for it at ${server}`;
-  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+  // An issuer the login cannot sign in, or a token without the claims (issuer and subject) a connection is kept under.
+  const denied = error.reason === 'other_issuer' ? 'token_issuer' : 'token_claims';
+  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text), denied };
 }
 
 /** The refusal of `user`, whose issuer is not the login issuer `login`. */

@@ -91,7 +91,7 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
     return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: [], ...meta } });
   }
   const url = (await parts.link()).href;
-  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`) };
+  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`), denied: 'connection_required' };
   if (stateless && request.urlElicitation && INPUT_REQUIRED_METHODS.has(method!)) {
     const params = { mode: 'url', message: `${reason} Open the link to connect it.`, url };
     return ok({ jsonrpc: '2.0', id, result: { resultType: 'input_required', inputRequests: { [CONNECT_INPUT_KEY]: { method: 'elicitation/create', params } }, requestState: parts.mintState() } });
@@ -116,7 +116,8 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
 export function scopeNotGrantedAnswer(message: JsonRpcMessage | undefined, error: ScopeNotGrantedError): CallerFlowAnswer {
   const scope = printableScope(error.scope);
   const text = `Forbidden: the authorization server of ${serverName(error.server)} did not grant the permissions this request needs${scope ? ` (${scope})` : ''}, though your account was connected again to ask for them. Connecting again will not help: ask that server's administrator to grant them.`;
-  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text) };
+  // The upstream still lacks a scope the caller's connection could not get: a scope refusal, not a missing connection.
+  return { status: 403, response: jsonRpcError(requestIdOf(message), JsonRpcErrorCode.Forbidden, text), denied: 'scope_insufficient' };
 }
 
 /**
@@ -135,8 +136,9 @@ export function requestCapabilities(message: JsonRpcMessage | undefined): unknow
   return objectOr(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY];
 }
 
+/** A connect answer: 200, recorded as a `connection_required` deny (the upstream was not called). */
 function ok(response: JsonRpcResponse): CallerFlowAnswer {
-  return { status: 200, response };
+  return { status: 200, response, denied: 'connection_required' };
 }
 
 /** Why the user must connect, in words; names the server (a configuration name) and scopes, never the user. */

@@ -54,8 +54,29 @@ export interface ClientRegistration {
   forget(client: RegisteredClient): Promise<void>;
 }
 
+/** Which client the gateway is at an authorization server; see {@link clientKindFor}. */
+export type ClientKind = RegisteredClient['kind'];
+
 /**
- * Returns the gateway's client at an authorization server, in this order:
+ * Which kind of client the gateway is at the authorization server of `metadata`, in MCP's order of preference: the
+ * one rule that registration follows and `check` reports. `dynamic` also when the server offers no
+ * `registration_endpoint`, where registration then fails as `unsupported` (unless a stored registration is reused).
+ * A metadata document needs an https gateway: the server fetches the document from the gateway's origin.
+ *
+ * @example
+ * clientKindFor({ issuer, client_id_metadata_document_supported: true }, { gatewayOrigin: 'http://127.0.0.1:8080' }); // 'dynamic'
+ */
+export function clientKindFor(
+  metadata: Readonly<Record<string, unknown>>,
+  options: { readonly clientId?: string | undefined; readonly gatewayOrigin: string | URL },
+): ClientKind {
+  if (options.clientId !== undefined) return 'pre-registered';
+  if (metadata.client_id_metadata_document_supported === true && new URL(options.gatewayOrigin).protocol === 'https:') return 'metadata-document';
+  return 'dynamic';
+}
+
+/**
+ * Returns the gateway's client at an authorization server, in this order ({@link clientKindFor}):
  * 1. `clientId` configured: that client, confidential (`client_secret_basic`, or `client_secret_post` when the
  *    server lists only that) with `clientSecret`, public (`none`) without;
  * 2. the server's metadata says `client_id_metadata_document_supported: true` and the gateway's origin is https:
@@ -74,13 +95,13 @@ export function createClientRegistration(options: ClientRegistrationOptions): Cl
   const known = new Map<string, Promise<RegisteredClient>>();
   const choose = async ({ metadata }: UpstreamAuthorizationServer): Promise<RegisteredClient> => {
     const issuer = metadata.issuer;
-    if (options.clientId !== undefined) {
+    const kind = clientKindFor(metadata, options);
+    if (kind === 'pre-registered') {
       const authMethod: ClientAuthMethod = options.clientSecret === undefined ? 'none' : secretAuthMethod(metadata);
-      return { issuer, clientId: options.clientId, authMethod, kind: 'pre-registered', redirectUri, ...(options.clientSecret !== undefined ? { clientSecret: options.clientSecret } : {}) };
+      return { issuer, clientId: options.clientId!, authMethod, kind, redirectUri, ...(options.clientSecret !== undefined ? { clientSecret: options.clientSecret } : {}) };
     }
-    // A metadata document's URL must be https (the server fetches it); a loopback gateway registers instead.
-    if (metadata.client_id_metadata_document_supported === true && new URL(options.gatewayOrigin).protocol === 'https:') {
-      return { issuer, clientId: clientMetadataDocumentUrl(options.gatewayOrigin, options.server), authMethod: 'none', kind: 'metadata-document', redirectUri };
+    if (kind === 'metadata-document') {
+      return { issuer, clientId: clientMetadataDocumentUrl(options.gatewayOrigin, options.server), authMethod: 'none', kind, redirectUri };
     }
     return storedOrNewRegistration(options, metadata, redirectUri);
   };

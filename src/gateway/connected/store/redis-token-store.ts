@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
 import { checkInteger } from '../../../core/kernel/settings.js';
+import { emitWarning, writeWarningToStderr, type LineSink } from '../../../core/kernel/log-line.js';
 import { openRedisConnection, type RedisConnection } from '../../../redis/redis-connection.js';
-import { checkRedisUrl, redactRedisUrl } from '../../../redis/redis-url.js';
+import { RedisHealth, shortRedisReason } from '../../../redis/redis-health.js';
+import { checkRedisUrl } from '../../../redis/redis-url.js';
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
 import { DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES } from './token-store-limits.js';
 import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
@@ -27,10 +29,29 @@ export interface RedisTokenStoreOptions {
   commandTimeoutMs?: number;
   /** Longest wait to connect, in milliseconds. Default 2 000. */
   connectTimeoutMs?: number;
-  /** Receives a warning when Redis is lost and when it is back (never the URL's password). Default `console.warn`. */
-  onWarning?: (message: string) => void;
+  /**
+   * Receives a warning when Redis is lost, with a short reason (`connection refused`, `timed out`: never the
+   * client library's text), and when it is back. Never the URL's password. Default: a JSON warning line on stderr.
+   */
+  onWarning?: (message: string, reason?: string) => void;
   /** The setting that named the URL, for start-up errors. Default `MCP_AUTH_REDIS_URL`. */
   urlSetting?: string;
+}
+
+/** The warning when the token store's Redis is lost (the reason is a field of its own). */
+export const TOKEN_STORE_LOST = 'the token store (Redis) is unavailable: connected accounts cannot be read or saved until it is back';
+/** The warning when it is back. */
+export const TOKEN_STORE_BACK = 'the token store (Redis) is back: connected accounts are available again';
+
+/**
+ * The {@link RedisTokenStoreOptions.onWarning} that writes each warning as one JSON log line to `sink`:
+ * `{"event":"warning","message":…,"store":"token_store","state":"unavailable"|"available","reason":…}`.
+ *
+ * @example
+ * await createRedisTokenStore({ url, onWarning: tokenStoreWarnings((line) => process.stderr.write(`${line}\n`)) });
+ */
+export function tokenStoreWarnings(sink: LineSink): (message: string, reason?: string) => void {
+  return (message, reason) => emitWarning(sink, message, { store: 'token_store', state: message === TOKEN_STORE_BACK ? 'available' : 'unavailable', ...(reason !== undefined ? { reason } : {}) });
 }
 
 /** Default {@link RedisTokenStoreOptions.keyPrefix}. */
@@ -66,7 +87,7 @@ return 0
 /**
  * Connects to Redis and returns the store. Every command is bounded by the command timeout, and none waits for
  * a connection: while Redis cannot be reached, every method rejects with {@link TokenStoreUnavailableError} at
- * once or within the timeout (answer it with 503), and one warning says so until Redis is back. Resolves once
+ * once or within the timeout (answer it with 503), and one warning (with a short reason) says so until Redis is back. Resolves once
  * connected, or after `connectTimeoutMs` with that warning.
  *
  * @example
@@ -78,28 +99,15 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
   const urlSetting = options.urlSetting ?? 'MCP_AUTH_REDIS_URL';
   const url = checkRedisUrl(options.url, urlSetting);
   const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
-  const warn = options.onWarning ?? ((message: string) => console.warn(message));
-  const where = redactRedisUrl(url);
-  let down = false;
-  const health = {
-    lost(why: string): void {
-      if (down) return;
-      down = true;
-      warn(`Redis at ${where} is unavailable (${why}): connected accounts cannot be read or saved until it is back`);
-    },
-    back(): void {
-      if (!down) return;
-      down = false;
-      warn(`Redis at ${where} is back: connected accounts are available again`);
-    },
-  };
+  const warn = options.onWarning ?? tokenStoreWarnings(writeWarningToStderr);
+  const health = new RedisHealth({ lost: () => TOKEN_STORE_LOST, back: TOKEN_STORE_BACK }, (message, why) => warn(message, why === undefined ? undefined : shortRedisReason(why)));
   const connection = await openRedisConnection({
     url,
     urlSetting,
     commandTimeoutMs: options.commandTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs,
-    onLost: health.lost,
-    onReady: health.back,
+    onLost: (why) => health.lost(why),
+    onReady: () => health.back(),
   });
   return new RedisTokenStore(connection, options.keyPrefix ?? DEFAULT_REDIS_TOKEN_STORE_PREFIX, maxValueBytes, health);
 }
@@ -112,7 +120,7 @@ class RedisTokenStore implements TokenStore {
     private readonly connection: RedisConnection,
     private readonly prefix: string,
     private readonly maxValueBytes: number,
-    private readonly health: { lost(why: string): void; back(): void },
+    private readonly health: RedisHealth,
   ) {
     this.client = connection.client;
   }
@@ -189,6 +197,10 @@ class RedisTokenStore implements TokenStore {
     }
   }
 
+  async reachable(): Promise<void> {
+    await this.run(() => this.client.ping());
+  }
+
   close(): Promise<void> {
     return this.connection.close();
   }
@@ -215,7 +227,8 @@ class RedisTokenStore implements TokenStore {
     } catch (error) {
       const why = error instanceof Error ? error.message : 'no answer';
       this.health.lost(why);
-      throw new TokenStoreUnavailableError(`Redis: ${why}`);
+      // A short reason: the client library's own sentence names its options, and reaches logs and `check`.
+      throw new TokenStoreUnavailableError(`Redis: ${shortRedisReason(why)}`);
     }
   }
 }

@@ -30,6 +30,12 @@ export interface TokenStore {
    * wait their turn (across replicas for a shared store).
    */
   withLock<T>(name: string, ttlMs: number, work: () => Promise<T>): Promise<T>;
+  /**
+   * For a store behind a server (Redis): resolves once it answers a round trip, rejects with
+   * `TokenStoreUnavailableError` (a short reason) when it cannot be reached, for `/readyz`. Absent for a store on
+   * this machine, which is always there.
+   */
+  reachable?(): Promise<void>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

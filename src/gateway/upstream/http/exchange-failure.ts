@@ -1,4 +1,5 @@
-import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
+import { AuthorizationServerUnavailableError, UNAVAILABLE_JSONRPC_CODE } from '../../../core/kernel/errors.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../../../core/kernel/store-unavailable.js';
 import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
 import { CredentialStoreUnavailableError } from '../../upstream-auth/upstream-credentials.js';
 import { UpstreamTokenRefusedError } from '../../upstream-auth/upstream-token-client.js';
@@ -16,6 +17,8 @@ export interface ExchangeFailure {
   readonly code?: string;
   /** `Retry-After` for the client, in seconds. */
   readonly retryAfter?: string;
+  /** JSON-RPC code of the error; `GATEWAY_JSONRPC_CODE` (-32603) when absent. */
+  readonly jsonRpcCode?: number;
 }
 
 /** The failures with nothing of their own: one object each, shared by every exchange. */
@@ -47,7 +50,8 @@ export function reset(code: string | undefined): ExchangeFailure {
 /**
  * Why the gateway has no credentials for the upstream, for the caller: the authorization server refusing (to
  * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
- * upstream; the server unreachable is 503 with `Retry-After`. Neither carries the server's error text.
+ * upstream; the server or the gateway's token store unreachable is 503 with `Retry-After` and the unavailable
+ * JSON-RPC code (-31503), as the guard answers for its own stores. Neither carries the server's error text.
  */
 export function credentialFailure(error: unknown): ExchangeFailure {
   if (error instanceof UpstreamTokenRefusedError) {
@@ -65,6 +69,7 @@ export function credentialFailure(error: unknown): ExchangeFailure {
       error instanceof CredentialStoreUnavailableError
         ? "Service unavailable: the gateway's token store could not be reached"
         : "Service unavailable: the upstream MCP server's authorization server could not be reached",
-    retryAfter: retryAfter ?? '5',
+    retryAfter: retryAfter ?? String(STORE_RETRY_AFTER_SECONDS),
+    jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
   };
 }

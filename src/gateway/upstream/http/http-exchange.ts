@@ -42,6 +42,7 @@ export interface HttpUpstreamSettings {
   /** The exchanges in progress, for shutdown. */
   readonly exchanges: ExchangeList;
   readonly onUpstreamError: UpstreamHooks['onUpstreamError'];
+  readonly onAnsweredInstead: UpstreamHooks['onAnsweredInstead'];
   readonly onExchangeEnd: UpstreamHooks['onExchangeEnd'];
 }
 
@@ -122,6 +123,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    *   names none (an id sent anyway under a stateless revision is ignored, not forwarded).
    * @param releaseId - Gives back the request's JSON-RPC id (see `createPendingRequestIds`), when it claimed one.
    * @param clientCapabilities - What the client declared in its session's `initialize`, when known beside `sessionId`.
+   * @param lazyIds - For a session the gateway opened before the upstream's (see `lazy-sessions.ts`): the id the
+   *   client knows, and the upstream's (`sessionId`), which the answer's `Mcp-Session-Id` is turned back from.
    */
   constructor(
     private readonly settings: HttpUpstreamSettings,
@@ -133,6 +136,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly sessionId: string | undefined,
     private readonly releaseId: (() => void) | undefined,
     private readonly clientCapabilities?: unknown,
+    private readonly lazyIds?: { readonly client: string; readonly upstream: string },
   ) {
     const method = req.method ?? 'POST';
     this.method = method;
@@ -224,6 +228,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   /** Ends the exchange with the gateway's own answer (the connect flow), written as JSON with its status. */
   private answerInstead(answer: CallerFlowAnswer): void {
     if (this.settled) return;
+    this.settings.onAnsweredInstead?.(this.req, answer.denied);
     if (!this.clientGone && !this.res.headersSent) {
       // A server set must never serve this answer (one caller's link) to anyone else.
       markFlowAnswer(this.res);
@@ -290,6 +295,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   }
 
   attemptAnswered(attempt: UpstreamAttempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders): void {
+    // A session the gateway opened before the upstream's: the client knows it by the gateway's id only.
+    if (this.lazyIds && incoming['mcp-session-id'] === this.lazyIds.upstream) incoming['mcp-session-id'] = this.lazyIds.client;
     if (this.flowRequest) {
       if (status === 403 && !this.scopeChecked) {
         const challenge = insufficientScopeChallenge(incoming['www-authenticate']);
@@ -550,7 +557,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     if (this.settings.onExchangeEnd) this.reportEnd(this.settings.onExchangeEnd, failure);
     if (!this.clientGone && !res.writableEnded) {
       if (this.complete) res.end();
-      else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, requestIdOf(this.req.body), failure?.message ?? CLOSED_TEXT, failure?.retryAfter);
+      else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, requestIdOf(this.req.body), failure?.message ?? CLOSED_TEXT, failure?.retryAfter, failure?.jsonRpcCode);
       else if (this.isEventStream) res.end();
       else res.destroy();
     }

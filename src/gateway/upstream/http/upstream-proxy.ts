@@ -29,6 +29,8 @@ import { writeGatewayError } from '../gateway-error.js';
 import { ExchangeList } from './exchange-list.js';
 import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
+import { isSessionInitialize, LazyForwarding } from './lazy-forwarding.js';
+import { LazySessions } from './lazy-sessions.js';
 
 
 /** Options of {@link createUpstreamProxy}. */
@@ -101,6 +103,13 @@ export interface UpstreamProxyOptions extends UpstreamHooks {
    * forwarded. Default none: the upstream's session ids pass through, bound to their callers in this process.
    */
   sessionSealer?: SessionSealer;
+  /**
+   * With credentials that have a caller flow (connected accounts): the gateway's `serverInfo`, and the gateway then
+   * answers `initialize` itself for a user who has not connected yet, opening the upstream's session once they have
+   * (see `lazy-sessions.ts`). Default none: `initialize` needs the credentials like any request (a server set's
+   * member, whose set answers `initialize` itself).
+   */
+  serverInfo?: { readonly name: string; readonly version: string };
 }
 
 
@@ -113,11 +122,18 @@ class HttpUpstreamForwarder {
   closed = false;
   // Ids of the requests each session has in progress; with sealed ids, by the upstream's session id.
   private readonly pendingIds: PendingRequestIds = createPendingRequestIds();
+  /** With credentials the caller acts for: sessions the gateway opened before the upstream's. */
+  private readonly lazy: LazyForwarding | undefined;
 
   constructor(
     readonly settings: HttpUpstreamSettings,
     private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
-  ) {}
+    maxSessions: number,
+    serverInfo: { readonly name: string; readonly version: string } | undefined,
+  ) {
+    const credentials = settings.credentials;
+    this.lazy = credentials?.flow && serverInfo ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(maxSessions), serverInfo) : undefined;
+  }
 
   forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     // After close(): 503 before any session is looked up or opened, since close() forgot them all and a 404 would
@@ -128,6 +144,7 @@ class HttpUpstreamForwarder {
       return Promise.resolve();
     }
     const sessionId = requestSessionId(req, context.protocolVersion);
+    if (this.lazy && sessionId === undefined && isSessionInitialize(req)) return this.lazy.initialize(req, res, context, () => this.exchange(req, res, context, null, undefined, undefined));
     if (this.settings.sealer) return this.forwardSealed(req, res, context, sessionId, this.settings.sealer);
     if (sessionId === undefined) return this.exchange(req, res, context, null, undefined, undefined);
     const session = passSessionGate(this.settings.sessions, sessionId, req, res, context.auth, this.onSessionRefused);
@@ -164,6 +181,7 @@ class HttpUpstreamForwarder {
       }
       releaseId = claimed;
     }
+    if (this.lazy && LazySessions.isLazyId(sessionId)) return this.lazy.forward(req, res, context, { session, sealed, clientId: sessionId!, releaseId });
     return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities).run();
   }
 }
@@ -239,9 +257,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     sessions,
     exchanges: new ExchangeList(),
     onUpstreamError: options.onUpstreamError,
+    onAnsweredInstead: options.onAnsweredInstead,
     onExchangeEnd: options.onExchangeEnd,
   };
-  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused);
+  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS), options.serverInfo);
   const exchanges = settings.exchanges;
   return {
     ...httpHandler((req, res, context) => forwarder.forward(req, res, context)),

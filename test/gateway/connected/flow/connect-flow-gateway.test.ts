@@ -190,12 +190,18 @@ describe('the connect flow through the gateway', () => {
 
   it('2025-11-25: -32042 for a client that declared elicitation.url, a tool result with the link for one that did not', { timeout: 10_000 }, async () => {
     const before = seen.length;
+    // initialize needs no connection: the gateway answers it, and keeps what the client declared for its session.
     const init = await call2025('carol', { method: 'initialize', params: { protocolVersion: LEGACY, capabilities: URL_CAPS, clientInfo: { name: 't', version: '1' } } });
-    assert.equal(init.status, 200);
-    assert.equal(init.json.error.code, -32042);
-    assert.equal(init.json.error.data.elicitations[0].mode, 'url');
-    assert.match(init.json.error.data.elicitations[0].url, /\/connect\//);
-    assert.equal(typeof init.json.error.data.elicitations[0].elicitationId, 'string');
+    assert.equal(init.status, 200, init.text);
+    assert.equal(init.json.result.protocolVersion, LEGACY);
+    const session = init.headers['mcp-session-id'] as string;
+    assert.ok(session);
+    const call = await call2025('carol', { method: 'tools/call', params: { name: 'read', arguments: {} } }, session);
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.json.error.code, -32042);
+    assert.equal(call.json.error.data.elicitations[0].mode, 'url');
+    assert.match(call.json.error.data.elicitations[0].url, /\/connect\//);
+    assert.equal(typeof call.json.error.data.elicitations[0].elicitationId, 'string');
     const plain = await call2025('dave', { method: 'tools/call', params: { name: 'read', arguments: {} } });
     assert.equal(plain.status, 200);
     assert.equal(plain.json.result.isError, true);

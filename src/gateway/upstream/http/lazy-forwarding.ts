@@ -1,0 +1,127 @@
+/**
+ * The single HTTP upstream's part in sessions the gateway opens before the upstream's (see `lazy-sessions.ts`):
+ * an `initialize` from a user who has not connected is answered here, and each later request of that session
+ * either gets the connect answer or, once the user has connected, goes to the upstream's session opened for it.
+ */
+import type { ServerResponse } from 'node:http';
+import type { BoundSession } from '../../../core/session/session-registry.js';
+import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
+import { requestIdOf } from '../../../core/wire/jsonrpc.js';
+import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
+import { writeAccepted, writeJson } from '../../../http/write-response.js';
+import { isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import type { CallerFlow } from '../../upstream-auth/caller-flow.js';
+import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
+import { writeGatewayError } from '../gateway-error.js';
+import { credentialFailure } from './exchange-failure.js';
+import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
+import { lazyInitializeResult, LazySessions } from './lazy-sessions.js';
+
+/** An `initialize` of a revision with sessions (2026-07-28 has none), sent without a session. */
+export function isSessionInitialize(req: GuardedRequest): boolean {
+  const message = req.body;
+  if (req.method !== 'POST' || !message || !('method' in message) || message.method !== 'initialize' || !('id' in message)) return false;
+  const version = (message as JsonRpcRequest).params?.protocolVersion;
+  return !(typeof version === 'string' && isStatelessRevision(version));
+}
+
+/** A request naming a session the gateway opened, as the forwarder found it. */
+export interface LazyRequest {
+  readonly session: BoundSession | null;
+  readonly sealed: SealedSessionInUse | undefined;
+  /** The id the client knows the session by (unsealed, or opened from the sealed id). */
+  readonly clientId: string;
+  readonly releaseId: (() => void) | undefined;
+}
+
+/** One upstream's sessions opened by the gateway, and how their requests are served. */
+export class LazyForwarding {
+  constructor(
+    private readonly settings: HttpUpstreamSettings,
+    private readonly credentials: UpstreamCredentials,
+    private readonly flow: CallerFlow,
+    private readonly sessions: LazySessions,
+    private readonly serverInfo: { readonly name: string; readonly version: string },
+  ) {}
+
+  /**
+   * An `initialize`: forwarded as ever (`forward`) when the user's credentials serve, else answered here with a
+   * session of the gateway's, bound to the caller (or sealed for it), whose client capabilities are kept.
+   */
+  async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, forward: () => Promise<void>): Promise<void> {
+    try {
+      await this.credentials.authorization(context.auth);
+    } catch (error) {
+      if (this.flow.needsConnection(error)) return this.answerInitialize(req, res, context);
+    }
+    return forward();
+  }
+
+  /** A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened. */
+  async forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): Promise<void> {
+    const lazy = this.sessions.get(request.clientId);
+    const message = req.body;
+    // Forgotten (a restart, another replica, past the bound): 404, and the client starts a new session.
+    if (!lazy) return this.exchange(req, res, context, request, request.clientId, undefined);
+    const capabilities = lazy.initialize.params?.capabilities;
+    if (req.method === 'DELETE') {
+      this.sessions.forget(request.clientId);
+      if (!request.sealed) this.settings.sessions.forget(request.clientId);
+      if (lazy.upstreamId === undefined) return this.done(res, request, () => res.writeHead(200, { 'Content-Length': '0' }).end());
+      return this.exchange(req, res, context, request, lazy.upstreamId, capabilities);
+    }
+    if (lazy.upstreamId === undefined && message && 'method' in message && !('id' in message)) return this.done(res, request, () => writeAccepted(res));
+    if (lazy.upstreamId === undefined && req.method === 'GET') return this.done(res, request, () => res.writeHead(405, { Allow: 'POST, DELETE', 'Content-Length': '0' }).end());
+    let upstreamId: string;
+    try {
+      upstreamId = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, {
+        dispatcher: this.settings.dispatcher,
+        origin: this.settings.origin,
+        path: this.settings.path,
+        timeoutMs: this.settings.idleTimeoutMs,
+      });
+    } catch (error) {
+      const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, clientCapabilities: capabilities }) : undefined;
+      if (!answer) {
+        const failure = credentialFailure(error);
+        return this.done(res, request, () => writeGatewayError(res, failure.status ?? 502, requestIdOf(message), failure.message ?? 'Bad gateway', failure.retryAfter, failure.jsonRpcCode));
+      }
+      const value = await answer;
+      this.settings.onAnsweredInstead?.(req, value.denied);
+      return this.done(res, request, () => writeJson(res, value.status, value.response));
+    }
+    return this.exchange(req, res, context, request, upstreamId, capabilities);
+  }
+
+  private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
+    const initialize = req.body as JsonRpcRequest;
+    const id = this.sessions.create(initialize);
+    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo) };
+    if (this.settings.sealer) {
+      return this.settings.sealer.seal(id, context.auth).then(
+        (sealed) => writeJson(res, 200, result, { 'Mcp-Session-Id': sealed }),
+        () => writeGatewayError(res, 502, initialize.id, 'Bad gateway: the session could not be sealed'),
+      );
+    }
+    // A token naming nobody is not bound: its later requests naming the session get 404, as for any session.
+    this.settings.sessions.bind(id, context.auth);
+    writeJson(res, 200, result, { 'Mcp-Session-Id': id });
+  }
+
+  /** Forwards to the upstream's session `upstreamId` (`''`: the upstream keeps none, so the request names none). */
+  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, upstreamId: string, capabilities: unknown): Promise<void> {
+    const sessionId = upstreamId === '' ? undefined : upstreamId;
+    const lazyIds = sessionId === undefined ? undefined : { client: request.clientId, upstream: sessionId };
+    return new HttpExchange(this.settings, req, res, context.auth, request.session, request.sealed, sessionId, request.releaseId, capabilities ?? context.clientCapabilities, lazyIds).run();
+  }
+
+  /** Ends a request answered here: its JSON-RPC id and session given back. */
+  private done(res: ServerResponse, request: LazyRequest, write: () => void): void {
+    try {
+      if (!res.headersSent) write();
+    } finally {
+      request.releaseId?.();
+      request.session?.release();
+    }
+  }
+}

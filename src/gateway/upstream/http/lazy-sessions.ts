@@ -1,0 +1,124 @@
+/**
+ * Sessions the gateway opened before the upstream's (connected accounts, revisions with sessions): a single upstream
+ * in connected mode opens its session with the user's own token, which a user who has not connected yet does not
+ * have. So that the client's `initialize` still succeeds, the gateway answers it and opens the upstream's session
+ * on the first request the user's connection can serve, with the client's own `initialize`. Until then every
+ * request of the session gets the connect answer, chosen by the capabilities that `initialize` declared.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { LATEST_SESSION_PROTOCOL_VERSION } from '../../../core/mcp/protocol-version.js';
+import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
+import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
+import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
+
+/** Revisions with sessions the gateway answers `initialize` in, newest first. */
+const SESSION_REVISIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
+/** Prefix of the ids of sessions opened by the gateway, so that they are told from the upstream's at a glance. */
+const LAZY_PREFIX = 'mcpg-lazy-';
+
+/** One session the gateway opened: the client's `initialize`, and the upstream's session once opened. */
+export interface LazySession {
+  readonly initialize: JsonRpcRequest;
+  /** The upstream's id, once its session is open; `''` when the upstream keeps no sessions. */
+  upstreamId?: string;
+  /** The opening in progress, shared by concurrent requests. */
+  opening?: Promise<string>;
+}
+
+/** Where the upstream is, for opening a session there. */
+export interface LazyOpenTarget {
+  readonly dispatcher: Dispatcher;
+  readonly origin: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+}
+
+/**
+ * The gateway's sessions awaiting (or holding) the upstream's, bounded: past `maxEntries` the oldest is forgotten,
+ * and its client's next request gets 404 from the upstream, which starts a new session.
+ */
+export class LazySessions {
+  private readonly sessions = new Map<string, LazySession>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
+  static isLazyId(id: string | undefined): boolean {
+    return id !== undefined && id.startsWith(LAZY_PREFIX);
+  }
+
+  /** Opens one for `initialize`, and returns its id (random, 32 bytes). */
+  create(initialize: JsonRpcRequest): string {
+    const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    this.sessions.set(id, { initialize });
+    if (this.sessions.size > this.maxEntries) this.sessions.delete(this.sessions.keys().next().value!);
+    return id;
+  }
+
+  get(id: string): LazySession | undefined {
+    return this.sessions.get(id);
+  }
+
+  forget(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  /**
+   * The upstream's session for `session`, opened with `caller`'s credentials on first use: the client's own
+   * `initialize`, then `notifications/initialized`. Rejects with the credentials' error (the connect flow's to
+   * answer), or an Error when the upstream gives no session.
+   */
+  upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+    if (session.upstreamId !== undefined) return Promise.resolve(session.upstreamId);
+    session.opening ??= openUpstreamSession(session.initialize, caller, credentials, target).then(
+      (id) => {
+        session.upstreamId = id;
+        session.opening = undefined;
+        return id;
+      },
+      (error: unknown) => {
+        session.opening = undefined;
+        throw error;
+      },
+    );
+    return session.opening;
+  }
+}
+
+/**
+ * The gateway's answer to an `initialize` whose upstream session waits for the user's connection: the revision the
+ * client asked for when the gateway speaks it, the capabilities a connected server may offer (its own are not known
+ * before the user connects), and the gateway's `serverInfo`.
+ */
+export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }): Record<string, unknown> {
+  const requested = initialize.params?.protocolVersion;
+  const protocolVersion = typeof requested === 'string' && SESSION_REVISIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+  return { protocolVersion, capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } }, serverInfo: info };
+}
+
+async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+  const authorization = await credentials.authorization(caller);
+  const post = async (body: object, headers: Record<string, string>): Promise<{ status: number; sessionId: string | undefined }> => {
+    const answer = await target.dispatcher.request({
+      origin: target.origin,
+      path: target.path,
+      method: 'POST',
+      headers: { 'content-type': JSON_MEDIA_TYPE, accept: MCP_POST_ACCEPT, authorization, ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+    // The answer's body (JSON or a short event stream) is read and dropped: the client was answered already.
+    await answer.body.dump({ limit: 1 << 20 }).catch(() => undefined);
+    const id = answer.headers['mcp-session-id'];
+    return { status: answer.statusCode, sessionId: typeof id === 'string' && id !== '' ? id : undefined };
+  };
+  const opened = await post(initialize, {});
+  if (opened.status < 200 || opened.status >= 300) throw new Error(`the upstream answered initialize with HTTP ${opened.status}`);
+  const version = lazyInitializeResult(initialize, { name: '', version: '' }).protocolVersion as string;
+  // An upstream without sessions gives no id: its requests then name none.
+  const session: Record<string, string> = opened.sessionId === undefined ? {} : { 'mcp-session-id': opened.sessionId };
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...session, 'mcp-protocol-version': version });
+  return opened.sessionId ?? '';
+}
