@@ -4,7 +4,7 @@
  * `loadOptionsFromEnv`, as the middleware does.
  */
 import { parseIntegerSetting, parseSwitchSetting, readSetting, switchWord } from '../kernel/settings.js';
-import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
+import { collectConfigurationProblems, type ConfigurationProblems } from '../kernel/configuration-problems.js';
 import type { LibrarySettingName } from '../kernel/setting-names.js';
 import type { AuditOptions, AuditSettingNames } from './audit-options.js';
 
@@ -31,30 +31,33 @@ export const AUDIT_ENV_NAMES: AuditSettingNames = {
  * @example
  * readAuditSettings({ MCP_AUTH_AUDIT: '/var/log/mcp/audit.jsonl', MCP_AUTH_AUDIT_FILES: '10' });
  * // { to: '/var/log/mcp/audit.jsonl', files: 10 }
- * @throws ConfigurationError naming each bad variable, and each `MCP_AUTH_AUDIT_*` set while the audit trail is off.
+ * @param found - Where to record problems, each bad variable being left out of the options (so that the guard still
+ *   checks the others); without it, they are thrown.
+ * @throws ConfigurationError naming each bad variable, and each `MCP_AUTH_AUDIT_*` set while the audit trail is off,
+ *   when `found` is not given.
  */
-export function readAuditSettings(env: Readonly<Record<string, string | undefined>>): AuditOptions | undefined {
-  return collectConfigurationProblems((problems) => {
-    const to = readSetting(env, AUDIT_ENV_VARIABLES.to);
-    const off = to === undefined || switchWord(to) === false;
-    const args = problems.check(() => parseSwitchSetting(readSetting(env, AUDIT_ENV_VARIABLES.arguments), AUDIT_ENV_VARIABLES.arguments));
-    const redactText = readSetting(env, AUDIT_ENV_VARIABLES.redact);
-    // Pointers may hold spaces (a key may): only commas separate them.
-    const redact = redactText?.split(',').map((p) => p.trim()).filter((p) => p !== '');
-    const maxFileBytes = problems.check(() => parseIntegerSetting(readSetting(env, AUDIT_ENV_VARIABLES.maxFileBytes), AUDIT_ENV_VARIABLES.maxFileBytes, 4_096, Number.MAX_SAFE_INTEGER));
-    const files = problems.check(() => parseIntegerSetting(readSetting(env, AUDIT_ENV_VARIABLES.files), AUDIT_ENV_VARIABLES.files, 1, 1_000));
-    if (off) {
-      for (const name of [AUDIT_ENV_VARIABLES.arguments, AUDIT_ENV_VARIABLES.redact, AUDIT_ENV_VARIABLES.maxFileBytes, AUDIT_ENV_VARIABLES.files]) {
-        if (readSetting(env, name) !== undefined) problems.add(name, `does nothing while the audit trail is off: set ${AUDIT_ENV_VARIABLES.to} (stdout, otel or an absolute file path), or leave it out`);
-      }
-      return undefined;
+export function readAuditSettings(env: Readonly<Record<string, string | undefined>>, found?: ConfigurationProblems): AuditOptions | undefined {
+  if (found === undefined) return collectConfigurationProblems((problems) => readAuditSettings(env, problems));
+  const problems = found;
+  const to = readSetting(env, AUDIT_ENV_VARIABLES.to);
+  const off = to === undefined || switchWord(to) === false;
+  const args = problems.check(() => parseSwitchSetting(readSetting(env, AUDIT_ENV_VARIABLES.arguments), AUDIT_ENV_VARIABLES.arguments));
+  const redactText = readSetting(env, AUDIT_ENV_VARIABLES.redact);
+  // Pointers may hold spaces (a key may): only commas separate them.
+  const redact = redactText?.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const maxFileBytes = problems.check(() => parseIntegerSetting(readSetting(env, AUDIT_ENV_VARIABLES.maxFileBytes), AUDIT_ENV_VARIABLES.maxFileBytes, 4_096, Number.MAX_SAFE_INTEGER));
+  const files = problems.check(() => parseIntegerSetting(readSetting(env, AUDIT_ENV_VARIABLES.files), AUDIT_ENV_VARIABLES.files, 1, 1_000));
+  if (off) {
+    for (const name of [AUDIT_ENV_VARIABLES.arguments, AUDIT_ENV_VARIABLES.redact, AUDIT_ENV_VARIABLES.maxFileBytes, AUDIT_ENV_VARIABLES.files]) {
+      if (readSetting(env, name) !== undefined) problems.add(name, `does nothing while the audit trail is off: set ${AUDIT_ENV_VARIABLES.to} (stdout, otel or an absolute file path), or leave it out`);
     }
-    return {
-      to,
-      ...(args !== undefined ? { arguments: args } : {}),
-      ...(redact !== undefined ? { redact } : {}),
-      ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
-      ...(files !== undefined ? { files } : {}),
-    };
-  });
+    return undefined;
+  }
+  return {
+    to,
+    ...(args !== undefined ? { arguments: args } : {}),
+    ...(redact !== undefined ? { redact } : {}),
+    ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
+    ...(files !== undefined ? { files } : {}),
+  };
 }

@@ -176,7 +176,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     set('logLevel', () => parseLogLevel(readSetting(env, 'MCP_AUTH_LOG_LEVEL'), 'MCP_AUTH_LOG_LEVEL'));
     set('requestLog', () => parseSwitchSetting(readSetting(env, 'MCP_AUTH_REQUEST_LOG'), 'MCP_AUTH_REQUEST_LOG'));
     // off, stdout, otel or an absolute file path, with the MCP_AUTH_AUDIT_* settings; the guard checks the values.
-    set('audit', () => readAuditSettings(env));
+    set('audit', () => readAuditSettings(env, problems));
     const tokenCacheMaxBytes = problems.check(() => readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824));
     if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 
