@@ -78,12 +78,19 @@ export type ResolvedAuditDestination = { kind: 'stdout' } | { kind: 'otel' } | {
 
 /** {@link AuditOptions} validated, with defaults applied and pointers parsed. */
 export interface ResolvedAuditOptions {
+  /** Where records go. */
   readonly destination: ResolvedAuditDestination;
+  /** Whether a `tools/call` record carries its arguments. */
   readonly arguments: boolean;
+  /** The pointers redacted in those arguments, parsed. */
   readonly redact: readonly JsonPointer[];
+  /** Largest arguments kept, in bytes of JSON. */
   readonly maxArgumentBytes: number;
+  /** With a file: its size past which it is rotated, in bytes. */
   readonly maxFileBytes: number;
+  /** With a file: the files kept, the one written included. */
   readonly files: number;
+  /** Most bytes of records held before new ones are dropped. */
   readonly bufferBytes: number;
 }
 

@@ -30,6 +30,7 @@ export interface AuditRecord {
   prompt?: string;
   /** The resource (URI) a `resources/read`, `resources/subscribe` or `resources/unsubscribe` named. */
   resource?: string;
+  /** The decision: `deny` also when the gateway refused, for its session, a request the guard allowed. */
   decision: 'allow' | 'deny';
   /** Why (stable code): the guard's reason, or a gateway's session refusal. */
   reason: DecisionReason | (string & {});
