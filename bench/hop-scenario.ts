@@ -22,10 +22,11 @@ import type { PolicyDefinition } from '../src/index.js';
  *   refuse anything in the run: what counting costs;
  * - `gateway-shared-limits`: the same limit kept in a redis-server the benchmark starts (`MCP_AUTH_REDIS_URL`):
  *   what a limit shared by a fleet costs, a Redis round trip per request;
+ * - `gateway-audited`: with the audit trail on, writing to a file (`MCP_AUTH_AUDIT`): what a record per request costs;
  * - `gateway-baseline`: the plain gateway loaded from another compiled build (`BENCH_BASELINE`), measured only when
  *   one is given: an earlier version's figures in the same run, so that a change is judged within one run.
  */
-export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway', 'gateway-sealed', 'gateway-limited', 'gateway-shared-limits', 'gateway-baseline'] as const;
+export const HOP_TARGETS = ['upstream', 'nginx', 'node-proxy', 'gateway', 'gateway-sealed', 'gateway-limited', 'gateway-shared-limits', 'gateway-audited', 'gateway-baseline'] as const;
 export type HopTarget = (typeof HOP_TARGETS)[number];
 
 /** Whether `target` is the gateway or one of its variants (a policy applies: the list is filtered). */

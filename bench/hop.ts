@@ -75,6 +75,8 @@ export const HOP_TARGET_RATIOS = {
   callOverNodeProxy: 0.95,
   callOverNginxGoal: 0.5,
   listOverNginx: 0.5,
+  /** The gateway with the audit trail writing to a file, over the same gateway without it. */
+  auditedOverGateway: 0.95,
 } as const;
 
 /**
@@ -283,6 +285,9 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     // Closed: were Redis lost, requests would get 503 (and the run fail) instead of being counted per process.
     ...(redis ? { 'gateway-shared-limits': [`MCP_AUTH_RATE_LIMIT=${BENCH_RATE_LIMIT}`, `MCP_AUTH_REDIS_URL=${redis.url}`, 'MCP_AUTH_REDIS_FAIL=closed'] } : {}),
   };
+  // The audit file of `gateway-audited`, in a folder of its own that goes with the run.
+  const auditDir = wanted.has('gateway-audited') ? mkdtempSync(join(os.tmpdir(), 'bench-audit-')) : undefined;
+  if (auditDir !== undefined) variantArgs['gateway-audited'] = [`MCP_AUTH_AUDIT=${join(auditDir, 'audit.jsonl')}`];
   const variants: Hop[] = [];
   if (settings.baselineEntryUrl !== undefined) variantArgs['gateway-baseline'] = [];
   for (const target of HOP_TARGETS) {
@@ -425,6 +430,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   }
   await stopAll();
   if (redis) rmSync(redis.dir, { recursive: true, force: true });
+  if (auditDir !== undefined) rmSync(auditDir, { recursive: true, force: true });
 
   const ratioOf = (rounds: HopRun[][], a: HopTarget, b: HopTarget): { median: number; perRound: number[] } | undefined => ratioPerRound(rounds, targets, a, b);
   const label: Record<HopTarget, string> = {
@@ -435,6 +441,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     'gateway-sealed': 'gateway, sealed sessions',
     'gateway-limited': 'gateway, rate limit',
     'gateway-shared-limits': 'gateway, limit in Redis',
+    'gateway-audited': 'gateway, audit to a file',
     'gateway-baseline': 'gateway, BENCH_BASELINE',
   };
   const title: Record<HopWorkload, string> = {
@@ -469,6 +476,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const sealedOverGateway = ratioOf(rounds, 'gateway-sealed', 'gateway');
     const limitedOverGateway = ratioOf(rounds, 'gateway-limited', 'gateway');
     const sharedLimitsOverGateway = ratioOf(rounds, 'gateway-shared-limits', 'gateway');
+    const auditedOverGateway = ratioOf(rounds, 'gateway-audited', 'gateway');
     const baselineOverNodeProxy = ratioOf(rounds, 'gateway-baseline', 'node-proxy');
     const baselineOverNginx = ratioOf(rounds, 'gateway-baseline', 'nginx');
     const gatewayOverBaseline = ratioOf(rounds, 'gateway', 'gateway-baseline');
@@ -515,13 +523,15 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     const redisCpu = rounds.flatMap((runs) => runs.flatMap((r) => (r.redisCpuUsPerRequest === undefined ? [] : [r.redisCpuUsPerRequest])));
     const redisNote = redisCpu.length > 0 ? ` (and redis-server ${round1(median(redisCpu))} µs of CPU per request)` : '';
     if (wanted.has('gateway-shared-limits')) line('gateway with the rate limit in Redis / gateway', sharedLimitsOverGateway, undefined, redisNote);
+    // What a record per request costs: built when the answer ends, written to a file in batches off the request path.
+    if (wanted.has('gateway-audited')) line('gateway with the audit trail to a file / gateway', auditedOverGateway, workload === 'call' ? HOP_TARGET_RATIOS.auditedOverGateway : undefined);
     // The same figures for the build given as BENCH_BASELINE, and this build over it, round by round.
     if (gatewayOverBaseline !== undefined) {
       line('BENCH_BASELINE gateway / minimal Node proxy', baselineOverNodeProxy);
       line('BENCH_BASELINE gateway / nginx', baselineOverNginx);
       line('gateway / BENCH_BASELINE gateway', gatewayOverBaseline);
     }
-    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, limitedOverGateway, sharedLimitsOverGateway, baselineOverNodeProxy, baselineOverNginx, gatewayOverBaseline, runs: rounds };
+    report[workload] = { rows, gatewayOverNginx: overNginx, gatewayOverNodeProxy: overNodeProxy, sealedOverGateway, limitedOverGateway, sharedLimitsOverGateway, auditedOverGateway, baselineOverNodeProxy, baselineOverNginx, gatewayOverBaseline, runs: rounds };
   }
   const limitedSummary = Object.entries(limitedRequests).map(([target, n]) => `${n} to ${target}`);
   if (limitedSummary.length > 0) {

@@ -34,8 +34,9 @@
  * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|connected|stdio|instructions (run one part; `instructions`, user-space instructions per
  * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
  * 2000,1000,3000), BENCH_WORKLOADS=call,list,list-fresh
- * (the gateway part's workloads), BENCH_SERVERS_WORKLOADS=call,list,slow-list (the servers part's), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits
- * (what it measures in front of the upstream: `gateway-sealed` with a session secret, `gateway-limited` with a per-caller
+ * (the gateway part's workloads), BENCH_SERVERS_WORKLOADS=call,list,slow-list (the servers part's), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits,gateway-audited
+ * (what it measures in front of the upstream: `gateway-sealed` with a session secret, `gateway-audited` with the audit trail
+ * writing to a file (target ≥ 0.95 of the plain gateway on a call), `gateway-limited` with a per-caller
  * rate limit counted in the process, `gateway-shared-limits` with that limit kept in a redis-server the bench starts,
  * installs when missing as it does nginx, or skips saying why; each is reported over the plain gateway of its round;
  * a limit high enough never to refuse, and a run that saw a 429 fails), BENCH_STDIO_TARGETS=supergateway,mcp-proxy,gateway (what the stdio part measures besides its

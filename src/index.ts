@@ -68,6 +68,8 @@ export type {
   SetPolicyOptions,
 } from './core/guard/create-guard.js';
 export type { GuardOptions } from './core/guard/guard-options.js';
+export type { AuditDestination, AuditOptions, AuditSink } from './core/audit/audit-options.js';
+export type { AuditRecord } from './core/audit/audit-record.js';
 export { LOG_LEVELS, type GuardLogger, type GuardLogOptions, type LogLevel } from './core/kernel/log-options.js';
 export type { ListedServerCatalog } from './core/policy/read-server-catalog.js';
 export type { SettingNames } from './core/guard/resolve-guard-options.js';

@@ -6,6 +6,9 @@
  */
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './guard/create-guard.js';
 export type { GuardOptions } from './guard/guard-options.js';
+export { REDACTED_MARKER, type JsonPointer } from './audit/json-pointer.js';
+export { TRUNCATED_MARKER, type AuditRecord } from './audit/audit-record.js';
+export type { AuditDestination, AuditOptions, AuditSink, ResolvedAuditDestination, ResolvedAuditOptions } from './audit/audit-options.js';
 export { LOG_LEVELS, type GuardLogger, type GuardLogOptions, type LogLevel } from './kernel/log-options.js';
 export type { ListedServerCatalog } from './policy/read-server-catalog.js';
 export { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } from './guard/resolve-guard-options.js';

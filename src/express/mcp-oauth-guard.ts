@@ -20,9 +20,10 @@ export interface McpOAuthGuardOptions extends GuardOptions {
 
 /**
  * The router returned by {@link mcpOAuthGuard}, with the guard it uses: `guard.ready()` runs discovery now, and
- * `guard.setPolicy(definition)` puts a new policy in force for the requests that arrive from then on.
+ * `guard.setPolicy(definition)` puts a new policy in force for the requests that arrive from then on. `close()`
+ * writes the audit records still held (`audit`) and closes their file: call it on shutdown, after the server closed.
  */
-export type McpOAuthGuardRouter = Router & { readonly guard: Guard };
+export type McpOAuthGuardRouter = Router & { readonly guard: Guard; close(): Promise<void> };
 
 /** The part of Express's Router runtime the guard calls (not in its published types). */
 interface RouterHandle {
@@ -70,6 +71,6 @@ export function mcpOAuthGuard(options: McpOAuthGuardOptions): McpOAuthGuardRoute
     if (!serve(req, res)) (router as unknown as RouterHandle).handle(req, res, next);
   };
   Object.setPrototypeOf(router, Object.getPrototypeOf(base));
-  Object.assign(router, base, { guard });
+  Object.assign(router, base, { guard, close: pipeline.close });
   return router as unknown as McpOAuthGuardRouter;
 }

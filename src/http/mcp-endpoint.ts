@@ -19,6 +19,7 @@ import { readBody } from './read-body.js';
 import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders } from './request-headers.js';
 import { recordDecision, recordRefusal, traceStep, type RequestTrace } from './request-span.js';
 import { writeError } from './write-response.js';
+import type { AuditTrail } from './audit-trail.js';
 
 /** A request on its way through the pipeline: the parsed body and the caller are set on it once known. */
 export type EndpointRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
@@ -46,9 +47,12 @@ export class McpEndpoint {
   readonly #plainFilterOptions: FilterListResponseOptions;
   // The decision hook sees the request's narrowed view, never the request (its credentials); none made without a hook.
   readonly #reportedRequest: (req: IncomingMessage) => DecisionRequest | undefined;
+  // The audit trail, when the guard has one: told of each decision, with the caller and the message.
+  readonly #audit: AuditTrail | undefined;
 
-  constructor(guard: Guard, handler: McpMessageHandler | McpHttpHandler) {
+  constructor(guard: Guard, handler: McpMessageHandler | McpHttpHandler, audit?: AuditTrail) {
     this.#guard = guard;
+    this.#audit = audit;
     this.#httpHandler = isHttpHandler(handler) ? handler : undefined;
     this.#fn = this.#httpHandler === undefined ? (handler as McpMessageHandler) : undefined;
     this.#maxBodyBytes = guard.options.maxBodyBytes;
@@ -103,7 +107,8 @@ export class McpEndpoint {
       // Rate limits count only requests that would otherwise be served; none set, no call at all.
       const limiting = pinned.checkRateLimit?.(msg, caller);
       if (limiting !== undefined) await limiting;
-      pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes });
+      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes });
+      if (event !== undefined) this.#audit?.decided(req, event, auth, msg);
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       const httpHandler = this.#httpHandler;
@@ -144,7 +149,8 @@ export class McpEndpoint {
       // A GET (a stream) counts against the caller's limit; a DELETE ends a session and is never refused for it.
       const limiting = req.method === 'GET' ? pinned.checkRateLimit?.(undefined, caller) : undefined;
       if (limiting !== undefined) await limiting;
-      pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: req.method ?? 'GET', auth, requiredScopes });
+      if (event !== undefined) this.#audit?.decided(req, event, auth, undefined);
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
       const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
@@ -183,7 +189,7 @@ export class McpEndpoint {
     const answer = pinned.errorResponse(error, id);
     if (traced) recordRefusal(traced, error instanceof GuardError ? error.reason : undefined, answer);
     if (error instanceof GuardError) {
-      pinned.report('deny', error.reason, answer.status, {
+      const event = pinned.report('deny', error.reason, answer.status, {
         request: this.#reportedRequest(req),
         httpMethod: req.method ?? 'POST',
         message,
@@ -191,6 +197,7 @@ export class McpEndpoint {
         requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
         detail: error.message,
       });
+      if (event !== undefined) this.#audit?.decided(req, event, auth, message);
     }
     writeError(res, answer);
   }

@@ -242,7 +242,7 @@ class LoggedRequest {
 /** `new Date().toISOString()`, made once per millisecond: a busy gateway logs many requests in each. */
 let isoTimeMs = Number.NaN;
 let isoTime = '';
-function isoTimeNow(): string {
+export function isoTimeNow(): string {
   const now = Date.now();
   if (now !== isoTimeMs) {
     isoTimeMs = now;

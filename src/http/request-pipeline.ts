@@ -7,6 +7,9 @@ import { McpEndpoint } from './mcp-endpoint.js';
 import { requestPath } from './request-headers.js';
 import { serveTraced } from './request-span.js';
 import { createMetadataResponder } from './serve-metadata.js';
+import { AuditTrail } from './audit-trail.js';
+import { writeWarningToStderr } from '../core/kernel/log-line.js';
+import { DEFAULT_LOG_LEVEL, logsAt } from '../core/kernel/log-options.js';
 
 /** The MCP server behind the guard: a plain message function, or an HTTP handler that writes its own answer. */
 export type McpHandler = McpMessageHandler | McpHttpHandler;
@@ -22,6 +25,12 @@ export interface RequestPipeline {
    * returns true; returns false, having written nothing, for any other path.
    */
   serve(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * Writes the audit records still held (the guard's `audit`) and closes their destination: call it on shutdown,
+   * once the server has stopped answering, so that no record is lost. Resolves at once without an audit trail.
+   * Idempotent.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -44,7 +53,7 @@ export function checkHandler(handler: unknown): asserts handler is McpHandler {
  * gateway). For a POST to the MCP endpoint, in this order:
  *
  * `Origin` check → body read (bounded) → JSON-RPC parse → token (header only) → mirrored headers and
- * scope policy → rate limits (when set) → handler → filtered response.
+ * scope policy → rate limits (when set) → handler → filtered response → audit record (when `audit` is set).
  *
  * The body is parsed before the token is checked only so that a 401 carries the request's id; a bad body
  * is still reported after a missing or bad token. GET and DELETE (2025 sessions) go to an
@@ -69,12 +78,14 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
   const endpointPathSlash = endpointPath.endsWith('/') ? endpointPath : `${endpointPath}/`;
   const serveMetadata = createMetadataResponder(guard);
   // The steps of each method, made once: serving a request makes nothing here but what the steps make.
-  const endpoint = new McpEndpoint(guard, handler);
+  const audit = createAuditTrail(guard);
+  const endpoint = new McpEndpoint(guard, handler, audit);
   return {
     guard,
     serve(req, res) {
       const path = requestPath(req);
       if (path === endpointPath || path === endpointPathSlash) {
+        audit?.arrived(req, res);
         switch (req.method) {
           case 'POST':
             void serveTraced(req, res, endpointPath, endpoint.servePost);
@@ -97,5 +108,15 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
       }
       return false;
     },
+    close: () => audit?.close() ?? Promise.resolve(),
   };
+}
+
+/** The guard's audit trail, when `audit` is set; its warnings go where the guard's do. */
+function createAuditTrail(guard: Guard): AuditTrail | undefined {
+  const { auditSettings, logger, logLevel, onAuditDropped } = guard.options;
+  if (auditSettings === undefined) return undefined;
+  const warns = logsAt(logLevel ?? DEFAULT_LOG_LEVEL, 'warn');
+  const warn = !warns ? () => {} : logger ? (line: string) => logger.warn(line) : writeWarningToStderr;
+  return new AuditTrail({ settings: auditSettings, onDropped: onAuditDropped, warn });
 }

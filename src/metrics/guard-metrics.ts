@@ -35,13 +35,14 @@ export interface GuardMetrics {
   /** The registry the metrics are in. */
   readonly registry: Registry;
   /**
-   * The three guard hooks, to spread into the guard's options (`{ ...options, ...metrics.hooks, handler }`). To
+   * The guard hooks, to spread into the guard's options (`{ ...options, ...metrics.hooks, handler }`). To
    * keep a decision hook of your own, call `metrics.onDecision(event)` from it.
    */
   readonly hooks: {
     readonly onDecision: DecisionHook;
     readonly onTokenVerification: (result: TokenVerificationResult) => void;
     readonly onJwksFetch: (result: JwksFetchResult) => void;
+    readonly onAuditDropped: (records: number) => void;
   };
   /** Counts a decision as one request (`mcp_guard_requests_total`, and `mcp_guard_rate_limited_total` when it says so). */
   onDecision(event: DecisionEvent): void;
@@ -68,7 +69,9 @@ export const REQUEST_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.002
  *   with a duration, as the decision hook cannot know when the answer ends);
  * - `mcp_guard_token_verifications_total{result}` (counter: `cache_hit`, `verified`, `refused`, `unavailable`);
  * - `mcp_guard_jwks_fetches_total{result}` (counter: `success`, `failure`);
- * - `mcp_guard_rate_limited_total` (counter: decisions with reason `rate_limited`).
+ * - `mcp_guard_rate_limited_total` (counter: decisions with reason `rate_limited`);
+ * - `mcp_guard_audit_dropped_total` (counter: audit records dropped because the audit destination could not keep up
+ *   and the buffer was full, or refused a write; see docs/audit.md).
  *
  * Labels are bounded (see `methodLabel`): MCP's methods or `other`, the decision, its reason code; never a subject,
  * a client id or a token. Per request, the work is a counter increment on a label child looked up in a map made
@@ -130,12 +133,19 @@ export function createGuardMetrics(options: GuardMetricsOptions): GuardMetrics {
     registers,
   });
 
+  const auditDropped = new Counter({
+    name: 'mcp_guard_audit_dropped_total',
+    help: 'Audit records dropped: the audit destination did not keep up and the buffer was full, or a write failed.',
+    registers,
+  });
+
   // Every child of these two is known in advance.
   const verificationChildren = Object.fromEntries(VERIFICATION_RESULTS.map((r) => [r, verifications.labels(r)])) as Record<TokenVerificationResult, Counter.Internal>;
   const jwksChildren = { success: jwksFetches.labels('success'), failure: jwksFetches.labels('failure') } satisfies Record<JwksFetchResult, Counter.Internal>;
   // Zero-valued series exist from the start, so that rate() and alerts work before the first event.
   for (const child of [...Object.values(verificationChildren), ...Object.values(jwksChildren)]) child.inc(0);
   rateLimited.inc(0);
+  auditDropped.inc(0);
 
   const reasonLabel = createReasonLabel();
   let toolLabel = toolLabels === undefined ? undefined : createToolLabel(toolLabels.filter((t) => t !== '*'));
@@ -181,6 +191,7 @@ export function createGuardMetrics(options: GuardMetricsOptions): GuardMetrics {
     onDecision,
     onTokenVerification: (result: TokenVerificationResult) => verificationChildren[result]?.inc(),
     onJwksFetch: (result: JwksFetchResult) => jwksChildren[result]?.inc(),
+    onAuditDropped: (records: number) => auditDropped.inc(records),
   };
   const setToolLabels = (tools: readonly string[]): void => {
     if (toolLabel === undefined) return;
@@ -199,4 +210,5 @@ const METRIC_NAMES = [
   'mcp_guard_token_verifications_total',
   'mcp_guard_jwks_fetches_total',
   'mcp_guard_rate_limited_total',
+  'mcp_guard_audit_dropped_total',
 ];

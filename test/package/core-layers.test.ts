@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const CORE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'core');
 
 /** Bottom first. Keep in step with the table in docs/development.md. */
-const CORE_GROUPS = ['wire', 'kernel', 'limits', 'jwt', 'token', 'dpop', 'mcp', 'policy', 'session', 'guard'] as const;
+const CORE_GROUPS = ['wire', 'kernel', 'limits', 'jwt', 'token', 'dpop', 'mcp', 'policy', 'session', 'audit', 'guard'] as const;
 
 const importsOf = (file: string): string[] =>
   [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => m[1]!);

@@ -120,8 +120,11 @@ export interface Guard {
   filterResponse(request: JsonRpcMessage, response: JsonRpcMessage, auth: AuthInfo, protocolVersion?: string): JsonRpcMessage;
   /** The HTTP answer for an error; unknown errors become a 500 with no detail. Never includes a token. */
   errorResponse(error: unknown, id?: JsonRpcId | null): GuardHttpResponse;
-  /** Reports a decision to `onDecision`, if set; never throws. */
-  report(decision: 'allow' | 'deny', reason: DecisionReason, status: number, context: DecisionContext): void;
+  /**
+   * Reports a decision to `onDecision`, if set; never throws. Returns the event when a hook or the audit trail
+   * (`audit`) wants one, else undefined (no event is made for nobody).
+   */
+  report(decision: 'allow' | 'deny', reason: DecisionReason, status: number, context: DecisionContext): DecisionEvent | undefined;
   /** Runs issuer discovery now; rejects if the authorization server cannot be reached. */
   ready(): Promise<void>;
   /**
@@ -182,7 +185,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     metadataPaths,
     authentication,
     parseMessage: (body) => parseJsonRpcMessage(body, maxJsonDepth),
-    report: createDecisionReporter(resolved.onDecision),
+    report: createDecisionReporter(resolved.onDecision, resolved.auditSettings !== undefined),
     ready: (): Promise<void> => verifier.ready(),
     rateLimiter: () => (limiter ??= resolved.rateLimiter ?? createMemoryRateLimiter()),
     setPolicy,
@@ -327,10 +330,10 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
   };
 }
 
-/** `Guard.report`: the decision event for `onDecision`, without credentials; never throws. */
-function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision']): Guard['report'] {
+/** `Guard.report`: the decision event for `onDecision` and the audit trail, without credentials; never throws. */
+function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision'], audited: boolean): Guard['report'] {
   return (decision, reason, status, ctx) => {
-    if (!onDecision) return;
+    if (!onDecision && !audited) return undefined;
     const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
     const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
     if (ctx.auth) {
@@ -344,10 +347,11 @@ function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision']):
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
-      onDecision(event, ctx.request);
+      onDecision?.(event, ctx.request);
     } catch {
       // Auditing must never break serving.
     }
+    return event;
   };
 }
 

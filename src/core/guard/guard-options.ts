@@ -1,3 +1,4 @@
+import type { AuditOptions } from '../audit/audit-options.js';
 import type { DecisionHook } from '../kernel/decision.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { ListsMode } from '../policy/lists-mode.js';
@@ -105,4 +106,21 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
    * (see {@link DecisionHook}): never given the token nor the DPoP proof. Default none.
    */
   onDecision?: DecisionHook;
+  /**
+   * The audit trail (`MCP_AUTH_AUDIT`): one JSON record per request that reaches a decision (who, what, the decision
+   * and its reason, the status and duration of the answer), written when the answer ends, off the request path,
+   * to stdout, a file rotated by size, OpenTelemetry log records or a sink of yours; never a token. See
+   * {@link AuditOptions} and docs/audit.md. Flush it on shutdown with the pipeline's (or router's) `close()`.
+   * Default: off.
+   *
+   * @example
+   * { audit: { to: '/var/log/mcp/audit.jsonl' } }
+   */
+  audit?: AuditOptions | false;
+  /**
+   * Called with the number of audit records dropped, each time some are: the buffer was full (the destination could
+   * not keep up) or a write failed. The metrics' hooks set it (`mcp_guard_audit_dropped_total`). Must not throw.
+   * Default none (a warning line is still written, at most once a minute).
+   */
+  onAuditDropped?: (records: number) => void;
 }

@@ -10,6 +10,7 @@ import { createGuard } from './create-guard.js';
 import { parseRefusalsPerAddress } from '../token/introspection-bounds.js';
 import { loadPolicyFile } from '../policy/load-policy-file.js';
 import { MAX_BODY_BYTES, MAX_BODY_TIMEOUT_MS, type SettingNames } from './resolve-guard-options.js';
+import { AUDIT_ENV_VARIABLES, readAuditSettings } from '../audit/audit-settings.js';
 
 /** The environment variables `loadOptionsFromEnv` reads, and the option each sets. */
 export const ENV_SETTING_NAMES = {
@@ -36,6 +37,7 @@ export const ENV_SETTING_NAMES = {
   rateLimit: 'MCP_AUTH_RATE_LIMIT',
   logLevel: 'MCP_AUTH_LOG_LEVEL',
   requestLog: 'MCP_AUTH_REQUEST_LOG',
+  audit: 'MCP_AUTH_AUDIT',
 } as const satisfies SettingNames & Readonly<Record<string, LibrarySettingName>>;
 
 const INTROSPECTION_SECRET = 'MCP_AUTH_INTROSPECTION_CLIENT_SECRET' satisfies LibrarySettingName;
@@ -58,6 +60,11 @@ export const ENV_OPTION_VARIABLES = {
   'introspection.cacheTtlSeconds': INTROSPECTION_CACHE_TTL,
   'introspection.refusalsPerAddress': INTROSPECTION_RATE_LIMIT,
   'tokenCache.maxBytes': TOKEN_CACHE_MAX_BYTES,
+  'audit.to': AUDIT_ENV_VARIABLES.to,
+  'audit.arguments': AUDIT_ENV_VARIABLES.arguments,
+  'audit.redact': AUDIT_ENV_VARIABLES.redact,
+  'audit.maxFileBytes': AUDIT_ENV_VARIABLES.maxFileBytes,
+  'audit.files': AUDIT_ENV_VARIABLES.files,
 } as const satisfies Readonly<Record<string, LibrarySettingName>>;
 
 // Compiles only while every name the setting table gives the library is read here (a type error names the rest).
@@ -168,6 +175,8 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     // What is logged; where the lines go (the logger) is code's to say.
     set('logLevel', () => parseLogLevel(readSetting(env, 'MCP_AUTH_LOG_LEVEL'), 'MCP_AUTH_LOG_LEVEL'));
     set('requestLog', () => parseSwitchSetting(readSetting(env, 'MCP_AUTH_REQUEST_LOG'), 'MCP_AUTH_REQUEST_LOG'));
+    // off, stdout, otel or an absolute file path, with the MCP_AUTH_AUDIT_* settings; the guard checks the values.
+    set('audit', () => readAuditSettings(env, problems));
     const tokenCacheMaxBytes = problems.check(() => readInteger(env, TOKEN_CACHE_MAX_BYTES, 1, 4 * 1_073_741_824));
     if (tokenCacheMaxBytes !== undefined && options.tokenCache !== false) options.tokenCache = { ...options.tokenCache, maxBytes: tokenCacheMaxBytes };
 

@@ -7,6 +7,7 @@ import { collectConfigurationProblems } from '../kernel/configuration-problems.j
 import type { GuardOptions } from './guard-options.js';
 import { checkLogOptions } from '../kernel/log-options.js';
 import { resolveListsMode, type ListsMode } from '../policy/lists-mode.js';
+import { resolveAuditOptions, type AuditSettingNames, type ResolvedAuditOptions } from '../audit/audit-options.js';
 
 export { checkIssuer } from '../token/issuer-identifier.js';
 
@@ -36,6 +37,8 @@ export interface ResolvedGuardOptions extends GuardOptions {
   metadataMaxAgeSeconds: number;
   /** What lists show (see {@link GuardOptions.lists}). */
   lists: ListsMode;
+  /** The audit trail's options, validated (see {@link GuardOptions.audit}); undefined when it is off. */
+  auditSettings: ResolvedAuditOptions | undefined;
 }
 
 /** Default {@link GuardOptions.bodyTimeoutMs}, in milliseconds: ample for a 1 MiB body on a slow link. */
@@ -49,6 +52,20 @@ export const MAX_BODY_TIMEOUT_MS = 300_000;
 
 function nameOf(names: SettingNames, key: keyof GuardOptions): string {
   return names[key] ?? `options.${key}`;
+}
+
+/** How each audit option is named in errors: by the variable it was read from, else `options.audit.…`. */
+function auditNames(names: SettingNames): AuditSettingNames {
+  const of = (key: string): string => names[`audit.${key}`] ?? `options.audit.${key}`;
+  return {
+    to: names['audit.to'] ?? names.audit ?? 'options.audit.to',
+    arguments: of('arguments'),
+    redact: of('redact'),
+    maxArgumentBytes: of('maxArgumentBytes'),
+    maxFileBytes: of('maxFileBytes'),
+    files: of('files'),
+    bufferBytes: of('bufferBytes'),
+  };
 }
 
 /**
@@ -108,6 +125,10 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     const maxJsonDepth = problems.check(() => checkInteger(options.maxJsonDepth, nameOf(names, 'maxJsonDepth'), 64, { max: 1_000 }));
     const metadataMaxAgeSeconds = problems.check(() => checkInteger(options.metadataMaxAgeSeconds, nameOf(names, 'metadataMaxAgeSeconds'), 3600, { max: 31_536_000 }));
     const lists = problems.check(() => resolveListsMode(options.lists, nameOf(names, 'lists')));
+    const auditSettings = problems.check(() => resolveAuditOptions(options.audit, auditNames(names)));
+    problems.check(() => {
+      if (options.onAuditDropped !== undefined && typeof options.onAuditDropped !== 'function') throw new ConfigurationError(nameOf(names, 'onAuditDropped'), 'must be a function');
+    });
     problems.throwIfAny();
     const path = new URL(resource!).pathname;
     return {
@@ -122,6 +143,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
       maxJsonDepth: maxJsonDepth!,
       metadataMaxAgeSeconds: metadataMaxAgeSeconds!,
       lists: lists!,
+      auditSettings,
     };
   });
 }

@@ -72,6 +72,13 @@ export interface DecisionEvent {
    * what the token carried (issuer, audience), never the token. At most 512 characters.
    */
   detail?: string;
+  /**
+   * The policy rule that decided, by its path in the policy (e.g. `tools.payments__refund`), when one did; absent
+   * when no rule was involved (a token refusal) or the policy cannot say.
+   */
+  rule?: string;
+  /** The condition (CEL source) of that rule that decided, when the rule had one. At most 512 characters. */
+  condition?: string;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   type RequestLogOptions as PipelineRequestLogOptions,
 } from '../../http/request-log.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
+import { auditServerRouted, auditSessionRefused } from '../../http/audit-trail.js';
 
 /**
  * The gateway's request log: the pipeline's (`http/request-log.ts`, which the middleware writes too), with the
@@ -20,8 +21,21 @@ export type RequestLog = PipelineRequestLog<UpstreamFailureReason>;
 
 /**
  * Builds the gateway's structured request log: one JSON line per request, written when the answer ends (to stdout
- * unless `write` says otherwise; `write: null` writes none and still hands each entry to `onEntry`).
+ * unless `write` says otherwise; `write: null` writes none and still hands each entry to `onEntry`). Its server and
+ * session hooks also tell the audit trail (`MCP_AUTH_AUDIT`), so that a record names the server and the refusal.
  */
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
-  return createPipelineRequestLog(options);
+  const log = createPipelineRequestLog(options);
+  // What only the gateway knows reaches the audit record too (the guard's audit trail, when it is on).
+  return {
+    ...log,
+    onSessionRefused(req, refusal) {
+      log.onSessionRefused(req, refusal);
+      auditSessionRefused(req, refusal.reason);
+    },
+    onServerRouted(req, server) {
+      log.onServerRouted(req, server);
+      auditServerRouted(req, server);
+    },
+  };
 }

@@ -496,7 +496,7 @@ function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, r
       ...(redisStores ? { rateLimiter: redisStores.rateLimiter, dpopReplayCache: redisStores.replayCache } : {}),
       // The settings size the per-process replay cache; an application's own cache (guard options) wins.
       ...(!redisStores && config.dpopReplayCache && guardOptions.dpopReplayCache === undefined ? { dpopReplayCache: createMemoryReplayCache(config.dpopReplayCache) } : {}),
-      ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch } : {}),
+      ...(metrics ? { onTokenVerification: metrics.guard.hooks.onTokenVerification, onJwksFetch: metrics.guard.hooks.onJwksFetch, onAuditDropped: metrics.guard.hooks.onAuditDropped } : {}),
       onDecision: (event: DecisionEvent, request?: DecisionRequest) => {
         requestLog.onDecision(event, request);
         userHook?.(event, request);
@@ -602,6 +602,8 @@ async function shutdownGateway(config: GatewayConfig, http: GatewayHttpServer, p
   await Promise.race([closed, delay(500)]);
   server.closeAllConnections();
   await closed;
+  // Every answer has ended: the audit records they made are written before the process goes.
+  await parts.pipeline.close();
   // Last, so that the drain itself can be watched.
   await parts.metricsListener?.close();
 }

@@ -53,6 +53,7 @@ test('the variable names', () => {
     rateLimit: 'MCP_AUTH_RATE_LIMIT',
     logLevel: 'MCP_AUTH_LOG_LEVEL',
     requestLog: 'MCP_AUTH_REQUEST_LOG',
+    audit: 'MCP_AUTH_AUDIT',
   });
 });
 

@@ -29,6 +29,7 @@ test('defaults are applied and derived values computed', () => {
     maxJsonDepth: 64,
     metadataMaxAgeSeconds: 3600,
     lists: 'filtered',
+    auditSettings: undefined,
   });
 });
 

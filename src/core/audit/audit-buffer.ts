@@ -1,0 +1,149 @@
+/**
+ * Records waiting to be written: pushed by requests as their answers end, written by the sink in batches, off the
+ * request path. Bounded in bytes: when the sink cannot keep up and the buffer is full, a new record is dropped and
+ * counted, never waited for. An audit trail that applied back-pressure instead would turn a slow disk into slow
+ * (or refused) MCP calls for every caller; a dropped record is counted in a metric and a warning, so that the loss
+ * is seen and alerted on.
+ */
+import type { AuditSink } from './audit-options.js';
+
+/** Options of {@link AuditBuffer}. */
+export interface AuditBufferOptions {
+  /** Most bytes of records held, the batch being written included. */
+  maxBytes: number;
+  /** Told of records dropped (a full buffer, a batch the sink refused), with how many. Must not throw. */
+  onDropped?: (records: number, why: 'buffer_full' | 'write_failed') => void;
+}
+
+/**
+ * The audit buffer: {@link AuditBuffer.push} costs an array push and a byte count; a batch is handed to the sink on
+ * the next turn of the event loop, and the next one once the sink is done with it.
+ *
+ * @example
+ * const buffer = new AuditBuffer({ write: (lines) => appendFile(path, lines) }, { maxBytes: 8 << 20 });
+ * buffer.push(JSON.stringify(record));
+ * await buffer.close(); // every record pushed is written
+ */
+export class AuditBuffer {
+  #pending: string[] = [];
+  /** Bytes of the pending records and of the batch being written. */
+  #bytes = 0;
+  #writing: Promise<void> | undefined;
+  #scheduled = false;
+  #closed = false;
+  #dropped = 0;
+
+  constructor(
+    private readonly sink: AuditSink,
+    private readonly options: AuditBufferOptions,
+  ) {}
+
+  /** Records dropped so far. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Adds one record (a JSON line, without its newline); false when it was dropped (buffer full, or closed). */
+  push(line: string): boolean {
+    // Each character is at most 3 bytes in UTF-8: only a long line is measured exactly.
+    const size = line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
+    if (this.#closed || this.#bytes + size > this.options.maxBytes) {
+      this.#drop(1, 'buffer_full');
+      return false;
+    }
+    this.#pending.push(line);
+    this.#bytes += size;
+    if (!this.#scheduled && this.#writing === undefined) {
+      this.#scheduled = true;
+      setImmediate(this.#drain);
+    }
+    return true;
+  }
+
+  /** Resolves once every record pushed so far is written (or dropped by a failed write). */
+  async flush(): Promise<void> {
+    while (this.#writing !== undefined || this.#pending.length > 0) {
+      if (this.#writing === undefined) this.#drain();
+      await this.#writing;
+    }
+  }
+
+  /** Stops taking records, writes those held, and closes the sink. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return this.flush();
+    this.#closed = true;
+    await this.flush();
+    await this.sink.close?.();
+  }
+
+  /**
+   * Takes every record held and not yet handed to the sink, as one batch of lines (for a last synchronous write at
+   * process exit, when no promise will ever settle again). The buffer is left empty.
+   */
+  takePending(): string {
+    const lines = this.#pending;
+    this.#pending = [];
+    return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+  }
+
+  readonly #drain = (): void => {
+    this.#scheduled = false;
+    if (this.#writing !== undefined || this.#pending.length === 0) return;
+    const lines = this.#pending;
+    this.#pending = [];
+    const batchBytes = sizeOf(lines);
+    let written: void | Promise<void>;
+    try {
+      written = this.sink.write(`${lines.join('\n')}\n`);
+    } catch {
+      this.#bytes -= batchBytes;
+      this.#drop(lines.length, 'write_failed');
+      return;
+    }
+    if (!(written instanceof Promise)) {
+      this.#bytes -= batchBytes;
+      if (this.#pending.length > 0) this.#schedule();
+      return;
+    }
+    this.#writing = written.then(
+      () => this.#written(batchBytes),
+      () => {
+        this.#written(batchBytes);
+        this.#drop(lines.length, 'write_failed');
+      },
+    );
+  };
+
+  #written(batchBytes: number): void {
+    this.#bytes -= batchBytes;
+    this.#writing = undefined;
+    if (this.#pending.length > 0) this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.#drain);
+  }
+
+  #drop(records: number, why: 'buffer_full' | 'write_failed'): void {
+    this.#dropped += records;
+    try {
+      this.options.onDropped?.(records, why);
+    } catch {
+      // Counting a loss must not cause another.
+    }
+  }
+}
+
+/** The bytes `push` counted for `lines`. */
+function sizeOf(lines: readonly string[]): number {
+  let bytes = 0;
+  for (const line of lines) bytes += line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
+  return bytes;
+}

@@ -1,0 +1,127 @@
+/**
+ * One audit record: who called what, under which decision, and how it ended. Identifiers only: never the token, a
+ * cookie or any header that authenticates; the arguments of a tool call only when the operator turned them on, and
+ * then redacted and bounded.
+ */
+import type { DecisionReason } from '../kernel/decision.js';
+import { redactJsonPointers, type JsonPointer } from './json-pointer.js';
+
+/** One audit record, as written (one JSON line, fields in this order; absent fields are left out). */
+export interface AuditRecord {
+  /** When the request arrived, ISO 8601. */
+  time: string;
+  /** The request's `X-Request-Id` when it sent a usable one (visible ASCII, at most 128 characters), else a random UUID. */
+  requestId: string;
+  /** The token's issuer (`iss`), when a token was verified. */
+  issuer?: string;
+  /** The token's subject (`sub`), when a token was verified and had one. */
+  subject?: string;
+  /** The OAuth client the token was issued to, when a token was verified. */
+  clientId?: string;
+  /** The server the request was handed to, when several share the endpoint (a gateway's `servers`). */
+  server?: string;
+  /** HTTP method. */
+  httpMethod: string;
+  /** JSON-RPC method, when the body was a message. */
+  method?: string;
+  /** The tool a `tools/call` named. */
+  tool?: string;
+  /** The prompt a `prompts/get` named. */
+  prompt?: string;
+  /** The resource (URI) a `resources/read`, `resources/subscribe` or `resources/unsubscribe` named. */
+  resource?: string;
+  /** The decision: `deny` also when the gateway refused, for its session, a request the guard allowed. */
+  decision: 'allow' | 'deny';
+  /** Why (stable code): the guard's reason, or a gateway's session refusal. */
+  reason: DecisionReason | (string & {});
+  /** The policy rule that decided (e.g. `tools.payments__refund`), when known. */
+  rule?: string;
+  /** That rule's condition (CEL source), when it had one. */
+  condition?: string;
+  /** HTTP status of the answer. */
+  status: number;
+  /** The JSON-RPC error code of the answer, when it was a JSON-RPC error. */
+  errorCode?: number;
+  /** Time from arrival to the end of the answer (or of its stream), in milliseconds, to 0.1 ms. */
+  durationMs: number;
+  /** True when the client went away before the answer was complete. */
+  aborted?: boolean;
+  /** The tool call's arguments, redacted, when arguments are recorded and fit {@link AuditRecord.argumentsTruncated}'s bound. */
+  arguments?: unknown;
+  /** The arguments' JSON, redacted, cut at the byte bound and ending in `…[truncated]`, when they did not fit. */
+  argumentsTruncated?: string;
+}
+
+/** The text that ends arguments cut at their bound. */
+export const TRUNCATED_MARKER = '…[truncated]';
+
+/**
+ * The arguments as a record carries them: redacted at each pointer, then, when their JSON is longer than `maxBytes`,
+ * that JSON cut to `maxBytes` bytes (at a character boundary) with {@link TRUNCATED_MARKER} appended. Redaction comes
+ * first, so a cut never reveals part of a redacted value.
+ *
+ * @example
+ * recordedArguments({ query: 'x', password: 'p' }, [['password']], 4096); // { arguments: { query: 'x', password: '[redacted]' } }
+ */
+export function recordedArguments(args: unknown, redact: readonly JsonPointer[], maxBytes: number): Pick<AuditRecord, 'arguments' | 'argumentsTruncated'> {
+  if (args === undefined) return {};
+  const redacted = redactJsonPointers(args, redact);
+  const json = JSON.stringify(redacted);
+  if (json === undefined) return {};
+  if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes) return { arguments: redacted };
+  let cut = Buffer.from(json).subarray(0, maxBytes).toString();
+  // A character split by the cut decodes as U+FFFD: leave it out.
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return { argumentsTruncated: `${cut}${TRUNCATED_MARKER}` };
+}
+
+/** Which record field names a request's target, by JSON-RPC method. */
+export function targetField(method: string | undefined): 'tool' | 'prompt' | 'resource' | undefined {
+  switch (method) {
+    case 'tools/call':
+      return 'tool';
+    case 'prompts/get':
+      return 'prompt';
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      return 'resource';
+    default:
+      return undefined;
+  }
+}
+
+/** A usable `X-Request-Id`: visible ASCII, 1 to 128 characters; anything else is replaced by a UUID. */
+export function usableRequestId(header: string | undefined): string | undefined {
+  return header !== undefined && header.length <= 128 && /^[\x21-\x7e]+$/.test(header) ? header : undefined;
+}
+
+/**
+ * The JSON-RPC error code an answer's text carries, when it is a JSON-RPC error: a JSON body, or the `data:` lines
+ * of an event stream. Undefined for a success, a notification, or text that is neither. Reads only text that names
+ * `"error"`, so a success costs a substring search.
+ *
+ * @example
+ * jsonRpcErrorCodeIn('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'); // -32601
+ */
+export function jsonRpcErrorCodeIn(text: string): number | undefined {
+  if (!text.includes('"error"')) return undefined;
+  const start = text.trimStart();
+  if (start.startsWith('{')) return errorCodeOf(start);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('data:')) continue;
+    const code = errorCodeOf(line.slice(5));
+    if (code !== undefined) return code;
+  }
+  return undefined;
+}
+
+function errorCodeOf(json: string): number | undefined {
+  try {
+    const message = JSON.parse(json) as { error?: { code?: unknown } } | null;
+    const code = message?.error?.code;
+    return typeof code === 'number' && Number.isInteger(code) ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}

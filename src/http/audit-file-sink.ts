@@ -1,0 +1,80 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import type { AuditSink } from '../core/audit/audit-options.js';
+
+/** An audit sink that can also write synchronously, for the records still held when the process exits. */
+export interface SyncAuditSink extends AuditSink {
+  /** Writes `lines` before returning; never throws. */
+  writeSync(lines: string): void;
+}
+
+/** Options of {@link createAuditFileSink}. */
+export interface AuditFileSinkOptions {
+  /** Absolute path of the file written; rotated copies are `path.1` (the newest) to `path.{files - 1}`. */
+  path: string;
+  /** Size in bytes past which the file is rotated before the next batch. */
+  maxFileBytes: number;
+  /** Files kept, the one written included (1: no copy is kept; rotation starts the file afresh). */
+  files: number;
+}
+
+/**
+ * The audit file: batches appended (mode 0600, as records name users), rotated by size. A batch that would take the
+ * file past `maxFileBytes` first moves `path` to `path.1` (and `path.1` to `path.2`, …; the oldest beyond `files` is
+ * deleted), so a file holds whole records only. The file is opened on the first batch and kept open; a rotation by
+ * another program (logrotate's `create`) is not followed: rotate with these settings instead.
+ *
+ * @example
+ * const sink = createAuditFileSink({ path: '/var/log/mcp/audit.jsonl', maxFileBytes: 100 << 20, files: 5 });
+ */
+export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSink {
+  let handle: FileHandle | undefined;
+  let size = 0;
+
+  const openFile = async (): Promise<FileHandle> => {
+    const opened = await open(options.path, 'a', 0o600);
+    size = (await opened.stat()).size;
+    return opened;
+  };
+  const rotate = async (): Promise<void> => {
+    await handle?.close();
+    handle = undefined;
+    const { path, files } = options;
+    await rm(`${path}.${files - 1}`, { force: true });
+    for (let n = files - 2; n >= 1; n--) await rename(`${path}.${n}`, `${path}.${n + 1}`).catch(ignoreMissing);
+    if (files > 1) await rename(path, `${path}.1`).catch(ignoreMissing);
+    else await rm(path, { force: true });
+  };
+
+  return {
+    async write(lines) {
+      const bytes = Buffer.byteLength(lines);
+      handle ??= await openFile();
+      if (size > 0 && size + bytes > options.maxFileBytes) {
+        await rotate();
+        handle = await openFile();
+      }
+      await handle.appendFile(lines);
+      size += bytes;
+    },
+    writeSync(lines) {
+      try {
+        // The open handle's descriptor when there is one: a second descriptor would not see its size.
+        const fd = handle?.fd ?? openSync(options.path, 'a', 0o600);
+        writeSync(fd, lines);
+        if (handle === undefined) closeSync(fd);
+      } catch {
+        // At exit there is nobody left to tell.
+      }
+    },
+    async close() {
+      await handle?.close();
+      handle = undefined;
+    },
+  };
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
+

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AuditBuffer } from '../core/audit/audit-buffer.js';
+import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
+import { jsonRpcErrorCodeIn, recordedArguments, targetField, usableRequestId, type AuditRecord } from '../core/audit/audit-record.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import type { DecisionEvent } from '../core/kernel/decision.js';
+import { emitWarning, type LineSink } from '../core/kernel/log-line.js';
+import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
+import { createAuditFileSink, type SyncAuditSink } from './audit-file-sink.js';
+import { createAuditOtelSink } from './audit-otel-sink.js';
+import { createAuditStdoutSink } from './audit-stdout-sink.js';
+import { isoTimeNow } from './request-log.js';
+
+/** Options of {@link AuditTrail}. */
+export interface AuditTrailOptions {
+  /** The guard's audit options, validated. */
+  settings: ResolvedAuditOptions;
+  /** Told of dropped records (the guard's `onAuditDropped`). */
+  onDropped?: ((records: number) => void) | undefined;
+  /** Where the warning about dropped records goes, at most once a minute. */
+  warn: LineSink;
+}
+
+/** Least time between two warnings about dropped records, in milliseconds. */
+const DROP_WARNING_INTERVAL_MS = 60_000;
+/** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
+const SNIFFED_CHUNK_BYTES = 65_536;
+
+/**
+ * The audit trail of one request pipeline: {@link AuditTrail.arrived} when a request for the endpoint arrives,
+ * {@link AuditTrail.decided} when the guard decides, and one record when the answer ends (its status, its JSON-RPC
+ * error code, the duration), pushed to a buffer that the destination drains off the request path (see
+ * `AuditBuffer`). A request nobody decided on (a preflight that passed) leaves no record.
+ *
+ * The pending record rides on the request and the response (one symbol each), so that the gateway's hooks, which
+ * see the request, add what only they know (the server, a session refusal) without a map per request.
+ */
+export class AuditTrail {
+  readonly #settings: ResolvedAuditOptions;
+  readonly #buffer: AuditBuffer;
+  readonly #sink: AuditSink;
+  readonly #warn: LineSink;
+  readonly #onDropped: ((records: number) => void) | undefined;
+  #lastWarningAt = -Infinity;
+  #unreported = 0;
+
+  constructor(options: AuditTrailOptions) {
+    this.#settings = options.settings;
+    this.#warn = options.warn;
+    this.#onDropped = options.onDropped;
+    this.#sink = sinkFor(options.settings);
+    this.#buffer = new AuditBuffer(this.#sink, { maxBytes: options.settings.bufferBytes, onDropped: (records, why) => this.#dropped(records, why) });
+    OPEN_TRAILS.add(this);
+    if (OPEN_TRAILS.size === 1) process.once('exit', writeHeldRecordsAtExit);
+  }
+
+  /** Records dropped so far. */
+  get dropped(): number {
+    return this.#buffer.dropped;
+  }
+
+  /** Starts the pending record of a request for the endpoint. */
+  arrived(req: IncomingMessage, res: ServerResponse): void {
+    const pending = new PendingAudit(this, req, res);
+    (req as AuditedRequest)[AUDITED] = pending;
+    (res as AuditedResponse)[AUDITED] = pending;
+    res.write = auditedWrite as ServerResponse['write'];
+    res.end = auditedEnd as ServerResponse['end'];
+    res.on('close', onAuditedClose);
+  }
+
+  /** The guard decided (`event`, from `Guard.report`) about `req`, for the caller `auth` and the message, if any. */
+  decided(req: IncomingMessage, event: DecisionEvent, auth: AuthInfo | undefined, message: JsonRpcMessage | undefined): void {
+    const pending = (req as AuditedRequest)[AUDITED];
+    if (pending === undefined) return;
+    pending.event = event;
+    if (auth?.extra.iss !== undefined) pending.issuer = auth.extra.iss;
+    if (this.#settings.arguments && event.method === 'tools/call') pending.args = (message as { params?: { arguments?: unknown } } | undefined)?.params?.arguments;
+  }
+
+  /** Writes every record held, then closes the destination (a file). Records of answers ending later are dropped. */
+  async close(): Promise<void> {
+    await this.#buffer.close();
+    OPEN_TRAILS.delete(this);
+    if (OPEN_TRAILS.size === 0) process.off('exit', writeHeldRecordsAtExit);
+  }
+
+  /** The process is exiting without a close: what is still held is written now, if the destination can. */
+  writeHeldSync(): void {
+    const lines = this.#buffer.takePending();
+    if (lines !== '') (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
+  }
+
+  /** The answer ended: the record is completed and pushed. */
+  finish(pending: PendingAudit, res: ServerResponse): void {
+    const event = pending.event;
+    if (event === undefined) return;
+    // Filled in the order of the record's fields, which is the order of the JSON line.
+    const record = { time: pending.time, requestId: pending.requestId } as AuditRecord;
+    if (pending.issuer !== undefined) record.issuer = pending.issuer;
+    if (event.subject !== undefined) record.subject = event.subject;
+    if (event.clientId !== undefined) record.clientId = event.clientId;
+    if (pending.server !== undefined) record.server = pending.server;
+    record.httpMethod = event.httpMethod;
+    if (event.method !== undefined) record.method = event.method;
+    const field = targetField(event.method);
+    if (field !== undefined && event.name !== undefined) record[field] = event.name;
+    record.decision = pending.refusal === undefined ? event.decision : 'deny';
+    record.reason = pending.refusal ?? event.reason;
+    if (event.rule !== undefined) record.rule = event.rule;
+    if (event.condition !== undefined) record.condition = event.condition;
+    record.status = res.statusCode;
+    if (pending.errorCode !== undefined) record.errorCode = pending.errorCode;
+    record.durationMs = Math.round((performance.now() - pending.started) * 10) / 10;
+    if (!res.writableFinished) record.aborted = true;
+    if (pending.args !== undefined) Object.assign(record, recordedArguments(pending.args, this.#settings.redact, this.#settings.maxArgumentBytes));
+    this.#buffer.push(JSON.stringify(record));
+  }
+
+  #dropped(records: number, why: 'buffer_full' | 'write_failed'): void {
+    this.#onDropped?.(records);
+    this.#unreported += records;
+    const now = Date.now();
+    if (now - this.#lastWarningAt < DROP_WARNING_INTERVAL_MS) return;
+    this.#lastWarningAt = now;
+    const message =
+      why === 'buffer_full'
+        ? 'audit records dropped: the audit destination is not keeping up and its buffer is full'
+        : 'audit records dropped: the audit destination refused a write';
+    emitWarning(this.#warn, message, { dropped: this.#unreported }, new Date(now));
+    this.#unreported = 0;
+  }
+}
+
+/** The destination of each kind. */
+function sinkFor(settings: ResolvedAuditOptions): AuditSink {
+  const destination = settings.destination;
+  switch (destination.kind) {
+    case 'stdout':
+      return createAuditStdoutSink();
+    case 'otel':
+      return createAuditOtelSink(undefined);
+    case 'file':
+      return createAuditFileSink({ path: destination.path, maxFileBytes: settings.maxFileBytes, files: settings.files });
+    case 'sink':
+      return destination.sink;
+  }
+}
+
+/** Where a request and its response keep their pending record. */
+const AUDITED = Symbol('audit record');
+type AuditedRequest = IncomingMessage & { [AUDITED]?: PendingAudit };
+type AuditedResponse = ServerResponse & { [AUDITED]?: PendingAudit };
+
+/** One request's record in the making. */
+class PendingAudit {
+  readonly started = performance.now();
+  readonly time = isoTimeNow();
+  readonly requestId: string;
+  /** The response's own write and end, which the audited ones call. */
+  readonly write: ServerResponse['write'];
+  readonly end: ServerResponse['end'];
+  event: DecisionEvent | undefined = undefined;
+  issuer: string | undefined = undefined;
+  server: string | undefined = undefined;
+  refusal: string | undefined = undefined;
+  args: unknown = undefined;
+  errorCode: number | undefined = undefined;
+  /** Chunks still to read for a JSON-RPC error code: an event stream may open with a chunk carrying no message. */
+  sniffing = 4;
+  done = false;
+
+  constructor(
+    readonly trail: AuditTrail,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) {
+    const header = req.headers['x-request-id'];
+    this.requestId = usableRequestId(typeof header === 'string' ? header : undefined) ?? randomUUID();
+    this.write = res.write;
+    this.end = res.end;
+  }
+
+  /** Reads an answer chunk for a JSON-RPC error code, until one names a message. */
+  sniff(chunk: unknown): void {
+    if (this.sniffing === 0) return;
+    if (typeof chunk === 'string') {
+      this.sniffing--;
+      if (chunk.length > SNIFFED_CHUNK_BYTES || !chunk.includes('"jsonrpc"')) return;
+      this.sniffing = 0;
+      this.errorCode = jsonRpcErrorCodeIn(chunk);
+    } else if (chunk instanceof Uint8Array) {
+      this.sniffing--;
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      if (bytes.length > SNIFFED_CHUNK_BYTES || bytes.indexOf('"jsonrpc"') === -1) return;
+      this.sniffing = 0;
+      if (bytes.indexOf('"error"') !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
+    }
+  }
+}
+
+// One function each for every response (no closure per request): the record rides on the response.
+function auditedWrite(this: AuditedResponse, chunk: unknown): boolean {
+  const pending = this[AUDITED]!;
+  pending.sniff(chunk);
+  return (pending.write as (...args: unknown[]) => boolean).apply(this, arguments as unknown as unknown[]);
+}
+
+function auditedEnd(this: AuditedResponse, chunk: unknown): ServerResponse {
+  const pending = this[AUDITED]!;
+  if (typeof chunk !== 'function') pending.sniff(chunk);
+  return (pending.end as (...args: unknown[]) => ServerResponse).apply(this, arguments as unknown as unknown[]);
+}
+
+function onAuditedClose(this: AuditedResponse): void {
+  const pending = this[AUDITED];
+  if (pending === undefined || pending.done) return;
+  pending.done = true;
+  try {
+    pending.trail.finish(pending, this);
+  } catch {
+    // Auditing must never break serving.
+  }
+}
+
+/**
+ * Records that the request was handed to `server` (a gateway with several servers): its audit record names it.
+ * Nothing when the request is not audited.
+ */
+export function auditServerRouted(req: IncomingMessage, server: string): void {
+  const pending = (req as AuditedRequest)[AUDITED];
+  if (pending !== undefined) pending.server = server;
+}
+
+/**
+ * Records that the gateway refused the request the guard allowed, for the session it named (`reason`, its stable
+ * code): its audit record says `deny` with that reason. Nothing when the request is not audited.
+ */
+export function auditSessionRefused(req: IncomingMessage, reason: string): void {
+  const pending = (req as AuditedRequest)[AUDITED];
+  if (pending !== undefined) pending.refusal = reason;
+}
+
+/** Trails not closed yet: at process exit, each writes what it still holds, when its destination can do so at once. */
+const OPEN_TRAILS = new Set<AuditTrail>();
+
+function writeHeldRecordsAtExit(): void {
+  for (const trail of OPEN_TRAILS) trail.writeHeldSync();
+}

@@ -1,0 +1,83 @@
+// The gateway's audit trail (MCP_AUTH_AUDIT): with several servers behind it, each record names the server the call
+// went to, the caller and the decision; the records of every request answered are in the file once the gateway has
+// shut down; and a bad audit setting stops the start with one message naming each.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { AuditRecord } from '../../src/core/audit/audit-record.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
+import { postMcp } from '../helpers/http-client.js';
+import { startPlainMcpServer, type PlainMcpServer } from '../helpers/plain-mcp-server.js';
+import { problemsOf } from '../helpers/configuration-problems.js';
+
+const STATELESS = '2026-07-28';
+const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+let issuer: TestIssuer;
+let dir: string;
+let a: PlainMcpServer;
+let b: PlainMcpServer;
+let gateway: RunningGateway | undefined;
+
+before(async () => {
+  issuer = await startTestIssuer();
+  dir = mkdtempSync(join(tmpdir(), 'gateway-audit-'));
+  [a, b] = await Promise.all([startPlainMcpServer(), startPlainMcpServer()]);
+  writeFileSync(join(dir, 'policy.json'), JSON.stringify({ tools: { b__echo: ['b:use'] } }));
+  writeFileSync(join(dir, 'gateway.yaml'), ['gateway:', '  policy: policy.json', 'servers:', '  a:', `    url: ${a.url}`, '  b:', `    url: ${b.url}`, ''].join('\n'));
+});
+after(async () => {
+  await gateway?.shutdown();
+  a?.close();
+  b?.close();
+  await issuer?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const settings = (extra: Record<string, string>): Record<string, string> => ({ MCP_AUTH_CONFIG: join(dir, 'gateway.yaml'), MCP_AUTH_ISSUER: issuer.issuer, HOST: '127.0.0.1', PORT: '0', ...extra });
+
+describe('the gateway audit trail', () => {
+  test('records name the server, the caller and the decision, and every one is written by a clean shutdown', async () => {
+    const file = join(dir, 'audit.jsonl');
+    gateway = await startGateway(loadGatewayConfig(settings({ MCP_AUTH_AUDIT: file, MCP_AUTH_AUDIT_ARGUMENTS: 'on', MCP_AUTH_AUDIT_REDACT: '/text' })), { log: () => {}, warn: () => {} });
+    const token = await issuer.sign({ aud: gateway.resource, sub: 'alice', client_id: 'console', scope: 'mcp' });
+    const send = (id: string, name: string) =>
+      postMcp(gateway!.resource, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { text: 'private words' }, _meta: META } }, token, {
+        'mcp-protocol-version': STATELESS,
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+        'x-request-id': id,
+      });
+    const TOTAL = 60;
+    const answers = await Promise.all(Array.from({ length: TOTAL }, (_, i) => send(`gw-${i}`, i % 3 === 2 ? 'b__echo' : i % 3 === 1 ? 'b__missing' : 'a__echo')));
+    assert.equal(answers[0]!.status, 200, answers[0]!.text);
+    assert.equal(answers[2]!.status, 403, answers[2]!.text);
+    await gateway.shutdown();
+    gateway = undefined;
+
+    const text = readFileSync(file, 'utf8');
+    const records = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord);
+    assert.equal(records.length, TOTAL, 'one record per request, all written by the shutdown');
+    const byId = new Map(records.map((r) => [r.requestId, r]));
+    const allowed = byId.get('gw-0')!;
+    assert.deepEqual(
+      [allowed.server, allowed.tool, allowed.decision, allowed.reason, allowed.status, allowed.issuer, allowed.subject, allowed.clientId],
+      ['a', 'a__echo', 'allow', 'allowed', 200, issuer.issuer, 'alice', 'console'],
+    );
+    assert.deepEqual(allowed.arguments, { text: '[redacted]' });
+    const denied = byId.get('gw-2')!;
+    assert.deepEqual([denied.tool, denied.decision, denied.reason, denied.status], ['b__echo', 'deny', 'scope_insufficient', 403]);
+    assert.equal(typeof denied.errorCode, 'number', 'the JSON-RPC error code of the refusal');
+    assert.ok(!text.includes(token.split('.')[2]!.slice(0, 20)) && !text.includes('private words'), 'no token, no redacted argument');
+  });
+
+  test('bad audit settings stop the start, each named in one message', () => {
+    const lines = problemsOf(() => loadGatewayConfig(settings({ MCP_AUTH_AUDIT: 'relative/audit.jsonl', MCP_AUTH_AUDIT_FILES: 'many', MCP_AUTH_AUDIT_REDACT: 'text' })));
+    const named = lines.map((line) => line.split(':')[0]);
+    for (const setting of ['MCP_AUTH_AUDIT', 'MCP_AUTH_AUDIT_FILES', 'MCP_AUTH_AUDIT_REDACT']) assert.ok(named.includes(setting), `${setting} in ${lines.join('\n')}`);
+  });
+});
