@@ -19,6 +19,7 @@ import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
+import { loadPinsConfig, PINS_SETTINGS, type PinsConfig } from './pins-config.js';
 import { CONNECTED_ACCOUNTS_SETTINGS, loadConnectedAccountsConfig, type ConnectedAccountsConfig } from './connected-accounts-config.js';
 import { STDIO_INTEGER_SETTINGS } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
@@ -116,6 +117,7 @@ const SETTING_ROWS = [
   { env: 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', group: 'token-validation', flag: '--introspection-rate-limit', value: '<count/s|min|h|off>', description: 'Most introspection refusals (inactive or invalid tokens) one client address (IPv6: one /64) can cause; while an address is past it, its requests with new opaque tokens get 429 until the window ends. Tokens the endpoint accepts never count. Behind a reverse proxy every client shares its address: raise it, or off and bound clients at the proxy.', defaultValue: DEFAULT_INTROSPECTION_REFUSALS_PER_ADDRESS },
   { env: 'MCP_AUTH_LOG_LEVEL', group: 'logs', flag: '--log-level', value: '<info|warn|off>', description: 'Least level logged: info writes the start-up and summary lines, the request log and the warnings; warn only the warnings; off nothing. Configuration errors at start-up are reported whatever it says.', defaultValue: DEFAULT_LOG_LEVEL },
   { env: 'MCP_AUTH_REQUEST_LOG', group: 'logs', flag: '--request-log', value: '[on|off]', description: 'Log each request, one JSON line when its answer ends (method, tool, decision, subject, client, status, duration; never the token). Off, the request metrics are still counted.', defaultValue: 'on in the gateway, off in the library', bare: true },
+  ...PINS_SETTINGS,
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
@@ -176,6 +178,8 @@ export interface GatewayConfig {
   sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
   policyWatch?: boolean;
+  /** Pinned tool definitions (`MCP_AUTH_PINS`, `MCP_AUTH_PIN_FILE`); absent when neither is set. */
+  pins?: PinsConfig;
   /** Connected accounts (`MCP_AUTH_TOKEN_STORE`, `MCP_AUTH_LOGIN_*`); present exactly when an upstream is in connected mode. */
   connectedAccounts?: ConnectedAccountsConfig;
   /**
@@ -348,6 +352,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
       ? undefined
       : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
   const { file } = context;
+  const pins = problems.check(() => loadPinsConfig(settings));
   const policyWatch = problems.check(() => readPolicyWatch(settings, file !== undefined && file !== 'unreadable' && serversHavePolicyFiles(file)));
   const upstreams =
     file === undefined
@@ -375,6 +380,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
     ...(dpopReplayCache ? { dpopReplayCache } : {}),
     ...(sessionSeal ? { sessionSeal } : {}),
     ...(policyWatch ? { policyWatch } : {}),
+    ...(pins ? { pins } : {}),
     ...(connectedAccounts ? { connectedAccounts } : {}),
     ...upstreams,
     settings,
@@ -405,6 +411,7 @@ export function gatewayHelp(): string {
     'Usage: mcp-oauth-guard [flags]',
     '       mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]   (checks these settings, what they point at and a token; check --help)',
     '       mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>] [flags]   (revokes every connected account of a user; connections --help)',
+    '       mcp-oauth-guard pins update [--server <name>] | pins accept <server> <tool> [flags]   (pins the upstreams\' tool definitions; pins --help)',
     '',
     'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
     'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',
