@@ -152,15 +152,15 @@ describe('pinned tool definitions, single upstream, enforce', () => {
   });
 });
 
+/** A configuration file's servers, each a plain upstream. */
+const serversOf = (upstreams: Record<string, PlainMcpServer>): ServerConfig[] => Object.entries(upstreams).map(([name, server]) => ({ name, transport: 'http', proxy: { upstream: server.url }, required: false }));
+
 describe('pinned tool definitions, several servers, warn', () => {
   it('keeps the changed tool listed, logs it once per change and counts it in the metric', async () => {
     const notes = await upstream();
     const files = await upstream();
     const file = join(dir, 'servers.json');
-    const servers: ServerConfig[] = [
-      { name: 'notes', transport: 'http', proxy: { upstream: notes.server.url }, required: false },
-      { name: 'files', transport: 'http', proxy: { upstream: files.server.url }, required: false },
-    ];
+    const servers = serversOf({ notes: notes.server, files: files.server });
     const { gateway, warnings } = await gatewayWith({ MCP_AUTH_PINS: 'warn', MCP_AUTH_PIN_FILE: file, MCP_AUTH_METRICS_PORT: '0' }, servers);
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
     await waitFor(async () => /"notes"[\s\S]*"files"|"files"[\s\S]*"notes"/.test(pinFileText(file)), 'both servers pinned');
@@ -181,10 +181,7 @@ describe('pinned tool definitions, several servers, warn', () => {
     const notes = await upstream();
     const files = await upstream();
     const file = join(dir, 'servers-enforce.json');
-    const servers: ServerConfig[] = [
-      { name: 'notes', transport: 'http', proxy: { upstream: notes.server.url }, required: false },
-      { name: 'files', transport: 'http', proxy: { upstream: files.server.url }, required: false },
-    ];
+    const servers = serversOf({ notes: notes.server, files: files.server });
     const { gateway } = await gatewayWith({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file }, servers);
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
     await waitFor(async () => /"notes"[\s\S]*"files"|"files"[\s\S]*"notes"/.test(pinFileText(file)), 'both servers pinned');

@@ -1,3 +1,4 @@
+import { PROCESS_OUTPUT, type CommandOutput } from '../command-output.js';
 import { packageVersion } from '../package-version.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
@@ -8,16 +9,8 @@ import { checkExitCode } from './check-result.js';
 import { checkReportJson, formatCheckReport } from './format-check-report.js';
 import { runChecks } from './run-checks.js';
 
-/** Where `check` writes; default the process's stdout and stderr. */
-export interface CheckCommandOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const PROCESS_OUTPUT: CheckCommandOutput = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-};
+/** Where the command writes; default the process's stdout and stderr. */
+export type CheckCommandOutput = CommandOutput;
 
 /** Exit code for a configuration error or bad usage, as the gateway's. */
 const CONFIGURATION_ERROR_EXIT_CODE = 2;

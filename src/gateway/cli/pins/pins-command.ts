@@ -4,6 +4,7 @@
  * lists the upstreams as the gateway itself (as `check` does), and writes the pins to the pin file or the shared
  * store (`MCP_AUTH_PIN_FILE`), which a running gateway re-reads within seconds.
  */
+import { answerHelpOrVersion, PROCESS_OUTPUT, type CommandOutput } from '../command-output.js';
 import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
@@ -15,18 +16,9 @@ import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
 import { pinOf, type PinSet } from '../../pins/pin-document.js';
 import type { PinChange, PinStore } from '../../pins/pin-store.js';
 import { digestTool } from '../../pins/tool-digest.js';
-import { packageVersion } from '../package-version.js';
 
 /** Where the command writes; default the process's stdout and stderr. */
-export interface PinsCommandOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const PROCESS_OUTPUT: PinsCommandOutput = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-};
+export type PinsCommandOutput = CommandOutput;
 
 const PROGRAM = 'mcp-oauth-guard pins';
 /** Exit code for a configuration error or bad usage, as the gateway's. */
@@ -45,14 +37,7 @@ type PinsRequest = { readonly action: 'update'; readonly config: GatewayConfig; 
  * process.exitCode = await runPinsCommand(['accept', 'notes', 'add'], process.env);
  */
 export async function runPinsCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, output: PinsCommandOutput = PROCESS_OUTPUT): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    output.stdout(pinsHelp());
-    return 0;
-  }
-  if (argv.includes('--version')) {
-    output.stdout(`${packageVersion()}\n`);
-    return 0;
-  }
+  if (answerHelpOrVersion(argv, output, pinsHelp)) return 0;
   let request: PinsRequest;
   let store: PinStore;
   try {
