@@ -113,6 +113,8 @@ export interface RunningGateway {
    * `policy_reloaded` line (the file, the rule counts that changed), then the coverage warnings and the summary
    * line as at start-up. An invalid file changes nothing: one warning says why, as a start-up failure would.
    *
+   * With pins on (`MCP_AUTH_PINS`), the pin file or store is read again first, so an operator's edit is in force too.
+   *
    * The new policy is in force when this returns; the promise resolves once the summary is written. Never rejects.
    *
    * @param trigger What asked for the reload, written in the log lines. Default `call`.
@@ -207,9 +209,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   });
   reloadPolicy = (trigger = 'call') => {
     if (http.shuttingDown) return Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' });
-    // A reload reads the pins again too: an operator who edited the pin file reloads it as the policy.
-    void pins?.reload(trigger);
-    return reload(trigger);
+    // A reload reads the pins again too (an operator who edited the pin file reloads it as the policy), first: the
+    // new pins are in force when the reload resolves. Reading them never rejects.
+    return pins ? pins.reload(trigger).then(() => reload(trigger)) : reload(trigger);
   };
   return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
 }

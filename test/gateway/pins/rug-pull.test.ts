@@ -14,9 +14,10 @@ import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { postMcp } from '../../helpers/http-client.js';
+import { messages, postMcp } from '../../helpers/http-client.js';
 import { startPlainMcpServer, type PlainMcpServer } from '../../helpers/plain-mcp-server.js';
 import { runGatewayCli } from '../../helpers/run-cli.js';
+import { NODE_SERVER, quote } from '../../helpers/stdio-gateway.js';
 
 const VERSION = '2025-11-25';
 const REVIEWED = { name: 'echo', description: 'Echoes its text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
@@ -154,6 +155,32 @@ describe('pinned tool definitions, single upstream, enforce', () => {
 
 /** A configuration file's servers, each a plain upstream. */
 const serversOf = (upstreams: Record<string, PlainMcpServer>): ServerConfig[] => Object.entries(upstreams).map(([name, server]) => ({ name, transport: 'http', proxy: { upstream: server.url }, required: false }));
+
+describe('pinned tool definitions, a stdio upstream, enforce', () => {
+  it('a tool whose pin differs is hidden from its session\'s list and refused, the others served', async () => {
+    const file = join(dir, 'stdio.json');
+    const { gateway } = await gatewayWith({ MCP_AUTH_UPSTREAM_COMMAND: `${quote(process.execPath)} ${quote(NODE_SERVER)}`, MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file });
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const opened = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } }, token);
+    const headers = { 'mcp-protocol-version': VERSION, 'mcp-session-id': String(opened.headers['mcp-session-id']) };
+    const send = async (id: number, method: string, params: object = {}): Promise<any> => {
+      const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id, method, params }, token, headers);
+      return messages(answer).find((message) => message.id === id);
+    };
+    const listed = async (id: number): Promise<string[]> => ((await send(id, 'tools/list')).result.tools as { name: string }[]).map((tool) => tool.name).sort();
+    const all = await listed(1);
+    assert.ok(all.includes('echo') && all.includes('add'));
+    await waitFor(async () => pinFileText(file).includes('"echo"'), 'the pin file written');
+    // As if the process had changed echo since it was reviewed: its pin names another digest.
+    const document = JSON.parse(readFileSync(file, 'utf8'));
+    document.servers.upstream.echo.digest = `sha256:${'0'.repeat(64)}`;
+    writeFileSync(file, JSON.stringify(document));
+    await gateway.reloadPolicy('test');
+    assert.deepEqual(await listed(2), all.filter((name) => name !== 'echo'));
+    assert.deepEqual((await send(3, 'tools/call', { name: 'echo', arguments: { text: 'hi' } })).error, { code: -32602, message: 'Unknown tool: echo' });
+    assert.ok((await send(4, 'tools/call', { name: 'add', arguments: { a: 1, b: 2 } })).result);
+  });
+});
 
 describe('pinned tool definitions, several servers, warn', () => {
   it('keeps the changed tool listed, logs it once per change and counts it in the metric', async () => {
