@@ -1,6 +1,9 @@
 // The digest a pin records, and what a difference from a pin is said to be: canonical JSON (key order does not
 // matter, _meta does not count), field-by-field differences with schema details, and the pin file's bounds.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { describeDifferences, pinDifferences } from '../../../src/gateway/pins/pin-diff.js';
 import { parsePinDocument, pinOf, serializePinDocument, type PinSet } from '../../../src/gateway/pins/pin-document.js';
@@ -58,5 +61,16 @@ describe('pins settings', () => {
     assert.equal(loadGatewayConfig(base).pins, undefined);
     assert.deepEqual(loadGatewayConfig({ ...base, MCP_AUTH_PIN_FILE: '/var/lib/pins.json' }).pins, { mode: 'off', file: '/var/lib/pins.json' });
     assert.deepEqual(loadGatewayConfig({ ...base, MCP_AUTH_PINS: 'Enforce', MCP_AUTH_PIN_FILE: 'redis', MCP_AUTH_REDIS_URL: 'redis://127.0.0.1:6379' }).pins, { mode: 'enforce', redis: true });
+  });
+
+  it('a configuration file may set them under gateway; its pin file starts from the file\'s directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pins-config-'));
+    try {
+      const file = join(dir, 'gateway.json');
+      writeFileSync(file, JSON.stringify({ gateway: { issuer: 'https://as.example.com', pins: 'warn', pinFile: 'pins.json' }, servers: { notes: { url: 'http://127.0.0.1:3001/mcp' } } }));
+      assert.deepEqual(loadGatewayConfig({ MCP_AUTH_CONFIG: file }).pins, { mode: 'warn', file: join(dir, 'pins.json') });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
