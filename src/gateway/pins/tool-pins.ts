@@ -8,7 +8,8 @@
 import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
 import { isPinnableName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
-import type { PinChange, PinStore } from './pin-store.js';
+import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
+import { ConfigurationError } from '../../core/kernel/errors.js';
 import { digestTool } from './tool-digest.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
@@ -64,8 +65,13 @@ export class ToolPins {
    * no pin document (corrupt, too large, unreadable): a start-up error.
    */
   async start(): Promise<void> {
-    this.storedVersion = await this.options.store.version();
-    this.pins = await this.options.store.load();
+    try {
+      this.storedVersion = await this.options.store.version();
+      this.pins = await this.options.store.load();
+    } catch (error) {
+      if (error instanceof ConfigurationError) throw error;
+      throw new ConfigurationError(PIN_FILE_SETTING, `is ${this.options.store.name}, and the pins could not be read from it (${error instanceof Error ? error.message.slice(0, 200) : 'error'})`);
+    }
     const interval = this.options.reloadIntervalMs ?? DEFAULT_PIN_RELOAD_INTERVAL_MS;
     this.timer = setInterval(() => void this.reloadIfChanged(), interval);
     this.timer.unref();

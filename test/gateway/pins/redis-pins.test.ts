@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { ConfigurationError } from '../../../src/core/kernel/errors.js';
+import { freePort } from '../../helpers/free-port.js';
 import { postMcp } from '../../helpers/http-client.js';
 import { startPlainMcpServer, type PlainMcpServer } from '../../helpers/plain-mcp-server.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis-server.js';
@@ -69,5 +71,11 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
     assert.equal(accepted.code, 0, accepted.stderr);
     assert.match(accepted.stdout, /accepted \(description changed\); pins written to redis/);
     for (const gateway of gateways) await waitFor(async () => (await toolNames(gateway)).includes('echo'), 'echo listed again');
+  });
+
+  it('a shared store that cannot be reached stops the start-up with an error naming MCP_AUTH_PIN_FILE', async () => {
+    const closed = await freePort();
+    const config = loadGatewayConfig({ ...settings, PORT: '0', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${closed}` });
+    await assert.rejects(startGateway(config, { log: () => {}, warn: () => {} }), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and the pins could not be read from it/.test(e.message));
   });
 });
