@@ -16,6 +16,9 @@
  * `mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>]` reads the same settings and
  * revokes (RFC 7009) and deletes every connected account of that user; exit 0, 1 when one could not be deleted, 2 on
  * bad usage (see `cli/connections/connections-command.ts`).
+ *
+ * `mcp-oauth-guard pins update [--server <name>]` and `mcp-oauth-guard pins accept <server> <tool>` read the same
+ * settings, list the upstreams and write the pinned tool definitions (see `cli/pins/pins-command.ts`, docs/tool-pins.md).
  */
 import { ConfigurationError } from '../core/kernel/errors.js';
 import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
@@ -43,6 +46,12 @@ async function main(): Promise<void> {
     // Loaded only for `connections`, an operator's command the gateway itself never needs.
     const { runConnectionsCommand } = await import('./cli/connections/connections-command.js');
     process.exitCode = await runConnectionsCommand(process.argv.slice(3), process.env);
+    return;
+  }
+  if (process.argv[2] === 'pins') {
+    // Loaded only for `pins`, an operator's command the gateway itself never needs.
+    const { runPinsCommand } = await import('./cli/pins/pins-command.js');
+    process.exitCode = await runPinsCommand(process.argv.slice(3), process.env);
     return;
   }
   // Registered before anything else: without a listener a SIGHUP ends the process, and one may come while the

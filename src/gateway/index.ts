@@ -17,6 +17,8 @@ export type { SettingSource } from './config/setting-sources.js';
 export type { SessionLimits } from './config/upstream-settings.js';
 export { DEFAULT_METRICS_HOST, type MetricsConfig } from './config/metrics-config.js';
 export type { SharedStoreConfig } from './config/shared-store-config.js';
+export type { PinsConfig } from './config/pins-config.js';
+export type { PinsMode } from './pins/tool-pins.js';
 export type { SessionSealConfig } from './config/session-seal-config.js';
 export type { ConnectedAccountsConfig, ConnectListsMode, TokenStoreConfig } from './config/connected-accounts-config.js';
 export { createUpstreamProxy, type UpstreamProxyOptions } from './upstream/http/upstream-proxy.js';

@@ -16,13 +16,13 @@ const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const TOOLS = [{ name: 'echo', description: 'Echoes its text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }];
 
 /** The result of `method` with `params`, or undefined for a method it does not know. */
-function resultOf(method: string, params: Record<string, any>, count: () => void): object | undefined {
+function resultOf(method: string, params: Record<string, any>, count: () => void, tools: () => readonly object[]): object | undefined {
   if (method === 'initialize') {
     const version = VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : VERSIONS[0];
     return { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: 'plain', version: '1.0.0' } };
   }
   if (method === 'ping') return {};
-  if (method === 'tools/list') return { tools: TOOLS };
+  if (method === 'tools/list') return { tools: tools() };
   if (method === 'tools/call') {
     count();
     return { content: [{ type: 'text', text: `echo: ${String(params.arguments?.text)}` }] };
@@ -30,8 +30,15 @@ function resultOf(method: string, params: Record<string, any>, count: () => void
   return undefined;
 }
 
+/** Options of {@link startPlainMcpServer}. */
+export interface PlainMcpServerOptions {
+  /** The tools it lists, asked on each `tools/list` (a test changes them between sessions). Default: `echo`. */
+  readonly tools?: () => readonly object[];
+}
+
 /** Starts the plain server on 127.0.0.1 with a free port. */
-export async function startPlainMcpServer(): Promise<PlainMcpServer> {
+export async function startPlainMcpServer(options: PlainMcpServerOptions = {}): Promise<PlainMcpServer> {
+  const tools = options.tools ?? (() => TOOLS);
   let calls = 0;
   const server = createServer((req, res) => {
     if (req.method !== 'POST') {
@@ -52,7 +59,7 @@ export async function startPlainMcpServer(): Promise<PlainMcpServer> {
         res.writeHead(202).end();
         return;
       }
-      const result = resultOf(message.method, message.params ?? {}, () => void calls++);
+      const result = resultOf(message.method, message.params ?? {}, () => void calls++, tools);
       const answer = result ? { jsonrpc: '2.0', id: message.id, result } : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });

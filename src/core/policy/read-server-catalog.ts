@@ -24,6 +24,8 @@ import type { ServerCatalog } from './policy-coverage.js';
 export interface ListedServerCatalog extends ServerCatalog {
   /** List methods whose answer was cut off by a bound (then rules may wrongly look unmatched). */
   truncated: string[];
+  /** The tools as listed, whole (for their pins), when the listing was asked to keep them (`keepToolDefinitions`). */
+  toolDefinitions?: Record<string, unknown>[];
 }
 
 /** Bounds of a listing on the number of pages and items. */
@@ -32,6 +34,8 @@ export interface CatalogReadLimits {
   maxPages: number;
   /** Most items kept per list method. */
   maxItems: number;
+  /** Keep each listed tool whole in `toolDefinitions`, not only its name. Default false. */
+  keepToolDefinitions?: boolean;
 }
 
 /** Default {@link CatalogReadLimits.maxPages}. */
@@ -125,7 +129,9 @@ export async function readServerCatalog(call: CatalogCall, capabilities: Record<
       if (!Array.isArray(items)) throw new Error(`${list.method} answered without a "${list.resultKey}" array`);
       for (const item of items) {
         const name = (item as Record<string, unknown> | null)?.[list.itemKey];
-        if (typeof name === 'string') names.push(name);
+        if (typeof name !== 'string') continue;
+        names.push(name);
+        if (list.catalogKey === 'tools' && limits.keepToolDefinitions) (catalog.toolDefinitions ??= []).push(item as Record<string, unknown>);
       }
       if (names.length > limits.maxItems) {
         names.length = limits.maxItems;

@@ -76,8 +76,12 @@ export function fileKeyOf(env: string): string {
     .replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** Whether a setting's value is a path (`<file>`, `<dir>`), which a file gives relative to its own directory. */
-function isPathSetting(setting: GatewaySetting): boolean {
+/**
+ * Whether a setting's value is a path (`<file>`, `<dir>`; `<file|redis>` unless it is `redis`), which a file gives
+ * relative to its own directory.
+ */
+function isPathSetting(setting: GatewaySetting, text: string): boolean {
+  if (setting.value === '<file|redis>') return text.trim().toLowerCase() !== 'redis';
   return setting.value === '<file>' || setting.value === '<dir>';
 }
 
@@ -125,7 +129,7 @@ export function mergeFileSettings(rows: readonly GatewaySetting[], settings: Set
     }
     const text = problems.check(() => settingText(value, path));
     if (text === undefined || readSetting(settings, row.env) !== undefined) continue;
-    merged[row.env] = isPathSetting(row) && text.trim() !== '' ? resolvePath(config.dir, text.trim()) : text;
+    merged[row.env] = isPathSetting(row, text) && text.trim() !== '' ? resolvePath(config.dir, text.trim()) : text;
     fromFile.set(row.env, path);
   }
   for (const row of rows) {

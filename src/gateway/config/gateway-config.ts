@@ -20,6 +20,7 @@ import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, METRICS_SETTINGS, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, SHARED_STORE_SETTINGS, type SharedStoreConfig } from './shared-store-config.js';
 import { loadSessionSealConfig, SESSION_SEAL_SETTINGS, type SessionSealConfig } from './session-seal-config.js';
+import { loadPinsConfig, PINS_SETTINGS, type PinsConfig } from './pins-config.js';
 import { CONNECTED_ACCOUNTS_SETTINGS, loadConnectedAccountsConfig, type ConnectedAccountsConfig } from './connected-accounts-config.js';
 import { STDIO_INTEGER_SETTINGS } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
@@ -122,6 +123,7 @@ const SETTING_ROWS = [
   { env: 'MCP_AUTH_AUDIT_REDACT', group: 'logs', flag: '--audit-redact', value: '<pointer,…>', description: 'JSON Pointers (RFC 6901) into the arguments whose values an audit record shows as "[redacted]", comma-separated, e.g. /password,/card/number.', defaultValue: 'none' },
   { env: 'MCP_AUTH_AUDIT_MAX_BYTES', group: 'logs', flag: '--audit-max-bytes', value: '<bytes>', description: 'With an audit file: its size past which it is rotated (audit.jsonl becomes audit.jsonl.1, and so on).', defaultValue: String(DEFAULT_AUDIT_MAX_FILE_BYTES) },
   { env: 'MCP_AUTH_AUDIT_FILES', group: 'logs', flag: '--audit-files', value: '<number>', description: 'With an audit file: how many files are kept, the one being written included; the oldest goes first.', defaultValue: String(DEFAULT_AUDIT_FILES) },
+  ...PINS_SETTINGS,
   ...METRICS_SETTINGS,
   ...SHARED_STORE_SETTINGS,
   ...SESSION_SEAL_SETTINGS,
@@ -182,6 +184,8 @@ export interface GatewayConfig {
   sessionSeal?: SessionSealConfig;
   /** Whether the policy file is watched and reloaded when it changes (`MCP_AUTH_POLICY_WATCH`); absent: off. */
   policyWatch?: boolean;
+  /** Pinned tool definitions (`MCP_AUTH_PINS`, `MCP_AUTH_PIN_FILE`); absent when neither is set. */
+  pins?: PinsConfig;
   /** Connected accounts (`MCP_AUTH_TOKEN_STORE`, `MCP_AUTH_LOGIN_*`); present exactly when an upstream is in connected mode. */
   connectedAccounts?: ConnectedAccountsConfig;
   /**
@@ -354,6 +358,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
       ? undefined
       : { ...(replayMaxEntries !== undefined ? { maxEntries: replayMaxEntries } : {}), ...(replayMaxPerCaller !== undefined ? { maxEntriesPerCaller: replayMaxPerCaller } : {}) };
   const { file } = context;
+  const pins = problems.check(() => loadPinsConfig(settings));
   const policyWatch = problems.check(() => readPolicyWatch(settings, file !== undefined && file !== 'unreadable' && serversHavePolicyFiles(file)));
   const upstreams =
     file === undefined
@@ -381,6 +386,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
     ...(dpopReplayCache ? { dpopReplayCache } : {}),
     ...(sessionSeal ? { sessionSeal } : {}),
     ...(policyWatch ? { policyWatch } : {}),
+    ...(pins ? { pins } : {}),
     ...(connectedAccounts ? { connectedAccounts } : {}),
     ...upstreams,
     settings,
@@ -411,6 +417,7 @@ export function gatewayHelp(): string {
     'Usage: mcp-oauth-guard [flags]',
     '       mcp-oauth-guard check [--json] [--strict] [--token-file <file|->] [flags]   (checks these settings, what they point at and a token; check --help)',
     '       mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>] [flags]   (revokes every connected account of a user; connections --help)',
+    '       mcp-oauth-guard pins update [--server <name>] | pins accept <server> <tool> [flags]   (pins the upstreams\' tool definitions; pins --help)',
     '',
     'An OAuth 2.1 gateway for any MCP server: it checks the access token and the scope policy of every',
     'request, then forwards it to the upstream MCP server (Streamable HTTP) without the token or cookies.',

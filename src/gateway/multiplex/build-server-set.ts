@@ -14,6 +14,7 @@ import type { ListFailureReason } from './merge-lists.js';
 import { PASS_THROUGH_SESSION_IDS } from './member-session-pass-through.js';
 import { createServerSet, type ServerSet, type ServerSetOptions } from './server-set.js';
 import type { GatewayInfo } from './merge-initialize.js';
+import type { ToolPins } from '../pins/tool-pins.js';
 
 /** What {@link buildServerSet} needs from the gateway around it. */
 export interface ServerSetParts {
@@ -45,6 +46,8 @@ export interface ServerSetParts {
   readonly connectedLists?: ServerSetOptions['connectedLists'];
   /** Whether a caller may use anything of a server (see `ServerSetOptions.mayReach`). */
   readonly mayReach?: ServerSetOptions['mayReach'];
+  /** The pinned tool definitions (`MCP_AUTH_PINS`); absent when off. */
+  readonly pins?: ToolPins;
   /** Bounds of clients' sessions with the endpoint. Default: as a single upstream's. */
   readonly sessionLimits?: { readonly maxSessions?: number; readonly maxSessionsPerCaller?: number; readonly sessionIdleTimeoutMs?: number };
 }
@@ -106,6 +109,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     ...(parts.recheck ? { recheck: parts.recheck } : {}),
     ...(parts.connectedLists ? { connectedLists: parts.connectedLists } : {}),
     ...(parts.mayReach ? { mayReach: parts.mayReach } : {}),
+    ...(parts.pins ? { pins: parts.pins } : {}),
     onListFailure: (server, method, reason) => {
       parts.onListFailure?.(server, method, reason);
       const key = `${server}\n${reason}`;

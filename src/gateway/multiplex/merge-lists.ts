@@ -183,7 +183,8 @@ export class ListMerger {
 
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
   private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
-    const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}`;
+    // Pins accepted or reloaded change what a server's unchanged page shows: their generation is part of the key.
+    const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
     const texts = answered.map((part) => part.text!);
     const last = this.memo.get(key);
     if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i])) return last.result;
@@ -201,7 +202,7 @@ export class ListMerger {
         this.options.onFailure(part.member.name, method, response && 'error' in response ? 'upstream_refused' : 'upstream_invalid');
         continue;
       }
-      items.push(...this.exposedItems(part.member, method, listed));
+      items.push(...this.exposedItems(part.member, method, listed, typeof result!.nextCursor !== 'string'));
       // A server the caller has not connected: the connect flow's note (why, and the link) is kept, by server name.
       // Only the gateway's own answer carries one: a server cannot pass a link of its own off as the gateway's.
       const noteKey = part.answer!.byGateway ? this.options.connected?.noteKey : undefined;
@@ -232,8 +233,11 @@ export class ListMerger {
     return result;
   }
 
-  /** A server's items as the endpoint shows them: its tools and prompts renamed, its unselected tools dropped. */
-  private exposedItems(member: SetMember, method: string, listed: readonly unknown[]): unknown[] {
+  /**
+   * A server's items as the endpoint shows them: its tools and prompts renamed, its unselected tools dropped, and
+   * its tools compared with their pins (those that differ dropped in `enforce`).
+   */
+  private exposedItems(member: SetMember, method: string, listed: readonly unknown[], lastPage: boolean): unknown[] {
     const spec = LIST_SPECS.get(method)!;
     if (spec.kind === 'resource') {
       const claimed = listed.map((item) => (item as Record<string, unknown>)?.[spec.itemKey]).filter((uri): uri is string => typeof uri === 'string');
@@ -241,7 +245,8 @@ export class ListMerger {
       return [...listed];
     }
     const exposed: unknown[] = [];
-    for (const item of listed) {
+    const shown = method === 'tools/list' && member.pins ? member.pins.observe(member.name, listed.filter((item) => member.selects(String((item as Record<string, unknown> | null)?.name))), lastPage) : listed;
+    for (const item of shown) {
       const name = (item as Record<string, unknown> | null)?.name;
       if (typeof name !== 'string') continue;
       if (method === 'tools/list' && !member.selects(name)) continue;

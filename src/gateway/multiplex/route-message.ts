@@ -1,6 +1,7 @@
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { unknownNameRefusal } from '../upstream/unknown-name.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
 
@@ -29,9 +30,10 @@ const RESOURCE_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resour
 /**
  * Decides where a client message goes, by its body: tools and prompts by the server prefix of their exposed name
  * (`<server>__<name>`), resources by the server that listed the URI or a template matching it, completions by
- * their `ref`. A tool of no server, or one its server's `tools` selection leaves out, is refused as unknown
- * (JSON-RPC -32602), never with a 403 that would invite a scope step-up. Behind the guard, with the policy set,
- * the guard has refused such a call already (reason `target_unknown`): this is the answer without one.
+ * their `ref`. A tool of no server, one its server's `tools` selection leaves out, or one whose definition differs
+ * from its pin (`MCP_AUTH_PINS=enforce`) is refused as unknown (JSON-RPC -32602), never with a 403 that would invite
+ * a scope step-up. Behind the guard, with the policy set, the guard has refused the first two already (reason
+ * `target_unknown`): this is the answer without one.
  */
 export function routeMessage(message: JsonRpcMessage, members: ReadonlyMap<string, SetMember>, routes: ResourceRoutes): MessageRoute {
   if (!('method' in message)) return { to: 'asker' };
@@ -58,8 +60,9 @@ function byName(message: JsonRpcMessage, holder: Record<string, unknown> | undef
   if (typeof exposed !== 'string') return refused(JsonRpcErrorCode.InvalidParams, `Invalid params: the ${kind} name must be a string`);
   const split = splitExposedName(exposed);
   const member = split ? members.get(split.server) : undefined;
-  if (!split || !member || (kind === 'tool' && !member.selects(split.name))) {
-    return refused(JsonRpcErrorCode.InvalidParams, `Unknown ${kind}: ${exposed.slice(0, 200)}`);
+  if (!split || !member || (kind === 'tool' && (!member.selects(split.name) || member.pins?.refuses(member.name, split.name) === true))) {
+    const { code, message: text } = unknownNameRefusal(kind, exposed);
+    return refused(code, text);
   }
   return { to: 'member', member, message: renamed(message, holder!, key, split.name), localName: split.name };
 }

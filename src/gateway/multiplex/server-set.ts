@@ -26,6 +26,7 @@ import { EventIdVector } from './relabelled-events.js';
 import { routeMessage, type MessageRoute } from './route-message.js';
 import { readRequestId } from './server-request-ids.js';
 import { profileOf, type SetMember } from './set-member.js';
+import type { ToolPins } from '../pins/tool-pins.js';
 
 /** One server of {@link createServerSet}. */
 export interface ServerSetEntry {
@@ -48,6 +49,8 @@ export interface ServerSetOptions {
   readonly servers: readonly ServerSetEntry[];
   /** Time allowed for each server's part of a merged list, and for opening a server's session, in milliseconds. Default 5 000. */
   readonly listTimeoutMs?: number;
+  /** The pinned tool definitions (`MCP_AUTH_PINS`): every server's tools are compared with their pins. Default none. */
+  readonly pins?: ToolPins;
   /** Bounds of clients' sessions (as a single upstream's). */
   readonly maxSessions: number;
   readonly maxSessionsPerCaller: number;
@@ -116,6 +119,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     name: server.name,
     upstream: server.upstream,
     selects: server.selects ?? (() => true),
+    ...(options.pins ? { pins: options.pins } : {}),
     listTimeoutMs: server.listTimeoutMs ?? listTimeoutMs,
     ...(server.listReuseMs !== undefined ? { listReuseMs: Math.min(server.listReuseMs, MAX_PAGE_REUSE_MS) } : {}),
     profile: undefined,

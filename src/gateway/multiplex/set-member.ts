@@ -1,3 +1,4 @@
+import type { ToolPins } from '../pins/tool-pins.js';
 import type { Upstream } from '../upstream/upstream.js';
 
 /**
@@ -21,6 +22,8 @@ export interface SetMember {
   readonly upstream: Upstream;
   /** Whether a tool of its own name is exposed (`tools` include and exclude). */
   readonly selects: (tool: string) => boolean;
+  /** The pinned tool definitions (`MCP_AUTH_PINS`), shared by every server; absent when off. */
+  readonly pins?: ToolPins;
   /** Time allowed for its part of a merged list, in milliseconds. */
   readonly listTimeoutMs: number;
   /** How long its pages are served again to any caller, in milliseconds (`listReuseMs`); absent: only pages it marks public. */

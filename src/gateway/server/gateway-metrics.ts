@@ -36,6 +36,11 @@ export interface GatewayMetrics {
   onListFailure(server: string, method: string, reason: string): void;
   /** With several servers: sets `mcp_guard_upstream_ready` of a server from a readiness probe. */
   onServerProbed(server: string, ok: boolean): void;
+  /**
+   * With pins (`MCP_AUTH_PINS`): counts a listed tool that differs from its pin, once per change logged
+   * (`mcp_guard_tool_pin_mismatches_total{server,change}`; `server` is `upstream` for the single upstream).
+   */
+  onPinMismatch(server: string, change: 'changed' | 'added'): void;
 }
 
 /** Bounds of `mcp_guard_upstream_request_duration_seconds`, in seconds. */
@@ -80,6 +85,13 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     },
   });
   const single = options.servers ? undefined : upstream.of(undefined);
+  // Labels from bounded sets: the configuration's server names, and two kinds of change.
+  const pinMismatches = new Counter({
+    name: 'mcp_guard_tool_pin_mismatches_total',
+    help: 'Listed tools whose definition differs from their pin (change="changed") or that have none (change="added"), by server; each change counted once (MCP_AUTH_PINS).',
+    labelNames: ['server', 'change'],
+    registers: [registry],
+  });
   return {
     registry,
     guard,
@@ -106,6 +118,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     },
     onServerProbed(server, ok) {
       perServer?.ready.labels(server).set(ok ? 1 : 0);
+    },
+    onPinMismatch(server, change) {
+      pinMismatches.labels(server, change).inc();
     },
   };
 }

@@ -48,6 +48,7 @@ import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
 import type { ConnectedAccounts } from '../connected/connected-accounts.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
+import type { ToolPins } from '../pins/tool-pins.js';
 
 /** Options of {@link startGateway} that are not configuration. */
 export interface StartGatewayOptions {
@@ -113,6 +114,8 @@ export interface RunningGateway {
    * `policy_reloaded` line (the file, the rule counts that changed), then the coverage warnings and the summary
    * line as at start-up. An invalid file changes nothing: one warning says why, as a start-up failure would.
    *
+   * With pins on (`MCP_AUTH_PINS`), the pin file or store is read again first, so an operator's edit is in force too.
+   *
    * The new policy is in force when this returns; the promise resolves once the summary is written. Never rejects.
    *
    * @param trigger What asked for the reload, written in the log lines. Default `call`.
@@ -162,7 +165,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   // What the stdio processes the gateway starts anyway (listings, sessions) show about its program, for /readyz.
   const stdioStarts = createStdioStartOutcomes(config.stdio?.env ? { env: config.stdio.env } : {});
   const parts = await buildGateway({ config, options, log, warn, http, port, stdioStarts, policyFile, onPolicyFileChange: () => void reloadPolicy('watch') });
-  const { guard, pipeline, proxy, metrics, upstreamCredentials } = parts;
+  const { guard, pipeline, proxy, metrics, upstreamCredentials, pins } = parts;
   warnAboutStart(config, guard, warn);
 
   const listings = new CoverageListings();
@@ -205,7 +208,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // Tool label values are the policy's tool names: they follow it.
     ...(config.metrics?.toolLabels && metrics ? { onReloaded: (policy: PolicyDefinition) => metrics.guard.setToolLabels(Object.keys(policy.tools ?? {})) } : {}),
   });
-  reloadPolicy = (trigger = 'call') => (http.shuttingDown ? Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' }) : reload(trigger));
+  reloadPolicy = (trigger = 'call') => {
+    if (http.shuttingDown) return Promise.resolve({ reloaded: false, reason: 'the gateway is shutting down' });
+    // A reload reads the pins again too (an operator who edited the pin file reloads it as the policy), first: the
+    // new pins are in force when the reload resolves. Reading them never rejects.
+    return pins ? pins.reload(trigger).then(() => reload(trigger)) : reload(trigger);
+  };
   return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
 }
 
@@ -287,6 +295,8 @@ interface GatewayParts {
   readonly serverPolicy: ServerSetPolicy | undefined;
   /** Connected accounts (their token store and pages), when an upstream is in connected mode. */
   readonly connected: ConnectedAccounts | undefined;
+  /** The pinned tool definitions (`MCP_AUTH_PINS` warn or enforce). */
+  readonly pins: ToolPins | undefined;
 }
 
 /**
@@ -296,7 +306,7 @@ interface GatewayParts {
  */
 async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts> {
   const { config, options, http } = context;
-  const opened: { proxy?: Upstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch; connected?: ConnectedAccounts } = {};
+  const opened: { proxy?: Upstream; redisStores?: RedisStores; policyWatch?: PolicyFileWatch; connected?: ConnectedAccounts; pins?: ToolPins } = {};
   try {
     const guardOptions =
       config.resourceIsDefault && context.port !== config.port
@@ -328,8 +338,12 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     };
     // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
     const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);
-    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, mayReach, ...(connected ? { connectedLists: connected.lists } : {}) }) : undefined;
-    const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
+    // Loaded only with pins on (MCP_AUTH_PINS warn or enforce): off, nothing is digested and no upstream is wrapped.
+    const pinsModule = config.pins && config.pins.mode !== 'off' ? await import('../pins/open-pin-store.js') : undefined;
+    const pins = (opened.pins = await pinsModule?.startToolPins(config, { resource, log: context.log, warn: context.warn, ...(metrics ? { onMismatch: metrics.onPinMismatch } : {}) }));
+    const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, mayReach, ...(connected ? { connectedLists: connected.lists } : {}), ...(pins ? { pins } : {}) }) : undefined;
+    const single = serverSet ? undefined : createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics });
+    const proxy = (opened.proxy = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri)) : undefined;
@@ -360,9 +374,10 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
-    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy, connected };
+    return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy, connected, pins };
   } catch (error) {
     opened.policyWatch?.close();
+    await opened.pins?.close();
     await http.abandon();
     await opened.proxy?.close();
     await opened.redisStores?.close();
@@ -598,6 +613,7 @@ async function shutdownGateway(config: GatewayConfig, http: GatewayHttpServer, p
   await listings.settled();
   await parts.redisStores?.close();
   await parts.connected?.close();
+  await parts.pins?.close();
   // Answers just ended still need a moment to flush before their connections go.
   await Promise.race([closed, delay(500)]);
   server.closeAllConnections();

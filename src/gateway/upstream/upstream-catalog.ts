@@ -39,6 +39,8 @@ export interface CatalogLimits {
   maxItems?: number;
   /** Largest answer read, in bytes. Default 8 388 608 (8 MiB). */
   maxResponseBytes?: number;
+  /** Keep each listed tool whole (`toolDefinitions` of the catalog), for the pins. Default false. */
+  keepToolDefinitions?: boolean;
 }
 
 /** What the upstream listed; a kind it does not offer (no capability) is an empty list. */
@@ -55,6 +57,7 @@ function withDefaults(limits: CatalogLimits): Required<CatalogLimits> {
     maxPages: limits.maxPages ?? DEFAULT_CATALOG_MAX_PAGES,
     maxItems: limits.maxItems ?? DEFAULT_CATALOG_MAX_ITEMS,
     maxResponseBytes: limits.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    keepToolDefinitions: limits.keepToolDefinitions ?? false,
   };
 }
 

@@ -1,3 +1,4 @@
+import { PROCESS_OUTPUT, type CommandOutput } from '../command-output.js';
 import { packageVersion } from '../package-version.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
@@ -8,16 +9,8 @@ import { checkExitCode } from './check-result.js';
 import { checkReportJson, formatCheckReport } from './format-check-report.js';
 import { runChecks } from './run-checks.js';
 
-/** Where `check` writes; default the process's stdout and stderr. */
-export interface CheckCommandOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const PROCESS_OUTPUT: CheckCommandOutput = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-};
+/** Where the command writes; default the process's stdout and stderr. */
+export type CheckCommandOutput = CommandOutput;
 
 /** Exit code for a configuration error or bad usage, as the gateway's. */
 const CONFIGURATION_ERROR_EXIT_CODE = 2;
@@ -99,7 +92,8 @@ export function checkHelp(): string {
     'client) and its signing keys against the allowed algorithms; introspection (a made-up token must be',
     'inactive); the shared store (with MCP_AUTH_REDIS_URL: a DPoP replay claim and a rate-limit count, with the',
     'gateway\'s own Redis client); the upstream (initialize and the lists, with the gateway\'s own upstream',
-    'credentials); the policy (tools with no rule, rules that match nothing). Settings are read exactly as the',
+    'credentials); the policy (tools with no rule, rules that match nothing); with MCP_AUTH_PIN_FILE, each tool',
+    'against its pin, field by field. Settings are read exactly as the',
     'gateway reads them; an application that uses the library (no upstream) is checked with its MCP_AUTH_*',
     'variables, HOST and PORT.',
     'Every outbound call waits at most MCP_AUTH_HTTP_TIMEOUT_MS. No token or secret is printed.',

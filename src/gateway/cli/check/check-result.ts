@@ -14,7 +14,7 @@
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 /** The kinds of check, in the order the report lists them. */
-export type CheckName = 'config' | 'resource' | 'listen' | 'issuer' | 'authorization server' | 'keys' | 'introspection' | 'shared store' | 'connected accounts' | 'upstream' | 'policy' | 'token';
+export type CheckName = 'config' | 'resource' | 'listen' | 'issuer' | 'authorization server' | 'keys' | 'introspection' | 'shared store' | 'connected accounts' | 'upstream' | 'policy' | 'pins' | 'token';
 
 /** One line of the report. */
 export interface CheckResult {

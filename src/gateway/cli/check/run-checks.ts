@@ -19,6 +19,7 @@ import { checkConnectedAccounts } from './check-connected-accounts.js';
 import { checkToken } from './check-token.js';
 import type { CheckResult } from './check-result.js';
 import { checkUpstream } from './check-upstream.js';
+import { checkPins } from './check-pins.js';
 import { checkConfigFile, checkServers } from './check-servers.js';
 import type { PolicyDefinition } from '../../../core/policy/policy-definition.js';
 
@@ -49,6 +50,8 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     result: { check: 'upstream', status: 'fail', message: `the upstream could not be checked: ${explainFailure(error, 300)}`, fix: 'check the upstream settings' } satisfies CheckResult,
     coverage: undefined,
   }));
+  // The pins (MCP_AUTH_PIN_FILE): each upstream listed again, with its tools whole.
+  const pins = checkPins(config, guard.resource, timeoutMs).catch((error: unknown): CheckResult[] => [{ check: 'pins', status: 'fail', message: `the pins could not be checked: ${explainFailure(error, 300)}` }]);
   const listening = checkListenAddresses(config, { resource: guard.resource, timeoutMs });
   const sharedStore = config.redis
     ? checkSharedStore(config.redis, guard.resource, timeoutMs).catch(
@@ -88,6 +91,7 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
   } else {
     results.push(...checkPolicy({ policy: options.policy, file, hasUpstream: Boolean(config.proxy ?? config.stdio), ...('coverage' in listed && listed.coverage ? { coverage: listed.coverage } : {}) }));
   }
+  results.push(...(await pins));
   results.push(...checkScopesSupported(options.policy, file, issuers.map(({ issuer, checked }) => ({ issuer, scopesSupported: checked.metadata?.scopes_supported }))));
   if (checks.token !== undefined) {
     // Weighed against what the upstream lists, else against the policy's own tool rules.

@@ -4,25 +4,17 @@
  * the gateway's own settings (flags, environment, `--config`), opens the same token store with the same key, and
  * revokes each connection at its upstream's authorization server before deleting it.
  */
+import { answerHelpOrVersion, PROCESS_OUTPUT, type CommandOutput } from '../command-output.js';
 import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { describeConfigurationError } from '../../config/configuration-error-line.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../config/gateway-config.js';
 import { connectedAuthorizations, connectedUpstreamsOf, openConnectionStore } from '../../connected/open-connections.js';
-import { packageVersion } from '../package-version.js';
 import { revokeUserConnections, type ConnectionRevocationOutcome } from './revoke-user-connections.js';
 
 /** Where the command writes; default the process's stdout and stderr. */
-export interface ConnectionsCommandOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const PROCESS_OUTPUT: ConnectionsCommandOutput = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-};
+export type ConnectionsCommandOutput = CommandOutput;
 
 const PROGRAM = 'mcp-oauth-guard connections';
 /** Exit code for a configuration error or bad usage, as the gateway's. */
@@ -48,14 +40,7 @@ interface RevokeRequest {
  * process.exitCode = await runConnectionsCommand(['revoke', '--subject', 'alice'], process.env);
  */
 export async function runConnectionsCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, output: ConnectionsCommandOutput = PROCESS_OUTPUT): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    output.stdout(connectionsHelp());
-    return 0;
-  }
-  if (argv.includes('--version')) {
-    output.stdout(`${packageVersion()}\n`);
-    return 0;
-  }
+  if (answerHelpOrVersion(argv, output, connectionsHelp)) return 0;
   let request: RevokeRequest;
   try {
     request = readRevokeRequest(argv, env);

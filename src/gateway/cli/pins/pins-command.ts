@@ -1,0 +1,169 @@
+/**
+ * `mcp-oauth-guard pins update [--server <name>]` and `mcp-oauth-guard pins accept <server> <tool>`: the operator's
+ * commands for pinned tool definitions. Each reads the gateway's own settings (flags, environment, `--config`),
+ * lists the upstreams as the gateway itself (as `check` does), and writes the pins to the pin file or the shared
+ * store (`MCP_AUTH_PIN_FILE`), which a running gateway re-reads within seconds.
+ */
+import { answerHelpOrVersion, PROCESS_OUTPUT, type CommandOutput } from '../command-output.js';
+import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource.js';
+import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
+import { ConfigurationError } from '../../../core/kernel/errors.js';
+import { describeConfigurationError } from '../../config/configuration-error-line.js';
+import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../config/gateway-config.js';
+import { listServerTools } from '../../pins/list-server-tools.js';
+import { openPinStore } from '../../pins/open-pin-store.js';
+import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
+import { pinOf, type PinSet } from '../../pins/pin-document.js';
+import type { PinChange, PinStore } from '../../pins/pin-store.js';
+import { digestTool } from '../../pins/tool-digest.js';
+
+/** Where the command writes; default the process's stdout and stderr. */
+export type PinsCommandOutput = CommandOutput;
+
+const PROGRAM = 'mcp-oauth-guard pins';
+/** Exit code for a configuration error or bad usage, as the gateway's. */
+const USAGE_EXIT_CODE = 2;
+/** Time allowed for each listing request, in milliseconds. */
+const LISTING_TIMEOUT_MS = 10_000;
+
+/** What a run is asked to do, its settings read. */
+type PinsRequest = { readonly action: 'update'; readonly config: GatewayConfig; readonly server?: string } | { readonly action: 'accept'; readonly config: GatewayConfig; readonly server: string; readonly tool: string };
+
+/**
+ * Runs `pins <argv…>`. Returns the exit code: 0 when the pins were written; 1 when a server could not be listed, the
+ * tool to accept is not listed, or the store could not be written; 2 on bad usage or a configuration error.
+ *
+ * @example
+ * process.exitCode = await runPinsCommand(['accept', 'notes', 'add'], process.env);
+ */
+export async function runPinsCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, output: PinsCommandOutput = PROCESS_OUTPUT): Promise<number> {
+  if (answerHelpOrVersion(argv, output, pinsHelp)) return 0;
+  let request: PinsRequest;
+  let store: PinStore;
+  try {
+    request = readPinsRequest(argv, env);
+    const resource = canonicalizeResourceUri(request.config.guard.resource, 'MCP_AUTH_RESOURCE');
+    store = await openPinStore(request.config.pins!, request.config.redis, resource);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    output.stderr(`${PROGRAM}: ${describeConfigurationError(error)}\nRun ${PROGRAM} --help for the usage.\n`);
+    return USAGE_EXIT_CODE;
+  }
+  try {
+    return request.action === 'update' ? await update(request, store, output) : await accept(request, store, output);
+  } catch (error) {
+    output.stderr(`${PROGRAM}: the pins could not be read or written (${error instanceof ConfigurationError ? describeConfigurationError(error) : error instanceof Error ? error.message : 'error'})\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Reads the action, its arguments and the gateway's settings; every problem at once. */
+function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): PinsRequest {
+  const problems = new ConfigurationProblems();
+  const [action, ...rest] = argv;
+  if (action !== 'update' && action !== 'accept') throw new ConfigurationError('action', action === undefined ? 'is missing: pins update, or pins accept <server> <tool>' : `is "${action.slice(0, 40)}"; the actions are update and accept`);
+  const positional: string[] = [];
+  while (rest.length > 0 && !rest[0]!.startsWith('--')) positional.push(rest.shift()!);
+  let server: string | undefined;
+  const others: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (action === 'update' && (arg === '--server' || arg.startsWith('--server='))) server = arg === '--server' ? rest[++i] : arg.slice('--server='.length);
+    else others.push(arg);
+  }
+  const args = parseGatewayArgs(others, env, problems);
+  const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings }));
+  if (action === 'accept' && positional.length !== 2) problems.add('accept', 'needs the server and the tool: pins accept <server> <tool> (the single upstream is named upstream)');
+  if (action === 'update' && positional.length > 0) problems.add('update', `takes no name (${positional[0]!.slice(0, 40)}); give --server <name> for one server`);
+  if (config !== undefined && config.pins === undefined) problems.add('MCP_AUTH_PIN_FILE', 'is not set: give the gateway\'s own settings, with the pin file (or redis) it reads');
+  problems.throwIfAny();
+  const names = config!.servers?.map((s) => s.name) ?? ['upstream'];
+  const named = action === 'accept' ? positional[0]! : server;
+  if (named !== undefined && !names.includes(named)) throw new ConfigurationError(action === 'accept' ? 'server' : '--server', `is "${named.slice(0, 64)}", which names no server of these settings; those are: ${names.join(', ')}`);
+  return action === 'accept' ? { action, config: config!, server: positional[0]!, tool: positional[1]! } : { action, config: config!, ...(server !== undefined ? { server } : {}) };
+}
+
+/** Pins what every server (or the one named) lists now, in place of its pins. */
+async function update(request: Extract<PinsRequest, { action: 'update' }>, store: PinStore, output: PinsCommandOutput): Promise<number> {
+  const listed = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server);
+  const pins = await store.load();
+  const changes: PinChange[] = [];
+  let failed = false;
+  for (const { server, tools, truncated, error } of listed) {
+    if (tools === undefined) {
+      output.stdout(`${server}: not listed, its pins are kept: ${error ?? 'unknown error'}\n`);
+      failed = true;
+      continue;
+    }
+    const before = pins.get(server) ?? new Map();
+    const counts = { changed: 0, added: 0, removed: 0 };
+    const now = new Set<string>();
+    for (const tool of tools) {
+      const name = String(tool.name);
+      const digested = digestTool(tool);
+      now.add(name);
+      const pin = before.get(name);
+      if (pin?.digest === digested.digest) continue;
+      counts[pin === undefined ? 'added' : 'changed']++;
+      changes.push({ server, tool: name, pin: pinOf(digested, 'update') });
+    }
+    // A list cut short by a bound keeps the pins of what it did not reach.
+    const gone = truncated ? [] : [...before.keys()].filter((name) => !now.has(name));
+    for (const name of gone) changes.push({ server, tool: name, pin: undefined });
+    counts.removed = gone.length;
+    output.stdout(`${server}: ${tools.length} tool${tools.length === 1 ? '' : 's'} pinned (${counts.changed} changed, ${counts.added} new, ${counts.removed} removed)${truncated ? '; the list was cut off at a bound' : ''}\n`);
+  }
+  await store.write(changes);
+  output.stdout(`Pins written to ${store.name}.\n`);
+  return failed ? 1 : 0;
+}
+
+/** Pins one tool's definition as it is listed now. */
+async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store: PinStore, output: PinsCommandOutput): Promise<number> {
+  const [listed] = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server);
+  if (listed?.tools === undefined) {
+    output.stderr(`${PROGRAM}: ${request.server} could not be listed, nothing accepted: ${listed?.error ?? 'unknown error'}\n`);
+    return 1;
+  }
+  const tool = listed.tools.find((candidate) => candidate.name === request.tool);
+  if (tool === undefined) {
+    output.stderr(`${PROGRAM}: ${request.server} lists no tool ${JSON.stringify(request.tool.slice(0, 200))}; nothing accepted\n`);
+    return 1;
+  }
+  const pins: PinSet = await store.load();
+  const digested = digestTool(tool);
+  const pin = pins.get(request.server)?.get(request.tool);
+  if (pin?.digest === digested.digest) {
+    output.stdout(`${request.server} ${request.tool}: already pinned as listed; nothing to accept\n`);
+    return 0;
+  }
+  await store.write([{ server: request.server, tool: request.tool, pin: pinOf(digested, 'accept') }]);
+  const what = pin === undefined ? ['new tool'] : describeDifferences(pinDifferences(pin, digested));
+  output.stdout(`${request.server} ${request.tool}: accepted (${what.join('; ')}); pins written to ${store.name}\n`);
+  return 0;
+}
+
+/** `pins --help`: the actions, then every setting as the gateway's --help lists them. */
+export function pinsHelp(): string {
+  return [
+    'Usage: mcp-oauth-guard pins update [--server <name>] [flags]',
+    '       mcp-oauth-guard pins accept <server> <tool> [flags]',
+    '',
+    'Pinned tool definitions (MCP_AUTH_PINS, see tool-pins.md). Both actions list the upstreams as the gateway',
+    'itself, as check does, and write the pin file or shared store MCP_AUTH_PIN_FILE names; a running gateway reads',
+    'the change within seconds. Settings are read exactly as the gateway reads them: give the gateway\'s own.',
+    '',
+    '  update       Pins every tool each server (or the one --server names) lists now, in place of its pins.',
+    '  accept       Pins one tool as its server lists it now: after reviewing a change the gateway reported. The',
+    '               single upstream is named upstream; a server of a configuration file by its name.',
+    '',
+    'Exit codes: 0 when the pins were written, 1 when a server could not be listed or the tool is not listed (nothing',
+    'is accepted then), 2 on bad usage or a configuration error.',
+    '',
+    "The settings, as the gateway's --help lists them:",
+    '',
+    gatewayHelp(),
+  ].join('\n');
+}

@@ -1,0 +1,97 @@
+/**
+ * Pins in the shared store (`MCP_AUTH_PIN_FILE=redis`, with `MCP_AUTH_REDIS_URL`): every replica of a fleet, and
+ * the operator's `pins` commands, read and write the same pins. One hash holds them (`<prefix>pins`, a field per
+ * server and tool), and a counter (`<prefix>pins:version`) that each write increments, which replicas poll.
+ */
+import { ConfigurationError } from '../../core/kernel/errors.js';
+import { openRedisConnection } from '../../redis/redis-connection.js';
+import { MAX_KEPT_DEFINITION_BYTES, MAX_PINNED_SERVERS, MAX_PINNED_TOOLS_PER_SERVER, readPin, type PinSet } from './pin-document.js';
+import { PIN_FILE_SETTING, type PinStore } from './pin-store.js';
+
+/** Where the shared store is and what its keys start with. */
+export interface RedisPinStoreOptions {
+  /** The Redis URL (`MCP_AUTH_REDIS_URL`), checked; never logged. */
+  readonly url: string;
+  /** Prefix of the keys, as the rate limits' (`MCP_AUTH_REDIS_KEY_PREFIX`, default `mcp-guard:<resource>:`). */
+  readonly keyPrefix: string;
+  /** Told when the connection fails, with the reason (never the URL). */
+  readonly onLost?: (reason: string) => void;
+}
+
+/** Most pins the shared store may hold, all servers together. */
+const MAX_STORED_PINS = 100_000;
+/** Largest pin entry read, in bytes: a kept definition and its digests. */
+const MAX_ENTRY_BYTES = MAX_KEPT_DEFINITION_BYTES + 4_096;
+
+/**
+ * Opens the shared pin store. Resolves once connected, or after the connection timeout (the first `load` then
+ * fails with a clear error).
+ *
+ * @throws ConfigurationError naming `MCP_AUTH_REDIS_URL` when ioredis is not installed.
+ * @example
+ * const store = await openRedisPinStore({ url, keyPrefix: 'mcp-guard:https://mcp.example.com/mcp:' });
+ */
+export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<PinStore> {
+  const connection = await openRedisConnection({ url: options.url, urlSetting: 'MCP_AUTH_REDIS_URL', onLost: options.onLost ?? (() => undefined), onReady: () => undefined });
+  const { client } = connection;
+  const hash = `${options.keyPrefix}pins`;
+  const counter = `${options.keyPrefix}pins:version`;
+  return {
+    name: 'redis',
+    async load() {
+      let entries: Record<string, string>;
+      try {
+        const count = await client.hlen(hash);
+        if (count > MAX_STORED_PINS) throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and it holds ${count} pins, more than ${MAX_STORED_PINS}`);
+        entries = await client.hgetall(hash);
+      } catch (error) {
+        if (error instanceof ConfigurationError) throw error;
+        throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and the pins could not be read from it (${(error as Error).message})`);
+      }
+      return pinSetOf(entries);
+    },
+    async write(changes) {
+      const batch = client.multi();
+      for (const { server, tool, pin } of changes) {
+        const field = JSON.stringify([server, tool]);
+        if (pin === undefined) batch.hdel(hash, field);
+        else batch.hset(hash, field, JSON.stringify(pin));
+      }
+      batch.incr(counter);
+      const results = await batch.exec();
+      const failed = results?.find(([error]) => error !== null);
+      if (failed) throw failed[0]!;
+    },
+    async version() {
+      return (await client.get(counter)) ?? 'none';
+    },
+    close: () => connection.close(),
+  };
+}
+
+/** The pins of the hash's entries; an entry that is no pin is refused, as a corrupt file is. */
+function pinSetOf(entries: Record<string, string>): PinSet {
+  const pins: PinSet = new Map();
+  for (const [field, value] of Object.entries(entries)) {
+    let key: unknown;
+    let stored: unknown;
+    try {
+      key = JSON.parse(field);
+      stored = value.length <= MAX_ENTRY_BYTES ? JSON.parse(value) : undefined;
+    } catch {
+      key = undefined;
+    }
+    if (!Array.isArray(key) || key.length !== 2 || typeof key[0] !== 'string' || typeof key[1] !== 'string' || stored === undefined) {
+      throw new ConfigurationError(PIN_FILE_SETTING, 'is redis, and an entry of its pins is not a pin: run mcp-oauth-guard pins update');
+    }
+    const [server, tool] = key as [string, string];
+    let tools = pins.get(server);
+    if (tools === undefined) {
+      if (pins.size >= MAX_PINNED_SERVERS) throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and it pins more than ${MAX_PINNED_SERVERS} servers`);
+      pins.set(server, (tools = new Map()));
+    }
+    if (tools.size >= MAX_PINNED_TOOLS_PER_SERVER) throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and it pins more than ${MAX_PINNED_TOOLS_PER_SERVER} tools of ${server}`);
+    tools.set(tool, readPin(stored, `${PIN_FILE_SETTING} (redis): ${server}.${tool}`));
+  }
+  return pins;
+}

@@ -1,0 +1,209 @@
+/**
+ * The gateway's pinned tool definitions at run time: every `tools/list` answer of a server passes through
+ * {@link ToolPins.observe}, which digests each tool and compares it with its pin; `tools/call` asks
+ * {@link ToolPins.refuses}. In `warn` a changed or new tool is logged (once per change) and counted; in `enforce`
+ * it is also hidden from lists and its calls are refused as an unknown tool's, until an operator accepts it
+ * (`pins accept`, or a pin file reloaded). A server with no pins at all is pinned on first sight.
+ */
+import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import { describeDifferences, pinDifferences } from './pin-diff.js';
+import { isPinnableName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
+import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
+import { ConfigurationError } from '../../core/kernel/errors.js';
+import { digestTool } from './tool-digest.js';
+
+/** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
+export type PinsMode = 'off' | 'warn' | 'enforce';
+
+/** How a listed tool differs from its pins: `changed` (its definition), `added` (a tool with no pin). */
+export type PinMismatch = 'changed' | 'added';
+
+/** Options of {@link ToolPins}. */
+export interface ToolPinsOptions {
+  readonly mode: Exclude<PinsMode, 'off'>;
+  readonly store: PinStore;
+  /** Receives the information lines (pins made, reloaded). */
+  readonly log: LineSink;
+  /** Receives the warnings (a tool that differs from its pin, a store that failed). */
+  readonly warn: LineSink;
+  /** Told of each mismatch logged, for `mcp_guard_tool_pin_mismatches_total`. */
+  readonly onMismatch?: (server: string, change: PinMismatch) => void;
+  /** How often the store's version is checked for pins written by another process, in milliseconds. Default 2 000. */
+  readonly reloadIntervalMs?: number;
+}
+
+/** Default {@link ToolPinsOptions.reloadIntervalMs}. */
+export const DEFAULT_PIN_RELOAD_INTERVAL_MS = 2_000;
+
+/** What the gateway last saw of one server: each tool's digest, and the mismatch last logged for it. */
+class SeenServer {
+  readonly digests = new Map<string, string>();
+  readonly reported = new Map<string, string>();
+}
+
+/** See the module's description. */
+export class ToolPins {
+  /** Changes whenever what is hidden may change (pins made, accepted or reloaded): part of any cache key of a list. */
+  generation = 0;
+  private pins: PinSet = new Map();
+  private readonly seen = new Map<string, SeenServer>();
+  /** Servers being pinned on first sight: every page of their first listing is pinned. */
+  private readonly trusting = new Set<string>();
+  private storedVersion = '';
+  private timer: NodeJS.Timeout | undefined;
+  private reloading: Promise<void> | undefined;
+
+  constructor(private readonly options: ToolPinsOptions) {}
+
+  /** The mode in force. */
+  get mode(): Exclude<PinsMode, 'off'> {
+    return this.options.mode;
+  }
+
+  /**
+   * Reads the pins, then checks the store's version every interval. @throws ConfigurationError when the store holds
+   * no pin document (corrupt, too large, unreadable): a start-up error.
+   */
+  async start(): Promise<void> {
+    try {
+      this.storedVersion = await this.options.store.version();
+      this.pins = await this.options.store.load();
+    } catch (error) {
+      if (error instanceof ConfigurationError) throw error;
+      throw new ConfigurationError(PIN_FILE_SETTING, `is ${this.options.store.name}, and the pins could not be read from it (${error instanceof Error ? error.message.slice(0, 200) : 'error'})`);
+    }
+    const interval = this.options.reloadIntervalMs ?? DEFAULT_PIN_RELOAD_INTERVAL_MS;
+    this.timer = setInterval(() => void this.reloadIfChanged(), interval);
+    this.timer.unref();
+  }
+
+  /**
+   * Reads the pins again (SIGHUP, a policy reload): an accepted tool is shown again from the next list on. A store
+   * that cannot be read keeps the pins in force, with a warning.
+   */
+  async reload(trigger: string): Promise<void> {
+    return (this.reloading ??= this.readAgain(trigger).finally(() => (this.reloading = undefined)));
+  }
+
+  /**
+   * Compares one page of a server's `tools/list` with its pins, and returns the tools to show: all of them in
+   * `warn`, the pinned ones in `enforce` (`tools` itself when none is hidden).
+   *
+   * @param lastPage - Whether the page ends the list (no `nextCursor`): a first-sight pinning ends with it.
+   */
+  observe(server: string, tools: readonly unknown[], lastPage: boolean): readonly unknown[] {
+    let pinned = this.pins.get(server);
+    if (pinned === undefined) {
+      this.pins.set(server, (pinned = new Map()));
+      this.trusting.add(server);
+    }
+    const trusting = this.trusting.has(server);
+    const seen = this.seenOf(server);
+    const made: PinChange[] = [];
+    let hidden: Set<unknown> | undefined;
+    for (const item of tools) {
+      const name = (item as Record<string, unknown> | null)?.name;
+      if (typeof name !== 'string' || !isPinnableName(name)) continue;
+      const digested = digestTool(item as Record<string, unknown>);
+      if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
+      const pin = pinned.get(name);
+      if (pin?.digest === digested.digest) continue;
+      if (pin === undefined && trusting && pinned.size < MAX_PINNED_TOOLS_PER_SERVER) {
+        const first = pinOf(digested, 'first-sight');
+        pinned.set(name, first);
+        made.push({ server, tool: name, pin: first });
+        continue;
+      }
+      this.report(server, name, pin, digested, seen);
+      if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
+    }
+    if (lastPage) this.trusting.delete(server);
+    if (made.length > 0) this.persist(server, made);
+    return hidden === undefined ? tools : tools.filter((item) => !hidden.has(item));
+  }
+
+  /**
+   * Whether a call to `tool` (the server's own name) is refused: in `enforce`, when it has no pin, or when the
+   * definition last listed differs from its pin. A pinned tool not listed yet is allowed: its pin is what was accepted.
+   */
+  refuses(server: string, tool: string): boolean {
+    if (this.options.mode !== 'enforce') return false;
+    const pin = this.pins.get(server)?.get(tool);
+    if (pin === undefined) return true;
+    const last = this.seen.get(server)?.digests.get(tool);
+    return last !== undefined && last !== pin.digest;
+  }
+
+  /** Stops checking the store and waits for writes in progress. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.options.store.close();
+  }
+
+  private seenOf(server: string): SeenServer {
+    let seen = this.seen.get(server);
+    if (seen === undefined) this.seen.set(server, (seen = new SeenServer()));
+    return seen;
+  }
+
+  /** Logs and counts a mismatch, once per definition seen and pin. */
+  private report(server: string, tool: string, pin: ToolPin | undefined, digested: ReturnType<typeof digestTool>, seen: SeenServer): void {
+    const key = `${digested.digest}|${pin?.digest ?? ''}`;
+    if (seen.reported.get(tool) === key) return;
+    if (seen.reported.size < MAX_PINNED_TOOLS_PER_SERVER || seen.reported.has(tool)) seen.reported.set(tool, key);
+    const change: PinMismatch = pin === undefined ? 'added' : 'changed';
+    const differences = pin === undefined ? [] : describeDifferences(pinDifferences(pin, digested));
+    const hidden = this.options.mode === 'enforce';
+    emitWarning(this.options.warn, pin === undefined ? 'a tool with no pin was listed' : 'a tool definition differs from its pin', {
+      event: 'tool_pin_mismatch',
+      server,
+      tool: tool.slice(0, 256),
+      change,
+      ...(differences.length > 0 ? { fields: differences } : {}),
+      mode: this.options.mode,
+      action: hidden ? 'hidden and refused until accepted: mcp-oauth-guard pins accept <server> <tool>' : 'shown (MCP_AUTH_PINS=warn)',
+    });
+    try {
+      this.options.onMismatch?.(server, change);
+    } catch {
+      // A metrics hook must never break serving.
+    }
+  }
+
+  /** Writes pins made on first sight, and logs them. */
+  private persist(server: string, made: readonly PinChange[]): void {
+    this.generation++;
+    writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_made', server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
+    this.options.store.write(made).then(
+      async () => {
+        // The write changed the version: not a change from elsewhere.
+        this.storedVersion = await this.options.store.version();
+      },
+      (error: unknown) => emitWarning(this.options.warn, 'pins made on first sight could not be written; they hold in this process only', { server, store: this.options.store.name, detail: error instanceof Error ? error.message : 'error' }),
+    );
+  }
+
+  private async reloadIfChanged(): Promise<void> {
+    try {
+      if ((await this.options.store.version()) === this.storedVersion) return;
+    } catch {
+      return;
+    }
+    await this.reload('changed');
+  }
+
+  private async readAgain(trigger: string): Promise<void> {
+    try {
+      const version = await this.options.store.version();
+      const pins = await this.options.store.load();
+      // Servers being pinned on first sight keep what this process pinned but the store does not hold yet.
+      for (const server of this.trusting) if (!pins.has(server) && this.pins.has(server)) pins.set(server, this.pins.get(server)!);
+      this.pins = pins;
+      this.storedVersion = version;
+      this.generation++;
+      writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_reloaded', trigger, store: this.options.store.name, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
+    } catch (error) {
+      emitWarning(this.options.warn, 'pins not reloaded: the store could not be read, and the pins in force are kept', { store: this.options.store.name, detail: error instanceof Error ? error.message : 'error' });
+    }
+  }
+}
