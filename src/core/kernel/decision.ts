@@ -24,6 +24,10 @@ export type DecisionReason =
   | 'dpop_proof_replayed'
   | 'dpop_replay_cache_unavailable'
   | 'scope_insufficient'
+  // A policy condition (`when`) was false (403, no scope challenge: more scopes cannot help).
+  | 'condition_denied'
+  // A policy condition could not be evaluated (an error, a non-boolean result, the cost limit): denied, 403.
+  | 'condition_error'
   | 'origin_forbidden'
   | 'authorization_server_unavailable'
   | 'request_invalid'
@@ -56,6 +60,13 @@ export interface DecisionEvent {
   name?: string;
   /** Scopes the operation required (after policy evaluation), on scope decisions. */
   requiredScopes?: string[];
+  /**
+   * The policy rule that decided, by its path in the policy: `tools.payments__refund`, `tools.*`, `methods["tools/call"]`,
+   * `servers.notes.tools.add` (a server's own policy in a gateway serving several). Absent when no rule applied.
+   */
+  rule?: string;
+  /** The CEL source of the condition (`when`) that refused the request, at most 256 characters; on condition decisions only. */
+  condition?: string;
   /** Scopes the token carried. */
   grantedScopes?: string[];
   /** HTTP method of the request. */

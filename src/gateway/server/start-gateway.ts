@@ -37,6 +37,7 @@ import { watchPolicyFile, type PolicyFileWatch } from '../policy/policy-file-wat
 import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-reload.js';
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
+import { policyRefusal } from '../../core/policy/insufficient-scope.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -323,7 +324,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const recheck = (message: JsonRpcMessage, auth: AuthInfo): GuardHttpResponse | undefined => {
       if (!built) return undefined;
       const decision = built.policy.authorize(message, auth);
-      return decision.allowed ? undefined : built.errorResponse(built.policy.insufficientScopeError(decision, auth, message), requestIdOf(message));
+      if (decision.allowed) return undefined;
+      const policy = built.policy;
+      return built.errorResponse(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), requestIdOf(message));
     };
     const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck }) : undefined;
     const proxy = (opened.proxy = serverSet ?? createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics }));
