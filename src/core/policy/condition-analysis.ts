@@ -27,6 +27,8 @@ export interface ConditionAnalysis {
   readonly readsArguments: boolean;
   /** Whether `mcp.params` can reach the result (also when `mcp` is used whole). */
   readonly readsParams: boolean;
+  /** Whether it reads `mcp` or `server` at all: if not, its outcome depends on the caller alone. */
+  readonly readsRequest: boolean;
   /** The first name no variable declares, or field `mcp` lacks, with the offset of its use. */
   readonly problem?: { readonly message: string; readonly offset: number };
 }
@@ -40,6 +42,7 @@ export function analyzeCondition(parsed: ParsedCondition): ConditionAnalysis {
     depth: walk.depth,
     readsArguments: walk.readsArguments,
     readsParams: walk.readsParams,
+    readsRequest: walk.readsRequest,
     ...(walk.problem === undefined ? {} : { problem: walk.problem }),
   };
 }
@@ -49,6 +52,7 @@ class ConditionWalk {
   depth = 0;
   readsArguments = false;
   readsParams = false;
+  readsRequest = false;
   problem: { message: string; offset: number } | undefined;
 
   constructor(private readonly positions: Readonly<Record<string, number>>) {}
@@ -65,6 +69,7 @@ class ConditionWalk {
         const operand = kind.value.operand;
         if (operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'mcp' && !bound.has('mcp')) {
           this.nodes++;
+          this.readsRequest = true;
           this.mcpField(kind.value.field, expr);
           return;
         }
@@ -105,6 +110,7 @@ class ConditionWalk {
     const [operand, key] = call.args;
     if (call.function === '_[_]' && operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'mcp' && !bound.has('mcp') && key?.exprKind.case === 'constExpr' && key.exprKind.value.constantKind.case === 'stringValue') {
       this.nodes += 2;
+      this.readsRequest = true;
       this.mcpField(key.exprKind.value.constantKind.value, expr);
       return;
     }
@@ -118,8 +124,10 @@ class ConditionWalk {
       // `mcp` used whole (passed on, iterated, compared): any of its fields may matter.
       this.readsArguments = true;
       this.readsParams = true;
+      this.readsRequest = true;
       return;
     }
+    if (name === 'server') this.readsRequest = true;
     if (CONDITION_VARIABLES.has(name) || TYPE_NAMES.has(name)) return;
     this.report(`undeclared reference to '${name}' (the variables are ${[...CONDITION_VARIABLES].join(', ')})`, expr);
   }

@@ -4,7 +4,7 @@
  */
 import { captureUriTemplate } from '../wire/uri-template.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
-import type { ConditionRequest } from './policy-condition.js';
+import type { CompiledCondition, ConditionFailure, ConditionRequest } from './policy-condition.js';
 import type { CompiledRule } from './policy-rules.js';
 
 /** How a rule is being applied: for a call, or to decide a listed item. */
@@ -15,6 +15,11 @@ export interface RuleContext {
   readonly template?: boolean;
   /** The server the request goes to, asked only when a condition reads `server`; default the policy's own. */
   readonly server?: () => string;
+  /**
+   * Outcomes of the conditions that read neither `mcp` nor `server`, for one caller: the items of one list are
+   * decided by the same few conditions, which then run once per list, not once per item.
+   */
+  readonly outcomes?: Map<CompiledCondition, boolean | ConditionFailure>;
 }
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});

@@ -141,10 +141,16 @@ export class PolicyEvaluator {
   private decideCondition(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): readonly string[] | ConditionDenial {
     const condition = rule.condition!;
     if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return rule.scopes!;
-    const outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
+    const outcomes = condition.readsRequest ? undefined : context.outcomes;
+    let outcome = outcomes?.get(condition);
+    if (outcome === undefined) {
+      outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
+      outcomes?.set(condition, outcome);
+      // Reported once per evaluation: a list reusing the outcome does not repeat it for every item.
+      if (outcome instanceof ConditionFailure) this.report(new Error(`condition ${outcome.message}`), rule.path);
+    }
     if (outcome === true) return rule.scopes!;
     const error = outcome instanceof ConditionFailure ? outcome.message : undefined;
-    if (error !== undefined) this.report(new Error(`condition ${error}`), rule.path);
     return new ConditionDenial(rule.rule, condition.source, EMPTY, error);
   }
 
@@ -363,7 +369,8 @@ export class PolicyEvaluator {
     const staticMethod = methodRule === undefined || (methodRule.scopes !== undefined && methodRule.condition === undefined);
     const granted = this.effectiveScopes(auth);
     const none = staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)));
-    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0);
+    const context: RuleContext = { listing: true, template: spec.itemKey === 'uriTemplate', outcomes: new Map() };
+    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0, context);
   }
 
   /**
@@ -379,7 +386,7 @@ export class PolicyEvaluator {
     const { spec, auth } = items;
     const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
     // Decided as the call using the item would be, by the same rules: only what needs the call itself waits for it.
-    const context: RuleContext = { listing: true, template: spec.itemKey === 'uriTemplate', ...(server === undefined ? {} : { server }) };
+    const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
     const scopes = this.applyRule(this.rules.base, items.methodRule, auth, message, context);
     if (!Array.isArray(scopes)) return false;
     const required = this.applyRule(scopes, rule, auth, message, context);
@@ -413,6 +420,8 @@ export class ListItems {
     readonly none: boolean,
     /** Whether every item passes: the static rules checked once allow the caller, and no item has a rule. */
     readonly every: boolean,
+    /** How the list's rules are applied: at list time, sharing the outcomes of conditions that depend on the caller alone. */
+    readonly context: RuleContext,
   ) {}
 }
 

@@ -43,6 +43,8 @@ export interface CompiledCondition {
   readonly readsArguments: boolean;
   /** Whether it reads `mcp.params` (the values a resource template captured). */
   readonly readsParams: boolean;
+  /** Whether it reads `mcp` or `server` at all; if not, its outcome is the same for every request of one caller. */
+  readonly readsRequest: boolean;
   /** `true`, `false`, or why it could not be decided (an evaluation error, a non-boolean result, the cost limit). */
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
 }
@@ -98,6 +100,7 @@ export function compileCondition(source: string): CompiledCondition {
 class PlannedCondition implements CompiledCondition {
   readonly readsArguments: boolean;
   readonly readsParams: boolean;
+  readonly readsRequest: boolean;
 
   constructor(
     readonly source: string,
@@ -106,6 +109,7 @@ class PlannedCondition implements CompiledCondition {
   ) {
     this.readsArguments = analysis.readsArguments;
     this.readsParams = analysis.readsParams;
+    this.readsRequest = analysis.readsRequest;
   }
 
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {

@@ -179,6 +179,15 @@ describe('conditions: lists and calls agree', () => {
     assert.equal(policy.listFilterKey('tools/list', callers[0]!), undefined, 'lists filtered by conditions are not shared between callers');
   });
 
+  test('a condition that depends on the caller alone runs once per list, one that reads the request once per item', () => {
+    const errors: string[] = [];
+    const p = compilePolicy({ tools: { '*': { when: 'claims.nope == 1' }, named: { when: 'mcp.name == claims.nope' } } }, 'policy', { onRuleError: (_e, path) => errors.push(path) });
+    assert.deepEqual(listed(p, caller({}), ['a', 'b', 'c', 'named']), []);
+    assert.deepEqual(errors, ['policy.tools["*"]', 'policy.tools.named']);
+    const q = compilePolicy({ tools: { '*': { when: 'mcp.name.startsWith("x")' } } });
+    assert.deepEqual(listed(q, caller({}), ['x1', 'y', 'x2']), ['x1', 'x2']);
+  });
+
   test('resources: concrete URIs are decided by their captured values, templates wait for the read', () => {
     const tenants = compilePolicy({ resources: { 'crm://{tenant}/x': { when: 'mcp.params.tenant == claims.tenant' }, 'crm://{tenant}/y': { when: 'mcp.uri != ""' } } });
     const auth = caller({ tenant: 'acme' });
