@@ -129,13 +129,13 @@ class ConditionWalk {
     }
     if (name === 'server') this.readsRequest = true;
     if (CONDITION_VARIABLES.has(name) || TYPE_NAMES.has(name)) return;
-    this.report(`undeclared reference to '${name}' (the variables are ${[...CONDITION_VARIABLES].join(', ')})`, expr);
+    this.report(`uses '${name}', which is no variable (the variables are ${[...CONDITION_VARIABLES].join(', ')})`, expr);
   }
 
   private mcpField(field: string, expr: Expr): void {
     if (field === 'arguments') this.readsArguments = true;
     else if (field === 'params') this.readsParams = true;
-    else if (!MCP_FIELDS.has(field)) this.report(`mcp has no field '${field}' (its fields are ${[...MCP_FIELDS].join(', ')})`, expr);
+    else if (!MCP_FIELDS.has(field)) this.report(`reads mcp.${field}, a field mcp lacks (its fields are ${[...MCP_FIELDS].join(', ')})`, expr);
   }
 
   private report(message: string, expr: Expr): void {

@@ -45,10 +45,10 @@ describe('conditions: compile errors name the rule path and the column', () => {
     assert.match(syntax.message, /is not valid CEL at line 1, column \d+/);
     const undeclared = compileError({ tools: { x: { when: 'true && claim.sub == "a"' } } });
     assert.equal(undeclared.setting, 'policy.tools.x.when');
-    assert.match(undeclared.message, /undeclared reference to 'claim'.* at line 1, column 9/);
+    assert.match(undeclared.message, /the condition uses 'claim', which is no variable.* at line 1, column 9/);
     const field = compileError({ resources: { 'crm://{tenant}/x': { when: 'mcp.parms.tenant == "a"' } } });
     assert.equal(field.setting, 'policy.resources["crm://{tenant}/x"].when');
-    assert.match(field.message, /mcp has no field 'parms'.*column 4/);
+    assert.match(field.message, /reads mcp\.parms, a field mcp lacks.*column 4/);
     const second = compileError({ tools: { x: { when: 'true &&\n  nope' } } });
     assert.match(second.message, /line 2, column 3/);
   });
