@@ -10,9 +10,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { LoadProcess } from './load-client.js';
 import { BENCH_CLAIMS, CONDITION_LIST_TOOLS } from './conditions-server.js';
-import { startScript, waitFor } from './processes.js';
+import { startScript, stopAll, waitFor } from './processes.js';
 import { williamsOrder } from './round-order.js';
-import type { RunSummary, ServerCommand, ServerReport } from './scenario.js';
+import type { RunSummary, ServerReport } from './scenario.js';
 
 /** Settings of {@link runConditionsBench}. */
 export interface ConditionsSettings {
@@ -61,6 +61,7 @@ async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): P
 export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
   const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
   const servers = { scopes: await startServer('scopes', issuer, settings.entryUrl), conditions: await startServer('conditions', issuer, settings.entryUrl) };
+  // A filtered list is reused for the same caller under either policy: both are measured as served.
   const urls: Record<Variant, string> = { scopes: servers.scopes.url, conditions: servers.conditions.url };
   try {
     for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);
@@ -98,6 +99,6 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
     }
     return report;
   } finally {
-    for (const { child } of Object.values(servers)) child.send({ type: 'stop' } satisfies ServerCommand);
+    await stopAll();
   }
 }

@@ -8,7 +8,7 @@ import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-versio
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { conditionRequest, type RuleContext } from './condition-request.js';
-import { ConditionFailure } from './policy-condition.js';
+import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
 export type { RuleContext } from './condition-request.js';
@@ -90,8 +90,12 @@ export class PolicyEvaluator {
   private readonly effectiveCache = new WeakMap<readonly string[], { length: number; set: ReadonlySet<string> }>();
   // The sorted JSON of an effective scope set, for list memo keys.
   private readonly scopeKeys = new WeakMap<ReadonlySet<string>, string>();
-  /** Whether every rule a list answer's filtering consults is static, so that a filtered list may be reused. */
-  private readonly staticListRules: boolean;
+  /**
+   * The conditions a filtered list depends on besides the caller's scopes, when a filtered list may be reused (no
+   * rule a list consults is a function, and every condition it evaluates at list time depends on the caller alone):
+   * their outcomes for a caller then join the reuse key. Undefined when a filtered list may not be reused.
+   */
+  private readonly listKeyConditions: readonly CompiledCondition[] | undefined;
 
   constructor(
     private readonly rules: PolicyRules,
@@ -99,16 +103,7 @@ export class PolicyEvaluator {
     /** The server this policy is the own policy of (the `server` of its conditions); `""` for none. */
     private readonly server = '',
   ) {
-    // A condition depends on the caller's claims, as a function may on anything: neither gives a reusable list.
-    const hasFunction = (table: RuleTable): boolean => table.all.some((rule) => rule.evaluate !== undefined || rule.condition !== undefined);
-    this.staticListRules =
-      !hasFunction(rules.tools) &&
-      !hasFunction(rules.prompts) &&
-      !hasFunction(rules.resources) &&
-      [...LIST_SPECS.values()].every((spec) => {
-        const rule = rules.methods.lookup(spec.useMethod);
-        return rule?.evaluate === undefined && rule?.condition === undefined;
-      });
+    this.listKeyConditions = listKeyConditions(rules);
   }
 
   /**
@@ -203,14 +198,27 @@ export class PolicyEvaluator {
   /** See `CompiledPolicy.listFilterKey`. */
   listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined {
     // An answer is filtered by its shape, so may hold any of the four lists: every rule they consult must be static.
-    if (!LIST_SPECS.has(method) || !this.staticListRules) return undefined;
+    const conditions = this.listKeyConditions;
+    if (!LIST_SPECS.has(method) || conditions === undefined) return undefined;
     const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
     // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
     // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.
     const set = this.effectiveScopes(auth);
     let scopes = this.scopeKeys.get(set);
     if (scopes === undefined) this.scopeKeys.set(set, (scopes = JSON.stringify([...set].sort())));
-    return `[${JSON.stringify(method)},${stateless},${scopes}]`;
+    if (conditions.length === 0) return `[${JSON.stringify(method)},${stateless},${scopes}]`;
+    // What the conditions decide for this caller: 1 holds, 0 does not, e could not be evaluated.
+    let outcomes = '';
+    for (const condition of conditions) {
+      const outcome = condition.evaluate(auth, this.keyRequest);
+      outcomes += outcome === true ? '1' : outcome === false ? '0' : 'e';
+    }
+    return `[${JSON.stringify(method)},${stateless},${scopes},"${outcomes}"]`;
+  }
+
+  /** The request the conditions of a list key are evaluated with: they read none of it. */
+  private get keyRequest(): ConditionRequest {
+    return { method: '', name: '', uri: '', server: this.server };
   }
 
   /** The token's effective scopes: granted ∪ implied by the hierarchy, cached per granted-scopes array. */
@@ -404,6 +412,29 @@ export class PolicyEvaluator {
     }
     return kept;
   }
+}
+
+/**
+ * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, and the
+ * rules of the methods using items), or undefined when one of those rules is a function or has a condition whose
+ * list-time outcome depends on the request (it reads `mcp` or `server`, but not the call's arguments, which lists
+ * never wait for).
+ */
+function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | undefined {
+  const consulted: CompiledRule[] = [...rules.tools.all, ...rules.prompts.all, ...rules.resources.all];
+  for (const spec of LIST_SPECS.values()) {
+    const rule = rules.methods.lookup(spec.useMethod);
+    if (rule !== undefined) consulted.push(rule);
+  }
+  const conditions = new Set<CompiledCondition>();
+  for (const rule of consulted) {
+    if (rule.evaluate !== undefined) return undefined;
+    const condition = rule.condition;
+    if (condition === undefined || condition.readsArguments) continue;
+    if (condition.readsRequest) return undefined;
+    conditions.add(condition);
+  }
+  return [...conditions];
 }
 
 /** The rules one list's items are decided under for one caller; made by {@link PolicyEvaluator.listItems}. */

@@ -70,6 +70,20 @@ const ENV = celEnv();
  * @throws ConditionSyntaxError naming the line and column of the first problem.
  */
 export function compileCondition(source: string): CompiledCondition {
+  // Rules often share a condition: one compiled copy each, so that lists evaluate it once per caller.
+  const known = compiled.get(source);
+  if (known !== undefined) return known;
+  const condition = compileNew(source);
+  if (compiled.size >= MAX_COMPILED_CONDITIONS) compiled.clear();
+  compiled.set(source, condition);
+  return condition;
+}
+
+/** Compiled conditions by source; they hold no state, so any policy may share them. */
+const compiled = new Map<string, CompiledCondition>();
+const MAX_COMPILED_CONDITIONS = 10_000;
+
+function compileNew(source: string): CompiledCondition {
   if (source.length > MAX_CONDITION_LENGTH) throw new ConditionSyntaxError(`is ${source.length} characters long, over the limit of ${MAX_CONDITION_LENGTH}`);
   if (source.trim() === '') throw new ConditionSyntaxError('is empty; write a CEL expression such as "\'finance\' in claims.groups"');
   let parsed: ReturnType<typeof parse>;

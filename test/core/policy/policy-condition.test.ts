@@ -176,7 +176,14 @@ describe('conditions: lists and calls agree', () => {
       }
       assert.ok(shown.includes('payments__pay'));
     }
-    assert.equal(policy.listFilterKey('tools/list', callers[0]!), undefined, 'lists filtered by conditions are not shared between callers');
+    // A filtered list may be reused for a caller whose scopes and condition outcomes are the same, never across them.
+    const key = (auth: AuthInfo): string | undefined => policy.listFilterKey('tools/list', auth);
+    assert.notEqual(key(callers[0]!), undefined);
+    assert.equal(key(callers[0]!), key(caller({ groups: ['finance'], other: 1 }, ['mcp', 'payments'])));
+    assert.notEqual(key(callers[0]!), key(callers[1]!));
+    assert.notEqual(key(callers[2]!), key(callers[3]!));
+    const byName = compilePolicy({ tools: { '*': { when: 'mcp.name != claims.sub' } } });
+    assert.equal(byName.listFilterKey('tools/list', callers[0]!), undefined, 'a condition reading the item decides each list afresh');
   });
 
   test('a condition that depends on the caller alone runs once per list, one that reads the request once per item', () => {
