@@ -147,21 +147,11 @@ describe('conditions through the gateway, per server', () => {
 
   before(async () => {
     writeFileSync(gatewayPolicy(), JSON.stringify({ scopesSupported: SCOPES, requiredScopes: ['mcp'], tools: { '*': { when: "server != 'b' || claims.tenant == 'acme'" } } }));
-    const file = join(dir, 'gateway.yaml');
-    writeFileSync(
-      file,
-      [
-        'gateway:',
-        '  policy: gateway-policy.json',
-        'servers:',
-        '  a:',
-        `    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NODE_SERVER)}]`,
-        `    policy: { tools: { add: { when: "'finance' in claims.groups" }, echo: { when: "mcp.arguments.text != 'secret'" } } }`,
-        '  b:',
-        `    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(NODE_SERVER)}]`,
-        '',
-      ].join('\n'),
-    );
+    // A JSON configuration file: server a's own policy inline, server b under the gateway-wide policy only.
+    const file = join(dir, 'gateway.json');
+    const command = [process.execPath, NODE_SERVER];
+    const aPolicy = { tools: { add: { when: "'finance' in claims.groups" }, echo: { when: "mcp.arguments.text != 'secret'" } } };
+    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-policy.json' }, servers: { a: { command, policy: aPolicy }, b: { command } } }));
     const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
     gateway = await startGateway(config, { log: (line) => lines.push(line), warn: () => {} });
     as.addResource(gateway.resource, { scopes: SCOPES });

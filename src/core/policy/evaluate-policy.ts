@@ -327,24 +327,10 @@ export class PolicyEvaluator {
   }
 
   private decide(required: Gathered, auth: AuthInfo, rule: string | undefined): AuthorizationDecision {
-    if (required instanceof ConditionDenial) {
-      return {
-        allowed: false,
-        requiredScopes: required.scopes,
-        missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY,
-        rule: required.rule,
-        condition: required.condition,
-        ...(required.error === undefined ? {} : { conditionError: required.error }),
-      };
-    }
-    if (required instanceof RuleFailure) {
-      return {
-        allowed: false,
-        requiredScopes: required.scopes,
-        missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY,
-        failedRule: required.path,
-        ...(rule === undefined ? {} : { rule }),
-      };
+    if (required instanceof ConditionDenial || required instanceof RuleFailure) {
+      const denied = { allowed: false as const, requiredScopes: required.scopes, missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY };
+      if (required instanceof RuleFailure) return { ...denied, failedRule: required.path, ...(rule === undefined ? {} : { rule }) };
+      return { ...denied, rule: required.rule, condition: required.condition, ...(required.error === undefined ? {} : { conditionError: required.error }) };
     }
     const missing = this.findMissing(required, auth);
     if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing, ...(rule === undefined ? {} : { rule }) };
