@@ -348,7 +348,7 @@ function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision']):
     if (typeof target === 'string') event.name = boundedText(target);
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
     if (ctx.rule !== undefined) event.rule = boundedText(ctx.rule);
-    if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition);
+    if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition, 512);
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
       onDecision(event, ctx.request);

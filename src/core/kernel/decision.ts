@@ -60,13 +60,6 @@ export interface DecisionEvent {
   name?: string;
   /** Scopes the operation required (after policy evaluation), on scope decisions. */
   requiredScopes?: string[];
-  /**
-   * The policy rule that decided, by its path in the policy: `tools.payments__refund`, `tools.*`, `methods["tools/call"]`,
-   * `servers.notes.tools.add` (a server's own policy in a gateway serving several). Absent when no rule applied.
-   */
-  rule?: string;
-  /** The CEL source of the condition (`when`) that refused the request, at most 256 characters; on condition decisions only. */
-  condition?: string;
   /** Scopes the token carried. */
   grantedScopes?: string[];
   /** HTTP method of the request. */
@@ -76,6 +69,13 @@ export interface DecisionEvent {
    * what the token carried (issuer, audience), never the token. At most 512 characters.
    */
   detail?: string;
+  /**
+   * The policy rule that decided, by its path in the policy (e.g. `tools.payments__refund`), when one did; absent
+   * when no rule was involved (a token refusal) or the policy cannot say.
+   */
+  rule?: string;
+  /** The condition (CEL source) of that rule that decided, when the rule had one. At most 512 characters. */
+  condition?: string;
 }
 
 /**
