@@ -34,8 +34,8 @@ export class LoadProcess {
    * Mints the reused token for `resource` (kept by the load process; runs name it by `tokenResource`), once; resolves
    * with the user it names, its `iss` and `sub` (e.g. to store a connection for that user).
    */
-  token(resource: string): Promise<{ issuer: string; subject: string }> {
-    return this.ask({ type: 'token', id: nextId++, resource }, 'minting a token', (m) => (m.type === 'token' ? { issuer: m.issuer, subject: m.subject } : undefined));
+  token(resource: string, claims?: Record<string, unknown>): Promise<{ issuer: string; subject: string }> {
+    return this.ask({ type: 'token', id: nextId++, resource, ...(claims === undefined ? {} : { claims }) }, 'minting a token', (m) => (m.type === 'token' ? { issuer: m.issuer, subject: m.subject } : undefined));
   }
 
   /** Opens `count` MCP sessions at `url`, each with its own token for `tokenResource` (see `RunRequest.sessions`). */

@@ -53,11 +53,12 @@ const sessionsByUrl = new Map<string, OpenSession[]>();
  * A token as a new client meets the server with: its own subject and client id, never seen before, so that
  * nothing the guard keeps per caller (sessions, rate-limit counters, digests of identities) is warm for it.
  */
-async function mintToken(resource: string): Promise<string> {
+async function mintToken(resource: string, claims: Record<string, unknown> = {}): Promise<string> {
   const n = serial++;
   const now = Math.floor(Date.now() / 1000);
   return issuer.sign(
     {
+      ...claims,
       aud: resource,
       sub: `user-${n}`,
       client_id: `client-${n}`,
@@ -230,7 +231,7 @@ async function handle(command: LoadCommand): Promise<void> {
     }
     case 'token':
       try {
-        if (!tokensByResource.has(command.resource)) tokensByResource.set(command.resource, await mintToken(command.resource));
+        if (!tokensByResource.has(command.resource)) tokensByResource.set(command.resource, await mintToken(command.resource, command.claims));
         send({ type: 'token', id: command.id, ...userOfToken(tokensByResource.get(command.resource)!) });
       } catch (error) {
         send({ type: 'error', id: command.id, message: String(error) });

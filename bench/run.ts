@@ -25,13 +25,17 @@
  * against the same gateway sending a static upstream token, in the same rounds, both in front of one upstream that
  * checks which token it was sent; then the first request of freshly started gateways of both kinds.
  *
+ * Conditions part (`conditions.ts`): a guarded server whose 200 tool rules have CEL conditions over the token's group
+ * and tenant claims against the same server with scopes-only rules, in the same rounds: a small `tools/call`, and a
+ * `tools/list` of 1,000 tools filtered by those rules; req/s with conditions over scopes-only.
+ *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
- * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|connected|stdio|instructions (run one part; `instructions`, user-space instructions per
+ * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|connected|stdio|conditions|instructions (run one part; `instructions`, user-space instructions per
  * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
  * 2000,1000,3000), BENCH_WORKLOADS=call,list,list-fresh
  * (the gateway part's workloads), BENCH_SERVERS_WORKLOADS=call,list,slow-list (the servers part's), BENCH_TARGETS=nginx,node-proxy,gateway,gateway-sealed,gateway-limited,gateway-shared-limits,gateway-audited
@@ -65,6 +69,7 @@ import { RESTART_SAMPLES_PER_ROUND, runConnectedBench } from './hop-connected.js
 import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
 import { runInstructionsBench } from './instructions.js';
+import { runConditionsBench } from './conditions.js';
 import { killAll, ROOT, stopAll } from './processes.js';
 import { EXPRESS_SCENARIOS } from './scenario.js';
 
@@ -77,7 +82,7 @@ const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
-const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'servers', 'connected', 'stdio', 'instructions'] as const, 'all');
+const ONLY = readChoice('BENCH_ONLY', ['all', 'express', 'gateway', 'servers', 'connected', 'stdio', 'conditions', 'instructions'] as const, 'all');
 const PIN = readChoice('BENCH_PIN', ['both', 'pinned', 'unpinned'] as const, 'both');
 const CACHE_TOKENS = readInt('BENCH_CACHE_TOKENS', 5_000);
 const GATEWAY_LOG: GatewayLogMode = readChoice('BENCH_GATEWAY_LOG', ['stdout', 'off'] as const, 'stdout');
@@ -99,6 +104,8 @@ const PLANNED_SECONDS =
   // Three targets of the call; then two gateways started afresh, a few seconds each, for every restart sample.
   (ONLY !== 'all' && ONLY !== 'connected' ? 0 : 3 * (WARMUP + ROUNDS * DURATION) + (ROUNDS + 1) * RESTART_SAMPLES_PER_ROUND * 2 * 4) +
   (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS)) +
+  // Two workloads, two servers each.
+  (ONLY !== 'all' && ONLY !== 'conditions' ? 0 : 2 * 2 * (WARMUP + ROUNDS * DURATION)) +
   // Under valgrind a run of a few thousand requests takes minutes: about five per target and workload.
   (ONLY !== 'instructions' ? 0 : INSTRUCTION_WORKLOADS.length * (BASELINE_DIR === undefined ? 2 : 3) * 300);
 /** The whole script is stopped, children included, if it runs longer than this. */
@@ -229,6 +236,9 @@ async function main(): Promise<void> {
   if (ONLY === 'all' || ONLY === 'stdio') {
     report.stdio = await runStdioHopBench({ ...hopCommon, targets: STDIO_IN_FRONT });
     printUpstreamKinds(report);
+  }
+  if (ONLY === 'all' || ONLY === 'conditions') {
+    report.conditions = await runConditionsBench({ rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, ...(library === undefined ? {} : { entryUrl: library }) });
   }
   if (ONLY === 'instructions') {
     report.instructions = await runInstructionsBench({

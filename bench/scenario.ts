@@ -127,7 +127,8 @@ export interface RunSummary {
 /** Messages the parent sends the load process. */
 export type LoadCommand =
   | { type: 'mint'; id: number; resource: string; count: number }
-  | { type: 'token'; id: number; resource: string }
+  /** `claims`: more claims in the token (group and tenant claims for policy conditions). */
+  | { type: 'token'; id: number; resource: string; claims?: Record<string, unknown> }
   | { type: 'run'; id: number; run: RunRequest }
   | { type: 'probe'; id: number; url: string; body?: string; headers?: Record<string, string>; tokenResource?: string; session?: boolean }
   /** Opens `count` MCP sessions at `url` (initialize, then initialized), each with its own token for `tokenResource`. */

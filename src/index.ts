@@ -76,7 +76,7 @@ export type { SettingNames } from './core/guard/resolve-guard-options.js';
 export type { AuthInfo, AuthInfoExtra } from './core/kernel/auth-info.js';
 export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './core/kernel/decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './core/mcp/handler.js';
-export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './core/policy/policy-definition.js';
+export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules, ConditionalRule } from './core/policy/policy-definition.js';
 export type { TokenVerifierOptions, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './core/token/token-verifier.js';
 export type { DpopMode } from './core/token/token-binding.js';
 export type { ListsMode } from './core/policy/lists-mode.js';
@@ -90,6 +90,7 @@ export {
   InvalidTokenError,
   InvalidDpopProofError,
   InsufficientScopeError,
+  ConditionDeniedError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
   RateLimitedError,

@@ -20,7 +20,7 @@ export { findUnknownSettings, describeUnknownSetting, refuseUnknownSettings, typ
 export type { AuthInfo, AuthInfoExtra } from './kernel/auth-info.js';
 export { DECISION_REQUEST_HEADERS, type DecisionEvent, type DecisionHook, type DecisionReason, type DecisionRequest } from './kernel/decision.js';
 export type { HandlerContext, HandlerResult, McpMessageHandler } from './mcp/handler.js';
-export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules } from './policy/policy-definition.js';
+export type { PolicyDefinition, RateLimitsDefinition, ScopeRule, NamedScopeRules, ConditionalRule } from './policy/policy-definition.js';
 export type { TokenVerifier, TokenVerifierOptions, VerificationContext, IntrospectionOptions, TokenCacheOptions, TokenVerificationResult, JwksFetchResult } from './token/token-verifier.js';
 export { createTokenVerifier } from './token/create-token-verifier.js';
 export { cachedOrVerify } from './token/token-verifier.js';
@@ -104,6 +104,7 @@ export {
   InvalidTokenError,
   InvalidDpopProofError,
   InsufficientScopeError,
+  ConditionDeniedError,
   AuthorizationServerUnavailableError,
   RequestRejectedError,
   RateLimitedError,

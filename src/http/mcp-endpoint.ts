@@ -3,7 +3,7 @@ import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { CompiledPolicy } from '../core/policy/compile-policy.js';
 import type { Guard } from '../core/guard/create-guard.js';
 import type { DecisionRequest } from '../core/kernel/decision.js';
-import { GuardError, RequestRejectedError } from '../core/kernel/errors.js';
+import { ConditionDeniedError, GuardError, InsufficientScopeError, RequestRejectedError } from '../core/kernel/errors.js';
 import type { McpMessageHandler } from '../core/mcp/handler.js';
 import { JsonRpcErrorCode, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from './media-type.js';
@@ -101,13 +101,13 @@ export class McpEndpoint {
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
       const caller = auth;
-      const { protocolVersion, requiredScopes } = traced
+      const { protocolVersion, requiredScopes, rule } = traced
         ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorize(msg, caller, mirroredHeaders(req)))
         : pinned.authorize(msg, auth, mirroredHeaders(req));
       // Rate limits count only requests that would otherwise be served; none set, no call at all.
       const limiting = pinned.checkRateLimit?.(msg, caller);
       if (limiting !== undefined) await limiting;
-      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes });
+      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes, ...(rule === undefined ? {} : { rule }) });
       if (event !== undefined) this.#audit?.decided(req, event, auth, msg);
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;
@@ -195,6 +195,7 @@ export class McpEndpoint {
         message,
         auth,
         requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
+        ...(error instanceof InsufficientScopeError || error instanceof ConditionDeniedError ? decisionRule(error) : {}),
         detail: error.message,
       });
       if (event !== undefined) this.#audit?.decided(req, event, auth, message);
@@ -268,4 +269,10 @@ class EndpointHandlerContext implements HttpHandlerContext {
     Object.defineProperty(this, 'signal', EndpointHandlerContext.#SIGNAL);
     (this as { filterResponse: HttpHandlerContext['filterResponse'] }).filterResponse = (request, response) => pinned.filterResponse(request, response, auth, protocolVersion);
   }
+}
+
+/** The rule (and condition) a policy refusal names, for the decision hook. */
+function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string } {
+  if (error instanceof ConditionDeniedError) return { rule: error.rule, condition: error.condition };
+  return error.rule === undefined ? {} : { rule: error.rule };
 }

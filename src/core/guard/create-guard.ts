@@ -8,6 +8,7 @@ import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-proof.js';
 import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequest } from '../kernel/decision.js';
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorCode } from '../kernel/errors.js';
+import { policyRefusal } from '../policy/insufficient-scope.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -42,6 +43,10 @@ export interface DecisionContext {
   message?: JsonRpcMessage;
   auth?: AuthInfo;
   requiredScopes?: readonly string[];
+  /** The policy rule that decided (see `DecisionEvent.rule`). */
+  rule?: string;
+  /** The condition that refused (see `DecisionEvent.condition`). */
+  condition?: string;
   /** On a deny, the message the client was told. */
   detail?: string;
 }
@@ -100,7 +105,7 @@ export interface Guard {
    * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
    * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[] };
+  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string };
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
@@ -345,6 +350,8 @@ function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision'], 
     const target = message?.params?.name ?? message?.params?.uri;
     if (typeof target === 'string') event.name = boundedText(target);
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
+    if (ctx.rule !== undefined) event.rule = boundedText(ctx.rule);
+    if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition, 512);
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
       onDecision?.(event, ctx.request);
@@ -405,15 +412,15 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       checkRequestRevision(message, protocolVersion);
       checkRequestTarget(message);
       const decision = policy.authorize(message, auth);
-      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, message), auth);
+      if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);
       if (unknown !== undefined) throw unknownTargetError(unknown, message);
-      return { protocolVersion, requiredScopes: decision.requiredScopes };
+      return decision.rule === undefined ? { protocolVersion, requiredScopes: decision.requiredScopes } : { protocolVersion, requiredScopes: decision.requiredScopes, rule: decision.rule };
     },
     authorizeBase(auth: AuthInfo) {
       // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
       const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
-      if (!decision.allowed) throw refusalFor(policy.insufficientScopeError(decision, auth, undefined), auth);
+      if (!decision.allowed) throw refusalFor(policyRefusal(decision, undefined, () => policy.insufficientScopeError(decision, auth, undefined)), auth);
       return decision.requiredScopes;
     },
     checkRateLimit: limited
@@ -425,7 +432,7 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
         const headers: Record<string, string> = { ...error.headers };
         const challenge = challengeFor(error);
         if (challenge) headers['WWW-Authenticate'] = challenge;
-        const data = error.bearerError ? { error: error.bearerError } : undefined;
+        const data = error.bearerError ? { error: error.bearerError } : error.data;
         return { status: error.status, headers, body: jsonRpcError(id, error.jsonRpcCode, error.message, data) };
       }
       return { status: 500, headers: {}, body: jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error') };

@@ -24,6 +24,10 @@ export type DecisionReason =
   | 'dpop_proof_replayed'
   | 'dpop_replay_cache_unavailable'
   | 'scope_insufficient'
+  // A policy condition (`when`) was false (403, no scope challenge: more scopes cannot help).
+  | 'condition_denied'
+  // A policy condition could not be evaluated (an error, a non-boolean result, the cost limit): denied, 403.
+  | 'condition_error'
   | 'origin_forbidden'
   | 'authorization_server_unavailable'
   | 'request_invalid'

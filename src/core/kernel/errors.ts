@@ -39,6 +39,7 @@ export class GuardError extends Error {
       bearerError?: ChallengeErrorCode;
       headers?: Record<string, string>;
       cause?: unknown;
+      data?: Readonly<Record<string, unknown>>;
     },
   ) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -48,7 +49,11 @@ export class GuardError extends Error {
     this.jsonRpcCode = init.jsonRpcCode;
     this.bearerError = init.bearerError;
     this.headers = init.headers ?? {};
+    if (init.data !== undefined) this.data = init.data;
   }
+
+  /** The JSON-RPC error's `data`, when the refusal has more to say than its message (and no challenge error). */
+  readonly data?: Readonly<Record<string, unknown>>;
 }
 
 // The JSON-RPC codes of the guard's own refusals live in JsonRpcErrorCode, with the ranges they stay out of; these
@@ -122,7 +127,9 @@ export class InsufficientScopeError extends GuardError {
   readonly requiredScopes: readonly string[];
   /** Scopes to name in the challenge: required ∪ granted, in a stable order. */
   readonly challengeScopes: readonly string[];
-  constructor(message: string, requiredScopes: readonly string[], grantedScopes: readonly string[]) {
+  /** The policy rule that decided (see `DecisionEvent.rule`), when known. */
+  readonly rule?: string;
+  constructor(message: string, requiredScopes: readonly string[], grantedScopes: readonly string[], rule?: string) {
     super(message, {
       status: 403,
       reason: 'scope_insufficient',
@@ -133,6 +140,34 @@ export class InsufficientScopeError extends GuardError {
     const union = new Set<string>(requiredScopes);
     for (const s of grantedScopes) union.add(s);
     this.challengeScopes = [...union];
+    if (rule !== undefined) this.rule = rule;
+  }
+}
+
+/** The `_meta` key of an authorization denial envelope (MCP SEP-2643, structured authorization denials). */
+export const AUTHORIZATION_DENIAL_KEY = 'io.modelcontextprotocol/authorization';
+
+/**
+ * A policy condition (`when`) refused the request: 403 without a challenge, since no token with more scopes could
+ * lift it and a step-up would only loop. Reason `condition_denied` when the condition was false, `condition_error`
+ * when it could not be evaluated. The JSON-RPC error's `data` names the rule and carries a SEP-2643 denial
+ * envelope (`reason: insufficient_authorization`, `remediation: undisclosed`: retrying unchanged will not help,
+ * and whatever might is not for the client to do). The condition's source is kept for logs, never sent.
+ */
+export class ConditionDeniedError extends GuardError {
+  /** The rule whose condition refused, by its path in the policy (`tools.payments__refund`). */
+  readonly rule: string;
+  /** The condition's CEL source. */
+  readonly condition: string;
+  constructor(message: string, rule: string, condition: string, failed: boolean) {
+    super(message, {
+      status: 403,
+      reason: failed ? 'condition_error' : 'condition_denied',
+      jsonRpcCode: FORBIDDEN_JSONRPC_CODE,
+      data: { rule, [AUTHORIZATION_DENIAL_KEY]: { reason: 'insufficient_authorization', remediation: 'undisclosed' } },
+    });
+    this.rule = rule;
+    this.condition = condition;
   }
 }
 

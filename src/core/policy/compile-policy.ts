@@ -134,8 +134,8 @@ export function policyDefinitionOf(policy: PolicyDefinition | CompiledPolicy | u
 /** Options of {@link compilePolicy}. */
 export interface CompilePolicyOptions {
   /**
-   * Called when a rule function throws or returns an invalid value (the message is then denied). Use it to
-   * log the bug; errors thrown by this hook are ignored. Default: none.
+   * Called when a rule function throws or returns an invalid value, or a rule's condition cannot be evaluated (the
+   * message is then denied). Use it to log the bug; errors thrown by this hook are ignored. Default: none.
    */
   onRuleError?: (error: unknown, rulePath: string) => void;
   /** Where the definition came from (e.g. a file path), appended to configuration error messages. */

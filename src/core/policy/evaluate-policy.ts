@@ -7,7 +7,11 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
+import { conditionRequest, type RuleContext } from './condition-request.js';
+import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
+
+export type { RuleContext } from './condition-request.js';
 
 /**
  * The outcome of `CompiledPolicy.authorize`.
@@ -18,14 +22,22 @@ import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, typ
  * - `failedRule`: set when a rule function threw or returned something other than an array of scope
  *   strings; the message is then denied whatever the token holds (fail closed). It is the rule's path
  *   (e.g. `policy.tools.delete_note`), for logs only: do not send it to clients.
+ * - `rule`: the rule that decided, by its path in the policy (`tools.refund`, `tools.*`, `servers.notes.tools.add`):
+ *   the tool, prompt or resource rule when one applied, else the method's; absent when no rule applied.
+ * - `condition`: set when the rule's condition (`when`) refused the request: its CEL source. Then
+ *   `conditionError` says why it could not be evaluated, when it could not (an error, a non-boolean result, the
+ *   cost limit); absent when it was false. A condition refusal is never a scope challenge: more scopes cannot help.
  */
 export type AuthorizationDecision =
-  | { readonly allowed: true; readonly requiredScopes: readonly string[] }
+  | { readonly allowed: true; readonly requiredScopes: readonly string[]; readonly rule?: string }
   | {
       readonly allowed: false;
       readonly requiredScopes: readonly string[];
       readonly missingScopes: readonly string[];
       readonly failedRule?: string;
+      readonly rule?: string;
+      readonly condition?: string;
+      readonly conditionError?: string;
     };
 
 /** Called when a rule function throws or returns an invalid value; see `CompilePolicyOptions.onRuleError`. */
@@ -39,11 +51,23 @@ class RuleFailure {
   ) {}
 }
 
+/** A rule's condition refused the request (false, or not evaluable: `error`); `scopes` are those gathered before it. */
+export class ConditionDenial {
+  constructor(
+    readonly rule: string,
+    readonly condition: string,
+    readonly scopes: readonly string[],
+    readonly error: string | undefined,
+  ) {}
+}
+
 /** What {@link PolicyEvaluator.decideRule} answers for a rule that could not be decided (reported already). */
 const UNDECIDED: unique symbol = Symbol('undecided rule');
 
-/** The scopes gathered so far for a request, or the failure that ended the gathering. */
-type Gathered = readonly string[] | RuleFailure;
+/** The scopes gathered so far for a request, or the failure or refusal that ended the gathering. */
+type Gathered = readonly string[] | RuleFailure | ConditionDenial;
+
+const CALL_CONTEXT: RuleContext = Object.freeze({ listing: false });
 
 /** A rule function is called with the request, or with a synthetic one made only if it is needed. */
 type RuleRequest = JsonRpcMessage | (() => JsonRpcMessage);
@@ -56,27 +80,30 @@ export class PolicyEvaluator {
   // Unions of two static (frozen) scope lists, computed once per pair and reused: the request path for
   // static rules then returns a shared frozen array instead of building a new one.
   private readonly unions = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
-  // One frozen "allowed" decision per static required-scope list.
-  private readonly allowedDecisions = new WeakMap<readonly string[], AuthorizationDecision>();
+  // One frozen "allowed" decision per static required-scope list and deciding rule.
+  private readonly allowedDecisions = new WeakMap<readonly string[], Map<string | undefined, AuthorizationDecision>>();
+  // The rule that decided the request being gathered (the last one applied); read right after gathering.
+  private decidedBy: string | undefined;
   // Expanded granted scopes per granted-scopes array. Keyed by the array, not the AuthInfo: the token verifier hands
   // each request a fresh AuthInfo that shares its token's frozen `scopes`, so the cache holds across requests.
   // `length` guards against an array a custom verifier mutates.
   private readonly effectiveCache = new WeakMap<readonly string[], { length: number; set: ReadonlySet<string> }>();
   // The sorted JSON of an effective scope set, for list memo keys.
   private readonly scopeKeys = new WeakMap<ReadonlySet<string>, string>();
-  /** Whether every rule a list answer's filtering consults is static, so that a filtered list may be reused. */
-  private readonly staticListRules: boolean;
+  /**
+   * The conditions a filtered list depends on besides the caller's scopes, when a filtered list may be reused (no
+   * rule a list consults is a function, and every condition it evaluates at list time depends on the caller alone):
+   * their outcomes for a caller then join the reuse key. Undefined when a filtered list may not be reused.
+   */
+  private readonly listKeyConditions: readonly CompiledCondition[] | undefined;
 
   constructor(
     private readonly rules: PolicyRules,
     private readonly onRuleError: RuleErrorHook | undefined,
+    /** The server this policy is the own policy of (the `server` of its conditions); `""` for none. */
+    private readonly server = '',
   ) {
-    const hasFunction = (table: RuleTable): boolean => table.all.some((rule) => rule.evaluate !== undefined);
-    this.staticListRules =
-      !hasFunction(rules.tools) &&
-      !hasFunction(rules.prompts) &&
-      !hasFunction(rules.resources) &&
-      [...LIST_SPECS.values()].every((spec) => rules.methods.lookup(spec.useMethod)?.evaluate === undefined);
+    this.listKeyConditions = listKeyConditions(rules);
   }
 
   /**
@@ -84,8 +111,8 @@ export class PolicyEvaluator {
    * request. {@link UNDECIDED} when the function throws or returns anything but an array of scope strings
    * (reported to the rule-error hook): the request is then denied (fail closed).
    */
-  decideRule(rule: CompiledRule, auth: AuthInfo, message: RuleRequest): readonly string[] | typeof UNDECIDED {
-    if (rule.scopes !== undefined) return rule.scopes;
+  decideRule(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext = CALL_CONTEXT): readonly string[] | typeof UNDECIDED | ConditionDenial {
+    if (rule.scopes !== undefined) return rule.condition === undefined ? rule.scopes : this.decideCondition(rule, auth, message, context);
     let out: unknown;
     try {
       out = rule.evaluate(auth, typeof message === 'function' ? message() : message);
@@ -102,20 +129,46 @@ export class PolicyEvaluator {
   }
 
   /**
+   * A static rule with a condition: its scopes when the condition holds, else the refusal. At list time
+   * (`context.listing`), a condition that needs the call itself (its arguments, or the values a template captures
+   * from a URI not known yet) is taken as holding: the item stays listed and the call decides.
+   */
+  private decideCondition(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): readonly string[] | ConditionDenial {
+    const condition = rule.condition!;
+    if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return rule.scopes!;
+    const outcomes = condition.readsRequest ? undefined : context.outcomes;
+    let outcome = outcomes?.get(condition);
+    if (outcome === undefined) {
+      outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
+      outcomes?.set(condition, outcome);
+      // Reported once per evaluation: a list reusing the outcome does not repeat it for every item.
+      if (outcome instanceof ConditionFailure) this.report(new Error(`condition ${outcome.message}`), rule.path);
+    }
+    if (outcome === true) return rule.scopes!;
+    const error = outcome instanceof ConditionFailure ? outcome.message : undefined;
+    return new ConditionDenial(rule.rule, condition.source, EMPTY, error);
+  }
+
+  /**
    * See `CompiledPolicy.requiredScopesFor`.
    *
    * @param target The tool or prompt name to decide on instead of the one `message` names (`params.name`, or a
    *   completion's `params.ref.name`): a server's own name for what the message calls by its exposed name. Rule
    *   functions then see `message` with that name in its place.
    */
-  requiredScopesFor(message: JsonRpcMessage, auth: AuthInfo, target?: string): readonly string[] {
-    const required = this.gather(message, auth, target);
-    return required instanceof RuleFailure ? required.scopes : required;
+  requiredScopesFor(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): readonly string[] {
+    const required = this.gather(message, auth, target, server);
+    return Array.isArray(required) ? required : (required as RuleFailure | ConditionDenial).scopes;
   }
 
-  /** See `CompiledPolicy.authorize`; `target` as for {@link PolicyEvaluator.requiredScopesFor}. */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string): AuthorizationDecision {
-    return this.decide(this.gather(message, auth, target), auth);
+  /**
+   * See `CompiledPolicy.authorize`; `target` as for {@link PolicyEvaluator.requiredScopesFor}; `server` gives the
+   * `server` of conditions when this policy serves several servers (asked only if a condition reads it).
+   */
+  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): AuthorizationDecision {
+    this.decidedBy = undefined;
+    const gathered = this.gather(message, auth, target, server);
+    return this.decide(gathered, auth, this.decidedBy);
   }
 
   /**
@@ -125,12 +178,16 @@ export class PolicyEvaluator {
    */
   combine(first: AuthorizationDecision, second: AuthorizationDecision): AuthorizationDecision {
     const required = this.unionWith(first.requiredScopes, second.requiredScopes);
-    if (first.allowed && second.allowed) return this.allowed(required);
+    if (first.allowed && second.allowed) return this.allowed(required, second.rule ?? first.rule);
+    // A condition's refusal stands whatever else is missing: a scope step-up could not lift it.
+    if (!first.allowed && first.condition !== undefined) return { ...first, requiredScopes: required };
+    if (!second.allowed && second.condition !== undefined) return { ...second, requiredScopes: required };
+    const rule = (first.allowed ? undefined : first.rule) ?? (second.allowed ? undefined : second.rule);
     const missing = first.allowed ? EMPTY : first.missingScopes;
     const alsoMissing = second.allowed ? EMPTY : second.missingScopes;
     const failedRule = (first.allowed ? undefined : first.failedRule) ?? (second.allowed ? undefined : second.failedRule);
     const missingScopes = missing.length === 0 ? alsoMissing : alsoMissing.length === 0 ? missing : [...new Set([...missing, ...alsoMissing])];
-    return failedRule === undefined ? { allowed: false, requiredScopes: required, missingScopes } : { allowed: false, requiredScopes: required, missingScopes, failedRule };
+    return { allowed: false, requiredScopes: required, missingScopes, ...(failedRule === undefined ? {} : { failedRule }), ...(rule === undefined ? {} : { rule }) };
   }
 
   /** See `CompiledPolicy.filterListResult`. */
@@ -141,14 +198,27 @@ export class PolicyEvaluator {
   /** See `CompiledPolicy.listFilterKey`. */
   listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined {
     // An answer is filtered by its shape, so may hold any of the four lists: every rule they consult must be static.
-    if (!LIST_SPECS.has(method) || !this.staticListRules) return undefined;
+    const conditions = this.listKeyConditions;
+    if (!LIST_SPECS.has(method) || conditions === undefined) return undefined;
     const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
     // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
     // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.
     const set = this.effectiveScopes(auth);
     let scopes = this.scopeKeys.get(set);
     if (scopes === undefined) this.scopeKeys.set(set, (scopes = JSON.stringify([...set].sort())));
-    return `[${JSON.stringify(method)},${stateless},${scopes}]`;
+    if (conditions.length === 0) return `[${JSON.stringify(method)},${stateless},${scopes}]`;
+    // What the conditions decide for this caller: 1 holds, 0 does not, e could not be evaluated.
+    let outcomes = '';
+    for (const condition of conditions) {
+      const outcome = condition.evaluate(auth, this.keyRequest);
+      outcomes += outcome === true ? '1' : outcome === false ? '0' : 'e';
+    }
+    return `[${JSON.stringify(method)},${stateless},${scopes},"${outcomes}"]`;
+  }
+
+  /** The request the conditions of a list key are evaluated with: they read none of it. */
+  private get keyRequest(): ConditionRequest {
+    return { method: '', name: '', uri: '', server: this.server };
   }
 
   /** Whether the token holds the policy's `requiredScopes` (under its scope hierarchy): without them it may use nothing. */
@@ -171,23 +241,24 @@ export class PolicyEvaluator {
    * in place of the tool or prompt name it carries; rule functions then see a copy with that name, made only if one
    * is called).
    */
-  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string): Gathered {
+  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): Gathered {
     const { base, methods, tools, prompts, resources } = this.rules;
     const method = (message as { method?: unknown }).method;
     if (typeof method !== 'string') return base;
     const request: RuleRequest = target === undefined ? message : () => withTargetName(message, target);
-    const scopes = this.applyRule(base, methods.lookup(method), auth, request);
-    if (scopes instanceof RuleFailure) return scopes;
+    const context: RuleContext = server === undefined ? CALL_CONTEXT : { listing: false, server };
+    const scopes = this.applyRule(base, methods.lookup(method), auth, request, context);
+    if (!Array.isArray(scopes)) return scopes;
     const params = asRecord((message as { params?: unknown }).params);
     switch (method) {
       case 'tools/call':
-        return this.applyRule(scopes, tools.lookup(target ?? params?.name), auth, request);
+        return this.applyRule(scopes, tools.lookup(target ?? params?.name), auth, request, context);
       case 'prompts/get':
-        return this.applyRule(scopes, prompts.lookup(target ?? params?.name), auth, request);
+        return this.applyRule(scopes, prompts.lookup(target ?? params?.name), auth, request, context);
       case 'resources/read':
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return this.applyRule(scopes, resources.lookup(params?.uri), auth, message);
+        return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
       case 'completion/complete':
         return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target);
       case 'subscriptions/listen':
@@ -197,11 +268,14 @@ export class PolicyEvaluator {
     }
   }
 
-  /** `scopes` ∪ what `rule` demands of the request, or the failure of a rule that could not be decided. */
-  private applyRule(scopes: readonly string[], rule: CompiledRule | undefined, auth: AuthInfo, message: RuleRequest): Gathered {
+  /** `scopes` ∪ what `rule` demands of the request, or the failure of a rule that could not be decided, or a condition's refusal. */
+  private applyRule(scopes: readonly string[], rule: CompiledRule | undefined, auth: AuthInfo, message: RuleRequest, context: RuleContext = CALL_CONTEXT): Gathered {
     if (rule === undefined) return scopes;
-    const demanded = this.decideRule(rule, auth, message);
-    return demanded === UNDECIDED ? new RuleFailure(rule.path, scopes) : this.unionWith(scopes, demanded);
+    this.decidedBy = rule.rule;
+    const demanded = this.decideRule(rule, auth, message, context);
+    if (demanded === UNDECIDED) return new RuleFailure(rule.path, scopes);
+    if (demanded instanceof ConditionDenial) return new ConditionDenial(demanded.rule, demanded.condition, scopes, demanded.error);
+    return this.unionWith(scopes, demanded);
   }
 
   // completion/complete reveals argument values of a prompt or resource template: same rule as using it.
@@ -222,7 +296,7 @@ export class PolicyEvaluator {
     let result: Gathered = scopes;
     for (const uri of uris as unknown[]) {
       result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri));
-      if (result instanceof RuleFailure) return result;
+      if (!Array.isArray(result)) return result;
     }
     return result;
   }
@@ -257,26 +331,26 @@ export class PolicyEvaluator {
     return missing;
   }
 
-  private decide(required: Gathered, auth: AuthInfo): AuthorizationDecision {
-    if (required instanceof RuleFailure) {
-      return {
-        allowed: false,
-        requiredScopes: required.scopes,
-        missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY,
-        failedRule: required.path,
-      };
+  private decide(required: Gathered, auth: AuthInfo, rule: string | undefined): AuthorizationDecision {
+    if (required instanceof ConditionDenial || required instanceof RuleFailure) {
+      const denied = { allowed: false as const, requiredScopes: required.scopes, missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY };
+      if (required instanceof RuleFailure) return { ...denied, failedRule: required.path, ...(rule === undefined ? {} : { rule }) };
+      return { ...denied, rule: required.rule, condition: required.condition, ...(required.error === undefined ? {} : { conditionError: required.error }) };
     }
     const missing = this.findMissing(required, auth);
-    if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing };
-    return this.allowed(required);
+    if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing, ...(rule === undefined ? {} : { rule }) };
+    return this.allowed(required, rule);
   }
 
-  /** The "allowed" decision requiring `required`: shared and frozen for a static (frozen) list. */
-  private allowed(required: readonly string[]): AuthorizationDecision {
-    if (!Object.isFrozen(required)) return { allowed: true, requiredScopes: required };
-    let decision = this.allowedDecisions.get(required);
+  /** The "allowed" decision requiring `required`, decided by `rule`: shared and frozen for a static (frozen) list. */
+  private allowed(required: readonly string[], rule: string | undefined): AuthorizationDecision {
+    if (!Object.isFrozen(required)) return rule === undefined ? { allowed: true, requiredScopes: required } : { allowed: true, requiredScopes: required, rule };
+    let byRule = this.allowedDecisions.get(required);
+    if (byRule === undefined) this.allowedDecisions.set(required, (byRule = new Map()));
+    let decision = byRule.get(rule);
     if (decision === undefined) {
-      this.allowedDecisions.set(required, (decision = Object.freeze({ allowed: true as const, requiredScopes: required })));
+      decision = Object.freeze(rule === undefined ? { allowed: true as const, requiredScopes: required } : { allowed: true as const, requiredScopes: required, rule });
+      byRule.set(rule, decision);
     }
     return decision;
   }
@@ -291,10 +365,11 @@ export class PolicyEvaluator {
     const methodRule = methods.lookup(spec.useMethod);
     // A static method rule is the same for every item: check it once. Lists run on every tools/list, so
     // static item rules take a path that allocates nothing.
-    const staticMethod = methodRule === undefined || methodRule.scopes !== undefined;
+    const staticMethod = methodRule === undefined || (methodRule.scopes !== undefined && methodRule.condition === undefined);
     const granted = this.effectiveScopes(auth);
     const none = staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)));
-    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0);
+    const context: RuleContext = { listing: true, template: spec.itemKey === 'uriTemplate', outcomes: new Map() };
+    return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0, context);
   }
 
   /**
@@ -302,17 +377,19 @@ export class PolicyEvaluator {
    * that uses it (`tools/call`, `prompts/get`, `resources/read`) ∪ the item's rule all granted. A rule function
    * sees the request that would use the item (see `CompiledPolicy.filterListResult`); one that fails denies.
    */
-  mayUseItem(items: ListItems, key: string): boolean {
+  mayUseItem(items: ListItems, key: string, server?: () => string): boolean {
     if (items.every) return true;
     if (items.none) return false;
     const rule = items.table.lookup(key);
-    if (items.staticMethod && (rule === undefined || rule.scopes !== undefined)) return rule === undefined || hasAll(items.granted, rule.scopes!);
+    if (items.staticMethod && (rule === undefined || (rule.scopes !== undefined && rule.condition === undefined))) return rule === undefined || hasAll(items.granted, rule.scopes!);
     const { spec, auth } = items;
     const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
-    const scopes = this.applyRule(this.rules.base, items.methodRule, auth, message);
-    if (scopes instanceof RuleFailure) return false;
-    const required = this.applyRule(scopes, rule, auth, message);
-    return !(required instanceof RuleFailure) && this.findMissing(required, auth) === undefined;
+    // Decided as the call using the item would be, by the same rules: only what needs the call itself waits for it.
+    const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
+    const scopes = this.applyRule(this.rules.base, items.methodRule, auth, message, context);
+    if (!Array.isArray(scopes)) return false;
+    const required = this.applyRule(scopes, rule, auth, message, context);
+    return Array.isArray(required) && this.findMissing(required, auth) === undefined;
   }
 
   /** The items of one list the caller could use (see {@link PolicyEvaluator.mayUseItem}). */
@@ -326,6 +403,29 @@ export class PolicyEvaluator {
     }
     return kept;
   }
+}
+
+/**
+ * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, and the
+ * rules of the methods using items), or undefined when one of those rules is a function or has a condition whose
+ * list-time outcome depends on the request (it reads `mcp` or `server`, but not the call's arguments, which lists
+ * never wait for).
+ */
+function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | undefined {
+  const consulted: CompiledRule[] = [...rules.tools.all, ...rules.prompts.all, ...rules.resources.all];
+  for (const spec of LIST_SPECS.values()) {
+    const rule = rules.methods.lookup(spec.useMethod);
+    if (rule !== undefined) consulted.push(rule);
+  }
+  const conditions = new Set<CompiledCondition>();
+  for (const rule of consulted) {
+    if (rule.evaluate !== undefined) return undefined;
+    const condition = rule.condition;
+    if (condition === undefined || condition.readsArguments) continue;
+    if (condition.readsRequest) return undefined;
+    conditions.add(condition);
+  }
+  return [...conditions];
 }
 
 /** The rules one list's items are decided under for one caller; made by {@link PolicyEvaluator.listItems}. */
@@ -342,6 +442,8 @@ export class ListItems {
     readonly none: boolean,
     /** Whether every item passes: the static rules checked once allow the caller, and no item has a rule. */
     readonly every: boolean,
+    /** How the list's rules are applied: at list time, sharing the outcomes of conditions that depend on the caller alone. */
+    readonly context: RuleContext,
   ) {}
 }
 

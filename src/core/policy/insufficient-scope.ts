@@ -1,6 +1,6 @@
 /** The 403 `insufficient_scope` error of a denied policy decision (RFC 6750 §3.1, MCP 2025-11-25 step-up). */
 import type { AuthInfo } from '../kernel/auth-info.js';
-import { InsufficientScopeError } from '../kernel/errors.js';
+import { ConditionDeniedError, InsufficientScopeError, type GuardError } from '../kernel/errors.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import type { AuthorizationDecision } from './evaluate-policy.js';
@@ -29,7 +29,24 @@ export function createInsufficientScopeError(
     text = `Insufficient scope for ${target}: missing ${missing.length === 0 ? '(none)' : missing.map(sanitize).join(' ')}`;
   }
   const granted = (Array.isArray(auth.scopes) ? auth.scopes : EMPTY).filter((s) => isScopeToken(s) && s !== OFFLINE_ACCESS);
-  return new InsufficientScopeError(text, decision.requiredScopes, granted);
+  return new InsufficientScopeError(text, decision.requiredScopes, granted, decision.rule);
+}
+
+/**
+ * The refusal of a denied decision: a {@link ConditionDeniedError} (403, no challenge) when a rule's condition
+ * refused it, else `insufficientScope(decision)` (403 `insufficient_scope`, the policy's own builder).
+ *
+ * @example
+ * if (!decision.allowed) throw policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message));
+ */
+export function policyRefusal(decision: AuthorizationDecision, message: JsonRpcMessage | undefined, insufficientScope: () => GuardError): GuardError {
+  if (decision.allowed || decision.condition === undefined) return insufficientScope();
+  const rule = decision.rule ?? 'policy';
+  const text =
+    decision.conditionError === undefined
+      ? `Access to ${describeTarget(message)} denied by the condition of policy rule ${sanitize(rule)}`
+      : `Access to ${describeTarget(message)} denied: the condition of policy rule ${sanitize(rule)} could not be evaluated`;
+  return new ConditionDeniedError(text, rule, decision.condition, decision.conditionError !== undefined);
 }
 
 function describeTarget(message: JsonRpcMessage | undefined): string {

@@ -111,9 +111,16 @@ function coverResources(rules: NamedScopeRules | undefined, uris: readonly strin
   return result;
 }
 
+/** `{}` or `{"scopes": []}`: an object rule without a condition or scopes, as open as `[]`. */
+function isOpenConditionalRule(rule: ScopeRule): boolean {
+  if (typeof rule !== 'object' || Array.isArray(rule)) return false;
+  const { scopes, when } = rule as { scopes?: readonly string[]; when?: string };
+  return when === undefined && (scopes === undefined || scopes.length === 0);
+}
+
 function classify(result: KindCoverage, name: string, rule: ScopeRule | undefined): void {
   if (rule === undefined) result.open.push(name);
-  else if (Array.isArray(rule) && rule.length === 0) result.explicitlyOpen.push(name);
+  else if ((Array.isArray(rule) && rule.length === 0) || isOpenConditionalRule(rule)) result.explicitlyOpen.push(name);
   else result.protected.push(name);
 }
 

@@ -2,10 +2,27 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 
 /**
- * A scope rule: the scopes required (all of them), or a function computing them from the caller and
- * the request. An empty array means "nothing beyond the base scopes".
+ * A scope rule: the scopes required (all of them), the scopes and a condition ({@link ConditionalRule}), or a
+ * function computing the scopes from the caller and the request. An empty array means "nothing beyond the base
+ * scopes".
  */
-export type ScopeRule = readonly string[] | ((auth: AuthInfo, message: JsonRpcMessage) => readonly string[]);
+export type ScopeRule = readonly string[] | ConditionalRule | ((auth: AuthInfo, message: JsonRpcMessage) => readonly string[]);
+
+/**
+ * A rule with a condition: the request needs `scopes` (default none) and `when` must hold. `when` is a CEL
+ * expression over `claims` (the verified token's claims), `scopes` (the granted scopes), `mcp` (`method`, `name`,
+ * `arguments`, `uri`, `params`) and `server`; see the policy guide. A condition that is false, or cannot be
+ * evaluated, refuses the request with 403 and no scope challenge (a new token with more scopes cannot help).
+ *
+ * @example
+ * { tools: { payments__refund: { scopes: ['payments'], when: '"finance" in claims.groups' } } }
+ */
+export interface ConditionalRule {
+  /** Scopes required, as in a list rule. Default `[]`. */
+  readonly scopes?: readonly string[];
+  /** The condition, a CEL expression that must evaluate to `true`. Absent: none (the rule is its scopes). */
+  readonly when?: string;
+}
 
 /**
  * Per-name rules (tools, prompts or resources). Keys are names (for resources: a URI or an RFC 6570

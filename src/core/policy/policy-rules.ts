@@ -6,6 +6,7 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import type { RateLimit } from '../limits/rate-limit.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import type { CompiledCondition } from './policy-condition.js';
 
 /** The shared empty scope list (frozen, so it may be handed out and reused as a static rule's scopes). */
 export const EMPTY: readonly string[] = Object.freeze([]);
@@ -15,10 +16,15 @@ export const OFFLINE_ACCESS = 'offline_access';
 /** A rule given as a function of the caller and the request. */
 export type RuleFunction = (auth: AuthInfo, message: JsonRpcMessage) => readonly string[];
 
-/** A rule ready to apply: static scopes (frozen, deduplicated) or a function, with its path for errors. */
+/**
+ * A rule ready to apply: static scopes (frozen, deduplicated) with an optional condition, or a function. `path` is
+ * its full path for errors (`policy.tools.refund`), `rule` its path within the policies in force, as decisions
+ * report it (`tools.refund`, `tools.*`, `servers.notes.tools.add`). `templateKey` is the URI template of a
+ * resource rule keyed by one (what `mcp.params` of its condition is captured with).
+ */
 export type CompiledRule =
-  | { readonly path: string; readonly scopes: readonly string[]; readonly evaluate?: undefined }
-  | { readonly path: string; readonly scopes?: undefined; readonly evaluate: RuleFunction };
+  | { readonly path: string; readonly rule: string; readonly scopes: readonly string[]; readonly condition?: CompiledCondition; readonly templateKey?: string; readonly evaluate?: undefined }
+  | { readonly path: string; readonly rule: string; readonly scopes?: undefined; readonly condition?: undefined; readonly templateKey?: undefined; readonly evaluate: RuleFunction };
 
 /** The rules of one part of the policy (`methods`, `tools`, `prompts` or `resources`). */
 export interface RuleTable {

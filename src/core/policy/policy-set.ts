@@ -138,7 +138,7 @@ class PolicySet {
   }
 
   authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
-    const decision = this.gateway.authorize(message, auth);
+    const decision = this.gateway.authorize(message, auth, undefined, () => this.serverOf(message));
     const params = asRecord((message as { params?: unknown }).params);
     switch ((message as { method?: unknown }).method) {
       case 'tools/call':
@@ -249,6 +249,15 @@ class PolicySet {
     return combined;
   }
 
+  /** The name of the server `message` goes to (the `server` of endpoint-wide conditions), `""` when none is known. */
+  private serverOf(message: JsonRpcMessage): string {
+    const params = asRecord((message as { params?: unknown }).params);
+    const ref = asRecord(params?.ref);
+    const name = params?.name ?? ref?.name;
+    if (typeof name === 'string') return this.names.route(name).server?.name ?? '';
+    return this.resourceServer(params?.uri ?? ref?.uri)?.name ?? '';
+  }
+
   private resourceServer(uri: unknown): ServerRules | undefined {
     if (typeof uri !== 'string' || this.routeResource === undefined) return undefined;
     const name = this.routeResource(uri);
@@ -270,7 +279,7 @@ class PolicySet {
     const kept: unknown[] = [];
     for (const item of items) {
       const key = listItemKey(spec, item);
-      if (key === undefined || !this.gateway.mayUseItem(everywhere, key)) continue;
+      if (key === undefined) continue;
       let server: ServerRules | undefined;
       let local = key;
       if (byName) {
@@ -282,6 +291,8 @@ class PolicySet {
         server = this.resourceServer(key);
         if (server === undefined) continue;
       }
+      const name = server.name;
+      if (!this.gateway.mayUseItem(everywhere, key, () => name)) continue;
       if (server.empty) {
         kept.push(item);
         continue;
@@ -358,9 +369,9 @@ export function compilePolicySet(options: PolicySetOptions): CompiledPolicy {
       continue;
     }
     const definition = server.policy ?? {};
-    const rules = problems.check(() => readPolicy(definition, `${setting}.policy`, server.source));
+    const rules = problems.check(() => readPolicy(definition, `${setting}.policy`, server.source, setting));
     if (rules === undefined) continue;
-    const evaluator = new PolicyEvaluator(rules, options.onRuleError);
+    const evaluator = new PolicyEvaluator(rules, options.onRuleError, server.name);
     servers.set(server.name, new ServerRules(server.name, servers.size, rules, evaluator, server.selection, Object.keys(definition).length === 0));
   }
   problems.throwIfAny();

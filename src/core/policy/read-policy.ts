@@ -9,6 +9,7 @@ import { parseRateLimit, type RateLimit } from '../limits/rate-limit.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { compileUriLookup, compileUriTemplate, isUriTemplate, type UriLookup } from '../wire/uri-template.js';
 import type { PolicyDefinition } from './policy-definition.js';
+import { compileCondition, ConditionSyntaxError, type CompiledCondition } from './policy-condition.js';
 import { describeValue as describe, EMPTY, OFFLINE_ACCESS, type CompiledRule, type PolicyRules, type RuleFunction, type RuleTable } from './policy-rules.js';
 import { compileScopeHierarchy } from './scope-hierarchy.js';
 
@@ -32,9 +33,11 @@ type Fail = (path: string, message: string) => never;
  *
  * @param settingName Root of the paths in error messages (`policy`, `MCP_AUTH_POLICY`).
  * @param source Where the definition came from (e.g. a file path), appended to every message.
+ * @param ruleRoot Prefix of the rule paths decisions report (`servers.notes` gives `servers.notes.tools.add`).
+ *   Default none (`tools.add`).
  * @throws ConfigurationError with every problem in its `problems`.
  */
-export function readPolicy(definition: PolicyDefinition, settingName: string, source: string | undefined): PolicyRules {
+export function readPolicy(definition: PolicyDefinition, settingName: string, source: string | undefined, ruleRoot?: string): PolicyRules {
   const where = source === undefined ? '' : ` (in ${source})`;
   const fail: Fail = (path, message) => {
     throw new ConfigurationError(path, message + where);
@@ -44,6 +47,7 @@ export function readPolicy(definition: PolicyDefinition, settingName: string, so
   }
   const root = definition as unknown as Record<string, unknown>;
   const at = (key: string): string => joinPath(settingName, key);
+  const named = (key: string): RulePaths => ({ path: at(key), rule: ruleRoot === undefined ? key : `${ruleRoot}.${key}` });
   // Each part is read on its own, so that one error names the first mistake of every part, not only the first.
   const parts = collectConfigurationProblems((problems) => {
     for (const key of Object.keys(root)) {
@@ -56,10 +60,10 @@ export function readPolicy(definition: PolicyDefinition, settingName: string, so
       }
     }
     const base = problems.check(() => readScopeList(root.requiredScopes, at('requiredScopes'), fail)) ?? EMPTY;
-    const methods = problems.check(() => compileNamedRules(root.methods, at('methods'), fail));
-    const tools = problems.check(() => compileNamedRules(root.tools, at('tools'), fail));
-    const prompts = problems.check(() => compileNamedRules(root.prompts, at('prompts'), fail));
-    const resources = problems.check(() => compileResourceRules(root.resources, at('resources'), fail));
+    const methods = problems.check(() => compileNamedRules(root.methods, named('methods'), fail));
+    const tools = problems.check(() => compileNamedRules(root.tools, named('tools'), fail));
+    const prompts = problems.check(() => compileNamedRules(root.prompts, named('prompts'), fail));
+    const resources = problems.check(() => compileResourceRules(root.resources, named('resources'), fail));
     const expand = problems.check(() => compileScopeHierarchy(readHierarchy(root.scopeHierarchy, at('scopeHierarchy'), fail)));
     const toolRateLimits = problems.check(() => readRateLimits(root.rateLimits, at('rateLimits'), fail));
     const explicitSupported = problems.check(() => readScopeList(root.scopesSupported, at('scopesSupported'), fail));
@@ -82,11 +86,17 @@ function supportedScopes(rules: Pick<PolicyRules, 'base' | 'methods' | 'tools' |
   return Object.freeze([...supported]);
 }
 
-function compileNamedRules(value: unknown, path: string, fail: Fail): RuleTable {
+/** Where a part of the policy is: its full path for errors, and its path as decisions name rules. */
+interface RulePaths {
+  readonly path: string;
+  readonly rule: string;
+}
+
+function compileNamedRules(value: unknown, part: RulePaths, fail: Fail): RuleTable {
   const named = new Map<string, CompiledRule>();
   const all: CompiledRule[] = [];
-  for (const [name, rule] of readTable(value, path, fail)) {
-    const compiled = compileRule(rule, joinPath(path, name), fail);
+  for (const [name, rule] of readTable(value, part.path, fail)) {
+    const compiled = compileRule(rule, joinPath(part.path, name), ruleName(part.rule, name), fail);
     named.set(name, compiled);
     all.push(compiled);
   }
@@ -101,10 +111,10 @@ function compileNamedRules(value: unknown, path: string, fail: Fail): RuleTable 
   };
 }
 
-function compileResourceRules(value: unknown, path: string, fail: Fail): RuleTable {
+function compileResourceRules(value: unknown, part: RulePaths, fail: Fail): RuleTable {
   const entries: [string, CompiledRule][] = [];
-  for (const [key, rule] of readTable(value, path, fail)) {
-    const rulePath = joinPath(path, key);
+  for (const [key, rule] of readTable(value, part.path, fail)) {
+    const rulePath = joinPath(part.path, key);
     if (isUriTemplate(key)) {
       try {
         compileUriTemplate(key);
@@ -112,7 +122,8 @@ function compileResourceRules(value: unknown, path: string, fail: Fail): RuleTab
         fail(rulePath, `${(error as Error).message}. Fix the template or use an exact URI`);
       }
     }
-    entries.push([key, compileRule(rule, rulePath, fail)]);
+    const compiled = compileRule(rule, rulePath, ruleName(part.rule, key), fail);
+    entries.push([key, compiled.condition !== undefined && isUriTemplate(key) ? { ...compiled, templateKey: key } : compiled]);
   }
   const lookup: UriLookup<CompiledRule> = compileUriLookup(entries);
   return {
@@ -123,10 +134,38 @@ function compileResourceRules(value: unknown, path: string, fail: Fail): RuleTab
   };
 }
 
-function compileRule(rule: unknown, path: string, fail: Fail): CompiledRule {
-  if (typeof rule === 'function') return { path, evaluate: rule as RuleFunction };
-  const scopes = readScopeList(rule, path, fail, 'an array of scope strings (or a function returning one)');
-  return { path, scopes: scopes ?? fail(path, 'expected an array of scope strings (or a function returning one), got undefined') };
+const RULE_EXPECTED = 'an array of scope strings, an object {"scopes": [...], "when": "<CEL expression>"} (or a function returning scopes)';
+const CONDITIONAL_RULE_KEYS: readonly string[] = ['scopes', 'when'];
+
+function compileRule(rule: unknown, path: string, name: string, fail: Fail): CompiledRule {
+  if (typeof rule === 'function') return { path, rule: name, evaluate: rule as RuleFunction };
+  if (typeof rule === 'object' && rule !== null && !Array.isArray(rule)) return compileConditionalRule(rule as Record<string, unknown>, path, name, fail);
+  const scopes = readScopeList(rule, path, fail, RULE_EXPECTED);
+  return { path, rule: name, scopes: scopes ?? fail(path, `expected ${RULE_EXPECTED}, got undefined`) };
+}
+
+/** `{ "scopes": [...], "when": "<CEL>" }`: the condition compiled now, so that a policy that loads has none that cannot run. */
+function compileConditionalRule(rule: Record<string, unknown>, path: string, name: string, fail: Fail): CompiledRule {
+  for (const key of Object.keys(rule)) {
+    if (!CONDITIONAL_RULE_KEYS.includes(key)) fail(path, `unknown key ${JSON.stringify(key)} in a rule; expected only scopes and when`);
+  }
+  const scopes = readScopeList(rule.scopes, joinPath(path, 'scopes'), fail) ?? EMPTY;
+  if (rule.when === undefined) return { path, rule: name, scopes };
+  const whenPath = joinPath(path, 'when');
+  if (typeof rule.when !== 'string') return fail(whenPath, `expected a CEL expression as a string, got ${describe(rule.when)}`);
+  let condition: CompiledCondition;
+  try {
+    condition = compileCondition(rule.when);
+  } catch (error) {
+    if (!(error instanceof ConditionSyntaxError)) throw error;
+    return fail(whenPath, `the condition ${error.message}`);
+  }
+  return { path, rule: name, scopes, condition };
+}
+
+/** A rule's path as decisions report it: `tools.add`, `tools.*`, `resources["notes://{id}"]`. */
+function ruleName(part: string, key: string): string {
+  return key === '*' ? `${part}.*` : joinPath(part, key);
 }
 
 /** Reads a table of names (plain object) as entries; `undefined` is an empty table. */

@@ -243,3 +243,62 @@ export function resolveResourceTemplate(template: string): string | undefined {
   });
   return restored === expressions.length ? result : undefined;
 }
+
+/** Capturing patterns of templates, by template: the templates are policy keys, so few and fixed. */
+const capturePatterns = new Map<string, { pattern: RegExp; names: string[] } | null>();
+const MAX_CAPTURE_PATTERNS = 1000;
+
+/**
+ * The values `uri` gives the variables of `template` (RFC 6570), percent-decoded, or undefined when it does not
+ * match. Only simple (`{var}`) and reserved (`{+var}`) expressions of one variable capture; other expressions
+ * match as {@link compileUriTemplate} says and capture nothing. The scheme is compared case-insensitively.
+ *
+ * @example
+ * captureUriTemplate('crm://{tenant}/accounts/{id}', 'crm://acme/accounts/7'); // { tenant: 'acme', id: '7' }
+ */
+export function captureUriTemplate(template: string, uri: string): Record<string, string> | undefined {
+  let compiled = capturePatterns.get(template);
+  if (compiled === undefined) {
+    compiled = compileCapture(template);
+    if (capturePatterns.size >= MAX_CAPTURE_PATTERNS) capturePatterns.clear();
+    capturePatterns.set(template, compiled);
+  }
+  if (compiled === null) return undefined;
+  const match = compiled.pattern.exec(lowercaseScheme(uri));
+  if (match === null) return undefined;
+  const values: Record<string, string> = Object.create(null);
+  compiled.names.forEach((name, i) => {
+    const raw = match[i + 1] ?? '';
+    try {
+      values[name] = decodeURIComponent(raw);
+    } catch {
+      values[name] = raw;
+    }
+  });
+  return values;
+}
+
+function compileCapture(template: string): { pattern: RegExp; names: string[] } | null {
+  try {
+    compileUriTemplate(template);
+  } catch {
+    return null;
+  }
+  const normalized = lowercaseScheme(template);
+  const names: string[] = [];
+  const source = normalized.replace(/\{([^}]*)\}|[^{]+/g, (part: string, expression: string | undefined) => {
+    if (expression === undefined) return escapeRegExp(part);
+    const operator = expression.charAt(0);
+    const single = !expression.includes(',');
+    if (single && /^[A-Za-z0-9_%]/.test(operator)) {
+      names.push(expression.replace(/[:*].*$/, ''));
+      return '([^/]*)';
+    }
+    if (single && operator === '+') {
+      names.push(expression.slice(1).replace(/[:*].*$/, ''));
+      return '([^]*)';
+    }
+    return expressionPattern(expression, template);
+  });
+  return { pattern: new RegExp(`^${source}$`), names };
+}

@@ -38,6 +38,7 @@ import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
 import { mayReachServer } from '../../core/policy/policy-set.js';
+import { policyRefusal } from '../../core/policy/insufficient-scope.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -334,7 +335,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const recheck = (message: JsonRpcMessage, auth: AuthInfo): GuardHttpResponse | undefined => {
       if (!built) return undefined;
       const decision = built.policy.authorize(message, auth);
-      return decision.allowed ? undefined : built.errorResponse(built.policy.insufficientScopeError(decision, auth, message), requestIdOf(message));
+      if (decision.allowed) return undefined;
+      const policy = built.policy;
+      return built.errorResponse(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), requestIdOf(message));
     };
     // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
     const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);

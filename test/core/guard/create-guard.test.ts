@@ -234,7 +234,7 @@ describe('createGuard: authorize', () => {
   const guard = guardWith();
 
   test('an allowed call returns the required scopes and the protocol version', () => {
-    assert.deepEqual(guard.authorize(call('echo'), authWith(['mcp']), {}), { protocolVersion: undefined, requiredScopes: ['mcp'] });
+    assert.deepEqual(guard.authorize(call('echo'), authWith(['mcp']), {}), { protocolVersion: undefined, requiredScopes: ['mcp'], rule: 'tools.echo' });
     const result = guard.authorize(call('admin_tool'), authWith(['mcp', 'x:admin']), { 'mcp-protocol-version': '2025-11-25' });
     assert.equal(result.protocolVersion, '2025-11-25');
     assert.deepEqual([...result.requiredScopes].sort(), ['mcp', 'x:admin']);

@@ -64,6 +64,7 @@ test('the hierarchy decides: admin may delete, write may add but not delete', ()
     allowed: false,
     requiredScopes: ['mcp', 'mcp:tools', 'notes:admin'],
     missingScopes: ['notes:admin'],
+    rule: 'tools.delete_note',
   });
 });
 

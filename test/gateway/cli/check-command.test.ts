@@ -331,9 +331,33 @@ describe('mcp-oauth-guard check', () => {
     assert.match(lines[1]!, new RegExp(`^ {6}issuer ${as.issuer}, audience "http://127\\.0\\.0\\.1:${port}/mcp", expires in \\d+ s \\(\\d{4}-`));
     assert.match(lines[2]!, /^ {6}subject alice, client mcp-oauth-guard-service, a JWT signed with [A-Z]{2}\d{3}$/);
     assert.equal(lines[3], '      scopes: counter:read');
-    assert.equal(lines[4], '      may call: "whoami", "counter_get"');
-    assert.equal(lines[5], '      refused with 403: "counter_increment" (needs counter:write)');
+    assert.equal(lines[4], '      may call: "whoami" (rule tools.whoami), "counter_get" (rule tools.counter_get)');
+    assert.equal(lines[5], '      refused with 403: "counter_increment" (rule tools.counter_increment needs counter:write)');
     assert.ok(!run.stdout.includes(token) && !run.stderr.includes(token), 'the token is never printed');
+  });
+
+  it('--token-file with conditions: the rule and condition that decided each tool, a condition on the arguments decided per call', async () => {
+    const { port, resource } = await freeResource();
+    const policy = join(dir, 'policy-conditions.json');
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        tools: {
+          whoami: { when: "'finance' in claims.groups" },
+          counter_get: { scopes: ['counter:read'], when: "claims.tenant == 'globex'" },
+          counter_increment: { when: 'mcp.arguments.by <= 10' },
+        },
+      }),
+    );
+    const token = await as.issueAccessToken({ resource, scope: 'counter:read', sub: 'alice', extra: { groups: ['finance'], tenant: 'acme' } });
+    const file = join(dir, 'token-conditions');
+    writeFileSync(file, token);
+    const run = await runCheck(['--upstream', upstream.url, '--policy', policy, '--token-file', file], { MCP_AUTH_ISSUER: as.issuer, PORT: port });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const lines = entry(run.stdout, 'token:').split('\n');
+    assert.equal(lines[4], '      may call: "whoami" (rule tools.whoami)');
+    assert.equal(lines[5], `      listed, decided per call by a condition on the arguments: "counter_increment" (rule tools.counter_increment, when "mcp.arguments.by <= 10")`);
+    assert.equal(lines[6], `      refused with 403: "counter_get" (rule tools.counter_get: when "claims.tenant == 'globex'" is false)`);
   });
 
   it('--token-file -: a token for another resource, read from standard input, is refused in the words the gateway logs, with the fix; exit 1', async () => {

@@ -366,7 +366,7 @@ describe('configuration file: every bad configuration, by JSON path', () => {
     });
     assert.deepEqual(problems(file), [
       'servers.a.policyFile: and servers.a.policy are both set: keep the policy inline or in its file, not both',
-      'servers.b.policy.tools.y: expected an array of scope strings (or a function returning one), got a string ("notes:read")',
+      'servers.b.policy.tools.y: expected an array of scope strings, an object {"scopes": [...], "when": "<CEL expression>"} (or a function returning scopes), got a string ("notes:read")',
       `servers.c.policyFile: policy file ${join(dirname(file), 'missing.json')} does not exist. Create it, or set servers.c.policyFile to the path of an existing JSON policy file`,
       'servers.d.tools: must be an object (got an array)',
       'servers.e.tools.include: expected an array of name patterns, got a string ("x")',

@@ -198,7 +198,7 @@ describe('policy reloads in a running gateway', () => {
     for (const [content, detail] of [
       ['{"tools": {"notes_read": ["notes:read"],}}', /^MCP_AUTH_POLICY \(--policy\): policy file \S+policy\.json is not valid JSON at line 1, column \d+: .*Fix the syntax/],
       [{ tool: { notes_write: ['notes:write'] } }, /^MCP_AUTH_POLICY \(--policy\): unknown key "tool"; expected only .* \(in policy file \S+policy\.json\)$/],
-      [{ tools: { notes_write: 'notes:write' } }, /^MCP_AUTH_POLICY\.tools\.notes_write: expected an array of scope strings \(or a function returning one\), got a string \("notes:write"\) \(in policy file \S+policy\.json\)$/],
+      [{ tools: { notes_write: 'notes:write' } }, /^MCP_AUTH_POLICY\.tools\.notes_write: expected an array of scope strings, an object \{"scopes": \[\.\.\.\], "when": "<CEL expression>"\} \(or a function returning scopes\), got a string \("notes:write"\) \(in policy file \S+policy\.json\)$/],
     ] as const) {
       const skip = warnings.length;
       replacePolicy(content);

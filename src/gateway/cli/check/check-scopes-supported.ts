@@ -51,8 +51,10 @@ function requiredScopes(policy: PolicyDefinition): Map<string, string[]> {
     const table: NamedScopeRules | undefined = policy[kind];
     if (typeof table !== 'object' || table === null) continue;
     for (const [name, rule] of Object.entries(table)) {
-      if (name === '*' || !Array.isArray(rule)) continue;
-      add(rule as readonly string[], `${kind}.${JSON.stringify(name)}`);
+      // A rule with a condition requires its `scopes` as a list rule does.
+      const scopes = Array.isArray(rule) ? rule : typeof rule === 'object' && rule !== null ? (rule as { scopes?: unknown }).scopes : undefined;
+      if (name === '*' || !Array.isArray(scopes)) continue;
+      add(scopes as readonly string[], `${kind}.${JSON.stringify(name)}`);
     }
   }
   return found;

@@ -1,7 +1,8 @@
 import { decodeProtectedHeader } from 'jose';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import type { Guard } from '../../../core/guard/create-guard.js';
-import type { DecisionReason } from '../../../core/kernel/decision.js';
+import { boundedText, type DecisionReason } from '../../../core/kernel/decision.js';
+import type { AuthorizationDecision } from '../../../core/policy/evaluate-policy.js';
 import { GuardError } from '../../../core/kernel/errors.js';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import type { CheckResult } from './check-result.js';
@@ -46,16 +47,36 @@ export async function checkToken(guard: Guard, token: string, tools: readonly st
   ];
   const allowed: string[] = [];
   const refused: string[] = [];
+  const perCall: string[] = [];
   for (const name of tools) {
     const decision = guard.policy.authorize({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name } }, auth);
-    if (decision.allowed) allowed.push(name);
-    else refused.push(`${JSON.stringify(name)} (needs ${decision.missingScopes.join(' ') || 'a rule that did not fail'})`);
+    const by = decision.rule === undefined ? '' : `rule ${decision.rule}`;
+    if (decision.allowed) allowed.push(`${JSON.stringify(name)}${by && ` (${by})`}`);
+    else if (decision.condition !== undefined && isListed(guard, name, auth)) perCall.push(`${JSON.stringify(name)} (${by}, when ${JSON.stringify(boundedText(decision.condition, 120))})`);
+    else refused.push(`${JSON.stringify(name)} (${refusalReason(decision, by)})`);
   }
   if (tools.length > 0) {
-    details.push(`may call: ${shown(allowed.map((name) => JSON.stringify(name))) || '(none)'}`);
+    details.push(`may call: ${shown(allowed) || '(none)'}`);
+    if (perCall.length > 0) details.push(`listed, decided per call by a condition on the arguments: ${shown(perCall)}`);
     if (refused.length > 0) details.push(`refused with 403: ${shown(refused)}`);
   }
   return [{ check: 'token', status: 'ok', message: 'accepted: the gateway would serve it', details }];
+}
+
+/** Whether the tool is listed for the caller: a condition that refuses a call without arguments may still list it. */
+function isListed(guard: Guard, name: string, auth: AuthInfo): boolean {
+  const result = guard.policy.filterListResult('tools/list', { tools: [{ name }] }, auth);
+  return Array.isArray(result.tools) && result.tools.length === 1;
+}
+
+/** Why a tool is refused: the condition that decided (false, or not evaluable), else the scopes it lacks. */
+function refusalReason(decision: Extract<AuthorizationDecision, { allowed: false }>, by: string): string {
+  if (decision.condition !== undefined) {
+    const when = `when ${JSON.stringify(boundedText(decision.condition, 120))}`;
+    return decision.conditionError === undefined ? `${by}: ${when} is false` : `${by}: ${when} could not be evaluated: ${boundedText(decision.conditionError, 160)}`;
+  }
+  const needs = `needs ${decision.missingScopes.join(' ') || 'a rule that did not fail'}`;
+  return by === '' ? needs : `${by} ${needs}`;
 }
 
 /** The JWS header's `alg`, for the report; undefined for an opaque token. */

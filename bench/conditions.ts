@@ -1,0 +1,104 @@
+/**
+ * Conditions part (`BENCH_ONLY=conditions`): what policy conditions cost a request through the guard. Two guarded
+ * servers in their own processes (`conditions-server.ts`), one whose 200 tool rules (and `*`) require scopes only and
+ * one whose every rule also has a CEL condition over the token's group and tenant claims, are loaded in the same
+ * rounds, in a balanced order, with one reused token that carries those claims (the condition holds for it):
+ * - `call`: a small `tools/call` of a tool with a rule of its own;
+ * - `list`: a `tools/list` of 1,000 tools, each item decided by its rule (200 named, the rest by `*`).
+ * Reported: conditions over scopes-only, req/s median of the per-round ratios, beside the targets.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { LoadProcess } from './load-client.js';
+import { BENCH_CLAIMS, CONDITION_LIST_TOOLS } from './conditions-server.js';
+import { startScript, stopAll, waitFor } from './processes.js';
+import { williamsOrder } from './round-order.js';
+import type { RunSummary, ServerReport } from './scenario.js';
+
+/** Settings of {@link runConditionsBench}. */
+export interface ConditionsSettings {
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  /** The compiled library's entry point; default the TypeScript source. */
+  entryUrl?: string;
+}
+
+/** The targets of the issue: conditions over scopes-only. */
+export const CONDITIONS_TARGETS = { call: 0.95, list: 0.9 } as const;
+type Workload = keyof typeof CONDITIONS_TARGETS;
+type Variant = 'scopes' | 'conditions';
+
+const BODIES: Record<Workload, string> = {
+  call: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tool_150', arguments: {} } }),
+  list: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+};
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function startServer(variant: Variant, issuer: string, entryUrl: string | undefined): Promise<{ child: ChildProcess; url: string }> {
+  const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])]);
+  const url = await waitFor<ServerReport, string>(child, `conditions server (${variant})`, (m) => (m.type === 'ready' ? m.url : undefined));
+  return { child, url };
+}
+
+/** Checks that both servers serve the workload to the token alike before anything is measured. */
+async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): Promise<void> {
+  for (const variant of ['scopes', 'conditions'] as const) {
+    const list = await load.probe(urls[variant], { body: BODIES.list, tokenResource: urls[variant] });
+    const tools = (JSON.parse(list.body) as { result?: { tools?: unknown[] } }).result?.tools?.length;
+    if (list.status !== 200 || tools !== CONDITION_LIST_TOOLS) throw new Error(`${variant}: the list answered ${list.status} with ${String(tools)} tools`);
+    const call = await load.probe(urls[variant], { body: BODIES.call, tokenResource: urls[variant] });
+    if (call.status !== 200 || !call.body.includes('"result"')) throw new Error(`${variant}: the call answered ${call.status}: ${call.body.slice(0, 200)}`);
+  }
+}
+
+/** Runs the part; returns the figures for `latest.json` and prints them. */
+export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
+  const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
+  const servers = { scopes: await startServer('scopes', issuer, settings.entryUrl), conditions: await startServer('conditions', issuer, settings.entryUrl) };
+  // A filtered list is reused for the same caller under either policy: both are measured as served.
+  const urls: Record<Variant, string> = { scopes: servers.scopes.url, conditions: servers.conditions.url };
+  try {
+    for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);
+    await checkAnswers(load, urls);
+    const report: Record<string, unknown> = {};
+    for (const workload of ['call', 'list'] as const) {
+      const measure = (variant: Variant, durationSeconds: number): Promise<RunSummary> =>
+        load.run({ url: urls[variant], scenario: 'cached', durationSeconds, body: BODIES[workload], tokenResource: urls[variant] });
+      for (const variant of ['scopes', 'conditions'] as const) await measure(variant, settings.warmupSeconds);
+      const ratios: number[] = [];
+      const rates: Record<Variant, number[]> = { scopes: [], conditions: [] };
+      for (let round = 0; round < settings.rounds; round++) {
+        const own: Partial<Record<Variant, number>> = {};
+        for (const variant of williamsOrder(['scopes', 'conditions'] as const, round)) {
+          const summary = await measure(variant, settings.durationSeconds);
+          if (summary.errors > 0 || summary.non2xx > 0) throw new Error(`${workload} ${variant}: ${summary.errors} errors, ${summary.non2xx} non-2xx answers`);
+          own[variant] = summary.requestsPerSecond;
+          rates[variant].push(summary.requestsPerSecond);
+        }
+        ratios.push(own.conditions! / own.scopes!);
+      }
+      const ratio = Math.round(median(ratios) * 1000) / 1000;
+      report[workload] = {
+        conditionsOverScopes: ratio,
+        target: CONDITIONS_TARGETS[workload],
+        perRound: ratios.map((r) => Math.round(r * 1000) / 1000),
+        scopesRequestsPerSecond: Math.round(median(rates.scopes)),
+        conditionsRequestsPerSecond: Math.round(median(rates.conditions)),
+      };
+      const what = workload === 'call' ? 'a tools/call under 200 rules' : `a tools/list of ${CONDITION_LIST_TOOLS} tools`;
+      console.log(
+        `conditions: ${what}: ${Math.round(median(rates.conditions))} req/s with conditions, ${Math.round(median(rates.scopes))} scopes-only; ` +
+          `ratio ${ratio.toFixed(3)} (target >= ${CONDITIONS_TARGETS[workload]})${ratio >= CONDITIONS_TARGETS[workload] ? '' : '  BELOW TARGET'}`,
+      );
+    }
+    return report;
+  } finally {
+    await stopAll();
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * What a parsed policy condition (a CEL expression) reads and how costly it can be, found by walking its syntax
+ * tree once at compile time: the names it uses that no variable declares, the fields of `mcp` it reads (so that a
+ * condition on `mcp.arguments` is known to need the call, whatever its spelling), its size and how deeply its
+ * comprehensions (`all`, `exists`, `map`, `filter`…) nest.
+ */
+import type { parse } from '@bufbuild/cel';
+
+/** A parsed CEL expression, as `parse` from `@bufbuild/cel` returns it. */
+export type ParsedCondition = ReturnType<typeof parse>;
+type Expr = ParsedCondition['expr'];
+
+/** The variables a condition may use. */
+export const CONDITION_VARIABLES: ReadonlySet<string> = new Set(['claims', 'scopes', 'mcp', 'server']);
+/** The fields of `mcp`. */
+export const MCP_FIELDS: ReadonlySet<string> = new Set(['method', 'name', 'arguments', 'uri', 'params']);
+// CEL type names are identifiers too (`type(x) == string`).
+const TYPE_NAMES: ReadonlySet<string> = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
+
+/** What {@link analyzeCondition} found. */
+export interface ConditionAnalysis {
+  /** Number of nodes of the expanded syntax tree. */
+  readonly nodes: number;
+  /** How deeply comprehensions nest (0: none). */
+  readonly depth: number;
+  /** Whether the value of `mcp.arguments` can reach the result (also when `mcp` is used whole). */
+  readonly readsArguments: boolean;
+  /** Whether `mcp.params` can reach the result (also when `mcp` is used whole). */
+  readonly readsParams: boolean;
+  /** Whether it reads `mcp` or `server` at all: if not, its outcome depends on the caller alone. */
+  readonly readsRequest: boolean;
+  /** The first name no variable declares, or field `mcp` lacks, with the offset of its use. */
+  readonly problem?: { readonly message: string; readonly offset: number };
+}
+
+/** Walks `parsed` once; see {@link ConditionAnalysis}. */
+export function analyzeCondition(parsed: ParsedCondition): ConditionAnalysis {
+  const walk = new ConditionWalk(parsed.sourceInfo?.positions ?? {});
+  walk.visit(parsed.expr, new Set(), 0);
+  return {
+    nodes: walk.nodes,
+    depth: walk.depth,
+    readsArguments: walk.readsArguments,
+    readsParams: walk.readsParams,
+    readsRequest: walk.readsRequest,
+    ...(walk.problem === undefined ? {} : { problem: walk.problem }),
+  };
+}
+
+class ConditionWalk {
+  nodes = 0;
+  depth = 0;
+  readsArguments = false;
+  readsParams = false;
+  readsRequest = false;
+  problem: { message: string; offset: number } | undefined;
+
+  constructor(private readonly positions: Readonly<Record<string, number>>) {}
+
+  visit(expr: Expr | undefined, bound: ReadonlySet<string>, depth: number): void {
+    if (expr === undefined) return;
+    this.nodes++;
+    const kind = expr.exprKind;
+    switch (kind.case) {
+      case 'identExpr':
+        this.ident(kind.value.name, expr, bound);
+        return;
+      case 'selectExpr': {
+        const operand = kind.value.operand;
+        if (operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'mcp' && !bound.has('mcp')) {
+          this.nodes++;
+          this.readsRequest = true;
+          this.mcpField(kind.value.field, expr);
+          return;
+        }
+        this.visit(operand, bound, depth);
+        return;
+      }
+      case 'callExpr':
+        this.call(kind.value, expr, bound, depth);
+        return;
+      case 'listExpr':
+        for (const element of kind.value.elements) this.visit(element, bound, depth);
+        return;
+      case 'structExpr':
+        for (const entry of kind.value.entries) {
+          if (entry.keyKind.case === 'mapKey') this.visit(entry.keyKind.value, bound, depth);
+          this.visit(entry.value, bound, depth);
+        }
+        return;
+      case 'comprehensionExpr': {
+        const c = kind.value;
+        this.depth = Math.max(this.depth, depth + 1);
+        this.visit(c.iterRange, bound, depth);
+        this.visit(c.accuInit, bound, depth);
+        const inner = new Set(bound).add(c.iterVar).add(c.accuVar);
+        if (c.iterVar2 !== '') inner.add(c.iterVar2);
+        this.visit(c.loopCondition, inner, depth + 1);
+        this.visit(c.loopStep, inner, depth + 1);
+        this.visit(c.result, new Set(bound).add(c.accuVar), depth);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private call(call: Extract<Expr['exprKind'], { case: 'callExpr' }>['value'], expr: Expr, bound: ReadonlySet<string>, depth: number): void {
+    // `mcp["arguments"]`: the index operator with a constant key reads that one field.
+    const [operand, key] = call.args;
+    if (call.function === '_[_]' && operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'mcp' && !bound.has('mcp') && key?.exprKind.case === 'constExpr' && key.exprKind.value.constantKind.case === 'stringValue') {
+      this.nodes += 2;
+      this.readsRequest = true;
+      this.mcpField(key.exprKind.value.constantKind.value, expr);
+      return;
+    }
+    this.visit(call.target, bound, depth);
+    for (const arg of call.args) this.visit(arg, bound, depth);
+  }
+
+  private ident(name: string, expr: Expr, bound: ReadonlySet<string>): void {
+    if (bound.has(name)) return;
+    if (name === 'mcp') {
+      // `mcp` used whole (passed on, iterated, compared): any of its fields may matter.
+      this.readsArguments = true;
+      this.readsParams = true;
+      this.readsRequest = true;
+      return;
+    }
+    if (name === 'server') this.readsRequest = true;
+    if (CONDITION_VARIABLES.has(name) || TYPE_NAMES.has(name)) return;
+    this.report(`uses '${name}', which is no variable (the variables are ${[...CONDITION_VARIABLES].join(', ')})`, expr);
+  }
+
+  private mcpField(field: string, expr: Expr): void {
+    if (field === 'arguments') this.readsArguments = true;
+    else if (field === 'params') this.readsParams = true;
+    else if (!MCP_FIELDS.has(field)) this.report(`reads mcp.${field}, a field mcp lacks (its fields are ${[...MCP_FIELDS].join(', ')})`, expr);
+  }
+
+  private report(message: string, expr: Expr): void {
+    this.problem ??= { message, offset: this.positions[String(expr.id)] ?? 0 };
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The `mcp` and `server` a condition sees, read from the JSON-RPC message its rule is applied to: the request
+ * itself at call time, or the request that would use a listed item at list time.
+ */
+import { captureUriTemplate } from '../wire/uri-template.js';
+import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import type { CompiledCondition, ConditionFailure, ConditionRequest } from './policy-condition.js';
+import type { CompiledRule } from './policy-rules.js';
+
+/** How a rule is being applied: for a call, or to decide a listed item. */
+export interface RuleContext {
+  /** Whether a list item is being decided (conditions reading the call's arguments wait for the call). */
+  readonly listing: boolean;
+  /** At list time, whether the item is a resource template (its URI is the template, so captures no values). */
+  readonly template?: boolean;
+  /** The server the request goes to, asked only when a condition reads `server`; default the policy's own. */
+  readonly server?: () => string;
+  /**
+   * Outcomes of the conditions that read neither `mcp` nor `server`, for one caller: the items of one list are
+   * decided by the same few conditions, which then run once per list, not once per item.
+   */
+  readonly outcomes?: Map<CompiledCondition, boolean | ConditionFailure>;
+}
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The {@link ConditionRequest} of `message` under `rule`: `mcp.method` the message's method, `mcp.name` its
+ * `params.name` (tools, prompts), `mcp.uri` its `params.uri` (resources), `mcp.arguments` the `tools/call`
+ * arguments, `mcp.params` what the rule's URI template captures from the URI (made only if read).
+ */
+export function conditionRequest(message: JsonRpcMessage, rule: CompiledRule, context: RuleContext, ownServer: string): ConditionRequest {
+  const method = (message as { method?: unknown }).method;
+  const params = (message as { params?: unknown }).params as Record<string, unknown> | undefined;
+  const named = typeof params === 'object' && params !== null ? params : undefined;
+  const name = typeof named?.name === 'string' ? named.name : '';
+  const uri = typeof named?.uri === 'string' ? named.uri : '';
+  const key = rule.templateKey;
+  return {
+    method: typeof method === 'string' ? method : '',
+    name,
+    uri,
+    ...(method === 'tools/call' && named?.arguments !== undefined ? { arguments: named.arguments } : {}),
+    params: key === undefined || uri === '' ? () => NO_PARAMS : () => captureUriTemplate(key, uri) ?? NO_PARAMS,
+    server: context.server ?? ownServer,
+  };
+}

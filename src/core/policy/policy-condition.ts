@@ -1,0 +1,234 @@
+/**
+ * Policy conditions: the `when` of a rule, a CEL expression over the caller's verified claims, granted scopes and
+ * the MCP request, compiled once (parsed, checked, planned) and evaluated with a cost limit, failing closed. CEL is
+ * `@bufbuild/cel`, which is tested against the CEL conformance suite; nothing here interprets CEL itself.
+ */
+import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
+import type { AuthInfo } from '../kernel/auth-info.js';
+import { analyzeCondition, type ConditionAnalysis } from './condition-analysis.js';
+
+/** Longest condition source, in characters. */
+export const MAX_CONDITION_LENGTH = 4096;
+/** Most nodes a condition's (macro-expanded) syntax tree may have. */
+export const MAX_CONDITION_NODES = 1000;
+/** How deeply a condition's comprehensions (`all`, `exists`, `map`, `filter`…) may nest. */
+export const MAX_CONDITION_DEPTH = 2;
+/**
+ * The evaluation cost limit: a condition's nodes × (1 + the elements of the claims and arguments it may iterate)
+ * to the power of its comprehension depth. Over it, the condition is not evaluated and the request is denied.
+ */
+export const MAX_CONDITION_COST = 1_000_000;
+
+/** The request a condition is evaluated for (the `mcp` and `server` variables). */
+export interface ConditionRequest {
+  /** The JSON-RPC method deciding the rule (for list items, the method that uses the item, e.g. `tools/call`). */
+  readonly method: string;
+  /** Tool or prompt name; `""` when none. */
+  readonly name: string;
+  /** Resource URI; `""` when none. */
+  readonly uri: string;
+  /** `tools/call` arguments; absent at list time. */
+  readonly arguments?: unknown;
+  /** The values the resource template of the rule captured from `uri`, made only when the condition reads them. */
+  readonly params?: () => Readonly<Record<string, string>>;
+  /** The server the request goes to, when several are served; `""` otherwise. A function is asked only if read. */
+  readonly server: string | (() => string);
+}
+
+/** A condition compiled once; see {@link compileCondition}. */
+export interface CompiledCondition {
+  /** The CEL source, as written. */
+  readonly source: string;
+  /** Whether it reads `mcp.arguments`, so can be decided only at call time (a listed item stays listed). */
+  readonly readsArguments: boolean;
+  /** Whether it reads `mcp.params` (the values a resource template captured). */
+  readonly readsParams: boolean;
+  /** Whether it reads `mcp` or `server` at all; if not, its outcome is the same for every request of one caller. */
+  readonly readsRequest: boolean;
+  /** `true`, `false`, or why it could not be decided (an evaluation error, a non-boolean result, the cost limit). */
+  evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
+}
+
+/** A condition that could not be decided: the request is denied (fail closed). */
+export class ConditionFailure {
+  constructor(
+    /** What went wrong, for logs (no claim values). */
+    readonly message: string,
+  ) {}
+}
+
+/** A condition that does not compile: the message names the line and column. */
+export class ConditionSyntaxError extends Error {}
+
+const ENV = celEnv();
+
+/**
+ * Parses, checks and plans `source`. Checked at compile time: syntax, size, comprehension depth, every name
+ * being a declared variable (`claims`, `scopes`, `mcp`, `server`, or a comprehension's own) and every field of
+ * `mcp` existing.
+ *
+ * @throws ConditionSyntaxError naming the line and column of the first problem.
+ */
+export function compileCondition(source: string): CompiledCondition {
+  // Rules often share a condition: one compiled copy each, so that lists evaluate it once per caller.
+  const known = compiled.get(source);
+  if (known !== undefined) return known;
+  const condition = compileNew(source);
+  if (compiled.size >= MAX_COMPILED_CONDITIONS) compiled.clear();
+  compiled.set(source, condition);
+  return condition;
+}
+
+/** Compiled conditions by source; they hold no state, so any policy may share them. */
+const compiled = new Map<string, CompiledCondition>();
+const MAX_COMPILED_CONDITIONS = 10_000;
+
+function compileNew(source: string): CompiledCondition {
+  if (source.length > MAX_CONDITION_LENGTH) throw new ConditionSyntaxError(`is ${source.length} characters long, over the limit of ${MAX_CONDITION_LENGTH}`);
+  if (source.trim() === '') throw new ConditionSyntaxError('is empty; write a CEL expression such as "\'finance\' in claims.groups"');
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(source);
+  } catch (error) {
+    const { location, rawMessage } = error as { location?: { start?: { line?: number; column?: number } }; rawMessage?: string };
+    const at = location?.start?.line === undefined ? '' : ` at line ${location.start.line}, column ${location.start.column}`;
+    throw new ConditionSyntaxError(`is not valid CEL${at}: ${rawMessage ?? (error as Error).message}`);
+  }
+  const analysis = analyzeCondition(parsed);
+  if (analysis.problem !== undefined) throw new ConditionSyntaxError(`${analysis.problem.message} at ${lineAndColumn(source, analysis.problem.offset)}`);
+  if (analysis.nodes > MAX_CONDITION_NODES) throw new ConditionSyntaxError(`has ${analysis.nodes} nodes, over the limit of ${MAX_CONDITION_NODES}`);
+  if (analysis.depth > MAX_CONDITION_DEPTH) throw new ConditionSyntaxError(`nests comprehensions ${analysis.depth} deep, over the limit of ${MAX_CONDITION_DEPTH}`);
+  const constant = parsed.expr.exprKind;
+  if (constant.case === 'constExpr' && constant.value.constantKind.case !== 'boolValue') {
+    throw new ConditionSyntaxError('is a constant that is not a boolean; a condition must evaluate to true or false');
+  }
+  let program: (bindings: Record<string, CelInput>) => CelResult;
+  try {
+    program = plan(ENV, parsed) as (bindings: Record<string, CelInput>) => CelResult;
+  } catch (error) {
+    throw new ConditionSyntaxError(`cannot be planned: ${(error as Error).message}`);
+  }
+  return new PlannedCondition(source, analysis, program);
+}
+
+class PlannedCondition implements CompiledCondition {
+  readonly readsArguments: boolean;
+  readonly readsParams: boolean;
+  readonly readsRequest: boolean;
+
+  constructor(
+    readonly source: string,
+    private readonly analysis: ConditionAnalysis,
+    private readonly program: (bindings: Record<string, CelInput>) => CelResult,
+  ) {
+    this.readsArguments = analysis.readsArguments;
+    this.readsParams = analysis.readsParams;
+    this.readsRequest = analysis.readsRequest;
+  }
+
+  evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
+    const { nodes, depth } = this.analysis;
+    if (depth > 0) {
+      // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
+      const budget = Math.floor(Math.pow(MAX_CONDITION_COST / nodes, 1 / depth)) - 1;
+      const elements = countElements(auth.extra?.claims, budget) + (this.readsArguments ? countElements(request.arguments, budget) : 0);
+      if (elements > budget) return new ConditionFailure(`over the cost limit: the claims and arguments hold more than ${budget} elements for a condition of ${nodes} nodes nested ${depth} deep`);
+    }
+    let result: CelResult;
+    try {
+      result = this.program(new ConditionBindings(auth, request) as unknown as Record<string, CelInput>);
+    } catch (error) {
+      return new ConditionFailure(`evaluation failed: ${(error as Error).message}`);
+    }
+    if (result === true || result === false) return result;
+    return new ConditionFailure(isCelError(result) ? `evaluation failed: ${result.message}` : 'the result is not a boolean');
+  }
+}
+
+/** The variables of one evaluation, each made only when the expression reads it. */
+class ConditionBindings {
+  constructor(
+    private readonly auth: AuthInfo,
+    private readonly request: ConditionRequest,
+  ) {}
+
+  get claims(): CelMap {
+    return claimsOf(this.auth);
+  }
+
+  get scopes(): CelList {
+    return scopesOf(this.auth);
+  }
+
+  get server(): string {
+    const server = this.request.server;
+    return typeof server === 'function' ? server() : server;
+  }
+
+  get mcp(): CelMap {
+    const { method, name, uri, params } = this.request;
+    const args = this.request.arguments;
+    const fields = new Map<string, CelInput>([
+      ['method', method],
+      ['name', name],
+      ['uri', uri],
+      ['arguments', isPlainObject(args) ? (args as CelInput) : EMPTY_OBJECT],
+      ['params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params())))],
+    ]);
+    return celMap(fields);
+  }
+}
+
+const EMPTY_OBJECT = celMap(new Map());
+const EMPTY_LIST = celList([]);
+
+// A token's claims and scopes are the same objects for every request the token makes (the verifier caches them):
+// converted once, not per evaluation.
+const claimsCache = new WeakMap<object, CelMap>();
+const scopesCache = new WeakMap<readonly string[], CelList>();
+
+function claimsOf(auth: AuthInfo): CelMap {
+  const claims = auth.extra?.claims;
+  if (typeof claims !== 'object' || claims === null) return EMPTY_OBJECT;
+  let map = claimsCache.get(claims);
+  if (map === undefined) {
+    const entries = new Map<string, unknown>(Object.entries(claims));
+    // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
+    if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
+    claimsCache.set(claims, (map = celMap(entries as Map<string, CelInput>)));
+  }
+  return map;
+}
+
+function scopesOf(auth: AuthInfo): CelList {
+  const scopes = auth.scopes;
+  if (!Array.isArray(scopes)) return EMPTY_LIST;
+  let list = scopesCache.get(scopes);
+  if (list === undefined) scopesCache.set(scopes, (list = celList(scopes.filter((s) => typeof s === 'string'))));
+  return list;
+}
+
+function isPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The number of array elements and object members in `value`, counted up to just past `limit`. */
+function countElements(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= limit) {
+    const next = stack.pop();
+    if (typeof next !== 'object' || next === null) continue;
+    const children = Array.isArray(next) ? next : Object.values(next);
+    count += children.length;
+    for (const child of children) if (typeof child === 'object' && child !== null) stack.push(child);
+  }
+  return count;
+}
+
+/** `line L, column C` (both from 1) of `offset` in `source`. */
+function lineAndColumn(source: string, offset: number): string {
+  const before = source.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
+import { ConditionDeniedError, ConfigurationError, InsufficientScopeError } from '../../../src/core/kernel/errors.js';
+import { compilePolicy, type CompiledPolicy } from '../../../src/core/policy/compile-policy.js';
+import { policyRefusal } from '../../../src/core/policy/insufficient-scope.js';
+import { compileCondition, ConditionSyntaxError, MAX_CONDITION_LENGTH } from '../../../src/core/policy/policy-condition.js';
+import { compilePolicySet } from '../../../src/core/policy/policy-set.js';
+import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
+import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
+
+function caller(claims: Record<string, unknown>, scopes: string[] = ['mcp'], clientId = 'console'): AuthInfo {
+  return { token: 't', clientId, scopes, extra: { sub: String(claims.sub ?? 'u'), claims: { sub: 'u', ...claims }, tokenType: 'jwt' } };
+}
+const call = (name: string, args?: Record<string, unknown>): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, ...(args ? { arguments: args } : {}) } });
+const read = (uri: string): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri } });
+const listed = (policy: CompiledPolicy, auth: AuthInfo, names: string[]): string[] =>
+  (policy.filterListResult('tools/list', { tools: names.map((name) => ({ name })) }, auth).tools as { name: string }[]).map((tool) => tool.name);
+
+function compileError(definition: unknown): ConfigurationError {
+  try {
+    compilePolicy(definition as PolicyDefinition);
+  } catch (error) {
+    assert.ok(error instanceof ConfigurationError);
+    return error;
+  }
+  assert.fail('the policy compiled');
+}
+
+const finance = {
+  requiredScopes: ['mcp'],
+  tools: {
+    payments__refund: { scopes: ['payments'], when: '"finance" in claims.groups' },
+    payments__pay: { when: 'mcp.arguments.amount <= 100 || "finance" in claims.groups' },
+    delete_note: ['admin'],
+    admin_reset: { when: 'claims.client_id == "admin-console"' },
+    '*': [],
+  },
+} satisfies PolicyDefinition;
+
+describe('conditions: compile errors name the rule path and the column', () => {
+  test('a syntax error, an undeclared name and an unknown mcp field, each at its column', () => {
+    const syntax = compileError({ tools: { payments__refund: { when: 'claims.groups.exists(g, g ==' } } });
+    assert.equal(syntax.setting, 'policy.tools.payments__refund.when');
+    assert.match(syntax.message, /is not valid CEL at line 1, column \d+/);
+    const undeclared = compileError({ tools: { x: { when: 'true && claim.sub == "a"' } } });
+    assert.equal(undeclared.setting, 'policy.tools.x.when');
+    assert.match(undeclared.message, /the condition uses 'claim', which is no variable.* at line 1, column 9/);
+    const field = compileError({ resources: { 'crm://{tenant}/x': { when: 'mcp.parms.tenant == "a"' } } });
+    assert.equal(field.setting, 'policy.resources["crm://{tenant}/x"].when');
+    assert.match(field.message, /reads mcp\.parms, a field mcp lacks.*column 4/);
+    const second = compileError({ tools: { x: { when: 'true &&\n  nope' } } });
+    assert.match(second.message, /line 2, column 3/);
+  });
+
+  test('a when that is no string, an unknown key, an empty or constant non-boolean condition, and one too long are refused', () => {
+    assert.match(compileError({ tools: { x: { when: 5 } } }).message, /expected a CEL expression as a string, got a number/);
+    assert.equal(compileError({ tools: { x: { scope: ['a'] } } }).setting, 'policy.tools.x');
+    assert.equal(compileError({ methods: { 'tools/call': { scopes: ['bad scope'] } } }).setting, 'policy.methods["tools/call"].scopes[0]');
+    assert.match(compileError({ tools: { x: { when: '  ' } } }).message, /is empty/);
+    assert.match(compileError({ tools: { x: { when: '"yes"' } } }).message, /not a boolean/);
+    assert.match(compileError({ tools: { x: { when: `${'true && '.repeat(MAX_CONDITION_LENGTH / 8)}true` } } }).message, /over the limit/);
+    assert.throws(() => compileCondition('[1].all(a, [2].all(b, [3].all(c, true)))'), ConditionSyntaxError);
+  });
+
+  test('names bound by a comprehension and CEL type names are declared', () => {
+    assert.doesNotThrow(() => compilePolicy({ tools: { x: { when: 'claims.groups.exists(g, g.startsWith("fin")) && type(server) == string' } } }));
+  });
+});
+
+describe('conditions: evaluation', () => {
+  const policy = compilePolicy(finance);
+
+  test('groups: the finance group may refund, others are refused by the condition, not for scope', () => {
+    assert.deepEqual(policy.authorize(call('payments__refund'), caller({ groups: ['finance'] }, ['mcp', 'payments'])), {
+      allowed: true,
+      requiredScopes: ['mcp', 'payments'],
+      rule: 'tools.payments__refund',
+    });
+    const refused = policy.authorize(call('payments__refund'), caller({ groups: ['sales'] }, ['mcp', 'payments']));
+    assert.equal(refused.allowed, false);
+    assert.equal(!refused.allowed && refused.condition, '"finance" in claims.groups');
+    assert.equal(refused.rule, 'tools.payments__refund');
+    assert.equal(!refused.allowed && refused.conditionError, undefined);
+    // Scopes missing too: still the condition's refusal, which no step-up can lift.
+    const both = policy.authorize(call('payments__refund'), caller({ groups: ['sales'] }));
+    assert.equal(!both.allowed && both.condition, '"finance" in claims.groups');
+    // Condition holds, scope missing: the ordinary insufficient_scope.
+    const scope = policy.authorize(call('payments__refund'), caller({ groups: ['finance'] }));
+    assert.deepEqual(!scope.allowed && [scope.missingScopes, scope.condition], [['payments'], undefined]);
+  });
+
+  test('arguments and client_id: mcp.arguments at call time, client_id from the token', () => {
+    assert.equal(policy.authorize(call('payments__pay', { amount: 50 }), caller({ groups: [] })).allowed, true);
+    assert.equal(policy.authorize(call('payments__pay', { amount: 500 }), caller({ groups: [] })).allowed, false);
+    assert.equal(policy.authorize(call('payments__pay', { amount: 500 }), caller({ groups: ['finance'] })).allowed, true);
+    assert.equal(policy.authorize(call('admin_reset'), caller({}, ['mcp'], 'admin-console')).allowed, true);
+    assert.equal(policy.authorize(call('admin_reset'), caller({ client_id: 'other' }, ['mcp'], 'admin-console')).allowed, false);
+  });
+
+  test('tenants: mcp.params holds what the template captured from the URI', () => {
+    const tenants = compilePolicy({ resources: { 'crm://{tenant}/accounts/{id}': { when: 'mcp.params.tenant == claims.tenant && mcp.uri.startsWith("crm://")' } } });
+    assert.equal(tenants.authorize(read('crm://acme/accounts/7'), caller({ tenant: 'acme' })).allowed, true);
+    assert.equal(tenants.authorize(read('crm://globex/accounts/7'), caller({ tenant: 'acme' })).allowed, false);
+    assert.equal(tenants.authorize(read('crm://a%20b/accounts/7'), caller({ tenant: 'a b' })).allowed, true);
+  });
+
+  test('the granted scopes, the method and the server are variables too', () => {
+    const p = compilePolicy({ methods: { '*': { when: '"mcp" in scopes && server == "" && mcp.method != "prompts/get"' } } });
+    assert.equal(p.authorize(call('x'), caller({})).allowed, true);
+    assert.equal(p.authorize(call('x'), caller({}, ['other'])).allowed, false);
+    assert.equal(p.authorize({ jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'p' } }, caller({})).allowed, false);
+  });
+});
+
+describe('conditions fail closed', () => {
+  test('an evaluation error or a non-boolean result denies, reported as a condition error', () => {
+    const errors: string[] = [];
+    const policy = compilePolicy({ tools: { a: { when: 'claims.tenant == "x"' }, b: { when: 'claims.groups' } } }, 'policy', { onRuleError: (_e, path) => errors.push(path) });
+    const missing = policy.authorize(call('a'), caller({}));
+    assert.equal(missing.allowed, false);
+    assert.match((!missing.allowed && missing.conditionError) || '', /evaluation failed/);
+    const notBool = policy.authorize(call('b'), caller({ groups: ['x'] }));
+    assert.match((!notBool.allowed && notBool.conditionError) || '', /not a boolean/);
+    assert.deepEqual(errors, ['policy.tools.a', 'policy.tools.b']);
+    // Lists agree: an item whose condition errors is not listed.
+    assert.deepEqual(listed(policy, caller({}), ['a', 'b']), []);
+  });
+
+  test('the cost limit: a nested comprehension over large arguments is not evaluated, and denies', () => {
+    const policy = compilePolicy({ tools: { t: { when: 'mcp.arguments.items.all(a, mcp.arguments.items.all(b, a != b || a == b))' } } });
+    assert.equal(policy.authorize(call('t', { items: [1, 2, 3] }), caller({})).allowed, true);
+    const started = performance.now();
+    const big = policy.authorize(call('t', { items: Array.from({ length: 5000 }, (_, i) => i) }), caller({}));
+    assert.ok(performance.now() - started < 1000);
+    assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
+  });
+
+  test('a refusal by a condition is 403 without a challenge, naming the rule, with a SEP-2643 envelope', () => {
+    const policy = compilePolicy(finance);
+    const message = call('payments__refund');
+    const auth = caller({ groups: [] }, ['mcp', 'payments']);
+    const decision = policy.authorize(message, auth);
+    const error = policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message));
+    assert.ok(error instanceof ConditionDeniedError);
+    assert.equal(error.status, 403);
+    assert.equal(error.reason, 'condition_denied');
+    assert.equal(error.bearerError, undefined);
+    assert.equal(error.rule, 'tools.payments__refund');
+    assert.deepEqual(error.data, { rule: 'tools.payments__refund', 'io.modelcontextprotocol/authorization': { reason: 'insufficient_authorization', remediation: 'undisclosed' } });
+    assert.match(error.message, /tool 'payments__refund'.*tools\.payments__refund/);
+    const scopeDecision = policy.authorize(call('delete_note'), auth);
+    const scopeError = policyRefusal(scopeDecision, call('delete_note'), () => policy.insufficientScopeError(scopeDecision, auth, call('delete_note')));
+    assert.ok(scopeError instanceof InsufficientScopeError);
+    assert.equal(scopeError.rule, 'tools.delete_note');
+  });
+});
+
+describe('conditions: lists and calls agree', () => {
+  const policy = compilePolicy(finance);
+  const names = ['payments__refund', 'payments__pay', 'admin_reset', 'echo'];
+  const callers = [
+    caller({ groups: ['finance'] }, ['mcp', 'payments']),
+    caller({ groups: ['sales'] }, ['mcp', 'payments']),
+    caller({ groups: ['finance'] }, ['mcp']),
+    caller({}, ['mcp'], 'admin-console'),
+  ];
+
+  test('an item is listed exactly when a call without arguments would be allowed; an arguments condition stays listed', () => {
+    for (const auth of callers) {
+      const shown = listed(policy, auth, names);
+      for (const name of names) {
+        const allowed = policy.authorize(call(name), auth).allowed;
+        const readsArguments = name === 'payments__pay';
+        assert.equal(shown.includes(name), readsArguments || allowed, `${name} for ${JSON.stringify(auth.extra.claims)}`);
+      }
+      assert.ok(shown.includes('payments__pay'));
+    }
+    // A filtered list may be reused for a caller whose scopes and condition outcomes are the same, never across them.
+    const key = (auth: AuthInfo): string | undefined => policy.listFilterKey('tools/list', auth);
+    assert.notEqual(key(callers[0]!), undefined);
+    assert.equal(key(callers[0]!), key(caller({ groups: ['finance'], other: 1 }, ['mcp', 'payments'])));
+    assert.notEqual(key(callers[0]!), key(callers[1]!));
+    assert.notEqual(key(callers[2]!), key(callers[3]!));
+    const byName = compilePolicy({ tools: { '*': { when: 'mcp.name != claims.sub' } } });
+    assert.equal(byName.listFilterKey('tools/list', callers[0]!), undefined, 'a condition reading the item decides each list afresh');
+  });
+
+  test('a condition that depends on the caller alone runs once per list, one that reads the request once per item', () => {
+    const errors: string[] = [];
+    const p = compilePolicy({ tools: { '*': { when: 'claims.nope == 1' }, named: { when: 'mcp.name == claims.nope' } } }, 'policy', { onRuleError: (_e, path) => errors.push(path) });
+    assert.deepEqual(listed(p, caller({}), ['a', 'b', 'c', 'named']), []);
+    assert.deepEqual(errors, ['policy.tools["*"]', 'policy.tools.named']);
+    const q = compilePolicy({ tools: { '*': { when: 'mcp.name.startsWith("x")' } } });
+    assert.deepEqual(listed(q, caller({}), ['x1', 'y', 'x2']), ['x1', 'x2']);
+  });
+
+  test('resources: concrete URIs are decided by their captured values, templates wait for the read', () => {
+    const tenants = compilePolicy({ resources: { 'crm://{tenant}/x': { when: 'mcp.params.tenant == claims.tenant' }, 'crm://{tenant}/y': { when: 'mcp.uri != ""' } } });
+    const auth = caller({ tenant: 'acme' });
+    const resources = tenants.filterListResult('resources/list', { resources: [{ uri: 'crm://acme/x' }, { uri: 'crm://globex/x' }] }, auth).resources as { uri: string }[];
+    assert.deepEqual(resources.map((r) => r.uri), ['crm://acme/x']);
+    const templates = tenants.filterListResult('resources/templates/list', { resourceTemplates: [{ uriTemplate: 'crm://{tenant}/x' }, { uriTemplate: 'crm://{tenant}/y' }] }, auth).resourceTemplates;
+    assert.equal((templates as unknown[]).length, 2);
+  });
+
+  test('in a policy set: server rules are named by server, and server is the server a request goes to', () => {
+    const set = compilePolicySet({
+      gateway: { tools: { '*': { when: 'server != "vault" || "ops" in claims.groups' } } },
+      servers: [{ name: 'vault', policy: { tools: { open: { when: 'server == "vault" && claims.tenant == "acme"' } } } }, { name: 'notes' }],
+    });
+    const ops = caller({ groups: ['ops'], tenant: 'acme' });
+    const dev = caller({ groups: ['dev'], tenant: 'acme' });
+    assert.deepEqual(set.authorize(call('vault__open'), ops), { allowed: true, requiredScopes: [], rule: 'servers.vault.tools.open' });
+    const refused = set.authorize(call('vault__open'), dev);
+    assert.deepEqual([refused.allowed, refused.rule], [false, 'tools.*']);
+    assert.equal(set.authorize(call('notes__echo'), dev).allowed, true);
+    const other = caller({ groups: ['ops'], tenant: 'globex' });
+    assert.equal(set.authorize(call('vault__open'), other).rule, 'servers.vault.tools.open');
+    assert.deepEqual(set.filterListResult('tools/list', { tools: [{ name: 'vault__open' }, { name: 'notes__echo' }] }, dev).tools, [{ name: 'notes__echo' }]);
+    assert.deepEqual(set.filterListResult('tools/list', { tools: [{ name: 'vault__open' }, { name: 'notes__echo' }] }, other).tools, [{ name: 'notes__echo' }]);
+    assert.equal((set.filterListResult('tools/list', { tools: [{ name: 'vault__open' }] }, ops).tools as unknown[]).length, 1);
+  });
+});

@@ -1,0 +1,214 @@
+// Policy conditions with real tokens from oidc-provider carrying group and tenant claims, through the middleware (an
+// Express app) and through the gateway (two servers, each with its own policy): lists and calls agree for every
+// rule, a condition refusal is 403 naming the rule without a scope challenge, a condition that errors denies, and
+// a reload changes decisions without a restart.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../examples/dev/authorization-server.js';
+import { dispatchTable, type DecisionEvent } from '../../src/index.js';
+import { loadPolicyFile } from '../../src/core/policy/load-policy-file.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
+import { startGuardedApp, type GuardedApp } from '../helpers/guarded-app.js';
+import { postMcp, type HttpAnswer } from '../helpers/http-client.js';
+import { NODE_SERVER } from '../helpers/stdio-gateway.js';
+
+const SCOPES = ['mcp', 'payments'];
+const FINANCE = { groups: ['finance', 'staff'], tenant: 'acme' };
+const SALES = { groups: ['sales', 'staff'], tenant: 'globex' };
+
+let as: AuthorizationServer;
+let dir: string;
+
+before(async () => {
+  as = await startAuthorizationServer({ extraScopes: SCOPES });
+  dir = mkdtempSync(join(tmpdir(), 'policy-conditions-'));
+});
+after(async () => {
+  await as?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const TOOLS = ['payments__refund', 'payments__pay', 'reports__broken', 'notes__add'];
+const MIDDLEWARE_POLICY = {
+  requiredScopes: ['mcp'],
+  tools: {
+    payments__refund: { scopes: ['payments'], when: "'finance' in claims.groups" },
+    payments__pay: { when: "mcp.arguments.amount <= 100 || 'finance' in claims.groups" },
+    reports__broken: { when: "claims.department == 'x'" },
+    '*': { when: "'staff' in claims.groups" },
+  },
+  resources: { 'crm://{tenant}/accounts': { when: 'mcp.params.tenant == claims.tenant' } },
+};
+
+function expectConditionRefusal(answer: HttpAnswer, rule: string): void {
+  assert.equal(answer.status, 403, answer.text);
+  assert.equal(answer.headers['www-authenticate'], undefined, 'no scope challenge: a step-up cannot help');
+  assert.equal(answer.json.error.code, -31403);
+  assert.equal(answer.json.error.data.rule, rule);
+  assert.deepEqual(answer.json.error.data['io.modelcontextprotocol/authorization'], { reason: 'insufficient_authorization', remediation: 'undisclosed' });
+}
+
+describe('conditions through the middleware', () => {
+  let app: GuardedApp;
+  const events: DecisionEvent[] = [];
+  const policyFile = (): string => join(dir, 'middleware.json');
+
+  before(async () => {
+    writeFileSync(policyFile(), JSON.stringify(MIDDLEWARE_POLICY));
+    app = await startGuardedApp((origin) => ({
+      issuer: as.issuer,
+      resource: `${origin}/mcp`,
+      policy: loadPolicyFile(policyFile()),
+      onDecision: (event) => events.push(event),
+      handler: dispatchTable({
+        'tools/list': () => ({ tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) }),
+        'tools/call': (params) => ({ content: [{ type: 'text', text: `called ${String(params.name)}` }] }),
+        'resources/list': () => ({ resources: ['crm://acme/accounts', 'crm://globex/accounts'].map((uri) => ({ uri, name: uri })) }),
+        'resources/read': (params) => ({ contents: [{ uri: String(params.uri), text: 'accounts' }] }),
+      }),
+    }));
+    as.addResource(app.url, { scopes: SCOPES });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  const token = (claims: Record<string, unknown>, scope = 'mcp payments'): Promise<string> => as.issueAccessToken({ resource: app.url, scope, sub: 'alice', extra: claims });
+  const list = async (bearer: string): Promise<string[]> => {
+    const answer = await postMcp(app.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, bearer);
+    assert.equal(answer.status, 200, answer.text);
+    return answer.json.result.tools.map((tool: { name: string }) => tool.name);
+  };
+  const call = (bearer: string, name: string, args: Record<string, unknown> = {}): Promise<HttpAnswer> =>
+    postMcp(app.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }, bearer);
+
+  it('lists and calls agree for every rule, for each caller', async () => {
+    for (const claims of [FINANCE, SALES, { groups: ['guest'] }]) {
+      const bearer = await token(claims);
+      const listed = await list(bearer);
+      for (const name of TOOLS) {
+        const answer = await call(bearer, name, { amount: 50 });
+        const allowed = answer.status === 200;
+        assert.equal(listed.includes(name), allowed, `${name} for ${JSON.stringify(claims)}: listed ${listed.includes(name)}, call ${answer.status}`);
+      }
+    }
+  });
+
+  it('a refusal names the rule, reports the condition; a condition on the arguments decides per call', async () => {
+    events.length = 0;
+    const sales = await token(SALES);
+    expectConditionRefusal(await call(sales, 'payments__refund'), 'tools.payments__refund');
+    const refused = events.find((event) => event.decision === 'deny');
+    assert.deepEqual([refused?.reason, refused?.rule, refused?.condition], ['condition_denied', 'tools.payments__refund', "'finance' in claims.groups"]);
+    assert.ok((await list(sales)).includes('payments__pay'));
+    assert.equal((await call(sales, 'payments__pay', { amount: 80 })).status, 200);
+    expectConditionRefusal(await call(sales, 'payments__pay', { amount: 800 }), 'tools.payments__pay');
+    assert.equal((await call(await token(FINANCE), 'payments__pay', { amount: 800 })).status, 200);
+    const allowed = events.filter((event) => event.decision === 'allow' && event.method === 'tools/call').map((event) => event.rule);
+    assert.deepEqual(allowed, ['tools.payments__pay', 'tools.payments__pay']);
+  });
+
+  it('a condition that errors denies, reported as a condition error', async () => {
+    events.length = 0;
+    expectConditionRefusal(await call(await token(FINANCE), 'reports__broken'), 'tools.reports__broken');
+    assert.equal(events.at(-1)?.reason, 'condition_error');
+  });
+
+  it('tenants read only their own resources, and list only those', async () => {
+    const acme = await token(FINANCE);
+    const listed = await postMcp(app.url, { jsonrpc: '2.0', id: 3, method: 'resources/list' }, acme);
+    assert.deepEqual(listed.json.result.resources.map((r: { uri: string }) => r.uri), ['crm://acme/accounts']);
+    assert.equal((await postMcp(app.url, { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'crm://acme/accounts' } }, acme)).status, 200);
+    expectConditionRefusal(await postMcp(app.url, { jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://globex/accounts' } }, acme), 'resources["crm://{tenant}/accounts"]');
+  });
+
+  it('a reload changes decisions at once, without a restart', async () => {
+    const sales = await token(SALES);
+    const finance = await token(FINANCE);
+    writeFileSync(policyFile(), JSON.stringify({ ...MIDDLEWARE_POLICY, tools: { ...MIDDLEWARE_POLICY.tools, payments__refund: { scopes: ['payments'], when: "'sales' in claims.groups" } } }));
+    app.router.guard.setPolicy(loadPolicyFile(policyFile()));
+    assert.equal((await call(sales, 'payments__refund')).status, 200);
+    expectConditionRefusal(await call(finance, 'payments__refund'), 'tools.payments__refund');
+    assert.ok((await list(sales)).includes('payments__refund'));
+    assert.ok(!(await list(finance)).includes('payments__refund'));
+  });
+});
+
+describe('conditions through the gateway, per server', () => {
+  const STATELESS = '2026-07-28';
+  const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+  let gateway: RunningGateway;
+  const lines: string[] = [];
+  const gatewayPolicy = (): string => join(dir, 'gateway-policy.json');
+
+  before(async () => {
+    writeFileSync(gatewayPolicy(), JSON.stringify({ scopesSupported: SCOPES, requiredScopes: ['mcp'], tools: { '*': { when: "server != 'b' || claims.tenant == 'acme'" } } }));
+    // A JSON configuration file: server a's own policy inline, server b under the gateway-wide policy only.
+    const file = join(dir, 'gateway.json');
+    const command = [process.execPath, NODE_SERVER];
+    const aPolicy = { tools: { add: { when: "'finance' in claims.groups" }, echo: { when: "mcp.arguments.text != 'secret'" } } };
+    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-policy.json' }, servers: { a: { command, policy: aPolicy }, b: { command } } }));
+    const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
+    gateway = await startGateway(config, { log: (line) => lines.push(line), warn: () => {} });
+    as.addResource(gateway.resource, { scopes: SCOPES });
+  });
+  after(async () => {
+    await gateway?.shutdown();
+  });
+
+  const send = async (claims: Record<string, unknown>, method: string, params: Record<string, unknown> = {}, name?: string): Promise<HttpAnswer> => {
+    const bearer = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice', extra: claims });
+    return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }, bearer, {
+      'mcp-protocol-version': STATELESS,
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    });
+  };
+  const EXPOSED = ['a__add', 'a__echo', 'b__add', 'b__echo'];
+  const listed = async (claims: Record<string, unknown>): Promise<string[]> => {
+    const answer = await send(claims, 'tools/list');
+    assert.equal(answer.status, 200, answer.text);
+    return answer.json.result.tools.map((tool: { name: string }) => tool.name).filter((name: string) => EXPOSED.includes(name));
+  };
+  const callArgs: Record<string, Record<string, unknown>> = { add: { a: 1, b: 2 }, echo: { text: 'hi' } };
+  const callTool = (claims: Record<string, unknown>, name: string, args?: Record<string, unknown>): Promise<HttpAnswer> =>
+    send(claims, 'tools/call', { name, arguments: args ?? callArgs[name.split('__')[1]!] }, name);
+
+  it('lists and calls agree for every rule, each server under its own policy and the gateway-wide one', async () => {
+    const seen: Record<string, string[]> = {};
+    for (const claims of [FINANCE, SALES]) {
+      const shown = await listed(claims);
+      seen[claims.tenant] = shown;
+      for (const name of EXPOSED) {
+        const answer = await callTool(claims, name);
+        assert.equal(shown.includes(name), answer.status === 200, `${name} for ${claims.tenant}: ${answer.status} ${answer.text}`);
+      }
+    }
+    assert.deepEqual(seen, { acme: ['a__add', 'a__echo', 'b__add', 'b__echo'], globex: ['a__echo'] });
+  });
+
+  it("a refusal names the server's rule or the gateway-wide one; a condition on the arguments waits for the call", async () => {
+    expectConditionRefusal(await callTool(SALES, 'a__add'), 'servers.a.tools.add');
+    expectConditionRefusal(await callTool(SALES, 'b__echo'), 'tools.*');
+    expectConditionRefusal(await callTool(FINANCE, 'a__echo', { text: 'secret' }), 'servers.a.tools.echo');
+    assert.ok(lines.some((line) => line.includes('"condition_denied"')), 'the request log names the reason');
+  });
+
+  it('a reload of the gateway-wide policy file changes decisions without a restart', async () => {
+    writeFileSync(gatewayPolicy(), JSON.stringify({ scopesSupported: SCOPES, requiredScopes: ['mcp'], tools: { '*': { when: "server != 'b' || claims.tenant == 'globex'" } } }));
+    const reloaded = await gateway.reloadPolicy('test');
+    assert.equal(reloaded.reloaded, true, JSON.stringify(reloaded));
+    assert.deepEqual(await listed(SALES), ['a__echo', 'b__add', 'b__echo']);
+    assert.equal((await callTool(SALES, 'b__add')).status, 200);
+    expectConditionRefusal(await callTool(FINANCE, 'b__add'), 'tools.*');
+    writeFileSync(gatewayPolicy(), JSON.stringify({ tools: { '*': { when: 'claims.groups.exists(g, ' } } }));
+    const refused = await gateway.reloadPolicy('test');
+    assert.equal(refused.reloaded, false);
+    assert.match(refused.reloaded === false ? refused.reason : '', /tools\["\*"\]\.when.*column/);
+    assert.equal((await callTool(SALES, 'b__add')).status, 200, 'the policy in force stays');
+  });
+});
