@@ -48,14 +48,17 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
 
   return {
     async write(lines) {
-      const bytes = Buffer.byteLength(lines);
       handle ??= await openFile();
-      if (size > 0 && size + bytes > options.maxFileBytes) {
-        await rotate();
-        handle = await openFile();
+      // A batch may be larger than what is left of the file (under load, many records wait for one write): it is
+      // cut at record ends so that every file stays within the bound (a single record larger than it goes alone).
+      for (const chunk of chunksWithin(lines, () => (size > 0 ? options.maxFileBytes - size : options.maxFileBytes))) {
+        if (size > 0 && size + chunk.bytes > options.maxFileBytes) {
+          await rotate();
+          handle = await openFile();
+        }
+        await handle.appendFile(chunk.text);
+        size += chunk.bytes;
       }
-      await handle.appendFile(lines);
-      size += bytes;
     },
     writeSync(lines) {
       try {
@@ -72,6 +75,30 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
       handle = undefined;
     },
   };
+}
+
+/**
+ * `lines` (records, each ending in a newline) as consecutive chunks of whole records, each at most `room()` bytes
+ * (asked again before each chunk, as the file fills and rotates), or a single record when one alone is larger.
+ */
+function* chunksWithin(lines: string, room: () => number): Generator<{ text: string; bytes: number }> {
+  let start = 0;
+  while (start < lines.length) {
+    const limit = room();
+    let end = start;
+    let bytes = 0;
+    while (end < lines.length) {
+      const next = lines.indexOf('\n', end);
+      const stop = next === -1 ? lines.length : next + 1;
+      const recordBytes = Buffer.byteLength(lines.slice(end, stop));
+      if (end > start && bytes + recordBytes > limit) break;
+      bytes += recordBytes;
+      end = stop;
+      if (bytes > limit) break;
+    }
+    yield { text: lines.slice(start, end), bytes };
+    start = end;
+  }
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {

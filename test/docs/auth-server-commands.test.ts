@@ -9,9 +9,12 @@ import { REPOSITORY_ROOT, startScript } from '../helpers/run-cli.js';
 const PAGES = ['README.md', ...readdirSync(join(REPOSITORY_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
 const AUTH_SERVER = join(REPOSITORY_ROOT, 'examples', 'dev', 'auth-server.ts');
 
-/** Each shown command's flags, as written up to the end of its inline code or line; a sketch with "…" or a <placeholder> aside. */
+/**
+ * Each shown command's flags, as written up to the end of its inline code or line (a line ending in a backslash
+ * goes on, as in a shell); a sketch with "…" or a <placeholder> aside.
+ */
 const shown = PAGES.flatMap((page) =>
-  [...readFileSync(join(REPOSITORY_ROOT, page), 'utf8').matchAll(/npm run auth-server -- ([^`\n]+)/g)]
+  [...readFileSync(join(REPOSITORY_ROOT, page), 'utf8').replace(/\\\n\s*/g, ' ').matchAll(/npm run auth-server -- ([^`\n]+)/g)]
     .map((match) => ({ page, args: match[1]!.trim().split(/\s+/) }))
     .filter(({ args }) => !args.some((arg) => arg.includes('…') || arg.startsWith('<'))),
 );

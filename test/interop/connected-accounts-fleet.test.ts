@@ -223,7 +223,7 @@ describe('connected accounts on two replicas sharing Redis', { skip: SKIP, timeo
     const list = await browser.request(`${publicOrigin}/connections`);
     const csrf = /name="csrf" value="([\w-]+)"/.exec(list.body)?.[1];
     assert.ok(csrf, list.body);
-    const done = await browser.request(`${publicOrigin}/connections/disconnect`, { method: 'POST', form: { server: '', csrf }, headers: { 'sec-fetch-site': 'same-origin' } });
+    const done = await browser.request(`${publicOrigin}/connections/disconnect`, { method: 'POST', form: { server: 'upstream', csrf }, headers: { 'sec-fetch-site': 'same-origin' } });
     assert.equal(done.status, 303, done.body);
     const disconnectedAt = Date.now();
     assert.equal(await stored(), undefined, 'deleted from the shared store');
