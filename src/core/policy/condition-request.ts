@@ -3,6 +3,7 @@
  * itself at call time, or the request that would use a listed item at list time.
  */
 import { captureUriTemplate } from '../wire/uri-template.js';
+import type { AuthInfo } from '../kernel/auth-info.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import type { CompiledCondition, ConditionFailure, ConditionRequest } from './policy-condition.js';
 import type { CompiledRule } from './policy-rules.js';
@@ -23,6 +24,25 @@ export interface RuleContext {
 }
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The outcomes of conditions that read neither `mcp` nor `server`, kept per token: such a condition decides the same
+ * for every request the token makes (its claims and scopes are fixed; CEL has no clock), so it runs once per token,
+ * not once per call or list. Kept with the verified identity, which the verifier makes once per cached token (a
+ * frozen `auth.extra`, with frozen scopes), and freed with it; at most one entry per distinct condition. A caller
+ * whose `extra` is not frozen (a custom verifier) gets a map of its own, used for one list.
+ */
+export function callerOutcomes(auth: AuthInfo): Map<CompiledCondition, boolean | ConditionFailure> {
+  const extra = auth.extra;
+  if (extra === undefined || !Object.isFrozen(extra)) return new Map();
+  const known = outcomesByToken.get(extra);
+  if (known !== undefined && known.scopes === auth.scopes) return known.outcomes;
+  const outcomes = new Map<CompiledCondition, boolean | ConditionFailure>();
+  outcomesByToken.set(extra, { scopes: auth.scopes, outcomes });
+  return outcomes;
+}
+
+const outcomesByToken = new WeakMap<object, { readonly scopes: unknown; readonly outcomes: Map<CompiledCondition, boolean | ConditionFailure> }>();
 
 /**
  * The {@link ConditionRequest} of `message` under `rule`: `mcp.method` the message's method, `mcp.name` its

@@ -7,7 +7,7 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
-import { conditionRequest, type RuleContext } from './condition-request.js';
+import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
@@ -72,6 +72,9 @@ const CALL_CONTEXT: RuleContext = Object.freeze({ listing: false });
 /** A rule function is called with the request, or with a synthetic one made only if it is needed. */
 type RuleRequest = JsonRpcMessage | (() => JsonRpcMessage);
 
+/** The request a condition reading none of it is evaluated with, at list time. */
+const NO_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0, method: '' }) as JsonRpcMessage;
+
 /**
  * Decides requests under one compiled policy. Static rules are precombined on first use and the expanded scopes
  * are cached per granted-scopes array, so the common request allocates nothing.
@@ -135,18 +138,29 @@ export class PolicyEvaluator {
    */
   private decideCondition(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): readonly string[] | ConditionDenial {
     const condition = rule.condition!;
-    if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return rule.scopes!;
-    const outcomes = condition.readsRequest ? undefined : context.outcomes;
+    const outcome = this.conditionOutcome(rule, auth, message, context);
+    if (outcome === true) return rule.scopes!;
+    const error = outcome instanceof ConditionFailure ? outcome.message : undefined;
+    return new ConditionDenial(rule.rule, condition.source, EMPTY, error);
+  }
+
+  /**
+   * Whether `rule`'s condition holds for this request: `true` at list time for a condition that needs the call itself
+   * (its arguments, or the values a template captures from a URI not known yet), so the item stays listed and the
+   * call decides. A condition that reads neither `mcp` nor `server` runs once per token ({@link callerOutcomes}).
+   */
+  private conditionOutcome(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): boolean | ConditionFailure {
+    const condition = rule.condition!;
+    if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return true;
+    const outcomes = condition.readsRequest ? undefined : (context.outcomes ?? callerOutcomes(auth));
     let outcome = outcomes?.get(condition);
     if (outcome === undefined) {
       outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
       outcomes?.set(condition, outcome);
-      // Reported once per evaluation: a list reusing the outcome does not repeat it for every item.
+      // Reported once per evaluation: a list or a token reusing the outcome does not repeat it.
       if (outcome instanceof ConditionFailure) this.report(new Error(`condition ${outcome.message}`), rule.path);
     }
-    if (outcome === true) return rule.scopes!;
-    const error = outcome instanceof ConditionFailure ? outcome.message : undefined;
-    return new ConditionDenial(rule.rule, condition.source, EMPTY, error);
+    return outcome;
   }
 
   /**
@@ -209,8 +223,10 @@ export class PolicyEvaluator {
     if (conditions.length === 0) return `[${JSON.stringify(method)},${stateless},${scopes}]`;
     // What the conditions decide for this caller: 1 holds, 0 does not, e could not be evaluated.
     let outcomes = '';
+    const known = callerOutcomes(auth);
     for (const condition of conditions) {
-      const outcome = condition.evaluate(auth, this.keyRequest);
+      let outcome = known.get(condition);
+      if (outcome === undefined) known.set(condition, (outcome = condition.evaluate(auth, this.keyRequest)));
       outcomes += outcome === true ? '1' : outcome === false ? '0' : 'e';
     }
     return `[${JSON.stringify(method)},${stateless},${scopes},"${outcomes}"]`;
@@ -368,7 +384,7 @@ export class PolicyEvaluator {
     const staticMethod = methodRule === undefined || (methodRule.scopes !== undefined && methodRule.condition === undefined);
     const granted = this.effectiveScopes(auth);
     const none = staticMethod && !(hasAll(granted, base) && (methodRule === undefined || hasAll(granted, methodRule.scopes!)));
-    const context: RuleContext = { listing: true, template: spec.itemKey === 'uriTemplate', outcomes: new Map() };
+    const context: RuleContext = { listing: true, template: spec.itemKey === 'uriTemplate', outcomes: callerOutcomes(auth) };
     return new ListItems(spec, auth, table, methodRule, staticMethod, granted, none, staticMethod && !none && table.all.length === 0, context);
   }
 
@@ -382,6 +398,11 @@ export class PolicyEvaluator {
     if (items.none) return false;
     const rule = items.table.lookup(key);
     if (items.staticMethod && (rule === undefined || (rule.scopes !== undefined && rule.condition === undefined))) return rule === undefined || hasAll(items.granted, rule.scopes!);
+    // A static rule whose condition depends on the caller alone (or waits for the call): one outcome for the whole
+    // list, then the same check as a scopes-only rule, allocating nothing per item.
+    if (items.staticMethod && server === undefined && rule !== undefined && rule.scopes !== undefined && (!rule.condition!.readsRequest || rule.condition!.readsArguments)) {
+      return this.conditionOutcome(rule, items.auth, NO_MESSAGE, items.context) === true && hasAll(items.granted, rule.scopes);
+    }
     const { spec, auth } = items;
     const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
     // Decided as the call using the item would be, by the same rules: only what needs the call itself waits for it.
