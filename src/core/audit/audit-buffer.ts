@@ -7,6 +7,11 @@
  */
 import type { AuditSink } from './audit-options.js';
 
+/** Milliseconds records wait to be written together. */
+export const AUDIT_BATCH_INTERVAL_MS = 100;
+/** Bytes of waiting records past which they are written at once, without waiting for the interval. */
+export const AUDIT_EAGER_BATCH_BYTES = 256 * 1024;
+
 /** Options of {@link AuditBuffer}. */
 export interface AuditBufferOptions {
   /** Most bytes of records held, the batch being written included. */
@@ -16,8 +21,12 @@ export interface AuditBufferOptions {
 }
 
 /**
- * The audit buffer: {@link AuditBuffer.push} costs an array push and a byte count; a batch is handed to the sink on
- * the next turn of the event loop, and the next one once the sink is done with it.
+ * The audit buffer: {@link AuditBuffer.push} costs an array push and a byte count; records are handed to the sink in
+ * one batch every {@link AUDIT_BATCH_INTERVAL_MS} (sooner once {@link AUDIT_EAGER_BATCH_BYTES} wait), and the next
+ * batch once the sink is done with it. One write per interval rather than one per turn of the event loop: at
+ * thousands of requests a second, a write (a promise, a thread-pool job, a syscall) per few records cost more than
+ * the records themselves. A record is thus held at most about that long; a clean shutdown ({@link AuditBuffer.close})
+ * writes every one, and a process that exits without it writes what it holds synchronously where the sink can.
  *
  * @example
  * const buffer = new AuditBuffer({ write: (lines) => appendFile(path, lines) }, { maxBytes: 8 << 20 });
@@ -28,6 +37,9 @@ export class AuditBuffer {
   #pending: string[] = [];
   /** Bytes of the pending records and of the batch being written. */
   #bytes = 0;
+  /** Bytes of the pending records alone (not of the batch being written). */
+  #pendingBytes = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> | undefined;
   #scheduled = false;
   #closed = false;
@@ -58,10 +70,8 @@ export class AuditBuffer {
     }
     this.#pending.push(line);
     this.#bytes += size;
-    if (!this.#scheduled && this.#writing === undefined) {
-      this.#scheduled = true;
-      setImmediate(this.#drain);
-    }
+    this.#pendingBytes += size;
+    if (this.#writing === undefined) this.#schedule();
     return true;
   }
 
@@ -88,14 +98,18 @@ export class AuditBuffer {
   takePending(): string {
     const lines = this.#pending;
     this.#pending = [];
+    this.#pendingBytes = 0;
     return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
   }
 
   readonly #drain = (): void => {
     this.#scheduled = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     if (this.#writing !== undefined || this.#pending.length === 0) return;
     const lines = this.#pending;
     this.#pending = [];
+    this.#pendingBytes = 0;
     const batchBytes = sizeOf(lines);
     let written: void | Promise<void>;
     try {
@@ -125,10 +139,16 @@ export class AuditBuffer {
     if (this.#pending.length > 0) this.#schedule();
   }
 
+  /** The next batch: at the end of the interval, or on the next turn once enough waits (or the buffer closes). */
   #schedule(): void {
-    if (this.#scheduled) return;
+    const eager = this.#closed || this.#pendingBytes >= AUDIT_EAGER_BATCH_BYTES;
+    if (this.#scheduled && !(eager && this.#timer !== undefined)) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#scheduled = true;
-    setImmediate(this.#drain);
+    if (eager) setImmediate(this.#drain);
+    // Unreferenced: held records never keep a process alive; its exit writes them (see the class).
+    else (this.#timer = setTimeout(this.#drain, AUDIT_BATCH_INTERVAL_MS)).unref?.();
   }
 
   #drop(records: number, why: 'buffer_full' | 'write_failed'): void {
