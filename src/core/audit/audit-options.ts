@@ -144,7 +144,7 @@ function resolveDestination(to: unknown, setting: string): ResolvedAuditDestinat
   if (typeof to === 'object' && to !== null && typeof (to as AuditSink).write === 'function') return { kind: 'sink', sink: to as AuditSink };
   if (typeof to !== 'string' || to.trim() === '') throw new ConfigurationError(setting, 'is required: stdout, otel, an absolute file path, or a sink with a write(lines) method');
   if (to === 'stdout' || to === 'otel') return { kind: to };
-  if (!isAbsolute(to)) throw new ConfigurationError(setting, `"${to}" is neither stdout, otel nor an absolute file path`);
+  if (!isAbsolute(to)) throw new ConfigurationError(setting, `"${to}" is neither off, stdout, otel nor an absolute file path`);
   checkWritableFile(to, setting);
   return { kind: 'file', path: to };
 }

@@ -43,7 +43,7 @@ describe('audit settings', () => {
     );
     const named = lines.map((line) => line.split(':')[0]).sort();
     assert.deepEqual(named, ['MCP_AUTH_AUDIT', 'MCP_AUTH_AUDIT_ARGUMENTS', 'MCP_AUTH_AUDIT_FILES', 'MCP_AUTH_AUDIT_MAX_BYTES', 'MCP_AUTH_AUDIT_REDACT']);
-    assert.ok(lines.some((line) => line.startsWith('MCP_AUTH_AUDIT: "audit.jsonl" is neither stdout, otel nor an absolute file path')), lines.join('\n'));
+    assert.ok(lines.some((line) => line.startsWith('MCP_AUTH_AUDIT: "audit.jsonl" is neither off, stdout, otel nor an absolute file path')), lines.join('\n'));
   });
 
   test('settings that shape an audit trail that is off are refused, as are rotation settings without a file', () => {
