@@ -247,6 +247,16 @@ export function auditSessionRefused(req: IncomingMessage, reason: string): void 
   if (pending !== undefined) pending.refusal = reason;
 }
 
+/**
+ * Records that the gateway decided `req` again after the guard allowed it (a resource request whose server was
+ * learnt only then, now under that server's own rules) and refused it: its audit record carries this decision (`deny`,
+ * its reason, the rule and condition) instead of the first. Nothing when the request is not audited.
+ */
+export function auditDecidedAgain(req: IncomingMessage, event: DecisionEvent): void {
+  const pending = (req as AuditedRequest)[AUDITED];
+  if (pending !== undefined && pending.event !== undefined) pending.event = event;
+}
+
 /** Trails not closed yet: at process exit, each writes what it still holds, when its destination can do so at once. */
 const OPEN_TRAILS = new Set<AuditTrail>();
 
