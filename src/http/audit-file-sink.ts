@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import type { AuditSink } from '../core/audit/audit-options.js';
 
@@ -19,7 +19,8 @@ export interface AuditFileSinkOptions {
 }
 
 /**
- * The audit file: batches appended (mode 0600, as records name users), rotated by size. A batch that would take the
+ * The audit file: batches appended (mode 0600, as records name users, set on a file that was there before too),
+ * rotated by size. A batch that would take the
  * file past `maxFileBytes` first moves `path` to `path.1` (and `path.1` to `path.2`, …; the oldest beyond `files` is
  * deleted), so a file holds whole records only. The file is opened on the first batch and kept open; a rotation by
  * another program (logrotate's `create`) is not followed: rotate with these settings instead.
@@ -33,7 +34,15 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
 
   const openFile = async (): Promise<FileHandle> => {
     const opened = await open(options.path, 'a', 0o600);
-    size = (await opened.stat()).size;
+    try {
+      // The mode of `open` applies only to a file it creates: a file that was there before keeps its own, which may
+      // let other users read who called what.
+      await opened.chmod(0o600);
+      size = (await opened.stat()).size;
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
     return opened;
   };
   const rotate = async (): Promise<void> => {
@@ -64,6 +73,7 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
       try {
         // The open handle's descriptor when there is one: a second descriptor would not see its size.
         const fd = handle?.fd ?? openSync(options.path, 'a', 0o600);
+        if (handle === undefined) fchmodSync(fd, 0o600);
         writeSync(fd, lines);
         if (handle === undefined) closeSync(fd);
       } catch {

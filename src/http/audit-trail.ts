@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuditBuffer } from '../core/audit/audit-buffer.js';
+import { AuditBuffer, type AuditDropReason } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
 import { jsonRpcErrorCodeIn, recordedArguments, targetField, usableRequestId, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
@@ -24,6 +24,12 @@ export interface AuditTrailOptions {
 
 /** Least time between two warnings about dropped records, in milliseconds. */
 const DROP_WARNING_INTERVAL_MS = 60_000;
+/** The warning about dropped records, by why they were dropped. */
+const DROP_WARNINGS: Record<AuditDropReason, string> = {
+  buffer_full: 'audit records dropped: the audit destination is not keeping up and its buffer is full',
+  write_failed: 'audit records dropped: the audit destination refused a write',
+  closed: 'audit records dropped: their answers ended after the audit trail was closed',
+};
 /** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
 const SNIFFED_CHUNK_BYTES = 65_536;
 
@@ -79,7 +85,10 @@ export class AuditTrail {
     if (this.#settings.arguments && event.method === 'tools/call') pending.args = (message as { params?: { arguments?: unknown } } | undefined)?.params?.arguments;
   }
 
-  /** Writes every record held, then closes the destination (a file). Records of answers ending later are dropped. */
+  /**
+   * Writes every record held, and those of answers ending while it runs, then closes the destination (a file).
+   * Records of answers ending after it are dropped, counted and warned of.
+   */
   async close(): Promise<void> {
     await this.#buffer.close();
     OPEN_TRAILS.delete(this);
@@ -118,17 +127,13 @@ export class AuditTrail {
     this.#buffer.push(JSON.stringify(record));
   }
 
-  #dropped(records: number, why: 'buffer_full' | 'write_failed'): void {
+  #dropped(records: number, why: AuditDropReason): void {
     this.#onDropped?.(records);
     this.#unreported += records;
     const now = Date.now();
     if (now - this.#lastWarningAt < DROP_WARNING_INTERVAL_MS) return;
     this.#lastWarningAt = now;
-    const message =
-      why === 'buffer_full'
-        ? 'audit records dropped: the audit destination is not keeping up and its buffer is full'
-        : 'audit records dropped: the audit destination refused a write';
-    emitWarning(this.#warn, message, { dropped: this.#unreported }, new Date(now));
+    emitWarning(this.#warn, DROP_WARNINGS[why], { dropped: this.#unreported }, new Date(now));
     this.#unreported = 0;
   }
 }
@@ -240,6 +245,16 @@ export function auditServerRouted(req: IncomingMessage, server: string): void {
 export function auditSessionRefused(req: IncomingMessage, reason: string): void {
   const pending = (req as AuditedRequest)[AUDITED];
   if (pending !== undefined) pending.refusal = reason;
+}
+
+/**
+ * Records that the gateway decided `req` again after the guard allowed it (a resource request whose server was
+ * learnt only then, now under that server's own rules) and refused it: its audit record carries this decision (`deny`,
+ * its reason, the rule and condition) instead of the first. Nothing when the request is not audited.
+ */
+export function auditDecidedAgain(req: IncomingMessage, event: DecisionEvent): void {
+  const pending = (req as AuditedRequest)[AUDITED];
+  if (pending !== undefined && pending.event !== undefined) pending.event = event;
 }
 
 /** Trails not closed yet: at process exit, each writes what it still holds, when its destination can do so at once. */

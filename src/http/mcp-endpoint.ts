@@ -3,7 +3,7 @@ import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { CompiledPolicy } from '../core/policy/compile-policy.js';
 import type { Guard } from '../core/guard/create-guard.js';
 import type { DecisionRequest } from '../core/kernel/decision.js';
-import { ConditionDeniedError, GuardError, InsufficientScopeError, RequestRejectedError } from '../core/kernel/errors.js';
+import { GuardError, RequestRejectedError } from '../core/kernel/errors.js';
 import type { McpMessageHandler } from '../core/mcp/handler.js';
 import { JsonRpcErrorCode, requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, mediaType } from './media-type.js';
@@ -20,6 +20,7 @@ import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders } from
 import { recordDecision, recordRefusal, traceStep, type RequestTrace } from './request-span.js';
 import { writeError } from './write-response.js';
 import type { AuditTrail } from './audit-trail.js';
+import { refusalContext } from './refusal-context.js';
 
 /** A request on its way through the pipeline: the parsed body and the caller are set on it once known. */
 export type EndpointRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
@@ -189,15 +190,7 @@ export class McpEndpoint {
     const answer = pinned.errorResponse(error, id);
     if (traced) recordRefusal(traced, error instanceof GuardError ? error.reason : undefined, answer);
     if (error instanceof GuardError) {
-      const event = pinned.report('deny', error.reason, answer.status, {
-        request: this.#reportedRequest(req),
-        httpMethod: req.method ?? 'POST',
-        message,
-        auth,
-        requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
-        ...(error instanceof InsufficientScopeError || error instanceof ConditionDeniedError ? decisionRule(error) : {}),
-        detail: error.message,
-      });
+      const event = pinned.report('deny', error.reason, answer.status, refusalContext(error, { request: this.#reportedRequest(req), httpMethod: req.method ?? 'POST', message, auth }));
       if (event !== undefined) this.#audit?.decided(req, event, auth, message);
     }
     writeError(res, answer);
@@ -269,10 +262,4 @@ class EndpointHandlerContext implements HttpHandlerContext {
     Object.defineProperty(this, 'signal', EndpointHandlerContext.#SIGNAL);
     (this as { filterResponse: HttpHandlerContext['filterResponse'] }).filterResponse = (request, response) => pinned.filterResponse(request, response, auth, protocolVersion);
   }
-}
-
-/** The rule (and condition) a policy refusal names, for the decision hook. */
-function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string } {
-  if (error instanceof ConditionDeniedError) return { rule: error.rule, condition: error.condition };
-  return error.rule === undefined ? {} : { rule: error.rule };
 }

@@ -75,6 +75,41 @@ describe('the gateway audit trail', () => {
     assert.ok(!text.includes(token.split('.')[2]!.slice(0, 20)) && !text.includes('private words'), 'no token, no redacted argument');
   });
 
+  test("a resource request refused by its server's own policy, decided again once the server is learnt, is recorded as that refusal", async () => {
+    const c = await startPlainMcpServer({ resources: ['crm://acme/report'] });
+    const file = join(dir, 'second-decision.jsonl');
+    const config = join(dir, 'second-decision.json');
+    writeFileSync(config, JSON.stringify({ gateway: { policy: 'policy.json' }, servers: { a: { url: a.url }, c: { url: c.url, policy: { resources: { '*': ['c:admin'] } } } } }));
+    const lines: string[] = [];
+    gateway = await startGateway(loadGatewayConfig(settings({ MCP_AUTH_CONFIG: config, MCP_AUTH_AUDIT: file })), { log: (line) => lines.push(line), warn: () => {} });
+    try {
+      const read = async (id: string, scope: string) =>
+        postMcp(gateway!.resource, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'crm://acme/report', _meta: META } }, await issuer.sign({ aud: gateway!.resource, sub: 'bob', client_id: 'console', scope }), {
+          'mcp-protocol-version': STATELESS,
+          'mcp-method': 'resources/read',
+          'mcp-name': 'crm://acme/report',
+          'x-request-id': id,
+        });
+      const refused = await read('second-1', 'mcp');
+      assert.equal(refused.status, 403, refused.text);
+      const allowed = await read('second-2', 'mcp c:admin');
+      assert.equal(allowed.status, 200, allowed.text);
+      await gateway.shutdown();
+    } finally {
+      gateway = undefined;
+      c.close();
+    }
+    const byId = new Map(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord).map((r) => [r.requestId, r]));
+    const denied = byId.get('second-1')!;
+    assert.deepEqual(
+      [denied.resource, denied.decision, denied.reason, denied.rule, denied.status, denied.subject, denied.clientId, denied.issuer],
+      ['crm://acme/report', 'deny', 'scope_insufficient', 'servers.c.resources.*', 403, 'bob', 'console', issuer.issuer],
+    );
+    assert.deepEqual([byId.get('second-2')?.decision, byId.get('second-2')?.reason], ['allow', 'allowed']);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.method === 'resources/read' && line.status === 403);
+    assert.deepEqual([logged?.decision, logged?.reason], ['deny', 'scope_insufficient'], 'the request log says so too');
+  });
+
   test('bad audit settings stop the start, each named in one message', () => {
     const lines = problemsOf(() => loadGatewayConfig(settings({ MCP_AUTH_AUDIT: 'relative/audit.jsonl', MCP_AUTH_AUDIT_FILES: 'many', MCP_AUTH_AUDIT_REDACT: 'text' })));
     const named = lines.map((line) => line.split(':')[0]);

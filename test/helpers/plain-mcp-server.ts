@@ -1,5 +1,6 @@
-// A plain MCP server over Streamable HTTP with no authorization and no sessions: one tool, `echo`, answered as JSON.
-// For a server set that needs an upstream of no interest beyond being there and answering.
+// A plain MCP server over Streamable HTTP with no authorization and no sessions: one tool, `echo`, answered as JSON,
+// and resources when asked for. For a server set that needs an upstream of no interest beyond being there and
+// answering.
 import { createServer } from 'node:http';
 import { closeServer, listenOnLoopback } from './loopback-server.js';
 
@@ -16,11 +17,13 @@ const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const TOOLS = [{ name: 'echo', description: 'Echoes its text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }];
 
 /** The result of `method` with `params`, or undefined for a method it does not know. */
-function resultOf(method: string, params: Record<string, any>, count: () => void, tools: () => readonly object[]): object | undefined {
+function resultOf(method: string, params: Record<string, any>, count: () => void, tools: () => readonly object[], resources: readonly string[] | undefined): object | undefined {
   if (method === 'initialize') {
     const version = VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : VERSIONS[0];
-    return { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: 'plain', version: '1.0.0' } };
+    return { protocolVersion: version, capabilities: { tools: {}, ...(resources ? { resources: {} } : {}) }, serverInfo: { name: 'plain', version: '1.0.0' } };
   }
+  if (resources && method === 'resources/list') return { resources: resources.map((uri) => ({ uri, name: uri })) };
+  if (resources && method === 'resources/read' && resources.includes(params.uri)) return { contents: [{ uri: params.uri, text: `contents of ${params.uri}` }] };
   if (method === 'ping') return {};
   if (method === 'tools/list') return { tools: tools() };
   if (method === 'tools/call') {
@@ -34,6 +37,8 @@ function resultOf(method: string, params: Record<string, any>, count: () => void
 export interface PlainMcpServerOptions {
   /** The tools it lists, asked on each `tools/list` (a test changes them between sessions). Default: `echo`. */
   readonly tools?: () => readonly object[];
+  /** The URIs of the resources it lists and reads. Default: none (no resources capability). */
+  readonly resources?: readonly string[];
 }
 
 /** Starts the plain server on 127.0.0.1 with a free port. */
@@ -59,7 +64,7 @@ export async function startPlainMcpServer(options: PlainMcpServerOptions = {}): 
         res.writeHead(202).end();
         return;
       }
-      const result = resultOf(message.method, message.params ?? {}, () => void calls++, tools);
+      const result = resultOf(message.method, message.params ?? {}, () => void calls++, tools, options.resources);
       const answer = result ? { jsonrpc: '2.0', id: message.id, result } : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });

@@ -12,12 +12,15 @@ export const AUDIT_BATCH_INTERVAL_MS = 100;
 /** Bytes of waiting records past which they are written at once, without waiting for the interval. */
 export const AUDIT_EAGER_BATCH_BYTES = 256 * 1024;
 
+/** Why records were dropped: the buffer was full, the sink refused their batch, or they came after the close. */
+export type AuditDropReason = 'buffer_full' | 'write_failed' | 'closed';
+
 /** Options of {@link AuditBuffer}. */
 export interface AuditBufferOptions {
   /** Most bytes of records held, the batch being written included. */
   maxBytes: number;
-  /** Told of records dropped (a full buffer, a batch the sink refused), with how many. Must not throw. */
-  onDropped?: (records: number, why: 'buffer_full' | 'write_failed') => void;
+  /** Told of records dropped (a full buffer, a batch the sink refused, a push after the close), with how many. Must not throw. */
+  onDropped?: (records: number, why: AuditDropReason) => void;
 }
 
 /**
@@ -26,7 +29,8 @@ export interface AuditBufferOptions {
  * batch once the sink is done with it. One write per interval rather than one per turn of the event loop: at
  * thousands of requests a second, a write (a promise, a thread-pool job, a syscall) per few records cost more than
  * the records themselves. A record is thus held at most about that long; a clean shutdown ({@link AuditBuffer.close})
- * writes every one, and a process that exits without it writes what it holds synchronously where the sink can.
+ * writes every one, those pushed while it runs included (answers still ending), and a process that exits without it
+ * writes what it holds synchronously where the sink can.
  *
  * @example
  * const buffer = new AuditBuffer({ write: (lines) => appendFile(path, lines) }, { maxBytes: 8 << 20 });
@@ -42,7 +46,11 @@ export class AuditBuffer {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> | undefined;
   #scheduled = false;
+  /** A close started: batches go out at once rather than at the interval. */
+  #closing = false;
+  /** The close wrote its last batch: what comes now is dropped. */
   #closed = false;
+  #closeDone: Promise<void> | undefined;
   #dropped = 0;
 
   constructor(
@@ -60,11 +68,18 @@ export class AuditBuffer {
     return this.#bytes;
   }
 
-  /** Adds one record (a JSON line, without its newline); false when it was dropped (buffer full, or closed). */
+  /**
+   * Adds one record (a JSON line, without its newline); false when it was dropped (buffer full, or the close already
+   * done). A record pushed while {@link AuditBuffer.close} runs is still written by it.
+   */
   push(line: string): boolean {
+    if (this.#closed) {
+      this.#drop(1, 'closed');
+      return false;
+    }
     // Each character is at most 3 bytes in UTF-8: only a long line is measured exactly.
     const size = line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
-    if (this.#closed || this.#bytes + size > this.options.maxBytes) {
+    if (this.#bytes + size > this.options.maxBytes) {
       this.#drop(1, 'buffer_full');
       return false;
     }
@@ -83,11 +98,20 @@ export class AuditBuffer {
     }
   }
 
-  /** Stops taking records, writes those held, and closes the sink. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return this.flush();
-    this.#closed = true;
+  /**
+   * Writes the records held and those pushed until it is done, then stops taking records and closes the sink.
+   * Idempotent: a second call waits for the same close.
+   */
+  close(): Promise<void> {
+    this.#closeDone ??= this.#close();
+    return this.#closeDone;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing = true;
     await this.flush();
+    // No await between the last flush and this: nothing can be pushed in between and be left unwritten.
+    this.#closed = true;
     await this.sink.close?.();
   }
 
@@ -141,7 +165,7 @@ export class AuditBuffer {
 
   /** The next batch: at the end of the interval, or on the next turn once enough waits (or the buffer closes). */
   #schedule(): void {
-    const eager = this.#closed || this.#pendingBytes >= AUDIT_EAGER_BATCH_BYTES;
+    const eager = this.#closing || this.#pendingBytes >= AUDIT_EAGER_BATCH_BYTES;
     if (this.#scheduled && !(eager && this.#timer !== undefined)) return;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -151,7 +175,7 @@ export class AuditBuffer {
     else (this.#timer = setTimeout(this.#drain, AUDIT_BATCH_INTERVAL_MS)).unref?.();
   }
 
-  #drop(records: number, why: 'buffer_full' | 'write_failed'): void {
+  #drop(records: number, why: AuditDropReason): void {
     this.#dropped += records;
     try {
       this.options.onDropped?.(records, why);

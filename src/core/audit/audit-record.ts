@@ -91,9 +91,14 @@ export function targetField(method: string | undefined): 'tool' | 'prompt' | 're
   }
 }
 
-/** A usable `X-Request-Id`: visible ASCII, 1 to 128 characters; anything else is replaced by a UUID. */
+/**
+ * A usable `X-Request-Id`: 1 to 128 visible ASCII characters, without quotes, backslashes or angle brackets;
+ * anything else is replaced by a UUID. The record is JSON, which escapes any character, but the id is also copied
+ * into other tools (a shell, a query, a web console) where a quote or a line break could end a field or start a
+ * forged line: an id that needs them is not one a proxy made.
+ */
 export function usableRequestId(header: string | undefined): string | undefined {
-  return header !== undefined && header.length <= 128 && /^[\x21-\x7e]+$/.test(header) ? header : undefined;
+  return header !== undefined && header.length <= 128 && /^[\x21-\x7e]+$/.test(header) && !/["'`\\<>]/.test(header) ? header : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
@@ -75,9 +75,10 @@ export interface ServerSetOptions {
   /**
    * Decides a message again under the policy in force, for a resource request whose server became known only once
    * the set had listed resources: the pipeline decided it before its server's own rules could apply. Returns the
-   * refusal to answer with, or undefined when allowed. Default none: no second decision (tests only).
+   * refusal to answer with, or undefined when allowed; a refusal is reported for `req` (decision hook, request log,
+   * audit record). Default none: no second decision (tests only).
    */
-  readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo) => GuardHttpResponse | undefined;
+  readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage) => GuardHttpResponse | undefined;
   /** Connected accounts, when a server is in connected mode: what merged lists show of servers a caller has not connected. */
   readonly connectedLists?: ConnectedLists;
   /**
@@ -243,7 +244,7 @@ class ServerSetRouter {
       // the request before its server was known, so under the gateway-wide rules alone: decide it again now that
       // the server's own rules apply.
       route = routeMessage(message, this.byName, this.routes);
-      const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth) : undefined;
+      const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth, req) : undefined;
       if (refused) {
         writeError(res, refused);
         return;
@@ -263,7 +264,7 @@ class ServerSetRouter {
         const uris = (((message as JsonRpcRequest).params as { notifications?: { resourceSubscriptions?: unknown } } | undefined)?.notifications?.resourceSubscriptions ?? []) as unknown[];
         if (uris.some((uri) => typeof uri === 'string' && this.routes.serverOf(uri) === undefined) && (await this.learnResources(req, context, session))) {
           // As for a resource request: decided before its servers were known, so decided again now.
-          const refused = this.options.recheck?.(message, context.auth);
+          const refused = this.options.recheck?.(message, context.auth, req);
           if (refused) {
             writeError(res, refused);
             return;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { canonicalizeResourceUri } from '../../core/kernel/canonical-resource.js';
 import { createGuard, type Guard, type GuardHttpResponse } from '../../core/guard/create-guard.js';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
-import { requestIdOf, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
+import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import type { DecisionEvent, DecisionRequest } from '../../core/kernel/decision.js';
 import { createSessionSealer } from '../../core/session/session-seal.js';
@@ -38,7 +38,7 @@ import { createPolicyReloader, type PolicyReloadResult } from '../policy/policy-
 import { createReadinessCheck, DEFAULT_READINESS_CACHE_MS, type ReadinessCheck, type ServerReadinessTarget } from './readiness.js';
 import { policyDefinitionOf } from '../../core/policy/compile-policy.js';
 import { mayReachServer } from '../../core/policy/policy-set.js';
-import { policyRefusal } from '../../core/policy/insufficient-scope.js';
+import { decideAgain } from './second-decision.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts } from '../multiplex/build-server-set.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -332,13 +332,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, givenServerCredentials)])) : undefined;
     // The guard is built after the set (its policy needs the set's routes); the set's second decisions use it then.
     let built: Guard | undefined;
-    const recheck = (message: JsonRpcMessage, auth: AuthInfo): GuardHttpResponse | undefined => {
-      if (!built) return undefined;
-      const decision = built.policy.authorize(message, auth);
-      if (decision.allowed) return undefined;
-      const policy = built.policy;
-      return built.errorResponse(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), requestIdOf(message));
-    };
+    const recheck = (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage): GuardHttpResponse | undefined => (built ? decideAgain(built, message, auth, req) : undefined);
     // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
     const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);
     // Loaded only with pins on (MCP_AUTH_PINS warn or enforce): off, nothing is digested and no upstream is wrapped.

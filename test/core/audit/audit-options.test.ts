@@ -102,10 +102,15 @@ describe('record parts', () => {
     assert.equal(jsonRpcErrorCodeIn('not json "error"'), undefined);
   });
 
-  test('a request id is kept only when it is short visible ASCII', () => {
+  test('a request id is kept only when it is short visible ASCII, without quotes or control characters', () => {
     assert.equal(usableRequestId('req-1'), 'req-1');
     assert.equal(usableRequestId('has space'), undefined);
     assert.equal(usableRequestId('x'.repeat(129)), undefined);
     assert.equal(usableRequestId(undefined), undefined);
+    assert.equal(usableRequestId('x'.repeat(128)), 'x'.repeat(128), '128 characters are kept');
+    assert.equal(usableRequestId('0b7e6c2a-9f1d-4c3e-8a5b-2d4f6e8a0c1e'), '0b7e6c2a-9f1d-4c3e-8a5b-2d4f6e8a0c1e');
+    for (const forged of ['', 'a\nb', 'a\r\n{"decision":"allow"}', 'a\tb', 'a\u0000b', 'a\u007fb', 'a\u001bb', 'é', 'a"b', "a'b", 'a`b', 'a\\b', '<script>']) {
+      assert.equal(usableRequestId(forged), undefined, `${JSON.stringify(forged)} is refused`);
+    }
   });
 });

@@ -1,0 +1,33 @@
+import type { DecisionContext } from '../core/guard/create-guard.js';
+import type { AuthInfo } from '../core/kernel/auth-info.js';
+import type { DecisionRequest } from '../core/kernel/decision.js';
+import { ConditionDeniedError, InsufficientScopeError, type GuardError } from '../core/kernel/errors.js';
+import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
+
+/**
+ * What a refusal tells `Guard.report`: the scopes it asked for, the policy rule (and condition) that decided when
+ * one did, and its message. Shared by the endpoint's refusals and the gateway's second decision on a request whose
+ * server was learnt late, so that both reach the decision hook, the request log and the audit trail alike.
+ *
+ * @example
+ * const event = guard.report('deny', error.reason, answer.status, refusalContext(error, { httpMethod: 'POST', message, auth }));
+ */
+export function refusalContext(
+  error: GuardError,
+  about: { request?: DecisionRequest | undefined; httpMethod: string; message?: JsonRpcMessage | undefined; auth?: AuthInfo | undefined },
+): DecisionContext {
+  return {
+    request: about.request,
+    httpMethod: about.httpMethod,
+    message: about.message,
+    auth: about.auth,
+    requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
+    ...(error instanceof InsufficientScopeError || error instanceof ConditionDeniedError ? decisionRule(error) : {}),
+    detail: error.message,
+  };
+}
+
+function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string } {
+  if (error instanceof ConditionDeniedError) return { rule: error.rule, condition: error.condition };
+  return error.rule === undefined ? {} : { rule: error.rule };
+}
