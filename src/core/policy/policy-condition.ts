@@ -183,20 +183,21 @@ const EMPTY_OBJECT = celMap(new Map());
 const EMPTY_LIST = celList([]);
 
 // A token's claims and scopes are the same objects for every request the token makes (the verifier caches them):
-// converted once, not per evaluation.
-const claimsCache = new WeakMap<object, CelMap>();
+// converted once, not per evaluation. The claims' map is kept with the client id it was made for, since
+// `client_id` may come from `auth.clientId`: a verifier sharing one claims object between clients gets a fresh map.
+const claimsCache = new WeakMap<object, { readonly clientId: unknown; readonly map: CelMap }>();
 const scopesCache = new WeakMap<readonly string[], CelList>();
 
 function claimsOf(auth: AuthInfo): CelMap {
   const claims = auth.extra?.claims;
   if (typeof claims !== 'object' || claims === null) return EMPTY_OBJECT;
-  let map = claimsCache.get(claims);
-  if (map === undefined) {
-    const entries = new Map<string, unknown>(Object.entries(claims));
-    // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
-    if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
-    claimsCache.set(claims, (map = celMap(entries as Map<string, CelInput>)));
-  }
+  const known = claimsCache.get(claims);
+  if (known !== undefined && known.clientId === auth.clientId) return known.map;
+  const entries = new Map<string, unknown>(Object.entries(claims));
+  // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
+  if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
+  const map = celMap(entries as Map<string, CelInput>);
+  claimsCache.set(claims, { clientId: auth.clientId, map });
   return map;
 }
 
