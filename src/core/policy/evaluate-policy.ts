@@ -177,11 +177,12 @@ export class PolicyEvaluator {
 
   /**
    * See `CompiledPolicy.authorize`; `target` as for {@link PolicyEvaluator.requiredScopesFor}; `server` gives the
-   * `server` of conditions when this policy serves several servers (asked only if a condition reads it).
+   * `server` of conditions when this policy serves several servers (asked only if a condition reads it);
+   * `uriServer` the server of each URI a `subscriptions/listen` watches (default `server`).
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): AuthorizationDecision {
+  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): AuthorizationDecision {
     this.decidedBy = undefined;
-    const gathered = this.gather(message, auth, target, server);
+    const gathered = this.gather(message, auth, target, server, uriServer);
     return this.decide(gathered, auth, this.decidedBy);
   }
 
@@ -257,7 +258,7 @@ export class PolicyEvaluator {
    * in place of the tool or prompt name it carries; rule functions then see a copy with that name, made only if one
    * is called).
    */
-  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): Gathered {
+  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): Gathered {
     const { base, methods, tools, prompts, resources } = this.rules;
     const method = (message as { method?: unknown }).method;
     if (typeof method !== 'string') return base;
@@ -276,9 +277,9 @@ export class PolicyEvaluator {
       case 'resources/unsubscribe':
         return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
       case 'completion/complete':
-        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target);
+        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target, context);
       case 'subscriptions/listen':
-        return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth);
+        return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth, context, uriServer);
       default:
         return scopes;
     }
@@ -294,24 +295,27 @@ export class PolicyEvaluator {
     return this.unionWith(scopes, demanded);
   }
 
-  // completion/complete reveals argument values of a prompt or resource template: same rule as using it.
-  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo, target: string | undefined): Gathered {
+  // completion/complete reveals argument values of a prompt or resource template: same rule as using it, for the
+  // same server (the request's context).
+  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo, target: string | undefined, context: RuleContext): Gathered {
     if (ref?.type === 'ref/prompt') {
       const name = target ?? ref.name;
-      return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name));
+      return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name), context);
     }
     if (ref?.type === 'ref/resource') {
-      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri));
+      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri), context);
     }
     return scopes;
   }
 
-  // subscriptions/listen (2026-07-28) replaces resources/subscribe: each watched URI needs its rule.
-  private applySubscriptions(scopes: readonly string[], uris: unknown, auth: AuthInfo): Gathered {
+  // subscriptions/listen (2026-07-28) replaces resources/subscribe: each watched URI needs its rule, decided for the
+  // server that URI goes to (`uriServer`, when several are served).
+  private applySubscriptions(scopes: readonly string[], uris: unknown, auth: AuthInfo, context: RuleContext, uriServer: ((uri: unknown) => string) | undefined): Gathered {
     if (!Array.isArray(uris)) return scopes;
     let result: Gathered = scopes;
     for (const uri of uris as unknown[]) {
-      result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri));
+      const own: RuleContext = uriServer === undefined ? context : { ...context, server: () => uriServer(uri) };
+      result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri), own);
       if (!Array.isArray(result)) return result;
     }
     return result;

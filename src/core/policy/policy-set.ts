@@ -138,7 +138,7 @@ class PolicySet {
   }
 
   authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
-    const decision = this.gateway.authorize(message, auth, undefined, () => this.serverOf(message));
+    const decision = this.gateway.authorize(message, auth, undefined, () => this.serverOf(message), (uri) => this.resourceServer(uri)?.name ?? '');
     const params = asRecord((message as { params?: unknown }).params);
     switch ((message as { method?: unknown }).method) {
       case 'tools/call':

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
 import { compilePolicy } from '../../../src/core/policy/compile-policy.js';
+import { compilePolicySet } from '../../../src/core/policy/policy-set.js';
 import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
 
 const call = (name: string): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } });
@@ -20,5 +21,37 @@ describe('conditions: outcomes kept per token never reach another caller', () =>
     assert.deepEqual(list(admin), [{ name: 'reset' }]);
     assert.deepEqual(list(other), []);
     assert.notEqual(policy.listFilterKey?.('tools/list', admin), policy.listFilterKey?.('tools/list', other));
+  });
+});
+
+function member(groups: string[]): AuthInfo {
+  return { token: 't', clientId: 'c', scopes: ['mcp'], extra: { sub: 'u', claims: { sub: 'u', groups }, tokenType: 'jwt' } };
+}
+
+describe('conditions: a completion and a listen are decided for the server they go to', () => {
+  const set = compilePolicySet({
+    gateway: {
+      prompts: { '*': { when: "server != 'hr' || 'x' in claims.groups" } },
+      resources: { 'hr://{path}': { when: "server != 'hr' || 'x' in claims.groups" }, 'notes://{path}': { when: "server == 'notes'" } },
+    },
+    servers: [{ name: 'hr' }, { name: 'notes' }],
+    routeResource: (uri) => (uri.startsWith('hr://') ? 'hr' : uri.startsWith('notes://') ? 'notes' : undefined),
+  });
+  const complete = (ref: Record<string, unknown>): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'completion/complete', params: { ref, argument: { name: 'a', value: '' } } });
+  const listen = (uris: string[]): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: uris } } });
+
+  test('completing a prompt or a resource of hr is refused exactly when using it is', () => {
+    const get: JsonRpcMessage = { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'hr__salary' } };
+    for (const [auth, allowed] of [[member(['dev']), false], [member(['x']), true]] as const) {
+      assert.equal(set.authorize(get, auth).allowed, allowed);
+      assert.equal(set.authorize(complete({ type: 'ref/prompt', name: 'hr__salary' }), auth).allowed, allowed);
+      assert.equal(set.authorize(complete({ type: 'ref/resource', uri: 'hr://pay' }), auth).allowed, allowed);
+    }
+  });
+
+  test('each URI a listen watches is decided with its own server', () => {
+    assert.equal(set.authorize(listen(['notes://a']), member(['dev'])).allowed, true);
+    assert.equal(set.authorize(listen(['notes://a', 'hr://pay']), member(['dev'])).allowed, false);
+    assert.equal(set.authorize(listen(['notes://a', 'hr://pay']), member(['x'])).allowed, true);
   });
 });
