@@ -431,16 +431,16 @@ export class PolicyEvaluator {
 }
 
 /**
- * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, and the
- * rules of the methods using items), or undefined when one of those rules is a function or has a condition whose
+ * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, the
+ * rules of the methods using items, and those of the list methods themselves), or undefined when one of those rules is a function or has a condition whose
  * list-time outcome depends on the request (it reads `mcp` or `server`, but not the call's arguments, which lists
  * never wait for).
  */
 function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | undefined {
   const consulted: CompiledRule[] = [...rules.tools.all, ...rules.prompts.all, ...rules.resources.all];
-  for (const spec of LIST_SPECS.values()) {
-    const rule = rules.methods.lookup(spec.useMethod);
-    if (rule !== undefined) consulted.push(rule);
+  // The list method's own rule too: a policy set applies a server's `methods["tools/list"]` to that server's items.
+  for (const [method, spec] of LIST_SPECS) {
+    for (const rule of [rules.methods.lookup(spec.useMethod), rules.methods.lookup(method)]) if (rule !== undefined) consulted.push(rule);
   }
   const conditions = new Set<CompiledCondition>();
   for (const rule of consulted) {

@@ -55,3 +55,28 @@ describe('conditions: a completion and a listen are decided for the server they 
     assert.equal(set.authorize(listen(['notes://a', 'hr://pay']), member(['x'])).allowed, true);
   });
 });
+
+describe("conditions: a server's rule for the list method itself is part of the list key", () => {
+  const items = { tools: [{ name: 'hr__salary' }, { name: 'notes__add' }] };
+  for (const [label, rule] of [
+    ['methods["tools/list"]', { 'tools/list': { when: "'x' in claims.groups" } }],
+    ['methods["*"]', { '*': { when: "'x' in claims.groups" } }],
+  ] as const) {
+    test(`${label} with a condition: two callers with different lists get different keys`, () => {
+      const set = compilePolicySet({ servers: [{ name: 'hr', policy: { methods: rule } }, { name: 'notes' }] });
+      const x = member(['x']);
+      const dev = member(['dev']);
+      const names = (auth: AuthInfo): string[] => (set.filterListResult('tools/list', items, auth).tools as { name: string }[]).map((tool) => tool.name);
+      assert.deepEqual(names(x), ['hr__salary', 'notes__add']);
+      assert.deepEqual(names(dev), ['notes__add']);
+      const keyX = set.listFilterKey?.('tools/list', x);
+      const keyDev = set.listFilterKey?.('tools/list', dev);
+      assert.ok(keyX === undefined || keyX !== keyDev, `one key ${String(keyX)} for two different lists`);
+    });
+  }
+
+  test('a rule function for the list method: no key at all', () => {
+    const set = compilePolicySet({ servers: [{ name: 'hr', policy: { methods: { 'tools/list': () => [] } } }] });
+    assert.equal(set.listFilterKey?.('tools/list', member(['x'])), undefined);
+  });
+});
