@@ -7,6 +7,7 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
+import { isUriTemplate } from '../wire/uri-template.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
@@ -151,7 +152,7 @@ export class PolicyEvaluator {
    */
   private conditionOutcome(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): boolean | ConditionFailure {
     const condition = rule.condition!;
-    if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return true;
+    if (context.listing && condition.listTimeNeed(context.template === true) === 'call') return true;
     const outcomes = condition.readsRequest ? undefined : (context.outcomes ?? callerOutcomes(auth));
     let outcome = outcomes?.get(condition);
     if (outcome === undefined) {
@@ -303,7 +304,11 @@ export class PolicyEvaluator {
       return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name), context);
     }
     if (ref?.type === 'ref/resource') {
-      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri), context);
+      // The ref names a resource template: what a read would capture is not known yet, so it is decided as the
+      // template is when listed (a condition on its URI or captured values waits for the read).
+      const template = typeof ref.uri === 'string' && isUriTemplate(ref.uri);
+      const own: RuleContext = template ? { ...context, listing: true, template: true } : context;
+      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri), own);
     }
     return scopes;
   }
@@ -404,7 +409,7 @@ export class PolicyEvaluator {
     if (items.staticMethod && (rule === undefined || (rule.scopes !== undefined && rule.condition === undefined))) return rule === undefined || hasAll(items.granted, rule.scopes!);
     // A static rule whose condition depends on the caller alone (or waits for the call): one outcome for the whole
     // list, then the same check as a scopes-only rule, allocating nothing per item.
-    if (items.staticMethod && server === undefined && rule !== undefined && rule.scopes !== undefined && (!rule.condition!.readsRequest || rule.condition!.readsArguments)) {
+    if (items.staticMethod && server === undefined && rule !== undefined && rule.scopes !== undefined && rule.condition!.listTimeNeed(items.context.template === true) !== 'request') {
       return this.conditionOutcome(rule, items.auth, NO_MESSAGE, items.context) === true && hasAll(items.granted, rule.scopes);
     }
     const { spec, auth } = items;
@@ -446,8 +451,11 @@ function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | u
   for (const rule of consulted) {
     if (rule.evaluate !== undefined) return undefined;
     const condition = rule.condition;
-    if (condition === undefined || condition.readsArguments) continue;
-    if (condition.readsRequest) return undefined;
+    if (condition === undefined) continue;
+    // Asked as for concrete items: a resource rule decides resources/list too, where a URI is known.
+    const need = condition.listTimeNeed(false);
+    if (need === 'call') continue;
+    if (need === 'request') return undefined;
     conditions.add(condition);
   }
   return [...conditions];

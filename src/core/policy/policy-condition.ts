@@ -35,6 +35,15 @@ export interface ConditionRequest {
   readonly server: string | (() => string);
 }
 
+/**
+ * What deciding a condition for a listed item needs (see {@link CompiledCondition.listTimeNeed}):
+ * - `caller`: the caller alone (claims, scopes): one outcome per token, for every item and every list;
+ * - `request`: the item too (`mcp.name`, `mcp.uri`, `server`…): decided per item at list time;
+ * - `call`: what only the call brings (its arguments; for a resource template, the URI read and what it captures):
+ *   the item stays listed and the call decides.
+ */
+export type ConditionNeed = 'caller' | 'request' | 'call';
+
 /** A condition compiled once; see {@link compileCondition}. */
 export interface CompiledCondition {
   /** The CEL source, as written. */
@@ -43,8 +52,15 @@ export interface CompiledCondition {
   readonly readsArguments: boolean;
   /** Whether it reads `mcp.params` (the values a resource template captured). */
   readonly readsParams: boolean;
+  /** Whether it reads `mcp.uri` (for a listed resource template, the template text, not a URI). */
+  readonly readsUri: boolean;
   /** Whether it reads `mcp` or `server` at all; if not, its outcome is the same for every request of one caller. */
   readonly readsRequest: boolean;
+  /**
+   * What deciding it for a listed item needs; `template` when the item is a resource template (whose URI and
+   * captured values are known only when a URI is read). The one place lists ask what a condition depends on.
+   */
+  listTimeNeed(template: boolean): ConditionNeed;
   /** `true`, `false`, or why it could not be decided (an evaluation error, a non-boolean result, the cost limit). */
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
 }
@@ -114,6 +130,7 @@ function compileNew(source: string): CompiledCondition {
 class PlannedCondition implements CompiledCondition {
   readonly readsArguments: boolean;
   readonly readsParams: boolean;
+  readonly readsUri: boolean;
   readonly readsRequest: boolean;
 
   constructor(
@@ -123,7 +140,13 @@ class PlannedCondition implements CompiledCondition {
   ) {
     this.readsArguments = analysis.readsArguments;
     this.readsParams = analysis.readsParams;
+    this.readsUri = analysis.readsUri;
     this.readsRequest = analysis.readsRequest;
+  }
+
+  listTimeNeed(template: boolean): ConditionNeed {
+    if (this.readsArguments || (template && (this.readsParams || this.readsUri))) return 'call';
+    return this.readsRequest ? 'request' : 'caller';
   }
 
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {

@@ -80,3 +80,52 @@ describe("conditions: a server's rule for the list method itself is part of the 
     assert.equal(set.listFilterKey?.('tools/list', member(['x'])), undefined);
   });
 });
+
+describe('conditions: prompts, resource templates and completions agree between lists and calls', () => {
+  const tenant = (value: string, groups: string[] = []): AuthInfo => ({ token: 't', clientId: 'c', scopes: ['mcp'], extra: { sub: 'u', claims: { sub: 'u', tenant: value, groups }, tokenType: 'jwt' } });
+  const policy = compilePolicy({
+    prompts: { salary: { when: "'hr' in claims.groups" }, '*': [] },
+    resources: {
+      'crm://{tenant}/notes/{id}': { when: "mcp.uri.startsWith('crm://' + claims.tenant + '/')" },
+      'crm://{tenant}/files/{id}': { when: 'mcp.params.tenant == claims.tenant' },
+      'ops://{id}': { when: "'ops' in claims.groups" },
+    },
+  });
+  const templates = ['crm://{tenant}/notes/{id}', 'crm://{tenant}/files/{id}', 'ops://{id}'];
+  const listedTemplates = (auth: AuthInfo): string[] =>
+    (policy.filterListResult('resources/templates/list', { resourceTemplates: templates.map((uriTemplate) => ({ uriTemplate })) }, auth).resourceTemplates as { uriTemplate: string }[]).map((t) => t.uriTemplate);
+  const listedPrompts = (auth: AuthInfo): string[] =>
+    (policy.filterListResult('prompts/list', { prompts: [{ name: 'salary' }, { name: 'hello' }] }, auth).prompts as { name: string }[]).map((p) => p.name);
+  const complete = (ref: Record<string, unknown>): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'completion/complete', params: { ref, argument: { name: 'id', value: '' } } });
+  const readUri = (uri: string): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri } });
+  const getPrompt = (name: string): JsonRpcMessage => ({ jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name } });
+
+  test('a prompt is listed exactly when getting and completing it are allowed', () => {
+    for (const auth of [tenant('acme', ['hr']), tenant('acme')]) {
+      for (const name of ['salary', 'hello']) {
+        const shown = listedPrompts(auth).includes(name);
+        assert.equal(policy.authorize(getPrompt(name), auth).allowed, shown, name);
+        assert.equal(policy.authorize(complete({ type: 'ref/prompt', name }), auth).allowed, shown, name);
+      }
+    }
+  });
+
+  test('a template whose condition reads mcp.uri or mcp.params is listed, and its reads decide', () => {
+    const acme = tenant('acme');
+    assert.deepEqual(listedTemplates(acme), ['crm://{tenant}/notes/{id}', 'crm://{tenant}/files/{id}']);
+    assert.equal(policy.authorize(readUri('crm://acme/notes/1'), acme).allowed, true);
+    assert.equal(policy.authorize(readUri('crm://globex/notes/1'), acme).allowed, false);
+    assert.equal(policy.authorize(readUri('crm://acme/files/1'), acme).allowed, true);
+    assert.equal(policy.authorize(readUri('crm://globex/files/1'), acme).allowed, false);
+    assert.deepEqual(listedTemplates(tenant('acme', ['ops'])), templates);
+  });
+
+  test('completing a template ref is decided as the template is when listed; a concrete ref as its read', () => {
+    for (const auth of [tenant('acme'), tenant('acme', ['ops'])]) {
+      const shown = listedTemplates(auth);
+      for (const uri of templates) assert.equal(policy.authorize(complete({ type: 'ref/resource', uri }), auth).allowed, shown.includes(uri), uri);
+    }
+    assert.equal(policy.authorize(complete({ type: 'ref/resource', uri: 'crm://globex/files/1' }), tenant('acme')).allowed, false);
+    assert.equal(policy.authorize(complete({ type: 'ref/resource', uri: 'crm://acme/files/1' }), tenant('acme')).allowed, true);
+  });
+});
