@@ -4,8 +4,10 @@
  * a rule is decided for a request.
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
+import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
@@ -268,15 +270,12 @@ export class PolicyEvaluator {
     const scopes = this.applyRule(base, methods.lookup(method), auth, request, context);
     if (!Array.isArray(scopes)) return scopes;
     const params = asRecord((message as { params?: unknown }).params);
+    if (RESOURCE_METHODS.has(method)) return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
     switch (method) {
       case 'tools/call':
         return this.applyRule(scopes, tools.lookup(target ?? params?.name), auth, request, context);
       case 'prompts/get':
         return this.applyRule(scopes, prompts.lookup(target ?? params?.name), auth, request, context);
-      case 'resources/read':
-      case 'resources/subscribe':
-      case 'resources/unsubscribe':
-        return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
       case 'completion/complete':
         return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target, context);
       case 'subscriptions/listen':
@@ -523,10 +522,6 @@ function withTargetName(message: JsonRpcMessage, name: string): JsonRpcMessage {
     return { ...message, params: { ...params, ref: { ...asRecord(params.ref), name } } } as JsonRpcMessage;
   }
   return { ...message, params: { ...params, name } } as JsonRpcMessage;
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function syntheticRequest(method: string, param: string, value: unknown): JsonRpcMessage {

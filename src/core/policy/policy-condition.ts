@@ -5,6 +5,7 @@
  */
 import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
 import type { AuthInfo } from '../kernel/auth-info.js';
+import { asRecord } from '../wire/as-record.js';
 import { analyzeCondition, type ConditionAnalysis } from './condition-analysis.js';
 
 /** Longest condition source, in characters. */
@@ -195,7 +196,7 @@ class ConditionBindings {
       ['method', method],
       ['name', name],
       ['uri', uri],
-      ['arguments', isPlainObject(args) ? (args as CelInput) : EMPTY_OBJECT],
+      ['arguments', asRecord(args) === undefined ? EMPTY_OBJECT : (args as CelInput)],
       ['params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params())))],
     ]);
     return celMap(fields);
@@ -230,10 +231,6 @@ function scopesOf(auth: AuthInfo): CelList {
   let list = scopesCache.get(scopes);
   if (list === undefined) scopesCache.set(scopes, (list = celList(scopes.filter((s) => typeof s === 'string'))));
   return list;
-}
-
-function isPlainObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The number of array elements and object members in `value`, counted up to just past `limit`. */
