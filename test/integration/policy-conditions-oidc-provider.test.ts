@@ -41,8 +41,15 @@ const MIDDLEWARE_POLICY = {
     reports__broken: { when: "claims.department == 'x'" },
     '*': { when: "'staff' in claims.groups" },
   },
-  resources: { 'crm://{tenant}/accounts': { when: 'mcp.params.tenant == claims.tenant' } },
+  prompts: { salary: { when: "'finance' in claims.groups" }, '*': [] },
+  resources: {
+    'crm://{tenant}/accounts': { when: 'mcp.params.tenant == claims.tenant' },
+    'crm://{tenant}/notes/{id}': { when: "mcp.uri.startsWith('crm://' + claims.tenant + '/')" },
+    'ops://{id}': { when: "'ops' in claims.groups" },
+  },
 };
+const PROMPTS = ['salary', 'hello'];
+const TEMPLATES = ['crm://{tenant}/notes/{id}', 'ops://{id}'];
 
 function expectConditionRefusal(answer: HttpAnswer, rule: string): void {
   assert.equal(answer.status, 403, answer.text);
@@ -69,6 +76,10 @@ describe('conditions through the middleware', () => {
         'tools/call': (params) => ({ content: [{ type: 'text', text: `called ${String(params.name)}` }] }),
         'resources/list': () => ({ resources: ['crm://acme/accounts', 'crm://globex/accounts'].map((uri) => ({ uri, name: uri })) }),
         'resources/read': (params) => ({ contents: [{ uri: String(params.uri), text: 'accounts' }] }),
+        'prompts/list': () => ({ prompts: PROMPTS.map((name) => ({ name })) }),
+        'prompts/get': () => ({ messages: [] }),
+        'resources/templates/list': () => ({ resourceTemplates: TEMPLATES.map((uriTemplate) => ({ uriTemplate, name: uriTemplate })) }),
+        'completion/complete': () => ({ completion: { values: ['1'] } }),
       }),
     }));
     as.addResource(app.url, { scopes: SCOPES });
@@ -124,6 +135,26 @@ describe('conditions through the middleware', () => {
     assert.deepEqual(listed.json.result.resources.map((r: { uri: string }) => r.uri), ['crm://acme/accounts']);
     assert.equal((await postMcp(app.url, { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'crm://acme/accounts' } }, acme)).status, 200);
     expectConditionRefusal(await postMcp(app.url, { jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://globex/accounts' } }, acme), 'resources["crm://{tenant}/accounts"]');
+  });
+
+  it('prompts, resource templates and completions: listed exactly when using and completing them are allowed', async () => {
+    const post = (bearer: string, method: string, params?: Record<string, unknown>): Promise<HttpAnswer> => postMcp(app.url, { jsonrpc: '2.0', id: 6, method, ...(params ? { params } : {}) }, bearer);
+    const complete = (bearer: string, ref: Record<string, unknown>): Promise<HttpAnswer> => post(bearer, 'completion/complete', { ref, argument: { name: 'id', value: '' } });
+    for (const claims of [FINANCE, SALES]) {
+      const bearer = await token(claims);
+      const prompts = (await post(bearer, 'prompts/list')).json.result.prompts.map((p: { name: string }) => p.name);
+      for (const name of PROMPTS) {
+        assert.equal((await post(bearer, 'prompts/get', { name })).status === 200, prompts.includes(name), `prompt ${name} for ${claims.tenant}`);
+        assert.equal((await complete(bearer, { type: 'ref/prompt', name })).status === 200, prompts.includes(name), `completing ${name} for ${claims.tenant}`);
+      }
+      const templates = (await post(bearer, 'resources/templates/list')).json.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate);
+      // A condition on mcp.uri waits for the read: the template is listed, its reads decide by tenant.
+      assert.deepEqual(templates, ['crm://{tenant}/notes/{id}']);
+      for (const uri of TEMPLATES) assert.equal((await complete(bearer, { type: 'ref/resource', uri })).status === 200, templates.includes(uri), `completing ${uri}`);
+      assert.equal((await post(bearer, 'resources/read', { uri: `crm://${claims.tenant}/notes/1` })).status, 200);
+      const other = claims.tenant === 'acme' ? 'globex' : 'acme';
+      expectConditionRefusal(await post(bearer, 'resources/read', { uri: `crm://${other}/notes/1` }), 'resources["crm://{tenant}/notes/{id}"]');
+    }
   });
 
   it('a reload changes decisions at once, without a restart', async () => {
