@@ -243,3 +243,38 @@ describe('conditions through the gateway, per server', () => {
     assert.equal((await callTool(SALES, 'b__add')).status, 200, 'the policy in force stays');
   });
 });
+
+describe("conditions through the gateway: a server's rule for tools/list itself", () => {
+  const STATELESS = '2026-07-28';
+  const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+  let gateway: RunningGateway;
+
+  before(async () => {
+    // No condition of the gateway-wide policy reads the request, so filtered lists are kept and reused by key.
+    const file = join(dir, 'gateway-list-method.json');
+    const command = [process.execPath, NODE_SERVER];
+    const cPolicy = { methods: { 'tools/list': { when: "'finance' in claims.groups" } } };
+    writeFileSync(join(dir, 'gateway-list-method-policy.json'), JSON.stringify({ scopesSupported: SCOPES, requiredScopes: ['mcp'] }));
+    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-list-method-policy.json' }, servers: { a: { command }, c: { command, policy: cPolicy } } }));
+    const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
+    gateway = await startGateway(config, { log: () => {}, warn: () => {} });
+    as.addResource(gateway.resource, { scopes: SCOPES });
+  });
+  after(async () => {
+    await gateway?.shutdown();
+  });
+
+  const names = async (claims: Record<string, unknown>): Promise<string[]> => {
+    const bearer = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice', extra: claims });
+    const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }, bearer, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
+    assert.equal(answer.status, 200, answer.text);
+    return answer.json.result.tools.map((tool: { name: string }) => tool.name).filter((name: string) => name.startsWith('c__'));
+  };
+
+  it('two callers with the same scopes never share one filtered list', async () => {
+    for (let round = 0; round < 2; round++) {
+      assert.ok((await names(FINANCE)).length > 0, 'finance lists the tools of c');
+      assert.deepEqual(await names(SALES), [], 'sales is not served the list made for finance');
+    }
+  });
+});
