@@ -149,8 +149,8 @@ export class PolicyEvaluator {
 
   /**
    * Whether `rule`'s condition holds for this request: `true` at list time for a condition that needs the call itself
-   * (its arguments, or the values a template captures from a URI not known yet), so the item stays listed and the
-   * call decides. A condition that reads neither `mcp` nor `server` runs once per token ({@link callerOutcomes}).
+   * (`listTimeNeed`: its arguments, or a template's URI and captured values, not known yet), so the item stays listed
+   * and the call decides. A condition that reads neither `mcp` nor `server` runs once per token ({@link callerOutcomes}).
    */
   private conditionOutcome(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): boolean | ConditionFailure {
     const condition = rule.condition!;
