@@ -41,8 +41,15 @@ const MIDDLEWARE_POLICY = {
     reports__broken: { when: "claims.department == 'x'" },
     '*': { when: "'staff' in claims.groups" },
   },
-  resources: { 'crm://{tenant}/accounts': { when: 'mcp.params.tenant == claims.tenant' } },
+  prompts: { salary: { when: "'finance' in claims.groups" }, '*': [] },
+  resources: {
+    'crm://{tenant}/accounts': { when: 'mcp.params.tenant == claims.tenant' },
+    'crm://{tenant}/notes/{id}': { when: "mcp.uri.startsWith('crm://' + claims.tenant + '/')" },
+    'ops://{id}': { when: "'ops' in claims.groups" },
+  },
 };
+const PROMPTS = ['salary', 'hello'];
+const TEMPLATES = ['crm://{tenant}/notes/{id}', 'ops://{id}'];
 
 function expectConditionRefusal(answer: HttpAnswer, rule: string): void {
   assert.equal(answer.status, 403, answer.text);
@@ -69,6 +76,10 @@ describe('conditions through the middleware', () => {
         'tools/call': (params) => ({ content: [{ type: 'text', text: `called ${String(params.name)}` }] }),
         'resources/list': () => ({ resources: ['crm://acme/accounts', 'crm://globex/accounts'].map((uri) => ({ uri, name: uri })) }),
         'resources/read': (params) => ({ contents: [{ uri: String(params.uri), text: 'accounts' }] }),
+        'prompts/list': () => ({ prompts: PROMPTS.map((name) => ({ name })) }),
+        'prompts/get': () => ({ messages: [] }),
+        'resources/templates/list': () => ({ resourceTemplates: TEMPLATES.map((uriTemplate) => ({ uriTemplate, name: uriTemplate })) }),
+        'completion/complete': () => ({ completion: { values: ['1'] } }),
       }),
     }));
     as.addResource(app.url, { scopes: SCOPES });
@@ -124,6 +135,26 @@ describe('conditions through the middleware', () => {
     assert.deepEqual(listed.json.result.resources.map((r: { uri: string }) => r.uri), ['crm://acme/accounts']);
     assert.equal((await postMcp(app.url, { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'crm://acme/accounts' } }, acme)).status, 200);
     expectConditionRefusal(await postMcp(app.url, { jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://globex/accounts' } }, acme), 'resources["crm://{tenant}/accounts"]');
+  });
+
+  it('prompts, resource templates and completions: listed exactly when using and completing them are allowed', async () => {
+    const post = (bearer: string, method: string, params?: Record<string, unknown>): Promise<HttpAnswer> => postMcp(app.url, { jsonrpc: '2.0', id: 6, method, ...(params ? { params } : {}) }, bearer);
+    const complete = (bearer: string, ref: Record<string, unknown>): Promise<HttpAnswer> => post(bearer, 'completion/complete', { ref, argument: { name: 'id', value: '' } });
+    for (const claims of [FINANCE, SALES]) {
+      const bearer = await token(claims);
+      const prompts = (await post(bearer, 'prompts/list')).json.result.prompts.map((p: { name: string }) => p.name);
+      for (const name of PROMPTS) {
+        assert.equal((await post(bearer, 'prompts/get', { name })).status === 200, prompts.includes(name), `prompt ${name} for ${claims.tenant}`);
+        assert.equal((await complete(bearer, { type: 'ref/prompt', name })).status === 200, prompts.includes(name), `completing ${name} for ${claims.tenant}`);
+      }
+      const templates = (await post(bearer, 'resources/templates/list')).json.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate);
+      // A condition on mcp.uri waits for the read: the template is listed, its reads decide by tenant.
+      assert.deepEqual(templates, ['crm://{tenant}/notes/{id}']);
+      for (const uri of TEMPLATES) assert.equal((await complete(bearer, { type: 'ref/resource', uri })).status === 200, templates.includes(uri), `completing ${uri}`);
+      assert.equal((await post(bearer, 'resources/read', { uri: `crm://${claims.tenant}/notes/1` })).status, 200);
+      const other = claims.tenant === 'acme' ? 'globex' : 'acme';
+      expectConditionRefusal(await post(bearer, 'resources/read', { uri: `crm://${other}/notes/1` }), 'resources["crm://{tenant}/notes/{id}"]');
+    }
   });
 
   it('a reload changes decisions at once, without a restart', async () => {
@@ -210,5 +241,40 @@ describe('conditions through the gateway, per server', () => {
     assert.equal(refused.reloaded, false);
     assert.match(refused.reloaded === false ? refused.reason : '', /tools\["\*"\]\.when.*column/);
     assert.equal((await callTool(SALES, 'b__add')).status, 200, 'the policy in force stays');
+  });
+});
+
+describe("conditions through the gateway: a server's rule for tools/list itself", () => {
+  const STATELESS = '2026-07-28';
+  const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+  let gateway: RunningGateway;
+
+  before(async () => {
+    // No condition of the gateway-wide policy reads the request, so filtered lists are kept and reused by key.
+    const file = join(dir, 'gateway-list-method.json');
+    const command = [process.execPath, NODE_SERVER];
+    const cPolicy = { methods: { 'tools/list': { when: "'finance' in claims.groups" } } };
+    writeFileSync(join(dir, 'gateway-list-method-policy.json'), JSON.stringify({ scopesSupported: SCOPES, requiredScopes: ['mcp'] }));
+    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-list-method-policy.json' }, servers: { a: { command }, c: { command, policy: cPolicy } } }));
+    const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
+    gateway = await startGateway(config, { log: () => {}, warn: () => {} });
+    as.addResource(gateway.resource, { scopes: SCOPES });
+  });
+  after(async () => {
+    await gateway?.shutdown();
+  });
+
+  const names = async (claims: Record<string, unknown>): Promise<string[]> => {
+    const bearer = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice', extra: claims });
+    const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }, bearer, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
+    assert.equal(answer.status, 200, answer.text);
+    return answer.json.result.tools.map((tool: { name: string }) => tool.name).filter((name: string) => name.startsWith('c__'));
+  };
+
+  it('two callers with the same scopes never share one filtered list', async () => {
+    for (let round = 0; round < 2; round++) {
+      assert.ok((await names(FINANCE)).length > 0, 'finance lists the tools of c');
+      assert.deepEqual(await names(SALES), [], 'sales is not served the list made for finance');
+    }
   });
 });

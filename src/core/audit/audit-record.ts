@@ -4,6 +4,7 @@
  * then redacted and bounded.
  */
 import type { DecisionReason } from '../kernel/decision.js';
+import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
 import { redactJsonPointers, type JsonPointer } from './json-pointer.js';
 
 /** One audit record, as written (one JSON line, fields in this order; absent fields are left out). */
@@ -77,18 +78,8 @@ export function recordedArguments(args: unknown, redact: readonly JsonPointer[],
 
 /** Which record field names a request's target, by JSON-RPC method. */
 export function targetField(method: string | undefined): 'tool' | 'prompt' | 'resource' | undefined {
-  switch (method) {
-    case 'tools/call':
-      return 'tool';
-    case 'prompts/get':
-      return 'prompt';
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      return 'resource';
-    default:
-      return undefined;
-  }
+  if (method !== undefined && RESOURCE_METHODS.has(method)) return 'resource';
+  return method === 'tools/call' ? 'tool' : method === 'prompts/get' ? 'prompt' : undefined;
 }
 
 /**

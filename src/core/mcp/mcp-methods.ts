@@ -38,3 +38,9 @@ export const MCP_METHODS: ReadonlySet<string> = new Set([
   'notifications/subscriptions/acknowledged',
   'notifications/tasks/status',
 ]);
+
+/**
+ * The requests that name one resource by `params.uri`, decided by its resource rule: reading it and (before
+ * 2026-07-28) subscribing to it or unsubscribing.
+ */
+export const RESOURCE_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe']);

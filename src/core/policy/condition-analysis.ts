@@ -27,6 +27,8 @@ export interface ConditionAnalysis {
   readonly readsArguments: boolean;
   /** Whether `mcp.params` can reach the result (also when `mcp` is used whole). */
   readonly readsParams: boolean;
+  /** Whether `mcp.uri` can reach the result (also when `mcp` is used whole): for a resource template, the template. */
+  readonly readsUri: boolean;
   /** Whether it reads `mcp` or `server` at all: if not, its outcome depends on the caller alone. */
   readonly readsRequest: boolean;
   /** The first name no variable declares, or field `mcp` lacks, with the offset of its use. */
@@ -42,6 +44,7 @@ export function analyzeCondition(parsed: ParsedCondition): ConditionAnalysis {
     depth: walk.depth,
     readsArguments: walk.readsArguments,
     readsParams: walk.readsParams,
+    readsUri: walk.readsUri,
     readsRequest: walk.readsRequest,
     ...(walk.problem === undefined ? {} : { problem: walk.problem }),
   };
@@ -52,6 +55,7 @@ class ConditionWalk {
   depth = 0;
   readsArguments = false;
   readsParams = false;
+  readsUri = false;
   readsRequest = false;
   problem: { message: string; offset: number } | undefined;
 
@@ -124,6 +128,7 @@ class ConditionWalk {
       // `mcp` used whole (passed on, iterated, compared): any of its fields may matter.
       this.readsArguments = true;
       this.readsParams = true;
+      this.readsUri = true;
       this.readsRequest = true;
       return;
     }
@@ -135,6 +140,7 @@ class ConditionWalk {
   private mcpField(field: string, expr: Expr): void {
     if (field === 'arguments') this.readsArguments = true;
     else if (field === 'params') this.readsParams = true;
+    else if (field === 'uri') this.readsUri = true;
     else if (!MCP_FIELDS.has(field)) this.report(`reads mcp.${field}, a field mcp lacks (its fields are ${[...MCP_FIELDS].join(', ')})`, expr);
   }
 

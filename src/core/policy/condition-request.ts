@@ -29,20 +29,22 @@ const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
  * The outcomes of conditions that read neither `mcp` nor `server`, kept per token: such a condition decides the same
  * for every request the token makes (its claims and scopes are fixed; CEL has no clock), so it runs once per token,
  * not once per call or list. Kept with the verified identity, which the verifier makes once per cached token (a
- * frozen `auth.extra`, with frozen scopes), and freed with it; at most one entry per distinct condition. A caller
- * whose `extra` is not frozen (a custom verifier) gets a map of its own, used for one list.
+ * frozen `auth.extra`, with frozen scopes), and freed with it; at most one entry per distinct condition. The
+ * entry also holds the client id and the scopes it was made for: a custom verifier that shares one frozen `extra`
+ * between clients (`claims.client_id` comes from `auth.clientId`) or scope sets gets a fresh map, never another
+ * caller's outcomes. A caller whose `extra` is not frozen gets a map of its own, used for one list.
  */
 export function callerOutcomes(auth: AuthInfo): Map<CompiledCondition, boolean | ConditionFailure> {
   const extra = auth.extra;
   if (extra === undefined || !Object.isFrozen(extra)) return new Map();
   const known = outcomesByToken.get(extra);
-  if (known !== undefined && known.scopes === auth.scopes) return known.outcomes;
+  if (known !== undefined && known.scopes === auth.scopes && known.clientId === auth.clientId) return known.outcomes;
   const outcomes = new Map<CompiledCondition, boolean | ConditionFailure>();
-  outcomesByToken.set(extra, { scopes: auth.scopes, outcomes });
+  outcomesByToken.set(extra, { scopes: auth.scopes, clientId: auth.clientId, outcomes });
   return outcomes;
 }
 
-const outcomesByToken = new WeakMap<object, { readonly scopes: unknown; readonly outcomes: Map<CompiledCondition, boolean | ConditionFailure> }>();
+const outcomesByToken = new WeakMap<object, { readonly scopes: unknown; readonly clientId: unknown; readonly outcomes: Map<CompiledCondition, boolean | ConditionFailure> }>();
 
 /**
  * The {@link ConditionRequest} of `message` under `rule`: `mcp.method` the message's method, `mcp.name` its

@@ -4,9 +4,12 @@
  * a rule is decided for a request.
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
+import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
 import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-version.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
+import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
+import { isUriTemplate } from '../wire/uri-template.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
@@ -146,12 +149,12 @@ export class PolicyEvaluator {
 
   /**
    * Whether `rule`'s condition holds for this request: `true` at list time for a condition that needs the call itself
-   * (its arguments, or the values a template captures from a URI not known yet), so the item stays listed and the
-   * call decides. A condition that reads neither `mcp` nor `server` runs once per token ({@link callerOutcomes}).
+   * (`listTimeNeed`: its arguments, or a template's URI and captured values, not known yet), so the item stays listed
+   * and the call decides. A condition that reads neither `mcp` nor `server` runs once per token ({@link callerOutcomes}).
    */
   private conditionOutcome(rule: CompiledRule, auth: AuthInfo, message: RuleRequest, context: RuleContext): boolean | ConditionFailure {
     const condition = rule.condition!;
-    if (context.listing && (condition.readsArguments || (condition.readsParams && context.template === true))) return true;
+    if (context.listing && condition.listTimeNeed(context.template === true) === 'call') return true;
     const outcomes = condition.readsRequest ? undefined : (context.outcomes ?? callerOutcomes(auth));
     let outcome = outcomes?.get(condition);
     if (outcome === undefined) {
@@ -177,11 +180,12 @@ export class PolicyEvaluator {
 
   /**
    * See `CompiledPolicy.authorize`; `target` as for {@link PolicyEvaluator.requiredScopesFor}; `server` gives the
-   * `server` of conditions when this policy serves several servers (asked only if a condition reads it).
+   * `server` of conditions when this policy serves several servers (asked only if a condition reads it);
+   * `uriServer` the server of each URI a `subscriptions/listen` watches (default `server`).
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): AuthorizationDecision {
+  authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): AuthorizationDecision {
     this.decidedBy = undefined;
-    const gathered = this.gather(message, auth, target, server);
+    const gathered = this.gather(message, auth, target, server, uriServer);
     return this.decide(gathered, auth, this.decidedBy);
   }
 
@@ -257,7 +261,7 @@ export class PolicyEvaluator {
    * in place of the tool or prompt name it carries; rule functions then see a copy with that name, made only if one
    * is called).
    */
-  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string): Gathered {
+  private gather(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): Gathered {
     const { base, methods, tools, prompts, resources } = this.rules;
     const method = (message as { method?: unknown }).method;
     if (typeof method !== 'string') return base;
@@ -266,19 +270,16 @@ export class PolicyEvaluator {
     const scopes = this.applyRule(base, methods.lookup(method), auth, request, context);
     if (!Array.isArray(scopes)) return scopes;
     const params = asRecord((message as { params?: unknown }).params);
+    if (RESOURCE_METHODS.has(method)) return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
     switch (method) {
       case 'tools/call':
         return this.applyRule(scopes, tools.lookup(target ?? params?.name), auth, request, context);
       case 'prompts/get':
         return this.applyRule(scopes, prompts.lookup(target ?? params?.name), auth, request, context);
-      case 'resources/read':
-      case 'resources/subscribe':
-      case 'resources/unsubscribe':
-        return this.applyRule(scopes, resources.lookup(params?.uri), auth, message, context);
       case 'completion/complete':
-        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target);
+        return this.applyCompletionRef(scopes, asRecord(params?.ref), auth, target, context);
       case 'subscriptions/listen':
-        return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth);
+        return this.applySubscriptions(scopes, asRecord(params?.notifications)?.resourceSubscriptions, auth, context, uriServer);
       default:
         return scopes;
     }
@@ -294,24 +295,31 @@ export class PolicyEvaluator {
     return this.unionWith(scopes, demanded);
   }
 
-  // completion/complete reveals argument values of a prompt or resource template: same rule as using it.
-  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo, target: string | undefined): Gathered {
+  // completion/complete reveals argument values of a prompt or resource template: same rule as using it, for the
+  // same server (the request's context).
+  private applyCompletionRef(scopes: readonly string[], ref: Record<string, unknown> | undefined, auth: AuthInfo, target: string | undefined, context: RuleContext): Gathered {
     if (ref?.type === 'ref/prompt') {
       const name = target ?? ref.name;
-      return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name));
+      return this.applyRule(scopes, this.rules.prompts.lookup(name), auth, () => syntheticRequest('prompts/get', 'name', name), context);
     }
     if (ref?.type === 'ref/resource') {
-      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri));
+      // The ref names a resource template: what a read would capture is not known yet, so it is decided as the
+      // template is when listed (a condition on its URI or captured values waits for the read).
+      const template = typeof ref.uri === 'string' && isUriTemplate(ref.uri);
+      const own: RuleContext = template ? { ...context, listing: true, template: true } : context;
+      return this.applyRule(scopes, this.rules.resources.lookup(ref.uri), auth, () => syntheticRequest('resources/read', 'uri', ref.uri), own);
     }
     return scopes;
   }
 
-  // subscriptions/listen (2026-07-28) replaces resources/subscribe: each watched URI needs its rule.
-  private applySubscriptions(scopes: readonly string[], uris: unknown, auth: AuthInfo): Gathered {
+  // subscriptions/listen (2026-07-28) replaces resources/subscribe: each watched URI needs its rule, decided for the
+  // server that URI goes to (`uriServer`, when several are served).
+  private applySubscriptions(scopes: readonly string[], uris: unknown, auth: AuthInfo, context: RuleContext, uriServer: ((uri: unknown) => string) | undefined): Gathered {
     if (!Array.isArray(uris)) return scopes;
     let result: Gathered = scopes;
     for (const uri of uris as unknown[]) {
-      result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri));
+      const own: RuleContext = uriServer === undefined ? context : { ...context, server: () => uriServer(uri) };
+      result = this.applyRule(result, this.rules.resources.lookup(uri), auth, () => syntheticRequest('resources/subscribe', 'uri', uri), own);
       if (!Array.isArray(result)) return result;
     }
     return result;
@@ -400,7 +408,7 @@ export class PolicyEvaluator {
     if (items.staticMethod && (rule === undefined || (rule.scopes !== undefined && rule.condition === undefined))) return rule === undefined || hasAll(items.granted, rule.scopes!);
     // A static rule whose condition depends on the caller alone (or waits for the call): one outcome for the whole
     // list, then the same check as a scopes-only rule, allocating nothing per item.
-    if (items.staticMethod && server === undefined && rule !== undefined && rule.scopes !== undefined && (!rule.condition!.readsRequest || rule.condition!.readsArguments)) {
+    if (items.staticMethod && server === undefined && rule !== undefined && rule.scopes !== undefined && rule.condition!.listTimeNeed(items.context.template === true) !== 'request') {
       return this.conditionOutcome(rule, items.auth, NO_MESSAGE, items.context) === true && hasAll(items.granted, rule.scopes);
     }
     const { spec, auth } = items;
@@ -427,23 +435,26 @@ export class PolicyEvaluator {
 }
 
 /**
- * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, and the
- * rules of the methods using items), or undefined when one of those rules is a function or has a condition whose
+ * See `PolicyEvaluator.listKeyConditions`: the distinct conditions of the rules lists consult (item rules, the
+ * rules of the methods using items, and those of the list methods themselves), or undefined when one of those rules is a function or has a condition whose
  * list-time outcome depends on the request (it reads `mcp` or `server`, but not the call's arguments, which lists
  * never wait for).
  */
 function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | undefined {
   const consulted: CompiledRule[] = [...rules.tools.all, ...rules.prompts.all, ...rules.resources.all];
-  for (const spec of LIST_SPECS.values()) {
-    const rule = rules.methods.lookup(spec.useMethod);
-    if (rule !== undefined) consulted.push(rule);
+  // The list method's own rule too: a policy set applies a server's `methods["tools/list"]` to that server's items.
+  for (const [method, spec] of LIST_SPECS) {
+    for (const rule of [rules.methods.lookup(spec.useMethod), rules.methods.lookup(method)]) if (rule !== undefined) consulted.push(rule);
   }
   const conditions = new Set<CompiledCondition>();
   for (const rule of consulted) {
     if (rule.evaluate !== undefined) return undefined;
     const condition = rule.condition;
-    if (condition === undefined || condition.readsArguments) continue;
-    if (condition.readsRequest) return undefined;
+    if (condition === undefined) continue;
+    // Asked as for concrete items: a resource rule decides resources/list too, where a URI is known.
+    const need = condition.listTimeNeed(false);
+    if (need === 'call') continue;
+    if (need === 'request') return undefined;
     conditions.add(condition);
   }
   return [...conditions];
@@ -511,10 +522,6 @@ function withTargetName(message: JsonRpcMessage, name: string): JsonRpcMessage {
     return { ...message, params: { ...params, ref: { ...asRecord(params.ref), name } } } as JsonRpcMessage;
   }
   return { ...message, params: { ...params, name } } as JsonRpcMessage;
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function syntheticRequest(method: string, param: string, value: unknown): JsonRpcMessage {

@@ -5,6 +5,7 @@
  */
 import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
 import type { AuthInfo } from '../kernel/auth-info.js';
+import { asRecord } from '../wire/as-record.js';
 import { analyzeCondition, type ConditionAnalysis } from './condition-analysis.js';
 
 /** Longest condition source, in characters. */
@@ -35,6 +36,15 @@ export interface ConditionRequest {
   readonly server: string | (() => string);
 }
 
+/**
+ * What deciding a condition for a listed item needs (see {@link CompiledCondition.listTimeNeed}):
+ * - `caller`: the caller alone (claims, scopes): one outcome per token, for every item and every list;
+ * - `request`: the item too (`mcp.name`, `mcp.uri`, `server`…): decided per item at list time;
+ * - `call`: what only the call brings (its arguments; for a resource template, the URI read and what it captures):
+ *   the item stays listed and the call decides.
+ */
+export type ConditionNeed = 'caller' | 'request' | 'call';
+
 /** A condition compiled once; see {@link compileCondition}. */
 export interface CompiledCondition {
   /** The CEL source, as written. */
@@ -43,8 +53,15 @@ export interface CompiledCondition {
   readonly readsArguments: boolean;
   /** Whether it reads `mcp.params` (the values a resource template captured). */
   readonly readsParams: boolean;
+  /** Whether it reads `mcp.uri` (for a listed resource template, the template text, not a URI). */
+  readonly readsUri: boolean;
   /** Whether it reads `mcp` or `server` at all; if not, its outcome is the same for every request of one caller. */
   readonly readsRequest: boolean;
+  /**
+   * What deciding it for a listed item needs; `template` when the item is a resource template (whose URI and
+   * captured values are known only when a URI is read). The one place lists ask what a condition depends on.
+   */
+  listTimeNeed(template: boolean): ConditionNeed;
   /** `true`, `false`, or why it could not be decided (an evaluation error, a non-boolean result, the cost limit). */
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
 }
@@ -114,6 +131,7 @@ function compileNew(source: string): CompiledCondition {
 class PlannedCondition implements CompiledCondition {
   readonly readsArguments: boolean;
   readonly readsParams: boolean;
+  readonly readsUri: boolean;
   readonly readsRequest: boolean;
 
   constructor(
@@ -123,7 +141,13 @@ class PlannedCondition implements CompiledCondition {
   ) {
     this.readsArguments = analysis.readsArguments;
     this.readsParams = analysis.readsParams;
+    this.readsUri = analysis.readsUri;
     this.readsRequest = analysis.readsRequest;
+  }
+
+  listTimeNeed(template: boolean): ConditionNeed {
+    if (this.readsArguments || (template && (this.readsParams || this.readsUri))) return 'call';
+    return this.readsRequest ? 'request' : 'caller';
   }
 
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
@@ -172,7 +196,7 @@ class ConditionBindings {
       ['method', method],
       ['name', name],
       ['uri', uri],
-      ['arguments', isPlainObject(args) ? (args as CelInput) : EMPTY_OBJECT],
+      ['arguments', asRecord(args) === undefined ? EMPTY_OBJECT : (args as CelInput)],
       ['params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params())))],
     ]);
     return celMap(fields);
@@ -183,20 +207,21 @@ const EMPTY_OBJECT = celMap(new Map());
 const EMPTY_LIST = celList([]);
 
 // A token's claims and scopes are the same objects for every request the token makes (the verifier caches them):
-// converted once, not per evaluation.
-const claimsCache = new WeakMap<object, CelMap>();
+// converted once, not per evaluation. The claims' map is kept with the client id it was made for, since
+// `client_id` may come from `auth.clientId`: a verifier sharing one claims object between clients gets a fresh map.
+const claimsCache = new WeakMap<object, { readonly clientId: unknown; readonly map: CelMap }>();
 const scopesCache = new WeakMap<readonly string[], CelList>();
 
 function claimsOf(auth: AuthInfo): CelMap {
   const claims = auth.extra?.claims;
   if (typeof claims !== 'object' || claims === null) return EMPTY_OBJECT;
-  let map = claimsCache.get(claims);
-  if (map === undefined) {
-    const entries = new Map<string, unknown>(Object.entries(claims));
-    // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
-    if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
-    claimsCache.set(claims, (map = celMap(entries as Map<string, CelInput>)));
-  }
+  const known = claimsCache.get(claims);
+  if (known !== undefined && known.clientId === auth.clientId) return known.map;
+  const entries = new Map<string, unknown>(Object.entries(claims));
+  // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
+  if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
+  const map = celMap(entries as Map<string, CelInput>);
+  claimsCache.set(claims, { clientId: auth.clientId, map });
   return map;
 }
 
@@ -206,10 +231,6 @@ function scopesOf(auth: AuthInfo): CelList {
   let list = scopesCache.get(scopes);
   if (list === undefined) scopesCache.set(scopes, (list = celList(scopes.filter((s) => typeof s === 'string'))));
   return list;
-}
-
-function isPlainObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The number of array elements and object members in `value`, counted up to just past `limit`. */

@@ -9,6 +9,8 @@ import type { AuthInfo } from '../kernel/auth-info.js';
 import { ConfigurationProblems } from '../kernel/configuration-problems.js';
 import type { RateLimit } from '../limits/rate-limit.js';
 import { EXPOSED_NAME_SEPARATOR, exposedNameSplit } from '../mcp/exposed-names.js';
+import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
+import { asRecord } from '../wire/as-record.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { brandCompiledPolicy, type CompiledPolicy } from './compile-policy.js';
 import { filterListEnvelope, listItemKey, PolicyEvaluator, type AuthorizationDecision, type ListItems } from './evaluate-policy.js';
@@ -138,17 +140,15 @@ class PolicySet {
   }
 
   authorize(message: JsonRpcMessage, auth: AuthInfo): AuthorizationDecision {
-    const decision = this.gateway.authorize(message, auth, undefined, () => this.serverOf(message));
+    const decision = this.gateway.authorize(message, auth, undefined, () => this.serverOf(message), (uri) => this.resourceServer(uri)?.name ?? '');
     const params = asRecord((message as { params?: unknown }).params);
-    switch ((message as { method?: unknown }).method) {
+    const method = (message as { method?: unknown }).method;
+    if (typeof method === 'string' && RESOURCE_METHODS.has(method)) return this.byUri(decision, message, params?.uri, auth);
+    switch (method) {
       case 'tools/call':
         return this.byName(decision, message, params?.name, auth, true);
       case 'prompts/get':
         return this.byName(decision, message, params?.name, auth, false);
-      case 'resources/read':
-      case 'resources/subscribe':
-      case 'resources/unsubscribe':
-        return this.byUri(decision, message, params?.uri, auth);
       case 'completion/complete': {
         const ref = asRecord(params?.ref);
         if (ref?.type === 'ref/prompt') return this.byName(decision, message, ref.name, auth, false);
@@ -452,8 +452,4 @@ function unionOfScopes(lists: readonly (readonly string[])[]): readonly string[]
   const all = new Set<string>();
   for (const list of lists) for (const scope of list) all.add(scope);
   return all.size === 0 ? EMPTY : Object.freeze([...all]);
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }

@@ -1,4 +1,5 @@
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
+import { RESOURCE_METHODS } from '../../core/mcp/mcp-methods.js';
 import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { unknownNameRefusal } from '../upstream/unknown-name.js';
@@ -25,7 +26,6 @@ export type MessageRoute =
   | { readonly to: 'refused'; readonly code: number; readonly message: string };
 
 const GATEWAY_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'server/discover', 'notifications/initialized']);
-const RESOURCE_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe']);
 
 /**
  * Decides where a client message goes, by its body: tools and prompts by the server prefix of their exposed name
