@@ -114,7 +114,7 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     // The operator reviews, then accepts: the running gateway shows it again within its re-read interval.
     const accepted = await runGatewayCli(['pins', 'accept', 'upstream', 'echo'], env);
     assert.equal(accepted.code, 0, accepted.stderr);
-    assert.match(accepted.stdout, /upstream echo: accepted \(description changed; inputSchema changed: property "x" added\)/);
+    assert.match(accepted.stdout, /upstream echo: accepted as sha256:[0-9a-f]{16} \(description changed; inputSchema changed: property "x" added\)/);
     await waitFor(async () => (await toolNames(gateway)).includes('echo'), 'echo listed again after pins accept');
     const again = await inSession(gateway, 'tools/call', { name: 'echo', arguments: { text: 'hi' } });
     assert.equal(again.result.content[0].text, 'echo: hi');
