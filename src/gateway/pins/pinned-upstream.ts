@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import { auditSessionRefused } from '../../http/audit-trail.js';
 import { writeJson } from '../../http/write-response.js';
 import { CapturedResponse } from '../multiplex/captured-response.js';
 import { findResponse } from '../upstream/answer-response.js';
@@ -33,6 +34,8 @@ export function withToolPins<U extends Upstream>(upstream: U, pins: ToolPins, se
         const name = (message.params as Record<string, unknown> | undefined)?.name;
         if (typeof name === 'string' && pins.refuses(server, name)) {
           const { code, message: text } = unknownNameRefusal('tool', name);
+          // The gateway's own decision: the audit record says deny, as for any unknown tool.
+          auditSessionRefused(req, 'target_unknown');
           writeJson(res, 200, jsonRpcError(message.id, code, text));
           return;
         }

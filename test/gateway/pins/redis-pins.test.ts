@@ -86,7 +86,7 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
     try {
       // 17 entries of 1 MiB: past the 16 MiB a pin file may hold, however few the entries.
       const big = { digest: 'sha256:0', padding: 'a'.repeat(1_048_576) } as unknown as ToolPin;
-      await store.write(Array.from({ length: 17 }, (_, i) => ({ server: 's', tool: `t${i}`, pin: big })));
+      for (let i = 0; i < 17; i++) await store.write([{ server: 's', tool: `t${i}`, pin: big }]);
       await assert.rejects(store.load(), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and its pins hold more than 16777216 bytes/.test(e.message));
     } finally {
       await store.close();

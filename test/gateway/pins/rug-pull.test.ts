@@ -70,6 +70,14 @@ const pinFileText = (file: string): string => (existsSync(file) ? readFileSync(f
 
 const toolNames = async (gateway: RunningGateway): Promise<string[]> => ((await inSession(gateway, 'tools/list')).result.tools as { name: string }[]).map((tool) => tool.name);
 
+/** The audit records of tool calls denied as an unknown tool's. */
+const deniedCalls = (file: string): Record<string, unknown>[] =>
+  pinFileText(file)
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((record) => record.method === 'tools/call' && record.decision === 'deny' && record.reason === 'target_unknown');
+
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -83,7 +91,8 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     const up = await upstream();
     const file = join(dir, 'single.json');
     const settings = { MCP_AUTH_UPSTREAM: up.server.url, MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file };
-    const { gateway, warnings, logs } = await gatewayWith(settings);
+    const audit = join(dir, 'single-audit.jsonl');
+    const { gateway, warnings, logs } = await gatewayWith({ ...settings, MCP_AUTH_AUDIT: audit });
 
     // Session one: first sight pins the reviewed definition.
     assert.deepEqual(await toolNames(gateway), ['echo']);
@@ -104,6 +113,7 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     assert.deepEqual(warning.fields, ['description changed', 'inputSchema changed: property "x" added']);
     assert.ok(!warnings.join('\n').includes('id_rsa'), 'the description text is never logged');
     assert.equal(up.server.calls(), 0, 'the refused call never reached the upstream');
+    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'echo'), 'the refused call audited as a denial');
 
     // check names the differences field by field.
     const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', ...settings };
@@ -209,13 +219,15 @@ describe('pinned tool definitions, several servers, warn', () => {
     const files = await upstream();
     const file = join(dir, 'servers-enforce.json');
     const servers = serversOf({ notes: notes.server, files: files.server });
-    const { gateway } = await gatewayWith({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file }, servers);
+    const audit = join(dir, 'servers-audit.jsonl');
+    const { gateway } = await gatewayWith({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file, MCP_AUTH_AUDIT: audit }, servers);
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
     await waitFor(async () => /"notes"[\s\S]*"files"|"files"[\s\S]*"notes"/.test(pinFileText(file)), 'both servers pinned');
     files.pull();
     assert.deepEqual(await toolNames(gateway), ['notes__echo']);
     const call = await inSession(gateway, 'tools/call', { name: 'files__echo', arguments: { text: 'hi' } });
     assert.deepEqual(call.error, { code: -32602, message: 'Unknown tool: files__echo' });
+    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'files__echo'), 'the refused call audited as a denial');
     // The upstream goes back to what was reviewed: nothing differs, so the tool is shown again.
     files.restore();
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
