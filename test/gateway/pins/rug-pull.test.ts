@@ -5,6 +5,8 @@
 // once; `pins update` writes the pin file; `check` shows the differences field by field; a corrupt or oversized pin
 // file stops the start-up with a clear error.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,6 +149,42 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     const usage = await runGatewayCli(['pins', 'accept', 'notes', 'echo'], env);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /names no server of these settings; those are: upstream/);
+  });
+
+  it('a changed tools list the upstream sends on the GET stream is hidden as a POST answer\'s is', async () => {
+    // An upstream answering tools/list results on its GET stream: the pins find them by shape, not by request id.
+    const server = createServer((req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'elsewhere', result: { tools: [REVIEWED, { ...PULLED, name: 'other' }, { name: 7 }] } })}\n\n`);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const result = message.method === 'initialize' ? { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'streams', version: '1' } } : { tools: [REVIEWED] };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    server.on('connection', (socket) => cleanups.push(() => socket.destroy()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const { gateway } = await gatewayWith({ MCP_AUTH_UPSTREAM: url, MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: join(dir, 'get-stream.json') });
+    assert.deepEqual(await toolNames(gateway), ['echo'], 'the first POST list pins echo on first sight');
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const controller = new AbortController();
+    const answer = await fetch(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': VERSION }, signal: controller.signal });
+    assert.equal(answer.status, 200);
+    const reader = answer.body!.getReader();
+    let text = '';
+    const deadline = Date.now() + 5_000;
+    while (!text.includes('\n\n') && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value ?? new Uint8Array());
+    controller.abort();
+    const event = JSON.parse(text.split('\n').find((line) => line.startsWith('data:'))!.slice('data:'.length));
+    assert.deepEqual(event.result.tools.map((tool: { name: unknown }) => tool.name), ['echo'], 'the unpinned tool and the unpinnable name are hidden');
   });
 
   it('a corrupt pin file stops the gateway at start-up (exit 2, naming the setting); an oversized one too', async () => {
