@@ -187,7 +187,7 @@ export class ListMerger {
     const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
     const texts = answered.map((part) => part.text!);
     const last = this.memo.get(key);
-    if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i])) return last.result;
+    if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i]) && !this.pinsHideAny(method, answered)) return last.result;
     // The list methods and their result keys are the policy's: one table of them.
     const itemsKey = LIST_SPECS.get(method)!.resultKey;
     const items: unknown[] = [];
@@ -231,6 +231,21 @@ export class ListMerger {
       this.memoBytes += bytes;
     }
     return result;
+  }
+
+  /**
+   * Whether the pins, as they are now, hide a tool of these pages: a reused merge is served only when they hide none,
+   * so a page kept from before is compared with the pins as every fresh one is (and a tool shown is never refused).
+   */
+  private pinsHideAny(method: string, answered: readonly Part[]): boolean {
+    if (method !== 'tools/list') return false;
+    return answered.some((part) => {
+      if (part.member.pins === undefined) return false;
+      const result = part.answer!.response && 'result' in part.answer!.response ? (part.answer!.response.result as Record<string, unknown> | undefined) : undefined;
+      if (!Array.isArray(result?.tools)) return false;
+      const selected = result.tools.filter((item: unknown) => part.member.selects(String((item as Record<string, unknown> | null)?.name)));
+      return part.member.pins.observe(part.member.name, selected, typeof result.nextCursor !== 'string') !== selected;
+    });
   }
 
   /**

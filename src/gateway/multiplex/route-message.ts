@@ -23,7 +23,7 @@ export type MessageRoute =
   /** A client's answer to a server's request: back to the server that asked. */
   | { readonly to: 'asker' }
   /** Refused as the JSON-RPC error given (an unknown tool, a method the endpoint does not offer). */
-  | { readonly to: 'refused'; readonly code: number; readonly message: string };
+  | { readonly to: 'refused'; readonly code: number; readonly message: string; /** The audit reason of a refusal the guard's policy did not make (a pin's). */ readonly audit?: 'target_unknown' };
 
 const GATEWAY_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'server/discover', 'notifications/initialized']);
 
@@ -60,9 +60,11 @@ function byName(message: JsonRpcMessage, holder: Record<string, unknown> | undef
   if (typeof exposed !== 'string') return refused(JsonRpcErrorCode.InvalidParams, `Invalid params: the ${kind} name must be a string`);
   const split = splitExposedName(exposed);
   const member = split ? members.get(split.server) : undefined;
-  if (!split || !member || (kind === 'tool' && (!member.selects(split.name) || member.pins?.refuses(member.name, split.name) === true))) {
+  const pinRefused = kind === 'tool' && member !== undefined && split !== undefined && member.pins?.refuses(member.name, split.name) === true;
+  if (!split || !member || (kind === 'tool' && !member.selects(split.name)) || pinRefused) {
     const { code, message: text } = unknownNameRefusal(kind, exposed);
-    return refused(code, text);
+    // A pin's refusal is the gateway's own decision: the audit record says deny, as for any unknown tool.
+    return pinRefused ? { to: 'refused', code, message: text, audit: 'target_unknown' } : refused(code, text);
   }
   return { to: 'member', member, message: renamed(message, holder!, key, split.name), localName: split.name };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
+import { auditSessionRefused } from '../../http/audit-trail.js';
 import { requestSessionId } from '../../http/request-headers.js';
 import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
 import { writeAccepted, writeError, writeJson } from '../../http/write-response.js';
@@ -281,6 +282,7 @@ class ServerSetRouter {
       case 'asker':
         return this.answerAsker(req, res, context, message, session, sessionId);
       case 'refused':
+        if (route.audit !== undefined) auditSessionRefused(req, route.audit);
         if (id === null) writeAccepted(res);
         else writeJson(res, route.code === JsonRpcErrorCode.MethodNotFound && isStatelessRevision(context.protocolVersion) ? 404 : 200, jsonRpcError(id, route.code, route.message));
         return;

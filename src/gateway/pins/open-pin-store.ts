@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { emitWarning, type LineSink } from '../../core/kernel/log-line.js';
@@ -53,6 +54,7 @@ export interface StartToolPinsOptions {
 export async function startToolPins(config: GatewayConfig, options: StartToolPinsOptions): Promise<ToolPins | undefined> {
   const pins = config.pins;
   if (pins === undefined || pins.mode === 'off') return undefined;
+  if (pins.file !== undefined && !pins.redis) await checkPinDirectoryWritable(pins.file, pins.mode, options.warn);
   const store = await openPinStore(pins, config.redis, options.resource, (reason) => emitWarning(options.warn, 'the shared pin store is unreachable; the pins in force are kept', { detail: reason.slice(0, 200) }));
   const toolPins = new ToolPins({ mode: pins.mode, store, log: options.log, warn: options.warn, ...(options.onMismatch ? { onMismatch: options.onMismatch } : {}) });
   try {
@@ -62,6 +64,24 @@ export async function startToolPins(config: GatewayConfig, options: StartToolPin
     throw error;
   }
   return toolPins;
+}
+
+/**
+ * Checks at start-up that the pin file's directory can be written (a pin file is replaced by a file renamed into it):
+ * otherwise pins made on first sight or accepted would hold in this process only. In `enforce` that stops the
+ * start-up with an error naming the setting; in `warn`, one warning.
+ */
+async function checkPinDirectoryWritable(file: string, mode: 'warn' | 'enforce', warn: LineSink): Promise<void> {
+  const directory = dirname(file);
+  const code = await access(directory, constants.W_OK).then(
+    () => undefined,
+    (error: NodeJS.ErrnoException) => error.code ?? 'error',
+  );
+  // A directory that does not exist is reported by openPinStore, with its own fix.
+  if (code === undefined || code === 'ENOENT' || code === 'ENOTDIR') return;
+  const problem = `is in a directory that cannot be written (${directory}: ${code}): pins made on first sight or accepted could not be kept`;
+  if (mode === 'enforce') throw new ConfigurationError(PIN_FILE_SETTING, `${problem}; make it writable, or choose another file`);
+  emitWarning(warn, `${PIN_FILE_SETTING} ${problem}; they hold in this process only`, { setting: PIN_FILE_SETTING });
 }
 
 /** Largest `tools/list` answer of the single upstream read whole to compare with the pins, in bytes (the list filter's bound). */

@@ -119,6 +119,20 @@ export function isPinnableName(name: string): boolean {
   return name.length > 0 && name.length <= MAX_NAME_LENGTH;
 }
 
+/**
+ * The name of a listed tool when it may be pinned (a string within the name bound), else `undefined`: the one name
+ * rule of the gateway, its `pins` commands and `check`. A tool without such a name is never pinned, so `enforce`
+ * hides it.
+ *
+ * @example
+ * pinnableToolName({ name: 'add' }); // 'add'
+ * pinnableToolName({ name: 42 }); // undefined
+ */
+export function pinnableToolName(tool: unknown): string | undefined {
+  const name = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>).name : undefined;
+  return typeof name === 'string' && isPinnableName(name) ? name : undefined;
+}
+
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const PIN_SOURCES: readonly PinSource[] = ['first-sight', 'update', 'accept'];
 

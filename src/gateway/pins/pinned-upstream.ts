@@ -1,11 +1,14 @@
 /**
  * Pins on the single upstream (`MCP_AUTH_UPSTREAM` or `MCP_AUTH_UPSTREAM_COMMAND`): its `tools/list` answers pass
- * through {@link ToolPins.observe} and its `tools/call` requests through {@link ToolPins.refuses}, as a server set's
+ * through {@link ToolPins.observe} (a tools list on any other answer too, a GET's stream included, found by its shape
+with the written-answer filter) and its `tools/call` requests through {@link ToolPins.refuses}, as a server set's
  * do. Wrapped only when pins are on: with them off the upstream is used as it is, at no cost per request.
  */
 import type { ServerResponse } from 'node:http';
 import { jsonRpcError, type JsonRpcId, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
+import { auditSessionRefused } from '../../http/audit-trail.js';
+import { filterListResponse } from '../../http/filter-written-response.js';
 import { writeJson } from '../../http/write-response.js';
 import { CapturedResponse } from '../multiplex/captured-response.js';
 import { findResponse } from '../upstream/answer-response.js';
@@ -28,20 +31,39 @@ export function withToolPins<U extends Upstream>(upstream: U, pins: ToolPins, se
   const hooked: Pick<Upstream, 'handle'> = {
     handle(req, res, context) {
       const message = req.body as JsonRpcMessage | undefined;
-      if (req.method !== 'POST' || message === undefined || !('method' in message) || !('id' in message) || message.id === undefined) return forward(req, res, context);
+      if (req.method !== 'POST' || message === undefined || !('method' in message) || !('id' in message) || message.id === undefined) {
+        // A tools list may come on any answer (a GET's stream, another request's exchange): found by its shape.
+        if (req.method === 'GET' || req.method === 'POST') filterListResponse(res, message, (response) => hideByPins(pins, server, response));
+        return forward(req, res, context);
+      }
       if (message.method === 'tools/call') {
         const name = (message.params as Record<string, unknown> | undefined)?.name;
         if (typeof name === 'string' && pins.refuses(server, name)) {
           const { code, message: text } = unknownNameRefusal('tool', name);
+          // The gateway's own decision: the audit record says deny, as for any unknown tool.
+          auditSessionRefused(req, 'target_unknown');
           writeJson(res, 200, jsonRpcError(message.id, code, text));
           return;
         }
       }
       if (message.method === 'tools/list') return listThroughPins({ forward, pins, server, maxBytes }, req, res, context, message.id);
+      filterListResponse(res, message, (response) => hideByPins(pins, server, response));
       return forward(req, res, context);
     },
   };
   return Object.assign(Object.create(upstream) as U, hooked);
+}
+
+/**
+ * Any JSON-RPC response whose result holds a tools list, compared with the pins: the tools they hide left out. The
+ * written-answer filter calls it on every response of an answer, by shape, as the policy's list filter does.
+ */
+function hideByPins(pins: ToolPins, server: string, response: JsonRpcMessage): JsonRpcMessage {
+  const result = 'result' in response ? (response.result as Record<string, unknown> | undefined) : undefined;
+  const tools = result?.tools;
+  if (!Array.isArray(tools)) return response;
+  const shown = pins.observe(server, tools, typeof result!.nextCursor !== 'string');
+  return shown === tools ? response : ({ ...response, result: { ...result, tools: shown } } as JsonRpcMessage);
 }
 
 /** What a listing through the pins needs. */

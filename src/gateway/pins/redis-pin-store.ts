@@ -5,7 +5,7 @@
  */
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { openRedisConnection } from '../../redis/redis-connection.js';
-import { MAX_KEPT_DEFINITION_BYTES, MAX_PINNED_SERVERS, MAX_PINNED_TOOLS_PER_SERVER, readPin, type PinSet } from './pin-document.js';
+import { MAX_KEPT_DEFINITION_BYTES, MAX_PIN_DOCUMENT_BYTES, MAX_PINNED_SERVERS, MAX_PINNED_TOOLS_PER_SERVER, readPin, type PinSet } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinStore } from './pin-store.js';
 
 /** Where the shared store is and what its keys start with. */
@@ -22,6 +22,8 @@ export interface RedisPinStoreOptions {
 const MAX_STORED_PINS = 100_000;
 /** Largest pin entry read, in bytes: a kept definition and its digests. */
 const MAX_ENTRY_BYTES = MAX_KEPT_DEFINITION_BYTES + 4_096;
+/** Entries asked for per HSCAN step (a hint to Redis, which may answer more or fewer). */
+const SCAN_COUNT = 500;
 
 /**
  * Opens the shared pin store. Resolves once connected, or after the connection timeout (the first `load` then
@@ -39,11 +41,11 @@ export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<
   return {
     name: 'redis',
     async load() {
-      let entries: Record<string, string>;
+      let entries: Map<string, string>;
       try {
         const count = await client.hlen(hash);
         if (count > MAX_STORED_PINS) throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and it holds ${count} pins, more than ${MAX_STORED_PINS}`);
-        entries = await client.hgetall(hash);
+        entries = await scanBounded(client, hash);
       } catch (error) {
         if (error instanceof ConfigurationError) throw error;
         throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and the pins could not be read from it (${(error as Error).message})`);
@@ -69,10 +71,31 @@ export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<
   };
 }
 
+/**
+ * Reads the hash step by step (HSCAN), stopping with a clear error once what was read passes the pin file's own
+ * bound: a store filled past it never costs the gateway more memory than a pin file may.
+ */
+async function scanBounded(client: Awaited<ReturnType<typeof openRedisConnection>>['client'], hash: string): Promise<Map<string, string>> {
+  const entries = new Map<string, string>();
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, flat] = await client.hscan(hash, cursor, 'COUNT', SCAN_COUNT);
+    cursor = next;
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      bytes += Buffer.byteLength(flat[i]!) + Buffer.byteLength(flat[i + 1]!);
+      if (bytes > MAX_PIN_DOCUMENT_BYTES) throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and its pins hold more than ${MAX_PIN_DOCUMENT_BYTES} bytes, as a pin file may at most: run mcp-oauth-guard pins update`);
+      // HSCAN may return an entry twice while the hash changes: the last value read is kept.
+      entries.set(flat[i]!, flat[i + 1]!);
+    }
+  } while (cursor !== '0');
+  return entries;
+}
+
 /** The pins of the hash's entries; an entry that is no pin is refused, as a corrupt file is. */
-function pinSetOf(entries: Record<string, string>): PinSet {
+function pinSetOf(entries: ReadonlyMap<string, string>): PinSet {
   const pins: PinSet = new Map();
-  for (const [field, value] of Object.entries(entries)) {
+  for (const [field, value] of entries) {
     let key: unknown;
     let stored: unknown;
     try {

@@ -60,6 +60,31 @@ export function sha256Digest(text: string): string {
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
+/** Hex digits of a digest's short form: enough to tell a reviewed definition from another, short enough to type. */
+const SHORT_DIGEST_HEX = 16;
+
+/**
+ * The short form of a digest, as logs, `check` and `pins accept --digest` show it: `sha256:` and its first 16 hex
+ * digits.
+ *
+ * @example
+ * shortDigest('sha256:0123456789abcdef0123…'); // 'sha256:0123456789abcdef'
+ */
+export function shortDigest(digest: string): string {
+  return digest.slice(0, 'sha256:'.length + SHORT_DIGEST_HEX);
+}
+
+/**
+ * Whether `given` (a digest whole or in its {@link shortDigest} form) names `digest`.
+ *
+ * @example
+ * digestMatches(digest, shortDigest(digest)); // true
+ */
+export function digestMatches(digest: string, given: string): boolean {
+  const value = given.trim().toLowerCase();
+  return value === digest || (value.length === shortDigest(digest).length && value === shortDigest(digest));
+}
+
 /**
  * Digests a tool as listed (`tools/list`): only the {@link PINNED_FIELDS} count, so a field MCP adds later (or
  * `_meta`, which servers vary per answer) neither breaks nor changes a pin.

@@ -7,10 +7,10 @@
  */
 import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
-import { isPinnableName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
+import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import { digestTool } from './tool-digest.js';
+import { digestTool, shortDigest } from './tool-digest.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
 export type PinsMode = 'off' | 'warn' | 'enforce';
@@ -30,10 +30,18 @@ export interface ToolPinsOptions {
   readonly onMismatch?: (server: string, change: PinMismatch) => void;
   /** How often the store's version is checked for pins written by another process, in milliseconds. Default 2 000. */
   readonly reloadIntervalMs?: number;
+  /**
+   * How long first-sight trust of a server with no pins lasts at most, in milliseconds. Default 60 000. Trust ends
+   * with the first listing's last page, or after this time when that page is never fetched.
+   */
+  readonly firstSightWindowMs?: number;
 }
 
 /** Default {@link ToolPinsOptions.reloadIntervalMs}. */
 export const DEFAULT_PIN_RELOAD_INTERVAL_MS = 2_000;
+
+/** Default {@link ToolPinsOptions.firstSightWindowMs}: a paginated first listing is fetched well within a minute. */
+export const DEFAULT_FIRST_SIGHT_WINDOW_MS = 60_000;
 
 /** What the gateway last saw of one server: each tool's digest, and the mismatch last logged for it. */
 class SeenServer {
@@ -47,8 +55,8 @@ export class ToolPins {
   generation = 0;
   private pins: PinSet = new Map();
   private readonly seen = new Map<string, SeenServer>();
-  /** Servers being pinned on first sight: every page of their first listing is pinned. */
-  private readonly trusting = new Set<string>();
+  /** Servers being pinned on first sight, with when it began: every page of their first listing is pinned. */
+  private readonly trusting = new Map<string, number>();
   private storedVersion = '';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
@@ -95,15 +103,22 @@ export class ToolPins {
     let pinned = this.pins.get(server);
     if (pinned === undefined) {
       this.pins.set(server, (pinned = new Map()));
-      this.trusting.add(server);
+      this.trusting.set(server, Date.now());
     }
+    const began = this.trusting.get(server);
+    // A first listing whose last page is never fetched must not keep trust open: it ends after the window.
+    if (began !== undefined && Date.now() - began > (this.options.firstSightWindowMs ?? DEFAULT_FIRST_SIGHT_WINDOW_MS)) this.trusting.delete(server);
     const trusting = this.trusting.has(server);
     const seen = this.seenOf(server);
     const made: PinChange[] = [];
     let hidden: Set<unknown> | undefined;
     for (const item of tools) {
-      const name = (item as Record<string, unknown> | null)?.name;
-      if (typeof name !== 'string' || !isPinnableName(name)) continue;
+      const name = pinnableToolName(item);
+      if (name === undefined) {
+        // A name that can never be pinned can never be accepted: enforce hides it.
+        if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
+        continue;
+      }
       const digested = digestTool(item as Record<string, unknown>);
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
       const pin = pinned.get(name);
@@ -159,9 +174,11 @@ export class ToolPins {
       server,
       tool: tool.slice(0, 256),
       change,
+      // The definition reviewed is the one accepted: pins accept <server> <tool> --digest <this>.
+      digest: shortDigest(digested.digest),
       ...(differences.length > 0 ? { fields: differences } : {}),
       mode: this.options.mode,
-      action: hidden ? 'hidden and refused until accepted: mcp-oauth-guard pins accept <server> <tool>' : 'shown (MCP_AUTH_PINS=warn)',
+      action: hidden ? 'hidden and refused until accepted: mcp-oauth-guard pins accept <server> <tool> --digest <digest>' : 'shown (MCP_AUTH_PINS=warn)',
     });
     try {
       this.options.onMismatch?.(server, change);
@@ -197,7 +214,7 @@ export class ToolPins {
       const version = await this.options.store.version();
       const pins = await this.options.store.load();
       // Servers being pinned on first sight keep what this process pinned but the store does not hold yet.
-      for (const server of this.trusting) if (!pins.has(server) && this.pins.has(server)) pins.set(server, this.pins.get(server)!);
+      for (const server of this.trusting.keys()) if (!pins.has(server) && this.pins.has(server)) pins.set(server, this.pins.get(server)!);
       this.pins = pins;
       this.storedVersion = version;
       this.generation++;

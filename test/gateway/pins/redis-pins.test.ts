@@ -12,6 +12,8 @@ import { postMcp } from '../../helpers/http-client.js';
 import { startPlainMcpServer, type PlainMcpServer } from '../../helpers/plain-mcp-server.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../../helpers/redis-server.js';
 import { runGatewayCli } from '../../helpers/run-cli.js';
+import { openRedisPinStore } from '../../../src/gateway/pins/redis-pin-store.js';
+import type { ToolPin } from '../../../src/gateway/pins/pin-document.js';
 
 const skip = REDIS_SERVER === undefined ? 'redis-server is not installed (Debian package redis-server; CI installs it)' : false;
 const VERSION = '2025-11-25';
@@ -69,7 +71,7 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
     assert.deepEqual(await toolNames(gateways[0]!), []);
     const accepted = await runGatewayCli(['pins', 'accept', 'upstream', 'echo'], settings);
     assert.equal(accepted.code, 0, accepted.stderr);
-    assert.match(accepted.stdout, /accepted \(description changed\); pins written to redis/);
+    assert.match(accepted.stdout, /accepted as sha256:[0-9a-f]{16} \(description changed\); pins written to redis/);
     for (const gateway of gateways) await waitFor(async () => (await toolNames(gateway)).includes('echo'), 'echo listed again');
   });
 
@@ -77,5 +79,17 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
     const closed = await freePort();
     const config = loadGatewayConfig({ ...settings, PORT: '0', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${closed}` });
     await assert.rejects(startGateway(config, { log: () => {}, warn: () => {} }), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and the pins could not be read from it/.test(e.message));
+  });
+
+  it('a store holding more bytes than a pin file may is read step by step and refused past the bound, naming the setting', async () => {
+    const store = await openRedisPinStore({ url: redis.url, keyPrefix: 'pins-oversized:' });
+    try {
+      // 17 entries of 1 MiB: past the 16 MiB a pin file may hold, however few the entries.
+      const big = { digest: 'sha256:0', padding: 'a'.repeat(1_048_576) } as unknown as ToolPin;
+      for (let i = 0; i < 17; i++) await store.write([{ server: 's', tool: `t${i}`, pin: big }]);
+      await assert.rejects(store.load(), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and its pins hold more than 16777216 bytes/.test(e.message));
+    } finally {
+      await store.close();
+    }
   });
 });

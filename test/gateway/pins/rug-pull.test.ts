@@ -5,6 +5,8 @@
 // once; `pins update` writes the pin file; `check` shows the differences field by field; a corrupt or oversized pin
 // file stops the start-up with a clear error.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +72,14 @@ const pinFileText = (file: string): string => (existsSync(file) ? readFileSync(f
 
 const toolNames = async (gateway: RunningGateway): Promise<string[]> => ((await inSession(gateway, 'tools/list')).result.tools as { name: string }[]).map((tool) => tool.name);
 
+/** The audit records of tool calls denied as an unknown tool's. */
+const deniedCalls = (file: string): Record<string, unknown>[] =>
+  pinFileText(file)
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((record) => record.method === 'tools/call' && record.decision === 'deny' && record.reason === 'target_unknown');
+
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -83,7 +93,8 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     const up = await upstream();
     const file = join(dir, 'single.json');
     const settings = { MCP_AUTH_UPSTREAM: up.server.url, MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file };
-    const { gateway, warnings, logs } = await gatewayWith(settings);
+    const audit = join(dir, 'single-audit.jsonl');
+    const { gateway, warnings, logs } = await gatewayWith({ ...settings, MCP_AUTH_AUDIT: audit });
 
     // Session one: first sight pins the reviewed definition.
     assert.deepEqual(await toolNames(gateway), ['echo']);
@@ -104,6 +115,7 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     assert.deepEqual(warning.fields, ['description changed', 'inputSchema changed: property "x" added']);
     assert.ok(!warnings.join('\n').includes('id_rsa'), 'the description text is never logged');
     assert.equal(up.server.calls(), 0, 'the refused call never reached the upstream');
+    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'echo'), 'the refused call audited as a denial');
 
     // check names the differences field by field.
     const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', ...settings };
@@ -114,7 +126,7 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     // The operator reviews, then accepts: the running gateway shows it again within its re-read interval.
     const accepted = await runGatewayCli(['pins', 'accept', 'upstream', 'echo'], env);
     assert.equal(accepted.code, 0, accepted.stderr);
-    assert.match(accepted.stdout, /upstream echo: accepted \(description changed; inputSchema changed: property "x" added\)/);
+    assert.match(accepted.stdout, /upstream echo: accepted as sha256:[0-9a-f]{16} \(description changed; inputSchema changed: property "x" added\)/);
     await waitFor(async () => (await toolNames(gateway)).includes('echo'), 'echo listed again after pins accept');
     const again = await inSession(gateway, 'tools/call', { name: 'echo', arguments: { text: 'hi' } });
     assert.equal(again.result.content[0].text, 'echo: hi');
@@ -137,6 +149,42 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     const usage = await runGatewayCli(['pins', 'accept', 'notes', 'echo'], env);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /names no server of these settings; those are: upstream/);
+  });
+
+  it('a changed tools list the upstream sends on the GET stream is hidden as a POST answer\'s is', async () => {
+    // An upstream answering tools/list results on its GET stream: the pins find them by shape, not by request id.
+    const server = createServer((req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'elsewhere', result: { tools: [REVIEWED, { ...PULLED, name: 'other' }, { name: 7 }] } })}\n\n`);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const result = message.method === 'initialize' ? { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'streams', version: '1' } } : { tools: [REVIEWED] };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    server.on('connection', (socket) => cleanups.push(() => socket.destroy()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const { gateway } = await gatewayWith({ MCP_AUTH_UPSTREAM: url, MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: join(dir, 'get-stream.json') });
+    assert.deepEqual(await toolNames(gateway), ['echo'], 'the first POST list pins echo on first sight');
+    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const controller = new AbortController();
+    const answer = await fetch(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': VERSION }, signal: controller.signal });
+    assert.equal(answer.status, 200);
+    const reader = answer.body!.getReader();
+    let text = '';
+    const deadline = Date.now() + 5_000;
+    while (!text.includes('\n\n') && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value ?? new Uint8Array());
+    controller.abort();
+    const event = JSON.parse(text.split('\n').find((line) => line.startsWith('data:'))!.slice('data:'.length));
+    assert.deepEqual(event.result.tools.map((tool: { name: unknown }) => tool.name), ['echo'], 'the unpinned tool and the unpinnable name are hidden');
   });
 
   it('a corrupt pin file stops the gateway at start-up (exit 2, naming the setting); an oversized one too', async () => {
@@ -209,13 +257,15 @@ describe('pinned tool definitions, several servers, warn', () => {
     const files = await upstream();
     const file = join(dir, 'servers-enforce.json');
     const servers = serversOf({ notes: notes.server, files: files.server });
-    const { gateway } = await gatewayWith({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file }, servers);
+    const audit = join(dir, 'servers-audit.jsonl');
+    const { gateway } = await gatewayWith({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: file, MCP_AUTH_AUDIT: audit }, servers);
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
     await waitFor(async () => /"notes"[\s\S]*"files"|"files"[\s\S]*"notes"/.test(pinFileText(file)), 'both servers pinned');
     files.pull();
     assert.deepEqual(await toolNames(gateway), ['notes__echo']);
     const call = await inSession(gateway, 'tools/call', { name: 'files__echo', arguments: { text: 'hi' } });
     assert.deepEqual(call.error, { code: -32602, message: 'Unknown tool: files__echo' });
+    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'files__echo'), 'the refused call audited as a denial');
     // The upstream goes back to what was reviewed: nothing differs, so the tool is shown again.
     files.restore();
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);

@@ -5,8 +5,8 @@ import type { GatewayConfig } from '../../config/gateway-config.js';
 import { listServerTools, type ListedServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
-import type { PinSet } from '../../pins/pin-document.js';
-import { digestTool } from '../../pins/tool-digest.js';
+import { pinnableToolName, type PinSet } from '../../pins/pin-document.js';
+import { digestTool, shortDigest } from '../../pins/tool-digest.js';
 import type { CheckResult } from './check-result.js';
 
 /** Most difference lines shown per server. */
@@ -48,11 +48,17 @@ function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckR
   const lines: string[] = [];
   const names = new Set<string>();
   for (const tool of listed.tools) {
-    const name = String(tool.name);
+    const name = pinnableToolName(tool);
+    if (name === undefined) {
+      lines.push(`${JSON.stringify(String(tool.name).slice(0, 64))}: a name that cannot be pinned (not a string, empty or over 256 characters); hidden with MCP_AUTH_PINS=enforce`);
+      continue;
+    }
     names.add(name);
     const pin = pinned.get(name);
-    if (pin === undefined) lines.push(`${name}: new, not pinned`);
-    else for (const line of describeDifferences(pinDifferences(pin, digestTool(tool)))) lines.push(`${name}: ${line}`);
+    const digested = digestTool(tool);
+    // The short digest is what pins accept --digest takes: the definition reviewed is the one accepted.
+    if (pin === undefined) lines.push(`${name}: new, not pinned (${shortDigest(digested.digest)})`);
+    else for (const line of describeDifferences(pinDifferences(pin, digested))) lines.push(`${name}: ${line} (now ${shortDigest(digested.digest)})`);
   }
   if (!listed.truncated) for (const name of pinned.keys()) if (!names.has(name)) lines.push(`${name}: pinned, no longer listed`);
   if (lines.length === 0) return { ...base, status: 'ok', message: `all ${listed.tools.length} tools as pinned` };
@@ -63,6 +69,6 @@ function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckR
     status: 'warn',
     message: `${lines.length} difference${lines.length === 1 ? '' : 's'} from the pins${hidden}`,
     details: shown,
-    fix: 'review each change at the server, then accept it: mcp-oauth-guard pins accept <server> <tool> (or pins update for all)',
+    fix: 'review each change at the server, then accept it: mcp-oauth-guard pins accept <server> <tool> --digest <digest shown> (or pins update for all)',
   };
 }

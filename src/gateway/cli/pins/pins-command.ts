@@ -13,9 +13,9 @@ import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } 
 import { listServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
-import { pinOf, type PinSet } from '../../pins/pin-document.js';
+import { pinnableToolName, pinOf, type PinSet } from '../../pins/pin-document.js';
 import type { PinChange, PinStore } from '../../pins/pin-store.js';
-import { digestTool } from '../../pins/tool-digest.js';
+import { digestMatches, digestTool, shortDigest } from '../../pins/tool-digest.js';
 
 /** Where the command writes; default the process's stdout and stderr. */
 export type PinsCommandOutput = CommandOutput;
@@ -27,7 +27,7 @@ const USAGE_EXIT_CODE = 2;
 const LISTING_TIMEOUT_MS = 10_000;
 
 /** What a run is asked to do, its settings read. */
-type PinsRequest = { readonly action: 'update'; readonly config: GatewayConfig; readonly server?: string } | { readonly action: 'accept'; readonly config: GatewayConfig; readonly server: string; readonly tool: string };
+type PinsRequest = { readonly action: 'update'; readonly config: GatewayConfig; readonly server?: string } | { readonly action: 'accept'; readonly config: GatewayConfig; readonly server: string; readonly tool: string; readonly digest?: string };
 
 /**
  * Runs `pins <argv…>`. Returns the exit code: 0 when the pins were written; 1 when a server could not be listed, the
@@ -67,12 +67,15 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   const positional: string[] = [];
   while (rest.length > 0 && !rest[0]!.startsWith('--')) positional.push(rest.shift()!);
   let server: string | undefined;
+  let digest: string | undefined;
   const others: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (action === 'update' && (arg === '--server' || arg.startsWith('--server='))) server = arg === '--server' ? rest[++i] : arg.slice('--server='.length);
+    else if (action === 'accept' && (arg === '--digest' || arg.startsWith('--digest='))) digest = (arg === '--digest' ? rest[++i] : arg.slice('--digest='.length)) ?? '';
     else others.push(arg);
   }
+  if (digest !== undefined && !/^sha256:[0-9a-fA-F]{16}([0-9a-fA-F]{48})?$/.test(digest.trim())) problems.add('--digest', 'is not a digest: give the sha256:… value the gateway\'s warning or check showed');
   const args = parseGatewayArgs(others, env, problems);
   const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings }));
   if (action === 'accept' && positional.length !== 2) problems.add('accept', 'needs the server and the tool: pins accept <server> <tool> (the single upstream is named upstream)');
@@ -82,7 +85,7 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   const names = config!.servers?.map((s) => s.name) ?? ['upstream'];
   const named = action === 'accept' ? positional[0]! : server;
   if (named !== undefined && !names.includes(named)) throw new ConfigurationError(action === 'accept' ? 'server' : '--server', `is "${named.slice(0, 64)}", which names no server of these settings; those are: ${names.join(', ')}`);
-  return action === 'accept' ? { action, config: config!, server: positional[0]!, tool: positional[1]! } : { action, config: config!, ...(server !== undefined ? { server } : {}) };
+  return action === 'accept' ? { action, config: config!, server: positional[0]!, tool: positional[1]!, ...(digest !== undefined ? { digest } : {}) } : { action, config: config!, ...(server !== undefined ? { server } : {}) };
 }
 
 /** Pins what every server (or the one named) lists now, in place of its pins. */
@@ -101,7 +104,9 @@ async function update(request: Extract<PinsRequest, { action: 'update' }>, store
     const counts = { changed: 0, added: 0, removed: 0 };
     const now = new Set<string>();
     for (const tool of tools) {
-      const name = String(tool.name);
+      // The gateway's own name rule: a tool it could never match with a pin is not pinned.
+      const name = pinnableToolName(tool);
+      if (name === undefined) continue;
       const digested = digestTool(tool);
       now.add(name);
       const pin = before.get(name);
@@ -127,13 +132,18 @@ async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store
     output.stderr(`${PROGRAM}: ${request.server} could not be listed, nothing accepted: ${listed?.error ?? 'unknown error'}\n`);
     return 1;
   }
-  const tool = listed.tools.find((candidate) => candidate.name === request.tool);
+  const tool = listed.tools.find((candidate) => pinnableToolName(candidate) === request.tool);
   if (tool === undefined) {
     output.stderr(`${PROGRAM}: ${request.server} lists no tool ${JSON.stringify(request.tool.slice(0, 200))}; nothing accepted\n`);
     return 1;
   }
-  const pins: PinSet = await store.load();
   const digested = digestTool(tool);
+  // The definition the operator reviewed, when named, must be the one listed now: a server may change it again.
+  if (request.digest !== undefined && !digestMatches(digested.digest, request.digest)) {
+    output.stderr(`${PROGRAM}: ${request.server} ${request.tool} is listed now as ${shortDigest(digested.digest)}, not ${request.digest.trim().slice(0, 71)} as reviewed; nothing accepted. Review it again (mcp-oauth-guard check) and accept the digest shown\n`);
+    return 1;
+  }
+  const pins: PinSet = await store.load();
   const pin = pins.get(request.server)?.get(request.tool);
   if (pin?.digest === digested.digest) {
     output.stdout(`${request.server} ${request.tool}: already pinned as listed; nothing to accept\n`);
@@ -141,7 +151,7 @@ async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store
   }
   await store.write([{ server: request.server, tool: request.tool, pin: pinOf(digested, 'accept') }]);
   const what = pin === undefined ? ['new tool'] : describeDifferences(pinDifferences(pin, digested));
-  output.stdout(`${request.server} ${request.tool}: accepted (${what.join('; ')}); pins written to ${store.name}\n`);
+  output.stdout(`${request.server} ${request.tool}: accepted as ${shortDigest(digested.digest)} (${what.join('; ')}); pins written to ${store.name}\n`);
   return 0;
 }
 
@@ -149,7 +159,7 @@ async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store
 export function pinsHelp(): string {
   return [
     'Usage: mcp-oauth-guard pins update [--server <name>] [flags]',
-    '       mcp-oauth-guard pins accept <server> <tool> [flags]',
+    '       mcp-oauth-guard pins accept <server> <tool> [--digest <sha256:…>] [flags]',
     '',
     'Pinned tool definitions (MCP_AUTH_PINS, see tool-pins.md). Both actions list the upstreams as the gateway',
     'itself, as check does, and write the pin file or shared store MCP_AUTH_PIN_FILE names; a running gateway reads',
@@ -157,10 +167,12 @@ export function pinsHelp(): string {
     '',
     '  update       Pins every tool each server (or the one --server names) lists now, in place of its pins.',
     '  accept       Pins one tool as its server lists it now: after reviewing a change the gateway reported. The',
-    '               single upstream is named upstream; a server of a configuration file by its name.',
+    '               single upstream is named upstream; a server of a configuration file by its name. With',
+    '               --digest (as the gateway\'s warning and check show it), only when the definition listed now has',
+    '               that digest: what was reviewed is what is accepted.',
     '',
-    'Exit codes: 0 when the pins were written, 1 when a server could not be listed or the tool is not listed (nothing',
-    'is accepted then), 2 on bad usage or a configuration error.',
+    'Exit codes: 0 when the pins were written, 1 when a server could not be listed, the tool is not listed or its digest',
+    'is not the one given (nothing is accepted then), 2 on bad usage or a configuration error.',
     '',
     "The settings, as the gateway's --help lists them:",
     '',
