@@ -14,10 +14,15 @@ export const MAX_CONDITION_NODES = 1000;
 /** How deeply a condition's comprehensions (`all`, `exists`, `map`, `filter`…) may nest. */
 export const MAX_CONDITION_DEPTH = 2;
 /**
- * The evaluation cost limit: a condition's nodes × (1 + the elements of the claims and arguments it may iterate)
- * to the power of its comprehension depth. Over it, the condition is not evaluated and the request is denied.
+ * The evaluation cost limit of a condition with comprehensions: its nodes × (1 + the elements of what it may
+ * iterate: claims, granted scopes and, when read, arguments) to the power of its comprehension depth × (1 + the
+ * characters of the strings in them / {@link CONDITION_COST_STRING_UNIT}), since a string function (`contains`,
+ * `matches`…) inside a comprehension runs once per element over a whole string. Over it, the condition is not
+ * evaluated and the request is denied.
  */
-export const MAX_CONDITION_COST = 1_000_000;
+export const MAX_CONDITION_COST = 100_000;
+/** The characters of claim, scope and argument strings that weigh as one more unit of work per element visited. */
+export const CONDITION_COST_STRING_UNIT = 1024;
 
 /** The request a condition is evaluated for (the `mcp` and `server` variables). */
 export interface ConditionRequest {
@@ -128,11 +133,9 @@ class PlannedCondition implements CompiledCondition {
 
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
     const { nodes, depth } = this.analysis;
-    if (depth > 0) {
-      // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
-      const budget = Math.floor(Math.pow(MAX_CONDITION_COST / nodes, 1 / depth)) - 1;
-      const elements = countElements(auth.extra?.claims, budget) + (this.readsArguments ? countElements(request.arguments, budget) : 0);
-      if (elements > budget) return new ConditionFailure(`over the cost limit: the claims and arguments hold more than ${budget} elements for a condition of ${nodes} nodes nested ${depth} deep`);
+    // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
+    if (depth > 0 && !withinCost(nodes, depth, auth, this.readsArguments ? request.arguments : undefined)) {
+      return new ConditionFailure(`over the cost limit of ${MAX_CONDITION_COST} for a condition of ${nodes} nodes nested ${depth} deep`);
     }
     let result: CelResult;
     try {
@@ -212,18 +215,37 @@ function isPlainObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The number of array elements and object members in `value`, counted up to just past `limit`. */
-function countElements(value: unknown, limit: number): number {
-  let count = 0;
+/**
+ * Whether a condition of `nodes` nodes nesting comprehensions `depth` deep stays within {@link MAX_CONDITION_COST}
+ * over the caller's claims and scopes and the call's `args`. The walk stops as soon as the limit is passed, so an
+ * oversized token or body costs no more to refuse than the limit allows.
+ */
+function withinCost(nodes: number, depth: number, auth: AuthInfo, args: unknown): boolean {
+  const perNode = MAX_CONDITION_COST / nodes;
+  const size = { elements: 0, characters: 0 };
+  const over = (): boolean => Math.pow(1 + size.elements, depth) * (1 + size.characters / CONDITION_COST_STRING_UNIT) > perNode;
+  for (const value of [auth.extra?.claims, auth.scopes, args]) {
+    measure(value, size, over);
+    if (over()) return false;
+  }
+  return true;
+}
+
+/** Adds the array elements, object members and string characters of `value` to `size`, until `over()`. */
+function measure(value: unknown, size: { elements: number; characters: number }, over: () => boolean): void {
   const stack: unknown[] = [value];
-  while (stack.length > 0 && count <= limit) {
+  while (stack.length > 0) {
     const next = stack.pop();
+    if (typeof next === 'string') {
+      size.characters += next.length;
+      continue;
+    }
     if (typeof next !== 'object' || next === null) continue;
     const children = Array.isArray(next) ? next : Object.values(next);
-    count += children.length;
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push(child);
+    size.elements += children.length;
+    if (over()) return;
+    for (const child of children) if ((typeof child === 'object' && child !== null) || typeof child === 'string') stack.push(child);
   }
-  return count;
 }
 
 /** `line L, column C` (both from 1) of `offset` in `source`. */

@@ -136,6 +136,27 @@ describe('conditions fail closed', () => {
     assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
   });
 
+  test('the cost limit counts the granted scopes: 3,000 scopes under a nested comprehension are refused fast', () => {
+    const policy = compilePolicy({ tools: { t: { when: 'scopes.all(x, scopes.all(y, x != y || x == y))' } } });
+    assert.equal(policy.authorize(call('t'), caller({}, ['mcp', 'read'])).allowed, true);
+    const scopes = Array.from({ length: 3000 }, (_, i) => `scope:${i}`);
+    const started = performance.now();
+    const big = policy.authorize(call('t'), caller({}, scopes));
+    assert.ok(performance.now() - started < 100, 'refused before running');
+    assert.equal(big.allowed, false);
+    assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
+  });
+
+  test('the cost limit weighs strings: contains over a large string argument inside a comprehension is refused', () => {
+    const policy = compilePolicy({ tools: { t: { when: 'mcp.arguments.ids.all(i, mcp.arguments.note.contains(i))' } } });
+    const ids = Array.from({ length: 200 }, (_, i) => `id-${i}`);
+    assert.equal(policy.authorize(call('t', { ids: ['a'], note: 'a note' }), caller({})).allowed, true);
+    const started = performance.now();
+    const big = policy.authorize(call('t', { ids, note: 'x'.repeat(240_000) }), caller({}));
+    assert.ok(performance.now() - started < 100, 'refused before running');
+    assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
+  });
+
   test('a refusal by a condition is 403 without a challenge, naming the rule, with a SEP-2643 envelope', () => {
     const policy = compilePolicy(finance);
     const message = call('payments__refund');
