@@ -45,7 +45,7 @@ export interface DecisionContext {
   requiredScopes?: readonly string[];
   /** The policy rule that decided (see `DecisionEvent.rule`). */
   rule?: string;
-  /** The condition that refused (see `DecisionEvent.condition`). */
+  /** The condition of the deciding rule: the one that refused, or on an allow the one that held (see `DecisionEvent.condition`). */
   condition?: string;
   /** On a deny, the message the client was told. */
   detail?: string;
@@ -105,7 +105,7 @@ export interface Guard {
    * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
    * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string };
+  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string; condition?: string };
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
@@ -415,7 +415,9 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);
       if (unknown !== undefined) throw unknownTargetError(unknown, message);
-      return decision.rule === undefined ? { protocolVersion, requiredScopes: decision.requiredScopes } : { protocolVersion, requiredScopes: decision.requiredScopes, rule: decision.rule };
+      const { requiredScopes, rule, condition } = decision;
+      if (rule === undefined) return { protocolVersion, requiredScopes };
+      return condition === undefined ? { protocolVersion, requiredScopes, rule } : { protocolVersion, requiredScopes, rule, condition };
     },
     authorizeBase(auth: AuthInfo) {
       // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.
