@@ -76,6 +76,7 @@ describe('conditions: evaluation', () => {
       allowed: true,
       requiredScopes: ['mcp', 'payments'],
       rule: 'tools.payments__refund',
+      condition: '"finance" in claims.groups',
     });
     const refused = policy.authorize(call('payments__refund'), caller({ groups: ['sales'] }, ['mcp', 'payments']));
     assert.equal(refused.allowed, false);
@@ -232,7 +233,12 @@ describe('conditions: lists and calls agree', () => {
     });
     const ops = caller({ groups: ['ops'], tenant: 'acme' });
     const dev = caller({ groups: ['dev'], tenant: 'acme' });
-    assert.deepEqual(set.authorize(call('vault__open'), ops), { allowed: true, requiredScopes: [], rule: 'servers.vault.tools.open' });
+    assert.deepEqual(set.authorize(call('vault__open'), ops), {
+      allowed: true,
+      requiredScopes: [],
+      rule: 'servers.vault.tools.open',
+      condition: 'server == "vault" && claims.tenant == "acme"',
+    });
     const refused = set.authorize(call('vault__open'), dev);
     assert.deepEqual([refused.allowed, refused.rule], [false, 'tools.*']);
     assert.equal(set.authorize(call('notes__echo'), dev).allowed, true);
