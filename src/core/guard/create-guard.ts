@@ -9,6 +9,10 @@ import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequ
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorCode } from '../kernel/errors.js';
 import { policyRefusal } from '../policy/insufficient-scope.js';
+import { ruleErrorWarnings } from '../policy/rule-error-log.js';
+import type { RuleErrorHook } from '../policy/evaluate-policy.js';
+import { DEFAULT_LOG_LEVEL, logsAt } from '../kernel/log-options.js';
+import { writeWarningToStderr } from '../kernel/log-line.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -177,7 +181,8 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
  */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const policySetting = names.policy ?? 'options.policy';
-  const settings = readGuardSettings(options, names, policySetting);
+  const onRuleError = guardRuleErrorLog(options);
+  const settings = readGuardSettings(options, names, policySetting, onRuleError);
   const { resolved, verifier, dpopMode } = settings;
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const authentication = createAuthentication(settings, names);
@@ -201,7 +206,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   function setPolicy(definition: PolicyDefinition | CompiledPolicy, setOptions: SetPolicyOptions = {}): CompiledPolicy {
     const compiled = isCompiledPolicy(definition)
       ? definition
-      : compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+      : compilePolicy(definition, policySetting, setOptions.source === undefined ? { onRuleError } : { onRuleError, source: setOptions.source });
     inForce = bindPolicy(parts, compiled);
     return compiled;
   }
@@ -251,11 +256,22 @@ interface GuardSettings {
 }
 
 /** Reads every option, collecting the problems of all of them into one `ConfigurationError`. */
-function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string): GuardSettings {
+/**
+ * Where a policy rule that could not be decided is logged: a rate-limited warning (see `rule-error-log.ts`) through
+ * the guard's logger at level `warn`, else stderr.
+ */
+function guardRuleErrorLog(options: GuardOptions): RuleErrorHook {
+  const level = typeof options === 'object' && options !== null ? options.logLevel : undefined;
+  const logger = typeof options === 'object' && options !== null ? options.logger : undefined;
+  if (!logsAt(level ?? DEFAULT_LOG_LEVEL, 'warn')) return () => {};
+  return ruleErrorWarnings(typeof logger?.warn === 'function' ? (line) => logger.warn(line) : writeWarningToStderr);
+}
+
+function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string, onRuleError: RuleErrorHook): GuardSettings {
   return collectConfigurationProblems((problems) => {
     const resolved = problems.check(() => resolveGuardOptions(options, names));
     if (typeof options !== 'object' || options === null) problems.throwIfAny();
-    const initialPolicy = problems.check(() => (isCompiledPolicy(options.policy) ? options.policy : compilePolicy(options.policy ?? {}, policySetting)));
+    const initialPolicy = problems.check(() => (isCompiledPolicy(options.policy) ? options.policy : compilePolicy(options.policy ?? {}, policySetting, { onRuleError })));
     const dpopMode = problems.check(() => resolveDpopMode(options.dpop, names.dpop ?? 'options.dpop'));
     const callerLimit = problems.check(() => (options.rateLimit === undefined ? undefined : parseRateLimit(options.rateLimit, names.rateLimit ?? 'options.rateLimit')));
     if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { consume?: unknown }).consume !== 'function') {

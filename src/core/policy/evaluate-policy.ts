@@ -8,7 +8,7 @@ import { bodyProtocolVersion, isStatelessRevision } from '../mcp/protocol-versio
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
-import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
+import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
 export type { RuleContext } from './condition-request.js';
@@ -161,7 +161,7 @@ export class PolicyEvaluator {
       outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
       outcomes?.set(condition, outcome);
       // Reported once per evaluation: a list or a token reusing the outcome does not repeat it.
-      if (outcome instanceof ConditionFailure) this.report(new Error(`condition ${outcome.message}`), rule.path);
+      if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome), rule.path);
     }
     return outcome;
   }

@@ -54,12 +54,33 @@ export interface CompiledCondition {
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
 }
 
+/**
+ * Why a condition could not be decided, as a fixed category: CEL's own messages can quote claim and argument values
+ * (`Cannot convert <value> to a BigInt`), so none of their text is kept.
+ */
+export type ConditionFailureCategory = 'no such key' | 'type mismatch' | 'cost limit' | 'not a boolean' | 'evaluation error';
+
 /** A condition that could not be decided: the request is denied (fail closed). */
 export class ConditionFailure {
+  /** What went wrong, for logs and decisions: its category and fixed text, never a claim or argument value. */
+  readonly message: string;
   constructor(
-    /** What went wrong, for logs (no claim values). */
-    readonly message: string,
-  ) {}
+    /** The category of the failure. */
+    readonly category: ConditionFailureCategory,
+    detail?: string,
+  ) {
+    this.message = category === 'cost limit' ? `over the cost limit${detail ?? ''}` : category === 'not a boolean' ? 'the result is not a boolean' : `evaluation failed: ${category}`;
+  }
+}
+
+/** What the policy's `onRuleError` hook is given for a condition that could not be decided. */
+export class ConditionEvaluationError extends Error {
+  /** The category of the failure. */
+  readonly category: ConditionFailureCategory;
+  constructor(failure: ConditionFailure) {
+    super(`condition ${failure.message}`);
+    this.category = failure.category;
+  }
 }
 
 /** A condition that does not compile: the message names the line and column. */
@@ -135,16 +156,16 @@ class PlannedCondition implements CompiledCondition {
     const { nodes, depth } = this.analysis;
     // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
     if (depth > 0 && !withinCost(nodes, depth, auth, this.readsArguments ? request.arguments : undefined)) {
-      return new ConditionFailure(`over the cost limit of ${MAX_CONDITION_COST} for a condition of ${nodes} nodes nested ${depth} deep`);
+      return new ConditionFailure('cost limit', ` of ${MAX_CONDITION_COST} for a condition of ${nodes} nodes nested ${depth} deep`);
     }
     let result: CelResult;
     try {
       result = this.program(new ConditionBindings(auth, request) as unknown as Record<string, CelInput>);
     } catch (error) {
-      return new ConditionFailure(`evaluation failed: ${(error as Error).message}`);
+      return new ConditionFailure(failureCategory(error));
     }
     if (result === true || result === false) return result;
-    return new ConditionFailure(isCelError(result) ? `evaluation failed: ${result.message}` : 'the result is not a boolean');
+    return new ConditionFailure(isCelError(result) ? failureCategory(result) : 'not a boolean');
   }
 }
 
@@ -246,6 +267,14 @@ function measure(value: unknown, size: { elements: number; characters: number },
     if (over()) return;
     for (const child of children) if ((typeof child === 'object' && child !== null) || typeof child === 'string') stack.push(child);
   }
+}
+
+/** The category of a CEL evaluation error, read from its message, which is then dropped (it may quote values). */
+function failureCategory(error: unknown): ConditionFailureCategory {
+  const message = String((error as { message?: unknown } | null)?.message ?? '');
+  if (/no such key|not found|out of bounds/i.test(message)) return 'no such key';
+  if (/overload|convert|type|bigint/i.test(message)) return 'type mismatch';
+  return 'evaluation error';
 }
 
 /** `line L, column C` (both from 1) of `offset` in `source`. */
