@@ -1,10 +1,11 @@
 /**
  * The conditions part's server (`conditions.ts`), in its own process: a plain function handler behind
- * `mcpOAuthGuard` whose policy has 200 tool rules (and `*`), either scopes only or each with a condition over the
- * token's group and tenant claims. It answers `tools/list` with 1,000 tools (every one decided by a rule: 200 named,
+ * `mcpOAuthGuard` whose policy has 200 tool rules (and `*`): scopes only (`scopes`); each with the same condition
+ * over the token's group and tenant claims (`conditions`); or each with a condition of its own over those claims,
+ * and `*` with one that reads `mcp.name`, so is evaluated per item and per call (`distinct`). It answers `tools/list` with 1,000 tools (every one decided by a rule: 200 named,
  * the others by `*`) and `tools/call` with a small result.
  *
- * Usage: `node --import tsx bench/conditions-server.ts scopes|conditions <issuer> [library]`; reports `ready` with
+ * Usage: `node --import tsx bench/conditions-server.ts scopes|conditions|distinct <issuer> [library]`; reports `ready` with
  * its endpoint URL over IPC, exits on `stop`.
  */
 import type { AddressInfo } from 'node:net';
@@ -21,11 +22,21 @@ export const BENCH_CONDITION = "'finance' in claims.groups && claims.tenant == '
 /** The claims of the token both variants are loaded with (the condition holds for it). */
 export const BENCH_CLAIMS = { groups: ['staff', 'finance'], tenant: 'acme' };
 
-/** The policy of one variant: the same scopes, with or without the condition. */
-export function conditionsPolicy(variant: 'scopes' | 'conditions'): PolicyDefinition {
-  const rule = variant === 'scopes' ? ['mcp'] : { scopes: ['mcp'], when: BENCH_CONDITION };
-  const tools: Record<string, unknown> = { '*': rule };
-  for (let i = 0; i < CONDITION_RULES; i++) tools[`tool_${i}`] = rule;
+/** The policy variants of the part. */
+export const CONDITION_VARIANTS = ['scopes', 'conditions', 'distinct'] as const;
+/** One policy variant. */
+export type ConditionVariant = (typeof CONDITION_VARIANTS)[number];
+
+/** The condition of `*` in the `distinct` variant: it reads the request, so no outcome is shared between items. */
+export const BENCH_NAME_CONDITION = "mcp.name.startsWith('tool_') && 'finance' in claims.groups";
+
+/** The policy of one variant: the same scopes, with no condition, one shared condition, or distinct ones. */
+export function conditionsPolicy(variant: ConditionVariant): PolicyDefinition {
+  const shared = variant === 'scopes' ? ['mcp'] : { scopes: ['mcp'], when: BENCH_CONDITION };
+  const tools: Record<string, unknown> = { '*': variant === 'distinct' ? { scopes: ['mcp'], when: BENCH_NAME_CONDITION } : shared };
+  for (let i = 0; i < CONDITION_RULES; i++) {
+    tools[`tool_${i}`] = variant === 'distinct' ? { scopes: ['mcp'], when: `${BENCH_CONDITION} && claims.tenant != 'tenant_${i}'` } : shared;
+  }
   return { requiredScopes: ['mcp'], tools } as PolicyDefinition;
 }
 
@@ -42,7 +53,7 @@ function handler(message: JsonRpcMessage): JsonRpcResponse | undefined {
 
 async function main(): Promise<void> {
   const [variant, issuer, library] = process.argv.slice(2);
-  if (variant !== 'scopes' && variant !== 'conditions') throw new Error(`unknown variant ${String(variant)}`);
+  if (!CONDITION_VARIANTS.includes(variant as ConditionVariant)) throw new Error(`unknown variant ${String(variant)}`);
   if (!issuer) throw new Error('the issuer URL is needed');
   const app = express();
   app.set('etag', false);
@@ -50,7 +61,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   const { mcpOAuthGuard } = (await import(library ?? new URL('../src/index.js', import.meta.url).href)) as typeof import('../src/index.js');
-  const router = mcpOAuthGuard({ issuer, resource: url, policy: conditionsPolicy(variant), handler });
+  const router = mcpOAuthGuard({ issuer, resource: url, policy: conditionsPolicy(variant as ConditionVariant), handler });
   await router.guard.ready();
   app.use(router);
   process.on('message', (command: ServerCommand) => {

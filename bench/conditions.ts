@@ -1,15 +1,17 @@
 /**
- * Conditions part (`BENCH_ONLY=conditions`): what policy conditions cost a request through the guard. Two guarded
- * servers in their own processes (`conditions-server.ts`), one whose 200 tool rules (and `*`) require scopes only and
- * one whose every rule also has a CEL condition over the token's group and tenant claims, are loaded in the same
- * rounds, in a balanced order, with one reused token that carries those claims (the condition holds for it):
+ * Conditions part (`BENCH_ONLY=conditions`): what policy conditions cost a request through the guard. Three guarded
+ * servers in their own processes (`conditions-server.ts`), whose 200 tool rules (and `*`) require scopes only
+ * (`scopes`), also share one CEL condition over the token's group and tenant claims (`conditions`: its outcome is
+ * computed once per token and reused), or each have a condition of their own with `*` reading `mcp.name`
+ * (`distinct`: 200 outcomes per token, and `*` evaluated per item and per call), are loaded in the same rounds, in a
+ * balanced order, with one reused token that carries those claims (every condition holds for it):
  * - `call`: a small `tools/call` of a tool with a rule of its own;
  * - `list`: a `tools/list` of 1,000 tools, each item decided by its rule (200 named, the rest by `*`).
- * Reported: conditions over scopes-only, req/s median of the per-round ratios, beside the targets.
+ * Reported: each condition variant over scopes-only, req/s median of the per-round ratios, beside the targets.
  */
 import type { ChildProcess } from 'node:child_process';
 import { LoadProcess } from './load-client.js';
-import { BENCH_CLAIMS, CONDITION_LIST_TOOLS } from './conditions-server.js';
+import { BENCH_CLAIMS, CONDITION_LIST_TOOLS, CONDITION_VARIANTS, type ConditionVariant } from './conditions-server.js';
 import { startScript, stopAll, waitFor } from './processes.js';
 import { williamsOrder } from './round-order.js';
 import type { RunSummary, ServerReport } from './scenario.js';
@@ -27,7 +29,9 @@ export interface ConditionsSettings {
 /** The targets of the issue: conditions over scopes-only. */
 export const CONDITIONS_TARGETS = { call: 0.95, list: 0.9 } as const;
 type Workload = keyof typeof CONDITIONS_TARGETS;
-type Variant = 'scopes' | 'conditions';
+type Variant = ConditionVariant;
+/** The variants compared with scopes-only. */
+const MEASURED = ['conditions', 'distinct'] as const;
 
 const BODIES: Record<Workload, string> = {
   call: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tool_150', arguments: {} } }),
@@ -48,7 +52,7 @@ async function startServer(variant: Variant, issuer: string, entryUrl: string | 
 
 /** Checks that both servers serve the workload to the token alike before anything is measured. */
 async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): Promise<void> {
-  for (const variant of ['scopes', 'conditions'] as const) {
+  for (const variant of CONDITION_VARIANTS) {
     const list = await load.probe(urls[variant], { body: BODIES.list, tokenResource: urls[variant] });
     const tools = (JSON.parse(list.body) as { result?: { tools?: unknown[] } }).result?.tools?.length;
     if (list.status !== 200 || tools !== CONDITION_LIST_TOOLS) throw new Error(`${variant}: the list answered ${list.status} with ${String(tools)} tools`);
@@ -60,9 +64,9 @@ async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): P
 /** Runs the part; returns the figures for `latest.json` and prints them. */
 export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
   const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
-  const servers = { scopes: await startServer('scopes', issuer, settings.entryUrl), conditions: await startServer('conditions', issuer, settings.entryUrl) };
-  // A filtered list is reused for the same caller under either policy: both are measured as served.
-  const urls: Record<Variant, string> = { scopes: servers.scopes.url, conditions: servers.conditions.url };
+  const urls = {} as Record<Variant, string>;
+  for (const variant of CONDITION_VARIANTS) urls[variant] = (await startServer(variant, issuer, settings.entryUrl)).url;
+  // A filtered list is reused for the same caller under any policy that allows it: each is measured as served.
   try {
     for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);
     await checkAnswers(load, urls);
@@ -70,32 +74,38 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
     for (const workload of ['call', 'list'] as const) {
       const measure = (variant: Variant, durationSeconds: number): Promise<RunSummary> =>
         load.run({ url: urls[variant], scenario: 'cached', durationSeconds, body: BODIES[workload], tokenResource: urls[variant] });
-      for (const variant of ['scopes', 'conditions'] as const) await measure(variant, settings.warmupSeconds);
-      const ratios: number[] = [];
-      const rates: Record<Variant, number[]> = { scopes: [], conditions: [] };
+      for (const variant of CONDITION_VARIANTS) await measure(variant, settings.warmupSeconds);
+      const ratios: Record<(typeof MEASURED)[number], number[]> = { conditions: [], distinct: [] };
+      const rates: Record<Variant, number[]> = { scopes: [], conditions: [], distinct: [] };
       for (let round = 0; round < settings.rounds; round++) {
         const own: Partial<Record<Variant, number>> = {};
-        for (const variant of williamsOrder(['scopes', 'conditions'] as const, round)) {
+        for (const variant of williamsOrder(CONDITION_VARIANTS, round)) {
           const summary = await measure(variant, settings.durationSeconds);
           if (summary.errors > 0 || summary.non2xx > 0) throw new Error(`${workload} ${variant}: ${summary.errors} errors, ${summary.non2xx} non-2xx answers`);
           own[variant] = summary.requestsPerSecond;
           rates[variant].push(summary.requestsPerSecond);
         }
-        ratios.push(own.conditions! / own.scopes!);
+        for (const variant of MEASURED) ratios[variant].push(own[variant]! / own.scopes!);
       }
-      const ratio = Math.round(median(ratios) * 1000) / 1000;
+      const rounded = (r: number): number => Math.round(r * 1000) / 1000;
+      const ratio = rounded(median(ratios.conditions));
+      const distinct = rounded(median(ratios.distinct));
       report[workload] = {
         conditionsOverScopes: ratio,
+        distinctOverScopes: distinct,
         target: CONDITIONS_TARGETS[workload],
-        perRound: ratios.map((r) => Math.round(r * 1000) / 1000),
+        perRound: ratios.conditions.map(rounded),
+        distinctPerRound: ratios.distinct.map(rounded),
         scopesRequestsPerSecond: Math.round(median(rates.scopes)),
         conditionsRequestsPerSecond: Math.round(median(rates.conditions)),
+        distinctRequestsPerSecond: Math.round(median(rates.distinct)),
       };
       const what = workload === 'call' ? 'a tools/call under 200 rules' : `a tools/list of ${CONDITION_LIST_TOOLS} tools`;
-      console.log(
-        `conditions: ${what}: ${Math.round(median(rates.conditions))} req/s with conditions, ${Math.round(median(rates.scopes))} scopes-only; ` +
-          `ratio ${ratio.toFixed(3)} (target >= ${CONDITIONS_TARGETS[workload]})${ratio >= CONDITIONS_TARGETS[workload] ? '' : '  BELOW TARGET'}`,
-      );
+      const target = CONDITIONS_TARGETS[workload];
+      const verdict = (r: number): string => `ratio ${r.toFixed(3)} (target >= ${target})${r >= target ? '' : '  BELOW TARGET'}`;
+      console.log(`conditions: ${what}: ${Math.round(median(rates.scopes))} req/s scopes-only`);
+      console.log(`  one shared condition: ${Math.round(median(rates.conditions))} req/s, ${verdict(ratio)}`);
+      console.log(`  200 distinct conditions, * reading mcp.name: ${Math.round(median(rates.distinct))} req/s, ${verdict(distinct)}`);
     }
     return report;
   } finally {

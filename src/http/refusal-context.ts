@@ -28,6 +28,6 @@ export function refusalContext(
 }
 
 function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string } {
-  if (error instanceof ConditionDeniedError) return { rule: error.rule, condition: error.condition };
+  if (error instanceof ConditionDeniedError) return error.condition === undefined ? { rule: error.rule } : { rule: error.rule, condition: error.condition };
   return error.rule === undefined ? {} : { rule: error.rule };
 }

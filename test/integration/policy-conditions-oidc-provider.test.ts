@@ -119,8 +119,10 @@ describe('conditions through the middleware', () => {
     assert.equal((await call(sales, 'payments__pay', { amount: 80 })).status, 200);
     expectConditionRefusal(await call(sales, 'payments__pay', { amount: 800 }), 'tools.payments__pay');
     assert.equal((await call(await token(FINANCE), 'payments__pay', { amount: 800 })).status, 200);
-    const allowed = events.filter((event) => event.decision === 'allow' && event.method === 'tools/call').map((event) => event.rule);
-    assert.deepEqual(allowed, ['tools.payments__pay', 'tools.payments__pay']);
+    const allowed = events.filter((event) => event.decision === 'allow' && event.method === 'tools/call').map((event) => [event.rule, event.condition]);
+    // An allowed call names the condition that held, so audit records of allowed calls say what let them through.
+    const pay = "mcp.arguments.amount <= 100 || 'finance' in claims.groups";
+    assert.deepEqual(allowed, [['tools.payments__pay', pay], ['tools.payments__pay', pay]]);
   });
 
   it('a condition that errors denies, reported as a condition error', async () => {

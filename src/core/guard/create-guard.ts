@@ -9,6 +9,10 @@ import { boundedText, type DecisionEvent, type DecisionReason, type DecisionRequ
 import { collectConfigurationProblems } from '../kernel/configuration-problems.js';
 import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorCode } from '../kernel/errors.js';
 import { policyRefusal } from '../policy/insufficient-scope.js';
+import { ruleErrorWarnings } from '../policy/rule-error-log.js';
+import type { RuleErrorHook } from '../policy/evaluate-policy.js';
+import { DEFAULT_LOG_LEVEL, logsAt } from '../kernel/log-options.js';
+import { writeWarningToStderr } from '../kernel/log-line.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -45,7 +49,7 @@ export interface DecisionContext {
   requiredScopes?: readonly string[];
   /** The policy rule that decided (see `DecisionEvent.rule`). */
   rule?: string;
-  /** The condition that refused (see `DecisionEvent.condition`). */
+  /** The condition of the deciding rule: the one that refused, or on an allow the one that held (see `DecisionEvent.condition`). */
   condition?: string;
   /** On a deny, the message the client was told. */
   detail?: string;
@@ -105,7 +109,7 @@ export interface Guard {
    * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
    * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string };
+  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string; condition?: string };
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
@@ -177,7 +181,8 @@ const BASE_ONLY_MESSAGE: JsonRpcMessage = Object.freeze({ jsonrpc: '2.0', id: 0,
  */
 export function createGuard(options: GuardOptions, names: SettingNames = {}): Guard {
   const policySetting = names.policy ?? 'options.policy';
-  const settings = readGuardSettings(options, names, policySetting);
+  const onRuleError = guardRuleErrorLog(options);
+  const settings = readGuardSettings(options, names, policySetting, onRuleError);
   const { resolved, verifier, dpopMode } = settings;
   const { url: resourceMetadataUrl, paths: metadataPaths } = protectedResourceMetadataUrls(resolved.resource);
   const authentication = createAuthentication(settings, names);
@@ -201,7 +206,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
   function setPolicy(definition: PolicyDefinition | CompiledPolicy, setOptions: SetPolicyOptions = {}): CompiledPolicy {
     const compiled = isCompiledPolicy(definition)
       ? definition
-      : compilePolicy(definition, policySetting, setOptions.source === undefined ? {} : { source: setOptions.source });
+      : compilePolicy(definition, policySetting, setOptions.source === undefined ? { onRuleError } : { onRuleError, source: setOptions.source });
     inForce = bindPolicy(parts, compiled);
     return compiled;
   }
@@ -251,11 +256,22 @@ interface GuardSettings {
 }
 
 /** Reads every option, collecting the problems of all of them into one `ConfigurationError`. */
-function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string): GuardSettings {
+/**
+ * Where a policy rule that could not be decided is logged: a rate-limited warning (see `rule-error-log.ts`) through
+ * the guard's logger at level `warn`, else stderr.
+ */
+function guardRuleErrorLog(options: GuardOptions): RuleErrorHook {
+  const level = typeof options === 'object' && options !== null ? options.logLevel : undefined;
+  const logger = typeof options === 'object' && options !== null ? options.logger : undefined;
+  if (!logsAt(level ?? DEFAULT_LOG_LEVEL, 'warn')) return () => {};
+  return ruleErrorWarnings(typeof logger?.warn === 'function' ? (line) => logger.warn(line) : writeWarningToStderr);
+}
+
+function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string, onRuleError: RuleErrorHook): GuardSettings {
   return collectConfigurationProblems((problems) => {
     const resolved = problems.check(() => resolveGuardOptions(options, names));
     if (typeof options !== 'object' || options === null) problems.throwIfAny();
-    const initialPolicy = problems.check(() => (isCompiledPolicy(options.policy) ? options.policy : compilePolicy(options.policy ?? {}, policySetting)));
+    const initialPolicy = problems.check(() => (isCompiledPolicy(options.policy) ? options.policy : compilePolicy(options.policy ?? {}, policySetting, { onRuleError })));
     const dpopMode = problems.check(() => resolveDpopMode(options.dpop, names.dpop ?? 'options.dpop'));
     const callerLimit = problems.check(() => (options.rateLimit === undefined ? undefined : parseRateLimit(options.rateLimit, names.rateLimit ?? 'options.rateLimit')));
     if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { consume?: unknown }).consume !== 'function') {
@@ -415,7 +431,9 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);
       if (unknown !== undefined) throw unknownTargetError(unknown, message);
-      return decision.rule === undefined ? { protocolVersion, requiredScopes: decision.requiredScopes } : { protocolVersion, requiredScopes: decision.requiredScopes, rule: decision.rule };
+      const { requiredScopes, rule, condition } = decision;
+      if (rule === undefined) return { protocolVersion, requiredScopes };
+      return condition === undefined ? { protocolVersion, requiredScopes, rule } : { protocolVersion, requiredScopes, rule, condition };
     },
     authorizeBase(auth: AuthInfo) {
       // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.

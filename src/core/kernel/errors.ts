@@ -150,16 +150,19 @@ export const AUTHORIZATION_DENIAL_KEY = 'io.modelcontextprotocol/authorization';
 /**
  * A policy condition (`when`) refused the request: 403 without a challenge, since no token with more scopes could
  * lift it and a step-up would only loop. Reason `condition_denied` when the condition was false, `condition_error`
- * when it could not be evaluated. The JSON-RPC error's `data` names the rule and carries a SEP-2643 denial
- * envelope (`reason: insufficient_authorization`, `remediation: undisclosed`: retrying unchanged will not help,
- * and whatever might is not for the client to do). The condition's source is kept for logs, never sent.
+ * when it could not be evaluated, or when a rule function threw or returned no array of scopes. The JSON-RPC
+ * error's `data` names the rule (`rule`, our own field) and carries the SEP-2643 authorization denial envelope under
+ * its key: `reason: insufficient_authorization` and `remediation: undisclosed` (the client must not retry unchanged
+ * nor conclude that no remediation exists), with no hints (the SEP forbids them with `undisclosed`). The SEP puts
+ * the envelope in a result's `_meta`; a 403 error carries it in `data`. The condition's source is kept for logs,
+ * never sent.
  */
 export class ConditionDeniedError extends GuardError {
   /** The rule whose condition refused, by its path in the policy (`tools.payments__refund`). */
   readonly rule: string;
-  /** The condition's CEL source. */
-  readonly condition: string;
-  constructor(message: string, rule: string, condition: string, failed: boolean) {
+  /** The condition's CEL source; absent when a rule function failed (then the reason is `condition_error`). */
+  readonly condition?: string;
+  constructor(message: string, rule: string, condition: string | undefined, failed: boolean) {
     super(message, {
       status: 403,
       reason: failed ? 'condition_error' : 'condition_denied',
@@ -167,7 +170,7 @@ export class ConditionDeniedError extends GuardError {
       data: { rule, [AUTHORIZATION_DENIAL_KEY]: { reason: 'insufficient_authorization', remediation: 'undisclosed' } },
     });
     this.rule = rule;
-    this.condition = condition;
+    if (condition !== undefined) this.condition = condition;
   }
 }
 

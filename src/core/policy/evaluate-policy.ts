@@ -11,7 +11,7 @@ import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
-import { ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
+import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
 export type { RuleContext } from './condition-request.js';
@@ -27,12 +27,13 @@ export type { RuleContext } from './condition-request.js';
  *   (e.g. `policy.tools.delete_note`), for logs only: do not send it to clients.
  * - `rule`: the rule that decided, by its path in the policy (`tools.refund`, `tools.*`, `servers.notes.tools.add`):
  *   the tool, prompt or resource rule when one applied, else the method's; absent when no rule applied.
- * - `condition`: set when the rule's condition (`when`) refused the request: its CEL source. Then
+ * - `condition`: the CEL source of the deciding rule's condition (`when`): on an allowed decision, the condition
+ *   that held; on a denied one, set when the condition refused the request. Then
  *   `conditionError` says why it could not be evaluated, when it could not (an error, a non-boolean result, the
  *   cost limit); absent when it was false. A condition refusal is never a scope challenge: more scopes cannot help.
  */
 export type AuthorizationDecision =
-  | { readonly allowed: true; readonly requiredScopes: readonly string[]; readonly rule?: string }
+  | { readonly allowed: true; readonly requiredScopes: readonly string[]; readonly rule?: string; readonly condition?: string }
   | {
       readonly allowed: false;
       readonly requiredScopes: readonly string[];
@@ -90,6 +91,8 @@ export class PolicyEvaluator {
   private readonly allowedDecisions = new WeakMap<readonly string[], Map<string | undefined, AuthorizationDecision>>();
   // The rule that decided the request being gathered (the last one applied); read right after gathering.
   private decidedBy: string | undefined;
+  // The condition of that rule, when it has one.
+  private decidedCondition: string | undefined;
   // Expanded granted scopes per granted-scopes array. Keyed by the array, not the AuthInfo: the token verifier hands
   // each request a fresh AuthInfo that shares its token's frozen `scopes`, so the cache holds across requests.
   // `length` guards against an array a custom verifier mutates.
@@ -161,7 +164,7 @@ export class PolicyEvaluator {
       outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
       outcomes?.set(condition, outcome);
       // Reported once per evaluation: a list or a token reusing the outcome does not repeat it.
-      if (outcome instanceof ConditionFailure) this.report(new Error(`condition ${outcome.message}`), rule.path);
+      if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome), rule.path);
     }
     return outcome;
   }
@@ -185,8 +188,9 @@ export class PolicyEvaluator {
    */
   authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): AuthorizationDecision {
     this.decidedBy = undefined;
+    this.decidedCondition = undefined;
     const gathered = this.gather(message, auth, target, server, uriServer);
-    return this.decide(gathered, auth, this.decidedBy);
+    return this.decide(gathered, auth, this.decidedBy, this.decidedCondition);
   }
 
   /**
@@ -196,7 +200,9 @@ export class PolicyEvaluator {
    */
   combine(first: AuthorizationDecision, second: AuthorizationDecision): AuthorizationDecision {
     const required = this.unionWith(first.requiredScopes, second.requiredScopes);
-    if (first.allowed && second.allowed) return this.allowed(required, second.rule ?? first.rule);
+    if (first.allowed && second.allowed) {
+      return second.rule === undefined ? this.allowed(required, first.rule, first.condition) : this.allowed(required, second.rule, second.condition);
+    }
     // A condition's refusal stands whatever else is missing: a scope step-up could not lift it.
     if (!first.allowed && first.condition !== undefined) return { ...first, requiredScopes: required };
     if (!second.allowed && second.condition !== undefined) return { ...second, requiredScopes: required };
@@ -289,6 +295,7 @@ export class PolicyEvaluator {
   private applyRule(scopes: readonly string[], rule: CompiledRule | undefined, auth: AuthInfo, message: RuleRequest, context: RuleContext = CALL_CONTEXT): Gathered {
     if (rule === undefined) return scopes;
     this.decidedBy = rule.rule;
+    this.decidedCondition = rule.condition?.source;
     const demanded = this.decideRule(rule, auth, message, context);
     if (demanded === UNDECIDED) return new RuleFailure(rule.path, scopes);
     if (demanded instanceof ConditionDenial) return new ConditionDenial(demanded.rule, demanded.condition, scopes, demanded.error);
@@ -355,7 +362,7 @@ export class PolicyEvaluator {
     return missing;
   }
 
-  private decide(required: Gathered, auth: AuthInfo, rule: string | undefined): AuthorizationDecision {
+  private decide(required: Gathered, auth: AuthInfo, rule: string | undefined, condition: string | undefined): AuthorizationDecision {
     if (required instanceof ConditionDenial || required instanceof RuleFailure) {
       const denied = { allowed: false as const, requiredScopes: required.scopes, missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY };
       if (required instanceof RuleFailure) return { ...denied, failedRule: required.path, ...(rule === undefined ? {} : { rule }) };
@@ -363,19 +370,27 @@ export class PolicyEvaluator {
     }
     const missing = this.findMissing(required, auth);
     if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing, ...(rule === undefined ? {} : { rule }) };
-    return this.allowed(required, rule);
+    return this.allowed(required, rule, condition);
   }
 
-  /** The "allowed" decision requiring `required`, decided by `rule`: shared and frozen for a static (frozen) list. */
-  private allowed(required: readonly string[], rule: string | undefined): AuthorizationDecision {
-    if (!Object.isFrozen(required)) return rule === undefined ? { allowed: true, requiredScopes: required } : { allowed: true, requiredScopes: required, rule };
+  /**
+   * The "allowed" decision requiring `required`, decided by `rule` whose `condition` held: shared and frozen for a
+   * static (frozen) list.
+   */
+  private allowed(required: readonly string[], rule: string | undefined, condition?: string): AuthorizationDecision {
+    const make = (): AuthorizationDecision => ({
+      allowed: true as const,
+      requiredScopes: required,
+      ...(rule === undefined ? {} : { rule }),
+      ...(condition === undefined ? {} : { condition }),
+    });
+    if (!Object.isFrozen(required)) return make();
     let byRule = this.allowedDecisions.get(required);
     if (byRule === undefined) this.allowedDecisions.set(required, (byRule = new Map()));
-    let decision = byRule.get(rule);
-    if (decision === undefined) {
-      decision = Object.freeze(rule === undefined ? { allowed: true as const, requiredScopes: required } : { allowed: true as const, requiredScopes: required, rule });
-      byRule.set(rule, decision);
-    }
+    // A rule names one condition at most, but a policy set holds several policies: the pair is the key.
+    const key = condition === undefined ? rule : `${rule ?? ''}\n${condition}`;
+    let decision = byRule.get(key);
+    if (decision === undefined) byRule.set(key, (decision = Object.freeze(make())));
     return decision;
   }
 

@@ -34,14 +34,21 @@ export function createInsufficientScopeError(
 
 /**
  * The refusal of a denied decision: a {@link ConditionDeniedError} (403, no challenge) when a rule's condition
- * refused it, else `insufficientScope(decision)` (403 `insufficient_scope`, the policy's own builder).
+ * refused it or a rule function failed (`condition_error`: no scope could lift either, and a challenge would send
+ * the client into a step-up loop), else `insufficientScope(decision)` (403 `insufficient_scope`, the policy's own
+ * builder).
  *
  * @example
  * if (!decision.allowed) throw policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message));
  */
 export function policyRefusal(decision: AuthorizationDecision, message: JsonRpcMessage | undefined, insufficientScope: () => GuardError): GuardError {
-  if (decision.allowed || decision.condition === undefined) return insufficientScope();
+  if (decision.allowed) return insufficientScope();
   const rule = decision.rule ?? 'policy';
+  if (decision.failedRule !== undefined && decision.condition === undefined) {
+    // `failedRule` names the function's path for logs only; the client is told the rule, as for a condition.
+    return new ConditionDeniedError(`Access to ${describeTarget(message)} denied: the server's policy could not evaluate it`, rule, undefined, true);
+  }
+  if (decision.condition === undefined) return insufficientScope();
   const text =
     decision.conditionError === undefined
       ? `Access to ${describeTarget(message)} denied by the condition of policy rule ${sanitize(rule)}`

@@ -15,10 +15,15 @@ export const MAX_CONDITION_NODES = 1000;
 /** How deeply a condition's comprehensions (`all`, `exists`, `map`, `filter`…) may nest. */
 export const MAX_CONDITION_DEPTH = 2;
 /**
- * The evaluation cost limit: a condition's nodes × (1 + the elements of the claims and arguments it may iterate)
- * to the power of its comprehension depth. Over it, the condition is not evaluated and the request is denied.
+ * The evaluation cost limit of a condition with comprehensions: its nodes × (1 + the elements of what it may
+ * iterate: claims, granted scopes and, when read, arguments) to the power of its comprehension depth × (1 + the
+ * characters of the strings in them / {@link CONDITION_COST_STRING_UNIT}), since a string function (`contains`,
+ * `matches`…) inside a comprehension runs once per element over a whole string. Over it, the condition is not
+ * evaluated and the request is denied.
  */
-export const MAX_CONDITION_COST = 1_000_000;
+export const MAX_CONDITION_COST = 100_000;
+/** The characters of claim, scope and argument strings that weigh as one more unit of work per element visited. */
+export const CONDITION_COST_STRING_UNIT = 1024;
 
 /** The request a condition is evaluated for (the `mcp` and `server` variables). */
 export interface ConditionRequest {
@@ -66,12 +71,33 @@ export interface CompiledCondition {
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure;
 }
 
+/**
+ * Why a condition could not be decided, as a fixed category: CEL's own messages can quote claim and argument values
+ * (`Cannot convert <value> to a BigInt`), so none of their text is kept.
+ */
+export type ConditionFailureCategory = 'no such key' | 'type mismatch' | 'cost limit' | 'not a boolean' | 'evaluation error';
+
 /** A condition that could not be decided: the request is denied (fail closed). */
 export class ConditionFailure {
+  /** What went wrong, for logs and decisions: its category and fixed text, never a claim or argument value. */
+  readonly message: string;
   constructor(
-    /** What went wrong, for logs (no claim values). */
-    readonly message: string,
-  ) {}
+    /** The category of the failure. */
+    readonly category: ConditionFailureCategory,
+    detail?: string,
+  ) {
+    this.message = category === 'cost limit' ? `over the cost limit${detail ?? ''}` : category === 'not a boolean' ? 'the result is not a boolean' : `evaluation failed: ${category}`;
+  }
+}
+
+/** What the policy's `onRuleError` hook is given for a condition that could not be decided. */
+export class ConditionEvaluationError extends Error {
+  /** The category of the failure. */
+  readonly category: ConditionFailureCategory;
+  constructor(failure: ConditionFailure) {
+    super(`condition ${failure.message}`);
+    this.category = failure.category;
+  }
 }
 
 /** A condition that does not compile: the message names the line and column. */
@@ -152,20 +178,18 @@ class PlannedCondition implements CompiledCondition {
 
   evaluate(auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
     const { nodes, depth } = this.analysis;
-    if (depth > 0) {
-      // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
-      const budget = Math.floor(Math.pow(MAX_CONDITION_COST / nodes, 1 / depth)) - 1;
-      const elements = countElements(auth.extra?.claims, budget) + (this.readsArguments ? countElements(request.arguments, budget) : 0);
-      if (elements > budget) return new ConditionFailure(`over the cost limit: the claims and arguments hold more than ${budget} elements for a condition of ${nodes} nodes nested ${depth} deep`);
+    // Only a comprehension can iterate: its cost grows with the size of what it may iterate over.
+    if (depth > 0 && !withinCost(nodes, depth, auth, this.readsArguments ? request.arguments : undefined)) {
+      return new ConditionFailure('cost limit', ` of ${MAX_CONDITION_COST} for a condition of ${nodes} nodes nested ${depth} deep`);
     }
     let result: CelResult;
     try {
       result = this.program(new ConditionBindings(auth, request) as unknown as Record<string, CelInput>);
     } catch (error) {
-      return new ConditionFailure(`evaluation failed: ${(error as Error).message}`);
+      return new ConditionFailure(failureCategory(error));
     }
     if (result === true || result === false) return result;
-    return new ConditionFailure(isCelError(result) ? `evaluation failed: ${result.message}` : 'the result is not a boolean');
+    return new ConditionFailure(isCelError(result) ? failureCategory(result) : 'not a boolean');
   }
 }
 
@@ -233,18 +257,45 @@ function scopesOf(auth: AuthInfo): CelList {
   return list;
 }
 
-/** The number of array elements and object members in `value`, counted up to just past `limit`. */
-function countElements(value: unknown, limit: number): number {
-  let count = 0;
+/**
+ * Whether a condition of `nodes` nodes nesting comprehensions `depth` deep stays within {@link MAX_CONDITION_COST}
+ * over the caller's claims and scopes and the call's `args`. The walk stops as soon as the limit is passed, so an
+ * oversized token or body costs no more to refuse than the limit allows.
+ */
+function withinCost(nodes: number, depth: number, auth: AuthInfo, args: unknown): boolean {
+  const perNode = MAX_CONDITION_COST / nodes;
+  const size = { elements: 0, characters: 0 };
+  const over = (): boolean => Math.pow(1 + size.elements, depth) * (1 + size.characters / CONDITION_COST_STRING_UNIT) > perNode;
+  for (const value of [auth.extra?.claims, auth.scopes, args]) {
+    measure(value, size, over);
+    if (over()) return false;
+  }
+  return true;
+}
+
+/** Adds the array elements, object members and string characters of `value` to `size`, until `over()`. */
+function measure(value: unknown, size: { elements: number; characters: number }, over: () => boolean): void {
   const stack: unknown[] = [value];
-  while (stack.length > 0 && count <= limit) {
+  while (stack.length > 0) {
     const next = stack.pop();
+    if (typeof next === 'string') {
+      size.characters += next.length;
+      continue;
+    }
     if (typeof next !== 'object' || next === null) continue;
     const children = Array.isArray(next) ? next : Object.values(next);
-    count += children.length;
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push(child);
+    size.elements += children.length;
+    if (over()) return;
+    for (const child of children) if ((typeof child === 'object' && child !== null) || typeof child === 'string') stack.push(child);
   }
-  return count;
+}
+
+/** The category of a CEL evaluation error, read from its message, which is then dropped (it may quote values). */
+function failureCategory(error: unknown): ConditionFailureCategory {
+  const message = String((error as { message?: unknown } | null)?.message ?? '');
+  if (/no such key|not found|out of bounds/i.test(message)) return 'no such key';
+  if (/overload|convert|type|bigint/i.test(message)) return 'type mismatch';
+  return 'evaluation error';
 }
 
 /** `line L, column C` (both from 1) of `offset` in `source`. */

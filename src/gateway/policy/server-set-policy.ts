@@ -1,4 +1,5 @@
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
+import type { RuleErrorHook } from '../../core/policy/evaluate-policy.js';
 import type { CompiledPolicy } from '../../core/policy/compile-policy.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import { compilePolicySet } from '../../core/policy/policy-set.js';
@@ -23,6 +24,8 @@ export class ServerSetPolicy {
   constructor(
     private readonly servers: readonly ServerConfig[],
     private readonly routeResource: (uri: string) => string | undefined,
+    /** Told of every rule that could not be decided (the gateway logs a rate-limited warning). Default none. */
+    private readonly onRuleError?: RuleErrorHook,
   ) {
     this.inForce = new Map(servers.map((server) => [server.name, server.policy]));
   }
@@ -51,6 +54,7 @@ export class ServerSetPolicy {
         };
       }),
       routeResource: this.routeResource,
+      ...(this.onRuleError ? { onRuleError: this.onRuleError } : {}),
     });
     this.inForce = read;
     return compiled;

@@ -1,4 +1,5 @@
 import { createMemoryReplayCache } from '../../core/limits/replay-cache.js';
+import { ruleErrorWarnings } from '../../core/policy/rule-error-log.js';
 import { once } from 'node:events';
 import { answerClientErrors } from '../../http/client-error.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -343,7 +344,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const proxy = (opened.proxy = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!));
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
-    const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri)) : undefined;
+    const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
     const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
     const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
     const guard = (built = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores));

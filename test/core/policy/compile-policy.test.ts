@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
 import { compilePolicy, createInsufficientScopeError, isListMethod } from '../../../src/core/policy/compile-policy.js';
 import { isScopeToken } from '../../../src/core/wire/scope-token.js';
-import { ConfigurationError, InsufficientScopeError } from '../../../src/core/kernel/errors.js';
+import { ConditionDeniedError, ConfigurationError, InsufficientScopeError } from '../../../src/core/kernel/errors.js';
+import { policyRefusal } from '../../../src/core/policy/insufficient-scope.js';
 import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 
@@ -175,6 +176,23 @@ test('a rule that throws or returns a non-array denies the call, without crashin
   assert.deepEqual(errors, ['policy.tools.broken', 'policy.tools.wrong', 'policy.tools.spaced']);
   const listed = policy.filterListResult('tools/list', { tools: [{ name: 'broken' }, { name: 'ok' }] }, authWith());
   assert.deepEqual(listed.tools, [{ name: 'ok' }]);
+});
+
+test('a rule function that fails is refused with 403 condition_error, never an insufficient_scope challenge', () => {
+  const policy = compilePolicy({ tools: { broken: () => { throw new Error('bug'); }, wrong: (() => 'x') as unknown as () => string[] } });
+  for (const name of ['broken', 'wrong']) {
+    const auth = authWith();
+    const decision = policy.authorize(call(name), auth);
+    const error = policyRefusal(decision, call(name), () => policy.insufficientScopeError(decision, auth, call(name)));
+    // A step-up cannot fix a broken rule: a scope challenge would send the client into a loop.
+    assert.ok(error instanceof ConditionDeniedError, name);
+    assert.equal(error.status, 403);
+    assert.equal(error.reason, 'condition_error');
+    assert.equal(error.bearerError, undefined);
+    assert.equal(error.rule, `tools.${name}`);
+    assert.equal(error.condition, undefined);
+    assert.equal(error.message, `Access to tool '${name}' (tools/call) denied: the server's policy could not evaluate it`);
+  }
 });
 
 test('a hook that throws does not turn a denial into a crash', () => {

@@ -76,6 +76,7 @@ describe('conditions: evaluation', () => {
       allowed: true,
       requiredScopes: ['mcp', 'payments'],
       rule: 'tools.payments__refund',
+      condition: '"finance" in claims.groups',
     });
     const refused = policy.authorize(call('payments__refund'), caller({ groups: ['sales'] }, ['mcp', 'payments']));
     assert.equal(refused.allowed, false);
@@ -133,6 +134,27 @@ describe('conditions fail closed', () => {
     const started = performance.now();
     const big = policy.authorize(call('t', { items: Array.from({ length: 5000 }, (_, i) => i) }), caller({}));
     assert.ok(performance.now() - started < 1000);
+    assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
+  });
+
+  test('the cost limit counts the granted scopes: 3,000 scopes under a nested comprehension are refused fast', () => {
+    const policy = compilePolicy({ tools: { t: { when: 'scopes.all(x, scopes.all(y, x != y || x == y))' } } });
+    assert.equal(policy.authorize(call('t'), caller({}, ['mcp', 'read'])).allowed, true);
+    const scopes = Array.from({ length: 3000 }, (_, i) => `scope:${i}`);
+    const started = performance.now();
+    const big = policy.authorize(call('t'), caller({}, scopes));
+    assert.ok(performance.now() - started < 100, 'refused before running');
+    assert.equal(big.allowed, false);
+    assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
+  });
+
+  test('the cost limit weighs strings: contains over a large string argument inside a comprehension is refused', () => {
+    const policy = compilePolicy({ tools: { t: { when: 'mcp.arguments.ids.all(i, mcp.arguments.note.contains(i))' } } });
+    const ids = Array.from({ length: 200 }, (_, i) => `id-${i}`);
+    assert.equal(policy.authorize(call('t', { ids: ['a'], note: 'a note' }), caller({})).allowed, true);
+    const started = performance.now();
+    const big = policy.authorize(call('t', { ids, note: 'x'.repeat(240_000) }), caller({}));
+    assert.ok(performance.now() - started < 100, 'refused before running');
     assert.match((!big.allowed && big.conditionError) || '', /over the cost limit/);
   });
 
@@ -211,7 +233,12 @@ describe('conditions: lists and calls agree', () => {
     });
     const ops = caller({ groups: ['ops'], tenant: 'acme' });
     const dev = caller({ groups: ['dev'], tenant: 'acme' });
-    assert.deepEqual(set.authorize(call('vault__open'), ops), { allowed: true, requiredScopes: [], rule: 'servers.vault.tools.open' });
+    assert.deepEqual(set.authorize(call('vault__open'), ops), {
+      allowed: true,
+      requiredScopes: [],
+      rule: 'servers.vault.tools.open',
+      condition: 'server == "vault" && claims.tenant == "acme"',
+    });
     const refused = set.authorize(call('vault__open'), dev);
     assert.deepEqual([refused.allowed, refused.rule], [false, 'tools.*']);
     assert.equal(set.authorize(call('notes__echo'), dev).allowed, true);
