@@ -1,6 +1,8 @@
 /** The 403 `insufficient_scope` error of a denied policy decision (RFC 6750 §3.1, MCP 2025-11-25 step-up). */
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { ConditionDeniedError, InsufficientScopeError, type GuardError } from '../kernel/errors.js';
+import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
+import { asRecord } from '../wire/as-record.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import type { AuthorizationDecision } from './evaluate-policy.js';
@@ -60,17 +62,14 @@ function describeTarget(message: JsonRpcMessage | undefined): string {
   const method = (message as { method?: unknown } | undefined)?.method;
   if (typeof method !== 'string') return 'this request';
   const params = (message as { params?: unknown } | undefined)?.params;
-  const named = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : undefined;
+  const named = asRecord(params);
   switch (method) {
     case 'tools/call':
       return typeof named?.name === 'string' ? `tool '${sanitize(named.name)}' (${method})` : method;
     case 'prompts/get':
       return typeof named?.name === 'string' ? `prompt '${sanitize(named.name)}' (${method})` : method;
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      return typeof named?.uri === 'string' ? `resource '${sanitize(named.uri)}' (${method})` : method;
     default:
+      if (RESOURCE_METHODS.has(method)) return typeof named?.uri === 'string' ? `resource '${sanitize(named.uri)}' (${method})` : method;
       return `method '${sanitize(method)}'`;
   }
 }
