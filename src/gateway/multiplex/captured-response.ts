@@ -129,7 +129,12 @@ export class CapturedResponse extends EventEmitter {
 
   /** The body kept, as text. */
   text(): string {
-    return Buffer.concat(this.chunks, this.bytes).toString('utf8');
+    return this.body().toString('utf8');
+  }
+
+  /** The body kept, as bytes (the one chunk itself when it came in one). */
+  body(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
   }
 
   private take(chunk: string | Uint8Array): void {

@@ -40,8 +40,10 @@ export interface MemberAnswer {
   readonly response: JsonRpcResponse | undefined;
   /** Whether the answer was cut off: past `maxBytes`, or the signal ended it. */
   readonly cut: boolean;
-  /** The answer's body, as text (empty when cut). */
+  /** The answer's body, as text (empty when cut), made when first read. */
   readonly text: string;
+  /** The answer's body, as bytes (empty when cut). */
+  readonly bytes: Buffer;
   /** The answer's `Content-Type`. */
   readonly contentType: string | undefined;
   /**
@@ -50,6 +52,8 @@ export interface MemberAnswer {
    */
   readonly byGateway: boolean;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Tells this process's own request ids apart from any other's. */
 const OWN_ID_PREFIX = `mcp-oauth-guard-${randomBytes(6).toString('base64url')}-`;
@@ -103,19 +107,25 @@ export async function callMember(member: Upstream, request: MemberRequest): Prom
   }
   const id = 'id' in request.message ? request.message.id : undefined;
   const cut = captured.destroyed || captured.tooLarge;
-  const text = cut ? '' : captured.text();
+  const bytes = cut ? EMPTY : captured.body();
   const contentType = captured.header('content-type');
   let response: JsonRpcResponse | undefined | null = null;
+  let text: string | undefined;
+  const textOf = (): string => (text ??= bytes.toString('utf8'));
   return {
     status: captured.statusCode,
     sessionId: captured.header('mcp-session-id'),
     // Parsed when asked: a list whose bytes did not change is reused without parsing it.
     get response() {
-      if (response === null) response = cut || id === undefined || id === null ? undefined : findResponse(contentType, text, id);
+      if (response === null) response = cut || id === undefined || id === null ? undefined : findResponse(contentType, textOf(), id);
       return response;
     },
     cut,
-    text,
+    // As text only when read: a list page that did not change is compared as bytes and never decoded.
+    get text() {
+      return textOf();
+    },
+    bytes,
     contentType,
     byGateway: isFlowAnswer(captured.asServerResponse()),
   };

@@ -10,6 +10,8 @@ import type { CompositeSession, CompositeSessions } from './composite-sessions.j
 import type { ListCursors, ServerCursors } from './list-cursor.js';
 import { callMember, ownRequestId, type MemberAnswer } from './member-call.js';
 import type { ResourceRoutes } from './resource-routes.js';
+import { deadlineSignal } from './deadline-signal.js';
+import { pageBytesOf, samePage, type PageBytes } from './page-bytes.js';
 import { ReusedPages, reuseMsOf } from './reused-pages.js';
 import type { SetMember } from './set-member.js';
 
@@ -40,8 +42,8 @@ export type MergeOutcome =
 interface Part {
   readonly member: SetMember;
   readonly answer?: MemberAnswer;
-  /** The answer's body without the request's own id, compared to reuse the last merge. */
-  readonly text?: string;
+  /** The answer's body and where the request's own id is in it, compared to reuse the last merge. */
+  readonly page?: PageBytes;
   readonly failure?: ListFailureReason;
 }
 
@@ -76,7 +78,7 @@ export interface ListMergerOptions {
  * answer is. When every server's answer is byte for byte the last one, the last merge is reused unparsed.
  */
 export class ListMerger {
-  private readonly memo = new Map<string, { texts: readonly string[]; result: string }>();
+  private readonly memo = new Map<string, { pages: readonly PageBytes[]; result: string }>();
   private memoBytes = 0;
   /** Servers' pages that any caller may be served while fresh (2026-07-28 `cacheScope: "public"`). */
   private readonly pages = new ReusedPages<Part>();
@@ -121,7 +123,16 @@ export class ListMerger {
       const may = this.mayServeKept(member, request.auth);
       if (may === true || (await may)) return kept;
     }
-    const signal = AbortSignal.any([request.signal, AbortSignal.timeout(member.listTimeoutMs)]);
+    const deadline = deadlineSignal(request.signal, member.listTimeoutMs);
+    try {
+      return await this.fetchPart(request, member, cursor, pageKey, deadline.signal, retried);
+    } finally {
+      deadline.release();
+    }
+  }
+
+  /** Asks one server for its page now, within `signal` (the request's, bounded by the server's list timeout). */
+  private async fetchPart(request: MergeRequest, member: SetMember, cursor: string | undefined, pageKey: string | undefined, signal: AbortSignal, retried: boolean): Promise<Part> {
     let sessionId: string | undefined;
     let protocolVersion = request.protocolVersion;
     if (request.session) {
@@ -158,15 +169,15 @@ export class ListMerger {
     }
     if (answer.status !== 200) return { member, failure: 'upstream_refused' };
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
-    const part: Part = { member, answer, text: answer.text.replace(JSON.stringify(message.id), '""') };
+    const part: Part = { member, answer, page: pageBytesOf(answer.bytes, JSON.stringify(message.id)) };
     // Parsed for its hints only when it may have them: most pages are not public. The connect flow's answer (an
     // empty page with this caller's link) is never kept, whatever the operator said.
-    if (pageKey !== undefined && !answer.byGateway && (member.listReuseMs !== undefined || part.text!.includes('"public"'))) {
+    if (pageKey !== undefined && !answer.byGateway && (member.listReuseMs !== undefined || part.page!.bytes.includes('"public"'))) {
       const response = answer.response;
       const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
       // An error or an input-required answer is never served again, whatever the operator said.
       const reuseMs = member.listReuseMs !== undefined && result !== undefined && (result.resultType === undefined || result.resultType === 'complete') ? member.listReuseMs : reuseMsOf(result);
-      this.pages.set(pageKey, part, part.text!.length, reuseMs);
+      this.pages.set(pageKey, part, part.page!.bytes.length, reuseMs);
     }
     return part;
   }
@@ -185,9 +196,9 @@ export class ListMerger {
   private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
     // Pins accepted or reloaded change what a server's unchanged page shows: their generation is part of the key.
     const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
-    const texts = answered.map((part) => part.text!);
+    const pages = answered.map((part) => part.page!);
     const last = this.memo.get(key);
-    if (last && unavailable.length === 0 && last.texts.length === texts.length && last.texts.every((text, i) => text === texts[i]) && !this.pinsHideAny(method, answered)) return last.result;
+    if (last && unavailable.length === 0 && last.pages.length === pages.length && last.pages.every((page, i) => samePage(page, pages[i]!)) && !this.pinsHideAny(method, answered)) return last.result;
     // The list methods and their result keys are the policy's: one table of them.
     const itemsKey = LIST_SPECS.get(method)!.resultKey;
     const items: unknown[] = [];
@@ -221,13 +232,13 @@ export class ListMerger {
     }
     const result = JSON.stringify(merged);
     // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.
-    const bytes = texts.reduce((sum, text) => sum + text.length, result.length);
+    const bytes = pages.reduce((sum, page) => sum + page.bytes.length, result.length);
     if (unavailable.length === 0 && connect === undefined && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
       if (this.memo.size >= MAX_MEMO_ENTRIES || this.memoBytes + bytes > MAX_MEMO_BYTES * 2) {
         this.memo.clear();
         this.memoBytes = 0;
       }
-      this.memo.set(key, { texts, result });
+      this.memo.set(key, { pages, result });
       this.memoBytes += bytes;
     }
     return result;
@@ -283,5 +294,5 @@ export function isLostSession(answer: Pick<MemberAnswer, 'status' | 'text'>): bo
 export const UNAVAILABLE_META_KEY = 'io.github.mcp-oauth-guard/unavailable';
 /** Most merges kept for reuse (one per list method and server set, in practice a handful). */
 const MAX_MEMO_ENTRIES = 16;
-/** Largest merge kept for reuse, in UTF-16 code units of its texts; all kept merges together stay under twice that. */
+/** Largest merge kept for reuse, in bytes of its pages and code units of its result; all kept merges together stay under twice that. */
 const MAX_MEMO_BYTES = 8 * 1_048_576;

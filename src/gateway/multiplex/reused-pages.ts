@@ -17,13 +17,13 @@ import { MAX_PAGE_REUSE_MS } from '../config/server-config.js';
 export { MAX_PAGE_REUSE_MS };
 /** Most pages kept. */
 const MAX_PAGES = 256;
-/** Most UTF-16 code units of page texts kept, together: 16 Mi (32 MiB). */
-const MAX_PAGE_UNITS = 16 * 1_048_576;
+/** Most bytes of pages kept, together: 16 MiB. */
+const MAX_PAGE_BYTES = 16 * 1_048_576;
 
 /** A page as kept: whatever the merge needs of it, and when it stops being fresh. */
 interface KeptPage<P> {
   readonly page: P;
-  readonly units: number;
+  readonly bytes: number;
   readonly freshUntil: number;
 }
 
@@ -44,7 +44,7 @@ export function reuseMsOf(result: Readonly<Record<string, unknown>> | undefined)
 /** The pages kept, by server, method, revision and the server's own cursor. */
 export class ReusedPages<P> {
   private readonly pages = new Map<string, KeptPage<P>>();
-  private units = 0;
+  private bytes = 0;
 
   /** The key of a page: `cursor` is the server's own (from a verified merged cursor), or undefined for the first page. */
   static key(server: string, method: string, protocolVersion: string, cursor: string | undefined): string {
@@ -62,18 +62,18 @@ export class ReusedPages<P> {
     return kept.page;
   }
 
-  /** Keeps `page` (of `units` UTF-16 code units) for `reuseMs` milliseconds; a page too large to keep is not kept. */
-  set(key: string, page: P, units: number, reuseMs: number, now = Date.now()): void {
-    if (reuseMs <= 0 || units > MAX_PAGE_UNITS / 4) return;
+  /** Keeps `page` (of `bytes` bytes) for `reuseMs` milliseconds; a page too large to keep is not kept. */
+  set(key: string, page: P, bytes: number, reuseMs: number, now = Date.now()): void {
+    if (reuseMs <= 0 || bytes > MAX_PAGE_BYTES / 4) return;
     const previous = this.pages.get(key);
     if (previous) this.remove(key, previous);
     // Oldest first: a Map keeps insertion order.
     for (const [oldKey, old] of this.pages) {
-      if (this.pages.size < MAX_PAGES && this.units + units <= MAX_PAGE_UNITS) break;
+      if (this.pages.size < MAX_PAGES && this.bytes + bytes <= MAX_PAGE_BYTES) break;
       this.remove(oldKey, old);
     }
-    this.pages.set(key, { page, units, freshUntil: now + reuseMs });
-    this.units += units;
+    this.pages.set(key, { page, bytes, freshUntil: now + reuseMs });
+    this.bytes += bytes;
   }
 
   /** Drops every page of `server` (its lists changed), or of every server. */
@@ -83,6 +83,6 @@ export class ReusedPages<P> {
 
   private remove(key: string, kept: KeptPage<P>): void {
     this.pages.delete(key);
-    this.units -= kept.units;
+    this.bytes -= kept.bytes;
   }
 }

@@ -17,6 +17,7 @@ import { CompositeSessions, type CompositeSession, type MemberSession } from './
 import { forwardToMember, handToMember, prepareClientResponse, watchForLostSession, type MemberTarget } from './forward-to-member.js';
 import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
+import { deadlineSignal } from './deadline-signal.js';
 import { discoverResult, initializeResult, negotiatedVersion, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { MAX_PAGE_REUSE_MS } from './reused-pages.js';
@@ -386,13 +387,14 @@ class ServerSetRouter {
         .filter((m) => m.profile?.supportedVersions === undefined && Date.now() - (m.discoverAskedAt ?? -Infinity) >= DISCOVER_RETRY_MS)
         .map(async (member) => {
           member.discoverAskedAt = Date.now();
+          const deadline = deadlineSignal(context.signal, member.listTimeoutMs);
           const answer = await callMember(member.upstream, {
             message: { jsonrpc: '2.0', id: ownRequestId(), method: 'server/discover', params: meta === undefined ? {} : { _meta: meta } },
             auth: context.auth,
             protocolVersion: context.protocolVersion,
-            signal: AbortSignal.any([context.signal, AbortSignal.timeout(member.listTimeoutMs)]),
+            signal: deadline.signal,
             maxBytes: this.maxBytes,
-          });
+          }).finally(deadline.release);
           const response = answer.response;
           const profile = response && 'result' in response ? profileOf(response.result) : undefined;
           if (profile) member.profile = profile;
@@ -412,10 +414,15 @@ class ServerSetRouter {
       return;
     }
     // As bytes, never as one string: the result spliced into a template is a V8 cons string, whose UTF-8 length and
-    // encoding V8 computes a character at a time, about 2.5 ms for a 900-tool list against 0.2 ms for these copies.
-    const body = Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`), this.resultBytes(outcome.result), CLOSING_BRACE]);
-    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': body.length });
-    res.end(body);
+    // encoding V8 computes a character at a time, about 2.5 ms for a 900-tool list against 0.2 ms for bytes. Written
+    // in three parts, in one corked write: the result's bytes, reused from the last merge, are not copied.
+    const head = Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`);
+    const result = this.resultBytes(outcome.result);
+    res.writeHead(200, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': head.length + result.length + CLOSING_BRACE.length });
+    res.cork();
+    res.write(head);
+    res.write(result);
+    res.end(CLOSING_BRACE);
   }
 
   /** A merged result as UTF-8: the last one's bytes again when the merge was reused (the very same string). */
@@ -464,14 +471,15 @@ class ServerSetRouter {
           if (state === undefined) return;
           const opened = await state;
           if ('failed' in opened) return;
+          const deadline = deadlineSignal(context.signal, this.listTimeoutMs);
           await callMember(member.upstream, {
             message,
             auth: context.auth,
             protocolVersion: opened.protocolVersion,
             ...(opened.id !== undefined ? { sessionId: opened.id } : {}),
-            signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.listTimeoutMs)]),
+            signal: deadline.signal,
             maxBytes: this.maxBytes,
-          });
+          }).finally(deadline.release);
         }),
       );
     }
