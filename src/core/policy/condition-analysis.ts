@@ -35,10 +35,36 @@ export interface ConditionAnalysis {
   readonly problem?: { readonly message: string; readonly offset: number };
 }
 
-/** Walks `parsed` once; see {@link ConditionAnalysis}. */
-export function analyzeCondition(parsed: ParsedCondition): ConditionAnalysis {
-  const walk = new ConditionWalk(parsed.sourceInfo?.positions ?? {});
+/**
+ * The functions a condition may call, by name (operators by their CEL names, `_+_`, `@in`…): whether some overload
+ * of each may give a boolean. The operators the evaluator handles itself (`&&`, `||`, `?:`, indexing) are known
+ * without being listed.
+ */
+export type ConditionFunctions = ReadonlyMap<string, boolean>;
+
+/** Operators the evaluator decides itself, and whether they give a boolean (`undefined`: it depends). */
+const BUILT_IN_OPERATORS: ReadonlyMap<string, boolean | undefined> = new Map<string, boolean | undefined>([
+  ['_&&_', true],
+  ['_||_', true],
+  ['@not_strictly_false', true],
+  ['__not_strictly_false__', true],
+  ['_?_:_', undefined],
+  ['_[_]', undefined],
+  ['_[?_]', undefined],
+  ['_?._', undefined],
+]);
+
+/**
+ * Walks `parsed` once; see {@link ConditionAnalysis}. With `functions`, a call of a function CEL does not know, and
+ * an expression that can never be a boolean (`1 + 2`, a list), are problems too: found when the policy loads rather
+ * than denying every request later.
+ */
+export function analyzeCondition(parsed: ParsedCondition, functions?: ConditionFunctions): ConditionAnalysis {
+  const walk = new ConditionWalk(parsed.sourceInfo?.positions ?? {}, functions);
   walk.visit(parsed.expr, new Set(), 0);
+  if (functions !== undefined && walk.problem === undefined && neverBoolean(parsed.expr, functions)) {
+    walk.report('is not a boolean and can never be one (its value is a number, a string, a list or a map); a condition must evaluate to true or false', parsed.expr);
+  }
   return {
     nodes: walk.nodes,
     depth: walk.depth,
@@ -59,7 +85,10 @@ class ConditionWalk {
   readsRequest = false;
   problem: { message: string; offset: number } | undefined;
 
-  constructor(private readonly positions: Readonly<Record<string, number>>) {}
+  constructor(
+    private readonly positions: Readonly<Record<string, number>>,
+    private readonly functions: ConditionFunctions | undefined,
+  ) {}
 
   visit(expr: Expr | undefined, bound: ReadonlySet<string>, depth: number): void {
     if (expr === undefined) return;
@@ -118,6 +147,9 @@ class ConditionWalk {
       this.mcpField(key.exprKind.value.constantKind.value, expr);
       return;
     }
+    if (this.functions !== undefined && !this.functions.has(call.function) && !BUILT_IN_OPERATORS.has(call.function)) {
+      this.report(`calls ${call.function}(), which is no function of CEL's standard library (size, contains, startsWith, endsWith, matches, int, string, timestamp…)`, expr);
+    }
     this.visit(call.target, bound, depth);
     for (const arg of call.args) this.visit(arg, bound, depth);
   }
@@ -144,7 +176,21 @@ class ConditionWalk {
     else if (!MCP_FIELDS.has(field)) this.report(`reads mcp.${field}, a field mcp lacks (its fields are ${[...MCP_FIELDS].join(', ')})`, expr);
   }
 
-  private report(message: string, expr: Expr): void {
+  report(message: string, expr: Expr): void {
     this.problem ??= { message, offset: this.positions[String(expr.id)] ?? 0 };
   }
+}
+
+/** Whether `expr` is sure never to give a boolean: a literal list or map, or a call no overload of which does. */
+function neverBoolean(expr: Expr | undefined, functions: ConditionFunctions): boolean {
+  const kind = expr?.exprKind;
+  if (kind === undefined) return false;
+  if (kind.case === 'listExpr' || (kind.case === 'structExpr' && kind.value.messageName === '')) return true;
+  if (kind.case === 'constExpr') return kind.value.constantKind.case !== 'boolValue';
+  if (kind.case !== 'callExpr') return false;
+  const name = kind.value.function;
+  // A choice is never a boolean when neither branch is.
+  if (name === '_?_:_') return neverBoolean(kind.value.args[1], functions) && neverBoolean(kind.value.args[2], functions);
+  if (BUILT_IN_OPERATORS.has(name)) return false;
+  return functions.get(name) === false;
 }

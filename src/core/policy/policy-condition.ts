@@ -6,7 +6,7 @@
 import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { asRecord } from '../wire/as-record.js';
-import { analyzeCondition, type ConditionAnalysis } from './condition-analysis.js';
+import { analyzeCondition, type ConditionAnalysis, type ConditionFunctions } from './condition-analysis.js';
 
 /** Longest condition source, in characters. */
 export const MAX_CONDITION_LENGTH = 4096;
@@ -104,6 +104,15 @@ export class ConditionEvaluationError extends Error {
 export class ConditionSyntaxError extends Error {}
 
 const ENV = celEnv();
+/** The functions of {@link ENV}, by name: whether some overload may give a boolean (or a value of any type). */
+const FUNCTIONS: ConditionFunctions = (() => {
+  const names = new Map<string, boolean>();
+  for (const func of ENV.funcs) {
+    const result = (func.result as { name?: unknown }).name;
+    names.set(func.name, names.get(func.name) === true || result === 'bool' || result === 'dyn');
+  }
+  return names;
+})();
 
 /**
  * Parses, checks and plans `source`. Checked at compile time: syntax, size, comprehension depth, every name
@@ -137,14 +146,10 @@ function compileNew(source: string): CompiledCondition {
     const at = location?.start?.line === undefined ? '' : ` at line ${location.start.line}, column ${location.start.column}`;
     throw new ConditionSyntaxError(`is not valid CEL${at}: ${rawMessage ?? (error as Error).message}`);
   }
-  const analysis = analyzeCondition(parsed);
+  const analysis = analyzeCondition(parsed, FUNCTIONS);
   if (analysis.problem !== undefined) throw new ConditionSyntaxError(`${analysis.problem.message} at ${lineAndColumn(source, analysis.problem.offset)}`);
   if (analysis.nodes > MAX_CONDITION_NODES) throw new ConditionSyntaxError(`has ${analysis.nodes} nodes, over the limit of ${MAX_CONDITION_NODES}`);
   if (analysis.depth > MAX_CONDITION_DEPTH) throw new ConditionSyntaxError(`nests comprehensions ${analysis.depth} deep, over the limit of ${MAX_CONDITION_DEPTH}`);
-  const constant = parsed.expr.exprKind;
-  if (constant.case === 'constExpr' && constant.value.constantKind.case !== 'boolValue') {
-    throw new ConditionSyntaxError('is a constant that is not a boolean; a condition must evaluate to true or false');
-  }
   let program: (bindings: Record<string, CelInput>) => CelResult;
   try {
     program = plan(ENV, parsed) as (bindings: Record<string, CelInput>) => CelResult;

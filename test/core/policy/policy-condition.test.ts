@@ -63,6 +63,20 @@ describe('conditions: compile errors name the rule path and the column', () => {
     assert.throws(() => compileCondition('[1].all(a, [2].all(b, [3].all(c, true)))'), ConditionSyntaxError);
   });
 
+  test('a function CEL lacks and an expression that can never be a boolean are refused at load, with their column', () => {
+    const unknown = compileError({ tools: { x: { when: 'claims.sub != "" && foo(claims.sub)' } } });
+    assert.equal(unknown.setting, 'policy.tools.x.when');
+    assert.match(unknown.message, /calls foo\(\), which is no function of CEL's standard library.* at line 1, column 21/);
+    assert.match(compileError({ tools: { x: { when: 'claims.sub.shout() == "A"' } } }).message, /calls shout\(\).*column 11/);
+    for (const when of ['1 + 2', 'size(claims.groups)', '[true]', '{"a": true}', 'claims.x ? 1 : "no"']) {
+      assert.match(compileError({ tools: { x: { when } } }).message, /is not a boolean and can never be one/, when);
+    }
+    // What may be a boolean at run time stays allowed (and denies then if it is not one).
+    for (const when of ['claims.admin', 'claims.x ? true : 2', 'dyn(claims.flag)', 'claims.groups.exists(g, g.matches("^fin"))', 'int(claims.level) > 3 && "a".size() == 1']) {
+      assert.doesNotThrow(() => compilePolicy({ tools: { x: { when } } }), when);
+    }
+  });
+
   test('names bound by a comprehension and CEL type names are declared', () => {
     assert.doesNotThrow(() => compilePolicy({ tools: { x: { when: 'claims.groups.exists(g, g.startsWith("fin")) && type(server) == string' } } }));
   });
