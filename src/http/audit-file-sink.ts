@@ -92,6 +92,12 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
  * (asked again before each chunk, as the file fills and rotates), or a single record when one alone is larger.
  */
 function* chunksWithin(lines: string, room: () => number): Generator<{ text: string; bytes: number }> {
+  // Most batches fit what is left of the file: measured once, not record by record.
+  const total = Buffer.byteLength(lines);
+  if (total <= room()) {
+    yield { text: lines, bytes: total };
+    return;
+  }
   let start = 0;
   while (start < lines.length) {
     const limit = room();
