@@ -189,7 +189,7 @@ class PlannedCondition implements CompiledCondition {
     }
     let result: CelResult;
     try {
-      result = this.program(new ConditionBindings(auth, request) as unknown as Record<string, CelInput>);
+      result = this.program(new ConditionBindings(auth, request, this.analysis) as unknown as Record<string, CelInput>);
     } catch (error) {
       return new ConditionFailure(failureCategory(error));
     }
@@ -203,6 +203,7 @@ class ConditionBindings {
   constructor(
     private readonly auth: AuthInfo,
     private readonly request: ConditionRequest,
+    private readonly reads: Pick<ConditionAnalysis, 'readsArguments' | 'readsParams'>,
   ) {}
 
   get claims(): CelMap {
@@ -220,14 +221,18 @@ class ConditionBindings {
 
   get mcp(): CelMap {
     const { method, name, uri, params } = this.request;
-    const args = this.request.arguments;
     const fields = new Map<string, CelInput>([
       ['method', method],
       ['name', name],
       ['uri', uri],
-      ['arguments', asRecord(args) === undefined ? EMPTY_OBJECT : (args as CelInput)],
-      ['params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params())))],
     ]);
+    // Only what the condition reads (the analysis says so, `mcp` used whole reading all): a list decides each item
+    // with a fresh map, and the arguments' check and the template's captures cost more than the rest together.
+    if (this.reads.readsArguments) {
+      const args = this.request.arguments;
+      fields.set('arguments', asRecord(args) === undefined ? EMPTY_OBJECT : (args as CelInput));
+    }
+    if (this.reads.readsParams) fields.set('params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params()))));
     return celMap(fields);
   }
 }
