@@ -37,14 +37,36 @@ const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 export function callerOutcomes(auth: AuthInfo): Map<CompiledCondition, boolean | ConditionFailure> {
   const extra = auth.extra;
   if (extra === undefined || !Object.isFrozen(extra)) return new Map();
-  const known = outcomesByToken.get(extra);
-  if (known !== undefined && known.scopes === auth.scopes && known.clientId === auth.clientId) return known.outcomes;
-  const outcomes = new Map<CompiledCondition, boolean | ConditionFailure>();
-  outcomesByToken.set(extra, { scopes: auth.scopes, clientId: auth.clientId, outcomes });
-  return outcomes;
+  return tokenEntry(auth, extra).outcomes;
 }
 
-const outcomesByToken = new WeakMap<object, { readonly scopes: unknown; readonly clientId: unknown; readonly outcomes: Map<CompiledCondition, boolean | ConditionFailure> }>();
+/**
+ * A number for the caller of `auth` while its verified identity is kept (the same frozen `auth.extra`, scopes and
+ * client id as {@link callerOutcomes} asks), never given to another caller; undefined when `extra` is not frozen.
+ */
+export function callerKey(auth: AuthInfo): number | undefined {
+  const extra = auth.extra;
+  if (extra === undefined || !Object.isFrozen(extra)) return undefined;
+  return tokenEntry(auth, extra).key;
+}
+
+function tokenEntry(auth: AuthInfo, extra: object): TokenEntry {
+  const known = outcomesByToken.get(extra);
+  if (known !== undefined && known.scopes === auth.scopes && known.clientId === auth.clientId) return known;
+  const entry: TokenEntry = { scopes: auth.scopes, clientId: auth.clientId, outcomes: new Map(), key: nextCallerKey++ };
+  outcomesByToken.set(extra, entry);
+  return entry;
+}
+
+interface TokenEntry {
+  readonly scopes: unknown;
+  readonly clientId: unknown;
+  readonly outcomes: Map<CompiledCondition, boolean | ConditionFailure>;
+  readonly key: number;
+}
+
+const outcomesByToken = new WeakMap<object, TokenEntry>();
+let nextCallerKey = 0;
 
 /**
  * The {@link ConditionRequest} of `message` under `rule`: `mcp.method` the message's method, `mcp.name` its

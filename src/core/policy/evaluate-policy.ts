@@ -10,6 +10,7 @@ import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
+import { nameOutcome } from './name-outcomes.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
@@ -160,12 +161,21 @@ export class PolicyEvaluator {
     if (context.listing && condition.listTimeNeed(context.template === true) === 'call') return true;
     const outcomes = condition.readsRequest ? undefined : (context.outcomes ?? callerOutcomes(auth));
     let outcome = outcomes?.get(condition);
-    if (outcome === undefined) {
-      outcome = condition.evaluate(auth, conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server));
-      outcomes?.set(condition, outcome);
-      // Reported once per evaluation: a list or a token reusing the outcome does not repeat it.
-      if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome), rule.path);
+    if (outcome !== undefined) return outcome;
+    const request = conditionRequest(typeof message === 'function' ? message() : message, rule, context, this.server);
+    if (context.listing && condition.readsNamesOnly) {
+      const server = typeof request.server === 'function' ? request.server() : request.server;
+      return nameOutcome(auth, condition, request.method, server, request.name, () => this.evaluateCondition(rule, auth, request));
     }
+    outcome = this.evaluateCondition(rule, auth, request);
+    outcomes?.set(condition, outcome);
+    return outcome;
+  }
+
+  /** Runs `rule`'s condition; a failure is reported once per evaluation (an outcome reused is not reported again). */
+  private evaluateCondition(rule: CompiledRule, auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
+    const outcome = rule.condition!.evaluate(auth, request);
+    if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome), rule.path);
     return outcome;
   }
 
@@ -428,6 +438,14 @@ export class PolicyEvaluator {
     }
     const { spec, auth } = items;
     const message = (): JsonRpcMessage => syntheticRequest(spec.useMethod, spec.paramName, key);
+    // A static rule whose condition reads only the item's name (and method, server): its outcome for this caller and
+    // this name is remembered across lists, so a list asked again runs no condition and builds no request.
+    if (items.staticMethod && rule !== undefined && rule.scopes !== undefined && rule.condition!.readsNamesOnly) {
+      const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
+      const name = spec.paramName === 'name' ? key : '';
+      const outcome = nameOutcome(auth, rule.condition!, spec.useMethod, server?.() ?? this.server, name, () => this.evaluateCondition(rule, auth, conditionRequest(message(), rule, context, this.server)));
+      return outcome === true && hasAll(items.granted, rule.scopes);
+    }
     // Decided as the call using the item would be, by the same rules: only what needs the call itself waits for it.
     const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
     const scopes = this.applyRule(this.rules.base, items.methodRule, auth, message, context);

@@ -63,6 +63,11 @@ export interface CompiledCondition {
   /** Whether it reads `mcp` or `server` at all; if not, its outcome is the same for every request of one caller. */
   readonly readsRequest: boolean;
   /**
+   * Whether what it reads of the request is at most `mcp.method`, `mcp.name` and `server`: its outcome is then the
+   * same for one caller and one listed item.
+   */
+  readonly readsNamesOnly: boolean;
+  /**
    * What deciding it for a listed item needs; `template` when the item is a resource template (whose URI and
    * captured values are known only when a URI is read). The one place lists ask what a condition depends on.
    */
@@ -164,6 +169,7 @@ class PlannedCondition implements CompiledCondition {
   readonly readsParams: boolean;
   readonly readsUri: boolean;
   readonly readsRequest: boolean;
+  readonly readsNamesOnly: boolean;
 
   constructor(
     readonly source: string,
@@ -174,6 +180,7 @@ class PlannedCondition implements CompiledCondition {
     this.readsParams = analysis.readsParams;
     this.readsUri = analysis.readsUri;
     this.readsRequest = analysis.readsRequest;
+    this.readsNamesOnly = analysis.readsRequest && !analysis.readsArguments && !analysis.readsParams && !analysis.readsUri;
   }
 
   listTimeNeed(template: boolean): ConditionNeed {
