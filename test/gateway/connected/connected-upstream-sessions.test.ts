@@ -191,6 +191,17 @@ for (const sealed of [false, true]) {
       assert.equal(upstream.issued.length, 2);
     });
 
+    it('requests that find the upstream session gone at once share one new session', async () => {
+      upstream.restart();
+      const answers = await Promise.all([request('tools/list'), request('tools/list'), request('tools/call', { name: 'echo', arguments: { text: 'together' } })]);
+      for (const answer of answers) {
+        assert.equal(answer.status, 200, answer.text);
+        assertClientsId(answer);
+      }
+      assert.equal(upstream.issued.length, 3, 'one new upstream session for all three');
+      assert.equal(upstream.received.filter((entry) => entry.method === 'initialize').length, 3);
+    });
+
     it("the client's DELETE ends the upstream's session", async () => {
       const current = upstream.issued.at(-1)!;
       assert.ok(upstream.sessions.has(current));
@@ -201,7 +212,7 @@ for (const sealed of [false, true]) {
       assert.equal(upstream.sessions.has(current), false, 'the upstream session ended');
       const after = await request('tools/list');
       assert.equal(after.status, 404, after.text);
-      assert.equal(upstream.issued.length, 2, 'no session opened for an ended one');
+      assert.equal(upstream.issued.length, 3, 'no session opened for an ended one');
     });
   });
 }
