@@ -143,12 +143,7 @@ for (const sealed of [false, true]) {
       assert.equal(first.status, 200, first.text);
       assert.equal(first.json.result.isError, true);
       const link = /(http:\/\/\S+?\/connect\/[A-Za-z0-9_-]+)/.exec(JSON.stringify(first.json.result.content))![1]!;
-      const browser = new PageBrowser(parts.origin);
-      const toLogin = await browser.request(link);
-      assert.equal(toLogin.status, 302, toLogin.body);
-      const afterLogin = await browser.request(await browser.signIn(toLogin.headers.get('location')!, CONNECTED_USERS[0], parts.callback));
-      assert.equal(afterLogin.status, 302, afterLogin.body);
-      const done = await browser.request(await browser.signIn(afterLogin.headers.get('location')!, CONNECTED_USERS[0], parts.upstreamCallback));
+      const done = await new PageBrowser(parts.origin).connect(link, CONNECTED_USERS[0], parts.callback, parts.upstreamCallback);
       assert.equal(done.status, 200, done.body);
     });
 
