@@ -66,12 +66,7 @@ function sessionCases(running: () => { parts: ConnectedAccountsParts; gateway: R
       const first = await client.callTool({ name: 'notes_list', arguments: {} });
       const link = /(http:\/\/\S+\/connect\/[A-Za-z0-9_-]+)/.exec(JSON.stringify(first.content))![1]!;
       const { parts } = running();
-      const browser = new PageBrowser(parts.origin);
-      const toLogin = await browser.request(link);
-      assert.equal(toLogin.status, 302, toLogin.body);
-      const afterLogin = await browser.request(await browser.signIn(toLogin.headers.get('location')!, CONNECTED_USERS[0], parts.callback));
-      assert.equal(afterLogin.status, 302, afterLogin.body);
-      const done = await browser.request(await browser.signIn(afterLogin.headers.get('location')!, CONNECTED_USERS[0], parts.upstreamCallback));
+      const done = await new PageBrowser(parts.origin).connect(link, CONNECTED_USERS[0], parts.callback, parts.upstreamCallback);
       assert.equal(done.status, 200, done.body);
       const added = await client.callTool({ name: 'notes_add', arguments: { text: 'through a lazy session' } });
       assert.equal(added.isError, undefined, JSON.stringify(added));

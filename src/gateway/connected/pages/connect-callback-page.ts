@@ -93,13 +93,13 @@ async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: S
     url = await ctx.port.begin({ ticketId, server: ticket.server, ...(ticket.scope ? { scope: ticket.scope } : {}) });
   } catch (error) {
     ctx.log({ event: 'upstream_failed', server: ticket.server, user, ...upstreamFailure(error) });
-    sendUpstreamFailed(res, ticket.server);
+    sendUpstreamFailed(res, ticket.server, clearFlowBinding(loginState, ctx.secure));
     return;
   }
   const state = url.searchParams.get('state');
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !state) {
     ctx.log({ event: 'upstream_failed', server: ticket.server, user, reason: 'no_state' });
-    sendUpstreamFailed(res, ticket.server);
+    sendUpstreamFailed(res, ticket.server, clearFlowBinding(loginState, ctx.secure));
     return;
   }
   // The upstream's sign-in gets its full time too: the ticket must still be good when its code comes back.
@@ -158,13 +158,14 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   try {
     completed = await ctx.port.complete(callbackUrl, bound.server);
   } catch (error) {
+    // The flow is over (its binding was taken): its cookie goes now rather than when it expires.
     ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, ...upstreamFailure(error) });
-    sendUpstreamFailed(res, bound.server);
+    sendUpstreamFailed(res, bound.server, clearFlowBinding(state!, ctx.secure));
     return;
   }
   if (!completed || completed.ticketId !== bound.ticketId) {
     ctx.log({ event: 'unknown_state', server: bound.server, user: bound.user });
-    sendUnknownState(res);
+    sendUnknownState(res, clearFlowBinding(state!, ctx.secure));
     return;
   }
   await burnConnectTicket(ctx.store, bound.ticketId);
@@ -186,19 +187,22 @@ function upstreamFailure(error: unknown): Pick<ConnectPageEvent, 'reason' | 'err
   return { reason: error.name, ...whatToCheck({ error: refused, setting: error.setting }) };
 }
 
-function sendUnknownState(res: ServerResponse): void {
+/** The 400 page of a `state` the gateway does not know; `clear`, the `Set-Cookie` ending a flow it did know. */
+function sendUnknownState(res: ServerResponse, clear?: string): void {
   sendPage(
     res,
     400,
     'Sign-in not recognised',
     html`<p>This sign-in answer is unknown to the gateway: it expired, was already used, or was never started here.</p>
 <p>Go back to your client and retry the request; it will give you a new link.</p>`,
+    clear === undefined ? {} : { 'Set-Cookie': clear },
   );
 }
 
-function sendUpstreamFailed(res: ServerResponse, server: string): void {
+/** The 502 page of an upstream authorization that failed; `clear`, the `Set-Cookie` ending its flow's binding. */
+function sendUpstreamFailed(res: ServerResponse, server: string, clear: string): void {
   sendPage(res, 502, 'Not connected', html`<p>The authorization at ${serverLabel(server)} did not complete. Nothing was connected.</p>
-<p>Go back to your client and retry the request to try again.</p>`);
+<p>Go back to your client and retry the request to try again.</p>`, { 'Set-Cookie': clear });
 }
 
 function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: GatewayLoginError['reason'], state: string): void {

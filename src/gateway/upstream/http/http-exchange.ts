@@ -46,6 +46,21 @@ export interface HttpUpstreamSettings {
   readonly onExchangeEnd: UpstreamHooks['onExchangeEnd'];
 }
 
+/**
+ * The ids of a session the gateway opened before the upstream's (see `lazy-sessions.ts`): the one the client knows,
+ * and the upstream's, which the answer's `Mcp-Session-Id` is turned back from.
+ */
+export interface LazySessionIds {
+  readonly client: string;
+  readonly upstream: string;
+  /**
+   * Opens a new upstream session after the upstream answered 404 for `gone` (it restarted, or expired it), and
+   * gives its id (`''` when the upstream now keeps none). The request is then sent once more under it, once.
+   * Absent for a request that must not open one (a DELETE).
+   */
+  readonly reopen?: (gone: string) => Promise<string>;
+}
+
 /** A sealed session id a request named, and what it opened to. */
 export interface SealedSessionInUse {
   /** The id as the client sent it, repeated when the upstream repeats the session's id. */
@@ -115,6 +130,9 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   private flowRequest: CallerFlowRequest | undefined = undefined;
   /** Whether an upstream `insufficient_scope` was already put to the flow (once per request). */
   private scopeChecked = false;
+  /** For a session the gateway opened: the upstream's id the request is sent under, and whether it was reopened. */
+  private lazyUpstream: string | undefined;
+  private reopened = false;
   private clientGone = false;
   private resolve: (() => void) | undefined = undefined;
 
@@ -123,8 +141,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    *   names none (an id sent anyway under a stateless revision is ignored, not forwarded).
    * @param releaseId - Gives back the request's JSON-RPC id (see `createPendingRequestIds`), when it claimed one.
    * @param clientCapabilities - What the client declared in its session's `initialize`, when known beside `sessionId`.
-   * @param lazyIds - For a session the gateway opened before the upstream's (see `lazy-sessions.ts`): the id the
-   *   client knows, and the upstream's (`sessionId`), which the answer's `Mcp-Session-Id` is turned back from.
+   * @param lazyIds - For a session the gateway opened before the upstream's: see {@link LazySessionIds}; its
+   *   `upstream` is `sessionId`.
    */
   constructor(
     private readonly settings: HttpUpstreamSettings,
@@ -136,8 +154,9 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly sessionId: string | undefined,
     private readonly releaseId: (() => void) | undefined,
     private readonly clientCapabilities?: unknown,
-    private readonly lazyIds?: { readonly client: string; readonly upstream: string },
+    private readonly lazyIds?: LazySessionIds,
   ) {
+    this.lazyUpstream = lazyIds?.upstream;
     const method = req.method ?? 'POST';
     this.method = method;
     this.isGet = method === 'GET';
@@ -295,8 +314,15 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   }
 
   attemptAnswered(attempt: UpstreamAttempt, controller: Dispatcher.DispatchController, status: number, incoming: IncomingHttpHeaders): void {
-    // A session the gateway opened before the upstream's: the client knows it by the gateway's id only.
-    if (this.lazyIds && incoming['mcp-session-id'] === this.lazyIds.upstream) incoming['mcp-session-id'] = this.lazyIds.client;
+    if (this.lazyIds) {
+      // The upstream forgot the session the gateway opened for the client: a new one, once, the client none the wiser.
+      if (status === 404 && this.lazyIds.reopen && !this.reopened && this.lazyUpstream !== undefined) {
+        this.reopenSession(attempt, this.lazyIds.reopen, this.lazyUpstream);
+        return;
+      }
+      // The client knows the session by the gateway's id only.
+      if (incoming['mcp-session-id'] === this.lazyUpstream) incoming['mcp-session-id'] = this.lazyIds.client;
+    }
     if (this.flowRequest) {
       if (status === 403 && !this.scopeChecked) {
         const challenge = insufficientScopeChallenge(incoming['www-authenticate']);
@@ -430,6 +456,29 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     // Event streams must reach the client event by event, not when a buffer fills.
     if (isEventStream) this.res.flushHeaders();
     attempt.deliver(controller);
+  }
+
+  /**
+   * The upstream answered 404 for the session the gateway opened for the client: its refusal is dropped, a new
+   * upstream session is opened, and the buffered request is sent once more under it. A failure to open one is
+   * answered as a credential failure (the connect flow when the user must connect again).
+   */
+  private reopenSession(attempt: UpstreamAttempt, reopen: (gone: string) => Promise<string>, gone: string): void {
+    this.reopened = true;
+    this.attempt = undefined;
+    attempt.abort();
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    reopen(gone).then(
+      (id) => {
+        if (this.settled) return;
+        this.lazyUpstream = id === '' ? undefined : id;
+        if (id === '') delete this.headers['mcp-session-id'];
+        else this.headers['mcp-session-id'] = id;
+        this.send();
+      },
+      (error: unknown) => this.credentialsFailed(error),
+    );
   }
 
   /**

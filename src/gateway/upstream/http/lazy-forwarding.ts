@@ -14,7 +14,7 @@ import type { CallerFlow } from '../../upstream-auth/caller-flow.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { writeGatewayError } from '../gateway-error.js';
 import { credentialFailure } from './exchange-failure.js';
-import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
+import { HttpExchange, type HttpUpstreamSettings, type LazySessionIds, type SealedSessionInUse } from './http-exchange.js';
 import { lazyInitializeResult, LazySessions } from './lazy-sessions.js';
 
 /** An `initialize` of a revision with sessions (2026-07-28 has none), sent without a session. */
@@ -72,14 +72,10 @@ export class LazyForwarding {
     }
     if (lazy.upstreamId === undefined && message && 'method' in message && !('id' in message)) return this.done(res, request, () => writeAccepted(res));
     if (lazy.upstreamId === undefined && req.method === 'GET') return this.done(res, request, () => res.writeHead(405, { Allow: 'POST, DELETE', 'Content-Length': '0' }).end());
+    const target = { dispatcher: this.settings.dispatcher, origin: this.settings.origin, path: this.settings.path, timeoutMs: this.settings.idleTimeoutMs };
     let upstreamId: string;
     try {
-      upstreamId = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, {
-        dispatcher: this.settings.dispatcher,
-        origin: this.settings.origin,
-        path: this.settings.path,
-        timeoutMs: this.settings.idleTimeoutMs,
-      });
+      upstreamId = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, target);
     } catch (error) {
       const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, clientCapabilities: capabilities }) : undefined;
       if (!answer) {
@@ -90,7 +86,8 @@ export class LazyForwarding {
       this.settings.onAnsweredInstead?.(req, value.denied);
       return this.done(res, request, () => writeJson(res, value.status, value.response));
     }
-    return this.exchange(req, res, context, request, upstreamId, capabilities);
+    const reopen = (gone: string): Promise<string> => this.sessions.reopen(lazy, gone, context.auth, this.credentials, target);
+    return this.exchange(req, res, context, request, upstreamId, capabilities, reopen);
   }
 
   private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
@@ -108,10 +105,13 @@ export class LazyForwarding {
     writeJson(res, 200, result, { 'Mcp-Session-Id': id });
   }
 
-  /** Forwards to the upstream's session `upstreamId` (`''`: the upstream keeps none, so the request names none). */
-  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, upstreamId: string, capabilities: unknown): Promise<void> {
+  /**
+   * Forwards to the upstream's session `upstreamId` (`''`: the upstream keeps none, so the request names none);
+   * with `reopen`, a 404 from the upstream opens a new session for it (see {@link LazySessionIds}).
+   */
+  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, upstreamId: string, capabilities: unknown, reopen?: LazySessionIds['reopen']): Promise<void> {
     const sessionId = upstreamId === '' ? undefined : upstreamId;
-    const lazyIds = sessionId === undefined ? undefined : { client: request.clientId, upstream: sessionId };
+    const lazyIds: LazySessionIds | undefined = sessionId === undefined ? undefined : { client: request.clientId, upstream: sessionId, ...(reopen ? { reopen } : {}) };
     return new HttpExchange(this.settings, req, res, context.auth, request.session, request.sealed, sessionId, request.releaseId, capabilities ?? context.clientCapabilities, lazyIds).run();
   }
 

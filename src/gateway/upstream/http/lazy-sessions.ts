@@ -85,6 +85,16 @@ export class LazySessions {
     );
     return session.opening;
   }
+
+  /**
+   * A new upstream session for `session`, the upstream having answered 404 for `gone` (it restarted, or expired the
+   * session): opened as on first use. Requests that found `gone` at once share one opening; one that comes after
+   * the new session is open gets that one.
+   */
+  reopen(session: LazySession, gone: string, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+    if (session.upstreamId === gone) session.upstreamId = undefined;
+    return this.upstreamSession(session, caller, credentials, target);
+  }
 }
 
 /**

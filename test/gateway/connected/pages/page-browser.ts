@@ -63,6 +63,18 @@ export class PageBrowser {
     throw new Error('sign-in did not reach the callback');
   }
 
+  /**
+   * Opens the connect `link` and signs in as `user` at the gateway's issuer (back at `loginCallback`), then at the
+   * upstream's authorization server (back at `upstreamCallback`); each step must be a 302 on. The final page.
+   */
+  async connect(link: string, user: { username: string; password: string }, loginCallback: string, upstreamCallback: string): Promise<Seen> {
+    const toLogin = await this.request(link);
+    if (toLogin.status !== 302) throw new Error(`the link answered ${toLogin.status}: ${toLogin.body}`);
+    const afterLogin = await this.request(await this.signIn(toLogin.headers.get('location')!, user, loginCallback));
+    if (afterLogin.status !== 302) throw new Error(`the sign-in's callback answered ${afterLogin.status}: ${afterLogin.body}`);
+    return this.request(await this.signIn(afterLogin.headers.get('location')!, user, upstreamCallback));
+  }
+
   /** Forgets this browser's cookies for `origin` (another browser, or the same one in a private window). */
   forget(origin: string): void {
     this.jar.delete(origin);
