@@ -7,7 +7,7 @@ import { compilePolicySet } from '../../../src/core/policy/policy-set.js';
 
 /** A caller as the verifier makes one: frozen claims, kept for every request of the token. */
 function caller(groups: string[], frozen = true): AuthInfo {
-  const extra = { sub: 'u', claims: { sub: 'u', groups }, tokenType: 'jwt' };
+  const extra = { sub: 'u', claims: { sub: 'u', groups }, tokenType: 'jwt' as const };
   return { token: 't', clientId: 'c', scopes: Object.freeze(['mcp']) as string[], extra: frozen ? Object.freeze(extra) : extra };
 }
 

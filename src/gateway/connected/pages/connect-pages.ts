@@ -1,7 +1,6 @@
 /**
  * The gateway's connected-account pages as one plain `node:http` handler: `/connect/<ticketId>`,
- * `/connect/callback` (sign-in), `/connect/callback/<server>` (each upstream), `/connect/sign-in` (the connections
- * page's), `/connections` and `/connections/disconnect`. Every answer is a small page or a redirect
+ * `/connect/callback` (sign-in), `/connect/callback/<server>` (each upstream), `/connections` and `/connections/disconnect`. Every answer is a small page or a redirect
  * with the pages' security headers; bad input gets a clear 4xx page, an unexpected failure a page naming no detail.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,7 +10,7 @@ import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
 import { serveLoginCallback, serveUpstreamCallback } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
 import { isTicketId } from './connect-ticket.js';
-import { CONNECTIONS_SIGN_IN_PATH, serveConnections, serveConnectionsSignIn, serveDisconnect } from './connections-page.js';
+import { serveConnections, serveDisconnect } from './connections-page.js';
 import type { GatewayLogin } from './gateway-login.js';
 import { html, sendPage } from './html-page.js';
 import { DEFAULT_SESSION_TTL_MS } from './login-session.js';
@@ -110,7 +109,6 @@ function routeOf(path: string): Route | undefined {
   if (path === '/connect/callback') return { method: 'GET', serve: (ctx, req, res, url) => serveLoginCallback(ctx, req, res, url.search) };
   // Each upstream's own redirect URI; the page checks that the path names the server of the state's flow.
   if (path.startsWith('/connect/callback/')) return { method: 'GET', serve: (ctx, req, res, url) => serveUpstreamCallback(ctx, req, res, url) };
-  if (path === CONNECTIONS_SIGN_IN_PATH) return { method: 'GET', serve: (ctx, req, res) => serveConnectionsSignIn(ctx, req, res) };
   if (path === '/connections') return { method: 'GET', serve: (ctx, req, res) => serveConnections(ctx, req, res) };
   if (path === '/connections/disconnect') return { method: 'POST', serve: (ctx, req, res) => serveDisconnect(ctx, req, res) };
   if (path.startsWith('/connect/')) {

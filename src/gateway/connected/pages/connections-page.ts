@@ -20,33 +20,18 @@ export const MAX_LISTED_CONNECTIONS = 1000;
 /** Longest server name accepted from a form, in characters. */
 const MAX_SERVER_NAME = 256;
 
-/** Where the connections page's sign-in starts: under the connect pages' path, which the flow cookies are for. */
-export const CONNECTIONS_SIGN_IN_PATH = '/connect/sign-in';
-
-/**
- * Serves `GET /connect/sign-in`: a 302 to the login issuer, the flow bound to this browser (starting it here, the
- * page sees the browser's other flow cookies and keeps them bounded), or back to `/connections` when signed in.
- */
-export async function serveConnectionsSignIn(ctx: PageContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (await readLoginSession(ctx, req)) {
-    sendRedirect(res, 303, new URL('/connections', ctx.origin));
-    return;
-  }
-  const retryAfter = ctx.signInBudget();
-  if (retryAfter !== undefined) {
-    ctx.log({ event: 'busy' });
-    sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started here in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
-    return;
-  }
-  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connections' });
-  sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
-}
-
-/** Serves `GET /connections`: the list, or a 302 to sign in first ({@link CONNECTIONS_SIGN_IN_PATH}). */
+/** Serves `GET /connections`: the list, or a 302 to sign in first. */
 export async function serveConnections(ctx: PageContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const session = await readLoginSession(ctx, req);
   if (!session) {
-    sendRedirect(res, 302, new URL(CONNECTIONS_SIGN_IN_PATH, ctx.origin));
+    const retryAfter = ctx.signInBudget();
+    if (retryAfter !== undefined) {
+      ctx.log({ event: 'busy' });
+      sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started here in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
+      return;
+    }
+    const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connections' });
+    sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
     return;
   }
   const prefix = `conn:${userKey(session.user)}:`;

@@ -1,9 +1,9 @@
 /**
  * The pages' cookies: the short signed-in session of the connections page, and (see `flow-cookies.ts`) one browser
  * binding per sign-in in progress. All HttpOnly and SameSite=Lax (the authorization servers send the browser back
- * with a top-level GET, which Lax allows), Secure on an https gateway. The session is a `__Host-` cookie there, for
- * the whole origin and no sub-domain, so a sibling host cannot plant or overwrite it; `__Host-` demands `Path=/`
- * (RFC 6265bis section 4.1.3.2). The flow bindings are scoped to the connect pages' path instead (see there).
+ * with a top-level GET, which Lax allows); on an https gateway all are `__Host-` cookies, Secure, for the whole
+ * origin and no sub-domain, so a sibling host cannot plant or overwrite them. `__Host-` demands `Path=/`
+ * (RFC 6265bis section 4.1.3.2), and that protection is worth more than a narrower path.
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -54,11 +54,11 @@ export function readPageCookie(req: IncomingMessage, cookie: PageCookie, secure:
 }
 
 /**
- * A `Set-Cookie` value for the cookie named `name` (as on the wire): HttpOnly, SameSite=Lax, Secure on https, for
- * `path` (default `/`); `maxAgeS` seconds, 0 to clear it (a cookie is cleared only with the path it was set with).
+ * A `Set-Cookie` value for the cookie named `name` (as on the wire): HttpOnly, SameSite=Lax, Path=/, Secure on
+ * https; `maxAgeS` seconds, 0 to clear it.
  */
-export function cookieLine(name: string, value: string, maxAgeS: number, secure: boolean, path = '/'): string {
-  return `${name}=${value}; Path=${path}; Max-Age=${Math.max(0, Math.floor(maxAgeS))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+export function cookieLine(name: string, value: string, maxAgeS: number, secure: boolean): string {
+  return `${name}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeS))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
 /**

@@ -126,7 +126,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.equal(location.origin, as.issuer, 'the link leads to the login issuer only');
     assert.equal(location.searchParams.get('code_challenge_method'), 'S256');
     assert.ok(location.searchParams.get('nonce'));
-    assert.match(link.headers.get('set-cookie') ?? '', /^mcpg_flow_[\w-]{16}=[\w-]{43}; Path=\/connect; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    assert.match(link.headers.get('set-cookie') ?? '', /^mcpg_flow_[\w-]{16}=[\w-]{43}; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
     const callback = await b.signIn(location, user, `${origin}/connect/callback`);
     return { callback, answer: await b.request(callback) };
   }
@@ -382,7 +382,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const local = await listen(server);
     try {
       const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${local}/connect/sign-in`, { redirect: 'manual' })).status);
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${local}/connections`, { redirect: 'manual' })).status);
       assert.deepEqual(statuses, [302, 302, 429]);
       // A connect link draws on no budget: it needs a live ticket.
       const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
@@ -409,13 +409,8 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const b = browser();
     const start = await b.request(`${origin}/connections`);
     assert.equal(start.status, 302);
-    assert.equal(start.headers.get('location'), `${origin}/connect/sign-in`, 'the sign-in starts under the flow cookies\' path');
-    assert.equal(start.headers.get('set-cookie'), null);
-    const signIn = await b.request(start.headers.get('location')!);
-    assert.equal(signIn.status, 302);
-    assert.equal(new URL(signIn.headers.get('location')!).origin, as.issuer);
-    assert.match(signIn.headers.get('set-cookie') ?? '', /^mcpg_flow_[\w-]{16}=[\w-]{43}; Path=\/connect; Max-Age=600; HttpOnly; SameSite=Lax$/);
-    const callback = await b.signIn(signIn.headers.get('location')!, ALICE, `${origin}/connect/callback`);
+    assert.equal(new URL(start.headers.get('location')!).origin, as.issuer);
+    const callback = await b.signIn(start.headers.get('location')!, ALICE, `${origin}/connect/callback`);
     const signedIn = await b.request(callback);
     assert.equal(signedIn.status, 303);
     assert.equal(signedIn.headers.get('location'), `${origin}/connections`);
@@ -524,7 +519,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     for (const line of lines as { error?: string }[]) if (line.error !== undefined) assert.match(line.error, /^[a-z_]{1,64}$/);
   });
 
-  it('names its flow cookies __Secure-, Secure and for the connect pages only on an https gateway, and redirects only to the login issuer', async () => {
+  it('names its cookies __Host- and Secure on an https gateway, and redirects only to the login issuer', async () => {
     const httpsOrigin = 'https://gateway.example';
     const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: httpsOrigin, store, sealer, timeoutMs: 5_000 });
     const pages = createConnectPages({ gatewayOrigin: `${httpsOrigin}/mcp`, store, sealer, login, port: upstream.port });
@@ -534,7 +529,7 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
       const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
       const response = await fetch(`${local}/connect/${ticketId}`, { redirect: 'manual', headers: { host: 'evil.example' } });
       assert.equal(response.status, 302);
-      assert.match(response.headers.get('set-cookie') ?? '', /^__Secure-mcpg_flow_[\w-]{16}=[\w-]+; Path=\/connect; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+      assert.match(response.headers.get('set-cookie') ?? '', /^__Host-mcpg_flow_[\w-]{16}=[\w-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
       const location = new URL(response.headers.get('location')!);
       assert.equal(location.origin, as.issuer);
       assert.equal(location.searchParams.get('redirect_uri'), `${httpsOrigin}/connect/callback`, 'the callback is on the configured origin, not the Host');

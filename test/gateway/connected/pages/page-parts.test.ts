@@ -35,10 +35,10 @@ describe('page parts', () => {
     const name = flowCookieName(states[0]!, false);
     assert.match(name, /^mcpg_flow_[\w-]{16}$/);
     assert.ok(!name.includes('state'), 'the state itself is no cookie name');
-    assert.match(flowCookieName(states[0]!, true), /^__Secure-mcpg_flow_[\w-]{16}$/);
+    assert.match(flowCookieName(states[0]!, true), /^__Host-mcpg_flow_[\w-]{16}$/);
     assert.notEqual(flowCookieName(states[1]!, false), name);
     const [line] = startFlowBinding(request(), states[0]!, 'bind0', 600, true);
-    assert.equal(line, `${flowCookieName(states[0]!, true)}=bind0; Path=/connect; Max-Age=600; HttpOnly; SameSite=Lax; Secure`);
+    assert.equal(line, `${flowCookieName(states[0]!, true)}=bind0; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure`);
     const two = request(`${flowCookieName(states[0]!, false)}=bind0; ${flowCookieName(states[1]!, false)}=bind1; mcpg_login=s`);
     assert.equal(readFlowBinding(two, states[0]!, false), 'bind0');
     assert.equal(readFlowBinding(two, states[1]!, false), 'bind1');
@@ -47,12 +47,12 @@ describe('page parts', () => {
     // A browser already holding MAX_PENDING_FLOWS bindings: starting one more clears the oldest (sent first).
     const full = request(states.slice(0, MAX_PENDING_FLOWS).map((state, i) => `${flowCookieName(state, false)}=b${i}`).join('; '));
     const lines = startFlowBinding(full, states[6]!, 'new', 600, false);
-    assert.deepEqual(lines, [clearFlowBinding(states[0]!, false), `${flowCookieName(states[6]!, false)}=new; Path=/connect; Max-Age=600; HttpOnly; SameSite=Lax`]);
+    assert.deepEqual(lines, [clearFlowBinding(states[0]!, false), `${flowCookieName(states[6]!, false)}=new; Path=/; Max-Age=600; HttpOnly; SameSite=Lax`]);
     // A flow that follows another (the upstream's after the sign-in) ends that one instead.
     const next = startFlowBinding(full, states[6]!, 'new', 900, false, states[2]);
     assert.deepEqual(next.slice(0, 1), [clearFlowBinding(states[2]!, false)]);
     assert.equal(next.length, 2, 'ending the flow it follows made room');
-    assert.match(clearFlowBinding(states[0]!, false), /^mcpg_flow_[\w-]{16}=; Path=\/connect; Max-Age=0; HttpOnly; SameSite=Lax$/);
+    assert.match(clearFlowBinding(states[0]!, false), /^mcpg_flow_[\w-]{16}=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax$/);
   });
 
   it('keeps a ticket sealed under its key for 10 minutes, holding no user data in its id', async () => {
