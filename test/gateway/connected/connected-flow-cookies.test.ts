@@ -1,7 +1,8 @@
 // The browser bindings of the connect flow, read from the Set-Cookie headers of the running gateway (real
-// authorization servers, the notes example as the upstream): each is for the connect pages' path only, so the browser
-// does not send it with MCP requests; and when the upstream's authorization fails (the user declines there, or the
-// code exchange is refused), the answer clears that flow's cookie at once rather than leaving it to expire.
+// authorization servers, the notes example as the upstream): each for the whole origin (`__Host-` on https, which
+// demands Path=/; the gateway never passes cookies on to an upstream), HttpOnly, SameSite=Lax; and when the upstream's
+// authorization fails (the user declines there, or the code exchange is refused), the answer clears that flow's
+// cookie at once rather than leaving it to expire.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
@@ -13,7 +14,7 @@ import { PageBrowser, type Seen } from './pages/page-browser.js';
 const VERSION = '2025-11-25';
 const ALICE = CONNECTED_USERS[0];
 /** A flow binding being set: its name and attributes as the gateway writes them on http. */
-const SET_BINDING = /^(mcpg_flow_[\w-]{16})=[\w-]{43}; Path=\/connect; Max-Age=(\d+); HttpOnly; SameSite=Lax$/;
+const SET_BINDING = /^(mcpg_flow_[\w-]{16})=[\w-]{43}; Path=\/; Max-Age=(\d+); HttpOnly; SameSite=Lax$/;
 
 /** The names a `Set-Cookie` list clears, each checked to be cleared for the path it was set for. */
 function clearedNames(seen: Seen): string[] {
@@ -21,7 +22,7 @@ function clearedNames(seen: Seen): string[] {
     .getSetCookie()
     .filter((line) => / Max-Age=0;/.test(line))
     .map((line) => {
-      assert.match(line, /^mcpg_flow_[\w-]{16}=; Path=\/connect; Max-Age=0; HttpOnly; SameSite=Lax$/);
+      assert.match(line, /^mcpg_flow_[\w-]{16}=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax$/);
       return line.slice(0, line.indexOf('='));
     });
 }
@@ -69,7 +70,7 @@ describe('connected accounts: the connect flow cookies', { timeout: 60_000 }, ()
     return { answer, binding: set[0]![1]! };
   }
 
-  it('binds each step of the flow with a cookie for /connect only, HttpOnly and SameSite=Lax, cleared when it connects', async () => {
+  it('binds each step of the flow with a cookie of its own, HttpOnly and SameSite=Lax, cleared when it connects', async () => {
     const browser = new PageBrowser(parts.origin);
     const { answer, binding } = await toUpstream(browser);
     const done = await browser.request(await browser.signIn(answer.headers.get('location')!, ALICE, parts.upstreamCallback));
