@@ -102,8 +102,8 @@ describe('the gateway audit trail', () => {
     const byId = new Map(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord).map((r) => [r.requestId, r]));
     const denied = byId.get('second-1')!;
     assert.deepEqual(
-      [denied.resource, denied.decision, denied.reason, denied.rule, denied.status, denied.subject, denied.clientId, denied.issuer],
-      ['crm://acme/report', 'deny', 'scope_insufficient', 'servers.c.resources.*', 403, 'bob', 'console', issuer.issuer],
+      [denied.server, denied.resource, denied.decision, denied.reason, denied.rule, denied.status, denied.subject, denied.clientId, denied.issuer],
+      ['c', 'crm://acme/report', 'deny', 'scope_insufficient', 'servers.c.resources.*', 403, 'bob', 'console', issuer.issuer],
     );
     assert.deepEqual([byId.get('second-2')?.decision, byId.get('second-2')?.reason], ['allow', 'allowed']);
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.method === 'resources/read' && line.status === 403);

@@ -333,7 +333,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, givenServerCredentials)])) : undefined;
     // The guard is built after the set (its policy needs the set's routes); the set's second decisions use it then.
     let built: Guard | undefined;
-    const recheck = (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage): GuardHttpResponse | undefined => (built ? decideAgain(built, message, auth, req) : undefined);
+    const recheck = (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage, server?: string): GuardHttpResponse | undefined => (built ? decideAgain(built, message, auth, req, server) : undefined);
     // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
     const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);
     // Loaded only with pins on (MCP_AUTH_PINS warn or enforce): off, nothing is digested and no upstream is wrapped.
