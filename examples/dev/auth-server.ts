@@ -11,10 +11,12 @@ import { startAuthorizationServer, DEMO_PASSWORD, DEMO_USERNAME, SERVICE_CLIENT_
 import { formatRefusal } from './refusal-log.js';
 import { canonicalizeResourceUri, ConfigurationError, isLoopbackHost, isScopeToken } from 'mcp-oauth-guard/core';
 import { parseOrExit, readFlags } from './command-line.js';
+import { parseClaimFlag } from './token-claims.js';
 import { DEV_AUTH_SERVER_PORT, DEV_SERVICE_CLIENT_SECRET } from './dev-settings.js';
 
 const USAGE = `Usage: npm run auth-server -- [--port 9400] [--host 127.0.0.1] --resource <url or '*'> [--resource <url>…]
                            --scopes a,b [--user name:password]… [--client id:secret:redirect-uri[,…]]… [--dpop]
+                           [--claim name=value]…
 
 Starts a local authorization server for development and keeps it running (Ctrl-C stops it).
 
@@ -29,6 +31,10 @@ Starts a local authorization server for development and keeps it running (Ctrl-C
                         token grants, client_secret_basic, exactly these redirect URIs), as an operator registers
                         one, e.g. the gateway's sign-in client for connected accounts:
                         --client gw-login:some-secret:http://127.0.0.1:8080/connect/callback; repeat it
+  --claim <name=value>  a claim every access token carries, to try policy conditions on it: the value as JSON
+                        when it parses (--claim 'groups=["finance"]'), else as text (--claim tenant=acme);
+                        repeat it. The claims the server sets (iss, aud, exp, iat, nbf, jti, sub, client_id,
+                        scope, cnf) are refused
   --dpop                require DPoP (RFC 9449) of the clients that register: every token they get is bound to
                         their key (without it, a client that sends a proof still gets a bound token)
   --port <number>       default ${DEV_AUTH_SERVER_PORT} (0 picks a free one)
@@ -52,14 +58,16 @@ interface DevAuthServerArgs {
   users: DemoUser[];
   clients: PreRegisteredClient[];
   dpop: boolean;
+  /** `--claim`: claims every access token carries. */
+  claims: Record<string, unknown>;
 }
 
 /** Reads the flags; every problem is reported at once, each naming its flag. */
 function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
-  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--client', '--dpop'], ['--dpop']);
+  const flags = readFlags(argv, ['--port', '--host', '--resource', '--scopes', '--user', '--client', '--dpop', '--claim'], ['--dpop']);
   if (flags === 'help') return 'help';
   const { values, problems } = flags;
-  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], anyLoopback: false, scopes: [], users: [], clients: [], dpop: values.has('--dpop') };
+  const args: DevAuthServerArgs = { port: DEV_AUTH_SERVER_PORT, host: values.get('--host')?.at(-1) ?? '127.0.0.1', resources: [], anyLoopback: false, scopes: [], users: [], clients: [], dpop: values.has('--dpop'), claims: {} };
   // The service client's secret is well known and may exchange tokens: this server must not be reachable from elsewhere.
   if (!isLoopbackHost(args.host)) problems.push(`--host must be a loopback address (127.0.0.1, ::1 or localhost), got "${args.host}"`);
   const port = values.get('--port')?.at(-1);
@@ -94,6 +102,12 @@ function parseArgs(argv: readonly string[]): DevAuthServerArgs | 'help' {
     if (typeof parsed === 'string') problems.push(parsed);
     else if (args.clients.some((known) => known.clientId === parsed.clientId) || parsed.clientId === SERVICE_CLIENT_ID) problems.push(`--client: the client id "${parsed.clientId}" is given twice`);
     else args.clients.push(parsed);
+  }
+  for (const claim of values.get('--claim') ?? []) {
+    const parsed = parseClaimFlag(claim);
+    if (typeof parsed === 'string') problems.push(parsed);
+    else if (Object.hasOwn(args.claims, parsed[0])) problems.push(`--claim: "${parsed[0]}" is given twice`);
+    else args.claims[parsed[0]] = parsed[1];
   }
   if (args.resources.length === 0 && !args.anyLoopback) problems.push('--resource is required: the URL of the MCP endpoint tokens are for, e.g. --resource http://127.0.0.1:8080/mcp');
   // A resource server's tokens carry at least one scope here: the authorization server refuses to describe a
@@ -171,6 +185,7 @@ async function main(): Promise<void> {
     onRefusal: (refusal) => console.error(`auth-server: ${formatRefusal(refusal)}`),
     requireDpop: args.dpop,
     clients: args.clients,
+    extraClaims: args.claims,
   });
   const first = args.resources[0] ?? EXAMPLE_LOOPBACK_RESOURCE;
   const scope = args.scopes.join(' ');
@@ -182,6 +197,7 @@ async function main(): Promise<void> {
     ...(args.anyLoopback ? [`  resource:   any loopback URL, e.g. ${EXAMPLE_LOOPBACK_RESOURCE} or http://localhost:3000/mcp  (scopes ${scope})`] : []),
     `  service client for client_credentials: ${SERVICE_CLIENT_ID} / ${DEV_SERVICE_CLIENT_SECRET}`,
     ...args.clients.map((client) => `  client:     ${client.clientId} (confidential, the secret given), redirect URIs ${client.redirectUris.join(' ')}`),
+    ...Object.entries(args.claims).map(([name, value]) => `  claim:      ${name}=${JSON.stringify(value)} in every access token`),
     ...(args.dpop ? ['  DPoP:       required of registered clients (dpop_bound_access_tokens): every token they get is bound'] : []),
     '',
     'Put the gateway in front of your MCP server (in the folder holding your policy.json):',

@@ -25,6 +25,7 @@ import { ConfigurationProblems } from '../core/kernel/configuration-problems.js'
 import { DEFAULT_LOG_LEVEL, logsAt } from '../core/kernel/log-options.js';
 import { describeConfigurationError } from './config/configuration-error-line.js';
 import { describeConfigFile } from './config/config-file-summary.js';
+import { describeOperations } from './config/operations-summary.js';
 import { describeUpstream, policyFileOf } from './policy/policy-coverage-report.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './config/gateway-config.js';
 import { listenAddresses } from './server/listen-addresses.js';
@@ -104,10 +105,11 @@ async function main(): Promise<void> {
     return;
   }
   // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private. The
-  // configuration file's servers by name and transport, and where each setting came from: names, never values.
+  // configuration file's servers by name and transport, and where each setting came from: names, never values. The
+  // audit trail and the tool pins by mode and path.
   const writeInfo = logsAt(config.guard.logLevel ?? DEFAULT_LOG_LEVEL, 'info');
   if (writeInfo) process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), lists: gateway.guard.options.lists, ...describeUpstream(config), ...describeConfigFile(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), lists: gateway.guard.options.lists, ...describeUpstream(config), ...describeConfigFile(config), ...describeOperations(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
   );
   // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
   void reportCoverageWhenListed(gateway);

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuditBuffer, type AuditDropReason } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
-import { jsonRpcErrorCodeIn, recordedArguments, targetField, usableRequestId, type AuditRecord } from '../core/audit/audit-record.js';
+import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
 import { emitWarning, type LineSink } from '../core/kernel/log-line.js';
@@ -10,6 +9,7 @@ import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { createAuditFileSink, type SyncAuditSink } from './audit-file-sink.js';
 import { createAuditOtelSink } from './audit-otel-sink.js';
 import { createAuditStdoutSink } from './audit-stdout-sink.js';
+import { httpRequestId } from './request-id.js';
 import { isoTimeNow } from './request-log.js';
 
 /** Options of {@link AuditTrail}. */
@@ -181,8 +181,8 @@ class PendingAudit {
     req: IncomingMessage,
     res: ServerResponse,
   ) {
-    const header = req.headers['x-request-id'];
-    this.requestId = usableRequestId(typeof header === 'string' ? header : undefined) ?? randomUUID();
+    // The request log's line of this request carries the same id.
+    this.requestId = httpRequestId(req);
     this.write = res.write;
     this.end = res.end;
   }

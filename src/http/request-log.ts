@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DecisionEvent, DecisionHook, DecisionReason, DecisionRequest } from '../core/kernel/decision.js';
 import { decisionRequestOf } from './decision-request.js';
+import { httpRequestId } from './request-id.js';
 import type { SessionRefusal } from '../core/session/session-gate.js';
 import type { SealedSessionRefusalReason } from '../core/session/session-seal.js';
 
@@ -16,6 +17,11 @@ import type { SealedSessionRefusalReason } from '../core/session/session-seal.js
 export interface RequestLogEntry<Failure extends string = string> {
   /** When the request arrived, ISO 8601. */
   time: string;
+  /**
+   * The request's id: its `X-Request-Id` when it sent a usable one, else a random UUID; the same as its audit
+   * record's `requestId`, to join the two.
+   */
+  requestId: string;
   /** HTTP method. */
   httpMethod: string;
   /** Request path, without the query string; a connect link's as `/connect/{ticket}` (its id is never logged). */
@@ -125,6 +131,7 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       const q = url.indexOf('?');
       const entry: RequestLogEntry<Failure> = {
         time: isoTimeNow(),
+        requestId: httpRequestId(req),
         httpMethod: req.method ?? 'GET',
         path: loggedPath(q === -1 ? url : url.slice(0, q)),
         status: 0,
@@ -262,7 +269,7 @@ function jsonField(name: string, value: unknown): string {
  * with its fields in that order, written field by field, with no object copied for it.
  */
 function logLine(e: RequestLogEntry): string {
-  let line = `{"time":${JSON.stringify(e.time)}${jsonField('httpMethod', e.httpMethod)}${jsonField('path', e.path)}`;
+  let line = `{"time":${JSON.stringify(e.time)}${jsonField('requestId', e.requestId)}${jsonField('httpMethod', e.httpMethod)}${jsonField('path', e.path)}`;
   if (e.method !== undefined) line += jsonField('method', e.method);
   if (e.name !== undefined) line += jsonField('name', e.name);
   if (e.server !== undefined) line += jsonField('server', e.server);

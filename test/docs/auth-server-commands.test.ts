@@ -15,7 +15,8 @@ const AUTH_SERVER = join(REPOSITORY_ROOT, 'examples', 'dev', 'auth-server.ts');
  */
 const shown = PAGES.flatMap((page) =>
   [...readFileSync(join(REPOSITORY_ROOT, page), 'utf8').replace(/\\\n\s*/g, ' ').matchAll(/npm run auth-server -- ([^`\n]+)/g)]
-    .map((match) => ({ page, args: match[1]!.trim().split(/\s+/) }))
+    // A shell's single quotes around an argument (a --claim holding JSON) are not part of it.
+    .map((match) => ({ page, args: match[1]!.trim().split(/\s+/).map((arg) => arg.replace(/^'(.*)'$/, '$1')) }))
     .filter(({ args }) => !args.some((arg) => arg.includes('…') || arg.startsWith('<'))),
 );
 

@@ -2,9 +2,11 @@
 // the token it hands out verifies for the resource it was asked for, and only that one.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { decodeJwt } from 'jose';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startAuthorizationServer } from '../../examples/dev/authorization-server.js';
 import { createTokenVerifier } from '../../src/core/token/create-token-verifier.js';
 import { InvalidTokenError } from '../../src/core/kernel/errors.js';
 import { assertGuardError } from '../helpers/assert-guard-error.js';
@@ -108,6 +110,37 @@ describe('npm run token without a server', () => {
     assert.equal(code, 1);
     assert.equal(stdout, '');
     assert.ok(stderr.includes(`from the issuer http://127.0.0.1:${port} `), stderr);
+  });
+});
+
+describe('npm run auth-server -- --claim', () => {
+  it('puts each claim in the tokens npm run token prints, as JSON when it parses, else as text', { timeout: 60_000 }, async () => {
+    const server = await startScript(AUTH_SERVER, ['--port', '0', '--resource', RESOURCE, '--scopes', 'calc:use', '--claim', 'groups=["finance"]', '--claim', 'tenant=acme', '--claim', 'level=3'], 'Ctrl-C stops it.');
+    try {
+      const banner = server.output();
+      assert.ok(banner.includes('claim:      groups=["finance"] in every access token'), banner);
+      const issuer = /authorization server \(development only\): (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+      const { code, stdout, stderr } = await runScript(TOKEN, ['--issuer', issuer, '--resource', RESOURCE, '--scope', 'calc:use']);
+      assert.equal(code, 0, stderr);
+      const token = stdout.trim();
+      const claims = decodeJwt(token);
+      assert.deepEqual([claims['groups'], claims['tenant'], claims['level']], [['finance'], 'acme', 3]);
+      // The server's own claims are untouched, and the guard accepts the token with the extra claims in view.
+      assert.deepEqual([claims.iss, claims.aud, claims['scope']], [issuer, RESOURCE, 'calc:use']);
+      const auth = await createTokenVerifier({ issuer, resource: RESOURCE }).verify(token);
+      assert.deepEqual(auth.extra.claims['groups'], ['finance']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('refuses a claim the server sets itself, a malformed one, and one given twice, naming each', { timeout: 30_000 }, async () => {
+    const run = await runScript(AUTH_SERVER, ['--resource', RESOURCE, '--scopes', 'calc:use', '--claim', 'sub=alice', '--claim', 'client_id=x', '--claim', 'nameonly', '--claim', 'tenant=a', '--claim', 'tenant=b']);
+    assert.equal(run.code, 2, run.stdout);
+    for (const problem of ['--claim: "sub" is set by the server and cannot be given (reserved: iss, aud, exp, iat, nbf, jti, sub, client_id, scope, cnf)', '--claim: "client_id" is set by the server', '--claim must be name=value', '--claim: "tenant" is given twice']) {
+      assert.ok(run.stderr.includes(problem), `${problem} in ${run.stderr}`);
+    }
+    await assert.rejects(startAuthorizationServer({ extraClaims: { tenant: 'acme', exp: 1 } }), { name: 'TypeError', message: /extraClaims: "exp" is set by the server/ });
   });
 });
 

@@ -102,12 +102,41 @@ describe('the gateway audit trail', () => {
     const byId = new Map(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord).map((r) => [r.requestId, r]));
     const denied = byId.get('second-1')!;
     assert.deepEqual(
-      [denied.resource, denied.decision, denied.reason, denied.rule, denied.status, denied.subject, denied.clientId, denied.issuer],
-      ['crm://acme/report', 'deny', 'scope_insufficient', 'servers.c.resources.*', 403, 'bob', 'console', issuer.issuer],
+      [denied.server, denied.resource, denied.decision, denied.reason, denied.rule, denied.status, denied.subject, denied.clientId, denied.issuer],
+      ['c', 'crm://acme/report', 'deny', 'scope_insufficient', 'servers.c.resources.*', 403, 'bob', 'console', issuer.issuer],
     );
     assert.deepEqual([byId.get('second-2')?.decision, byId.get('second-2')?.reason], ['allow', 'allowed']);
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.method === 'resources/read' && line.status === 403);
     assert.deepEqual([logged?.decision, logged?.reason], ['deny', 'scope_insufficient'], 'the request log says so too');
+  });
+
+  test('a request log line and its audit record carry the same request id, made up when the client sent none', async () => {
+    const file = join(dir, 'joined.jsonl');
+    const lines: string[] = [];
+    gateway = await startGateway(loadGatewayConfig(settings({ MCP_AUTH_AUDIT: file })), { log: (line) => lines.push(line), warn: () => {} });
+    try {
+      const token = await issuer.sign({ aud: gateway.resource, sub: 'carol', client_id: 'console', scope: 'mcp' });
+      for (const name of ['a__echo', 'b__echo']) {
+        const answer = await postMcp(gateway.resource, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { text: 'hi' }, _meta: META } }, token, {
+          'mcp-protocol-version': STATELESS,
+          'mcp-method': 'tools/call',
+          'mcp-name': name,
+        });
+        assert.equal(answer.status, name === 'a__echo' ? 200 : 403, answer.text);
+      }
+      await gateway.shutdown();
+    } finally {
+      gateway = undefined;
+    }
+    const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.method === 'tools/call');
+    assert.equal(records.length, 2);
+    assert.equal(logged.length, 2);
+    for (const record of records) {
+      assert.match(record.requestId, /^[0-9a-f-]{36}$/);
+      const line = logged.find((l) => l.requestId === record.requestId);
+      assert.deepEqual([line?.name, line?.decision, line?.status], [record.tool, record.decision, record.status], `the log line of ${record.requestId}`);
+    }
   });
 
   test('bad audit settings stop the start, each named in one message', () => {

@@ -121,6 +121,27 @@ describe('gateway CLI start-up reports', () => {
     assert.equal(listeningOf(node.stdout)?.heapGrowingPercent, 0);
   });
 
+  it('the listening line says whether the audit trail and the tool pins are on and where they write; a pin file while pins are off is one warning', async () => {
+    const listeningOf = (stdout: string): Record<string, any> | undefined => stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.event === 'listening');
+    const env = { MCP_AUTH_ISSUER: issuer.issuer };
+    const audit = join(dir, 'audit.jsonl');
+    const pinFile = join(dir, 'pins.json');
+    const [on, off] = await Promise.all([
+      runUntil(['--port', '0', '--upstream', upstream.url, '--audit', audit, '--pins', 'warn', '--pin-file', pinFile], env, (stdout) => stdout.includes('"event":"listening"')),
+      runUntil(['--port', '0', '--upstream', upstream.url], { ...env, MCP_AUTH_PIN_FILE: join(dir, 'unused-pins.json') }, (stdout, stderr) => stdout.includes('"event":"listening"') && stderr.includes('MCP_AUTH_PIN_FILE')),
+    ]);
+    const onLine = listeningOf(on.stdout);
+    assert.deepEqual([onLine?.audit, onLine?.auditFile, onLine?.pins, onLine?.pinFile], ['file', audit, 'warn', pinFile]);
+    assert.ok(!on.stderr.includes('no effect'), on.stderr);
+    const offLine = listeningOf(off.stdout);
+    assert.deepEqual([offLine?.audit, offLine?.pins], ['off', 'off']);
+    assert.equal(Object.hasOwn(offLine ?? {}, 'pinFile'), false, 'pins off: their file is not named as in use');
+    const warnings = off.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((w) => String(w.message).includes('MCP_AUTH_PIN_FILE'));
+    assert.equal(warnings.length, 1, off.stderr);
+    assert.deepEqual([warnings[0]!.event, warnings[0]!.setting], ['warning', 'MCP_AUTH_PIN_FILE']);
+    assert.match(warnings[0]!.message, /has no effect while pins are off/);
+  });
+
   it('an upstream that starts after the gateway: a skipped summary, then the real one once it can be listed', async () => {
     const probe = createServer();
     probe.listen(0, '127.0.0.1');

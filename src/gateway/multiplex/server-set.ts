@@ -78,9 +78,10 @@ export interface ServerSetOptions {
    * Decides a message again under the policy in force, for a resource request whose server became known only once
    * the set had listed resources: the pipeline decided it before its server's own rules could apply. Returns the
    * refusal to answer with, or undefined when allowed; a refusal is reported for `req` (decision hook, request log,
-   * audit record). Default none: no second decision (tests only).
+   * audit record, which names `server`, the one server the request is for, when there is one). Default none: no
+   * second decision (tests only).
    */
-  readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage) => GuardHttpResponse | undefined;
+  readonly recheck?: (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage, server?: string) => GuardHttpResponse | undefined;
   /** Connected accounts, when a server is in connected mode: what merged lists show of servers a caller has not connected. */
   readonly connectedLists?: ConnectedLists;
   /**
@@ -246,7 +247,7 @@ class ServerSetRouter {
       // the request before its server was known, so under the gateway-wide rules alone: decide it again now that
       // the server's own rules apply.
       route = routeMessage(message, this.byName, this.routes);
-      const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth, req) : undefined;
+      const refused = route.to === 'member' ? this.options.recheck?.(message, context.auth, req, route.member.name) : undefined;
       if (refused) {
         writeError(res, refused);
         return;

@@ -333,7 +333,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverResources = config.servers && setModule ? new Map(config.servers.map((server) => [server.name, serverResourcesOf(server, setModule.createServerResources, givenServerCredentials)])) : undefined;
     // The guard is built after the set (its policy needs the set's routes); the set's second decisions use it then.
     let built: Guard | undefined;
-    const recheck = (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage): GuardHttpResponse | undefined => (built ? decideAgain(built, message, auth, req) : undefined);
+    const recheck = (message: JsonRpcMessage, auth: AuthInfo, req?: IncomingMessage, server?: string): GuardHttpResponse | undefined => (built ? decideAgain(built, message, auth, req, server) : undefined);
     // A server whose own requiredScopes the caller lacks is never contacted for it (under the policy in force).
     const mayReach = (server: string, auth: AuthInfo): boolean => !built || mayReachServer(built.policy, server, auth);
     // Loaded only with pins on (MCP_AUTH_PINS warn or enforce): off, nothing is digested and no upstream is wrapped.
@@ -554,10 +554,18 @@ function gatewayRequestHandler(http: GatewayHttpServer, served: RequestPipeline,
 const SEALED_SESSIONS_UNBOUNDED =
   'sessions are sealed (MCP_AUTH_SESSION_SECRET) and no rate limit is set: nothing bounds how many upstream sessions a caller opens, as each initialize opens one; set MCP_AUTH_RATE_LIMIT (e.g. 120/min), or bound sessions at the upstream';
 
-/** The warnings of a gateway that has started: sessions nothing bounds, and (once known) a failed issuer discovery. */
+/** Message of the warning that a pin file is set while pins are off. */
+const PIN_FILE_WITHOUT_PINS = 'MCP_AUTH_PIN_FILE (--pin-file) has no effect while pins are off: set MCP_AUTH_PINS to warn or enforce to use it, or unset it';
+
+/**
+ * The warnings of a gateway that has started: sessions nothing bounds, a pin file while pins are off, and (once
+ * known) a failed issuer discovery.
+ */
 function warnAboutStart(config: GatewayConfig, guard: Guard, warn: LineSink): void {
   // Sealed ids leave nothing per session on the gateway, so its per-process session limits cannot apply.
   if (config.sessionSeal && (config.proxy || config.servers) && config.guard.rateLimit === undefined) emitWarning(warn, SEALED_SESSIONS_UNBOUNDED);
+  // Not an error: pins may be off for a while, their file kept for when they are back on (and the pins commands use it).
+  if (config.pins?.mode === 'off') emitWarning(warn, PIN_FILE_WITHOUT_PINS, { setting: 'MCP_AUTH_PIN_FILE' });
   guard.ready().catch((error: unknown) => {
     // `message` stays the same for log alerts; `detail` says which URL answered what (URLs only, never a token).
     emitWarning(warn, discoveryFailureWarning(error, guard.options.issuers.length), { detail: explainFailure(error) });

@@ -2,7 +2,7 @@
 // setting, the environment variables read into options, JSON Pointer redaction, bounded arguments, and the JSON-RPC
 // error code read from an answer.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -35,6 +35,18 @@ describe('audit settings', () => {
     const options = readAuditSettings({ MCP_AUTH_AUDIT: join(dir, 'a.jsonl'), MCP_AUTH_AUDIT_ARGUMENTS: 'on', MCP_AUTH_AUDIT_REDACT: '/password, /card/number,/a b', MCP_AUTH_AUDIT_MAX_BYTES: '65536', MCP_AUTH_AUDIT_FILES: '3' });
     assert.deepEqual(options, { to: join(dir, 'a.jsonl'), arguments: true, redact: ['/password', '/card/number', '/a b'], maxFileBytes: 65_536, files: 3 });
     assert.deepEqual(resolveAuditOptions(options)?.redact, [['password'], ['card', 'number'], ['a b']]);
+  });
+
+  test('MCP_AUTH_AUDIT_ARGUMENTS takes exactly the on/off words configuration.md lists, as every on/off setting does', () => {
+    const text = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const stated = /An on\/off setting \([^)]*\) takes (.+?) and (.+?), in any case/.exec(text);
+    assert.ok(stated, 'configuration.md says which words an on/off setting takes');
+    const words = (list: string): string[] => [...list.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const read = (value: string) => readAuditSettings({ MCP_AUTH_AUDIT: 'stdout', MCP_AUTH_AUDIT_ARGUMENTS: value })?.arguments;
+    for (const word of words(stated[1]!)) assert.equal(read(word.toUpperCase()), true, word);
+    for (const word of words(stated[2]!)) assert.equal(read(word), false, word);
+    assert.deepEqual([...words(stated[1]!), ...words(stated[2]!)].sort(), ['0', '1', 'false', 'no', 'off', 'on', 'true', 'yes']);
+    assert.throws(() => read('enabled'), /MCP_AUTH_AUDIT_ARGUMENTS/);
   });
 
   test('every bad setting is named in one start-up error', () => {

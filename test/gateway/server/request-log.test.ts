@@ -13,7 +13,8 @@ import { createRequestLog } from '../../../src/gateway/server/request-log.js';
 import { postMcp, send } from '../../helpers/http-client.js';
 
 const SCOPES = ['x:read', 'x:admin'];
-const FIELD_ORDER = ['time', 'httpMethod', 'path', 'method', 'name', 'decision', 'reason', 'detail', 'requiredScopes', 'subject', 'clientId', 'status', 'durationMs', 'upstreamError', 'aborted'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const FIELD_ORDER = ['time', 'requestId', 'httpMethod', 'path', 'method', 'name', 'decision', 'reason', 'detail', 'requiredScopes', 'subject', 'clientId', 'status', 'durationMs', 'upstreamError', 'aborted'];
 
 let as: AuthorizationServer;
 let server: Server;
@@ -100,9 +101,11 @@ describe('createRequestLog', () => {
     assert.match(String(entry.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(typeof entry.durationMs, 'number');
     assert.ok((entry.durationMs as number) >= 0);
-    const { time, durationMs, ...rest } = entry;
+    assert.match(String(entry.requestId), UUID, 'a request without X-Request-Id gets a random UUID');
+    const { time, durationMs, requestId, ...rest } = entry;
     void time;
     void durationMs;
+    void requestId;
     assert.deepEqual(rest, {
       httpMethod: 'POST',
       path: '/mcp',
@@ -116,6 +119,16 @@ describe('createRequestLog', () => {
       status: 200,
     });
     assert.equal(lines.length, 0, 'exactly one line per request');
+  });
+
+  test("the request id is the client's X-Request-Id when usable, else a fresh UUID per request", async () => {
+    assert.equal((await postMcp(url, call('echo'), token, { 'x-request-id': 'trace-42' })).status, 200);
+    assert.equal((await nextLine()).requestId, 'trace-42');
+    assert.equal((await postMcp(url, call('echo'), token, { 'x-request-id': 'bad"id' })).status, 200);
+    const unusable = await nextLine();
+    assert.match(String(unusable.requestId), UUID, 'an unusable header is replaced, never logged');
+    assert.equal((await postMcp(url, call('echo'), token)).status, 200);
+    assert.notEqual((await nextLine()).requestId, unusable.requestId);
   });
 
   test('never logs the token, from the Authorization header or the query string, nor the query string at all', async () => {
@@ -173,9 +186,10 @@ describe('createRequestLog', () => {
     const health = await send(`${url.replace('/mcp', '/healthz')}?probe=1`, { method: 'GET' });
     assert.equal(health.status, 200);
     const entry = await nextLine();
-    const { time, durationMs, ...rest } = entry;
+    const { time, durationMs, requestId, ...rest } = entry;
     void time;
     void durationMs;
+    assert.match(String(requestId), UUID);
     assert.deepEqual(rest, { httpMethod: 'GET', path: '/healthz', status: 200 });
 
     const metadata = await send(url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'), { method: 'GET' });
