@@ -347,7 +347,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
     const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
     const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
-    const guard = (built = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores));
+    const guard = (built = createGatewayGuard(config, pins ? await withPinsHidden(guardPolicy, pins, config.servers) : guardPolicy, requestLog, metrics, redisStores));
     const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
@@ -501,6 +501,14 @@ async function openRedisStores(config: GatewayConfig, redis: NonNullable<Gateway
 }
 
 /** The guard, with the gateway's stores, metrics hooks and request log added to the options it was configured with. */
+/** The guard's options with the tools the pins hide answered as unknown before the policy decides (and any hidden already). */
+async function withPinsHidden(guardOptions: GuardOptions, pins: ToolPins, servers: readonly ServerConfig[] | undefined): Promise<GuardOptions> {
+  const { pinsHiddenTarget } = await import('../pins/pin-hidden-target.js');
+  const hiddenByPins = pinsHiddenTarget(pins, servers?.map((server) => server.name));
+  const given = guardOptions.hiddenTarget;
+  return { ...guardOptions, hiddenTarget: given ? (message) => hiddenByPins(message) ?? given(message) : hiddenByPins };
+}
+
 function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, requestLog: RequestLog, metrics: GatewayMetrics | undefined, redisStores: RedisStores | undefined): Guard {
   const userHook = guardOptions.onDecision;
   return createGuard(
