@@ -11,7 +11,8 @@ import { describeDifferences, pinDifferences } from './pin-diff.js';
 import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import { digestTool, shortDigest } from './tool-digest.js';
+import { shortDigest, type ToolDigest } from './tool-digest.js';
+import { ToolDigestMemo } from './tool-digest-memo.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
 export type PinsMode = 'off' | 'warn' | 'enforce';
@@ -36,6 +37,8 @@ export interface ToolPinsOptions {
    * with the first listing's last page, or after this time when that page is never fetched.
    */
   readonly firstSightWindowMs?: number;
+  /** How a tool definition is digested. Default `digestTool`; tests count its calls. */
+  readonly digest?: (tool: Readonly<Record<string, unknown>>) => ToolDigest;
   /** The clock, in milliseconds: how often a store that cannot be read is warned about. Default `Date.now`. */
   readonly now?: () => number;
 }
@@ -68,9 +71,12 @@ export class ToolPins {
   private reloading: Promise<void> | undefined;
   /** A store that cannot be read is re-read every interval: its warning is repeated once a minute, not each time. */
   private readonly unreadable: WarningLimiter;
+  /** Each list served again is compared with the pins again, but an unchanged definition is not digested again. */
+  private readonly digests: ToolDigestMemo;
 
   constructor(private readonly options: ToolPinsOptions) {
     this.unreadable = new WarningLimiter(UNREADABLE_PINS_WARNING_INTERVAL_MS, 1, options.now);
+    this.digests = new ToolDigestMemo(options.digest);
   }
 
   /** The mode in force. */
@@ -129,7 +135,7 @@ export class ToolPins {
         if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
         continue;
       }
-      const digested = digestTool(item as Record<string, unknown>);
+      const digested = this.digests.of(item as Record<string, unknown>);
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
       const pin = pinned.get(name);
       if (pin?.digest === digested.digest) continue;
@@ -172,7 +178,7 @@ export class ToolPins {
   }
 
   /** Logs and counts a mismatch, once per definition seen and pin. */
-  private report(server: string, tool: string, pin: ToolPin | undefined, digested: ReturnType<typeof digestTool>, seen: SeenServer): void {
+  private report(server: string, tool: string, pin: ToolPin | undefined, digested: ToolDigest, seen: SeenServer): void {
     const key = `${digested.digest}|${pin?.digest ?? ''}`;
     if (seen.reported.get(tool) === key) return;
     if (seen.reported.size < MAX_PINNED_TOOLS_PER_SERVER || seen.reported.has(tool)) seen.reported.set(tool, key);
