@@ -427,6 +427,9 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       // Target checks and scopes apply only to a well-formed request its revision has.
       checkRequestRevision(message, protocolVersion);
       checkRequestTarget(message);
+      // A hidden target answers as an unknown one before any rule is read: a rule's 403 would tell it exists.
+      const hidden = resolved.hiddenTarget?.(message);
+      if (hidden !== undefined) throw unknownTargetError(hidden, message);
       const decision = policy.authorize(message, auth);
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);

@@ -1,5 +1,6 @@
 import type { AuditOptions } from '../audit/audit-options.js';
 import type { DecisionHook } from '../kernel/decision.js';
+import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { ListsMode } from '../policy/lists-mode.js';
 import type { CompiledPolicy } from '../policy/compile-policy.js';
@@ -123,4 +124,15 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
    * Default none (a warning line is still written, at most once a minute).
    */
   onAuditDropped?: (records: number) => void;
+  /**
+   * Names a tool or prompt the endpoint hides whatever the policy says (the gateway's pinned tool definitions in
+   * `enforce`), and which kind: a request naming it is answered as one naming nothing (HTTP 200, JSON-RPC -32602
+   * `Unknown tool: …`, reason `target_unknown`) before the policy decides, so that no 403 tells a caller that it
+   * exists or which rule guards it. Asked once per well-formed `tools/call`, `prompts/get` or completion; must be
+   * cheap and must not throw. Default none.
+   *
+   * @example
+   * { hiddenTarget: (message) => (isHidden(message) ? 'tool' : undefined) }
+   */
+  hiddenTarget?: (message: JsonRpcMessage) => 'tool' | 'prompt' | undefined;
 }

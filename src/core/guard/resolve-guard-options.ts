@@ -128,6 +128,7 @@ export function resolveGuardOptions(options: GuardOptions, names: SettingNames =
     const auditSettings = problems.check(() => resolveAuditOptions(options.audit, auditNames(names)));
     problems.check(() => {
       if (options.onAuditDropped !== undefined && typeof options.onAuditDropped !== 'function') throw new ConfigurationError(nameOf(names, 'onAuditDropped'), 'must be a function');
+      if (options.hiddenTarget !== undefined && typeof options.hiddenTarget !== 'function') throw new ConfigurationError(nameOf(names, 'hiddenTarget'), 'must be a function');
     });
     problems.throwIfAny();
     const path = new URL(resource!).pathname;

@@ -4,6 +4,7 @@
  * them, and a rule function's error is the application's).
  */
 import { emitWarning, type LineSink } from '../kernel/log-line.js';
+import { WarningLimiter } from '../kernel/warning-limiter.js';
 import type { RuleErrorHook } from './evaluate-policy.js';
 import { ConditionEvaluationError } from './policy-condition.js';
 
@@ -21,14 +22,9 @@ const MAX_REMEMBERED_PATHS = 1000;
  * // {"time":"…","event":"warning","message":"a policy rule could not be decided; the request was denied","rule":"policy.tools.refund","category":"no such key"}
  */
 export function ruleErrorWarnings(warn: LineSink, then?: RuleErrorHook, now: () => number = Date.now): RuleErrorHook {
-  const lastWarned = new Map<string, number>();
+  const limiter = new WarningLimiter(RULE_ERROR_WARNING_INTERVAL_MS, MAX_REMEMBERED_PATHS, now);
   return (error, path) => {
-    const at = now();
-    const last = lastWarned.get(path);
-    if (last === undefined || at - last >= RULE_ERROR_WARNING_INTERVAL_MS) {
-      lastWarned.delete(path);
-      if (lastWarned.size >= MAX_REMEMBERED_PATHS) lastWarned.delete(lastWarned.keys().next().value as string);
-      lastWarned.set(path, at);
+    if (limiter.due(path)) {
       emitWarning(warn, 'a policy rule could not be decided; the request was denied', { rule: path, category: ruleErrorCategory(error) });
     }
     try {

@@ -278,6 +278,12 @@ export interface LoadGatewayConfigOptions {
    * not from the configuration file counts as the environment's.
    */
   readonly flagSettings?: Iterable<string>;
+  /**
+   * False for a command that never verifies a token (`pins update`, `pins accept`): `MCP_AUTH_ISSUER` may then be
+   * unset, and the guard's other settings are still checked. The configuration then has no issuer (`guard.issuer`
+   * and `guard.issuers` absent). Default true.
+   */
+  readonly issuerRequired?: boolean;
 }
 
 /**
@@ -343,7 +349,7 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
     // The public URL cannot be guessed from a bind address such as 0.0.0.0, and tokens are checked against it.
     problems.add('MCP_AUTH_RESOURCE', `is required when HOST is not loopback (HOST is ${host}): set it to the public https URL of the gateway's MCP endpoint, e.g. https://mcp.example.com/mcp`);
   }
-  const guard = problems.check(() => loadGatewayGuardOptions(settings, resourceIsDefault ? { resource: defaultResource(host, port) } : {}));
+  const guard = loadGuardSettings(settings, problems, context.options.issuerRequired === false && readSetting(settings, 'MCP_AUTH_ISSUER') === undefined, resourceIsDefault ? { resource: defaultResource(host, port) } : {});
   const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
   const maxConnectionsPerAddress = problems.check(() => readInteger(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
@@ -401,6 +407,20 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
  */
 export function loadGatewayGuardOptions(settings: Readonly<Record<string, string | undefined>>, defaults: Partial<GuardOptions>): GuardOptions {
   return loadOptionsFromEnv(settings, defaults, { otherSettings: GATEWAY_SETTINGS.map((setting) => setting.env) });
+}
+
+/** An issuer no token can come from (RFC 6761 `.invalid`): stands in, for the guard's checks only, when none is needed. */
+const UNCHECKED_ISSUER = 'https://issuer.invalid';
+
+/**
+ * The guard's options, each problem recorded. Without an issuer (`noIssuer`: a command that verifies no token), one
+ * stands in while the other settings are checked, and is removed after: nothing that needs an issuer may see it.
+ */
+function loadGuardSettings(settings: Readonly<Record<string, string | undefined>>, problems: ConfigurationProblems, noIssuer: boolean, defaults: Partial<GuardOptions>): GuardOptions | undefined {
+  const guard = problems.check(() => loadGatewayGuardOptions(settings, noIssuer ? { ...defaults, issuer: UNCHECKED_ISSUER } : defaults));
+  if (!noIssuer || guard === undefined) return guard;
+  const { issuer: _unchecked, ...withoutIssuer } = guard;
+  return withoutIssuer;
 }
 
 /** `http://HOST:PORT/mcp`, the resource used when `MCP_AUTH_RESOURCE` is unset (loopback hosts only). */

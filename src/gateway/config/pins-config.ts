@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSetting } from '../../core/kernel/settings.js';
 import type { PinsMode } from '../pins/tool-pins.js';
@@ -42,7 +43,7 @@ const MODES: readonly PinsMode[] = ['off', 'warn', 'enforce'];
  *
  * @returns undefined when neither is set (pins off).
  * @throws ConfigurationError naming the setting: a mode other than off, warn or enforce; warn or enforce without a
- *   pin file; `redis` without `MCP_AUTH_REDIS_URL`.
+ *   pin file; a pin file in a directory that does not exist; `redis` without `MCP_AUTH_REDIS_URL`.
  * @example
  * loadPinsConfig({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: '/var/lib/mcp-oauth-guard/pins.json' });
  * // { mode: 'enforce', file: '/var/lib/mcp-oauth-guard/pins.json' }
@@ -60,5 +61,13 @@ export function loadPinsConfig(settings: Readonly<Record<string, string | undefi
     if (readSetting(settings, 'MCP_AUTH_REDIS_URL') === undefined) throw new ConfigurationError('MCP_AUTH_PIN_FILE', 'is "redis" but MCP_AUTH_REDIS_URL is not set: set it to the Redis every replica shares, e.g. redis://redis:6379');
     return { mode, redis: true };
   }
-  return { mode, file: resolve(file) };
+  const path = resolve(file);
+  // Checked with the other settings, so that start-up and the pins commands name it in the same one message.
+  if (!statSync(dirname(path), { throwIfNoEntry: false })?.isDirectory()) throw missingPinDirectory(dirname(path));
+  return { mode, file: path };
+}
+
+/** The error of a pin file whose directory does not exist (pins could never be written there). */
+export function missingPinDirectory(directory: string): ConfigurationError {
+  return new ConfigurationError('MCP_AUTH_PIN_FILE', `is in a directory that does not exist (${directory}): create it, or choose another file`);
 }

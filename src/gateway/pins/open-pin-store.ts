@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { emitWarning, type LineSink } from '../../core/kernel/log-line.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
-import type { PinsConfig } from '../config/pins-config.js';
+import { missingPinDirectory, type PinsConfig } from '../config/pins-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { SINGLE_UPSTREAM_PIN_NAME } from './pin-document.js';
@@ -31,7 +31,8 @@ export async function openPinStore(pins: PinsConfig, redis: SharedStoreConfig | 
   const file = pins.file!;
   const directory = dirname(file);
   const info = await stat(directory).catch(() => undefined);
-  if (!info?.isDirectory()) throw new ConfigurationError(PIN_FILE_SETTING, `is in a directory that does not exist (${directory}): create it, or choose another file`);
+  // Checked with the settings already; again here, as it may have been removed since.
+  if (!info?.isDirectory()) throw missingPinDirectory(directory);
   return createFilePinStore(file);
 }
 

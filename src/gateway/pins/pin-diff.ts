@@ -3,6 +3,7 @@
  * removed or changed, and for a schema, which properties. Never the text of a description: a changed description
  * may be exactly what a log must not spread (an injected instruction), so it is named, not quoted.
  */
+import { asRecord } from '../../core/wire/as-record.js';
 import type { ToolPin } from './pin-document.js';
 import { canonicalJson, PINNED_FIELDS, type PinnedField, type ToolDigest } from './tool-digest.js';
 
@@ -38,11 +39,13 @@ export function pinDifferences(pin: ToolPin, current: ToolDigest): PinDifference
 }
 
 /** Property-level changes of a JSON Schema object: properties added, removed or changed, `required` changed, else other keys. */
-function schemaDetails(before: unknown, after: unknown): string[] {
-  if (!isRecord(before) || !isRecord(after)) return [];
+function schemaDetails(pinned: unknown, listed: unknown): string[] {
+  const before = asRecord(pinned);
+  const after = asRecord(listed);
+  if (before === undefined || after === undefined) return [];
   const details: string[] = [];
-  const beforeProps = isRecord(before.properties) ? before.properties : {};
-  const afterProps = isRecord(after.properties) ? after.properties : {};
+  const beforeProps = asRecord(before.properties) ?? {};
+  const afterProps = asRecord(after.properties) ?? {};
   for (const name of Object.keys(afterProps)) if (!(name in beforeProps)) details.push(`property ${quote(name)} added`);
   for (const name of Object.keys(beforeProps)) if (!(name in afterProps)) details.push(`property ${quote(name)} removed`);
   for (const name of Object.keys(afterProps)) {
@@ -67,8 +70,4 @@ function quote(name: string): string {
  */
 export function describeDifferences(differences: readonly PinDifference[]): string[] {
   return differences.map((d) => `${d.field} ${d.change}${d.details ? `: ${d.details.join(', ')}` : ''}`);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

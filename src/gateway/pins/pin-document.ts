@@ -5,6 +5,7 @@
  * the bounds is refused, as a corrupt one is, never read in part.
  */
 import { ConfigurationError } from '../../core/kernel/errors.js';
+import { asRecord } from '../../core/wire/as-record.js';
 import { canonicalJson, PINNED_FIELDS, type PinnedField, type ToolDigest } from './tool-digest.js';
 
 /** The pin of one tool: the definition an operator accepted (or the gateway saw first). */
@@ -69,14 +70,17 @@ export function parsePinDocument(text: string, source: string): PinSet {
   } catch {
     throw new ConfigurationError(source, 'is not JSON: fix it, or move it away and run mcp-oauth-guard pins update');
   }
-  if (!isRecord(document) || document.version !== PIN_DOCUMENT_VERSION || !isRecord(document.servers)) {
+  const record = asRecord(document);
+  const listed = asRecord(record?.servers);
+  if (record?.version !== PIN_DOCUMENT_VERSION || listed === undefined) {
     throw new ConfigurationError(source, `is not a pin file: expected {"version": ${PIN_DOCUMENT_VERSION}, "servers": {…}}`);
   }
-  const servers = Object.entries(document.servers);
+  const servers = Object.entries(listed);
   if (servers.length > MAX_PINNED_SERVERS) throw new ConfigurationError(source, `pins more than ${MAX_PINNED_SERVERS} servers`);
   const pins: PinSet = new Map();
-  for (const [server, tools] of servers) {
-    if (!isRecord(tools)) throw new ConfigurationError(`${source}: servers.${server}`, 'is not an object of pins by tool name');
+  for (const [server, value] of servers) {
+    const tools = asRecord(value);
+    if (tools === undefined) throw new ConfigurationError(`${source}: servers.${server}`, 'is not an object of pins by tool name');
     const entries = Object.entries(tools);
     if (entries.length > MAX_PINNED_TOOLS_PER_SERVER) throw new ConfigurationError(`${source}: servers.${server}`, `pins more than ${MAX_PINNED_TOOLS_PER_SERVER} tools`);
     pins.set(server, new Map(entries.map(([tool, pin]) => [tool, readPin(pin, `${source}: servers.${server}.${tool}`)])));
@@ -85,22 +89,25 @@ export function parsePinDocument(text: string, source: string): PinSet {
 }
 
 /** One stored pin, checked. @throws ConfigurationError naming `path`. */
-export function readPin(value: unknown, path: string): ToolPin {
-  if (!isRecord(value) || typeof value.digest !== 'string' || !DIGEST.test(value.digest) || !isRecord(value.fields)) {
+export function readPin(stored: unknown, path: string): ToolPin {
+  const value = asRecord(stored);
+  const given = asRecord(value?.fields);
+  if (value === undefined || typeof value.digest !== 'string' || !DIGEST.test(value.digest) || given === undefined) {
     throw new ConfigurationError(path, 'is not a pin: expected {"digest": "sha256:<hex>", "fields": {…}, …}');
   }
   const fields: Partial<Record<PinnedField, string>> = {};
-  for (const [field, digest] of Object.entries(value.fields)) {
+  for (const [field, digest] of Object.entries(given)) {
     if (!(PINNED_FIELDS as readonly string[]).includes(field) || typeof digest !== 'string' || !DIGEST.test(digest)) throw new ConfigurationError(`${path}.fields.${field}`, 'is not the digest of a pinned field');
     fields[field as PinnedField] = digest;
   }
   const by = PIN_SOURCES.includes(value.by as PinSource) ? (value.by as PinSource) : 'update';
+  const definition = asRecord(value.definition);
   return {
     digest: value.digest,
     fields,
     pinnedAt: typeof value.pinnedAt === 'string' ? value.pinnedAt.slice(0, 64) : '',
     by,
-    ...(isRecord(value.definition) ? { definition: value.definition } : {}),
+    ...(definition ? { definition } : {}),
   };
 }
 
@@ -129,13 +136,9 @@ export function isPinnableName(name: string): boolean {
  * pinnableToolName({ name: 42 }); // undefined
  */
 export function pinnableToolName(tool: unknown): string | undefined {
-  const name = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>).name : undefined;
+  const name = asRecord(tool)?.name;
   return typeof name === 'string' && isPinnableName(name) ? name : undefined;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const PIN_SOURCES: readonly PinSource[] = ['first-sight', 'update', 'accept'];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -6,11 +6,13 @@
  * (`pins accept`, or a pin file reloaded). A server with no pins at all is pinned on first sight.
  */
 import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import { WarningLimiter } from '../../core/kernel/warning-limiter.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
 import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import { digestTool, shortDigest } from './tool-digest.js';
+import { shortDigest, type ToolDigest } from './tool-digest.js';
+import { ToolDigestMemo } from './tool-digest-memo.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
 export type PinsMode = 'off' | 'warn' | 'enforce';
@@ -35,10 +37,17 @@ export interface ToolPinsOptions {
    * with the first listing's last page, or after this time when that page is never fetched.
    */
   readonly firstSightWindowMs?: number;
+  /** How a tool definition is digested. Default `digestTool`; tests count its calls. */
+  readonly digest?: (tool: Readonly<Record<string, unknown>>) => ToolDigest;
+  /** The clock, in milliseconds: how often a store that cannot be read is warned about. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** Default {@link ToolPinsOptions.reloadIntervalMs}. */
 export const DEFAULT_PIN_RELOAD_INTERVAL_MS = 2_000;
+
+/** How often a store that stays unreadable for the same reason is warned about on its periodic re-reads, in milliseconds. */
+export const UNREADABLE_PINS_WARNING_INTERVAL_MS = 60_000;
 
 /** Default {@link ToolPinsOptions.firstSightWindowMs}: a paginated first listing is fetched well within a minute. */
 export const DEFAULT_FIRST_SIGHT_WINDOW_MS = 60_000;
@@ -60,8 +69,15 @@ export class ToolPins {
   private storedVersion = '';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
+  /** A store that cannot be read is re-read every interval: its warning is repeated once a minute, not each time. */
+  private readonly unreadable: WarningLimiter;
+  /** Each list served again is compared with the pins again, but an unchanged definition is not digested again. */
+  private readonly digests: ToolDigestMemo;
 
-  constructor(private readonly options: ToolPinsOptions) {}
+  constructor(private readonly options: ToolPinsOptions) {
+    this.unreadable = new WarningLimiter(UNREADABLE_PINS_WARNING_INTERVAL_MS, 1, options.now);
+    this.digests = new ToolDigestMemo(options.digest);
+  }
 
   /** The mode in force. */
   get mode(): Exclude<PinsMode, 'off'> {
@@ -119,7 +135,7 @@ export class ToolPins {
         if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
         continue;
       }
-      const digested = digestTool(item as Record<string, unknown>);
+      const digested = this.digests.of(item as Record<string, unknown>);
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
       const pin = pinned.get(name);
       if (pin?.digest === digested.digest) continue;
@@ -162,7 +178,7 @@ export class ToolPins {
   }
 
   /** Logs and counts a mismatch, once per definition seen and pin. */
-  private report(server: string, tool: string, pin: ToolPin | undefined, digested: ReturnType<typeof digestTool>, seen: SeenServer): void {
+  private report(server: string, tool: string, pin: ToolPin | undefined, digested: ToolDigest, seen: SeenServer): void {
     const key = `${digested.digest}|${pin?.digest ?? ''}`;
     if (seen.reported.get(tool) === key) return;
     if (seen.reported.size < MAX_PINNED_TOOLS_PER_SERVER || seen.reported.has(tool)) seen.reported.set(tool, key);
@@ -218,9 +234,15 @@ export class ToolPins {
       this.pins = pins;
       this.storedVersion = version;
       this.generation++;
-      writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_reloaded', trigger, store: this.options.store.name, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
+      const store = this.options.store.name;
+      if (this.unreadable.clear(store)) emitWarning(this.options.warn, 'the pins can be read again; those read are in force', { store, state: 'readable' });
+      writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_reloaded', trigger, store, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
     } catch (error) {
-      emitWarning(this.options.warn, 'pins not reloaded: the store could not be read, and the pins in force are kept', { store: this.options.store.name, detail: error instanceof Error ? error.message : 'error' });
+      const detail = error instanceof Error ? error.message : 'error';
+      // The periodic re-read says it once a minute while the problem is the same; a reload asked for always says it.
+      if (this.unreadable.due(this.options.store.name, detail) || trigger !== 'changed') {
+        emitWarning(this.options.warn, 'pins not reloaded: the store could not be read, and the pins in force are kept', { store: this.options.store.name, state: 'unreadable', detail });
+      }
     }
   }
 }

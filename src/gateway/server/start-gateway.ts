@@ -45,6 +45,9 @@ import type { buildServerSet as BuildServerSet, ServerResources, ServerSetParts 
 import type { ServerConfig } from '../config/server-config.js';
 import { reportServerSetCoverage } from '../policy/server-set-coverage.js';
 import type { UpstreamCatalog } from '../upstream/upstream-catalog.js';
+import { observeCatalog } from '../pins/observe-catalog.js';
+import { compileToolSelection } from '../../core/policy/tool-selection.js';
+import { SINGLE_UPSTREAM_PIN_NAME } from '../pins/pin-document.js';
 import { ServerSetPolicy } from '../policy/server-set-policy.js';
 import { resolve as resolvePath } from 'node:path';
 import { packageVersion } from '../cli/package-version.js';
@@ -177,7 +180,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const listedServers = new Map<string, UpstreamCatalog>();
   const reportCoverage = (policyGiven?: PolicyDefinition): Promise<PolicyCoverageReport> => {
     const policy = policyGiven ?? guard.policy.definition;
-    const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts };
+    // With pins, the listing keeps each tool whole and compares it with them, as a served list is: after a restart a
+    // changed tool is refused from this listing on, not from the first client's list.
+    const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts, ...(pins ? { limits: { keepToolDefinitions: true } } : {}) };
     const set = parts.serverSet;
     if (config.servers && set) {
       // A retry (no new policy) lists only the servers not listed yet; a reload lists every server again.
@@ -194,11 +199,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
           onListed: (server, catalog) => {
             listedServers.set(server, catalog);
             set.learnResources(server, catalog);
+            const tools = config.servers!.find((entry) => entry.name === server)?.tools;
+            if (pins) observeCatalog(pins, server, catalog, compileToolSelection(tools, `servers.${server}.tools`));
           },
         }),
       );
     }
-    return listings.track(reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) }));
+    const single = reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) });
+    return listings.track(pins ? single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report)) : single);
   };
   const reload = createPolicyReloader({
     guard,
@@ -347,7 +355,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
     const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
     const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
-    const guard = (built = createGatewayGuard(config, guardPolicy, requestLog, metrics, redisStores));
+    const guard = (built = createGatewayGuard(config, pins ? await withPinsHidden(guardPolicy, pins, config.servers) : guardPolicy, requestLog, metrics, redisStores));
     const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
@@ -501,6 +509,14 @@ async function openRedisStores(config: GatewayConfig, redis: NonNullable<Gateway
 }
 
 /** The guard, with the gateway's stores, metrics hooks and request log added to the options it was configured with. */
+/** The guard's options with the tools the pins hide answered as unknown before the policy decides (and any hidden already). */
+async function withPinsHidden(guardOptions: GuardOptions, pins: ToolPins, servers: readonly ServerConfig[] | undefined): Promise<GuardOptions> {
+  const { pinsHiddenTarget } = await import('../pins/pin-hidden-target.js');
+  const hiddenByPins = pinsHiddenTarget(pins, servers?.map((server) => server.name));
+  const given = guardOptions.hiddenTarget;
+  return { ...guardOptions, hiddenTarget: given ? (message) => hiddenByPins(message) ?? given(message) : hiddenByPins };
+}
+
 function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, requestLog: RequestLog, metrics: GatewayMetrics | undefined, redisStores: RedisStores | undefined): Guard {
   const userHook = guardOptions.onDecision;
   return createGuard(

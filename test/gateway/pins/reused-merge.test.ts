@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ListMerger } from '../../../src/gateway/multiplex/merge-lists.js';
+import { pageBytesOf } from '../../../src/gateway/multiplex/page-bytes.js';
 import { createFilePinStore } from '../../../src/gateway/pins/pin-store.js';
 import { ToolPins } from '../../../src/gateway/pins/tool-pins.js';
 
@@ -22,7 +23,9 @@ describe('a reused merged list and the pins', () => {
       pins.observe('files', [REVIEWED], true);
       const member = { name: 'files', pins, selects: () => true };
       const merger = new ListMerger({ members: [member], sessions: {}, cursors: {}, routes: {}, maxBytes: 1_048_576, onFailure: () => undefined } as never);
-      const part = { member, answer: { response: { jsonrpc: '2.0', id: '', result: { tools: [REVIEWED] } } }, text: JSON.stringify({ tools: [REVIEWED] }) };
+      const response = { jsonrpc: '2.0', id: '', result: { tools: [REVIEWED] } };
+      // The same server page each time (as bytes, as the merger keeps it), so the second merge reuses the first.
+      const part = { member, answer: { response }, page: pageBytesOf(Buffer.from(JSON.stringify(response)), '""') };
       // The private merge step, as the list request reaches it: once to keep it, once to reuse it.
       const merge = (): { tools: { name: string }[] } => JSON.parse((merger as never as { mergedResult: (...args: unknown[]) => string }).mergedResult('tools/list', [part], [], { auth: {}, protocolVersion: '2025-11-25' }, undefined));
       assert.deepEqual(merge().tools.map((tool) => tool.name), ['files__echo']);

@@ -41,9 +41,7 @@ export async function runPinsCommand(argv: readonly string[], env: Readonly<Reco
   let request: PinsRequest;
   let store: PinStore;
   try {
-    request = readPinsRequest(argv, env);
-    const resource = canonicalizeResourceUri(request.config.guard.resource, 'MCP_AUTH_RESOURCE');
-    store = await openPinStore(request.config.pins!, request.config.redis, resource);
+    ({ request, store } = await openPinsRequest(argv, env));
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     output.stderr(`${PROGRAM}: ${describeConfigurationError(error)}\nRun ${PROGRAM} --help for the usage.\n`);
@@ -59,13 +57,41 @@ export async function runPinsCommand(argv: readonly string[], env: Readonly<Reco
   }
 }
 
-/** Reads the action, its arguments and the gateway's settings; every problem at once. */
-function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): PinsRequest {
+/**
+ * Reads the request and opens its pin store, as start-up does: every problem (the usage, the settings, the pin
+ * file's directory) in one error. @throws ConfigurationError naming them all.
+ */
+async function openPinsRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<{ request: PinsRequest; store: PinStore }> {
   const problems = new ConfigurationProblems();
-  const [action, ...rest] = argv;
-  if (action !== 'update' && action !== 'accept') throw new ConfigurationError('action', action === undefined ? 'is missing: pins update, or pins accept <server> <tool>' : `is "${action.slice(0, 40)}"; the actions are update and accept`);
+  const { request, config } = readPinsRequest(argv, env, problems);
+  const resource = config === undefined ? undefined : problems.check(() => canonicalizeResourceUri(config.guard.resource, 'MCP_AUTH_RESOURCE'));
+  let store: PinStore | undefined;
+  if (config?.pins !== undefined && resource !== undefined) {
+    try {
+      store = await openPinStore(config.pins, config.redis, resource);
+    } catch (error) {
+      problems.check(() => {
+        throw error;
+      });
+    }
+  }
+  if (problems.count > 0 || request === undefined || store === undefined) {
+    await store?.close();
+    problems.throwIfAny();
+  }
+  return { request: request!, store: store! };
+}
+
+/**
+ * Reads the action, its arguments and the gateway's settings, recording every problem in `problems`. Only what the
+ * commands use is required: they never verify a token, so `MCP_AUTH_ISSUER` may be unset.
+ */
+function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, problems: ConfigurationProblems): { request?: PinsRequest; config?: GatewayConfig } {
+  const [given, ...rest] = argv;
+  const action = given === 'update' || given === 'accept' ? given : undefined;
+  if (action === undefined) problems.add('action', given === undefined ? 'is missing: pins update, or pins accept <server> <tool>' : `is "${given.slice(0, 40)}"; the actions are update and accept`);
   const positional: string[] = [];
-  while (rest.length > 0 && !rest[0]!.startsWith('--')) positional.push(rest.shift()!);
+  while (action !== undefined && rest.length > 0 && !rest[0]!.startsWith('--')) positional.push(rest.shift()!);
   let server: string | undefined;
   let digest: string | undefined;
   const others: string[] = [];
@@ -77,15 +103,16 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   }
   if (digest !== undefined && !/^sha256:[0-9a-fA-F]{16}([0-9a-fA-F]{48})?$/.test(digest.trim())) problems.add('--digest', 'is not a digest: give the sha256:… value the gateway\'s warning or check showed');
   const args = parseGatewayArgs(others, env, problems);
-  const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings }));
+  const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings, issuerRequired: false }));
   if (action === 'accept' && positional.length !== 2) problems.add('accept', 'needs the server and the tool: pins accept <server> <tool> (the single upstream is named upstream)');
   if (action === 'update' && positional.length > 0) problems.add('update', `takes no name (${positional[0]!.slice(0, 40)}); give --server <name> for one server`);
   if (config !== undefined && config.pins === undefined) problems.add('MCP_AUTH_PIN_FILE', 'is not set: give the gateway\'s own settings, with the pin file (or redis) it reads');
-  problems.throwIfAny();
-  const names = config!.servers?.map((s) => s.name) ?? ['upstream'];
-  const named = action === 'accept' ? positional[0]! : server;
-  if (named !== undefined && !names.includes(named)) throw new ConfigurationError(action === 'accept' ? 'server' : '--server', `is "${named.slice(0, 64)}", which names no server of these settings; those are: ${names.join(', ')}`);
-  return action === 'accept' ? { action, config: config!, server: positional[0]!, tool: positional[1]!, ...(digest !== undefined ? { digest } : {}) } : { action, config: config!, ...(server !== undefined ? { server } : {}) };
+  const names = config?.servers?.map((s) => s.name) ?? ['upstream'];
+  const named = action === 'accept' ? positional[0] : server;
+  if (config !== undefined && named !== undefined && !names.includes(named)) problems.add(action === 'accept' ? 'server' : '--server', `is "${named.slice(0, 64)}", which names no server of these settings; those are: ${names.join(', ')}`);
+  if (config === undefined || action === undefined || problems.count > 0) return config === undefined ? {} : { config };
+  const request: PinsRequest = action === 'accept' ? { action, config, server: positional[0]!, tool: positional[1]!, ...(digest !== undefined ? { digest } : {}) } : { action, config, ...(server !== undefined ? { server } : {}) };
+  return { request, config };
 }
 
 /** Pins what every server (or the one named) lists now, in place of its pins. */
