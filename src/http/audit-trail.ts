@@ -4,7 +4,7 @@ import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-option
 import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
-import { emitWarning, type LineSink } from '../core/kernel/log-line.js';
+import { emitWarning, jsonField, type LineSink } from '../core/kernel/log-line.js';
 import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { createAuditFileSink, type SyncAuditSink } from './audit-file-sink.js';
 import { createAuditOtelSink } from './audit-otel-sink.js';
@@ -105,26 +105,7 @@ export class AuditTrail {
   finish(pending: PendingAudit, res: ServerResponse): void {
     const event = pending.event;
     if (event === undefined) return;
-    // Filled in the order of the record's fields, which is the order of the JSON line.
-    const record = { time: pending.time, requestId: pending.requestId } as AuditRecord;
-    if (pending.issuer !== undefined) record.issuer = pending.issuer;
-    if (event.subject !== undefined) record.subject = event.subject;
-    if (event.clientId !== undefined) record.clientId = event.clientId;
-    if (pending.server !== undefined) record.server = pending.server;
-    record.httpMethod = event.httpMethod;
-    if (event.method !== undefined) record.method = event.method;
-    const field = targetField(event.method);
-    if (field !== undefined && event.name !== undefined) record[field] = event.name;
-    record.decision = pending.refusal === undefined ? event.decision : 'deny';
-    record.reason = pending.refusal ?? event.reason;
-    if (event.rule !== undefined) record.rule = event.rule;
-    if (event.condition !== undefined) record.condition = event.condition;
-    record.status = res.statusCode;
-    if (pending.errorCode !== undefined) record.errorCode = pending.errorCode;
-    record.durationMs = Math.round((performance.now() - pending.started) * 10) / 10;
-    if (!res.writableFinished) record.aborted = true;
-    if (pending.args !== undefined) Object.assign(record, recordedArguments(pending.args, this.#settings.redact, this.#settings.maxArgumentBytes));
-    this.#buffer.push(JSON.stringify(record));
+    this.#buffer.push(recordLine(pending, event, res, this.#settings));
   }
 
   #dropped(records: number, why: AuditDropReason): void {
@@ -136,6 +117,35 @@ export class AuditTrail {
     emitWarning(this.#warn, DROP_WARNINGS[why], { dropped: this.#unreported }, new Date(now));
     this.#unreported = 0;
   }
+}
+
+/**
+ * The record as one JSON line, its fields in the order of {@link AuditRecord}: the text `JSON.stringify` makes of the
+ * record with its fields in that order, written field by field, with no record object made for it.
+ */
+function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions): string {
+  let line = `{"time":"${pending.time}"${jsonField('requestId', pending.requestId)}`;
+  if (pending.issuer !== undefined) line += jsonField('issuer', pending.issuer);
+  if (event.subject !== undefined) line += jsonField('subject', event.subject);
+  if (event.clientId !== undefined) line += jsonField('clientId', event.clientId);
+  if (pending.server !== undefined) line += jsonField('server', pending.server);
+  line += jsonField('httpMethod', event.httpMethod);
+  if (event.method !== undefined) line += jsonField('method', event.method);
+  const field = targetField(event.method);
+  if (field !== undefined && event.name !== undefined) line += jsonField(field, event.name);
+  line += jsonField('decision', pending.refusal === undefined ? event.decision : 'deny') + jsonField('reason', pending.refusal ?? event.reason);
+  if (event.rule !== undefined) line += jsonField('rule', event.rule);
+  if (event.condition !== undefined) line += jsonField('condition', event.condition);
+  line += `,"status":${res.statusCode}`;
+  if (pending.errorCode !== undefined) line += `,"errorCode":${pending.errorCode}`;
+  line += `,"durationMs":${Math.round((performance.now() - pending.started) * 10) / 10}`;
+  if (!res.writableFinished) line += ',"aborted":true';
+  if (pending.args !== undefined) {
+    const recorded = recordedArguments(pending.args, settings.redact, settings.maxArgumentBytes);
+    if (recorded.arguments !== undefined) line += jsonField('arguments', recorded.arguments);
+    if (recorded.argumentsTruncated !== undefined) line += jsonField('argumentsTruncated', recorded.argumentsTruncated);
+  }
+  return `${line}}`;
 }
 
 /** The destination of each kind. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DecisionEvent, DecisionHook, DecisionReason, DecisionRequest } from '../core/kernel/decision.js';
+import { jsonField } from '../core/kernel/log-line.js';
 import { decisionRequestOf } from './decision-request.js';
 import { httpRequestId } from './request-id.js';
 import type { SessionRefusal } from '../core/session/session-gate.js';
@@ -256,12 +257,6 @@ export function isoTimeNow(): string {
     isoTime = new Date(now).toISOString();
   }
   return isoTime;
-}
-
-/** `,"name":value` as `JSON.stringify` writes a property, or nothing for a value it leaves out. */
-function jsonField(name: string, value: unknown): string {
-  const json = JSON.stringify(value);
-  return json === undefined ? '' : `,"${name}":${json}`;
 }
 
 /**

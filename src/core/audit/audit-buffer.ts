@@ -132,9 +132,10 @@ export class AuditBuffer {
     this.#timer = undefined;
     if (this.#writing !== undefined || this.#pending.length === 0) return;
     const lines = this.#pending;
+    // What `push` counted for them: not measured again, record by record.
+    const batchBytes = this.#pendingBytes;
     this.#pending = [];
     this.#pendingBytes = 0;
-    const batchBytes = sizeOf(lines);
     let written: void | Promise<void>;
     try {
       written = this.sink.write(`${lines.join('\n')}\n`);
@@ -183,11 +184,4 @@ export class AuditBuffer {
       // Counting a loss must not cause another.
     }
   }
-}
-
-/** The bytes `push` counted for `lines`. */
-function sizeOf(lines: readonly string[]): number {
-  let bytes = 0;
-  for (const line of lines) bytes += line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
-  return bytes;
 }

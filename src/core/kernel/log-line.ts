@@ -46,3 +46,15 @@ export function formatWarning(message: string, fields: Readonly<Record<string, u
 export function emitWarning(sink: LineSink, message: string, fields?: Readonly<Record<string, unknown>>, at?: Date): void {
   writeSafely(sink, formatWarning(message, fields, at));
 }
+
+/**
+ * `,"name":value` as `JSON.stringify` writes a property, or nothing for a value it leaves out: for lines written
+ * field by field in a fixed order, with no object made for them (the request log, the audit trail).
+ *
+ * @example
+ * `{"time":"…"${jsonField('status', 200)}}`; // '{"time":"…","status":200}'
+ */
+export function jsonField(name: string, value: unknown): string {
+  const json = JSON.stringify(value);
+  return json === undefined ? '' : `,"${name}":${json}`;
+}
