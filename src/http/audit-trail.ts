@@ -110,7 +110,9 @@ export class AuditTrail {
     if (pending.issuer !== undefined) record.issuer = pending.issuer;
     if (event.subject !== undefined) record.subject = event.subject;
     if (event.clientId !== undefined) record.clientId = event.clientId;
-    if (pending.server !== undefined) record.server = pending.server;
+    // The server the request was handed to, else the one its decision named (a request refused before routing).
+    const server = pending.server ?? event.server;
+    if (server !== undefined) record.server = server;
     record.httpMethod = event.httpMethod;
     if (event.method !== undefined) record.method = event.method;
     const field = targetField(event.method);
