@@ -139,6 +139,10 @@ describe('the gateway audit trail', () => {
     const logged = new Map(lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((line) => [line.requestId, line]));
     const scope = byId.get('first-scope')!;
     assert.deepEqual([scope.server, scope.decision, scope.reason, scope.rule], ['b', 'deny', 'scope_insufficient', 'tools.b__echo']);
+    // The fields, in order, of the record shown in docs/audit.md.
+    const fields = ['time', 'requestId', 'issuer', 'subject', 'clientId', 'server', 'httpMethod', 'method', 'tool', 'decision', 'reason', 'rule', 'status', 'errorCode', 'durationMs'];
+    assert.deepEqual(Object.keys(scope), fields);
+    assert.equal(scope.errorCode, -31403);
     const condition = byId.get('first-condition')!;
     assert.deepEqual(
       [condition.server, condition.decision, condition.reason, condition.rule, condition.condition],
