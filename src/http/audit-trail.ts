@@ -128,7 +128,9 @@ function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResp
   if (pending.issuer !== undefined) line += jsonField('issuer', pending.issuer);
   if (event.subject !== undefined) line += jsonField('subject', event.subject);
   if (event.clientId !== undefined) line += jsonField('clientId', event.clientId);
-  if (pending.server !== undefined) line += jsonField('server', pending.server);
+  // The server the request was handed to, else the one its decision named (a request refused before routing).
+  const server = pending.server ?? event.server;
+  if (server !== undefined) line += jsonField('server', server);
   line += jsonField('httpMethod', event.httpMethod);
   if (event.method !== undefined) line += jsonField('method', event.method);
   const field = targetField(event.method);

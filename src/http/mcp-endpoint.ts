@@ -102,13 +102,13 @@ export class McpEndpoint {
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
       const caller = auth;
-      const { protocolVersion, requiredScopes, rule, condition } = traced
+      const { protocolVersion, requiredScopes, rule, condition, server } = traced
         ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorize(msg, caller, mirroredHeaders(req)))
         : pinned.authorize(msg, auth, mirroredHeaders(req));
       // Rate limits count only requests that would otherwise be served; none set, no call at all.
       const limiting = pinned.checkRateLimit?.(msg, caller);
       if (limiting !== undefined) await limiting;
-      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes, ...(rule === undefined ? {} : { rule }), ...(condition === undefined ? {} : { condition }) });
+      const event = pinned.report('allow', 'allowed', 200, { request: this.#reportedRequest(req), httpMethod: 'POST', message: msg, auth, requiredScopes, rule, condition, server });
       if (event !== undefined) this.#audit?.decided(req, event, auth, msg);
       if (traced) recordDecision(traced, 'allow', 'allowed');
       req.auth = auth;

@@ -6,7 +6,7 @@ import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 
 /**
  * What a refusal tells `Guard.report`: the scopes it asked for, the policy rule (and condition) that decided when
- * one did, and its message. Shared by the endpoint's refusals and the gateway's second decision on a request whose
+ * one did, the server the request was for when the policy names one, and its message. Shared by the endpoint's refusals and the gateway's second decision on a request whose
  * server was learnt late, so that both reach the decision hook, the request log and the audit trail alike.
  *
  * @example
@@ -27,7 +27,9 @@ export function refusalContext(
   };
 }
 
-function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string } {
-  if (error instanceof ConditionDeniedError) return error.condition === undefined ? { rule: error.rule } : { rule: error.rule, condition: error.condition };
-  return error.rule === undefined ? {} : { rule: error.rule };
+function decisionRule(error: InsufficientScopeError | ConditionDeniedError): { rule?: string; condition?: string; server?: string } {
+  const { rule, server } = error;
+  const condition = error instanceof ConditionDeniedError ? error.condition : undefined;
+  if (server === undefined) return condition === undefined ? (rule === undefined ? {} : { rule }) : { rule, condition };
+  return { rule, condition, server };
 }

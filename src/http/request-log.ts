@@ -32,8 +32,9 @@ export interface RequestLogEntry<Failure extends string = string> {
   /** Tool, prompt or resource the request named. */
   name?: string;
   /**
-   * The server the request was handed to, when several share the endpoint (the gateway's `servers`); absent with
-   * one upstream, and for what no single server answers (merged lists, `initialize`, the merged stream).
+   * The server the request was for, when several share the endpoint (the gateway's `servers`): the one it was
+   * handed to, or, for a request refused before that, the one its decision named (`DecisionEvent.server`); absent
+   * with one upstream, and for what no single server answers (merged lists, `initialize`, the merged stream).
    */
   server?: string;
   /**
@@ -159,6 +160,8 @@ export function createRequestLog<Failure extends string = string>(options: Reque
       if (event.subject !== undefined) entry.subject = event.subject;
       if (event.clientId) entry.clientId = event.clientId;
       if (event.detail !== undefined) entry.detail = event.detail;
+      // A request refused before it was handed to a server is logged with the server its decision named.
+      if (event.server !== undefined && entry.server === undefined) entry.server = event.server;
     },
     onUpstreamError(req, failure) {
       const entry = entries.get(decisionRequestOf(req));

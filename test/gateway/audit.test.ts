@@ -70,7 +70,7 @@ describe('the gateway audit trail', () => {
     );
     assert.deepEqual(allowed.arguments, { text: '[redacted]' });
     const denied = byId.get('gw-2')!;
-    assert.deepEqual([denied.tool, denied.decision, denied.reason, denied.status], ['b__echo', 'deny', 'scope_insufficient', 403]);
+    assert.deepEqual([denied.server, denied.tool, denied.decision, denied.reason, denied.status], ['b', 'b__echo', 'deny', 'scope_insufficient', 403]);
     assert.equal(typeof denied.errorCode, 'number', 'the JSON-RPC error code of the refusal');
     assert.ok(!text.includes(token.split('.')[2]!.slice(0, 20)) && !text.includes('private words'), 'no token, no redacted argument');
   });
@@ -108,6 +108,51 @@ describe('the gateway audit trail', () => {
     assert.deepEqual([byId.get('second-2')?.decision, byId.get('second-2')?.reason], ['allow', 'allowed']);
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.method === 'resources/read' && line.status === 403);
     assert.deepEqual([logged?.decision, logged?.reason], ['deny', 'scope_insufficient'], 'the request log says so too');
+  });
+
+  test("calls refused at the first decision, for a missing scope or by a server policy's condition, name their server in the record and the log line", async () => {
+    const file = join(dir, 'first-decision.jsonl');
+    const config = join(dir, 'first-decision.json');
+    const own = { tools: { echo: { scopes: [], when: '"finance" in claims.groups' } } };
+    writeFileSync(config, JSON.stringify({ gateway: { policy: 'policy.json' }, servers: { a: { url: a.url }, b: { url: b.url, policy: own } } }));
+    const lines: string[] = [];
+    gateway = await startGateway(loadGatewayConfig(settings({ MCP_AUTH_CONFIG: config, MCP_AUTH_AUDIT: file })), { log: (line) => lines.push(line), warn: () => {} });
+    try {
+      const echo = async (id: string, scope: string, groups: string[], status: number) => {
+        const token = await issuer.sign({ aud: gateway!.resource, sub: 'dave', client_id: 'console', scope, groups });
+        const answer = await postMcp(gateway!.resource, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'b__echo', arguments: { text: 'hi' }, _meta: META } }, token, {
+          'mcp-protocol-version': STATELESS,
+          'mcp-method': 'tools/call',
+          'mcp-name': 'b__echo',
+          'x-request-id': id,
+        });
+        assert.equal(answer.status, status, answer.text);
+      };
+      await echo('first-scope', 'mcp', ['finance'], 403);
+      await echo('first-condition', 'mcp b:use', ['dev'], 403);
+      await echo('first-allowed', 'mcp b:use', ['finance'], 200);
+      await gateway.shutdown();
+    } finally {
+      gateway = undefined;
+    }
+    const byId = new Map(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AuditRecord).map((r) => [r.requestId, r]));
+    const logged = new Map(lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((line) => [line.requestId, line]));
+    const scope = byId.get('first-scope')!;
+    assert.deepEqual([scope.server, scope.decision, scope.reason, scope.rule], ['b', 'deny', 'scope_insufficient', 'tools.b__echo']);
+    // The fields, in order, of the record shown in docs/audit.md.
+    const fields = ['time', 'requestId', 'issuer', 'subject', 'clientId', 'server', 'httpMethod', 'method', 'tool', 'decision', 'reason', 'rule', 'status', 'errorCode', 'durationMs'];
+    assert.deepEqual(Object.keys(scope), fields);
+    assert.equal(scope.errorCode, -31403);
+    const condition = byId.get('first-condition')!;
+    assert.deepEqual(
+      [condition.server, condition.decision, condition.reason, condition.rule, condition.condition],
+      ['b', 'deny', 'condition_denied', 'servers.b.tools.echo', '"finance" in claims.groups'],
+    );
+    assert.deepEqual([byId.get('first-allowed')?.server, byId.get('first-allowed')?.decision], ['b', 'allow']);
+    for (const id of ['first-scope', 'first-condition', 'first-allowed']) {
+      const line = logged.get(id);
+      assert.deepEqual([line?.server, line?.decision], ['b', byId.get(id)?.decision], `the request log line of ${id}`);
+    }
   });
 
   test('a request log line and its audit record carry the same request id, made up when the client sent none', async () => {

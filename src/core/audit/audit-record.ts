@@ -19,7 +19,10 @@ export interface AuditRecord {
   subject?: string;
   /** The OAuth client the token was issued to, when a token was verified. */
   clientId?: string;
-  /** The server the request was handed to, when several share the endpoint (a gateway's `servers`). */
+  /**
+   * The server the request was for, when several share the endpoint (a gateway's `servers`): the one it was handed
+   * to, or the one whose rules decided it when it was refused before that.
+   */
   server?: string;
   /** HTTP method. */
   httpMethod: string;

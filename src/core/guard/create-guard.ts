@@ -51,6 +51,8 @@ export interface DecisionContext {
   rule?: string;
   /** The condition of the deciding rule: the one that refused, or on an allow the one that held (see `DecisionEvent.condition`). */
   condition?: string;
+  /** The server the request is for, with several behind one endpoint (see `DecisionEvent.server`). */
+  server?: string;
   /** On a deny, the message the client was told. */
   detail?: string;
 }
@@ -107,9 +109,10 @@ export interface Guard {
    * method it removed: 404, -32601; a missing or invalid `_meta`: 400, -32602), its target (a name or URI the
    * policy cannot read exactly as it will be served, a URI not in its resolved form included: 400, -32602), and
    * the scope policy (403, `insufficient_scope`). Returns the protocol version and the scopes the message
-   * required. A message that passes is forwarded unchanged: what was authorized is what the handler gets.
+   * required, with the rule, its condition and the server (see `DecisionEvent`) when the policy names them. A
+   * message that passes is forwarded unchanged: what was authorized is what the handler gets.
    */
-  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string; condition?: string };
+  authorize(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): { protocolVersion?: string; requiredScopes: readonly string[]; rule?: string; condition?: string; server?: string };
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
@@ -368,6 +371,7 @@ function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision'], 
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
     if (ctx.rule !== undefined) event.rule = boundedText(ctx.rule);
     if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition, 512);
+    if (ctx.server !== undefined) event.server = ctx.server;
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
       onDecision?.(event, ctx.request);
@@ -434,9 +438,10 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);
       if (unknown !== undefined) throw unknownTargetError(unknown, message);
-      const { requiredScopes, rule, condition } = decision;
-      if (rule === undefined) return { protocolVersion, requiredScopes };
-      return condition === undefined ? { protocolVersion, requiredScopes, rule } : { protocolVersion, requiredScopes, rule, condition };
+      const { requiredScopes, rule, condition, server } = decision;
+      if (rule === undefined && server === undefined) return { protocolVersion, requiredScopes };
+      if (server === undefined) return condition === undefined ? { protocolVersion, requiredScopes, rule } : { protocolVersion, requiredScopes, rule, condition };
+      return { protocolVersion, requiredScopes, rule, condition, server };
     },
     authorizeBase(auth: AuthInfo) {
       // A message with no method needs exactly the base scopes, unaffected by any methods["*"] rule.

@@ -83,6 +83,13 @@ export interface DecisionEvent {
   rule?: string;
   /** The condition (CEL source) of that rule that decided, when the rule had one. At most 512 characters. */
   condition?: string;
+  /**
+   * With several servers behind one endpoint (the gateway's `servers`), the server the request is for, by name,
+   * when it targets one (its tool, prompt or resource), on an allow and on a deny alike; absent with one policy,
+   * and for a request of no known server or of several (a merged list, `initialize`, a tool the endpoint does
+   * not expose: `target_unknown`).
+   */
+  server?: string;
 }
 
 /**

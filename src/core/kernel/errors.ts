@@ -129,7 +129,9 @@ export class InsufficientScopeError extends GuardError {
   readonly challengeScopes: readonly string[];
   /** The policy rule that decided (see `DecisionEvent.rule`), when known. */
   readonly rule?: string;
-  constructor(message: string, requiredScopes: readonly string[], grantedScopes: readonly string[], rule?: string) {
+  /** The server the refused request was for, with several behind one endpoint (see `DecisionEvent.server`). */
+  readonly server?: string;
+  constructor(message: string, requiredScopes: readonly string[], grantedScopes: readonly string[], rule?: string, server?: string) {
     super(message, {
       status: 403,
       reason: 'scope_insufficient',
@@ -141,6 +143,7 @@ export class InsufficientScopeError extends GuardError {
     for (const s of grantedScopes) union.add(s);
     this.challengeScopes = [...union];
     if (rule !== undefined) this.rule = rule;
+    if (server !== undefined) this.server = server;
   }
 }
 
@@ -162,7 +165,9 @@ export class ConditionDeniedError extends GuardError {
   readonly rule: string;
   /** The condition's CEL source; absent when a rule function failed (then the reason is `condition_error`). */
   readonly condition?: string;
-  constructor(message: string, rule: string, condition: string | undefined, failed: boolean) {
+  /** The server the refused request was for, with several behind one endpoint (see `DecisionEvent.server`). */
+  readonly server?: string;
+  constructor(message: string, rule: string, condition: string | undefined, failed: boolean, server?: string) {
     super(message, {
       status: 403,
       reason: failed ? 'condition_error' : 'condition_denied',
@@ -171,6 +176,7 @@ export class ConditionDeniedError extends GuardError {
     });
     this.rule = rule;
     if (condition !== undefined) this.condition = condition;
+    if (server !== undefined) this.server = server;
   }
 }
 

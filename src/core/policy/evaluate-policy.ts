@@ -32,9 +32,12 @@ export type { RuleContext } from './condition-request.js';
  *   that held; on a denied one, set when the condition refused the request. Then
  *   `conditionError` says why it could not be evaluated, when it could not (an error, a non-boolean result, the
  *   cost limit); absent when it was false. A condition refusal is never a scope challenge: more scopes cannot help.
+ * - `server`: with several servers behind one endpoint (`compilePolicySet`), the name of the one server the
+ *   request is for (its tool, prompt or resource), allowed or denied; absent for a single policy, and for a
+ *   request of no known server or of several (a merged list, a tool no server exposes).
  */
 export type AuthorizationDecision =
-  | { readonly allowed: true; readonly requiredScopes: readonly string[]; readonly rule?: string; readonly condition?: string }
+  | { readonly allowed: true; readonly requiredScopes: readonly string[]; readonly rule?: string; readonly condition?: string; readonly server?: string }
   | {
       readonly allowed: false;
       readonly requiredScopes: readonly string[];
@@ -43,6 +46,7 @@ export type AuthorizationDecision =
       readonly rule?: string;
       readonly condition?: string;
       readonly conditionError?: string;
+      readonly server?: string;
     };
 
 /** Called when a rule function throws or returns an invalid value; see `CompilePolicyOptions.onRuleError`. */
@@ -88,8 +92,8 @@ export class PolicyEvaluator {
   // Unions of two static (frozen) scope lists, computed once per pair and reused: the request path for
   // static rules then returns a shared frozen array instead of building a new one.
   private readonly unions = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
-  // One frozen "allowed" decision per static required-scope list and deciding rule.
-  private readonly allowedDecisions = new WeakMap<readonly string[], Map<string | undefined, AuthorizationDecision>>();
+  // One frozen "allowed" decision per static required-scope list, server (`""` for none) and deciding rule.
+  private readonly allowedDecisions = new WeakMap<readonly string[], Map<string, Map<string | undefined, AuthorizationDecision>>>();
   // The rule that decided the request being gathered (the last one applied); read right after gathering.
   private decidedBy: string | undefined;
   // The condition of that rule, when it has one.
@@ -207,21 +211,23 @@ export class PolicyEvaluator {
    * One decision from two made on the same message (under two policies that both apply to it): allowed when both
    * are, requiring the scopes of both, missing what either misses, failed when either rule failed (the first
    * one's path). An allowed pair of static decisions gives a shared frozen decision, as {@link authorize} does.
+   * `server` names the one server the message is for, carried by the decision whatever it is.
    */
-  combine(first: AuthorizationDecision, second: AuthorizationDecision): AuthorizationDecision {
+  combine(first: AuthorizationDecision, second: AuthorizationDecision, server?: string): AuthorizationDecision {
     const required = this.unionWith(first.requiredScopes, second.requiredScopes);
     if (first.allowed && second.allowed) {
-      return second.rule === undefined ? this.allowed(required, first.rule, first.condition) : this.allowed(required, second.rule, second.condition);
+      return second.rule === undefined ? this.allowed(required, first.rule, first.condition, server) : this.allowed(required, second.rule, second.condition, server);
     }
+    const named = server === undefined ? undefined : { server };
     // A condition's refusal stands whatever else is missing: a scope step-up could not lift it.
-    if (!first.allowed && first.condition !== undefined) return { ...first, requiredScopes: required };
-    if (!second.allowed && second.condition !== undefined) return { ...second, requiredScopes: required };
+    if (!first.allowed && first.condition !== undefined) return { ...first, requiredScopes: required, ...named };
+    if (!second.allowed && second.condition !== undefined) return { ...second, requiredScopes: required, ...named };
     const rule = (first.allowed ? undefined : first.rule) ?? (second.allowed ? undefined : second.rule);
     const missing = first.allowed ? EMPTY : first.missingScopes;
     const alsoMissing = second.allowed ? EMPTY : second.missingScopes;
     const failedRule = (first.allowed ? undefined : first.failedRule) ?? (second.allowed ? undefined : second.failedRule);
     const missingScopes = missing.length === 0 ? alsoMissing : alsoMissing.length === 0 ? missing : [...new Set([...missing, ...alsoMissing])];
-    return { allowed: false, requiredScopes: required, missingScopes, ...(failedRule === undefined ? {} : { failedRule }), ...(rule === undefined ? {} : { rule }) };
+    return { allowed: false, requiredScopes: required, missingScopes, ...(failedRule === undefined ? {} : { failedRule }), ...(rule === undefined ? {} : { rule }), ...named };
   }
 
   /** See `CompiledPolicy.filterListResult`. */
@@ -384,19 +390,23 @@ export class PolicyEvaluator {
   }
 
   /**
-   * The "allowed" decision requiring `required`, decided by `rule` whose `condition` held: shared and frozen for a
-   * static (frozen) list.
+   * The "allowed" decision requiring `required`, decided by `rule` whose `condition` held, for `server` (when the
+   * message is for one of several): shared and frozen for a static (frozen) list.
    */
-  private allowed(required: readonly string[], rule: string | undefined, condition?: string): AuthorizationDecision {
+  private allowed(required: readonly string[], rule: string | undefined, condition?: string, server?: string): AuthorizationDecision {
     const make = (): AuthorizationDecision => ({
       allowed: true as const,
       requiredScopes: required,
       ...(rule === undefined ? {} : { rule }),
       ...(condition === undefined ? {} : { condition }),
+      ...(server === undefined ? {} : { server }),
     });
     if (!Object.isFrozen(required)) return make();
-    let byRule = this.allowedDecisions.get(required);
-    if (byRule === undefined) this.allowedDecisions.set(required, (byRule = new Map()));
+    let byServer = this.allowedDecisions.get(required);
+    if (byServer === undefined) this.allowedDecisions.set(required, (byServer = new Map()));
+    // Server names are never empty: `""` stands for none.
+    let byRule = byServer.get(server ?? '');
+    if (byRule === undefined) byServer.set(server ?? '', (byRule = new Map()));
     // A rule names one condition at most, but a policy set holds several policies: the pair is the key.
     const key = condition === undefined ? rule : `${rule ?? ''}\n${condition}`;
     let decision = byRule.get(key);

@@ -31,14 +31,14 @@ export function createInsufficientScopeError(
     text = `Insufficient scope for ${target}: missing ${missing.length === 0 ? '(none)' : missing.map(sanitize).join(' ')}`;
   }
   const granted = (Array.isArray(auth.scopes) ? auth.scopes : EMPTY).filter((s) => isScopeToken(s) && s !== OFFLINE_ACCESS);
-  return new InsufficientScopeError(text, decision.requiredScopes, granted, decision.rule);
+  return new InsufficientScopeError(text, decision.requiredScopes, granted, decision.rule, decision.server);
 }
 
 /**
  * The refusal of a denied decision: a {@link ConditionDeniedError} (403, no challenge) when a rule's condition
  * refused it or a rule function failed (`condition_error`: no scope could lift either, and a challenge would send
  * the client into a step-up loop), else `insufficientScope(decision)` (403 `insufficient_scope`, the policy's own
- * builder).
+ * builder). Either names the decision's `server`, when it has one.
  *
  * @example
  * if (!decision.allowed) throw policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message));
@@ -48,14 +48,14 @@ export function policyRefusal(decision: AuthorizationDecision, message: JsonRpcM
   const rule = decision.rule ?? 'policy';
   if (decision.failedRule !== undefined && decision.condition === undefined) {
     // `failedRule` names the function's path for logs only; the client is told the rule, as for a condition.
-    return new ConditionDeniedError(`Access to ${describeTarget(message)} denied: the server's policy could not evaluate it`, rule, undefined, true);
+    return new ConditionDeniedError(`Access to ${describeTarget(message)} denied: the server's policy could not evaluate it`, rule, undefined, true, decision.server);
   }
   if (decision.condition === undefined) return insufficientScope();
   const text =
     decision.conditionError === undefined
       ? `Access to ${describeTarget(message)} denied by the condition of policy rule ${sanitize(rule)}`
       : `Access to ${describeTarget(message)} denied: the condition of policy rule ${sanitize(rule)} could not be evaluated`;
-  return new ConditionDeniedError(text, rule, decision.condition, decision.conditionError !== undefined);
+  return new ConditionDeniedError(text, rule, decision.condition, decision.conditionError !== undefined, decision.server);
 }
 
 function describeTarget(message: JsonRpcMessage | undefined): string {

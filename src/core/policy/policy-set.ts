@@ -216,18 +216,19 @@ class PolicySet {
     const { server, local, selected } = this.names.route(exposed);
     // A tool the server does not expose is unknown, not forbidden: the call gets -32602, never a step-up.
     if (server === undefined || (tool && !selected)) return decision;
-    return this.gateway.combine(decision, server.evaluator.authorize(message, auth, local));
+    return this.gateway.combine(decision, server.evaluator.authorize(message, auth, local), server.name);
   }
 
   /** A request for one resource URI: its server's rules too (URIs are the same for the server). */
   private byUri(decision: AuthorizationDecision, message: JsonRpcMessage, uri: unknown, auth: AuthInfo): AuthorizationDecision {
     const server = this.resourceServer(uri);
-    return server === undefined ? decision : this.gateway.combine(decision, server.evaluator.authorize(message, auth));
+    return server === undefined ? decision : this.gateway.combine(decision, server.evaluator.authorize(message, auth), server.name);
   }
 
   /**
    * `subscriptions/listen`: each server concerned by one of its URIs decides a listen that carries only its own
-   * URIs (what that server is asked for); URIs of no known server need only the endpoint-wide rules.
+   * URIs (what that server is asked for); URIs of no known server need only the endpoint-wide rules. The decision
+   * names the server when one alone is concerned.
    */
   private bySubscriptions(decision: AuthorizationDecision, message: JsonRpcMessage, params: Record<string, unknown> | undefined, auth: AuthInfo): AuthorizationDecision {
     const notifications = asRecord(params?.notifications);
@@ -242,9 +243,10 @@ class PolicySet {
       else own.push(uri);
     }
     let combined = decision;
+    const only = byServer.size === 1 ? byServer.keys().next().value!.name : undefined;
     for (const [server, own] of byServer) {
       const local = { ...message, params: { ...params, notifications: { ...notifications, resourceSubscriptions: own } } } as JsonRpcMessage;
-      combined = this.gateway.combine(combined, server.evaluator.authorize(local, auth));
+      combined = this.gateway.combine(combined, server.evaluator.authorize(local, auth), only);
     }
     return combined;
   }

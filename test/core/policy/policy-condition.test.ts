@@ -252,9 +252,10 @@ describe('conditions: lists and calls agree', () => {
       requiredScopes: [],
       rule: 'servers.vault.tools.open',
       condition: 'server == "vault" && claims.tenant == "acme"',
+      server: 'vault',
     });
     const refused = set.authorize(call('vault__open'), dev);
-    assert.deepEqual([refused.allowed, refused.rule], [false, 'tools.*']);
+    assert.deepEqual([refused.allowed, refused.rule, refused.server], [false, 'tools.*', 'vault'], 'refused by the endpoint-wide condition, for the server');
     assert.equal(set.authorize(call('notes__echo'), dev).allowed, true);
     const other = caller({ groups: ['ops'], tenant: 'globex' });
     assert.equal(set.authorize(call('vault__open'), other).rule, 'servers.vault.tools.open');

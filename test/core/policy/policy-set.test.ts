@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AuthInfo } from '../../../src/core/kernel/auth-info.js';
-import { ConfigurationError } from '../../../src/core/kernel/errors.js';
+import { ConditionDeniedError, ConfigurationError, InsufficientScopeError } from '../../../src/core/kernel/errors.js';
 import { compilePolicy, isCompiledPolicy } from '../../../src/core/policy/compile-policy.js';
 import { compilePolicySet, mayReachServer, type PolicySetOptions } from '../../../src/core/policy/policy-set.js';
+import { policyRefusal } from '../../../src/core/policy/insufficient-scope.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 import { compileToolSelection } from '../../../src/core/policy/tool-selection.js';
 import type { JsonRpcMessage } from '../../../src/core/wire/jsonrpc.js';
@@ -76,6 +77,47 @@ describe('compilePolicySet', () => {
     const set = makeSet();
     const caller = authWith('mcp', 'notes', 'notes:write');
     assert.equal(set.authorize(call('notes__add'), caller), set.authorize(call('notes__add'), caller));
+  });
+
+  test('a decision names the one server its request is for, allowed or denied, and no server otherwise', () => {
+    const set = makeSet();
+    const caller = authWith('mcp', 'notes', 'notes:write', 'py');
+    const serverOf = (message: JsonRpcMessage, auth = caller) => set.authorize(message, auth).server;
+    assert.equal(serverOf(call('notes__add')), 'notes', 'an allowed tool call');
+    assert.equal(serverOf(call('notes__add'), authWith('mcp')), 'notes', 'a tool call denied by its server’s scopes');
+    assert.equal(serverOf(call('files__wipe')), 'files', 'a tool call denied by the endpoint-wide scopes');
+    assert.equal(serverOf(request('prompts/get', { name: 'notes__summary' })), 'notes', 'a prompt');
+    assert.equal(serverOf(request('completion/complete', { ref: { type: 'ref/prompt', name: 'notes__summary' }, argument: { name: 'a', value: '' } })), 'notes');
+    assert.equal(serverOf(request('resources/read', { uri: 'notes://7' })), 'notes', 'a resource URI routed to a server');
+    assert.equal(serverOf(request('resources/read', { uri: 'notes://secret' })), 'notes', 'a resource denied by its server’s rule');
+    assert.equal(serverOf(request('resources/read', { uri: 'file:///tmp/x' })), 'files', 'a server without rules of its own');
+    assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'other://y'] } })), 'notes', 'a listen for one server');
+    assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'file:///tmp/x'] } })), undefined, 'a listen for two');
+    for (const name of ['nope__x', 'echo', 'py__debug_dump']) assert.equal(serverOf(call(name)), undefined, `${name}: no server exposes it`);
+    assert.equal(serverOf(request('resources/read', { uri: 'other://x' })), undefined, 'a URI of no server');
+    assert.equal(serverOf(request('tools/list', {})), undefined, 'a merged list');
+    // Allowed decisions stay shared, one per server: the same rules for another server name that server.
+    const twin = makeSet({ servers: [{ name: 'a', policy: py }, { name: 'b', policy: py }] });
+    const runner = authWith('mcp', 'py', 'py:run');
+    assert.equal(twin.authorize(call('a__run'), runner), twin.authorize(call('a__run'), runner));
+    assert.deepEqual([twin.authorize(call('a__run'), runner).server, twin.authorize(call('b__run'), runner).server], ['a', 'b']);
+
+    const single = compilePolicy({ tools: { run: ['py:run'] } });
+    assert.equal(single.authorize(call('run'), authWith('py:run')).server, undefined, 'a single policy names no server');
+    assert.equal(single.authorize(call('run'), authWith()).server, undefined);
+  });
+
+  test('a refusal by a server’s condition names the server, and so does the refusal built from it', () => {
+    const set = compilePolicySet({ servers: [{ name: 'pay', policy: { tools: { refund: { scopes: [], when: '"finance" in claims.groups' } } } }, { name: 'notes' }] });
+    const decision = set.authorize(call('pay__refund'), authWith());
+    assert.deepEqual([decision.allowed, decision.rule, decision.server], [false, 'servers.pay.tools.refund', 'pay']);
+    const refusal = policyRefusal(decision, call('pay__refund'), () => set.insufficientScopeError(decision, authWith(), call('pay__refund')));
+    assert.ok(refusal instanceof ConditionDeniedError);
+    assert.equal(refusal.server, 'pay');
+    const scoped = makeSet().authorize(call('notes__add'), authWith('mcp'));
+    const error = policyRefusal(scoped, call('notes__add'), () => makeSet().insufficientScopeError(scoped, authWith('mcp'), call('notes__add')));
+    assert.ok(error instanceof InsufficientScopeError);
+    assert.equal(error.server, 'notes');
   });
 
   test('rule functions of a server see the call with the server’s own name', () => {
