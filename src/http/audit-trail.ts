@@ -30,6 +30,9 @@ const DROP_WARNINGS: Record<AuditDropReason, string> = {
   write_failed: 'audit records dropped: the audit destination refused a write',
   closed: 'audit records dropped: their answers ended after the audit trail was closed',
 };
+// Searched for as bytes made once: a string needle is encoded again on every search.
+const JSONRPC_KEY = Buffer.from('"jsonrpc"');
+const ERROR_KEY = Buffer.from('"error"');
 /** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
 const SNIFFED_CHUNK_BYTES = 65_536;
 
@@ -210,9 +213,9 @@ class PendingAudit {
     } else if (chunk instanceof Uint8Array) {
       this.sniffing--;
       const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (bytes.length > SNIFFED_CHUNK_BYTES || bytes.indexOf('"jsonrpc"') === -1) return;
+      if (bytes.length > SNIFFED_CHUNK_BYTES || bytes.indexOf(JSONRPC_KEY) === -1) return;
       this.sniffing = 0;
-      if (bytes.indexOf('"error"') !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
+      if (bytes.indexOf(ERROR_KEY) !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
     }
   }
 }
