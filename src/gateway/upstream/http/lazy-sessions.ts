@@ -25,6 +25,9 @@ export interface LazySession {
   upstreamId?: string;
   /** The opening in progress, shared by concurrent requests. */
   opening?: Promise<string>;
+  /** When it was last used (ms, the sessions' clock), and how many of its requests are in progress. */
+  lastSeen: number;
+  active: number;
 }
 
 /** Where the upstream is, for opening a session there. */
@@ -36,13 +39,25 @@ export interface LazyOpenTarget {
 }
 
 /**
- * The gateway's sessions awaiting (or holding) the upstream's, bounded: past `maxEntries` the oldest is forgotten,
- * and its client's next request gets 404 from the upstream, which starts a new session.
+ * The gateway's sessions awaiting (or holding) the upstream's, bounded as the gateway's other sessions are: past
+ * `maxEntries` the least recently used is forgotten, and one with no request in progress and no use for
+ * `idleTimeoutMs` (`MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`; 0 never) expires. A forgotten one is unknown: its client's
+ * next request gets 404, and the client starts a new session.
  */
 export class LazySessions {
+  /** Least recently used first: every use moves a session to the end. */
   private readonly sessions = new Map<string, LazySession>();
 
-  constructor(private readonly maxEntries: number) {}
+  /**
+   * @param maxEntries - most sessions held (`MCP_AUTH_MAX_SESSIONS`).
+   * @param idleTimeoutMs - idle life of a session, in milliseconds; 0 never expires one.
+   * @param now - clock, in milliseconds. Default `Date.now`.
+   */
+  constructor(
+    private readonly maxEntries: number,
+    private readonly idleTimeoutMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
   static isLazyId(id: string | undefined): boolean {
@@ -51,18 +66,53 @@ export class LazySessions {
 
   /** Opens one for `initialize`, and returns its id (random, 32 bytes). */
   create(initialize: JsonRpcRequest): string {
+    this.sweep();
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    this.sessions.set(id, { initialize });
+    this.sessions.set(id, { initialize, lastSeen: this.now(), active: 0 });
     if (this.sessions.size > this.maxEntries) this.sessions.delete(this.sessions.keys().next().value!);
     return id;
   }
 
+  /** The session `id` names, unless unknown or expired (then forgotten). Counts as use. */
   get(id: string): LazySession | undefined {
-    return this.sessions.get(id);
+    const session = this.sessions.get(id);
+    if (session === undefined) return undefined;
+    const at = this.now();
+    this.sessions.delete(id);
+    if (this.expired(session, at)) return undefined;
+    session.lastSeen = at;
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  /**
+   * Marks a request of `session` in progress until `done` settles (a GET stream above all): the session does not
+   * expire meanwhile, and its end counts as use.
+   */
+  hold<T>(session: LazySession, done: Promise<T>): Promise<T> {
+    session.active++;
+    return done.finally(() => {
+      session.active--;
+      session.lastSeen = this.now();
+    });
   }
 
   forget(id: string): void {
     this.sessions.delete(id);
+  }
+
+  private expired(session: LazySession, at: number): boolean {
+    return this.idleTimeoutMs > 0 && session.active <= 0 && at - session.lastSeen >= this.idleTimeoutMs;
+  }
+
+  /** Forgets the expired sessions from the old end; stops at the first one used within the timeout. */
+  private sweep(): void {
+    if (this.idleTimeoutMs === 0) return;
+    const at = this.now();
+    for (const [id, session] of this.sessions) {
+      if (at - session.lastSeen < this.idleTimeoutMs) break;
+      if (session.active <= 0) this.sessions.delete(id);
+    }
   }
 
   /**
