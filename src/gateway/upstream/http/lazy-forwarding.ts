@@ -100,7 +100,7 @@ export class LazyForwarding {
   private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const initialize = req.body as JsonRpcRequest;
     const id = this.sessions.create(initialize);
-    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo) };
+    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, this.sessions.profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(
         (sealed) => writeJson(res, 200, result, { 'Mcp-Session-Id': sealed }),

@@ -12,6 +12,7 @@ import { LATEST_SESSION_PROTOCOL_VERSION } from '../../../core/mcp/protocol-vers
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
+import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
 
 /** Revisions with sessions the gateway answers `initialize` in, newest first. */
 const SESSION_REVISIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
@@ -47,6 +48,11 @@ export interface LazyOpenTarget {
 export class LazySessions {
   /** Least recently used first: every use moves a session to the end. */
   private readonly sessions = new Map<string, LazySession>();
+  /**
+   * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
+   * one was; {@link lazyInitializeResult} answers with it. One small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
+   */
+  profile: UpstreamProfile | undefined;
 
   /**
    * @param maxEntries - most sessions held (`MCP_AUTH_MAX_SESSIONS`).
@@ -123,7 +129,8 @@ export class LazySessions {
   upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
     if (session.upstreamId !== undefined) return Promise.resolve(session.upstreamId);
     session.opening ??= openUpstreamSession(session.initialize, caller, credentials, target).then(
-      (id) => {
+      ({ id, profile }) => {
+        if (profile !== undefined) this.profile = profile;
         session.upstreamId = id;
         session.opening = undefined;
         return id;
@@ -149,18 +156,26 @@ export class LazySessions {
 
 /**
  * The gateway's answer to an `initialize` whose upstream session waits for the user's connection: the revision the
- * client asked for when the gateway speaks it, the capabilities a connected server may offer (its own are not known
- * before the user connects), and the gateway's `serverInfo`.
+ * client asked for when the gateway speaks it, the gateway's `serverInfo`, and the upstream's capabilities and
+ * instructions from `profile` once the gateway has opened a session there, else the capabilities a connected server
+ * may offer (tools, prompts and resources).
  */
-export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }): Record<string, unknown> {
+export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }, profile?: UpstreamProfile): Record<string, unknown> {
   const requested = initialize.params?.protocolVersion;
   const protocolVersion = typeof requested === 'string' && SESSION_REVISIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+  if (profile !== undefined) {
+    return { protocolVersion, capabilities: profile.capabilities, serverInfo: info, ...(profile.instructions !== undefined ? { instructions: profile.instructions } : {}) };
+  }
   return { protocolVersion, capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } }, serverInfo: info };
 }
 
-async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+/**
+ * Opens the upstream's session with the client's `initialize`, then `notifications/initialized`; gives its id (`''`
+ * for an upstream without sessions) and what the upstream said of itself, when its answer could be read.
+ */
+async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<{ id: string; profile: UpstreamProfile | undefined }> {
   const authorization = await credentials.authorization(caller);
-  const post = async (body: object, headers: Record<string, string>): Promise<{ status: number; sessionId: string | undefined }> => {
+  const post = async (body: object, headers: Record<string, string>, read?: JsonRpcRequest['id']): Promise<{ status: number; sessionId: string | undefined; profile: UpstreamProfile | undefined }> => {
     const answer = await target.dispatcher.request({
       origin: target.origin,
       path: target.path,
@@ -169,16 +184,17 @@ async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo,
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(target.timeoutMs),
     });
-    // The answer's body (JSON or a short event stream) is read and dropped: the client was answered already.
-    await answer.body.dump({ limit: 1 << 20 }).catch(() => undefined);
+    // The client was answered already: the body (JSON or a short event stream) is read only for the upstream's
+    // profile, else dropped.
+    const profile = read === undefined ? await answer.body.dump({ limit: 1 << 20 }).then(() => undefined, () => undefined) : await readUpstreamProfile(answer, read);
     const id = answer.headers['mcp-session-id'];
-    return { status: answer.statusCode, sessionId: typeof id === 'string' && id !== '' ? id : undefined };
+    return { status: answer.statusCode, sessionId: typeof id === 'string' && id !== '' ? id : undefined, profile };
   };
-  const opened = await post(initialize, {});
+  const opened = await post(initialize, {}, initialize.id);
   if (opened.status < 200 || opened.status >= 300) throw new Error(`the upstream answered initialize with HTTP ${opened.status}`);
   const version = lazyInitializeResult(initialize, { name: '', version: '' }).protocolVersion as string;
   // An upstream without sessions gives no id: its requests then name none.
   const session: Record<string, string> = opened.sessionId === undefined ? {} : { 'mcp-session-id': opened.sessionId };
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...session, 'mcp-protocol-version': version });
-  return opened.sessionId ?? '';
+  return { id: opened.sessionId ?? '', profile: opened.profile };
 }
