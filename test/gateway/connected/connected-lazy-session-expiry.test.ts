@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { singleUpstreamSettings, startConnectedAccountsParts, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
+import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
 import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
 
 const VERSION = '2025-11-25';
@@ -24,13 +23,8 @@ for (const sealed of [false, true]) {
 
     before(async () => {
       parts = await startConnectedAccountsParts();
-      const settings = {
-        ...singleUpstreamSettings(parts),
-        MCP_AUTH_SESSION_IDLE_TIMEOUT_MS: String(IDLE_MS),
-        ...(sealed ? { MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url') } : {}),
-      };
-      gateway = await startGateway(loadGatewayConfig(settings), { log: () => undefined, warn: () => undefined });
-      parts.trustGateway(gateway.resource);
+      const secret: Record<string, string> = sealed ? { MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url') } : {};
+      gateway = await startConnectedGateway(parts, { ...singleUpstreamSettings(parts), MCP_AUTH_SESSION_IDLE_TIMEOUT_MS: String(IDLE_MS), ...secret });
       token = await parts.callerToken(gateway.resource, 'bob');
     });
 

@@ -4,13 +4,13 @@
 // have not connected yet carry the upstream's capabilities and instructions instead. The upstream here offers tools
 // only, has instructions, keeps no sessions, and answers initialize as an event stream.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
-import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
+import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
 import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
+import { readJsonBody } from '../../helpers/read-json-body.js';
 import { PageBrowser } from './pages/page-browser.js';
 
 const VERSION = '2025-11-25';
@@ -21,7 +21,7 @@ const INSTRUCTIONS = 'Echoes what it is given.';
 async function startToolsUpstream() {
   let initialized = 0;
   const server = createServer((req, res) => {
-    void readJson(req).then((message) => {
+    void readJsonBody(req).then((message) => {
       if (!req.headers.authorization?.startsWith('Bearer ')) return res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
       if (message?.id === undefined) return res.writeHead(202).end();
       if (message.method === 'initialize') {
@@ -38,15 +38,6 @@ async function startToolsUpstream() {
   return { url: `${origin}/mcp`, initialized: () => initialized, close: () => closeServer(server) };
 }
 
-async function readJson(req: IncomingMessage): Promise<{ id?: unknown; method?: string } | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 describe('connected accounts: the pre-connect initialize answer learns the upstream capabilities', { timeout: 60_000 }, () => {
   let parts: ConnectedAccountsParts;
@@ -59,8 +50,7 @@ describe('connected accounts: the pre-connect initialize answer learns the upstr
     upstream = await startToolsUpstream();
     parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
     const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
-    gateway = await startGateway(loadGatewayConfig(settings), { log: () => undefined, warn: () => undefined });
-    parts.trustGateway(gateway.resource);
+    gateway = await startConnectedGateway(parts, settings);
   });
 
   after(async () => {
