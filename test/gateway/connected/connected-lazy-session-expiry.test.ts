@@ -12,7 +12,7 @@ import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
 
 const VERSION = '2025-11-25';
 /** The idle timeout under test, in milliseconds: short, yet long beside one loopback round trip. */
-const IDLE_MS = 600;
+const IDLE_MS = 1_000;
 
 for (const sealed of [false, true]) {
   describe(`connected accounts: a session opened before the user connected expires when idle (${sealed ? 'sealed session ids' : 'session ids held by the gateway'})`, { timeout: 60_000 }, () => {
