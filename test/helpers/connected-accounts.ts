@@ -13,6 +13,8 @@ import {
 } from '../../examples/dev/authorization-server.js';
 import { connectCallbackUrl, upstreamCallbackUrl } from '../../src/gateway/connected/oauth/gateway-client-urls.js';
 import { startNotesServer, type RunningNotesServer } from '../../examples/notes-server.js';
+import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { freePort } from './free-port.js';
 
 /** Users of both authorization servers. Their `sub` is their username. */
@@ -135,6 +137,16 @@ export function singleUpstreamSettings(parts: ConnectedAccountsParts, scope = 'n
     MCP_AUTH_LOGIN_CLIENT_ID: LOGIN_CLIENT.clientId,
     MCP_AUTH_LOGIN_CLIENT_SECRET: LOGIN_CLIENT.clientSecret,
   };
+}
+
+/**
+ * Starts a gateway with `settings` (e.g. {@link singleUpstreamSettings} and more), its log lines dropped, and lets the
+ * gateway's authorization server issue tokens for it. The caller shuts it down.
+ */
+export async function startConnectedGateway(parts: ConnectedAccountsParts, settings: Record<string, string>): Promise<RunningGateway> {
+  const gateway = await startGateway(loadGatewayConfig(settings), { log: () => undefined, warn: () => undefined });
+  parts.trustGateway(gateway.resource);
+  return gateway;
 }
 
 /** What an authorization server issued, seen from its side (`grant.success`), for checks that no token leaks. */

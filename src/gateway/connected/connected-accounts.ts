@@ -39,7 +39,7 @@ export interface ConnectedAccountsOptions {
   readonly upstreams: readonly ConnectedUpstream[];
   /** The shared Redis (`MCP_AUTH_REDIS_URL`), for `MCP_AUTH_TOKEN_STORE=redis`. */
   readonly redis?: SharedStoreConfig;
-  /** Receives one line per page outcome (server names and user digests only). */
+  /** Receives one line per page outcome (server names and user digests only), and one per dynamic registration replaced before its secret expired. */
   readonly log?: (line: object) => void;
   /** Receives the token store's warnings (Redis lost, with a short reason, and back) as JSON lines. Default stderr. */
   readonly warn?: LineSink;
@@ -89,7 +89,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   // disconnection on another replica is seen within that time.
   const cached = createCachedRecords({ store, sealer, ...(options.recordsRevalidateAfterMs !== undefined ? { revalidateAfterMs: options.recordsRevalidateAfterMs } : {}) });
   const storeKeyOf = createStoreKeys();
-  const authorizations = connectedAuthorizations(options.upstreams, origin, opened);
+  const authorizations = connectedAuthorizations(options.upstreams, origin, opened, options.log);
   const authorizationOf = (server: string): UpstreamAuthorization => {
     const found = authorizations.get(server);
     if (!found) throw new TypeError(`no upstream in connected mode is named "${server}"`);

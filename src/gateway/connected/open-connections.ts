@@ -83,8 +83,9 @@ export function connectedUpstreamTarget(auth: ConnectedUpstream['auth'], timeout
  * one is used.
  *
  * @param gatewayOrigin - the gateway's public origin (its redirect URI is `<origin>/connect/callback`).
+ * @param log - receives a line when a dynamic registration is replaced before its secret expires. Default none.
  */
-export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[], gatewayOrigin: string, opened: OpenedConnectionStore): Map<string, UpstreamAuthorization> {
+export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[], gatewayOrigin: string, opened: OpenedConnectionStore, log?: (line: object) => void): Map<string, UpstreamAuthorization> {
   const authorizations = new Map<string, UpstreamAuthorization>();
   for (const { server, auth } of upstreams) {
     authorizations.set(
@@ -99,6 +100,7 @@ export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[],
         ...(auth.clientId !== undefined ? { clientId: auth.clientId } : {}),
         ...(auth.clientSecret !== undefined ? { clientSecret: auth.clientSecret } : {}),
         ...(auth.scope !== undefined ? { scope: auth.scope } : {}),
+        ...(log ? { log } : {}),
       }),
     );
   }

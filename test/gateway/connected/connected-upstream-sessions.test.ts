@@ -6,13 +6,14 @@
 // session; and after the upstream forgot its sessions, the gateway opens a new one once, without the client noticing.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
 import { postMcp, send, type HttpAnswer } from '../../helpers/http-client.js';
 import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
+import { readJsonBody } from '../../helpers/read-json-body.js';
 import { PageBrowser } from './pages/page-browser.js';
 
 const VERSION = '2025-11-25';
@@ -33,7 +34,7 @@ async function startSessionUpstream() {
   const issued: string[] = [];
   const received: Received[] = [];
   const server = createServer((req, res) => {
-    void readJson(req).then((message) => {
+    void readJsonBody(req).then((message) => {
       const sessionId = typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined;
       const entry: Received = { httpMethod: req.method ?? '', method: message?.method, sessionId, authorization: req.headers.authorization, status: 0 };
       received.push(entry);
@@ -78,15 +79,6 @@ async function startSessionUpstream() {
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<{ id?: unknown; method?: string; params?: Record<string, any> } | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 for (const sealed of [false, true]) {
   describe(`connected accounts: an upstream with sessions of its own (${sealed ? 'sealed session ids' : 'session ids held by the gateway'})`, { timeout: 60_000 }, () => {

@@ -8,7 +8,7 @@ import * as client from 'openid-client';
 import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../../core/token/issuer-discovery.js';
 import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { TokenStore } from '../store/token-store.js';
-import { clientMetadataDocumentUrl, upstreamCallbackUrl } from './gateway-client-urls.js';
+import { clientMetadataDocumentUrl, serverPublicName, upstreamCallbackUrl } from './gateway-client-urls.js';
 import type { Sealer } from './sealer.js';
 import { UpstreamAuthorizationError, upstreamAuthorizationFailure } from './upstream-authorization-error.js';
 import type { UpstreamAuthorizationServer } from './upstream-authorization-server.js';
@@ -31,6 +31,24 @@ export interface ClientRegistrationOptions {
   sealer: Sealer;
   /** Timeout of the registration request, in milliseconds. */
   timeoutMs: number;
+  /**
+   * Receives one line when a dynamic registration kept in memory is dropped because its secret has expired or
+   * expires within a minute: `{ event: 'client_registration_expired', server, issuer }`, never the secret.
+   */
+  log?: (line: object) => void;
+  /** Clock for the secret's expiry, in milliseconds, e.g. a fake one in tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * How long before its `client_secret_expires_at` a registration is treated as gone, in milliseconds: a flow begun
+ * with it must still be able to exchange its code.
+ */
+const SECRET_EXPIRY_MARGIN_MS = 60_000;
+
+/** Whether `registered` has a secret that has expired or expires within {@link SECRET_EXPIRY_MARGIN_MS} at `at`. */
+function secretExpiring(registered: RegisteredClient, at: number): boolean {
+  return registered.secretExpiresAt !== undefined && registered.secretExpiresAt > 0 && registered.secretExpiresAt * 1000 <= at + SECRET_EXPIRY_MARGIN_MS;
 }
 
 /**
@@ -85,7 +103,9 @@ export function clientKindFor(
  *    while it is for the same redirect URI and its secret has not expired; otherwise the gateway registers
  *    (confidential when the server takes a secret method) and writes it with compare-and-set, so that replicas
  *    registering at once settle on one.
- * The answer is memoized per issuer; a failure is not.
+ * The answer is memoized per issuer; a failure is not. A memoized dynamic registration whose secret has expired, or
+ * expires within a minute (RFC 7591 `client_secret_expires_at`), is treated as gone before it is used: the gateway
+ * registers again and logs one line, rather than waiting for the server to refuse it with `invalid_client`.
  *
  * @throws (from `client`) UpstreamAuthorizationError `unsupported` when none applies, `refused:<error>` when
  *   registration is refused, `unavailable` when the server cannot be reached.
@@ -93,6 +113,7 @@ export function clientKindFor(
 export function createClientRegistration(options: ClientRegistrationOptions): ClientRegistration {
   const redirectUri = upstreamCallbackUrl(options.gatewayOrigin, options.server);
   const known = new Map<string, Promise<RegisteredClient>>();
+  const now = options.now ?? Date.now;
   const choose = async ({ metadata }: UpstreamAuthorizationServer): Promise<RegisteredClient> => {
     const issuer = metadata.issuer;
     const kind = clientKindFor(metadata, options);
@@ -103,19 +124,26 @@ export function createClientRegistration(options: ClientRegistrationOptions): Cl
     if (kind === 'metadata-document') {
       return { issuer, clientId: clientMetadataDocumentUrl(options.gatewayOrigin, options.server), authMethod: 'none', kind, redirectUri };
     }
-    return storedOrNewRegistration(options, metadata, redirectUri);
+    return storedOrNewRegistration(options, metadata, redirectUri, now);
+  };
+  const remember = (issuer: string, pending: Promise<RegisteredClient>): Promise<RegisteredClient> => {
+    pending.catch(() => known.get(issuer) === pending && known.delete(issuer));
+    if (known.size >= 4) known.clear();
+    known.set(issuer, pending);
+    return pending;
   };
   return {
-    client(server) {
+    async client(server) {
       const issuer = server.metadata.issuer;
-      let pending = known.get(issuer);
-      if (pending === undefined) {
-        pending = choose(server);
-        pending.catch(() => known.delete(issuer));
-        if (known.size >= 4) known.clear();
-        known.set(issuer, pending);
-      }
-      return pending;
+      const pending = known.get(issuer);
+      if (pending === undefined) return remember(issuer, choose(server));
+      const kept = await pending.catch(() => undefined);
+      if (kept === undefined || !secretExpiring(kept, now())) return pending;
+      // Concurrent callers that found the same expiring one share one new registration.
+      const current = known.get(issuer);
+      if (current !== undefined && current !== pending) return current;
+      logSafely(options.log, { event: 'client_registration_expired', server: serverPublicName(options.server), issuer });
+      return remember(issuer, choose(server));
     },
     async forget(refused) {
       if (refused.kind !== 'dynamic') return;
@@ -130,13 +158,10 @@ export function createClientRegistration(options: ClientRegistrationOptions): Cl
 }
 
 /** A dynamic registration from the store when still usable, else a new one written with compare-and-set. */
-async function storedOrNewRegistration(options: ClientRegistrationOptions, metadata: client.ServerMetadata, redirectUri: string): Promise<RegisteredClient> {
+async function storedOrNewRegistration(options: ClientRegistrationOptions, metadata: client.ServerMetadata, redirectUri: string, now: () => number): Promise<RegisteredClient> {
   const key = registeredClientKey(metadata.issuer);
   const usable = (stored: RegisteredClient | undefined): stored is RegisteredClient =>
-    stored !== undefined &&
-    stored.issuer === metadata.issuer &&
-    stored.redirectUri === redirectUri &&
-    (!stored.secretExpiresAt || stored.secretExpiresAt * 1000 > Date.now() + 60_000);
+    stored !== undefined && stored.issuer === metadata.issuer && stored.redirectUri === redirectUri && !secretExpiring(stored, now());
   const read = async (): Promise<{ sealed: string | undefined; stored: RegisteredClient | undefined }> => {
     const sealed = await options.store.get(key);
     return { sealed, stored: sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed) };
@@ -196,4 +221,13 @@ async function registerDynamically(options: ClientRegistrationOptions, metadata:
     ...(secret !== undefined ? { clientSecret: secret } : {}),
     ...(expiresAt ? { secretExpiresAt: expiresAt } : {}),
   };
+}
+
+/** Writes one log line; a sink that throws is ignored, since logging must never break a connection. */
+function logSafely(log: ((line: object) => void) | undefined, line: object): void {
+  try {
+    log?.(line);
+  } catch {
+    // Logging must never break serving.
+  }
 }

@@ -38,6 +38,10 @@ export interface UpstreamAuthorizationOptions {
   flowTtlMs?: number;
   /** Longest hold of a connection's refresh lock, in milliseconds. Default 30 s. */
   lockTtlMs?: number;
+  /** Receives a line when an expiring dynamic registration is replaced (see `createClientRegistration`); never a secret. */
+  log?: (line: object) => void;
+  /** Clock for the expiry of a dynamic registration's secret, in milliseconds. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** One upstream's authorizations, refreshes and revocations. */

@@ -8,6 +8,7 @@ import type { BoundSession } from '../../../core/session/session-registry.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { requestIdOf } from '../../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
+import { refuseSession, type SessionRefusedHook } from '../../../http/session-gate.js';
 import { writeAccepted, writeJson } from '../../../http/write-response.js';
 import { isStatelessRevision } from '../../../core/mcp/protocol-version.js';
 import type { CallerFlow } from '../../upstream-auth/caller-flow.js';
@@ -15,7 +16,7 @@ import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentia
 import { writeGatewayError } from '../gateway-error.js';
 import { credentialFailure } from './exchange-failure.js';
 import { HttpExchange, type HttpUpstreamSettings, type LazySessionIds, type SealedSessionInUse } from './http-exchange.js';
-import { lazyInitializeResult, LazySessions } from './lazy-sessions.js';
+import { lazyInitializeResult, type LazySession, type LazySessions } from './lazy-sessions.js';
 
 /** An `initialize` of a revision with sessions (2026-07-28 has none), sent without a session. */
 export function isSessionInitialize(req: GuardedRequest): boolean {
@@ -42,6 +43,7 @@ export class LazyForwarding {
     private readonly flow: CallerFlow,
     private readonly sessions: LazySessions,
     private readonly serverInfo: { readonly name: string; readonly version: string },
+    private readonly onSessionRefused: SessionRefusedHook | undefined,
   ) {}
 
   /**
@@ -60,9 +62,14 @@ export class LazyForwarding {
   /** A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened. */
   async forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): Promise<void> {
     const lazy = this.sessions.get(request.clientId);
+    // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
+    // and the client starts a new session. Not forwarded: the upstream never issued this id.
+    if (!lazy) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
+    return this.sessions.hold(lazy, this.forwardHeld(req, res, context, request, lazy));
+  }
+
+  private async forwardHeld(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, lazy: LazySession): Promise<void> {
     const message = req.body;
-    // Forgotten (a restart, another replica, past the bound): 404, and the client starts a new session.
-    if (!lazy) return this.exchange(req, res, context, request, request.clientId, undefined);
     const capabilities = lazy.initialize.params?.capabilities;
     if (req.method === 'DELETE') {
       this.sessions.forget(request.clientId);
@@ -93,7 +100,7 @@ export class LazyForwarding {
   private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const initialize = req.body as JsonRpcRequest;
     const id = this.sessions.create(initialize);
-    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo) };
+    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, this.sessions.profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(
         (sealed) => writeJson(res, 200, result, { 'Mcp-Session-Id': sealed }),

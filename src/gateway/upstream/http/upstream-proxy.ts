@@ -98,7 +98,8 @@ export interface UpstreamProxyOptions extends UpstreamHooks {
    * Seals the session ids given to clients (`MCP_AUTH_SESSION_SECRET`, see `createSessionSealer`), so that any
    * gateway with the same keys serves any session: the client gets a sealed id carrying the upstream's id and its
    * caller, which each request's id is opened to. Nothing is remembered per session, so `maxSessions`,
-   * `maxSessionsPerCaller` and `sessionIdleTimeoutMs` do not apply; the upstream ends its own sessions. A request
+   * `maxSessionsPerCaller` and `sessionIdleTimeoutMs` do not apply (except to the sessions the gateway opens before
+   * the upstream's, see `serverInfo`, which are in memory); the upstream ends its own sessions. A request
    * whose id does not open, or opens for another caller, gets the same 404 as an unknown session and is not
    * forwarded. Default none: the upstream's session ids pass through, bound to their callers in this process.
    */
@@ -128,11 +129,14 @@ class HttpUpstreamForwarder {
   constructor(
     readonly settings: HttpUpstreamSettings,
     private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
-    maxSessions: number,
+    lazyBounds: { readonly maxSessions: number; readonly idleTimeoutMs: number; readonly now: (() => number) | undefined },
     serverInfo: { readonly name: string; readonly version: string } | undefined,
   ) {
     const credentials = settings.credentials;
-    this.lazy = credentials?.flow && serverInfo ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(maxSessions), serverInfo) : undefined;
+    this.lazy =
+      credentials?.flow && serverInfo
+        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds.maxSessions, lazyBounds.idleTimeoutMs, lazyBounds.now), serverInfo, onSessionRefused)
+        : undefined;
   }
 
   forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
@@ -233,10 +237,12 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   // Reached only with options: without them the line above has thrown a ConfigurationError (for JavaScript callers).
   const name = checkUpstreamName(options.name, 'name');
   const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
+  const maxSessions = checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS);
+  const sessionIdleTimeoutMs = checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
   const sessions = createSessionRegistry({
-    maxSessions: checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
+    maxSessions,
     maxSessionsPerCaller: checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
-    idleTimeoutMs: checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS),
+    idleTimeoutMs: sessionIdleTimeoutMs,
     ...(options.now ? { now: options.now } : {}),
   });
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
@@ -260,7 +266,9 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     onAnsweredInstead: options.onAnsweredInstead,
     onExchangeEnd: options.onExchangeEnd,
   };
-  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS), options.serverInfo);
+  // Sessions the gateway opens before the upstream's are bounded as the others are, even with sealed ids: they are in memory.
+  const lazyBounds = { maxSessions, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
+  const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, lazyBounds, options.serverInfo);
   const exchanges = settings.exchanges;
   return {
     ...httpHandler((req, res, context) => forwarder.forward(req, res, context)),

@@ -1,0 +1,100 @@
+// Connected accounts, 2025-11-25 and a single upstream: before anyone has connected, the gateway answers a user's
+// initialize itself with the capabilities a server may offer (tools, prompts, resources). Once it has opened a session
+// at the upstream for one user, it has read the upstream's own initialize answer, and its later answers to users who
+// have not connected yet carry the upstream's capabilities and instructions instead. The upstream here offers tools
+// only, has instructions, keeps no sessions, and answers initialize as an event stream.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
+import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
+import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
+import { readJsonBody } from '../../helpers/read-json-body.js';
+import { PageBrowser } from './pages/page-browser.js';
+
+const VERSION = '2025-11-25';
+const CAPABILITIES = { tools: { listChanged: false } };
+const INSTRUCTIONS = 'Echoes what it is given.';
+
+/** A tools-only MCP server without sessions; counts the initialize requests it answered. */
+async function startToolsUpstream() {
+  let initialized = 0;
+  const server = createServer((req, res) => {
+    void readJsonBody(req).then((message) => {
+      if (!req.headers.authorization?.startsWith('Bearer ')) return res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+      if (message?.id === undefined) return res.writeHead(202).end();
+      if (message.method === 'initialize') {
+        initialized++;
+        const result = { protocolVersion: VERSION, capabilities: CAPABILITIES, instructions: INSTRUCTIONS, serverInfo: { name: 'tools-only', version: '1.0.0' } };
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n\n`);
+        return;
+      }
+      const result = message.method === 'tools/list' ? { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } : {};
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    });
+  });
+  const origin = await listenOnLoopback(server);
+  return { url: `${origin}/mcp`, initialized: () => initialized, close: () => closeServer(server) };
+}
+
+
+describe('connected accounts: the pre-connect initialize answer learns the upstream capabilities', { timeout: 60_000 }, () => {
+  let parts: ConnectedAccountsParts;
+  let upstream: Awaited<ReturnType<typeof startToolsUpstream>>;
+  let gateway: RunningGateway | undefined;
+  let nextId = 1;
+
+  before(async () => {
+    parts = await startConnectedAccountsParts();
+    upstream = await startToolsUpstream();
+    parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
+    const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
+    gateway = await startConnectedGateway(parts, settings);
+  });
+
+  after(async () => {
+    await gateway?.shutdown();
+    upstream?.close();
+    await parts?.close();
+  });
+
+  async function initialize(user: string): Promise<{ token: string; sessionId: string; result: Record<string, unknown> }> {
+    const token = await parts.callerToken(gateway!.resource, user);
+    const message = { jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+    const answer = await postMcp(`${parts.origin}/mcp`, message, token);
+    assert.equal(answer.status, 200, answer.text);
+    return { token, sessionId: String(answer.headers['mcp-session-id']), result: answer.json.result };
+  }
+  const request = (token: string, sessionId: string, method: string, params: object = {}): Promise<HttpAnswer> =>
+    postMcp(`${parts.origin}/mcp`, { jsonrpc: '2.0', id: nextId++, method, params }, token, { 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId });
+
+  it('before any session was opened at the upstream, offers tools, prompts and resources', async () => {
+    const { result } = await initialize('bob');
+    assert.deepEqual(Object.keys(result.capabilities as object).sort(), ['prompts', 'resources', 'tools']);
+    assert.equal(result.instructions, undefined);
+    assert.equal(upstream.initialized(), 0);
+  });
+
+  it("once alice's session was opened there, bob's pre-connect initialize offers only what the upstream offers", async () => {
+    const alice = await initialize('alice');
+    const first = await request(alice.token, alice.sessionId, 'tools/call', { name: 'echo', arguments: {} });
+    const link = /(http:\/\/\S+?\/connect\/[A-Za-z0-9_-]+)/.exec(JSON.stringify(first.json.result.content))![1]!;
+    const done = await new PageBrowser(parts.origin).connect(link, CONNECTED_USERS[0], parts.callback, parts.upstreamCallback);
+    assert.equal(done.status, 200, done.body);
+    const listed = await request(alice.token, alice.sessionId, 'tools/list');
+    assert.equal(listed.status, 200, listed.text);
+    assert.equal(upstream.initialized(), 1, "alice's session was opened at the upstream");
+
+    const bob = await initialize('bob');
+    assert.deepEqual(bob.result.capabilities, CAPABILITIES);
+    assert.equal(bob.result.instructions, INSTRUCTIONS);
+    assert.equal(bob.result.protocolVersion, VERSION);
+    assert.equal((bob.result.serverInfo as { name: string }).name === 'tools-only', false, "the gateway's own serverInfo");
+    assert.equal(upstream.initialized(), 1, "bob's initialize was answered by the gateway");
+    // Bob still gets the connect answer.
+    const call = await request(bob.token, bob.sessionId, 'tools/call', { name: 'echo', arguments: {} });
+    assert.equal(call.json.result.isError, true);
+    assert.match(JSON.stringify(call.json.result.content), /\/connect\//);
+  });
+});
