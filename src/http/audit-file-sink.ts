@@ -58,6 +58,13 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
   return {
     async write(lines) {
       handle ??= await openFile();
+      // Most batches fit what is left of the file: encoded once and written as they are.
+      const whole = Buffer.from(lines);
+      if (size + whole.length <= options.maxFileBytes) {
+        await handle.appendFile(whole);
+        size += whole.length;
+        return;
+      }
       // A batch may be larger than what is left of the file (under load, many records wait for one write): it is
       // cut at record ends so that every file stays within the bound (a single record larger than it goes alone).
       for (const chunk of chunksWithin(lines, () => (size > 0 ? options.maxFileBytes - size : options.maxFileBytes))) {
@@ -92,12 +99,6 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
  * (asked again before each chunk, as the file fills and rotates), or a single record when one alone is larger.
  */
 function* chunksWithin(lines: string, room: () => number): Generator<{ text: string; bytes: number }> {
-  // Most batches fit what is left of the file: measured once, not record by record.
-  const total = Buffer.byteLength(lines);
-  if (total <= room()) {
-    yield { text: lines, bytes: total };
-    return;
-  }
   let start = 0;
   while (start < lines.length) {
     const limit = room();

@@ -127,18 +127,20 @@ export class AuditTrail {
  * record with its fields in that order, written field by field, with no record object made for it.
  */
 function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions): string {
-  let line = `{"time":"${pending.time}"${jsonField('requestId', pending.requestId)}`;
+  // The time (ISO 8601), the request id (visible ASCII without quotes or backslashes: see usableRequestId), the HTTP
+  // method (a token, as Node's parser accepts only those), the decision and the reason (fixed codes) need no escaping.
+  let line = `{"time":"${pending.time}","requestId":"${pending.requestId}"`;
   if (pending.issuer !== undefined) line += jsonField('issuer', pending.issuer);
   if (event.subject !== undefined) line += jsonField('subject', event.subject);
   if (event.clientId !== undefined) line += jsonField('clientId', event.clientId);
   // The server the request was handed to, else the one its decision named (a request refused before routing).
   const server = pending.server ?? event.server;
   if (server !== undefined) line += jsonField('server', server);
-  line += jsonField('httpMethod', event.httpMethod);
+  line += `,"httpMethod":"${event.httpMethod}"`;
   if (event.method !== undefined) line += jsonField('method', event.method);
   const field = targetField(event.method);
   if (field !== undefined && event.name !== undefined) line += jsonField(field, event.name);
-  line += jsonField('decision', pending.refusal === undefined ? event.decision : 'deny') + jsonField('reason', pending.refusal ?? event.reason);
+  line += `,"decision":"${pending.refusal === undefined ? event.decision : 'deny'}","reason":"${pending.refusal ?? event.reason}"`;
   if (event.rule !== undefined) line += jsonField('rule', event.rule);
   if (event.condition !== undefined) line += jsonField('condition', event.condition);
   line += `,"status":${res.statusCode}`;

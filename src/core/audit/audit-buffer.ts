@@ -138,7 +138,9 @@ export class AuditBuffer {
     this.#pendingBytes = 0;
     let written: void | Promise<void>;
     try {
-      written = this.sink.write(`${lines.join('\n')}\n`);
+      // The closing newline joined in, rather than appended to a joined string: one flat string, made once.
+      lines.push('');
+      written = this.sink.write(lines.join('\n'));
     } catch {
       this.#bytes -= batchBytes;
       this.#drop(lines.length, 'write_failed');
