@@ -355,7 +355,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
     const gatewaySource = context.policyFile !== undefined ? `policy file ${resolvePath(context.policyFile)}` : undefined;
     const guardPolicy = serverPolicy ? { ...guardOptions, policy: serverPolicy.compile(policyDefinitionOf(guardOptions.policy), gatewaySource ? { gatewaySource } : {}) } : guardOptions;
-    const guard = (built = createGatewayGuard(config, pins ? await withPinsHidden(guardPolicy, pins, config.servers) : guardPolicy, requestLog, metrics, redisStores));
+    // The guard's own warnings (a policy rule that could not be decided) go where the gateway's warnings go.
+    const guardLogged: GuardOptions = guardPolicy.logger ? guardPolicy : { ...guardPolicy, logger: { info: context.log, warn: context.warn } };
+    const guard = (built = createGatewayGuard(config, pins ? await withPinsHidden(guardLogged, pins, config.servers) : guardLogged, requestLog, metrics, redisStores));
     const pipeline = createRequestPipeline(guard, proxy);
     // Node's own bound on receiving a whole request, a backstop behind the pipeline's body timeout (408 with a
     // JSON-RPC body): the headers, then the body, then a margin. Its default (300 s) would let slow bodies in
