@@ -62,8 +62,11 @@ const BUILT_IN_OPERATORS: ReadonlyMap<string, boolean | undefined> = new Map<str
 export function analyzeCondition(parsed: ParsedCondition, functions?: ConditionFunctions): ConditionAnalysis {
   const walk = new ConditionWalk(parsed.sourceInfo?.positions ?? {}, functions);
   walk.visit(parsed.expr, new Set(), 0);
-  if (functions !== undefined && walk.problem === undefined && neverBoolean(parsed.expr, functions)) {
-    walk.report('is not a boolean and can never be one (its value is a number, a string, a list or a map); a condition must evaluate to true or false', parsed.expr);
+  if (functions !== undefined && walk.problem === undefined) {
+    // The whole condition is reported from its first character: the parser places an operator's node at the operator.
+    if (neverBoolean(parsed.expr, functions)) walk.problem = { message: 'is not a boolean and can never be one (its value is a number, a string, a list or a map); a condition must evaluate to true or false', offset: 0 };
+    const operand = nonBooleanOperand(parsed.expr, functions);
+    if (operand !== undefined) walk.report('combines with &&, || or ! a part that can never be a boolean (a number, a string, a list or a map)', operand);
   }
   return {
     nodes: walk.nodes,
@@ -181,16 +184,63 @@ class ConditionWalk {
   }
 }
 
-/** Whether `expr` is sure never to give a boolean: a literal list or map, or a call no overload of which does. */
-function neverBoolean(expr: Expr | undefined, functions: ConditionFunctions): boolean {
+/** The variables and `mcp` fields that are never booleans: lists, strings and maps. */
+const NON_BOOLEAN_VARIABLES: ReadonlySet<string> = new Set(['scopes', 'server', 'mcp']);
+const NON_BOOLEAN_MCP_FIELDS: ReadonlySet<string> = new Set(['method', 'name', 'uri', 'arguments', 'params']);
+
+/**
+ * Whether `expr` is sure never to give a boolean: a literal other than a boolean, a list or map (also one a `map` or
+ * `filter` makes), a variable or `mcp` field that is a list, string or map, or a call no overload of which gives
+ * one. `bound` holds the names a comprehension binds, which may shadow the variables.
+ */
+function neverBoolean(expr: Expr | undefined, functions: ConditionFunctions, bound: ReadonlySet<string> = new Set()): boolean {
   const kind = expr?.exprKind;
   if (kind === undefined) return false;
-  if (kind.case === 'listExpr' || (kind.case === 'structExpr' && kind.value.messageName === '')) return true;
-  if (kind.case === 'constExpr') return kind.value.constantKind.case !== 'boolValue';
-  if (kind.case !== 'callExpr') return false;
-  const name = kind.value.function;
+  switch (kind.case) {
+    case 'listExpr':
+      return true;
+    case 'structExpr':
+      return kind.value.messageName === '';
+    case 'constExpr':
+      return kind.value.constantKind.case !== 'boolValue';
+    case 'identExpr':
+      return !bound.has(kind.value.name) && NON_BOOLEAN_VARIABLES.has(kind.value.name);
+    case 'selectExpr': {
+      // `has(mcp.name)` is a boolean; `mcp.name` is not.
+      const operand = kind.value.operand?.exprKind;
+      return !kind.value.testOnly && operand?.case === 'identExpr' && operand.value.name === 'mcp' && !bound.has('mcp') && NON_BOOLEAN_MCP_FIELDS.has(kind.value.field);
+    }
+    case 'comprehensionExpr': {
+      // `map` and `filter` give their accumulator, a list; `all` and `exists` a boolean.
+      const c = kind.value;
+      return c.result?.exprKind.case === 'identExpr' && c.result.exprKind.value.name === c.accuVar && c.accuInit?.exprKind.case === 'listExpr';
+    }
+    case 'callExpr':
+      return neverBooleanCall(kind.value, functions, bound);
+    default:
+      return false;
+  }
+}
+
+function neverBooleanCall(call: Extract<Expr['exprKind'], { case: 'callExpr' }>['value'], functions: ConditionFunctions, bound: ReadonlySet<string>): boolean {
+  const name = call.function;
   // A choice is never a boolean when neither branch is.
-  if (name === '_?_:_') return neverBoolean(kind.value.args[1], functions) && neverBoolean(kind.value.args[2], functions);
+  if (name === '_?_:_') return neverBoolean(call.args[1], functions, bound) && neverBoolean(call.args[2], functions, bound);
   if (BUILT_IN_OPERATORS.has(name)) return false;
   return functions.get(name) === false;
+}
+
+/**
+ * The first operand of `&&`, `||` or `!` in `expr` that can never be a boolean (CEL refuses it at run time, or only
+ * a short-circuit hides it), looked for through those operators only.
+ */
+function nonBooleanOperand(expr: Expr | undefined, functions: ConditionFunctions): Expr | undefined {
+  const kind = expr?.exprKind;
+  if (kind?.case !== 'callExpr' || !['_&&_', '_||_', '!_'].includes(kind.value.function)) return undefined;
+  for (const arg of kind.value.args) {
+    if (neverBoolean(arg, functions)) return arg;
+    const inner = nonBooleanOperand(arg, functions);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }

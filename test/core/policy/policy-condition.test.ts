@@ -68,11 +68,15 @@ describe('conditions: compile errors name the rule path and the column', () => {
     assert.equal(unknown.setting, 'policy.tools.x.when');
     assert.match(unknown.message, /calls foo\(\), which is no function of CEL's standard library.* at line 1, column 21/);
     assert.match(compileError({ tools: { x: { when: 'claims.sub.shout() == "A"' } } }).message, /calls shout\(\).*column 11/);
-    for (const when of ['1 + 2', 'size(claims.groups)', '[true]', '{"a": true}', 'claims.x ? 1 : "no"']) {
-      assert.match(compileError({ tools: { x: { when } } }).message, /is not a boolean and can never be one/, when);
+    for (const when of ['1 + 2', 'size(claims.groups)', '[true]', '{"a": true}', 'claims.x ? 1 : "no"', 'scopes', 'mcp.name', 'server', 'mcp.arguments', '[1, 2].map(x, x)']) {
+      const error = compileError({ tools: { x: { when } } });
+      // The whole condition, from its first character.
+      assert.match(error.message, /is not a boolean and can never be one.* at line 1, column 1$/, when);
     }
+    assert.match(compileError({ tools: { x: { when: 'claims.admin || mcp.name' } } }).message, /combines with &&, \|\| or ! a part that can never be a boolean.* column 20/);
+    assert.match(compileError({ tools: { x: { when: '!(1 + 2)' } } }).message, /combines with &&/);
     // What may be a boolean at run time stays allowed (and denies then if it is not one).
-    for (const when of ['claims.admin', 'claims.x ? true : 2', 'dyn(claims.flag)', 'claims.groups.exists(g, g.matches("^fin"))', 'int(claims.level) > 3 && "a".size() == 1']) {
+    for (const when of ['claims.admin', 'claims.x ? true : 2', 'dyn(claims.flag)', 'claims.groups.exists(g, g.matches("^fin"))', 'int(claims.level) > 3 && "a".size() == 1', 'has(mcp.name)', 'mcp.arguments.flag', 'scopes.map(s, s == "a").exists(b, b)', '[1].map(x, x > 0)[0]']) {
       assert.doesNotThrow(() => compilePolicy({ tools: { x: { when } } }), when);
     }
   });
