@@ -128,7 +128,8 @@ export class AuditTrail {
  */
 function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions): string {
   // The time (ISO 8601), the request id (visible ASCII without quotes or backslashes: see usableRequestId), the HTTP
-  // method (a token, as Node's parser accepts only those), the decision and the reason (fixed codes) need no escaping.
+  // method (a token, as Node's parser accepts only those) and the decision need no escaping. The reason does: an
+  // application's own verifier may refuse with a reason of its own.
   let line = `{"time":"${pending.time}","requestId":"${pending.requestId}"`;
   if (pending.issuer !== undefined) line += jsonField('issuer', pending.issuer);
   if (event.subject !== undefined) line += jsonField('subject', event.subject);
@@ -140,7 +141,7 @@ function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResp
   if (event.method !== undefined) line += jsonField('method', event.method);
   const field = targetField(event.method);
   if (field !== undefined && event.name !== undefined) line += jsonField(field, event.name);
-  line += `,"decision":"${pending.refusal === undefined ? event.decision : 'deny'}","reason":"${pending.refusal ?? event.reason}"`;
+  line += `,"decision":"${pending.refusal === undefined ? event.decision : 'deny'}"${jsonField('reason', pending.refusal ?? event.reason)}`;
   if (event.rule !== undefined) line += jsonField('rule', event.rule);
   if (event.condition !== undefined) line += jsonField('condition', event.condition);
   line += `,"status":${res.statusCode}`;

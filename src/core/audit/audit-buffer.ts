@@ -138,9 +138,12 @@ export class AuditBuffer {
     this.#pendingBytes = 0;
     let written: void | Promise<void>;
     try {
-      // The closing newline joined in, rather than appended to a joined string: one flat string, made once.
+      // The closing newline joined in, rather than appended to a joined string: one flat string, made once. The
+      // empty line it takes is taken off again, so that the batch counts its records alone.
       lines.push('');
-      written = this.sink.write(lines.join('\n'));
+      const text = lines.join('\n');
+      lines.pop();
+      written = this.sink.write(text);
     } catch {
       this.#bytes -= batchBytes;
       this.#drop(lines.length, 'write_failed');

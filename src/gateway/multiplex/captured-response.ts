@@ -132,9 +132,14 @@ export class CapturedResponse extends EventEmitter {
     return this.body().toString('utf8');
   }
 
-  /** The body kept, as bytes (the one chunk itself when it came in one). */
+  /**
+   * The body kept, as bytes: the one chunk itself when it came in one and is most of the memory it is a view on (a
+   * kept page must not hold a larger socket buffer alive), else a copy.
+   */
   body(): Buffer {
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
+    const only = this.chunks.length === 1 ? this.chunks[0]! : undefined;
+    if (only !== undefined && only.buffer.byteLength <= 2 * only.length) return only;
+    return Buffer.concat(this.chunks, this.bytes);
   }
 
   private take(chunk: string | Uint8Array): void {

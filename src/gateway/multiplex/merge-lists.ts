@@ -195,7 +195,8 @@ export class ListMerger {
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
   private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
     // Pins accepted or reloaded change what a server's unchanged page shows: their generation is part of the key.
-    const key = `${method}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
+    // The revision too: a 2026-07-28 merge carries resultType and cacheScope, an earlier one does not.
+    const key = `${method}\n${isStatelessRevision(request.protocolVersion)}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
     const pages = answered.map((part) => part.page!);
     const last = this.memo.get(key);
     if (last && unavailable.length === 0 && last.pages.length === pages.length && last.pages.every((page, i) => samePage(page, pages[i]!)) && !this.pinsHideAny(method, answered)) return last.result;

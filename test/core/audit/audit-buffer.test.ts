@@ -55,3 +55,26 @@ describe('audit buffer close', () => {
     assert.deepEqual(drops, ['closed']);
   });
 });
+
+describe('audit buffer write failures', () => {
+  test('a batch the destination refuses counts exactly its records as dropped, and its text ends in one newline', { timeout: 5_000 }, async () => {
+    const batches: string[] = [];
+    const drops: Array<[number, AuditDropReason]> = [];
+    const buffer = new AuditBuffer(
+      {
+        write: async (batch: string) => {
+          batches.push(batch);
+          throw new Error('disk full');
+        },
+      },
+      { maxBytes: 1_048_576, onDropped: (records, why) => drops.push([records, why]) },
+    );
+    buffer.push('{"a":1}');
+    buffer.push('{"b":2}');
+    await buffer.flush();
+    assert.deepEqual(batches, ['{"a":1}\n{"b":2}\n']);
+    assert.deepEqual(drops, [[2, 'write_failed']]);
+    assert.equal(buffer.dropped, 2);
+    assert.equal(buffer.bytes, 0);
+  });
+});

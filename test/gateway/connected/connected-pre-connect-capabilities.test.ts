@@ -1,7 +1,7 @@
 // Connected accounts, 2025-11-25 and a single upstream: before anyone has connected, the gateway answers a user's
 // initialize itself with the capabilities a server may offer (tools, prompts, resources). Once it has opened a session
 // at the upstream for one user, it has read the upstream's own initialize answer, and its later answers to users who
-// have not connected yet carry the upstream's capabilities and instructions instead. The upstream here offers tools
+// have not connected yet carry the upstream's capabilities instead (never the instructions another user's session got). The upstream here offers tools
 // only, has instructions, keeps no sessions, and answers initialize as an event stream.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -88,7 +88,8 @@ describe('connected accounts: the pre-connect initialize answer learns the upstr
 
     const bob = await initialize('bob');
     assert.deepEqual(bob.result.capabilities, CAPABILITIES);
-    assert.equal(bob.result.instructions, INSTRUCTIONS);
+    // Never alice's instructions: they answered her session, and may speak of her account.
+    assert.equal(bob.result.instructions, undefined);
     assert.equal(bob.result.protocolVersion, VERSION);
     assert.equal((bob.result.serverInfo as { name: string }).name === 'tools-only', false, "the gateway's own serverInfo");
     assert.equal(upstream.initialized(), 1, "bob's initialize was answered by the gateway");

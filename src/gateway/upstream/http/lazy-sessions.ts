@@ -156,15 +156,15 @@ export class LazySessions {
 
 /**
  * The gateway's answer to an `initialize` whose upstream session waits for the user's connection: the revision the
- * client asked for when the gateway speaks it, the gateway's `serverInfo`, and the upstream's capabilities and
- * instructions from `profile` once the gateway has opened a session there, else the capabilities a connected server
- * may offer (tools, prompts and resources).
+ * client asked for when the gateway speaks it, the gateway's `serverInfo`, and the upstream's capabilities from
+ * `profile` once the gateway has opened a session there (never its instructions, which were another user's), else
+ * the capabilities a connected server may offer (tools, prompts and resources).
  */
 export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }, profile?: UpstreamProfile): Record<string, unknown> {
   const requested = initialize.params?.protocolVersion;
   const protocolVersion = typeof requested === 'string' && SESSION_REVISIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
   if (profile !== undefined) {
-    return { protocolVersion, capabilities: profile.capabilities, serverInfo: info, ...(profile.instructions !== undefined ? { instructions: profile.instructions } : {}) };
+    return { protocolVersion, capabilities: profile.capabilities, serverInfo: info };
   }
   return { protocolVersion, capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } }, serverInfo: info };
 }

@@ -1,7 +1,8 @@
 /**
  * What the single upstream in connected mode said of itself when the gateway opened a session there: its
- * capabilities and instructions, read from its `initialize` answer, so that the gateway's own answer to a later
- * `initialize` from a user who has not connected yet (see `lazy-sessions.ts`) offers what the upstream offers.
+ * capabilities, read from its `initialize` answer, so that the gateway's own answer to a later `initialize` from a
+ * user who has not connected yet (see `lazy-sessions.ts`) offers what the upstream offers. Never its `instructions`:
+ * that session was a user's, and its text may be about that user (their account, their workspace).
  */
 import type { Dispatcher } from 'undici';
 import { eventStreamData } from '../../../core/wire/event-stream.js';
@@ -11,7 +12,6 @@ import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../ht
 /** The upstream's own description of itself, from its `initialize` result. */
 export interface UpstreamProfile {
   readonly capabilities: Readonly<Record<string, unknown>>;
-  readonly instructions?: string;
 }
 
 /**
@@ -71,7 +71,7 @@ function profileOf(message: unknown, id: JsonRpcId): UpstreamProfile | undefined
   if (typeof message !== 'object' || message === null || (message as { id?: unknown }).id !== id) return undefined;
   const result = (message as { result?: unknown }).result;
   if (typeof result !== 'object' || result === null) return undefined;
-  const { capabilities, instructions } = result as Record<string, unknown>;
+  const { capabilities } = result as Record<string, unknown>;
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
-  return { capabilities: capabilities as Record<string, unknown>, ...(typeof instructions === 'string' ? { instructions } : {}) };
+  return { capabilities: capabilities as Record<string, unknown> };
 }

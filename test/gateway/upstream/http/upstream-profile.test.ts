@@ -1,4 +1,4 @@
-// The upstream's profile (capabilities, instructions) read from its real answer to initialize over HTTP: JSON and
+// The upstream's profile (its capabilities; never its instructions, which answered one user) read from its real answer to initialize over HTTP: JSON and
 // event streams, the answer to this request only, and nothing kept past 64 KiB.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -23,9 +23,9 @@ describe('readUpstreamProfile', { timeout: 20_000 }, () => {
     return readUpstreamProfile(await request(`${origin}/mcp`, { method: 'POST', signal: AbortSignal.timeout(5_000) }), id);
   }
 
-  it('reads capabilities and instructions from JSON and from an event stream', async () => {
+  it('reads the capabilities, and not the instructions, from JSON and from an event stream', async () => {
     const result = { protocolVersion: '2025-11-25', capabilities: { tools: {} }, instructions: 'Be brief.', serverInfo: { name: 'x', version: '1' } };
-    assert.deepEqual(await read(200, 'application/json', answer(7, result)), { capabilities: { tools: {} }, instructions: 'Be brief.' });
+    assert.deepEqual(await read(200, 'application/json', answer(7, result)), { capabilities: { tools: {} } });
     const stream = `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\nevent: message\ndata: ${answer(7, { capabilities: { prompts: {} } })}\n\n`;
     assert.deepEqual(await read(200, 'text/event-stream; charset=utf-8', stream), { capabilities: { prompts: {} } });
   });
@@ -40,11 +40,10 @@ describe('readUpstreamProfile', { timeout: 20_000 }, () => {
   });
 
   it('keeps a profile up to 64 KiB serialized and ignores a larger one', async () => {
-    const fits = { capabilities: { tools: {} }, instructions: 'x'.repeat(MAX_UPSTREAM_PROFILE_BYTES - 100) };
-    assert.deepEqual(await read(200, 'application/json', answer(7, fits)), fits);
-    const larger = { capabilities: { tools: {} }, instructions: 'x'.repeat(MAX_UPSTREAM_PROFILE_BYTES) };
-    assert.equal(await read(200, 'application/json', answer(7, larger)), undefined);
+    const padded = (n: number): { capabilities: Record<string, unknown> } => ({ capabilities: { tools: {}, experimental: { pad: 'x'.repeat(n) } } });
+    assert.deepEqual(await read(200, 'application/json', answer(7, padded(MAX_UPSTREAM_PROFILE_BYTES - 100))), padded(MAX_UPSTREAM_PROFILE_BYTES - 100));
+    assert.equal(await read(200, 'application/json', answer(7, padded(MAX_UPSTREAM_PROFILE_BYTES))), undefined);
     // Far larger: not read to its end.
-    assert.equal(await read(200, 'application/json', answer(7, { capabilities: { tools: {} }, instructions: 'x'.repeat(4 * MAX_UPSTREAM_PROFILE_BYTES) })), undefined);
+    assert.equal(await read(200, 'application/json', answer(7, padded(4 * MAX_UPSTREAM_PROFILE_BYTES))), undefined);
   });
 });
