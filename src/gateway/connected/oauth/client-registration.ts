@@ -32,8 +32,7 @@ export interface ClientRegistrationOptions {
   /** Timeout of the registration request, in milliseconds. */
   timeoutMs: number;
   /**
-   * Receives one line when a dynamic registration kept in memory is dropped because its secret has expired or
-   * expires within a minute: `{ event: 'client_registration_expired', server, issuer }`, never the secret.
+   * Receives one line when a dynamic registration kept in memory is dropped because its secret has expired: `{ event: 'client_registration_expired', server, issuer }`, never the secret.
    */
   log?: (line: object) => void;
   /** Clock for the secret's expiry, in milliseconds, e.g. a fake one in tests. Default `Date.now`. */
@@ -41,14 +40,12 @@ export interface ClientRegistrationOptions {
 }
 
 /**
- * How long before its `client_secret_expires_at` a registration is treated as gone, in milliseconds: a flow begun
- * with it must still be able to exchange its code.
+ * Whether `registered` has a secret that has expired at `at`. Not earlier: sign-ins begun and connections made with
+ * it keep working until then (a new client id would refuse their codes and drop their connections), and a server
+ * giving secrets a short life is not sent a registration per request.
  */
-const SECRET_EXPIRY_MARGIN_MS = 60_000;
-
-/** Whether `registered` has a secret that has expired or expires within {@link SECRET_EXPIRY_MARGIN_MS} at `at`. */
 function secretExpiring(registered: RegisteredClient, at: number): boolean {
-  return registered.secretExpiresAt !== undefined && registered.secretExpiresAt > 0 && registered.secretExpiresAt * 1000 <= at + SECRET_EXPIRY_MARGIN_MS;
+  return registered.secretExpiresAt !== undefined && registered.secretExpiresAt > 0 && registered.secretExpiresAt * 1000 <= at;
 }
 
 /**
@@ -103,8 +100,8 @@ export function clientKindFor(
  *    while it is for the same redirect URI and its secret has not expired; otherwise the gateway registers
  *    (confidential when the server takes a secret method) and writes it with compare-and-set, so that replicas
  *    registering at once settle on one.
- * The answer is memoized per issuer; a failure is not. A memoized dynamic registration whose secret has expired, or
- * expires within a minute (RFC 7591 `client_secret_expires_at`), is treated as gone before it is used: the gateway
+ * The answer is memoized per issuer; a failure is not. A memoized dynamic registration whose secret has expired
+ * (RFC 7591 `client_secret_expires_at`) is treated as gone before it is used: the gateway
  * registers again and logs one line, rather than waiting for the server to refuse it with `invalid_client`.
  *
  * @throws (from `client`) UpstreamAuthorizationError `unsupported` when none applies, `refused:<error>` when
