@@ -235,15 +235,20 @@ class PolicySet {
     const uris = notifications?.resourceSubscriptions;
     if (!Array.isArray(uris)) return decision;
     const byServer = new Map<ServerRules, unknown[]>();
+    let unrouted = false;
     for (const uri of uris as unknown[]) {
       const server = this.resourceServer(uri);
-      if (server === undefined) continue;
+      if (server === undefined) {
+        unrouted = true;
+        continue;
+      }
       const own = byServer.get(server);
       if (own === undefined) byServer.set(server, [uri]);
       else own.push(uri);
     }
     let combined = decision;
-    const only = byServer.size === 1 ? byServer.keys().next().value!.name : undefined;
+    // Named only when every URI is that one server's: a listen that also names URIs of no server is the set's.
+    const only = byServer.size === 1 && !unrouted ? byServer.keys().next().value!.name : undefined;
     for (const [server, own] of byServer) {
       const local = { ...message, params: { ...params, notifications: { ...notifications, resourceSubscriptions: own } } } as JsonRpcMessage;
       combined = this.gateway.combine(combined, server.evaluator.authorize(local, auth), only);

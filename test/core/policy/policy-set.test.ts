@@ -91,7 +91,8 @@ describe('compilePolicySet', () => {
     assert.equal(serverOf(request('resources/read', { uri: 'notes://7' })), 'notes', 'a resource URI routed to a server');
     assert.equal(serverOf(request('resources/read', { uri: 'notes://secret' })), 'notes', 'a resource denied by its server’s rule');
     assert.equal(serverOf(request('resources/read', { uri: 'file:///tmp/x' })), 'files', 'a server without rules of its own');
-    assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'other://y'] } })), 'notes', 'a listen for one server');
+    assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'notes://8'] } })), 'notes', 'a listen for one server');
+    assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'other://y'] } })), undefined, 'a listen also naming URIs of no server');
     assert.equal(serverOf(request('subscriptions/listen', { notifications: { resourceSubscriptions: ['notes://7', 'file:///tmp/x'] } })), undefined, 'a listen for two');
     for (const name of ['nope__x', 'echo', 'py__debug_dump']) assert.equal(serverOf(call(name)), undefined, `${name}: no server exposes it`);
     assert.equal(serverOf(request('resources/read', { uri: 'other://x' })), undefined, 'a URI of no server');
