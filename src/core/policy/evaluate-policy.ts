@@ -179,7 +179,7 @@ export class PolicyEvaluator {
   /** Runs `rule`'s condition; a failure is reported once per evaluation (an outcome reused is not reported again). */
   private evaluateCondition(rule: CompiledRule, auth: AuthInfo, request: ConditionRequest): boolean | ConditionFailure {
     const outcome = rule.condition!.evaluate(auth, request);
-    if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome), rule.path);
+    if (outcome instanceof ConditionFailure) this.report(new ConditionEvaluationError(outcome, rule.rule), rule.path);
     return outcome;
   }
 

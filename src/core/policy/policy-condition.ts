@@ -99,7 +99,14 @@ export class ConditionFailure {
 export class ConditionEvaluationError extends Error {
   /** The category of the failure. */
   readonly category: ConditionFailureCategory;
-  constructor(failure: ConditionFailure) {
+  /**
+   * @param rule - The rule, as decisions name it (`tools.payments__pay`, `servers.vault.tools.open`): the name a
+   *   refusal's `data.rule`, the decision hook and the audit record give it, so that the warning can be found by it.
+   */
+  constructor(
+    failure: ConditionFailure,
+    readonly rule?: string,
+  ) {
     super(`condition ${failure.message}`);
     this.category = failure.category;
   }

@@ -19,13 +19,15 @@ const MAX_REMEMBERED_PATHS = 1000;
  *
  * @example
  * compilePolicy(definition, 'policy', { onRuleError: ruleErrorWarnings(writeWarningToStderr) });
- * // {"time":"…","event":"warning","message":"a policy rule could not be decided; the request was denied","rule":"policy.tools.refund","category":"no such key"}
+ * // {"time":"…","event":"warning","message":"a policy rule could not be decided; the request was denied","rule":"tools.refund","setting":"policy.tools.refund","category":"no such key"}
  */
 export function ruleErrorWarnings(warn: LineSink, then?: RuleErrorHook, now: () => number = Date.now): RuleErrorHook {
   const limiter = new WarningLimiter(RULE_ERROR_WARNING_INTERVAL_MS, MAX_REMEMBERED_PATHS, now);
   return (error, path) => {
     if (limiter.due(path)) {
-      emitWarning(warn, 'a policy rule could not be decided; the request was denied', { rule: path, category: ruleErrorCategory(error) });
+      // `rule` as decisions name it (a refusal's data.rule, the audit record), `setting` where it is written.
+      const rule = error instanceof ConditionEvaluationError && error.rule !== undefined ? error.rule : path;
+      emitWarning(warn, 'a policy rule could not be decided; the request was denied', { rule, setting: path, category: ruleErrorCategory(error) });
     }
     try {
       then?.(error, path);

@@ -24,15 +24,17 @@ test('a condition that fails is logged with its rule and a fixed category, never
   }
   assert.equal(lines.length, 3);
   for (const line of lines) assert.ok(!line.includes(SECRET), line);
-  const fields = lines.map((line) => JSON.parse(line) as { event: string; rule: string; category: string });
+  const fields = lines.map((line) => JSON.parse(line) as { event: string; rule: string; setting: string; category: string });
+  // The rule as the refusal and the audit record name it, and the setting where it is written.
   assert.deepEqual(
-    fields.map((f) => [f.event, f.rule, f.category]),
+    fields.map((f) => [f.event, f.rule, f.setting, f.category]),
     [
-      ['warning', 'policy.tools.convert', 'type mismatch'],
-      ['warning', 'policy.tools.compare', 'type mismatch'],
-      ['warning', 'policy.tools.missing', 'no such key'],
+      ['warning', 'tools.convert', 'policy.tools.convert', 'type mismatch'],
+      ['warning', 'tools.compare', 'policy.tools.compare', 'type mismatch'],
+      ['warning', 'tools.missing', 'policy.tools.missing', 'no such key'],
     ],
   );
+  assert.deepEqual(decisions.map((d) => d.rule), ['tools.convert', 'tools.compare', 'tools.missing']);
 });
 
 test('one warning per rule path a minute; a rule function failure is named without its error text', () => {
@@ -60,7 +62,7 @@ test("the guard logs a failed condition through its logger", () => {
   });
   assert.equal(guard.policy.authorize(call('convert', { n: SECRET }), auth()).allowed, false);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /"rule":"options\.policy\.tools\.convert","category":"type mismatch"/);
+  assert.match(warnings[0]!, /"rule":"tools\.convert","setting":"options\.policy\.tools\.convert","category":"type mismatch"/);
   assert.ok(!warnings[0]!.includes(SECRET));
   guard.setPolicy({ tools: { other: { when: 'claims.nope == 1' } } });
   guard.policy.authorize(call('other', {}), auth());

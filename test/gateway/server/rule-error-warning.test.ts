@@ -48,7 +48,8 @@ describe('a policy rule that cannot be decided, behind the single upstream', { t
     const ruleWarnings = warnings.map((line) => JSON.parse(line) as Record<string, unknown>).filter((w) => w.message === 'a policy rule could not be decided; the request was denied');
     assert.equal(ruleWarnings.length, 1, warnings.join('\n'));
     assert.equal(ruleWarnings[0]!.category, 'no such key');
-    assert.match(String(ruleWarnings[0]!.rule), /tools\[?"?\*/);
+    assert.equal(ruleWarnings[0]!.rule, 'tools.*');
+    assert.equal(ruleWarnings[0]!.setting, 'MCP_AUTH_POLICY.tools["*"]');
     assert.ok(!warnings.join('\n').includes('secret-value'));
   });
 });
