@@ -31,6 +31,7 @@ import { resolveGuardOptions, type ResolvedGuardOptions, type SettingNames } fro
 import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from '../token/token-binding.js';
 import { cachedOrVerify, type TokenVerifier } from '../token/token-verifier.js';
 import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
+import { exposeName, splitExposedName } from '../mcp/exposed-names.js';
 
 /** An HTTP answer the adapter writes as is. */
 export interface GuardHttpResponse {
@@ -431,9 +432,14 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       // Target checks and scopes apply only to a well-formed request its revision has.
       checkRequestRevision(message, protocolVersion);
       checkRequestTarget(message);
-      // A hidden target answers as an unknown one before any rule is read: a rule's 403 would tell it exists.
+      // A hidden target answers as a name that exists nowhere would: decided by the rules such a name meets (the
+      // method's, `*`), never by its own (a condition's 403 would tell it exists), then unknown.
       const hidden = resolved.hiddenTarget?.(message);
-      if (hidden !== undefined) throw unknownTargetError(hidden, message);
+      if (hidden !== undefined) {
+        const unnamed = policy.authorize(withUnnamedTarget(message), auth);
+        if (!unnamed.allowed) throw refusalFor(policyRefusal(unnamed, message, () => policy.insufficientScopeError(unnamed, auth, message)), auth);
+        throw unknownTargetError(hidden, message);
+      }
       const decision = policy.authorize(message, auth);
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
       const unknown = policy.unknownTarget?.(message);
@@ -525,4 +531,25 @@ function withSettingNames<T>(names: SettingNames, build: () => T): T {
     const renamed = names[error.setting as keyof SettingNames] ?? (names[top] !== undefined && error.setting === top ? names[top] : undefined);
     throw new ConfigurationError(renamed ?? `options.${error.setting}`, detail);
   }
+}
+
+/** The character no policy names a rule by, standing for a target that exists nowhere. */
+const UNNAMED = '\u0000';
+
+/**
+ * `message` with its tool or prompt name replaced by one no rule names, keeping a `<server>__` prefix so that the
+ * name still reaches that server's rules (its `*`), as a name the server does not have would.
+ */
+function withUnnamedTarget(message: JsonRpcMessage): JsonRpcMessage {
+  const params = (message as { params?: Record<string, unknown> }).params;
+  if (params === undefined) return message;
+  const rename = (name: unknown): unknown => {
+    if (typeof name !== 'string') return name;
+    const exposed = splitExposedName(name);
+    return exposed === undefined ? UNNAMED : exposeName(exposed.server, UNNAMED);
+  };
+  const ref = params.ref as Record<string, unknown> | undefined;
+  if (typeof params.name === 'string') return { ...message, params: { ...params, name: rename(params.name) } } as JsonRpcMessage;
+  if (ref !== undefined && typeof ref === 'object' && typeof ref.name === 'string') return { ...message, params: { ...params, ref: { ...ref, name: rename(ref.name) } } } as JsonRpcMessage;
+  return message;
 }

@@ -126,10 +126,11 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
   onAuditDropped?: (records: number) => void;
   /**
    * Names a tool or prompt the endpoint hides whatever the policy says (the gateway's pinned tool definitions in
-   * `enforce`), and which kind: a request naming it is answered as one naming nothing (HTTP 200, JSON-RPC -32602
-   * `Unknown tool: …`, reason `target_unknown`) before the policy decides, so that no 403 tells a caller that it
-   * exists or which rule guards it. Asked once per well-formed `tools/call`, `prompts/get` or completion; must be
-   * cheap and must not throw. Default none.
+   * `enforce`), and which kind: a request naming it is answered as one naming a target that exists nowhere. It is
+   * decided only by the rules such a name meets (the method's, `*`; never its own), then answered HTTP 200, JSON-RPC
+   * -32602 `Unknown tool: …`, reason `target_unknown`; so no 403 of its own rule tells a caller that it exists or
+   * which rule guards it. Asked once per well-formed `tools/call`, `prompts/get` or completion; must be cheap and
+   * must not throw. Default none.
    *
    * @example
    * { hiddenTarget: (message) => (isHidden(message) ? 'tool' : undefined) }

@@ -76,7 +76,7 @@ async function asAlice(gateway: RunningGateway, ...calls: [string, object][]): P
 
 const call = (name: string): [string, object] => ['tools/call', { name, arguments: { text: 'hi' } }];
 
-describe('a tool hidden by the pins, whatever its policy rule', () => {
+describe('a tool hidden by the pins answers as a tool that does not exist, whatever its own rule', () => {
   it('single upstream: a false condition and a missing scope both answer as an unknown tool, and a shown tool under the same condition still gets its 403', async () => {
     const gateway = await gatewayWith('single', 'upstream', POLICY);
     const [listed, condition, scope, nothing, shown] = await asAlice(gateway, ['tools/list', {}], call('echo'), call('wipe'), call('nothing'), call('peek'));
@@ -88,6 +88,16 @@ describe('a tool hidden by the pins, whatever its policy rule', () => {
     assert.equal(nothing.status, 200);
     assert.equal(nothing.json.error.code, condition.json.error.code, 'as a tool that does not exist');
     assert.equal(shown.status, 403, 'a tool the pins show is decided by its rule');
+    assert.equal(upstream.calls(), 0);
+  });
+
+  it('a rule every tool meets (the method\'s) refuses a hidden tool as it refuses one that does not exist', async () => {
+    const gateway = await gatewayWith('method-rule', 'upstream', { ...POLICY, methods: { 'tools/call': ['admin'] } });
+    const [, hidden, nothing] = await asAlice(gateway, ['tools/list', {}], call('echo'), call('nothing'));
+    assert.equal(nothing.status, 403, 'a tool that does not exist: refused by the method rule');
+    assert.equal(hidden.status, nothing.status, 'a hidden tool: the same status');
+    assert.equal(hidden.json.error.code, nothing.json.error.code);
+    assert.deepEqual(hidden.json.error.data?.rule, nothing.json.error.data?.rule);
     assert.equal(upstream.calls(), 0);
   });
 
