@@ -8,6 +8,7 @@ import { countPolicyRules as countRules, type PolicyRuleCounts } from '../../cor
 import { describeConfigurationError } from '../config/configuration-error-line.js';
 import type { PolicyCoverageReport } from './policy-coverage-report.js';
 import { emitWarning, formatLogLine, writeSafely } from '../../core/kernel/log-line.js';
+import { editedRules } from './edited-rules.js';
 
 /**
  * Reloading the gateway's policy file (`MCP_AUTH_POLICY`) while it serves: on SIGHUP, on a change the watch
@@ -27,6 +28,8 @@ export type PolicyReloadResult =
       rules: PolicyRuleCounts;
       /** The counts that differ from the previous policy's. */
       changed: Partial<Record<keyof PolicyRuleCounts, { before: number; after: number }>>;
+      /** The rules added, removed or changed (`tools.refund`, `requiredScopes`), at most 100: see `editedRules`. */
+      edited: string[];
       /** The coverage of the new policy, as logged (or why the upstream could not be listed). */
       coverage: PolicyCoverageReport;
     }
@@ -101,7 +104,8 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
       emitWarning(options.warn, reason, { trigger });
       return { reloaded: false, reason };
     }
-    const before = countRules(guard.policy.definition);
+    const previous = guard.policy.definition;
+    const before = countRules(previous);
     let definition: PolicyDefinition;
     try {
       definition = file === undefined ? {} : loadPolicyFile(file, 'MCP_AUTH_POLICY');
@@ -117,12 +121,13 @@ export function createPolicyReloader(options: PolicyReloaderOptions): PolicyRelo
     for (const key of Object.keys(rules) as (keyof PolicyRuleCounts)[]) {
       if (rules[key] !== before[key]) changed[key] = { before: before[key], after: rules[key] };
     }
-    writeSafely(options.log, formatLogLine('policy_reloaded', { policy: file ?? null, trigger, rules, changed }));
+    const edited = editedRules(previous, definition);
+    writeSafely(options.log, formatLogLine('policy_reloaded', { policy: file ?? null, trigger, rules, changed, edited }));
     try {
       options.onReloaded?.(definition);
     } catch {
       // What follows the policy outside the guard (metric labels) must not undo a reload in force.
     }
-    return { reloaded: true, ...(file !== undefined ? { file } : {}), rules, changed, coverage: await options.reportCoverage(definition) };
+    return { reloaded: true, ...(file !== undefined ? { file } : {}), rules, changed, edited, coverage: await options.reportCoverage(definition) };
   }
 }

@@ -232,6 +232,8 @@ describe('policy reloads in a running gateway', () => {
     const reloaded = await waitForLine(lines, (l) => l.event === 'policy_reloaded', 'policy_reloaded line', before);
     assert.equal(reloaded.trigger, 'test');
     assert.deepEqual(reloaded.changed, {});
+    assert.deepEqual(reloaded.edited, [], 'an unchanged file edits no rule');
+    assert.ok(result.reloaded && Array.isArray(result.edited));
     await waitForLine(lines, (l) => l.event === 'summary', 'summary', before);
   });
 });
