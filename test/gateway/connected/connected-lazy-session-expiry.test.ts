@@ -65,7 +65,8 @@ for (const sealed of [false, true]) {
       await sleep(IDLE_MS + 200);
       const expired = await call(sessionId);
       assert.equal(expired.status, 404, expired.text);
-      assert.equal(expired.json.error.code, -32001);
+      assert.deepEqual(expired.json.error, { code: -32001, message: 'Session not found' });
+      assert.equal(expired.headers['www-authenticate'], undefined, 'a session refusal, not a token challenge');
       assert.doesNotMatch(expired.text, /\/connect\//, 'no connect link for an expired session');
       // Expired stays expired.
       assert.equal((await call(sessionId)).status, 404);

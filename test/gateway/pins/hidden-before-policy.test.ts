@@ -62,14 +62,14 @@ async function gatewayWith(name: string, server: string, policy: object, servers
 }
 
 /** alice's session: initialize, then each message in turn; the HTTP status and JSON-RPC answer of each. */
-async function asAlice(gateway: RunningGateway, ...calls: [string, object][]): Promise<{ status: number; json: any }[]> {
+async function asAlice(gateway: RunningGateway, ...calls: [string, object][]): Promise<{ status: number; json: any; challenge: unknown }[]> {
   const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
   const opened = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } }, token);
   const headers = { 'mcp-protocol-version': VERSION, ...(opened.headers['mcp-session-id'] ? { 'mcp-session-id': String(opened.headers['mcp-session-id']) } : {}) };
-  const answers: { status: number; json: any }[] = [];
+  const answers: { status: number; json: any; challenge: unknown }[] = [];
   for (const [index, [method, params]] of calls.entries()) {
     const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: index + 1, method, params }, token, headers);
-    answers.push({ status: answer.status, json: answer.json });
+    answers.push({ status: answer.status, json: answer.json, challenge: answer.headers['www-authenticate'] });
   }
   return answers;
 }
@@ -83,6 +83,7 @@ describe('a tool hidden by the pins answers as a tool that does not exist, whate
     assert.deepEqual(listed.json.result.tools, [], 'echo and wipe hidden by the pins, peek by its condition');
     assert.equal(condition.status, 200);
     assert.deepEqual(condition.json.error, { code: -32602, message: 'Unknown tool: echo' });
+    assert.equal(condition.challenge, undefined, 'an unknown tool invites no step-up');
     assert.equal(scope.status, 200);
     assert.deepEqual(scope.json.error, { code: -32602, message: 'Unknown tool: wipe' });
     assert.equal(nothing.status, 200);
@@ -96,8 +97,9 @@ describe('a tool hidden by the pins answers as a tool that does not exist, whate
     const [, hidden, nothing] = await asAlice(gateway, ['tools/list', {}], call('echo'), call('nothing'));
     assert.equal(nothing.status, 403, 'a tool that does not exist: refused by the method rule');
     assert.equal(hidden.status, nothing.status, 'a hidden tool: the same status');
-    assert.equal(hidden.json.error.code, nothing.json.error.code);
-    assert.deepEqual(hidden.json.error.data?.rule, nothing.json.error.data?.rule);
+    assert.deepEqual(hidden.json.error, { ...nothing.json.error, message: nothing.json.error.message.replace("'nothing'", "'echo'") });
+    assert.match(String(nothing.challenge), /^Bearer error="insufficient_scope", .*scope="admin mcp"/);
+    assert.equal(hidden.challenge, String(nothing.challenge).replace("'nothing'", "'echo'"), 'the same step-up challenge');
     assert.equal(upstream.calls(), 0);
   });
 

@@ -43,7 +43,12 @@ describe('a policy rule that cannot be decided, behind the single upstream', { t
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {} } }),
       });
     const first = await call();
-    assert.equal(first.status, 403, await first.text());
+    const body = (await first.json()) as { error: { code: number; data: { rule: string } } };
+    assert.equal(first.status, 403);
+    assert.equal(body.error.code, -31403);
+    assert.equal(body.error.data.rule, 'tools.*');
+    // A condition that cannot be evaluated is no scope problem: no challenge that would invite a step-up.
+    assert.equal(first.headers.get('www-authenticate'), null);
     assert.equal((await call()).status, 403);
     const ruleWarnings = warnings.map((line) => JSON.parse(line) as Record<string, unknown>).filter((w) => w.message === 'a policy rule could not be decided; the request was denied');
     assert.equal(ruleWarnings.length, 1, warnings.join('\n'));
