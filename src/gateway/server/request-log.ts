@@ -21,8 +21,9 @@ export type RequestLog = PipelineRequestLog<UpstreamFailureReason>;
 
 /**
  * Builds the gateway's structured request log: one JSON line per request, written when the answer ends (to stdout
- * unless `write` says otherwise; `write: null` writes none and still hands each entry to `onEntry`). Its server and
- * session hooks also tell the audit trail (`MCP_AUTH_AUDIT`), so that a record names the server and the refusal.
+ * unless `write` says otherwise; `write: null` writes none and still hands each entry to `onEntry`). Its server,
+ * session and answered-instead hooks also tell the audit trail (`MCP_AUTH_AUDIT`), so that a record names the server
+ * and the refusal.
  */
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
   const log = createPipelineRequestLog(options);
@@ -36,6 +37,11 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
     onServerRouted(req, server) {
       log.onServerRouted(req, server);
       auditServerRouted(req, server);
+    },
+    onAnsweredInstead(req, reason) {
+      log.onAnsweredInstead(req, reason);
+      // Answered in the upstream's place (the connect flow's link): a deny in the audit record as in the log.
+      auditSessionRefused(req, reason);
     },
   };
 }

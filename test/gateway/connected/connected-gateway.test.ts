@@ -22,9 +22,12 @@ let origin: string;
 let storeDir: string;
 const lines: string[] = [];
 let gateway: RunningGateway | undefined;
+/** The audit trail's file: a connect answer is a deny there too. */
+const auditDir = mkdtempSync(join(tmpdir(), 'connected-audit-'));
+const auditFile = join(auditDir, 'audit.jsonl');
 
 async function start(): Promise<RunningGateway> {
-  return startGateway(loadGatewayConfig(singleUpstreamSettings(parts)), { log: (line) => lines.push(line), warn: (line) => lines.push(line) });
+  return startGateway(loadGatewayConfig({ ...singleUpstreamSettings(parts), MCP_AUTH_AUDIT: auditFile }), { log: (line) => lines.push(line), warn: (line) => lines.push(line) });
 }
 
 before(async () => {
@@ -37,6 +40,7 @@ before(async () => {
 after(async () => {
   await gateway?.shutdown();
   await parts?.close();
+  rmSync(auditDir, { recursive: true, force: true });
 });
 
 const meta = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
@@ -90,6 +94,20 @@ describe('connected accounts through the gateway', () => {
     await requestLineWritten();
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.method === 'tools/call' && line.name === 'notes_add');
     assert.deepEqual(logged.map((line) => [line.decision, line.reason, line.status]), [['deny', 'connection_required', 200]]);
+    // The audit record agrees with the log (records are written in batches, within 100 ms).
+    let audited: Record<string, unknown>[] = [];
+    for (let tries = 0; tries < 40 && audited.length === 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const text = (() => {
+        try {
+          return readFileSync(auditFile, 'utf8');
+        } catch {
+          return '';
+        }
+      })();
+      audited = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.tool === 'notes_add');
+    }
+    assert.deepEqual(audited.map((record) => [record.decision, record.reason, record.status]), [['deny', 'connection_required', 200]]);
   });
 
   it("bob opening alice's link is refused, and nothing is stored", async () => {
