@@ -5,6 +5,7 @@ import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } 
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
 import { emitWarning, jsonField, type LineSink } from '../core/kernel/log-line.js';
+import { WarningLimiter } from '../core/kernel/warning-limiter.js';
 import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { createAuditFileSink, type SyncAuditSink } from './audit-file-sink.js';
 import { createAuditOtelSink } from './audit-otel-sink.js';
@@ -51,7 +52,8 @@ export class AuditTrail {
   readonly #sink: AuditSink;
   readonly #warn: LineSink;
   readonly #onDropped: ((records: number) => void) | undefined;
-  #lastWarningAt = -Infinity;
+  /** The warning about dropped records: at most once a minute, whatever the reason (the shared limiter). */
+  readonly #dropWarnings = new WarningLimiter(DROP_WARNING_INTERVAL_MS, 1);
   #unreported = 0;
 
   constructor(options: AuditTrailOptions) {
@@ -114,10 +116,8 @@ export class AuditTrail {
   #dropped(records: number, why: AuditDropReason): void {
     this.#onDropped?.(records);
     this.#unreported += records;
-    const now = Date.now();
-    if (now - this.#lastWarningAt < DROP_WARNING_INTERVAL_MS) return;
-    this.#lastWarningAt = now;
-    emitWarning(this.#warn, DROP_WARNINGS[why], { dropped: this.#unreported }, new Date(now));
+    if (!this.#dropWarnings.due('dropped')) return;
+    emitWarning(this.#warn, DROP_WARNINGS[why], { dropped: this.#unreported });
     this.#unreported = 0;
   }
 }

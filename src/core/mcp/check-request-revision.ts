@@ -1,4 +1,5 @@
 import { RequestRejectedError } from '../kernel/errors.js';
+import { asRecord } from '../wire/as-record.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from '../wire/jsonrpc.js';
 import { CLIENT_CAPABILITIES_META_KEY, isRemovedMethod, isStatelessRevision, PROTOCOL_VERSION_META_KEY } from './protocol-version.js';
 
@@ -13,10 +14,6 @@ function invalidParams(message: string): RequestRejectedError {
 // The revision is client text (a header value): name it only when it is a dated revision.
 function revisionName(version: string): string {
   return /^\d{4}-\d{2}-\d{2}$/.test(version) ? `MCP ${version}` : 'this MCP revision';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -53,13 +50,13 @@ export function checkRequestRevision(message: JsonRpcMessage, protocolVersion: s
     });
   }
   const params = (message as { params?: unknown }).params;
-  const meta = isObject(params) ? params._meta : undefined;
-  if (!isObject(meta)) throw invalidParams(`${revision} requires params._meta, an object`);
+  const meta = asRecord(asRecord(params)?._meta);
+  if (meta === undefined) throw invalidParams(`${revision} requires params._meta, an object`);
   const version = meta[PROTOCOL_VERSION_META_KEY];
   if (typeof version !== 'string' || version === '') {
     throw invalidParams(`${revision} requires params._meta["${PROTOCOL_VERSION_META_KEY}"], a string`);
   }
-  if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) {
+  if (asRecord(meta[CLIENT_CAPABILITIES_META_KEY]) === undefined) {
     throw invalidParams(`${revision} requires params._meta["${CLIENT_CAPABILITIES_META_KEY}"], an object`);
   }
 }

@@ -1,4 +1,5 @@
 import { RequestRejectedError } from '../kernel/errors.js';
+import { asRecord } from '../wire/as-record.js';
 import { JsonRpcErrorCode, type JsonRpcMessage } from '../wire/jsonrpc.js';
 import { isUriTemplate, resolveResourceTemplate, resolveResourceUri } from '../wire/uri-template.js';
 
@@ -29,10 +30,6 @@ function invalidParams(message: string): RequestRejectedError {
     reason: 'request_invalid',
     jsonRpcCode: JsonRpcErrorCode.InvalidParams,
   });
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /**
