@@ -12,6 +12,21 @@ export const STATELESS_PROTOCOL_VERSION = '2026-07-28';
  */
 export const LATEST_SESSION_PROTOCOL_VERSION = '2025-11-25';
 
+/** The revisions with sessions (`initialize`) the gateway speaks, newest first. */
+export const SESSION_PROTOCOL_VERSIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
+
+/**
+ * The revision an `initialize` the gateway answers itself is answered with: the one the client asked for when the
+ * gateway speaks it, else the newest.
+ *
+ * @example
+ * negotiatedSessionVersion('2025-06-18'); // '2025-06-18'
+ * negotiatedSessionVersion('1999-01-01'); // '2025-11-25'
+ */
+export function negotiatedSessionVersion(requested: unknown): string {
+  return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+}
+
 /** The first revision whose clients read priming events (2025-11-25); a fact of its own, whatever comes later. */
 const FIRST_PRIMING_EVENT_VERSION = '2025-11-25';
 

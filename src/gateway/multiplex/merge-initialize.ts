@@ -1,8 +1,6 @@
-import { LATEST_SESSION_PROTOCOL_VERSION } from '../../core/mcp/protocol-version.js';
+import { negotiatedSessionVersion } from '../../core/mcp/protocol-version.js';
 import type { SetMember } from './set-member.js';
 
-/** The revisions with sessions (`initialize`) the gateway speaks, newest first. */
-export const SESSION_PROTOCOL_VERSIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** The gateway's own `serverInfo` in merged answers. */
 export interface GatewayInfo {
@@ -40,17 +38,13 @@ export function mergedInstructions(members: readonly SetMember[]): string | unde
   return sections.length > 0 ? sections.join('\n\n') : undefined;
 }
 
-/** The revision the gateway answers a client's `initialize` with: the one it asked for when the gateway speaks it, else the newest. */
-export function negotiatedVersion(requested: unknown): string {
-  return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
-}
 
 /**
  * The gateway's answer to a client's `initialize`: the revision the client asked for when the gateway speaks it
  * (else the newest it does), the merged capabilities and instructions, and the gateway's own `serverInfo`.
  */
 export function initializeResult(requested: unknown, members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
-  const protocolVersion = negotiatedVersion(requested);
+  const protocolVersion = negotiatedSessionVersion(requested);
   const instructions = mergedInstructions(members);
   return { protocolVersion, capabilities: mergedCapabilities(members), serverInfo: info, ...(instructions ? { instructions } : {}) };
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
+import { isStatelessRevision, negotiatedSessionVersion } from '../../core/mcp/protocol-version.js';
 import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
 import { auditSessionRefused } from '../../http/audit-trail.js';
@@ -18,7 +18,7 @@ import { forwardToMember, handToMember, prepareClientResponse, watchForLostSessi
 import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { deadlineSignal } from './deadline-signal.js';
-import { discoverResult, initializeResult, negotiatedVersion, type GatewayInfo } from './merge-initialize.js';
+import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
 import { ListMerger, type ListFailureReason } from './merge-lists.js';
 import { MAX_PAGE_REUSE_MS } from './reused-pages.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
@@ -343,7 +343,7 @@ class ServerSetRouter {
     // Servers not yet known are opened with the session, so that the capabilities and instructions answered are
     // theirs; the others open when first used (sealed, every HTTP server opens now: see CompositeSessions).
     const reachable = this.reachable(context.auth);
-    const opened = await this.sessions.open(context.auth, kept, negotiatedVersion(params.protocolVersion), context.signal, reachable);
+    const opened = await this.sessions.open(context.auth, kept, negotiatedSessionVersion(params.protocolVersion), context.signal, reachable);
     if (opened === 'no_identity' || opened === 'busy' || opened === 'unsealable') {
       writeSessionRefusal(res, message.id, opened);
       return;

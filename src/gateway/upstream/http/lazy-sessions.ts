@@ -8,14 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
-import { LATEST_SESSION_PROTOCOL_VERSION } from '../../../core/mcp/protocol-version.js';
+import { negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
 
-/** Revisions with sessions the gateway answers `initialize` in, newest first. */
-const SESSION_REVISIONS: readonly string[] = [LATEST_SESSION_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05'];
 /** Prefix of the ids of sessions opened by the gateway, so that they are told from the upstream's at a glance. */
 const LAZY_PREFIX = 'mcpg-lazy-';
 
@@ -161,8 +159,7 @@ export class LazySessions {
  * the capabilities a connected server may offer (tools, prompts and resources).
  */
 export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }, profile?: UpstreamProfile): Record<string, unknown> {
-  const requested = initialize.params?.protocolVersion;
-  const protocolVersion = typeof requested === 'string' && SESSION_REVISIONS.includes(requested) ? requested : LATEST_SESSION_PROTOCOL_VERSION;
+  const protocolVersion = negotiatedSessionVersion(initialize.params?.protocolVersion);
   if (profile !== undefined) {
     return { protocolVersion, capabilities: profile.capabilities, serverInfo: info };
   }
@@ -192,7 +189,7 @@ async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo,
   };
   const opened = await post(initialize, {}, initialize.id);
   if (opened.status < 200 || opened.status >= 300) throw new Error(`the upstream answered initialize with HTTP ${opened.status}`);
-  const version = lazyInitializeResult(initialize, { name: '', version: '' }).protocolVersion as string;
+  const version = negotiatedSessionVersion(initialize.params?.protocolVersion);
   // An upstream without sessions gives no id: its requests then name none.
   const session: Record<string, string> = opened.sessionId === undefined ? {} : { 'mcp-session-id': opened.sessionId };
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...session, 'mcp-protocol-version': version });
