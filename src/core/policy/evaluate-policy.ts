@@ -10,7 +10,7 @@ import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
-import { nameOutcome } from './name-outcomes.js';
+import { knownNameOutcome, nameOutcome, rememberNameOutcome } from './name-outcomes.js';
 import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
@@ -451,9 +451,15 @@ export class PolicyEvaluator {
     // A static rule whose condition reads only the item's name (and method, server): its outcome for this caller and
     // this name is remembered across lists, so a list asked again runs no condition and builds no request.
     if (items.staticMethod && rule !== undefined && rule.scopes !== undefined && rule.condition!.readsNamesOnly) {
-      const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
+      const condition = rule.condition!;
+      const serverName = server?.() ?? this.server;
       const name = spec.paramName === 'name' ? key : '';
-      const outcome = nameOutcome(auth, rule.condition!, spec.useMethod, server?.() ?? this.server, name, () => this.evaluateCondition(rule, auth, conditionRequest(message(), rule, context, this.server)));
+      let outcome = knownNameOutcome(auth, condition, spec.useMethod, serverName, name);
+      if (outcome === undefined) {
+        const context: RuleContext = server === undefined ? items.context : { ...items.context, server };
+        outcome = this.evaluateCondition(rule, auth, conditionRequest(message(), rule, context, this.server));
+        rememberNameOutcome(auth, condition, spec.useMethod, serverName, name, outcome);
+      }
       return outcome === true && hasAll(items.granted, rule.scopes);
     }
     // Decided as the call using the item would be, by the same rules: only what needs the call itself waits for it.

@@ -27,22 +27,56 @@ let characters = 0;
  * const outcome = nameOutcome(auth, condition, 'tools/call', '', 'read_notes', () => condition.evaluate(auth, request));
  */
 export function nameOutcome(auth: AuthInfo, condition: CompiledCondition, method: string, server: string, name: string, decide: () => boolean | ConditionFailure): boolean | ConditionFailure {
-  const caller = callerKey(auth);
-  if (caller === undefined) return decide();
-  const place = server === '' ? method : `${method}\n${server}`;
-  const names = outcomes.get(caller)?.get(condition)?.get(place);
-  const known = names?.get(name);
+  const known = knownNameOutcome(auth, condition, method, server, name);
   if (known !== undefined) return known;
   const outcome = decide();
+  rememberNameOutcome(auth, condition, method, server, name, outcome);
+  return outcome;
+}
+
+/** The remembered outcome of `condition` for `auth` on the item `name` used by `method` on `server`, if any. */
+export function knownNameOutcome(auth: AuthInfo, condition: CompiledCondition, method: string, server: string, name: string): boolean | ConditionFailure | undefined {
+  return namesFor(auth, condition, method, server)?.get(name);
+}
+
+/** Remembers `outcome` as {@link knownNameOutcome} gives it back (nothing for a caller without a kept identity). */
+export function rememberNameOutcome(auth: AuthInfo, condition: CompiledCondition, method: string, server: string, name: string, outcome: boolean | ConditionFailure): void {
+  const names = namesFor(auth, condition, method, server);
+  if (names === undefined) return;
   // Each entry counted as its name and a fixed overhead, whatever it holds.
   const cost = name.length + 64;
   if (characters + cost > MAX_KEY_CHARACTERS) {
-    outcomes.clear();
-    characters = 0;
-  }
-  placeFor(caller, condition, place).set(name, outcome);
+    clearOutcomes();
+    namesFor(auth, condition, method, server)!.set(name, outcome);
+  } else names.set(name, outcome);
   characters += cost;
-  return outcome;
+}
+
+/**
+ * The last place asked for: a list asks for the same caller, condition, method and server once per item, so the
+ * chain of maps is walked once per list, not once per item.
+ */
+let last: { auth: AuthInfo; extra: unknown; scopes: unknown; clientId: unknown; condition: CompiledCondition; method: string; server: string; names: Map<string, boolean | ConditionFailure> } | undefined;
+
+/** The outcomes by name of one caller, condition, method and server; undefined for a caller never remembered. */
+function namesFor(auth: AuthInfo, condition: CompiledCondition, method: string, server: string): Map<string, boolean | ConditionFailure> | undefined {
+  const l = last;
+  if (l !== undefined && l.auth === auth && l.condition === condition && l.method === method && l.server === server && l.extra === auth.extra && l.scopes === auth.scopes && l.clientId === auth.clientId) return l.names;
+  const caller = callerKey(auth);
+  if (caller === undefined) return undefined;
+  const names = placeFor(caller, condition, placeOf(method, server));
+  last = { auth, extra: auth.extra, scopes: auth.scopes, clientId: auth.clientId, condition, method, server, names };
+  return names;
+}
+
+function placeOf(method: string, server: string): string {
+  return server === '' ? method : `${method}\n${server}`;
+}
+
+function clearOutcomes(): void {
+  outcomes.clear();
+  characters = 0;
+  last = undefined;
 }
 
 function placeFor(caller: number, condition: CompiledCondition, place: string): Map<string, boolean | ConditionFailure> {
