@@ -162,3 +162,45 @@ export function describeOpenItems(kind: keyof typeof SINGULAR, covered: KindCove
 export function describeUnmatchedRule(rule: UnmatchedRule, quote: (name: string) => string, lister = 'the upstream'): string {
   return `the ${rule.kind} rule ${quote(rule.name)} matches nothing ${lister} lists${rule.suggestion ? `; did you mean ${quote(rule.suggestion)}?` : ''}`;
 }
+
+/** The kinds of items coverage counts. */
+export type CoveredKind = 'tools' | 'prompts' | 'resources';
+
+/**
+ * `coverage` with the items another policy in force protects counted as protected: with several servers, a request
+ * passes the gateway-wide policy and its server's own, so a tool open under its server's policy but covered by a
+ * gateway-wide rule (its exposed name, or the gateway's `*`) is not open.
+ *
+ * @param protects - Whether the other policy protects an item, by the name this coverage uses.
+ * @example
+ * const counted = withProtectedElsewhere(checkPolicyCoverage(serverPolicy, catalog), (kind, name) => gatewayProtects(kind, `notes__${name}`));
+ */
+export function withProtectedElsewhere(coverage: PolicyCoverage, protects: (kind: CoveredKind, name: string) => boolean): PolicyCoverage {
+  const moved = (kind: CoveredKind): KindCoverage | undefined => {
+    const own = coverage[kind];
+    if (own === undefined) return undefined;
+    const elsewhere = (name: string): boolean => protects(kind, name);
+    return {
+      protected: [...own.protected, ...own.open.filter(elsewhere), ...own.explicitlyOpen.filter(elsewhere)],
+      open: own.open.filter((name) => !elsewhere(name)),
+      explicitlyOpen: own.explicitlyOpen.filter((name) => !elsewhere(name)),
+    };
+  };
+  const tools = moved('tools');
+  const prompts = moved('prompts');
+  const resources = moved('resources');
+  return { ...coverage, ...(tools ? { tools } : {}), ...(prompts ? { prompts } : {}), ...(resources ? { resources } : {}) };
+}
+
+/**
+ * Whether `policy` protects the item `name` of `kind` (its own rule or `*` requires a scope, has a condition, or is a
+ * function), as {@link checkPolicyCoverage} counts it.
+ *
+ * @example
+ * policyProtects({ tools: { '*': { when: "'staff' in claims.groups" } } }, 'tools', 'notes__add'); // true
+ */
+export function policyProtects(policy: PolicyDefinition | undefined, kind: CoveredKind, name: string): boolean {
+  if (policy === undefined) return false;
+  const catalog: ServerCatalog = kind === 'resources' ? { resources: [name] } : { [kind]: [name] };
+  return checkPolicyCoverage(policy, catalog)[kind]?.protected.length === 1;
+}

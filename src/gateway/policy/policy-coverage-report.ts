@@ -1,4 +1,4 @@
-import { checkPolicyCoverage, type PolicyCoverage } from '../../core/policy/policy-coverage.js';
+import { checkPolicyCoverage, withProtectedElsewhere, type CoveredKind, type PolicyCoverage } from '../../core/policy/policy-coverage.js';
 import { coverageCounts, warnAboutCoverage } from '../../core/policy/policy-coverage-log.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
@@ -47,6 +47,11 @@ export interface PolicyCoverageReportOptions {
    * no rule is then open to a token with those scopes, not to any token, and the warning says so. Default none.
    */
   otherRequiredScopes?: readonly string[];
+  /**
+   * Whether another policy in force protects an item, by its name upstream (with several servers, the gateway-wide
+   * policy, by the item's exposed name): such an item counts as protected, not open. Default: none does.
+   */
+  protectedElsewhere?: (kind: CoveredKind, name: string) => boolean;
 }
 
 /** What was found, or why nothing could be checked (with the stdio process's exit and stderr, and the fix). */
@@ -135,7 +140,8 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   }
   // A tool the selection leaves out is exposed to nobody: it needs no rule.
   if (options.selects && catalog.tools) catalog = { ...catalog, tools: catalog.tools.filter(options.selects) };
-  const coverage = checkPolicyCoverage(options.policy, catalog);
+  const own = checkPolicyCoverage(options.policy, catalog);
+  const coverage = options.protectedElsewhere ? withProtectedElsewhere(own, options.protectedElsewhere) : own;
   const other = options.otherRequiredScopes ?? [];
   const worded = other.length > 0 ? { ...options.policy, requiredScopes: [...(options.policy?.requiredScopes ?? []), ...other] } : options.policy;
   warnAboutCoverage(coverage, { policy: worded, warn, fields: tag });

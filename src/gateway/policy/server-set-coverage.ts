@@ -1,5 +1,5 @@
 import { exposeName } from '../../core/mcp/exposed-names.js';
-import { checkPolicyCoverage } from '../../core/policy/policy-coverage.js';
+import { checkPolicyCoverage, policyProtects, type CoveredKind } from '../../core/policy/policy-coverage.js';
 import { warnAboutCoverage } from '../../core/policy/policy-coverage-log.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import { compileToolSelection } from '../../core/policy/tool-selection.js';
@@ -48,6 +48,8 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
         // What the gateway-wide policy requires of every request holds for this server's items too.
         ...(options.gatewayPolicy?.requiredScopes?.length ? { otherRequiredScopes: options.gatewayPolicy.requiredScopes } : {}),
         policy: options.serverPolicy(server),
+        // A rule of the gateway-wide policy (the exposed name's, or its `*`) protects this server's items as well.
+        ...(options.gatewayPolicy ? { protectedElsewhere: (kind: CoveredKind, name: string) => policyProtects(options.gatewayPolicy, kind, kind === 'resources' ? name : exposeName(server.name, name)) } : {}),
         server: server.name,
         ...(credentials ? { credentials } : {}),
       });

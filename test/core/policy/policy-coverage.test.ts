@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { closestName, editDistance } from '../../../src/core/kernel/closest-name.js';
 import { GUARD_ENV_VARIABLES } from '../../../src/core/guard/load-options-from-env.js';
-import { checkPolicyCoverage } from '../../../src/core/policy/policy-coverage.js';
+import { checkPolicyCoverage, policyProtects, withProtectedElsewhere } from '../../../src/core/policy/policy-coverage.js';
 import { describeUnknownSetting, findUnknownSettings } from '../../../src/core/kernel/unknown-settings.js';
 
 describe('checkPolicyCoverage', () => {
@@ -78,4 +78,16 @@ describe('findUnknownSettings', () => {
     assert.equal(describeUnknownSetting(unknown[0]!), 'MCP_AUTH_POLICIES is not a setting; did you mean MCP_AUTH_POLICY?');
     assert.ok(GUARD_ENV_VARIABLES.includes('MCP_AUTH_INTROSPECTION_CLIENT_SECRET'));
   });
+});
+
+it('an item another policy protects counts as protected; policyProtects decides as the coverage check does', () => {
+  const gateway = { tools: { '*': { when: "'staff' in claims.groups" } }, prompts: { 'notes__open_prompt': [] } };
+  assert.equal(policyProtects(gateway, 'tools', 'notes__add'), true);
+  assert.equal(policyProtects(gateway, 'prompts', 'notes__open_prompt'), false, 'an empty rule protects nothing');
+  assert.equal(policyProtects(undefined, 'tools', 'notes__add'), false);
+  const own = checkPolicyCoverage({ tools: { add: [] } }, { tools: ['add', 'echo'], prompts: ['open_prompt'] });
+  const counted = withProtectedElsewhere(own, (kind, name) => policyProtects(gateway, kind, `notes__${name}`));
+  assert.deepEqual(counted.tools, { protected: ['echo', 'add'], open: [], explicitlyOpen: [] });
+  assert.deepEqual(counted.prompts, { protected: [], open: ['open_prompt'], explicitlyOpen: [] });
+  assert.equal(counted.resources, undefined);
 });

@@ -2,6 +2,9 @@
 // server, each under its own name. Names are prefixed, lists merged, calls routed, sessions opened per server on
 // first use, and a server that is down leaves only its own items out.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
@@ -253,5 +256,28 @@ describe('bad requests to a server set', () => {
     assert.equal(JSON.parse(anonymous.text).error.code, -31401);
     // Nothing echoes the token.
     for (const answer of [get, del, huge, unknown]) assert.ok(!answer.text.includes(bearer));
+  });
+});
+
+describe('the start-up coverage line of a server covered by the gateway-wide policy only', () => {
+  it('counts that server\'s tools as protected, not open, and warns of none as open', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'set-coverage-'));
+    const policyFile = join(dir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({ tools: { '*': { scopes: ['mcp'], when: "'staff' in claims.groups" } } }));
+    const before = logs.length;
+    const warningsBefore = warnings.length;
+    const covered = await startSet([{ name: 'raw', transport: 'stdio', stdio: { command: process.execPath, args: [NODE_SERVER] }, required: false }], { MCP_AUTH_POLICY: policyFile });
+    try {
+      const report = await covered.reportPolicyCoverage();
+      assert.ok('coverage' in report, JSON.stringify(report));
+      const summary = logs.slice(before).map((l) => JSON.parse(l) as { event?: string; server?: string; tools?: { protected: number; open: number } }).find((e) => e.event === 'summary' && e.server === 'raw');
+      assert.ok(summary?.tools, logs.slice(before).join('\n'));
+      assert.equal(summary.tools.open, 0, JSON.stringify(summary));
+      assert.ok(summary.tools.protected > 0, JSON.stringify(summary));
+      assert.ok(!warnings.slice(warningsBefore).some((w) => /no rule/.test(w)), warnings.slice(warningsBefore).join('\n'));
+    } finally {
+      await covered.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
