@@ -61,11 +61,11 @@ export class LazyForwarding {
 
   /** A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened. */
   async forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): Promise<void> {
-    const lazy = this.sessions.get(request.clientId);
+    const found = this.sessions.get(request.clientId, context.auth);
     // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
     // and the client starts a new session. Not forwarded: the upstream never issued this id.
-    if (!lazy) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
-    return this.sessions.hold(lazy, this.forwardHeld(req, res, context, request, lazy));
+    if (!found) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
+    return this.sessions.hold(found, this.forwardHeld(req, res, context, request, found.value));
   }
 
   private async forwardHeld(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, lazy: LazySession): Promise<void> {
@@ -99,7 +99,7 @@ export class LazyForwarding {
 
   private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const initialize = req.body as JsonRpcRequest;
-    const id = this.sessions.create(initialize);
+    const id = this.sessions.create(initialize, context.auth);
     const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, this.sessions.profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(

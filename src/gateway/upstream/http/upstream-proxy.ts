@@ -30,7 +30,7 @@ import { ExchangeList } from './exchange-list.js';
 import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
 import { isSessionInitialize, LazyForwarding } from './lazy-forwarding.js';
-import { LazySessions } from './lazy-sessions.js';
+import { LazySessions, type LazySessionBounds } from './lazy-sessions.js';
 
 
 /** Options of {@link createUpstreamProxy}. */
@@ -129,13 +129,13 @@ class HttpUpstreamForwarder {
   constructor(
     readonly settings: HttpUpstreamSettings,
     private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
-    lazyBounds: { readonly maxSessions: number; readonly idleTimeoutMs: number; readonly now: (() => number) | undefined },
+    lazyBounds: LazySessionBounds,
     serverInfo: { readonly name: string; readonly version: string } | undefined,
   ) {
     const credentials = settings.credentials;
     this.lazy =
       credentials?.flow && serverInfo
-        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds.maxSessions, lazyBounds.idleTimeoutMs, lazyBounds.now), serverInfo, onSessionRefused)
+        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds), serverInfo, onSessionRefused)
         : undefined;
   }
 
@@ -239,9 +239,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
   const maxSessions = checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS);
   const sessionIdleTimeoutMs = checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
+  const maxSessionsPerCaller = checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
   const sessions = createSessionRegistry({
     maxSessions,
-    maxSessionsPerCaller: checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
+    maxSessionsPerCaller,
     idleTimeoutMs: sessionIdleTimeoutMs,
     ...(options.now ? { now: options.now } : {}),
   });
@@ -267,7 +268,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     onExchangeEnd: options.onExchangeEnd,
   };
   // Sessions the gateway opens before the upstream's are bounded as the others are, even with sealed ids: they are in memory.
-  const lazyBounds = { maxSessions, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
+  const lazyBounds: LazySessionBounds = { maxSessions, maxSessionsPerCaller, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
   const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, lazyBounds, options.serverInfo);
   const exchanges = settings.exchanges;
   return {
