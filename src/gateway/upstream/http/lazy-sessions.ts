@@ -24,7 +24,16 @@ export interface LazySession {
   /** The upstream's id, once its session is open; `''` when the upstream keeps no sessions. */
   upstreamId?: string;
   /** The opening in progress, shared by concurrent requests. */
-  opening?: Promise<string>;
+  opening?: Promise<LazyUpstreamSession>;
+}
+
+/**
+ * The upstream's session of a {@link LazySession}: its id (`''` when the upstream keeps none), and the
+ * `Authorization` value it was opened with when the request that asked opened it (or shared the opening).
+ */
+export interface LazyUpstreamSession {
+  readonly id: string;
+  readonly authorization?: string;
 }
 
 /** Where the upstream is, for opening a session there. */
@@ -107,17 +116,23 @@ export class LazySessions {
 
   /**
    * The upstream's session for `session`, opened with `caller`'s credentials on first use: the client's own
-   * `initialize`, then `notifications/initialized`. Rejects with the credentials' error (the connect flow's to
-   * answer), or an Error when the upstream gives no session.
+   * `initialize`, then `notifications/initialized`. The opening asks the credentials once, unless given the
+   * `authorization` the request already holds; a request that opened the session (or shared its opening) gets that
+   * value back, so that its own exchange does not ask again. Rejects with the credentials' error (the connect flow's
+   * to answer), or an Error when the upstream gives no session.
    */
-  upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
-    if (session.upstreamId !== undefined) return Promise.resolve(session.upstreamId);
-    session.opening ??= openUpstreamSession(session.initialize, caller, credentials, target).then(
-      ({ id, profile }) => {
+  upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget, authorization?: string): Promise<LazyUpstreamSession> {
+    if (session.upstreamId !== undefined) return Promise.resolve({ id: session.upstreamId });
+    session.opening ??= (async () => {
+      const value = authorization ?? (await credentials.authorization(caller));
+      const { id, profile } = await openUpstreamSession(session.initialize, value, target);
+      return { id, authorization: value, profile };
+    })().then(
+      ({ id, authorization: value, profile }) => {
         if (profile !== undefined) this.profile = profile;
         session.upstreamId = id;
         session.opening = undefined;
-        return id;
+        return { id, authorization: value };
       },
       (error: unknown) => {
         session.opening = undefined;
@@ -129,12 +144,12 @@ export class LazySessions {
 
   /**
    * A new upstream session for `session`, the upstream having answered 404 for `gone` (it restarted, or expired the
-   * session): opened as on first use. Requests that found `gone` at once share one opening; one that comes after
-   * the new session is open gets that one.
+   * session): opened as on first use, with the `authorization` the request was sent with when given. Requests that
+   * found `gone` at once share one opening; one that comes after the new session is open gets that one.
    */
-  reopen(session: LazySession, gone: string, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+  reopen(session: LazySession, gone: string, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget, authorization?: string): Promise<LazyUpstreamSession> {
     if (session.upstreamId === gone) session.upstreamId = undefined;
-    return this.upstreamSession(session, caller, credentials, target);
+    return this.upstreamSession(session, caller, credentials, target, authorization);
   }
 }
 
@@ -156,8 +171,7 @@ export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonl
  * Opens the upstream's session with the client's `initialize`, then `notifications/initialized`; gives its id (`''`
  * for an upstream without sessions) and what the upstream said of itself, when its answer could be read.
  */
-async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<{ id: string; profile: UpstreamProfile | undefined }> {
-  const authorization = await credentials.authorization(caller);
+async function openUpstreamSession(initialize: JsonRpcRequest, authorization: string, target: LazyOpenTarget): Promise<{ id: string; profile: UpstreamProfile | undefined }> {
   const post = async (body: object, headers: Record<string, string>, read?: JsonRpcRequest['id']): Promise<{ status: number; sessionId: string | undefined; profile: UpstreamProfile | undefined }> => {
     const answer = await target.dispatcher.request({
       origin: target.origin,

@@ -148,7 +148,7 @@ class HttpUpstreamForwarder {
       return Promise.resolve();
     }
     const sessionId = requestSessionId(req, context.protocolVersion);
-    if (this.lazy && sessionId === undefined && isSessionInitialize(req)) return this.lazy.initialize(req, res, context, () => this.exchange(req, res, context, null, undefined, undefined));
+    if (this.lazy && sessionId === undefined && isSessionInitialize(req)) return this.lazy.initialize(req, res, context, (authorization) => this.exchange(req, res, context, null, undefined, undefined, authorization));
     if (this.settings.sealer) return this.forwardSealed(req, res, context, sessionId, this.settings.sealer);
     if (sessionId === undefined) return this.exchange(req, res, context, null, undefined, undefined);
     const session = passSessionGate(this.settings.sessions, sessionId, req, res, context.auth, this.onSessionRefused);
@@ -172,9 +172,10 @@ class HttpUpstreamForwarder {
 
   /**
    * Claims the request's JSON-RPC id within its session (a reused id in progress gets 400, too many 429), then
-   * runs the exchange. `sessionId` is the upstream's id of the session, when the request names one.
+   * runs the exchange. `sessionId` is the upstream's id of the session, when the request names one; `authorization`
+   * the value the credentials gave for this exchange already, if they were asked.
    */
-  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined, sessionId: string | undefined): Promise<void> {
+  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined, sessionId: string | undefined, authorization?: string): Promise<void> {
     let releaseId: (() => void) | undefined;
     const message = req.body;
     if (sessionId !== undefined && req.method === 'POST' && message !== undefined && 'id' in message && 'method' in message) {
@@ -186,7 +187,7 @@ class HttpUpstreamForwarder {
       releaseId = claimed;
     }
     if (this.lazy && LazySessions.isLazyId(sessionId)) return this.lazy.forward(req, res, context, { session, sealed, clientId: sessionId!, releaseId });
-    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities).run();
+    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities, undefined, authorization).run();
   }
 }
 
