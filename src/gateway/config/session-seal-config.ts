@@ -38,17 +38,13 @@ export const SESSION_SEAL_SETTINGS = Object.freeze([
  * replica holds them), so they would do nothing with a session secret.
  */
 const REGISTRY_SETTINGS = ['MCP_AUTH_MAX_SESSIONS', 'MCP_AUTH_MAX_SESSIONS_PER_CALLER', 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS'];
-/**
- * Those that still bound something with a session secret when the upstream is in connected mode: the sessions the
- * gateway opens before a user has connected are held in the memory of the process that opened them.
- */
-const CONNECTED_REGISTRY_SETTINGS = new Set(['MCP_AUTH_MAX_SESSIONS', 'MCP_AUTH_SESSION_IDLE_TIMEOUT_MS']);
 
 /**
  * Reads `MCP_AUTH_SESSION_SECRET` (or `MCP_AUTH_SESSION_SECRET_FILE`) and `MCP_AUTH_SESSION_MAX_AGE_MS`.
  *
- * @param httpUpstream - Whether the upstream is an HTTP one, whose session-registry settings then do nothing
- *   (except `MCP_AUTH_MAX_SESSIONS` and `MCP_AUTH_SESSION_IDLE_TIMEOUT_MS` in connected mode, see above).
+ * @param httpUpstream - Whether the upstream is an HTTP one, whose session-registry settings then do nothing,
+ *   except in connected mode: the sessions the gateway opens before a user has connected are held in the memory of
+ *   the process that opened them, in a registry with those bounds.
  * @returns undefined when no secret is set: session ids are the upstream's (or the stdio upstream's own), as held
  *   by the process that issued them.
  * @throws ConfigurationError naming the setting: both a secret and a file, a secret that is not enough random
@@ -62,10 +58,8 @@ export function loadSessionSealConfig(settings: Readonly<Record<string, string |
     if (maxAgeMs !== undefined) throw new ConfigurationError('MCP_AUTH_SESSION_MAX_AGE_MS', 'has no effect without MCP_AUTH_SESSION_SECRET (sealed session ids): set it too, or unset MCP_AUTH_SESSION_MAX_AGE_MS');
     return undefined;
   }
-  if (httpUpstream) {
-    const connected = readSetting(settings, 'MCP_AUTH_UPSTREAM_AUTH') === 'connected';
+  if (httpUpstream && readSetting(settings, 'MCP_AUTH_UPSTREAM_AUTH') !== 'connected') {
     for (const name of REGISTRY_SETTINGS) {
-      if (connected && CONNECTED_REGISTRY_SETTINGS.has(name)) continue;
       if (readSetting(settings, name) !== undefined) {
         throw new ConfigurationError(
           name,

@@ -26,7 +26,8 @@ import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
 import { tokenStoreWarnings } from './store/redis-token-store.js';
-import type { LineSink } from '../../core/kernel/log-line.js';
+import { formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import type { ConnectPageEvent } from './pages/page-context.js';
 
 export type { ConnectedUpstream } from './open-connections.js';
 
@@ -39,8 +40,11 @@ export interface ConnectedAccountsOptions {
   readonly upstreams: readonly ConnectedUpstream[];
   /** The shared Redis (`MCP_AUTH_REDIS_URL`), for `MCP_AUTH_TOKEN_STORE=redis`. */
   readonly redis?: SharedStoreConfig;
-  /** Receives one line per page outcome (server names and user digests only), and one per dynamic registration replaced before its secret expired. */
-  readonly log?: (line: object) => void;
+  /**
+   * Receives the log lines (`formatLogLine`): one per page outcome (server names and user digests only), and one per
+   * dynamic registration replaced because its secret had expired.
+   */
+  readonly log?: LineSink;
   /** Receives the token store's warnings (Redis lost, with a short reason, and back) as JSON lines. Default stderr. */
   readonly warn?: LineSink;
   /**
@@ -164,7 +168,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       ...(config.login.clientSecret !== undefined ? { clientSecret: config.login.clientSecret } : {}),
     }),
     port,
-    ...(options.log ? { log: options.log } : {}),
+    ...(options.log ? { log: pageLines(options.log) } : {}),
     extraRoute: (req, res, url) => serveClientMetadata(req, res, url, origin, servedDocuments),
   });
   // With Redis (a fleet), used states are claimed there: a state used on one replica is refused on every other.
@@ -237,4 +241,12 @@ function serveClientMetadata(req: IncomingMessage, res: ServerResponse, url: URL
   res.writeHead(200, { 'content-type': JSON_MEDIA_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'max-age=300' });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;
+}
+
+/** The pages' outcomes ({@link ConnectPageEvent}) as log lines of `sink`, built as every other log line is. */
+function pageLines(sink: LineSink): (line: object) => void {
+  return (line) => {
+    const { event, ...fields } = line as ConnectPageEvent;
+    writeSafely(sink, formatLogLine(event, fields));
+  };
 }

@@ -3,6 +3,7 @@
  * one way for the gateway and for the operator's `connections` command, so that both read and seal records under the
  * same keys, with the same Redis prefix, and revoke at the same authorization servers.
  */
+import type { LineSink } from '../../core/kernel/log-line.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
@@ -83,9 +84,9 @@ export function connectedUpstreamTarget(auth: ConnectedUpstream['auth'], timeout
  * one is used.
  *
  * @param gatewayOrigin - the gateway's public origin (its redirect URI is `<origin>/connect/callback`).
- * @param log - receives a line when a dynamic registration is replaced before its secret expires. Default none.
+ * @param log - receives a log line when a dynamic registration whose secret has expired is replaced. Default none.
  */
-export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[], gatewayOrigin: string, opened: OpenedConnectionStore, log?: (line: object) => void): Map<string, UpstreamAuthorization> {
+export function connectedAuthorizations(upstreams: readonly ConnectedUpstream[], gatewayOrigin: string, opened: OpenedConnectionStore, log?: LineSink): Map<string, UpstreamAuthorization> {
   const authorizations = new Map<string, UpstreamAuthorization>();
   for (const { server, auth } of upstreams) {
     authorizations.set(

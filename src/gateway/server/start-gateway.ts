@@ -416,7 +416,7 @@ async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConf
     upstreams: connectedUpstreamsOf(config),
     ...(revalidateAfterMs !== undefined ? { recordsRevalidateAfterMs: revalidateAfterMs } : {}),
     ...(config.redis ? { redis: config.redis } : {}),
-    log: (line) => log(JSON.stringify({ time: new Date().toISOString(), ...line })),
+    log,
     warn,
   });
 }

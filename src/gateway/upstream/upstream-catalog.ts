@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { JsonRpcErrorCode, type JsonRpcRequest, type JsonRpcResponse } from '../../core/wire/jsonrpc.js';
-import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
-import { createEventStreamRewriter } from '../../core/wire/event-stream.js';
+import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
 import {
   catalogCallResult,
   catalogClientInfo,
@@ -20,7 +19,7 @@ import { startStdioChild, type ChildLogEvent, type PendingRequest } from './stdi
 import type { StdioStartWatch } from './stdio/stdio-start-outcome.js';
 import type { StdioUpstreamOptions } from './stdio/stdio-upstream.js';
 import { isTimeout, nodeStyleHeaders, unreachableText, withUpstreamDispatcher } from './upstream-dispatcher.js';
-import { findResponse } from './answer-response.js';
+import { findResponse, readAnswerBody, UpstreamAnswerTooLargeError } from './answer-response.js';
 import type { UpstreamProxyOptions } from './http/upstream-proxy.js';
 
 /**
@@ -143,44 +142,20 @@ async function exchange(dispatcher: Dispatcher, url: URL, bounds: Required<Catal
   }
   const status = answer.statusCode;
   const responseHeaders = nodeStyleHeaders(answer.headers as IncomingHttpHeaders);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // An event stream may stay open after its answer: stop at the end of the first event holding a JSON-RPC
-  // response, found by the one event-stream parser (an event's end may be split across chunks).
-  let answered = false;
-  const isEventStream = mediaType(responseHeaders['content-type']) === EVENT_STREAM_MEDIA_TYPE;
-  const events = isEventStream ? createEventStreamRewriter((data) => void (answered ||= isResponseData(data)), { maxEventBytes: bounds.maxResponseBytes }) : undefined;
+  const contentType = mediaType(responseHeaders['content-type']);
+  let text: string;
   try {
-    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > bounds.maxResponseBytes) throw new Error(`the upstream's answer is larger than ${bounds.maxResponseBytes} bytes`);
-      chunks.push(chunk);
-      events?.push(chunk);
-      if (answered) break;
-    }
+    text = await readAnswerBody(answer.body, contentType, bounds.maxResponseBytes);
   } catch (error) {
-    throw error instanceof Error && error.message.startsWith("the upstream's answer") ? error : failureOf(error, method, url, bounds);
-  } finally {
-    // Leaving the loop early (an answered event stream, a bound) closes the body, and its connection.
-    answer.body.on('error', () => undefined).destroy();
+    throw error instanceof UpstreamAnswerTooLargeError ? error : failureOf(error, method, url, bounds);
   }
-  return { status, headers: responseHeaders, contentType: isEventStream ? EVENT_STREAM_MEDIA_TYPE : mediaType(responseHeaders['content-type']), body: Buffer.concat(chunks).toString('utf8') };
+  return { status, headers: responseHeaders, contentType, body: text };
 }
 
 /** A listing request's failure, in words the check shows: the timeout, or Node's error code. */
 function failureOf(error: unknown, method: string, url: URL, bounds: Required<CatalogLimits>): Error {
   if (isTimeout(error)) return Object.assign(new Error(`${method} ${url.pathname}: no answer within ${bounds.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' });
   return new Error(unreachableText(error));
-}
-
-/** Whether an event's data is a JSON-RPC response (has `result` or `error`); data that is not JSON is not. */
-function isResponseData(data: string): boolean {
-  try {
-    const message: unknown = JSON.parse(data);
-    return typeof message === 'object' && message !== null && ('result' in message || 'error' in message);
-  } catch {
-    return false;
-  }
 }
 
 /**

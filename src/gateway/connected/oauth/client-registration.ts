@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
+import { formatLogLine, writeSafely, type LineSink } from '../../../core/kernel/log-line.js';
 import { createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../../core/token/issuer-discovery.js';
 import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
 import type { TokenStore } from '../store/token-store.js';
@@ -32,9 +33,10 @@ export interface ClientRegistrationOptions {
   /** Timeout of the registration request, in milliseconds. */
   timeoutMs: number;
   /**
-   * Receives one line when a dynamic registration kept in memory is dropped because its secret has expired: `{ event: 'client_registration_expired', server, issuer }`, never the secret.
+   * Receives one log line (`formatLogLine`) when a dynamic registration kept in memory is dropped because its secret
+   * has expired: `{"time":…,"event":"client_registration_expired","server":…,"issuer":…}`, never the secret.
    */
-  log?: (line: object) => void;
+  log?: LineSink;
   /** Clock for the secret's expiry, in milliseconds, e.g. a fake one in tests. Default `Date.now`. */
   now?: () => number;
 }
@@ -139,7 +141,7 @@ export function createClientRegistration(options: ClientRegistrationOptions): Cl
       // Concurrent callers that found the same expiring one share one new registration.
       const current = known.get(issuer);
       if (current !== undefined && current !== pending) return current;
-      logSafely(options.log, { event: 'client_registration_expired', server: serverPublicName(options.server), issuer });
+      if (options.log) writeSafely(options.log, formatLogLine('client_registration_expired', { server: serverPublicName(options.server), issuer }));
       return remember(issuer, choose(server));
     },
     async forget(refused) {
@@ -218,13 +220,4 @@ async function registerDynamically(options: ClientRegistrationOptions, metadata:
     ...(secret !== undefined ? { clientSecret: secret } : {}),
     ...(expiresAt ? { secretExpiresAt: expiresAt } : {}),
   };
-}
-
-/** Writes one log line; a sink that throws is ignored, since logging must never break a connection. */
-function logSafely(log: ((line: object) => void) | undefined, line: object): void {
-  try {
-    log?.(line);
-  } catch {
-    // Logging must never break serving.
-  }
 }

@@ -2,6 +2,7 @@
  * The gateway as the OAuth client of one upstream's authorization server, in connected mode: discovery,
  * registration, the authorization code flow, refresh and revocation, put together behind one interface.
  */
+import type { LineSink } from '../../../core/kernel/log-line.js';
 import type { UpstreamTarget } from '../../upstream-auth/upstream-resource-metadata.js';
 import type { TokenStore } from '../store/token-store.js';
 import { createAuthorizationCodeFlow, type CompletedAuthorization } from './authorization-code-flow.js';
@@ -39,7 +40,7 @@ export interface UpstreamAuthorizationOptions {
   /** Longest hold of a connection's refresh lock, in milliseconds. Default 30 s. */
   lockTtlMs?: number;
   /** Receives a line when an expiring dynamic registration is replaced (see `createClientRegistration`); never a secret. */
-  log?: (line: object) => void;
+  log?: LineSink;
   /** Clock for the expiry of a dynamic registration's secret, in milliseconds. Default `Date.now`. */
   now?: () => number;
 }

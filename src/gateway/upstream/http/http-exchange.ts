@@ -56,9 +56,10 @@ export interface LazySessionIds {
   /**
    * Opens a new upstream session after the upstream answered 404 for `gone` (it restarted, or expired it), and
    * gives its id (`''` when the upstream now keeps none). The request is then sent once more under it, once.
+   * `authorization` is the value the request was sent with, so that the opening does not ask the credentials again.
    * Absent for a request that must not open one (a DELETE).
    */
-  readonly reopen?: (gone: string) => Promise<string>;
+  readonly reopen?: (gone: string, authorization: string | undefined) => Promise<string>;
 }
 
 /** A sealed session id a request named, and what it opened to. */
@@ -143,6 +144,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    * @param clientCapabilities - What the client declared in its session's `initialize`, when known beside `sessionId`.
    * @param lazyIds - For a session the gateway opened before the upstream's: see {@link LazySessionIds}; its
    *   `upstream` is `sessionId`.
+   * @param authorization - The `Authorization` value the credentials already gave for this exchange (opening the
+   *   upstream's session for it asked them): sent as it is, so that the credentials are asked once per exchange.
    */
   constructor(
     private readonly settings: HttpUpstreamSettings,
@@ -155,6 +158,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     private readonly releaseId: (() => void) | undefined,
     private readonly clientCapabilities?: unknown,
     private readonly lazyIds?: LazySessionIds,
+    private readonly authorization?: string,
   ) {
     this.lazyUpstream = lazyIds?.upstream;
     const method = req.method ?? 'POST';
@@ -190,7 +194,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       return done;
     }
     // The token request has its own timeout (the authorization server's); the connect timer starts after it.
-    credentials.authorization(this.auth).then(
+    (this.authorization !== undefined ? Promise.resolve(this.authorization) : credentials.authorization(this.auth)).then(
       (value) => {
         if (this.settled) return;
         this.headers.authorization = value;
@@ -222,7 +226,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
           this.body = Buffer.from(JSON.stringify(request.message));
           this.headers['content-length'] = this.body.length;
         }
-        const value = await credentials.authorization(this.auth);
+        const value = this.authorization ?? (await credentials.authorization(this.auth));
         if (this.settled) return;
         this.headers.authorization = value;
         this.send();
@@ -463,13 +467,14 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    * upstream session is opened, and the buffered request is sent once more under it. A failure to open one is
    * answered as a credential failure (the connect flow when the user must connect again).
    */
-  private reopenSession(attempt: UpstreamAttempt, reopen: (gone: string) => Promise<string>, gone: string): void {
+  private reopenSession(attempt: UpstreamAttempt, reopen: NonNullable<LazySessionIds['reopen']>, gone: string): void {
     this.reopened = true;
     this.attempt = undefined;
     attempt.abort();
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    reopen(gone).then(
+    const sent = this.headers.authorization;
+    reopen(gone, typeof sent === 'string' ? sent : undefined).then(
       (id) => {
         if (this.settled) return;
         this.lazyUpstream = id === '' ? undefined : id;

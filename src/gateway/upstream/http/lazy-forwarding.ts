@@ -16,7 +16,7 @@ import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentia
 import { writeGatewayError } from '../gateway-error.js';
 import { credentialFailure } from './exchange-failure.js';
 import { HttpExchange, type HttpUpstreamSettings, type LazySessionIds, type SealedSessionInUse } from './http-exchange.js';
-import { lazyInitializeResult, type LazySession, type LazySessions } from './lazy-sessions.js';
+import { lazyInitializeResult, type LazySession, type LazySessions, type LazyUpstreamSession } from './lazy-sessions.js';
 
 /** An `initialize` of a revision with sessions (2026-07-28 has none), sent without a session. */
 export function isSessionInitialize(req: GuardedRequest): boolean {
@@ -47,25 +47,30 @@ export class LazyForwarding {
   ) {}
 
   /**
-   * An `initialize`: forwarded as ever (`forward`) when the user's credentials serve, else answered here with a
+   * An `initialize`: forwarded as ever (`forward`, with the `Authorization` value the credentials gave) when the
+   * user's credentials serve, else answered here with a
    * session of the gateway's, bound to the caller (or sealed for it), whose client capabilities are kept.
    */
-  async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, forward: () => Promise<void>): Promise<void> {
+  async initialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, forward: (authorization?: string) => Promise<void>): Promise<void> {
+    let authorization: string;
     try {
-      await this.credentials.authorization(context.auth);
+      authorization = await this.credentials.authorization(context.auth);
     } catch (error) {
       if (this.flow.needsConnection(error)) return this.answerInitialize(req, res, context);
+      // Any other failure is the exchange's to answer, as for every request.
+      return forward();
     }
-    return forward();
+    // The value just given is sent: the credentials are asked once for this exchange.
+    return forward(authorization);
   }
 
   /** A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened. */
   async forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): Promise<void> {
-    const lazy = this.sessions.get(request.clientId);
+    const found = this.sessions.get(request.clientId, context.auth);
     // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
     // and the client starts a new session. Not forwarded: the upstream never issued this id.
-    if (!lazy) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
-    return this.sessions.hold(lazy, this.forwardHeld(req, res, context, request, lazy));
+    if (!found) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
+    return this.sessions.hold(found, this.forwardHeld(req, res, context, request, found.value));
   }
 
   private async forwardHeld(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, lazy: LazySession): Promise<void> {
@@ -80,9 +85,9 @@ export class LazyForwarding {
     if (lazy.upstreamId === undefined && message && 'method' in message && !('id' in message)) return this.done(res, request, () => writeAccepted(res));
     if (lazy.upstreamId === undefined && req.method === 'GET') return this.done(res, request, () => res.writeHead(405, { Allow: 'POST, DELETE', 'Content-Length': '0' }).end());
     const target = { dispatcher: this.settings.dispatcher, origin: this.settings.origin, path: this.settings.path, timeoutMs: this.settings.idleTimeoutMs };
-    let upstreamId: string;
+    let upstream: LazyUpstreamSession;
     try {
-      upstreamId = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, target);
+      upstream = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, target);
     } catch (error) {
       const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, clientCapabilities: capabilities }) : undefined;
       if (!answer) {
@@ -93,13 +98,15 @@ export class LazyForwarding {
       this.settings.onAnsweredInstead?.(req, value.denied);
       return this.done(res, request, () => writeJson(res, value.status, value.response));
     }
-    const reopen = (gone: string): Promise<string> => this.sessions.reopen(lazy, gone, context.auth, this.credentials, target);
-    return this.exchange(req, res, context, request, upstreamId, capabilities, reopen);
+    const reopen = (gone: string, authorization: string | undefined): Promise<string> =>
+      this.sessions.reopen(lazy, gone, context.auth, this.credentials, target, authorization).then(({ id }) => id);
+    // Opening the upstream's session asked the credentials: their value serves this request too.
+    return this.exchange(req, res, context, request, upstream.id, capabilities, reopen, upstream.authorization);
   }
 
   private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
     const initialize = req.body as JsonRpcRequest;
-    const id = this.sessions.create(initialize);
+    const id = this.sessions.create(initialize, context.auth);
     const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, this.sessions.profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(
@@ -116,10 +123,10 @@ export class LazyForwarding {
    * Forwards to the upstream's session `upstreamId` (`''`: the upstream keeps none, so the request names none);
    * with `reopen`, a 404 from the upstream opens a new session for it (see {@link LazySessionIds}).
    */
-  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, upstreamId: string, capabilities: unknown, reopen?: LazySessionIds['reopen']): Promise<void> {
+  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, upstreamId: string, capabilities: unknown, reopen?: LazySessionIds['reopen'], authorization?: string): Promise<void> {
     const sessionId = upstreamId === '' ? undefined : upstreamId;
     const lazyIds: LazySessionIds | undefined = sessionId === undefined ? undefined : { client: request.clientId, upstream: sessionId, ...(reopen ? { reopen } : {}) };
-    return new HttpExchange(this.settings, req, res, context.auth, request.session, request.sealed, sessionId, request.releaseId, capabilities ?? context.clientCapabilities, lazyIds).run();
+    return new HttpExchange(this.settings, req, res, context.auth, request.session, request.sealed, sessionId, request.releaseId, capabilities ?? context.clientCapabilities, lazyIds, authorization).run();
   }
 
   /** Ends a request answered here: its JSON-RPC id and session given back. */

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
 import { negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js';
+import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../../core/session/session-registry.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
@@ -23,10 +24,16 @@ export interface LazySession {
   /** The upstream's id, once its session is open; `''` when the upstream keeps no sessions. */
   upstreamId?: string;
   /** The opening in progress, shared by concurrent requests. */
-  opening?: Promise<string>;
-  /** When it was last used (ms, the sessions' clock), and how many of its requests are in progress. */
-  lastSeen: number;
-  active: number;
+  opening?: Promise<LazyUpstreamSession>;
+}
+
+/**
+ * The upstream's session of a {@link LazySession}: its id (`''` when the upstream keeps none), and the
+ * `Authorization` value it was opened with when the request that asked opened it (or shared the opening).
+ */
+export interface LazyUpstreamSession {
+  readonly id: string;
+  readonly authorization?: string;
 }
 
 /** Where the upstream is, for opening a session there. */
@@ -37,101 +44,95 @@ export interface LazyOpenTarget {
   readonly timeoutMs: number;
 }
 
+/** Bounds of {@link LazySessions}, those of the gateway's other sessions. */
+export interface LazySessionBounds {
+  /** Most sessions held (`MCP_AUTH_MAX_SESSIONS`). */
+  readonly maxSessions: number;
+  /** Most sessions one caller holds (`MCP_AUTH_MAX_SESSIONS_PER_CALLER`). */
+  readonly maxSessionsPerCaller: number;
+  /** Idle life of a session, in milliseconds (`MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`); 0 never expires one. */
+  readonly idleTimeoutMs: number;
+  /** Clock, in milliseconds. Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
 /**
- * The gateway's sessions awaiting (or holding) the upstream's, bounded as the gateway's other sessions are: past
- * `maxEntries` the least recently used is forgotten, and one with no request in progress and no use for
- * `idleTimeoutMs` (`MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`; 0 never) expires. A forgotten one is unknown: its client's
- * next request gets 404, and the client starts a new session.
+ * The gateway's sessions awaiting (or holding) the upstream's, kept in the project's one session registry
+ * (`createSessionRegistry`) with the bounds of the gateway's other sessions: each bound to its caller, at most
+ * `maxSessionsPerCaller` per caller and `maxSessions` in all (past either the least recently used is forgotten,
+ * sessions with no request in progress first), and one with no request in progress and no use for `idleTimeoutMs`
+ * expires. A forgotten one is unknown: its client's next request gets 404, and the client starts a new session.
  */
 export class LazySessions {
-  /** Least recently used first: every use moves a session to the end. */
-  private readonly sessions = new Map<string, LazySession>();
+  private readonly registry: SessionRegistry<LazySession>;
   /**
    * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
    * one was; {@link lazyInitializeResult} answers with it. One small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
 
-  /**
-   * @param maxEntries - most sessions held (`MCP_AUTH_MAX_SESSIONS`).
-   * @param idleTimeoutMs - idle life of a session, in milliseconds; 0 never expires one.
-   * @param now - clock, in milliseconds. Default `Date.now`.
-   */
-  constructor(
-    private readonly maxEntries: number,
-    private readonly idleTimeoutMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(bounds: LazySessionBounds) {
+    this.registry = createSessionRegistry<LazySession>({
+      maxSessions: bounds.maxSessions,
+      maxSessionsPerCaller: bounds.maxSessionsPerCaller,
+      idleTimeoutMs: bounds.idleTimeoutMs,
+      ...(bounds.now ? { now: bounds.now } : {}),
+    });
+  }
 
   /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
   static isLazyId(id: string | undefined): boolean {
     return id !== undefined && id.startsWith(LAZY_PREFIX);
   }
 
-  /** Opens one for `initialize`, and returns its id (random, 32 bytes). */
-  create(initialize: JsonRpcRequest): string {
-    this.sweep();
+  /**
+   * Opens one for `initialize`, bound to the caller of `auth`, and returns its id (random, 32 bytes). A token naming
+   * nobody gets an id that is kept nowhere: its later requests get 404, as for any session.
+   */
+  create(initialize: JsonRpcRequest, auth: AuthInfo): string {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    this.sessions.set(id, { initialize, lastSeen: this.now(), active: 0 });
-    if (this.sessions.size > this.maxEntries) this.sessions.delete(this.sessions.keys().next().value!);
+    this.registry.bind(id, auth, { initialize });
     return id;
   }
 
-  /** The session `id` names, unless unknown or expired (then forgotten). Counts as use. */
-  get(id: string): LazySession | undefined {
-    const session = this.sessions.get(id);
-    if (session === undefined) return undefined;
-    const at = this.now();
-    this.sessions.delete(id);
-    if (this.expired(session, at)) return undefined;
-    session.lastSeen = at;
-    this.sessions.set(id, session);
-    return session;
+  /** The session `id` names, unless unknown, expired or another caller's. Counts as use. */
+  get(id: string, auth: AuthInfo): BoundSession<LazySession> | undefined {
+    const found = this.registry.lookup(id, auth);
+    return 'session' in found ? found.session : undefined;
   }
 
   /**
    * Marks a request of `session` in progress until `done` settles (a GET stream above all): the session does not
-   * expire meanwhile, and its end counts as use.
+   * expire, nor is it evicted before idle ones, meanwhile, and its end counts as use.
    */
-  hold<T>(session: LazySession, done: Promise<T>): Promise<T> {
-    session.active++;
-    return done.finally(() => {
-      session.active--;
-      session.lastSeen = this.now();
-    });
+  hold<T>(session: BoundSession<LazySession>, done: Promise<T>): Promise<T> {
+    session.acquire();
+    return done.finally(() => session.release());
   }
 
   forget(id: string): void {
-    this.sessions.delete(id);
-  }
-
-  private expired(session: LazySession, at: number): boolean {
-    return this.idleTimeoutMs > 0 && session.active <= 0 && at - session.lastSeen >= this.idleTimeoutMs;
-  }
-
-  /** Forgets the expired sessions from the old end; stops at the first one used within the timeout. */
-  private sweep(): void {
-    if (this.idleTimeoutMs === 0) return;
-    const at = this.now();
-    for (const [id, session] of this.sessions) {
-      if (at - session.lastSeen < this.idleTimeoutMs) break;
-      if (session.active <= 0) this.sessions.delete(id);
-    }
+    this.registry.forget(id);
   }
 
   /**
    * The upstream's session for `session`, opened with `caller`'s credentials on first use: the client's own
-   * `initialize`, then `notifications/initialized`. Rejects with the credentials' error (the connect flow's to
-   * answer), or an Error when the upstream gives no session.
+   * `initialize`, then `notifications/initialized`. The opening asks the credentials once, unless given the
+   * `authorization` the request already holds; a request that opened the session (or shared its opening) gets that
+   * value back, so that its own exchange does not ask again. Rejects with the credentials' error (the connect flow's
+   * to answer), or an Error when the upstream gives no session.
    */
-  upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
-    if (session.upstreamId !== undefined) return Promise.resolve(session.upstreamId);
-    session.opening ??= openUpstreamSession(session.initialize, caller, credentials, target).then(
-      ({ id, profile }) => {
+  upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget, authorization?: string): Promise<LazyUpstreamSession> {
+    if (session.upstreamId !== undefined) return Promise.resolve({ id: session.upstreamId });
+    session.opening ??= (async () => {
+      const value = authorization ?? (await credentials.authorization(caller));
+      const { id, profile } = await openUpstreamSession(session.initialize, value, target);
+      return { id, authorization: value, profile };
+    })().then(
+      ({ id, authorization: value, profile }) => {
         if (profile !== undefined) this.profile = profile;
         session.upstreamId = id;
         session.opening = undefined;
-        return id;
+        return { id, authorization: value };
       },
       (error: unknown) => {
         session.opening = undefined;
@@ -143,12 +144,12 @@ export class LazySessions {
 
   /**
    * A new upstream session for `session`, the upstream having answered 404 for `gone` (it restarted, or expired the
-   * session): opened as on first use. Requests that found `gone` at once share one opening; one that comes after
-   * the new session is open gets that one.
+   * session): opened as on first use, with the `authorization` the request was sent with when given. Requests that
+   * found `gone` at once share one opening; one that comes after the new session is open gets that one.
    */
-  reopen(session: LazySession, gone: string, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<string> {
+  reopen(session: LazySession, gone: string, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget, authorization?: string): Promise<LazyUpstreamSession> {
     if (session.upstreamId === gone) session.upstreamId = undefined;
-    return this.upstreamSession(session, caller, credentials, target);
+    return this.upstreamSession(session, caller, credentials, target, authorization);
   }
 }
 
@@ -170,8 +171,7 @@ export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonl
  * Opens the upstream's session with the client's `initialize`, then `notifications/initialized`; gives its id (`''`
  * for an upstream without sessions) and what the upstream said of itself, when its answer could be read.
  */
-async function openUpstreamSession(initialize: JsonRpcRequest, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget): Promise<{ id: string; profile: UpstreamProfile | undefined }> {
-  const authorization = await credentials.authorization(caller);
+async function openUpstreamSession(initialize: JsonRpcRequest, authorization: string, target: LazyOpenTarget): Promise<{ id: string; profile: UpstreamProfile | undefined }> {
   const post = async (body: object, headers: Record<string, string>, read?: JsonRpcRequest['id']): Promise<{ status: number; sessionId: string | undefined; profile: UpstreamProfile | undefined }> => {
     const answer = await target.dispatcher.request({
       origin: target.origin,

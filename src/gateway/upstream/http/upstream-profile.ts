@@ -5,9 +5,9 @@
  * that session was a user's, and its text may be about that user (their account, their workspace).
  */
 import type { Dispatcher } from 'undici';
-import { eventStreamData } from '../../../core/wire/event-stream.js';
-import type { JsonRpcId } from '../../../core/wire/jsonrpc.js';
+import type { JsonRpcId, JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
+import { findResponse, readAnswerBody } from '../answer-response.js';
 
 /** The upstream's own description of itself, from its `initialize` result. */
 export interface UpstreamProfile {
@@ -23,8 +23,10 @@ export const MAX_UPSTREAM_PROFILE_BYTES = 65_536;
 const MAX_ANSWER_BYTES = 2 * MAX_UPSTREAM_PROFILE_BYTES;
 
 /**
- * Reads the upstream's profile from its answer to `initialize` (JSON or an event stream), consuming the body. Undefined
- * when the answer is not a successful `initialize` result for `id`, or is larger than the bounds above.
+ * Reads the upstream's profile from its answer to `initialize` (JSON or an event stream) with the one reader of
+ * answers the gateway asked for itself (`readAnswerBody`): an event stream is read up to the first JSON-RPC response,
+ * and the rest of it cancelled. Undefined when the answer is not a successful `initialize` result for `id`, or is
+ * larger than the bounds above.
  */
 export async function readUpstreamProfile(answer: Dispatcher.ResponseData, id: JsonRpcId): Promise<UpstreamProfile | undefined> {
   const type = mediaType(answer.headers['content-type']);
@@ -32,44 +34,18 @@ export async function readUpstreamProfile(answer: Dispatcher.ResponseData, id: J
     await answer.body.dump({ limit: 1 << 20 }).catch(() => undefined);
     return undefined;
   }
-  const bytes = await readBounded(answer.body, MAX_ANSWER_BYTES);
-  if (bytes === undefined) return undefined;
-  const messages = type === JSON_MEDIA_TYPE ? [bytes.toString('utf8')] : eventStreamData(bytes);
-  for (const text of messages) {
-    const profile = profileOf(parse(text), id);
-    if (profile !== undefined) return Buffer.byteLength(JSON.stringify(profile)) <= MAX_UPSTREAM_PROFILE_BYTES ? profile : undefined;
-  }
-  return undefined;
-}
-
-/** The body, or undefined when it grows past `limit` (the rest is then dropped with the stream). */
-async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let text: string;
   try {
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      // Leaving the loop destroys the stream: nothing more of an oversized answer is read.
-      if (size > limit) return undefined;
-      chunks.push(chunk as Buffer);
-    }
+    text = await readAnswerBody(answer.body, type, MAX_ANSWER_BYTES);
   } catch {
     return undefined;
   }
-  return Buffer.concat(chunks);
+  const profile = profileOf(findResponse(type, text, id));
+  return profile !== undefined && Buffer.byteLength(JSON.stringify(profile)) <= MAX_UPSTREAM_PROFILE_BYTES ? profile : undefined;
 }
 
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function profileOf(message: unknown, id: JsonRpcId): UpstreamProfile | undefined {
-  if (typeof message !== 'object' || message === null || (message as { id?: unknown }).id !== id) return undefined;
-  const result = (message as { result?: unknown }).result;
+function profileOf(response: JsonRpcResponse | undefined): UpstreamProfile | undefined {
+  const result = response !== undefined && 'result' in response ? response.result : undefined;
   if (typeof result !== 'object' || result === null) return undefined;
   const { capabilities } = result as Record<string, unknown>;
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;

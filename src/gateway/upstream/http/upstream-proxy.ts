@@ -30,7 +30,7 @@ import { ExchangeList } from './exchange-list.js';
 import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
 import { isSessionInitialize, LazyForwarding } from './lazy-forwarding.js';
-import { LazySessions } from './lazy-sessions.js';
+import { LazySessions, type LazySessionBounds } from './lazy-sessions.js';
 
 
 /** Options of {@link createUpstreamProxy}. */
@@ -129,13 +129,13 @@ class HttpUpstreamForwarder {
   constructor(
     readonly settings: HttpUpstreamSettings,
     private readonly onSessionRefused: UpstreamHooks['onSessionRefused'],
-    lazyBounds: { readonly maxSessions: number; readonly idleTimeoutMs: number; readonly now: (() => number) | undefined },
+    lazyBounds: LazySessionBounds,
     serverInfo: { readonly name: string; readonly version: string } | undefined,
   ) {
     const credentials = settings.credentials;
     this.lazy =
       credentials?.flow && serverInfo
-        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds.maxSessions, lazyBounds.idleTimeoutMs, lazyBounds.now), serverInfo, onSessionRefused)
+        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds), serverInfo, onSessionRefused)
         : undefined;
   }
 
@@ -148,7 +148,7 @@ class HttpUpstreamForwarder {
       return Promise.resolve();
     }
     const sessionId = requestSessionId(req, context.protocolVersion);
-    if (this.lazy && sessionId === undefined && isSessionInitialize(req)) return this.lazy.initialize(req, res, context, () => this.exchange(req, res, context, null, undefined, undefined));
+    if (this.lazy && sessionId === undefined && isSessionInitialize(req)) return this.lazy.initialize(req, res, context, (authorization) => this.exchange(req, res, context, null, undefined, undefined, authorization));
     if (this.settings.sealer) return this.forwardSealed(req, res, context, sessionId, this.settings.sealer);
     if (sessionId === undefined) return this.exchange(req, res, context, null, undefined, undefined);
     const session = passSessionGate(this.settings.sessions, sessionId, req, res, context.auth, this.onSessionRefused);
@@ -172,9 +172,10 @@ class HttpUpstreamForwarder {
 
   /**
    * Claims the request's JSON-RPC id within its session (a reused id in progress gets 400, too many 429), then
-   * runs the exchange. `sessionId` is the upstream's id of the session, when the request names one.
+   * runs the exchange. `sessionId` is the upstream's id of the session, when the request names one; `authorization`
+   * the value the credentials gave for this exchange already, if they were asked.
    */
-  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined, sessionId: string | undefined): Promise<void> {
+  private exchange(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, session: BoundSession | null, sealed: SealedSessionInUse | undefined, sessionId: string | undefined, authorization?: string): Promise<void> {
     let releaseId: (() => void) | undefined;
     const message = req.body;
     if (sessionId !== undefined && req.method === 'POST' && message !== undefined && 'id' in message && 'method' in message) {
@@ -186,7 +187,7 @@ class HttpUpstreamForwarder {
       releaseId = claimed;
     }
     if (this.lazy && LazySessions.isLazyId(sessionId)) return this.lazy.forward(req, res, context, { session, sealed, clientId: sessionId!, releaseId });
-    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities).run();
+    return new HttpExchange(this.settings, req, res, context.auth, session, sealed, sessionId, releaseId, context.clientCapabilities, undefined, authorization).run();
   }
 }
 
@@ -239,9 +240,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   const connectTimeoutMs = checkDuration(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS);
   const maxSessions = checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS);
   const sessionIdleTimeoutMs = checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
+  const maxSessionsPerCaller = checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
   const sessions = createSessionRegistry({
     maxSessions,
-    maxSessionsPerCaller: checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER),
+    maxSessionsPerCaller,
     idleTimeoutMs: sessionIdleTimeoutMs,
     ...(options.now ? { now: options.now } : {}),
   });
@@ -267,7 +269,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
     onExchangeEnd: options.onExchangeEnd,
   };
   // Sessions the gateway opens before the upstream's are bounded as the others are, even with sealed ids: they are in memory.
-  const lazyBounds = { maxSessions, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
+  const lazyBounds: LazySessionBounds = { maxSessions, maxSessionsPerCaller, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
   const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, lazyBounds, options.serverInfo);
   const exchanges = settings.exchanges;
   return {

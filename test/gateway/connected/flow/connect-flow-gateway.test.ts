@@ -70,12 +70,15 @@ describe('the connect flow through the gateway', () => {
   const ended: string[] = [];
   /** What a refresh of each subject's connection gives. */
   const refreshTo = new Map<string, ConnectionRecord | undefined>();
+  /** Reads of each subject's connection from the store. */
+  const reads = new Map<string, number>();
   let nextId = 1;
 
   const record = (accessToken: string, scope = 'notes:read'): ConnectionRecord => ({ accessToken, tokenType: 'Bearer', scope, asIssuer: 'https://as.example', clientId: 'gw', createdAt: Date.now(), updatedAt: Date.now() });
   const connect = async (subject: string, value: ConnectionRecord) => store.set(connectionKey({ issuer: issuer.issuer, subject }, ''), JSON.stringify(value));
   const records: ConnectionRecords = {
     async get(user, server) {
+      reads.set(user.subject, (reads.get(user.subject) ?? 0) + 1);
       const text = await store.get(connectionKey(user, server));
       return text === undefined ? undefined : (JSON.parse(text) as ConnectionRecord);
     },
@@ -234,6 +237,33 @@ describe('the connect flow through the gateway', () => {
     assert.equal(expired.json.error.code, -32042);
     assert.match(expired.json.error.data.elicitations[0].message, /expired/);
     assert.deepEqual(refreshes.filter((s) => s === 'erin').length, 2, 'one refresh per refused request');
+  });
+
+  it('2025-11-25: the token store is read once per exchange, when the gateway opens the upstream session for a request, and when it forwards an initialize', { timeout: 10_000 }, async () => {
+    const initialize = { method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    // Not connected yet: the gateway answers initialize itself, and opens the upstream's session on the first request after connecting.
+    const init = await call2025('judy', initialize);
+    assert.equal(init.status, 200, init.text);
+    const session = init.headers['mcp-session-id'] as string;
+    UPSTREAM_TOKENS.set('up-judy-1', ['notes:read']);
+    await connect('judy', record('up-judy-1'));
+    const before = seen.length;
+    let readsBefore = reads.get('judy') ?? 0;
+    const call = await call2025('judy', { method: 'tools/call', params: { name: 'read', arguments: {} } }, session);
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.json.result.content[0].text, 'called read');
+    assert.deepEqual(seen.slice(before).map((s) => [s.message.method, s.authorization]), [
+      ['initialize', 'Bearer up-judy-1'],
+      ['notifications/initialized', 'Bearer up-judy-1'],
+      ['tools/call', 'Bearer up-judy-1'],
+    ]);
+    assert.equal((reads.get('judy') ?? 0) - readsBefore, 1, 'one read for the opening and the request it opened for');
+    // Connected: the client's initialize is forwarded, the store read once for it.
+    readsBefore = reads.get('judy') ?? 0;
+    const forwarded = await call2025('judy', initialize);
+    assert.equal(forwarded.status, 200, forwarded.text);
+    assert.equal(forwarded.json.result.serverInfo.name, 'notes', "the upstream's answer");
+    assert.equal((reads.get('judy') ?? 0) - readsBefore, 1, 'one read for the forwarded initialize');
   });
 
   it('a token still refused after a refresh: the connection is ended and the caller led to connect, once; one just made stays a 502', { timeout: 10_000 }, async () => {

@@ -33,7 +33,7 @@ describe('a dynamic registration whose secret expires', { timeout: 30_000 }, () 
 
   it('is registered again before it is used, stored in place of the old one, with one log line and no invalid_client', async () => {
     const store = createMemoryTokenStore();
-    const lines: object[] = [];
+    const lines: string[] = [];
     let skewMs = 0;
     try {
       const authorization = setup.authorization({ store, now: () => Date.now() + skewMs, log: (line) => lines.push(line) });
@@ -59,8 +59,12 @@ describe('a dynamic registration whose secret expires', { timeout: 30_000 }, () 
       assert.equal(kept?.clientId, registrations[1]!.clientId, 'the new registration replaced the old one in the store');
 
       assert.equal(lines.length, 1);
-      assert.deepEqual(lines[0], { event: 'client_registration_expired', server: 'upstream', issuer: setup.as.issuer });
-      for (const { secret } of registrations) assert.ok(!JSON.stringify(lines).includes(secret), 'no secret in the log');
+      // One JSON line, shaped as every log line: time, then event, then its fields.
+      const { time, ...line } = JSON.parse(lines[0]!) as Record<string, unknown>;
+      assert.ok(!Number.isNaN(Date.parse(String(time))), 'a time');
+      assert.deepEqual(Object.keys(JSON.parse(lines[0]!)), ['time', 'event', 'server', 'issuer']);
+      assert.deepEqual(line, { event: 'client_registration_expired', server: 'upstream', issuer: setup.as.issuer });
+      for (const { secret } of registrations) assert.ok(!lines.join('\n').includes(secret), 'no secret in the log');
 
       // The new one does not expire: used again, nothing more is registered or logged.
       await connect(authorization, setup);

@@ -39,6 +39,30 @@ describe('readUpstreamProfile', { timeout: 20_000 }, () => {
     assert.equal(await read(200, 'application/json', '{not json'), undefined);
   });
 
+  it('stops at the first response event of a stream the upstream keeps open, and cancels the rest', { timeout: 10_000 }, async () => {
+    let closed!: () => void;
+    const streamClosed = new Promise<void>((resolve) => (closed = resolve));
+    const open = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The response event arrives split across two writes, then the stream stays open with nothing more to say.
+      const event = `event: message\ndata: ${answer(7, { capabilities: { tools: {} } })}\n\n`;
+      res.write(event.slice(0, 20));
+      setTimeout(() => res.write(event.slice(20)), 20);
+      res.on('close', closed);
+    });
+    const openOrigin = await listenOnLoopback(open);
+    try {
+      const started = performance.now();
+      // The request's own time allowed is far longer than the test's: only stopping at the response ends the read.
+      const profile = await readUpstreamProfile(await request(`${openOrigin}/mcp`, { method: 'POST', signal: AbortSignal.timeout(60_000) }), 7);
+      assert.deepEqual(profile, { capabilities: { tools: {} } });
+      assert.ok(performance.now() - started < 5_000, 'answered without waiting for the stream to end');
+      await streamClosed;
+    } finally {
+      await closeServer(open);
+    }
+  });
+
   it('keeps a profile up to 64 KiB serialized and ignores a larger one', async () => {
     const padded = (n: number): { capabilities: Record<string, unknown> } => ({ capabilities: { tools: {}, experimental: { pad: 'x'.repeat(n) } } });
     assert.deepEqual(await read(200, 'application/json', answer(7, padded(MAX_UPSTREAM_PROFILE_BYTES - 100))), padded(MAX_UPSTREAM_PROFILE_BYTES - 100));
