@@ -98,3 +98,20 @@ export async function withSingleUpstreamPins<U extends Upstream>(upstream: U, pi
   const { withToolPins } = await import('./pinned-upstream.js');
   return withToolPins(upstream, pins, SINGLE_UPSTREAM_PIN_NAME, MAX_PINNED_LIST_BYTES);
 }
+
+/**
+ * The gateway's upstream with its `tools/call` and `tools/list` requests held while their server's start-up
+ * comparison with the pins is in progress (`enforce`), each at most its list timeout (see `withStartupComparison`).
+ *
+ * @example
+ * const upstream = await withStartupComparisonWait(proxy, pins, config);
+ */
+export async function withStartupComparisonWait<U extends Upstream>(upstream: U, pins: ToolPins, config: GatewayConfig): Promise<U> {
+  const { withStartupComparison } = await import('./await-startup-comparison.js');
+  const timeouts = new Map(config.servers?.map((server) => [server.name, server.listTimeoutMs ?? config.listTimeoutMs]));
+  return withStartupComparison(upstream, {
+    comparisons: pins.startup,
+    ...(config.servers ? { servers: config.servers.map((server) => server.name) } : {}),
+    timeoutMs: (server) => timeouts.get(server) ?? config.listTimeoutMs,
+  });
+}

@@ -13,6 +13,7 @@ import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js'
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { shortDigest, type ToolDigest } from './tool-digest.js';
 import { ToolDigestMemo } from './tool-digest-memo.js';
+import { StartupComparisons } from './startup-comparison.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
 export type PinsMode = 'off' | 'warn' | 'enforce';
@@ -62,6 +63,8 @@ class SeenServer {
 export class ToolPins {
   /** Changes whenever what is hidden may change (pins made, accepted or reloaded): part of any cache key of a list. */
   generation = 0;
+  /** The start-up comparisons in progress (`enforce` only): requests for their servers wait for them. */
+  readonly startup = new StartupComparisons();
   private pins: PinSet = new Map();
   private readonly seen = new Map<string, SeenServer>();
   /** Servers being pinned on first sight, with when it began: every page of their first listing is pinned. */
@@ -168,6 +171,7 @@ export class ToolPins {
   /** Stops checking the store and waits for writes in progress. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.startup.endAll();
     await this.options.store.close();
   }
 

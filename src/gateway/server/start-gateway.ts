@@ -184,11 +184,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // changed tool is refused from this listing on, not from the first client's list.
     const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts, ...(pins ? { limits: { keepToolDefinitions: true } } : {}) };
     const set = parts.serverSet;
+    // In enforce, the first listing of each server holds calls to its tools until it is compared with the pins.
+    if (pins?.mode === 'enforce') pins.startup.begin(config.servers?.map((server) => server.name) ?? [SINGLE_UPSTREAM_PIN_NAME]);
     if (config.servers && set) {
       // A retry (no new policy) lists only the servers not listed yet; a reload lists every server again.
       const retry = policyGiven === undefined;
       return listings.track(
-        reportServerSetCoverage({
+        endStartupComparisons(pins, reportServerSetCoverage({
           ...shared,
           ...(retry ? { only: (server: string) => !listedServers.has(server), known: listedServers } : {}),
           servers: config.servers,
@@ -201,12 +203,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
             set.learnResources(server, catalog);
             const tools = config.servers!.find((entry) => entry.name === server)?.tools;
             if (pins) observeCatalog(pins, server, catalog, compileToolSelection(tools, `servers.${server}.tools`));
+            pins?.startup.end(server);
           },
-        }),
+        })),
       );
     }
     const single = reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) });
-    return listings.track(pins ? single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report)) : single);
+    return listings.track(pins ? endStartupComparisons(pins, single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report))) : single);
   };
   const reload = createPolicyReloader({
     guard,
@@ -225,6 +228,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return pins ? pins.reload(trigger).then(() => reload(trigger)) : reload(trigger);
   };
   return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
+}
+
+/** `report`, ending the start-up comparisons still in progress once it settles (a server not listed included). */
+function endStartupComparisons(pins: ToolPins | undefined, report: Promise<PolicyCoverageReport>): Promise<PolicyCoverageReport> {
+  return pins ? report.finally(() => pins.startup.endAll()) : report;
 }
 
 /** The default request log sink: stdout, one line each. */
@@ -349,7 +357,8 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const pins = (opened.pins = await pinsModule?.startToolPins(config, { resource, log: context.log, warn: context.warn, ...(metrics ? { onMismatch: metrics.onPinMismatch } : {}) }));
     const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, mayReach, ...(connected ? { connectedLists: connected.lists } : {}), ...(pins ? { pins } : {}) }) : undefined;
     const single = serverSet ? undefined : createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics });
-    const proxy = (opened.proxy = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!));
+    const pinned = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!);
+    const proxy = (opened.proxy = pins?.mode === 'enforce' && pinsModule ? await pinsModule.withStartupComparisonWait(pinned, pins, config) : pinned);
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
@@ -373,7 +382,6 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       ...(connected ? { tokenStore: () => connected.storeReachable() } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
-    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
     if (config.policyWatch && context.policyFile !== undefined) {
       opened.policyWatch = watchPolicyFile({
         file: context.policyFile,
@@ -382,6 +390,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
+    // Last, with nothing awaited after it: the CLI begins its start-up listing (which the pins in enforce hold calls
+    // for) before the first request can be served.
+    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
     return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy, connected, pins };
   } catch (error) {
     opened.policyWatch?.close();
