@@ -5,7 +5,7 @@
  * it is also hidden from lists and its calls are refused as an unknown tool's, until an operator accepts it
  * (`pins accept`, or a pin file reloaded). A server with no pins at all is pinned on first sight.
  */
-import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import { emitWarning, formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { WarningLimiter } from '../../core/kernel/warning-limiter.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
 import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
@@ -210,7 +210,7 @@ export class ToolPins {
   /** Writes pins made on first sight, and logs them. */
   private persist(server: string, made: readonly PinChange[]): void {
     this.generation++;
-    writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_made', server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
+    writeSafely(this.options.log, formatLogLine('tool_pins_made', { server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
     this.options.store.write(made).then(
       async () => {
         // The write changed the version: not a change from elsewhere.
@@ -240,7 +240,7 @@ export class ToolPins {
       this.generation++;
       const store = this.options.store.name;
       if (this.unreadable.clear(store)) emitWarning(this.options.warn, 'the pins can be read again; those read are in force', { store, state: 'readable' });
-      writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_reloaded', trigger, store, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
+      writeSafely(this.options.log, formatLogLine('tool_pins_reloaded', { trigger, store, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
     } catch (error) {
       const detail = error instanceof Error ? error.message : 'error';
       // The periodic re-read says it once a minute while the problem is the same; a reload asked for always says it.

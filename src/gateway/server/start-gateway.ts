@@ -23,7 +23,7 @@ import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
-import { emitWarning, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
+import { emitWarning, formatLogLine, writeSafely, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
 import { DEFAULT_LOG_LEVEL, logsAt } from '../../core/kernel/log-options.js';
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
@@ -235,6 +235,11 @@ function endStartupComparisons(pins: ToolPins | undefined, report: Promise<Polic
   return pins ? report.finally(() => pins.startup.endAll()) : report;
 }
 
+/** Writes an event object (its `event`, then its other fields) as one log line, with its time. */
+function eventLine(sink: LineSink): (line: object) => void {
+  return ({ event, ...fields }: { event?: unknown }) => writeSafely(sink, formatLogLine(String(event), fields));
+}
+
 /** The default request log sink: stdout, one line each. */
 const writeLineToStdout: LineSink = (line) => void process.stdout.write(`${line}\n`);
 /** Where a line below the log level goes. */
@@ -337,7 +342,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
-    const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    const childLog: (event: ChildLogEvent) => void = eventLine(context.log);
     // Loaded only when an upstream is in connected mode, as the server set's code is.
     const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log, context.warn, options.connectedRecordsRevalidateMs) : undefined);
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
@@ -427,7 +432,7 @@ async function openGatewayConnectedAccounts(config: GatewayConfig, connectedConf
     upstreams: connectedUpstreamsOf(config),
     ...(revalidateAfterMs !== undefined ? { recordsRevalidateAfterMs: revalidateAfterMs } : {}),
     ...(config.redis ? { redis: config.redis } : {}),
-    log: (line) => log(JSON.stringify({ time: new Date().toISOString(), ...line })),
+    log: eventLine(log),
     warn,
   });
 }
