@@ -12,8 +12,8 @@ import { filterListResponse } from '../../http/filter-written-response.js';
 import { writeJson } from '../../http/write-response.js';
 import { CapturedResponse } from '../multiplex/captured-response.js';
 import { findResponse } from '../upstream/answer-response.js';
-import { unknownNameRefusal } from '../upstream/unknown-name.js';
 import { GATEWAY_JSONRPC_CODE, type Upstream } from '../upstream/upstream.js';
+import { pinRefusal } from './pin-hidden-target.js';
 import type { ToolPins } from './tool-pins.js';
 
 /**
@@ -38,11 +38,10 @@ export function withToolPins<U extends Upstream>(upstream: U, pins: ToolPins, se
       }
       if (message.method === 'tools/call') {
         const name = (message.params as Record<string, unknown> | undefined)?.name;
-        if (typeof name === 'string' && pins.refuses(server, name)) {
-          const { code, message: text } = unknownNameRefusal('tool', name);
-          // The gateway's own decision: the audit record says deny, as for any unknown tool.
-          auditSessionRefused(req, 'target_unknown');
-          writeJson(res, 200, jsonRpcError(message.id, code, text));
+        const refusal = typeof name === 'string' ? pinRefusal(pins, server, name) : undefined;
+        if (refusal) {
+          auditSessionRefused(req, refusal.audit);
+          writeJson(res, 200, jsonRpcError(message.id, refusal.code, refusal.message));
           return;
         }
       }

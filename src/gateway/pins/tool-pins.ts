@@ -8,7 +8,8 @@
 import { emitWarning, formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { WarningLimiter } from '../../core/kernel/warning-limiter.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
-import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
+import { compareListing } from './compare-listing.js';
+import { pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { shortDigest, type ToolDigest } from './tool-digest.js';
@@ -131,17 +132,16 @@ export class ToolPins {
     const seen = this.seenOf(server);
     const made: PinChange[] = [];
     let hidden: Set<unknown> | undefined;
-    for (const item of tools) {
-      const name = pinnableToolName(item);
+    for (const listed of compareListing(pinned, tools, (tool) => this.digests.of(tool))) {
+      const { item, name } = listed;
       if (name === undefined) {
         // A name that can never be pinned can never be accepted: enforce hides it.
         if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
         continue;
       }
-      const digested = this.digests.of(item as Record<string, unknown>);
+      const { digested, pin } = listed;
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
-      const pin = pinned.get(name);
-      if (pin?.digest === digested.digest) continue;
+      if (listed.change === undefined) continue;
       if (pin === undefined && trusting && pinned.size < MAX_PINNED_TOOLS_PER_SERVER) {
         const first = pinOf(digested, 'first-sight');
         pinned.set(name, first);

@@ -10,6 +10,7 @@ import { ConfigurationProblems } from '../../../core/kernel/configuration-proble
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { describeConfigurationError } from '../../config/configuration-error-line.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../config/gateway-config.js';
+import { compareListing, unlistedPins } from '../../pins/compare-listing.js';
 import { listServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
@@ -127,22 +128,19 @@ async function update(request: Extract<PinsRequest, { action: 'update' }>, store
       failed = true;
       continue;
     }
-    const before = pins.get(server) ?? new Map();
+    const before = pins.get(server);
     const counts = { changed: 0, added: 0, removed: 0 };
     const now = new Set<string>();
-    for (const tool of tools) {
+    for (const listed of compareListing(before, tools)) {
       // The gateway's own name rule: a tool it could never match with a pin is not pinned.
-      const name = pinnableToolName(tool);
-      if (name === undefined) continue;
-      const digested = digestTool(tool);
-      now.add(name);
-      const pin = before.get(name);
-      if (pin?.digest === digested.digest) continue;
-      counts[pin === undefined ? 'added' : 'changed']++;
-      changes.push({ server, tool: name, pin: pinOf(digested, 'update') });
+      if (listed.name === undefined) continue;
+      now.add(listed.name);
+      if (listed.change === undefined) continue;
+      counts[listed.change]++;
+      changes.push({ server, tool: listed.name, pin: pinOf(listed.digested, 'update') });
     }
     // A list cut short by a bound keeps the pins of what it did not reach.
-    const gone = truncated ? [] : [...before.keys()].filter((name) => !now.has(name));
+    const gone = unlistedPins(before, now, truncated === true);
     for (const name of gone) changes.push({ server, tool: name, pin: undefined });
     counts.removed = gone.length;
     output.stdout(`${server}: ${tools.length} tool${tools.length === 1 ? '' : 's'} pinned (${counts.changed} changed, ${counts.added} new, ${counts.removed} removed)${truncated ? '; the list was cut off at a bound' : ''}\n`);
