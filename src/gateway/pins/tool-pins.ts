@@ -62,7 +62,11 @@ class SeenServer {
 
 /** See the module's description. */
 export class ToolPins {
-  /** Changes whenever what is hidden may change (pins made, accepted or reloaded): part of any cache key of a list. */
+  /**
+   * Changes whenever what is hidden or refused may change: pins made, accepted or reloaded, or a tool listed with a
+   * definition that differs from its pin and from the one seen last (or back to its pin). Part of any cache key of a
+   * list: a list kept under an older generation is compared with the pins again.
+   */
   generation = 0;
   /** The start-up comparisons in progress (`enforce` only): requests for their servers wait for them. */
   readonly startup = new StartupComparisons();
@@ -140,7 +144,10 @@ export class ToolPins {
         continue;
       }
       const { digested, pin } = listed;
+      const before = seen.digests.get(name);
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
+      // A definition seen now that differs from its pin, or one that no longer does, changes what a call may use.
+      if (before !== digested.digest && (listed.change !== undefined || (before !== undefined && before !== pin?.digest))) this.generation++;
       if (listed.change === undefined) continue;
       if (pin === undefined && trusting && pinned.size < MAX_PINNED_TOOLS_PER_SERVER) {
         const first = pinOf(digested, 'first-sight');
