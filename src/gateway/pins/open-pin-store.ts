@@ -85,9 +85,6 @@ async function checkPinDirectoryWritable(file: string, mode: 'warn' | 'enforce',
   emitWarning(warn, `${PIN_FILE_SETTING} ${problem}; they hold in this process only`, { setting: PIN_FILE_SETTING });
 }
 
-/** Largest `tools/list` answer of the single upstream read whole to compare with the pins, in bytes (the list filter's bound). */
-const MAX_PINNED_LIST_BYTES = 16 * 1_048_576;
-
 /**
  * The single upstream with its tools compared with their pins (see `withToolPins`), named `upstream`.
  *
@@ -96,7 +93,7 @@ const MAX_PINNED_LIST_BYTES = 16 * 1_048_576;
  */
 export async function withSingleUpstreamPins<U extends Upstream>(upstream: U, pins: ToolPins): Promise<U> {
   const { withToolPins } = await import('./pinned-upstream.js');
-  return withToolPins(upstream, pins, SINGLE_UPSTREAM_PIN_NAME, MAX_PINNED_LIST_BYTES);
+  return withToolPins(upstream, pins, SINGLE_UPSTREAM_PIN_NAME);
 }
 
 /**
