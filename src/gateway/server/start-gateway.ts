@@ -110,6 +110,10 @@ export interface RunningGateway {
    * with no rule, rule names that match nothing (with the closest name), then the summary line (issuers, policy
    * file, upstream, tools protected and open). The CLI calls it at start-up; call it again after loading a policy.
    * Default: the policy in force. Never rejects.
+   *
+   * With pins in `enforce`, the first call is the start-up comparison with the pins: until a server's listing has
+   * been compared, calls to its tools and `tools/list` wait for it, at most its list timeout, then get 503 with
+   * `Retry-After` (see tool-pins.md). Call it as soon as the gateway has started.
    */
   reportPolicyCoverage(policy?: PolicyDefinition): Promise<PolicyCoverageReport>;
   /**
