@@ -60,6 +60,33 @@ export interface McpHttpHandler {
    * ```
    */
   listCatalog?(): Promise<ListedServerCatalog>;
+  /**
+   * A rewrite of the handler's own for every list its answers carry, made in the same step as the guard's list
+   * filter and before it, so each answer is parsed once (the gateway hides tools whose definitions differ from
+   * their pins with it). With it, list answers are read whatever the lists mode. Absent: none.
+   */
+  readonly listFilter?: HandlerListFilter;
+}
+
+/**
+ * See {@link McpHttpHandler.listFilter}.
+ *
+ * @example
+ * ```ts
+ * const listFilter: HandlerListFilter = { filter: (response) => response, key: () => '' };
+ * ```
+ */
+export interface HandlerListFilter {
+  /**
+   * Rewrites one JSON-RPC response of an answer, found by its shape as the guard's filter finds lists; returns it
+   * unchanged (the same object) when it leaves it as it is.
+   */
+  filter(response: JsonRpcMessage): JsonRpcMessage;
+  /**
+   * A text that changes whenever `filter` may rewrite the same response differently: part of the key under which a
+   * filtered list answer is reused while the upstream answers the same bytes.
+   */
+  key(): string;
 }
 
 /** Options of {@link httpHandler}. */

@@ -13,6 +13,7 @@ export {
   httpHandler,
   isHttpHandler,
   type GuardedRequest,
+  type HandlerListFilter,
   type HttpHandlerContext,
   type HttpHandlerOptions,
   type McpHttpHandler,

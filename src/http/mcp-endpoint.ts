@@ -59,7 +59,8 @@ export class McpEndpoint {
     this.#maxBodyBytes = guard.options.maxBodyBytes;
     this.#bodyTimeoutMs = guard.options.bodyTimeoutMs;
     this.#reportedRequest = guard.options.onDecision ? decisionRequestOf : (): undefined => undefined;
-    this.#rewrites = answerRewrites(guard.options.lists);
+    // A handler's own list filter reads list answers whatever the lists mode (the guard's filter still shows them all).
+    this.#rewrites = answerRewrites(this.#httpHandler?.listFilter ? 'filtered' : guard.options.lists);
     this.#plainFilterOptions = { rewrites: this.#rewrites };
     const http = this.#httpHandler;
     this.allowHeader = [
@@ -125,8 +126,11 @@ export class McpEndpoint {
       // answer to a notification), and a restricted resource read is kept out of shared caches. Only a list or read
       // answer is held and parsed whatever its text; any other passes on as it comes, searched for list keys.
       const rewrites = this.#rewrites;
-      const key = rewrites.isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
-      filterListResponse(res, msg, (response) => pinned.filterResponse(msg, response, caller, protocolVersion), key === undefined ? this.#plainFilterOptions : { memo: { key, store: this.#listMemoFor(pinned.policy) }, rewrites });
+      const own = httpHandler.listFilter;
+      const policyKey = rewrites.isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
+      const key = policyKey === undefined || own === undefined ? policyKey : `${policyKey}\n${own.key()}`;
+      const filter = own ? (response: JsonRpcMessage) => pinned.filterResponse(msg, own.filter(response), caller, protocolVersion) : (response: JsonRpcMessage) => pinned.filterResponse(msg, response, caller, protocolVersion);
+      filterListResponse(res, msg, filter, key === undefined ? this.#plainFilterOptions : { memo: { key, store: this.#listMemoFor(pinned.policy) }, rewrites });
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, id, message, auth, traced);
@@ -156,7 +160,10 @@ export class McpEndpoint {
       req.auth = auth;
       const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
       // A GET's stream (a replay above all) may carry list answers too: filtered by their shape, as any answer is.
-      if (req.method === 'GET') filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, response, caller, protocolVersion), this.#plainFilterOptions);
+      if (req.method === 'GET') {
+        const own = httpHandler.listFilter;
+        filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, own ? own.filter(response) : response, caller, protocolVersion), this.#plainFilterOptions);
+      }
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, null, undefined, auth, traced);

@@ -39,6 +39,8 @@ export interface PlainMcpServerOptions {
   readonly tools?: () => readonly object[];
   /** The URIs of the resources it lists and reads. Default: none (no resources capability). */
   readonly resources?: readonly string[];
+  /** How long each `tools/list` answer waits, in milliseconds, asked on each list (a slow listing). Default 0. */
+  readonly listDelayMs?: () => number;
 }
 
 /** Starts the plain server on 127.0.0.1 with a free port. */
@@ -66,7 +68,10 @@ export async function startPlainMcpServer(options: PlainMcpServerOptions = {}): 
       }
       const result = resultOf(message.method, message.params ?? {}, () => void calls++, tools, options.resources);
       const answer = result ? { jsonrpc: '2.0', id: message.id, result } : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      const delayMs = message.method === 'tools/list' ? (options.listDelayMs?.() ?? 0) : 0;
+      const write = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      if (delayMs > 0) setTimeout(write, delayMs);
+      else write();
     });
   });
   const origin = await listenOnLoopback(server);

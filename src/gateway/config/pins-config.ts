@@ -43,7 +43,8 @@ const MODES: readonly PinsMode[] = ['off', 'warn', 'enforce'];
  *
  * @returns undefined when neither is set (pins off).
  * @throws ConfigurationError naming the setting: a mode other than off, warn or enforce; warn or enforce without a
- *   pin file; a pin file in a directory that does not exist; `redis` without `MCP_AUTH_REDIS_URL`.
+ *   pin file; with warn or enforce, a pin file in a directory that does not exist, or `redis` without
+ *   `MCP_AUTH_REDIS_URL` (with pins off the file is not checked).
  * @example
  * loadPinsConfig({ MCP_AUTH_PINS: 'enforce', MCP_AUTH_PIN_FILE: '/var/lib/mcp-oauth-guard/pins.json' });
  * // { mode: 'enforce', file: '/var/lib/mcp-oauth-guard/pins.json' }
@@ -57,14 +58,29 @@ export function loadPinsConfig(settings: Readonly<Record<string, string | undefi
     if (mode !== 'off') throw new ConfigurationError('MCP_AUTH_PINS', `is ${mode} but MCP_AUTH_PIN_FILE is not set: set it to a file the gateway may write (e.g. /var/lib/mcp-oauth-guard/pins.json), or to redis for a fleet`);
     return undefined;
   }
+  // Pins off: the file is kept for when they are back on, and not checked (the pins commands check it themselves).
+  if (mode !== 'off') checkPinFile(settings);
+  return file.toLowerCase() === 'redis' ? { mode, redis: true } : { mode, file: resolve(file) };
+}
+
+/**
+ * Checks where `MCP_AUTH_PIN_FILE` points, when set: `redis` needs `MCP_AUTH_REDIS_URL`, and a file's directory must
+ * exist (pins could never be written there). Start-up checks it with the other settings while pins are on, and the
+ * pins commands always, so that either names it in the same one message as the other settings.
+ *
+ * @throws ConfigurationError naming the setting.
+ * @example
+ * checkPinFile({ MCP_AUTH_PIN_FILE: '/var/lib/mcp-oauth-guard/pins.json' });
+ */
+export function checkPinFile(settings: Readonly<Record<string, string | undefined>>): void {
+  const file = readSetting(settings, 'MCP_AUTH_PIN_FILE');
+  if (file === undefined) return;
   if (file.toLowerCase() === 'redis') {
     if (readSetting(settings, 'MCP_AUTH_REDIS_URL') === undefined) throw new ConfigurationError('MCP_AUTH_PIN_FILE', 'is "redis" but MCP_AUTH_REDIS_URL is not set: set it to the Redis every replica shares, e.g. redis://redis:6379');
-    return { mode, redis: true };
+    return;
   }
   const path = resolve(file);
-  // Checked with the other settings, so that start-up and the pins commands name it in the same one message.
   if (!statSync(dirname(path), { throwIfNoEntry: false })?.isDirectory()) throw missingPinDirectory(dirname(path));
-  return { mode, file: path };
 }
 
 /** The error of a pin file whose directory does not exist (pins could never be written there). */

@@ -194,12 +194,14 @@ export class ListMerger {
 
   /** The merged result as JSON text, reusing the last merge when every part's bytes are the same. */
   private mergedResult(method: string, answered: readonly Part[], unavailable: readonly string[], request: MergeRequest, wanted: ServerCursors | undefined): string {
-    // Pins accepted or reloaded change what a server's unchanged page shows: their generation is part of the key.
+    // Pins accepted or reloaded, or a definition seen that differs from its pin, change what a server's unchanged page
+    // shows: their generation is part of the key, so a merge kept under an older one is compared with the pins again.
     // The revision too: a 2026-07-28 merge carries resultType and cacheScope, an earlier one does not.
-    const key = `${method}\n${isStatelessRevision(request.protocolVersion)}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${answered[0]?.member.pins?.generation ?? ''}`;
+    const pins = answered[0]?.member.pins;
+    const keyOf = (): string => `${method}\n${isStatelessRevision(request.protocolVersion)}\n${answered.map((p) => p.member.name).join(',')}\n${JSON.stringify(wanted ?? null)}\n${pins?.generation ?? ''}`;
     const pages = answered.map((part) => part.page!);
-    const last = this.memo.get(key);
-    if (last && unavailable.length === 0 && last.pages.length === pages.length && last.pages.every((page, i) => samePage(page, pages[i]!)) && !this.pinsHideAny(method, answered)) return last.result;
+    const last = this.memo.get(keyOf());
+    if (last && unavailable.length === 0 && last.pages.length === pages.length && last.pages.every((page, i) => samePage(page, pages[i]!))) return last.result;
     // The list methods and their result keys are the policy's: one table of them.
     const itemsKey = LIST_SPECS.get(method)!.resultKey;
     const items: unknown[] = [];
@@ -239,25 +241,11 @@ export class ListMerger {
         this.memo.clear();
         this.memoBytes = 0;
       }
-      this.memo.set(key, { pages, result });
+      // Kept under the generation the merge itself left: comparing its pages may have moved it.
+      this.memo.set(keyOf(), { pages, result });
       this.memoBytes += bytes;
     }
     return result;
-  }
-
-  /**
-   * Whether the pins, as they are now, hide a tool of these pages: a reused merge is served only when they hide none,
-   * so a page kept from before is compared with the pins as every fresh one is (and a tool shown is never refused).
-   */
-  private pinsHideAny(method: string, answered: readonly Part[]): boolean {
-    if (method !== 'tools/list') return false;
-    return answered.some((part) => {
-      if (part.member.pins === undefined) return false;
-      const result = part.answer!.response && 'result' in part.answer!.response ? (part.answer!.response.result as Record<string, unknown> | undefined) : undefined;
-      if (!Array.isArray(result?.tools)) return false;
-      const selected = result.tools.filter((item: unknown) => part.member.selects(String((item as Record<string, unknown> | null)?.name)));
-      return part.member.pins.observe(part.member.name, selected, typeof result.nextCursor !== 'string') !== selected;
-    });
   }
 
   /**

@@ -2,6 +2,7 @@ import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { RESOURCE_METHODS } from '../../core/mcp/mcp-methods.js';
 import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { pinRefusal } from '../pins/pin-hidden-target.js';
 import { unknownNameRefusal } from '../upstream/unknown-name.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
@@ -60,12 +61,12 @@ function byName(message: JsonRpcMessage, holder: Record<string, unknown> | undef
   if (typeof exposed !== 'string') return refused(JsonRpcErrorCode.InvalidParams, `Invalid params: the ${kind} name must be a string`);
   const split = splitExposedName(exposed);
   const member = split ? members.get(split.server) : undefined;
-  const pinRefused = kind === 'tool' && member !== undefined && split !== undefined && member.pins?.refuses(member.name, split.name) === true;
-  if (!split || !member || (kind === 'tool' && !member.selects(split.name)) || pinRefused) {
+  if (!split || !member || (kind === 'tool' && !member.selects(split.name))) {
     const { code, message: text } = unknownNameRefusal(kind, exposed);
-    // A pin's refusal is the gateway's own decision: the audit record says deny, as for any unknown tool.
-    return pinRefused ? { to: 'refused', code, message: text, audit: 'target_unknown' } : refused(code, text);
+    return refused(code, text);
   }
+  const pinRefused = kind === 'tool' && member.pins ? pinRefusal(member.pins, member.name, split.name, exposed) : undefined;
+  if (pinRefused) return { to: 'refused', ...pinRefused };
   return { to: 'member', member, message: renamed(message, holder!, key, split.name), localName: split.name };
 }
 

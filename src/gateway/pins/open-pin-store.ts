@@ -85,9 +85,6 @@ async function checkPinDirectoryWritable(file: string, mode: 'warn' | 'enforce',
   emitWarning(warn, `${PIN_FILE_SETTING} ${problem}; they hold in this process only`, { setting: PIN_FILE_SETTING });
 }
 
-/** Largest `tools/list` answer of the single upstream read whole to compare with the pins, in bytes (the list filter's bound). */
-const MAX_PINNED_LIST_BYTES = 16 * 1_048_576;
-
 /**
  * The single upstream with its tools compared with their pins (see `withToolPins`), named `upstream`.
  *
@@ -96,5 +93,22 @@ const MAX_PINNED_LIST_BYTES = 16 * 1_048_576;
  */
 export async function withSingleUpstreamPins<U extends Upstream>(upstream: U, pins: ToolPins): Promise<U> {
   const { withToolPins } = await import('./pinned-upstream.js');
-  return withToolPins(upstream, pins, SINGLE_UPSTREAM_PIN_NAME, MAX_PINNED_LIST_BYTES);
+  return withToolPins(upstream, pins, SINGLE_UPSTREAM_PIN_NAME);
+}
+
+/**
+ * The gateway's upstream with its `tools/call` and `tools/list` requests held while their server's start-up
+ * comparison with the pins is in progress (`enforce`), each at most its list timeout (see `withStartupComparison`).
+ *
+ * @example
+ * const upstream = await withStartupComparisonWait(proxy, pins, config);
+ */
+export async function withStartupComparisonWait<U extends Upstream>(upstream: U, pins: ToolPins, config: GatewayConfig): Promise<U> {
+  const { withStartupComparison } = await import('./await-startup-comparison.js');
+  const timeouts = new Map(config.servers?.map((server) => [server.name, server.listTimeoutMs ?? config.listTimeoutMs]));
+  return withStartupComparison(upstream, {
+    comparisons: pins.startup,
+    ...(config.servers ? { servers: config.servers.map((server) => server.name) } : {}),
+    timeoutMs: (server) => timeouts.get(server) ?? config.listTimeoutMs,
+  });
 }

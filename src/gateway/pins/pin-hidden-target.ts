@@ -1,16 +1,39 @@
 /**
- * The tools the pins hide, as the guard asks before its policy decides (`hiddenTarget`): a hidden tool answers
- * exactly as one that does not exist (HTTP 200, JSON-RPC -32602), whatever its rule says, so that neither a
- * condition's 403 nor a missing scope's tells a caller it is there.
+ * The one rule by which the pins refuse a call, and the answer it gets: a tool the pins hide (see
+ * `ToolPins.refuses`) answers exactly as one that does not exist (HTTP 200, JSON-RPC -32602), whatever its rule
+ * says, so that neither a condition's 403 nor a missing scope's tells a caller it is there. The guard asks it before
+ * its policy decides (`hiddenTarget`); the server set's router and the single upstream ask it again, as the pins
+ * may have changed since.
  */
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { asRecord } from '../../core/wire/as-record.js';
 import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
+import { unknownNameRefusal } from '../upstream/unknown-name.js';
 import { SINGLE_UPSTREAM_PIN_NAME } from './pin-document.js';
 import type { ToolPins } from './tool-pins.js';
 
+/** A call the pins refuse: the unknown tool's JSON-RPC error, and the audit reason of that denial. */
+export interface PinRefusal {
+  readonly code: number;
+  readonly message: string;
+  /** The gateway's own decision: the audit record says deny, as for any unknown tool. */
+  readonly audit: 'target_unknown';
+}
+
 /**
- * The guard's `hiddenTarget` for the pins: `tool` for a `tools/call` the pins refuse (see `ToolPins.refuses`).
+ * The refusal of a call to `tool` (the server's own name) of `server`, or undefined when the pins allow it.
+ *
+ * @param exposed - The name the caller used (`<server>__<tool>` with several servers), for the error. Default `tool`.
+ * @example
+ * const refusal = pinRefusal(pins, 'notes', 'add', 'notes__add'); // { code: -32602, message: 'Unknown tool: notes__add', … }
+ */
+export function pinRefusal(pins: ToolPins, server: string, tool: string, exposed: string = tool): PinRefusal | undefined {
+  if (!pins.refuses(server, tool)) return undefined;
+  return { ...unknownNameRefusal('tool', exposed), audit: 'target_unknown' };
+}
+
+/**
+ * The guard's `hiddenTarget` for the pins: `tool` for a `tools/call` {@link pinRefusal} refuses.
  *
  * @param servers - The configuration file's server names, by which exposed names (`<server>__<tool>`) are split;
  *   absent for the single upstream (pinned as `upstream`, by the tool's own name). A name of no such server is left
@@ -21,11 +44,11 @@ import type { ToolPins } from './tool-pins.js';
 export function pinsHiddenTarget(pins: ToolPins, servers?: readonly string[]): (message: JsonRpcMessage) => 'tool' | undefined {
   const known = servers === undefined ? undefined : new Set(servers);
   return (message) => {
-    if (pins.mode !== 'enforce' || (message as { method?: unknown }).method !== 'tools/call') return undefined;
+    if ((message as { method?: unknown }).method !== 'tools/call') return undefined;
     const name = asRecord((message as { params?: unknown }).params)?.name;
     if (typeof name !== 'string') return undefined;
-    if (known === undefined) return pins.refuses(SINGLE_UPSTREAM_PIN_NAME, name) ? 'tool' : undefined;
-    const split = splitExposedName(name);
-    return split !== undefined && known.has(split.server) && pins.refuses(split.server, split.name) ? 'tool' : undefined;
+    const split = known === undefined ? { server: SINGLE_UPSTREAM_PIN_NAME, name } : splitExposedName(name);
+    if (split === undefined || (known !== undefined && !known.has(split.server))) return undefined;
+    return pinRefusal(pins, split.server, split.name) ? 'tool' : undefined;
   };
 }

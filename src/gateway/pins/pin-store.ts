@@ -3,9 +3,9 @@
  * shared store (`MCP_AUTH_PIN_FILE=redis`, for a fleet). The gateway reads them at start-up, re-reads them when
  * their version changes (an operator's `pins accept` from another process), and writes the pins it makes.
  */
-import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { ConfigurationError } from '../../core/kernel/errors.js';
+import { writeFileAtomically } from '../../core/kernel/write-file-atomically.js';
 import { parsePinDocument, serializePinDocument, MAX_PIN_DOCUMENT_BYTES, type PinSet, type ToolPin } from './pin-document.js';
 
 /** One change to the stored pins: a tool pinned (again), or its pin removed (`pin` undefined). */
@@ -107,15 +107,9 @@ async function readBounded(file: string): Promise<string | undefined> {
   }
 }
 
-/** Writes `text` to a temporary file beside `file`, then renames it over `file`. */
+/** Replaces the pin file with `text`, whole or not at all. */
 async function writeAtomically(file: string, text: string): Promise<void> {
   if (Buffer.byteLength(text) > MAX_PIN_DOCUMENT_BYTES) throw new Error(`the pins would take more than ${MAX_PIN_DOCUMENT_BYTES} bytes`);
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, text, { mode: 0o644, flag: 'wx' });
-    await rename(temporary, file);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
+  // Readable by the operator's other accounts (the pins are no secret); the commands may run as another user.
+  await writeFileAtomically(file, text, 0o644);
 }

@@ -5,6 +5,7 @@
  */
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { openRedisConnection } from '../../redis/redis-connection.js';
+import { shortRedisReason } from '../../redis/redis-health.js';
 import { MAX_KEPT_DEFINITION_BYTES, MAX_PIN_DOCUMENT_BYTES, MAX_PINNED_SERVERS, MAX_PINNED_TOOLS_PER_SERVER, readPin, type PinSet } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinStore } from './pin-store.js';
 
@@ -14,7 +15,7 @@ export interface RedisPinStoreOptions {
   readonly url: string;
   /** Prefix of the keys, as the rate limits' (`MCP_AUTH_REDIS_KEY_PREFIX`, default `mcp-guard:<resource>:`). */
   readonly keyPrefix: string;
-  /** Told when the connection fails, with the reason (never the URL). */
+  /** Told when the connection fails, with a short reason (`Redis: connection refused`; never the URL nor the client's text). */
   readonly onLost?: (reason: string) => void;
 }
 
@@ -34,7 +35,7 @@ const SCAN_COUNT = 500;
  * const store = await openRedisPinStore({ url, keyPrefix: 'mcp-guard:https://mcp.example.com/mcp:' });
  */
 export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<PinStore> {
-  const connection = await openRedisConnection({ url: options.url, urlSetting: 'MCP_AUTH_REDIS_URL', onLost: options.onLost ?? (() => undefined), onReady: () => undefined });
+  const connection = await openRedisConnection({ url: options.url, urlSetting: 'MCP_AUTH_REDIS_URL', onLost: (reason) => options.onLost?.(`Redis: ${shortRedisReason(reason)}`), onReady: () => undefined });
   const { client } = connection;
   const hash = `${options.keyPrefix}pins`;
   const counter = `${options.keyPrefix}pins:version`;
@@ -48,7 +49,7 @@ export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<
         entries = await scanBounded(client, hash);
       } catch (error) {
         if (error instanceof ConfigurationError) throw error;
-        throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and the pins could not be read from it (${(error as Error).message})`);
+        throw new ConfigurationError(PIN_FILE_SETTING, `is redis, and the pins could not be read from it (${redisFailure(error).message})`);
       }
       return pinSetOf(entries);
     },
@@ -60,15 +61,29 @@ export async function openRedisPinStore(options: RedisPinStoreOptions): Promise<
         else batch.hset(hash, field, JSON.stringify(pin));
       }
       batch.incr(counter);
-      const results = await batch.exec();
+      const results = await batch.exec().catch((error: unknown) => {
+        throw redisFailure(error);
+      });
       const failed = results?.find(([error]) => error !== null);
-      if (failed) throw failed[0]!;
+      if (failed) throw redisFailure(failed[0]);
     },
     async version() {
-      return (await client.get(counter)) ?? 'none';
+      try {
+        return (await client.get(counter)) ?? 'none';
+      } catch (error) {
+        throw redisFailure(error);
+      }
     },
     close: () => connection.close(),
   };
+}
+
+/**
+ * A Redis failure as the pins' messages say it: `Redis: ` and a short reason (as the token store words them), never
+ * the client's own sentence, which may name an address or its options.
+ */
+function redisFailure(error: unknown): Error {
+  return new Error(`Redis: ${shortRedisReason(error instanceof Error ? error.message : String(error))}`, { cause: error });
 }
 
 /**

@@ -5,14 +5,16 @@
  * it is also hidden from lists and its calls are refused as an unknown tool's, until an operator accepts it
  * (`pins accept`, or a pin file reloaded). A server with no pins at all is pinned on first sight.
  */
-import { emitWarning, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import { emitWarning, formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { WarningLimiter } from '../../core/kernel/warning-limiter.js';
 import { describeDifferences, pinDifferences } from './pin-diff.js';
-import { pinnableToolName, pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
+import { compareListing } from './compare-listing.js';
+import { pinOf, MAX_PINNED_TOOLS_PER_SERVER, type PinSet, type ToolPin } from './pin-document.js';
 import { PIN_FILE_SETTING, type PinChange, type PinStore } from './pin-store.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { shortDigest, type ToolDigest } from './tool-digest.js';
 import { ToolDigestMemo } from './tool-digest-memo.js';
+import { StartupComparisons } from './startup-comparison.js';
 
 /** `MCP_AUTH_PINS`: off (nothing digested), warn (log and count), enforce (also hide and refuse). */
 export type PinsMode = 'off' | 'warn' | 'enforce';
@@ -60,8 +62,14 @@ class SeenServer {
 
 /** See the module's description. */
 export class ToolPins {
-  /** Changes whenever what is hidden may change (pins made, accepted or reloaded): part of any cache key of a list. */
+  /**
+   * Changes whenever what is hidden or refused may change: pins made, accepted or reloaded, or a tool listed with a
+   * definition that differs from its pin and from the one seen last (or back to its pin). Part of any cache key of a
+   * list: a list kept under an older generation is compared with the pins again.
+   */
   generation = 0;
+  /** The start-up comparisons in progress (`enforce` only): requests for their servers wait for them. */
+  readonly startup = new StartupComparisons();
   private pins: PinSet = new Map();
   private readonly seen = new Map<string, SeenServer>();
   /** Servers being pinned on first sight, with when it began: every page of their first listing is pinned. */
@@ -128,17 +136,19 @@ export class ToolPins {
     const seen = this.seenOf(server);
     const made: PinChange[] = [];
     let hidden: Set<unknown> | undefined;
-    for (const item of tools) {
-      const name = pinnableToolName(item);
+    for (const listed of compareListing(pinned, tools, (tool) => this.digests.of(tool))) {
+      const { item, name } = listed;
       if (name === undefined) {
         // A name that can never be pinned can never be accepted: enforce hides it.
         if (this.options.mode === 'enforce') (hidden ??= new Set()).add(item);
         continue;
       }
-      const digested = this.digests.of(item as Record<string, unknown>);
+      const { digested, pin } = listed;
+      const before = seen.digests.get(name);
       if (seen.digests.size < MAX_PINNED_TOOLS_PER_SERVER || seen.digests.has(name)) seen.digests.set(name, digested.digest);
-      const pin = pinned.get(name);
-      if (pin?.digest === digested.digest) continue;
+      // A definition seen now that differs from its pin, or one that no longer does, changes what a call may use.
+      if (before !== digested.digest && (listed.change !== undefined || (before !== undefined && before !== pin?.digest))) this.generation++;
+      if (listed.change === undefined) continue;
       if (pin === undefined && trusting && pinned.size < MAX_PINNED_TOOLS_PER_SERVER) {
         const first = pinOf(digested, 'first-sight');
         pinned.set(name, first);
@@ -168,6 +178,7 @@ export class ToolPins {
   /** Stops checking the store and waits for writes in progress. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.startup.endAll();
     await this.options.store.close();
   }
 
@@ -206,7 +217,7 @@ export class ToolPins {
   /** Writes pins made on first sight, and logs them. */
   private persist(server: string, made: readonly PinChange[]): void {
     this.generation++;
-    writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_made', server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
+    writeSafely(this.options.log, formatLogLine('tool_pins_made', { server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
     this.options.store.write(made).then(
       async () => {
         // The write changed the version: not a change from elsewhere.
@@ -236,7 +247,7 @@ export class ToolPins {
       this.generation++;
       const store = this.options.store.name;
       if (this.unreadable.clear(store)) emitWarning(this.options.warn, 'the pins can be read again; those read are in force', { store, state: 'readable' });
-      writeSafely(this.options.log, JSON.stringify({ time: new Date().toISOString(), event: 'tool_pins_reloaded', trigger, store, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
+      writeSafely(this.options.log, formatLogLine('tool_pins_reloaded', { trigger, store, servers: pins.size, tools: [...pins.values()].reduce((sum, tools) => sum + tools.size, 0) }));
     } catch (error) {
       const detail = error instanceof Error ? error.message : 'error';
       // The periodic re-read says it once a minute while the problem is the same; a reload asked for always says it.

@@ -23,7 +23,7 @@ import { discoveryFailureWarning } from './discovery-failure-warning.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { startMetricsListener, type MetricsListener } from './metrics-listener.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
-import { emitWarning, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
+import { emitWarning, formatLogLine, writeSafely, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
 import { DEFAULT_LOG_LEVEL, logsAt } from '../../core/kernel/log-options.js';
 import { createStdioStartOutcomes, type StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.js';
 import type { ChildLogEvent } from '../upstream/stdio/stdio-child.js';
@@ -110,6 +110,10 @@ export interface RunningGateway {
    * with no rule, rule names that match nothing (with the closest name), then the summary line (issuers, policy
    * file, upstream, tools protected and open). The CLI calls it at start-up; call it again after loading a policy.
    * Default: the policy in force. Never rejects.
+   *
+   * With pins in `enforce`, the first call is the start-up comparison with the pins: until a server's listing has
+   * been compared, calls to its tools and `tools/list` wait for it, at most its list timeout, then get 503 with
+   * `Retry-After` (see tool-pins.md). Call it as soon as the gateway has started.
    */
   reportPolicyCoverage(policy?: PolicyDefinition): Promise<PolicyCoverageReport>;
   /**
@@ -184,11 +188,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // changed tool is refused from this listing on, not from the first client's list.
     const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts, ...(pins ? { limits: { keepToolDefinitions: true } } : {}) };
     const set = parts.serverSet;
+    // In enforce, the first listing of each server holds calls to its tools until it is compared with the pins.
+    if (pins?.mode === 'enforce') pins.startup.begin(config.servers?.map((server) => server.name) ?? [SINGLE_UPSTREAM_PIN_NAME]);
     if (config.servers && set) {
       // A retry (no new policy) lists only the servers not listed yet; a reload lists every server again.
       const retry = policyGiven === undefined;
       return listings.track(
-        reportServerSetCoverage({
+        endStartupComparisons(pins, reportServerSetCoverage({
           ...shared,
           ...(retry ? { only: (server: string) => !listedServers.has(server), known: listedServers } : {}),
           servers: config.servers,
@@ -201,12 +207,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
             set.learnResources(server, catalog);
             const tools = config.servers!.find((entry) => entry.name === server)?.tools;
             if (pins) observeCatalog(pins, server, catalog, compileToolSelection(tools, `servers.${server}.tools`));
+            pins?.startup.end(server);
           },
-        }),
+        })),
       );
     }
     const single = reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) });
-    return listings.track(pins ? single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report)) : single);
+    return listings.track(pins ? endStartupComparisons(pins, single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report))) : single);
   };
   const reload = createPolicyReloader({
     guard,
@@ -225,6 +232,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return pins ? pins.reload(trigger).then(() => reload(trigger)) : reload(trigger);
   };
   return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
+}
+
+/** `report`, ending the start-up comparisons still in progress once it settles (a server not listed included). */
+function endStartupComparisons(pins: ToolPins | undefined, report: Promise<PolicyCoverageReport>): Promise<PolicyCoverageReport> {
+  return pins ? report.finally(() => pins.startup.endAll()) : report;
+}
+
+/** Writes an event object (its `event`, then its other fields) as one log line, with its time. */
+function eventLine(sink: LineSink): (line: object) => void {
+  return ({ event, ...fields }: { event?: unknown }) => writeSafely(sink, formatLogLine(String(event), fields));
 }
 
 /** The default request log sink: stdout, one line each. */
@@ -329,7 +346,7 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     // Sealed session ids are bound to the resource too: every replica of one gateway serves the same one.
     const resource = canonicalizeResourceUri(guardOptions.resource, 'MCP_AUTH_RESOURCE');
     // The processes' own lines (started, exited, stderr) go where the request log goes, one JSON line each.
-    const childLog = (event: ChildLogEvent): void => context.log(JSON.stringify({ time: new Date().toISOString(), ...event }));
+    const childLog: (event: ChildLogEvent) => void = eventLine(context.log);
     // Loaded only when an upstream is in connected mode, as the server set's code is.
     const connected = (opened.connected = config.connectedAccounts ? await openGatewayConnectedAccounts(config, config.connectedAccounts, resource, context.log, context.warn, options.connectedRecordsRevalidateMs) : undefined);
     // Built once: the proxy sends it, and the policy check's listing of the upstream uses it too.
@@ -349,7 +366,8 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
     const pins = (opened.pins = await pinsModule?.startToolPins(config, { resource, log: context.log, warn: context.warn, ...(metrics ? { onMismatch: metrics.onPinMismatch } : {}) }));
     const serverSet = config.servers && setModule ? setModule.buildServerSet(config.servers, { ...serverSetParts(config, context, { requestLog, childLog, metrics, resource, serverResources }), recheck, mayReach, ...(connected ? { connectedLists: connected.lists } : {}), ...(pins ? { pins } : {}) }) : undefined;
     const single = serverSet ? undefined : createUpstream(config, { requestLog, childLog, stdioStarts: context.stdioStarts, resource, upstreamCredentials, metrics });
-    const proxy = (opened.proxy = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!));
+    const pinned = serverSet ?? (pins && pinsModule ? await pinsModule.withSingleUpstreamPins(single!, pins) : single!);
+    const proxy = (opened.proxy = pins?.mode === 'enforce' && pinsModule ? await pinsModule.withStartupComparisonWait(pinned, pins, config) : pinned);
     const redisStores = (opened.redisStores = config.redis ? await openRedisStores(config, config.redis, resource, context.warn) : undefined);
     // With several servers the guard holds the policy set: the gateway-wide policy and each server's own.
     const serverPolicy = config.servers && serverSet ? new ServerSetPolicy(config.servers, (uri) => serverSet.serverOfResource(uri), ruleErrorWarnings(context.warn)) : undefined;
@@ -373,7 +391,6 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       ...(connected ? { tokenStore: () => connected.storeReachable() } : {}),
       cacheMs: options.readinessCacheMs ?? DEFAULT_READINESS_CACHE_MS,
     });
-    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
     if (config.policyWatch && context.policyFile !== undefined) {
       opened.policyWatch = watchPolicyFile({
         file: context.policyFile,
@@ -382,6 +399,9 @@ async function buildGateway(context: GatewayBuildContext): Promise<GatewayParts>
       });
     }
     const metricsListener = config.metrics && metrics ? await startMetricsListener({ ...config.metrics, registry: metrics.registry }) : undefined;
+    // Last, with nothing awaited after it: the CLI begins its start-up listing (which the pins in enforce hold calls
+    // for) before the first request can be served.
+    http.handler = gatewayRequestHandler(http, pipeline, readiness, requestLog, connected?.pages);
     return { guard, pipeline, proxy, metrics, metricsListener, redisStores, policyWatch: opened.policyWatch, childLog, upstreamCredentials, serverSet, serverPolicy, connected, pins };
   } catch (error) {
     opened.policyWatch?.close();

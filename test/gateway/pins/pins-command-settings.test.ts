@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runPinsCommand } from '../../../src/gateway/cli/pins/pins-command.js';
+import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { runGatewayCli } from '../../helpers/run-cli.js';
 import { startPlainMcpServer, type PlainMcpServer } from '../../helpers/plain-mcp-server.js';
 
@@ -40,6 +41,15 @@ describe('pins commands and their settings', () => {
     assert.match(message, /MCP_AUTH_PIN_FILE.*directory that does not exist/);
     assert.doesNotMatch(message, /MCP_AUTH_ISSUER/, 'no issuer is needed');
     assert.equal(upstream.calls(), 0);
+  });
+
+  it('with pins off the gateway\'s settings leave the pin file unchecked; with them on, a missing directory is refused', () => {
+    const settings = { MCP_AUTH_ISSUER: 'https://issuer.example', HOST: '127.0.0.1', MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_PIN_FILE: join(dir, 'missing', 'pins.json') };
+    assert.equal(loadGatewayConfig({ ...settings, MCP_AUTH_PINS: 'off' }).pins?.mode, 'off');
+    assert.equal(loadGatewayConfig(settings).pins?.mode, 'off');
+    assert.throws(() => loadGatewayConfig({ ...settings, MCP_AUTH_PINS: 'warn' }), /MCP_AUTH_PIN_FILE.*directory that does not exist/);
+    // Nor is redis without a Redis URL while pins are off.
+    assert.equal(loadGatewayConfig({ ...settings, MCP_AUTH_PINS: 'off', MCP_AUTH_PIN_FILE: 'redis' }).pins?.redis, true);
   });
 
   it('names a bad action with the bad settings', async () => {

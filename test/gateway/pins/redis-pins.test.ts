@@ -75,10 +75,10 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
     for (const gateway of gateways) await waitFor(async () => (await toolNames(gateway)).includes('echo'), 'echo listed again');
   });
 
-  it('a shared store that cannot be reached stops the start-up with an error naming MCP_AUTH_PIN_FILE', async () => {
+  it('a shared store that cannot be reached stops the start-up with an error naming MCP_AUTH_PIN_FILE and a short reason, never the client\'s own text', async () => {
     const closed = await freePort();
     const config = loadGatewayConfig({ ...settings, PORT: '0', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${closed}` });
-    await assert.rejects(startGateway(config, { log: () => {}, warn: () => {} }), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and the pins could not be read from it/.test(e.message));
+    await assert.rejects(startGateway(config, { log: () => {}, warn: () => {} }), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and the pins could not be read from it \(Redis: [a-z -]+\)$/.test(e.message) && !e.message.includes('127.0.0.1'));
   });
 
   it('a store holding more bytes than a pin file may is read step by step and refused past the bound, naming the setting', async () => {

@@ -5,8 +5,9 @@ import type { GatewayConfig } from '../../config/gateway-config.js';
 import { listServerTools, type ListedServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
-import { pinnableToolName, type PinSet } from '../../pins/pin-document.js';
-import { digestTool, shortDigest } from '../../pins/tool-digest.js';
+import { compareListing, unlistedPins } from '../../pins/compare-listing.js';
+import type { PinSet } from '../../pins/pin-document.js';
+import { shortDigest } from '../../pins/tool-digest.js';
 import type { CheckResult } from './check-result.js';
 
 /** Most difference lines shown per server. */
@@ -47,20 +48,19 @@ function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckR
   }
   const lines: string[] = [];
   const names = new Set<string>();
-  for (const tool of listed.tools) {
-    const name = pinnableToolName(tool);
+  for (const tool of compareListing(pinned, listed.tools)) {
+    const { name } = tool;
     if (name === undefined) {
-      lines.push(`${JSON.stringify(String(tool.name).slice(0, 64))}: a name that cannot be pinned (not a string, empty or over 256 characters); hidden with MCP_AUTH_PINS=enforce`);
+      lines.push(`${JSON.stringify(String((tool.item as { name?: unknown }).name).slice(0, 64))}: a name that cannot be pinned (not a string, empty or over 256 characters); hidden with MCP_AUTH_PINS=enforce`);
       continue;
     }
     names.add(name);
-    const pin = pinned.get(name);
-    const digested = digestTool(tool);
+    const { pin, digested } = tool;
     // The short digest is what pins accept --digest takes: the definition reviewed is the one accepted.
     if (pin === undefined) lines.push(`${name}: new, not pinned (${shortDigest(digested.digest)})`);
     else for (const line of describeDifferences(pinDifferences(pin, digested))) lines.push(`${name}: ${line} (now ${shortDigest(digested.digest)})`);
   }
-  if (!listed.truncated) for (const name of pinned.keys()) if (!names.has(name)) lines.push(`${name}: pinned, no longer listed`);
+  for (const name of unlistedPins(pinned, names, listed.truncated === true)) lines.push(`${name}: pinned, no longer listed`);
   if (lines.length === 0) return { ...base, status: 'ok', message: `all ${listed.tools.length} tools as pinned` };
   const shown = lines.length > MAX_DETAIL_LINES ? [...lines.slice(0, MAX_DETAIL_LINES), `and ${lines.length - MAX_DETAIL_LINES} more`] : lines;
   const hidden = mode === 'enforce' ? '; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused' : '';

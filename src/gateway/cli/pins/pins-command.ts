@@ -8,8 +8,11 @@ import { answerHelpOrVersion, PROCESS_OUTPUT, type CommandOutput } from '../comm
 import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
+import { readSetting } from '../../../core/kernel/settings.js';
 import { describeConfigurationError } from '../../config/configuration-error-line.js';
+import { checkPinFile } from '../../config/pins-config.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../config/gateway-config.js';
+import { compareListing, unlistedPins } from '../../pins/compare-listing.js';
 import { listServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
@@ -66,7 +69,8 @@ async function openPinsRequest(argv: readonly string[], env: Readonly<Record<str
   const { request, config } = readPinsRequest(argv, env, problems);
   const resource = config === undefined ? undefined : problems.check(() => canonicalizeResourceUri(config.guard.resource, 'MCP_AUTH_RESOURCE'));
   let store: PinStore | undefined;
-  if (config?.pins !== undefined && resource !== undefined) {
+  // The store is opened once the settings hold: its own check of the pin file would name a problem twice.
+  if (problems.count === 0 && config?.pins !== undefined && resource !== undefined) {
     try {
       store = await openPinStore(config.pins, config.redis, resource);
     } catch (error) {
@@ -104,6 +108,8 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   if (digest !== undefined && !/^sha256:[0-9a-fA-F]{16}([0-9a-fA-F]{48})?$/.test(digest.trim())) problems.add('--digest', 'is not a digest: give the sha256:… value the gateway\'s warning or check showed');
   const args = parseGatewayArgs(others, env, problems);
   const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings, issuerRequired: false }));
+  // With pins off the settings leave the pin file unchecked; the commands write it, whatever the mode.
+  if (!args.help && (readSetting(args.settings, 'MCP_AUTH_PINS') ?? 'off').toLowerCase() === 'off') problems.check(() => checkPinFile(args.settings));
   if (action === 'accept' && positional.length !== 2) problems.add('accept', 'needs the server and the tool: pins accept <server> <tool> (the single upstream is named upstream)');
   if (action === 'update' && positional.length > 0) problems.add('update', `takes no name (${positional[0]!.slice(0, 40)}); give --server <name> for one server`);
   if (config !== undefined && config.pins === undefined) problems.add('MCP_AUTH_PIN_FILE', 'is not set: give the gateway\'s own settings, with the pin file (or redis) it reads');
@@ -127,22 +133,19 @@ async function update(request: Extract<PinsRequest, { action: 'update' }>, store
       failed = true;
       continue;
     }
-    const before = pins.get(server) ?? new Map();
+    const before = pins.get(server);
     const counts = { changed: 0, added: 0, removed: 0 };
     const now = new Set<string>();
-    for (const tool of tools) {
+    for (const listed of compareListing(before, tools)) {
       // The gateway's own name rule: a tool it could never match with a pin is not pinned.
-      const name = pinnableToolName(tool);
-      if (name === undefined) continue;
-      const digested = digestTool(tool);
-      now.add(name);
-      const pin = before.get(name);
-      if (pin?.digest === digested.digest) continue;
-      counts[pin === undefined ? 'added' : 'changed']++;
-      changes.push({ server, tool: name, pin: pinOf(digested, 'update') });
+      if (listed.name === undefined) continue;
+      now.add(listed.name);
+      if (listed.change === undefined) continue;
+      counts[listed.change]++;
+      changes.push({ server, tool: listed.name, pin: pinOf(listed.digested, 'update') });
     }
     // A list cut short by a bound keeps the pins of what it did not reach.
-    const gone = truncated ? [] : [...before.keys()].filter((name) => !now.has(name));
+    const gone = unlistedPins(before, now, truncated === true);
     for (const name of gone) changes.push({ server, tool: name, pin: undefined });
     counts.removed = gone.length;
     output.stdout(`${server}: ${tools.length} tool${tools.length === 1 ? '' : 's'} pinned (${counts.changed} changed, ${counts.added} new, ${counts.removed} removed)${truncated ? '; the list was cut off at a bound' : ''}\n`);

@@ -4,9 +4,9 @@
  * temporary file in the same directory, flushed to the disk, then renamed over the entry, so that a crash leaves
  * the old file or the new one, never a torn one.
  */
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TEMPORARY_FILE_PREFIX, writeFileAtomically } from '../../../core/kernel/write-file-atomically.js';
 
 /** What an entry file holds. */
 export interface EntryFile {
@@ -16,7 +16,7 @@ export interface EntryFile {
 }
 
 /** Names of files being written start with this; no entry's name can (base64url has no dot). */
-export const TEMP_FILE_PREFIX = '.tmp-';
+export const TEMP_FILE_PREFIX = TEMPORARY_FILE_PREFIX;
 /**
  * Longest entry file name, in characters: file systems allow 255 bytes, and a key is kept readable from its name.
  * Keys of up to 180 bytes fit.
@@ -86,27 +86,8 @@ export async function readEntryExpiry(path: string): Promise<number | undefined>
  * @throws the file system's error; the temporary file is removed then.
  */
 export async function writeEntryFile(directory: string, name: string, entry: EntryFile): Promise<void> {
-  const temporary = join(directory, `${TEMP_FILE_PREFIX}${randomBytes(12).toString('base64url')}`);
   const header = entry.expiresAt === Infinity ? '0' : String(Math.ceil(entry.expiresAt));
-  try {
-    const file = await open(temporary, 'wx', 0o600);
-    try {
-      await file.writeFile(`${header}\n${entry.value}`, 'utf8');
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, join(directory, name));
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-  const folder = await open(directory, 'r');
-  try {
-    await folder.sync();
-  } finally {
-    await folder.close();
-  }
+  await writeFileAtomically(join(directory, name), `${header}\n${entry.value}`, 0o600);
 }
 
 /** Removes the file at `path`; false when there was none. */

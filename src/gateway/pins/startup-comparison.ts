@@ -1,0 +1,71 @@
+/**
+ * The gateway's start-up comparison of each upstream with the pins, while it is in progress. In `enforce` the
+ * gateway serves as soon as it is built, but its start-up listing may take a while: until a server's listing has
+ * been compared with the pins, what the pins know of it is only what was accepted, not what it serves now. Calls to
+ * that server's tools and its `tools/list` wait for the comparison (see `withStartupComparison`), so that a tool
+ * changed while the gateway was down is never called, nor listed, unchecked.
+ */
+
+/** One server's comparison in progress: settled when it ends, whether the listing succeeded or not. */
+interface Pending {
+  readonly done: Promise<void>;
+  readonly end: () => void;
+}
+
+/** See the module's description. */
+export class StartupComparisons {
+  private readonly pending = new Map<string, Pending>();
+  /** Servers whose start-up comparison has ended: it is begun once per server and process. */
+  private readonly ended = new Set<string>();
+
+  /** Marks the comparison of each of `servers` as begun, unless it has begun or ended already. */
+  begin(servers: Iterable<string>): void {
+    for (const server of servers) {
+      if (this.ended.has(server) || this.pending.has(server)) continue;
+      let end!: () => void;
+      const done = new Promise<void>((resolve) => (end = resolve));
+      this.pending.set(server, { done, end });
+    }
+  }
+
+  /** Ends the comparison of `server` (its listing compared, or failed): calls waiting for it go on. */
+  end(server: string): void {
+    const pending = this.pending.get(server);
+    this.ended.add(server);
+    if (pending === undefined) return;
+    this.pending.delete(server);
+    pending.end();
+  }
+
+  /** Ends every comparison still in progress (the start-up listing settled, or the gateway stops). */
+  endAll(): void {
+    for (const server of [...this.pending.keys()]) this.end(server);
+  }
+
+  /** Whether the comparison of `server` is in progress. */
+  inProgress(server: string): boolean {
+    return this.pending.has(server);
+  }
+
+  /** The servers whose comparison is in progress. */
+  servers(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  /**
+   * Waits until the comparison of every server in `servers` has ended, at most `timeoutMs` milliseconds. Resolves
+   * to the servers still in progress then (empty when none).
+   */
+  async wait(servers: readonly string[], timeoutMs: number): Promise<string[]> {
+    const waiting = servers.map((server) => this.pending.get(server)?.done).filter((done) => done !== undefined);
+    if (waiting.length === 0) return [];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    try {
+      await Promise.race([Promise.all(waiting), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return servers.filter((server) => this.pending.has(server));
+  }
+}
