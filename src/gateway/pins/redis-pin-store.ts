@@ -23,8 +23,11 @@ export interface RedisPinStoreOptions {
 const MAX_STORED_PINS = 100_000;
 /** Largest pin entry read, in bytes: a kept definition and its digests. */
 const MAX_ENTRY_BYTES = MAX_KEPT_DEFINITION_BYTES + 4_096;
-/** Entries asked for per HSCAN step (a hint to Redis, which may answer more or fewer). */
-const SCAN_COUNT = 500;
+/**
+ * Entries asked for per HSCAN step (a hint to Redis, which may answer more or fewer): about 1 MiB of entries at their
+ * largest, so that one step stays far below the pin file's bound and the command timeout.
+ */
+const SCAN_COUNT = Math.max(1, Math.floor(1_048_576 / MAX_ENTRY_BYTES));
 
 /**
  * Opens the shared pin store. Resolves once connected, or after the connection timeout (the first `load` then

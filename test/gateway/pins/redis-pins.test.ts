@@ -84,9 +84,9 @@ describe('pinned tool definitions in the shared store', { skip, timeout: 90_000 
   it('a store holding more bytes than a pin file may is read step by step and refused past the bound, naming the setting', async () => {
     const store = await openRedisPinStore({ url: redis.url, keyPrefix: 'pins-oversized:' });
     try {
-      // 17 entries of 1 MiB: past the 16 MiB a pin file may hold, however few the entries.
-      const big = { digest: 'sha256:0', padding: 'a'.repeat(1_048_576) } as unknown as ToolPin;
-      for (let i = 0; i < 17; i++) await store.write([{ server: 's', tool: `t${i}`, pin: big }]);
+      // 544 entries of 32 KiB (17 MiB): past the 16 MiB a pin file may hold, read in steps of about 1 MiB.
+      const big = { digest: 'sha256:0', padding: 'a'.repeat(32 * 1_024) } as unknown as ToolPin;
+      for (let batch = 0; batch < 17; batch++) await store.write(Array.from({ length: 32 }, (_, i) => ({ server: 's', tool: `t${batch * 32 + i}`, pin: big })));
       await assert.rejects(store.load(), (e: unknown) => e instanceof ConfigurationError && /MCP_AUTH_PIN_FILE: is redis, and its pins hold more than 16777216 bytes/.test(e.message));
     } finally {
       await store.close();
