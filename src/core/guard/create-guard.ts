@@ -355,32 +355,81 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
   };
 }
 
-/** `Guard.report`: the decision event for `onDecision` and the audit trail, without credentials; never throws. */
+/**
+ * `Guard.report`: the decision event for `onDecision` and the audit trail, without credentials; never throws. A hook
+ * gets a plain object with every field set; the audit trail alone, which never reads `requiredScopes` nor `detail`,
+ * gets them built on read.
+ */
 function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision'], audited: boolean): Guard['report'] {
   return (decision, reason, status, ctx) => {
-    if (!onDecision && !audited) return undefined;
-    const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
-    const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
-    if (ctx.auth) {
-      if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
-      event.clientId = ctx.auth.clientId;
-      event.grantedScopes = ctx.auth.scopes;
-    }
-    if (typeof message?.method === 'string') event.method = boundedText(message.method);
-    const target = message?.params?.name ?? message?.params?.uri;
-    if (typeof target === 'string') event.name = boundedText(target);
+    if (!onDecision) return audited ? fillDecisionEvent(new AuditedDecisionEvent(decision, reason, status, ctx), ctx) : undefined;
+    const event = fillDecisionEvent<DecisionEvent>({ decision, reason, status, httpMethod: ctx.httpMethod }, ctx);
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
     if (ctx.rule !== undefined) event.rule = boundedText(ctx.rule);
     if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition, 512);
     if (ctx.server !== undefined) event.server = ctx.server;
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
-      onDecision?.(event, ctx.request);
+      onDecision(event, ctx.request);
     } catch {
       // Auditing must never break serving.
     }
     return event;
   };
+}
+
+/** Sets the caller's and the request's fields of `event`, in the order a hook has always seen them. */
+function fillDecisionEvent<Event extends DecisionEvent>(event: Event, ctx: DecisionContext): Event {
+  const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
+  if (ctx.auth) {
+    if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
+    event.clientId = ctx.auth.clientId;
+    event.grantedScopes = ctx.auth.scopes;
+  }
+  if (typeof message?.method === 'string') event.method = boundedText(message.method);
+  const target = message?.params?.name ?? message?.params?.uri;
+  if (typeof target === 'string') event.name = boundedText(target);
+  return event;
+}
+
+/**
+ * The decision event when no hook sees it (the audit trail only): `requiredScopes` copied and `detail` bounded when
+ * read, not on every request; the rest as a hook's event has it.
+ */
+class AuditedDecisionEvent implements DecisionEvent {
+  subject?: string;
+  clientId?: string;
+  grantedScopes?: string[];
+  method?: string;
+  name?: string;
+  rule?: string;
+  condition?: string;
+  server?: string;
+  readonly httpMethod: string;
+  readonly #required: readonly string[] | undefined;
+  readonly #detail: string | undefined;
+
+  constructor(
+    readonly decision: DecisionEvent['decision'],
+    readonly reason: DecisionReason,
+    readonly status: number,
+    ctx: DecisionContext,
+  ) {
+    this.httpMethod = ctx.httpMethod;
+    this.#required = ctx.requiredScopes;
+    this.#detail = ctx.detail;
+    if (ctx.rule !== undefined) this.rule = boundedText(ctx.rule);
+    if (ctx.condition !== undefined) this.condition = boundedText(ctx.condition, 512);
+    if (ctx.server !== undefined) this.server = ctx.server;
+  }
+
+  get requiredScopes(): string[] | undefined {
+    return this.#required === undefined ? undefined : [...this.#required];
+  }
+
+  get detail(): string | undefined {
+    return this.#detail === undefined ? undefined : boundedText(this.#detail, 512);
+  }
 }
 
 /** What does not depend on the policy: shared by every snapshot. */
