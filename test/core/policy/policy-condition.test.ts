@@ -244,6 +244,21 @@ describe('conditions: lists and calls agree', () => {
     assert.equal((templates as unknown[]).length, 2);
   });
 
+  test('an allowed decision under a condition is shared between requests, each rule with its own', () => {
+    const policy = compilePolicy({ tools: { a: { scopes: ['x'], when: 'claims.tenant == "acme"' }, b: { scopes: ['x'], when: 'claims.tenant == "acme"' } } });
+    const auth = caller({ tenant: 'acme' }, ['x']);
+    const first = policy.authorize(call('a'), auth);
+    assert.equal(policy.authorize(call('a'), caller({ tenant: 'acme' }, ['x'])), first, 'the same frozen decision');
+    assert.ok(Object.isFrozen(first));
+    assert.deepEqual([first.rule, first.condition, policy.authorize(call('b'), auth).rule], ['tools.a', 'claims.tenant == "acme"', 'tools.b']);
+    const set = compilePolicySet({ gateway: { tools: { '*': { when: 'claims.tenant == "acme"' } } }, servers: [{ name: 'vault', policy: { tools: { open: { when: 'server == "vault"' } } } }, { name: 'notes' }] });
+    const combined = set.authorize(call('vault__open'), auth);
+    assert.equal(set.authorize(call('vault__open'), auth), combined, 'a combined decision is shared too');
+    assert.deepEqual([combined.rule, combined.condition, combined.server], ['servers.vault.tools.open', 'server == "vault"', 'vault']);
+    const gatewayOnly = set.authorize(call('notes__echo'), auth);
+    assert.deepEqual([gatewayOnly.rule, gatewayOnly.condition, gatewayOnly.server], ['tools.*', 'claims.tenant == "acme"', 'notes']);
+  });
+
   test('in a policy set: server rules are named by server, and server is the server a request goes to', () => {
     const set = compilePolicySet({
       gateway: { tools: { '*': { when: 'server != "vault" || "ops" in claims.groups' } } },
