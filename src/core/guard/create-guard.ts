@@ -32,6 +32,7 @@ import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from '..
 import { cachedOrVerify, type TokenVerifier } from '../token/token-verifier.js';
 import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
 import { exposeName, splitExposedName } from '../mcp/exposed-names.js';
+import { unknownNameRefusal } from '../mcp/unknown-name.js';
 
 /** An HTTP answer the adapter writes as is. */
 export interface GuardHttpResponse {
@@ -557,12 +558,12 @@ function createChallenges(resourceMetadata: string, challengeScopes: readonly st
 
 /**
  * The refusal of a call to a tool or prompt the endpoint does not expose: what a server answers for a name it does
- * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), with the name cut to 200 characters.
+ * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), the gateway's own refusal ({@link unknownNameRefusal}).
  */
 function unknownTargetError(kind: 'tool' | 'prompt', message: JsonRpcMessage): RequestRejectedError {
   const params = (message as { params?: { name?: unknown; ref?: { name?: unknown } } }).params;
-  const name = String(params?.name ?? params?.ref?.name ?? '');
-  return new RequestRejectedError(`Unknown ${kind}: ${name.slice(0, 200)}`, { status: 200, reason: 'target_unknown', jsonRpcCode: JsonRpcErrorCode.InvalidParams });
+  const { code, message: text } = unknownNameRefusal(kind, String(params?.name ?? params?.ref?.name ?? ''));
+  return new RequestRejectedError(text, { status: 200, reason: 'target_unknown', jsonRpcCode: code });
 }
 
 /**

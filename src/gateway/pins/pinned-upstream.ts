@@ -12,7 +12,7 @@ import { filterListResponse } from '../../http/filter-written-response.js';
 import { writeJson } from '../../http/write-response.js';
 import { CapturedResponse } from '../multiplex/captured-response.js';
 import { findResponse } from '../upstream/answer-response.js';
-import { unknownNameRefusal } from '../upstream/unknown-name.js';
+import { unknownNameRefusal } from '../../core/mcp/unknown-name.js';
 import { GATEWAY_JSONRPC_CODE, type Upstream } from '../upstream/upstream.js';
 import type { ToolPins } from './tool-pins.js';
 
