@@ -11,8 +11,7 @@ import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorC
 import { policyRefusal } from '../policy/insufficient-scope.js';
 import { ruleErrorWarnings } from '../policy/rule-error-log.js';
 import type { RuleErrorHook } from '../policy/evaluate-policy.js';
-import { DEFAULT_LOG_LEVEL, logsAt } from '../kernel/log-options.js';
-import { writeWarningToStderr } from '../kernel/log-line.js';
+import { warningSink } from '../kernel/log-options.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -266,10 +265,7 @@ interface GuardSettings {
  * the guard's logger at level `warn`, else stderr.
  */
 function guardRuleErrorLog(options: GuardOptions): RuleErrorHook {
-  const level = typeof options === 'object' && options !== null ? options.logLevel : undefined;
-  const logger = typeof options === 'object' && options !== null ? options.logger : undefined;
-  if (!logsAt(level ?? DEFAULT_LOG_LEVEL, 'warn')) return () => {};
-  return ruleErrorWarnings(typeof logger?.warn === 'function' ? (line) => logger.warn(line) : writeWarningToStderr);
+  return ruleErrorWarnings(warningSink(typeof options === 'object' && options !== null ? options : undefined));
 }
 
 function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string, onRuleError: RuleErrorHook): GuardSettings {
