@@ -1,5 +1,4 @@
-import type { AuditSink } from '../core/audit/audit-options.js';
-import type { AuditRecord } from '../core/audit/audit-record.js';
+import type { AuditFieldsSink } from '../core/audit/audit-buffer.js';
 
 /** Instrumentation scope of the audit log records. */
 export const AUDIT_LOGGER_NAME = 'mcp-oauth-guard';
@@ -16,19 +15,15 @@ export const AUDIT_EVENT_NAME = 'mcp_guard.audit';
  * @example
  * const sink = createAuditOtelSink('0.1.0');
  */
-export function createAuditOtelSink(version: string | undefined): AuditSink {
+export function createAuditOtelSink(version: string | undefined): AuditFieldsSink {
   const logger = import('@opentelemetry/api-logs').then(({ logs, SeverityNumber }) => ({ logger: logs.getLogger(AUDIT_LOGGER_NAME, version), info: SeverityNumber.INFO }));
   return {
-    async write(lines) {
+    // The audit trail hands each record's fields with its line: nothing is parsed again here.
+    async writeRecords(lines, records) {
       const { logger: otel, info } = await logger;
-      for (const line of lines.split('\n')) {
-        if (line === '') continue;
-        const record = JSON.parse(line) as AuditRecord;
-        const attributes: Record<string, string | number | boolean> = {};
-        for (const [key, value] of Object.entries(record)) {
-          attributes[key] = typeof value === 'object' ? JSON.stringify(value) : (value as string | number | boolean);
-        }
-        otel.emit({ eventName: AUDIT_EVENT_NAME, timestamp: new Date(record.time), severityNumber: info, severityText: 'INFO', body: line, attributes });
+      for (let i = 0; i < lines.length; i++) {
+        const attributes = records[i]!;
+        otel.emit({ eventName: AUDIT_EVENT_NAME, timestamp: new Date(attributes['time'] as string), severityNumber: info, severityText: 'INFO', body: lines[i]!, attributes });
       }
     },
   };

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuditBuffer, type AuditDropReason } from '../core/audit/audit-buffer.js';
+import { AuditBuffer, type AuditDropReason, type AuditFieldsSink } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
 import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
-import { emitWarning, jsonField, type LineSink } from '../core/kernel/log-line.js';
+import { emitWarning, type LineSink } from '../core/kernel/log-line.js';
 import { WarningLimiter } from '../core/kernel/warning-limiter.js';
 import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { createAuditFileSink, type SyncAuditSink } from './audit-file-sink.js';
@@ -49,7 +49,7 @@ const SNIFFED_CHUNK_BYTES = 65_536;
 export class AuditTrail {
   readonly #settings: ResolvedAuditOptions;
   readonly #buffer: AuditBuffer;
-  readonly #sink: AuditSink;
+  readonly #sink: AuditSink | AuditFieldsSink;
   readonly #warn: LineSink;
   readonly #onDropped: ((records: number) => void) | undefined;
   /** The warning about dropped records: at most once a minute, whatever the reason (the shared limiter). */
@@ -110,7 +110,12 @@ export class AuditTrail {
   finish(pending: PendingAudit, res: ServerResponse): void {
     const event = pending.event;
     if (event === undefined) return;
-    this.#buffer.push(recordLine(pending, event, res, this.#settings));
+    if (!this.#buffer.takesFields) {
+      this.#buffer.push(recordLine(pending, event, res, this.#settings));
+      return;
+    }
+    const fields: Record<string, string | number | boolean> = {};
+    this.#buffer.push(recordLine(pending, event, res, this.#settings, fields), fields);
   }
 
   #dropped(records: number, why: AuditDropReason): void {
@@ -124,40 +129,63 @@ export class AuditTrail {
 
 /**
  * The record as one JSON line, its fields in the order of {@link AuditRecord}: the text `JSON.stringify` makes of the
- * record with its fields in that order, written field by field, with no record object made for it.
+ * record with its fields in that order, written field by field, with no record object made for it. With `fields`, each
+ * field is also set there as written (an object as its JSON), for a sink that takes fields rather than lines.
  */
-function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions): string {
+function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions, fields?: Record<string, string | number | boolean>): string {
+  const record = new RecordWriter(fields);
   // The time (ISO 8601), the request id (visible ASCII without quotes or backslashes: see usableRequestId), the HTTP
   // method (a token, as Node's parser accepts only those) and the decision need no escaping. The reason does: an
   // application's own verifier may refuse with a reason of its own.
-  let line = `{"time":"${pending.time}","requestId":"${pending.requestId}"`;
-  if (pending.issuer !== undefined) line += jsonField('issuer', pending.issuer);
-  if (event.subject !== undefined) line += jsonField('subject', event.subject);
-  if (event.clientId !== undefined) line += jsonField('clientId', event.clientId);
+  record.raw('time', `"${pending.time}"`, pending.time);
+  record.raw('requestId', `"${pending.requestId}"`, pending.requestId);
+  if (pending.issuer !== undefined) record.text('issuer', pending.issuer);
+  if (event.subject !== undefined) record.text('subject', event.subject);
+  if (event.clientId !== undefined) record.text('clientId', event.clientId);
   // The server the request was handed to, else the one its decision named (a request refused before routing).
   const server = pending.server ?? event.server;
-  if (server !== undefined) line += jsonField('server', server);
-  line += `,"httpMethod":"${event.httpMethod}"`;
-  if (event.method !== undefined) line += jsonField('method', event.method);
+  if (server !== undefined) record.text('server', server);
+  record.raw('httpMethod', `"${event.httpMethod}"`, event.httpMethod);
+  if (event.method !== undefined) record.text('method', event.method);
   const field = targetField(event.method);
-  if (field !== undefined && event.name !== undefined) line += jsonField(field, event.name);
-  line += `,"decision":"${pending.refusal === undefined ? event.decision : 'deny'}"${jsonField('reason', pending.refusal ?? event.reason)}`;
-  if (event.rule !== undefined) line += jsonField('rule', event.rule);
-  if (event.condition !== undefined) line += jsonField('condition', event.condition);
-  line += `,"status":${res.statusCode}`;
-  if (pending.errorCode !== undefined) line += `,"errorCode":${pending.errorCode}`;
-  line += `,"durationMs":${Math.round((performance.now() - pending.started) * 10) / 10}`;
-  if (!res.writableFinished) line += ',"aborted":true';
+  if (field !== undefined && event.name !== undefined) record.text(field, event.name);
+  const decision = pending.refusal === undefined ? event.decision : 'deny';
+  record.raw('decision', `"${decision}"`, decision);
+  record.text('reason', pending.refusal ?? event.reason);
+  if (event.rule !== undefined) record.text('rule', event.rule);
+  if (event.condition !== undefined) record.text('condition', event.condition);
+  record.raw('status', `${res.statusCode}`, res.statusCode);
+  if (pending.errorCode !== undefined) record.raw('errorCode', `${pending.errorCode}`, pending.errorCode);
+  const durationMs = Math.round((performance.now() - pending.started) * 10) / 10;
+  record.raw('durationMs', `${durationMs}`, durationMs);
+  if (!res.writableFinished) record.raw('aborted', 'true', true);
   if (pending.args !== undefined) {
     const recorded = recordedArguments(pending.args, settings.redact, settings.maxArgumentBytes);
-    if (recorded.arguments !== undefined) line += jsonField('arguments', recorded.arguments);
-    if (recorded.argumentsTruncated !== undefined) line += jsonField('argumentsTruncated', recorded.argumentsTruncated);
+    // An object (or null) is an attribute as its JSON, as in the line; a string, number or boolean as itself.
+    if (recorded !== undefined) record.raw(recorded.field, recorded.json, typeof recorded.value === 'object' || recorded.value === undefined ? recorded.json : (recorded.value as string | number | boolean));
   }
-  return `${line}}`;
+  return `${record.line}}`;
+}
+
+/** Writes a record's JSON line field by field, and its fields when asked for. */
+class RecordWriter {
+  line = '{';
+  constructor(readonly fields: Record<string, string | number | boolean> | undefined) {}
+
+  /** A field whose JSON is `json`, made already or needing no escaping; `value` is what `fields` gets. */
+  raw(name: string, json: string, value: string | number | boolean): void {
+    this.line += this.line.length === 1 ? `"${name}":${json}` : `,"${name}":${json}`;
+    if (this.fields !== undefined) this.fields[name] = value;
+  }
+
+  /** A string field, escaped as JSON. */
+  text(name: string, value: string): void {
+    this.raw(name, JSON.stringify(value), value);
+  }
 }
 
 /** The destination of each kind. */
-function sinkFor(settings: ResolvedAuditOptions): AuditSink {
+function sinkFor(settings: ResolvedAuditOptions): AuditSink | AuditFieldsSink {
   const destination = settings.destination;
   switch (destination.kind) {
     case 'stdout':

@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Guard } from '../core/guard/create-guard.js';
 import type { GuardOptions } from '../core/guard/guard-options.js';
 import type { DecisionEvent, DecisionRequest } from '../core/kernel/decision.js';
-import { formatLogLine, writeSafely } from '../core/kernel/log-line.js';
-import { DEFAULT_LOG_LEVEL, logsAt, STDERR_LOGGER, type GuardLogger, type LogLevel } from '../core/kernel/log-options.js';
+import { formatLogLine, writeSafely, type LineSink } from '../core/kernel/log-line.js';
+import { DEFAULT_LOG_LEVEL, logsAt, STDERR_LOGGER, warningSink, type GuardLogger, type LogLevel } from '../core/kernel/log-options.js';
 import { checkPolicyCoverage } from '../core/policy/policy-coverage.js';
 import { clippedNames, coverageCounts, warnAboutCoverage } from '../core/policy/policy-coverage-log.js';
 import { countPolicyRules } from '../core/policy/policy-rule-counts.js';
@@ -29,6 +29,8 @@ import { createRequestLog, type RequestLog } from './request-log.js';
 export class MiddlewareLog {
   private readonly logger: GuardLogger;
   private readonly level: LogLevel;
+  /** Where warnings go: the logger's `warn`, else stderr; nowhere below level `warn`. */
+  private readonly warnings: LineSink;
   /** The request log, when it is on. */
   private readonly requests: RequestLog | undefined;
 
@@ -39,6 +41,7 @@ export class MiddlewareLog {
   constructor(options: GuardOptions) {
     this.logger = options.logger ?? STDERR_LOGGER;
     this.level = options.logLevel ?? DEFAULT_LOG_LEVEL;
+    this.warnings = warningSink(options);
     const on = options.requestLog === true && logsAt(this.level, 'info');
     this.requests = on ? createRequestLog({ write: (line) => this.logger.info(line) }) : undefined;
   }
@@ -119,6 +122,6 @@ export class MiddlewareLog {
   }
 
   private warn(line: string): void {
-    if (logsAt(this.level, 'warn')) writeSafely((l) => this.logger.warn(l), line);
+    writeSafely(this.warnings, line);
   }
 }

@@ -8,8 +8,7 @@ import { requestPath } from './request-headers.js';
 import { serveTraced } from './request-span.js';
 import { createMetadataResponder } from './serve-metadata.js';
 import { AuditTrail } from './audit-trail.js';
-import { writeWarningToStderr } from '../core/kernel/log-line.js';
-import { DEFAULT_LOG_LEVEL, logsAt } from '../core/kernel/log-options.js';
+import { warningSink } from '../core/kernel/log-options.js';
 
 /** The MCP server behind the guard: a plain message function, or an HTTP handler that writes its own answer. */
 export type McpHandler = McpMessageHandler | McpHttpHandler;
@@ -114,9 +113,7 @@ export function createRequestPipeline(guard: Guard, handler: McpHandler): Reques
 
 /** The guard's audit trail, when `audit` is set; its warnings go where the guard's do. */
 function createAuditTrail(guard: Guard): AuditTrail | undefined {
-  const { auditSettings, logger, logLevel, onAuditDropped } = guard.options;
+  const { auditSettings, onAuditDropped } = guard.options;
   if (auditSettings === undefined) return undefined;
-  const warns = logsAt(logLevel ?? DEFAULT_LOG_LEVEL, 'warn');
-  const warn = !warns ? () => {} : logger ? (line: string) => logger.warn(line) : writeWarningToStderr;
-  return new AuditTrail({ settings: auditSettings, onDropped: onAuditDropped, warn });
+  return new AuditTrail({ settings: auditSettings, onDropped: onAuditDropped, warn: warningSink(guard.options) });
 }

@@ -12,6 +12,18 @@ export const AUDIT_BATCH_INTERVAL_MS = 100;
 /** Bytes of waiting records past which they are written at once, without waiting for the interval. */
 export const AUDIT_EAGER_BATCH_BYTES = 256 * 1024;
 
+/** One record's fields, by name, as a sink that takes fields rather than lines receives them (objects as their JSON). */
+export type AuditRecordFields = Readonly<Record<string, string | number | boolean>>;
+
+/**
+ * A sink that takes each batch's records as their fields, next to their lines, rather than as text to split and
+ * parse again (an OpenTelemetry destination, whose log records carry the fields as attributes).
+ */
+export interface AuditFieldsSink extends Pick<AuditSink, 'close'> {
+  /** Writes one batch: each record's line (without its newline) and its fields, in the same order. As {@link AuditSink.write} otherwise. */
+  writeRecords(lines: readonly string[], fields: readonly AuditRecordFields[]): void | Promise<void>;
+}
+
 /** Why records were dropped: the buffer was full, the sink refused their batch, or they came after the close. */
 export type AuditDropReason = 'buffer_full' | 'write_failed' | 'closed';
 
@@ -39,6 +51,8 @@ export interface AuditBufferOptions {
  */
 export class AuditBuffer {
   #pending: string[] = [];
+  /** The fields of the pending records, in their order, when the sink takes fields. */
+  #pendingFields: AuditRecordFields[] | undefined;
   /** Bytes of the pending records and of the batch being written. */
   #bytes = 0;
   /** Bytes of the pending records alone (not of the batch being written). */
@@ -54,9 +68,16 @@ export class AuditBuffer {
   #dropped = 0;
 
   constructor(
-    private readonly sink: AuditSink,
+    private readonly sink: AuditSink | AuditFieldsSink,
     private readonly options: AuditBufferOptions,
-  ) {}
+  ) {
+    if (takesFields(sink)) this.#pendingFields = [];
+  }
+
+  /** Whether the sink takes each record's fields ({@link AuditFieldsSink}): then {@link AuditBuffer.push} needs them. */
+  get takesFields(): boolean {
+    return this.#pendingFields !== undefined;
+  }
 
   /** Records dropped so far. */
   get dropped(): number {
@@ -69,10 +90,11 @@ export class AuditBuffer {
   }
 
   /**
-   * Adds one record (a JSON line, without its newline); false when it was dropped (buffer full, or the close already
-   * done). A record pushed while {@link AuditBuffer.close} runs is still written by it.
+   * Adds one record (a JSON line, without its newline, and its fields when the sink takes them); false when it was
+   * dropped (buffer full, or the close already done). A record pushed while {@link AuditBuffer.close} runs is still
+   * written by it.
    */
-  push(line: string): boolean {
+  push(line: string, fields?: AuditRecordFields): boolean {
     if (this.#closed) {
       this.#drop(1, 'closed');
       return false;
@@ -84,6 +106,7 @@ export class AuditBuffer {
       return false;
     }
     this.#pending.push(line);
+    this.#pendingFields?.push(fields ?? {});
     this.#bytes += size;
     this.#pendingBytes += size;
     if (this.#writing === undefined) this.#schedule();
@@ -122,6 +145,7 @@ export class AuditBuffer {
   takePending(): string {
     const lines = this.#pending;
     this.#pending = [];
+    if (this.#pendingFields !== undefined) this.#pendingFields = [];
     this.#pendingBytes = 0;
     return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
   }
@@ -134,16 +158,13 @@ export class AuditBuffer {
     const lines = this.#pending;
     // What `push` counted for them: not measured again, record by record.
     const batchBytes = this.#pendingBytes;
+    const fields = this.#pendingFields;
     this.#pending = [];
+    if (fields !== undefined) this.#pendingFields = [];
     this.#pendingBytes = 0;
     let written: void | Promise<void>;
     try {
-      // The closing newline joined in, rather than appended to a joined string: one flat string, made once. The
-      // empty line it takes is taken off again, so that the batch counts its records alone.
-      lines.push('');
-      const text = lines.join('\n');
-      lines.pop();
-      written = this.sink.write(text);
+      written = fields !== undefined ? (this.sink as AuditFieldsSink).writeRecords(lines, fields) : this.#writeText(lines);
     } catch {
       this.#bytes -= batchBytes;
       this.#drop(lines.length, 'write_failed');
@@ -162,6 +183,16 @@ export class AuditBuffer {
       },
     );
   };
+
+  /** One batch as text: its lines, each ending in a newline. */
+  #writeText(lines: string[]): void | Promise<void> {
+    // The closing newline joined in, rather than appended to a joined string: one flat string, made once. The empty
+    // line it takes is taken off again, so that the batch counts its records alone.
+    lines.push('');
+    const text = lines.join('\n');
+    lines.pop();
+    return (this.sink as AuditSink).write(text);
+  }
 
   #written(batchBytes: number): void {
     this.#bytes -= batchBytes;
@@ -189,4 +220,8 @@ export class AuditBuffer {
       // Counting a loss must not cause another.
     }
   }
+}
+
+function takesFields(sink: AuditSink | AuditFieldsSink): sink is AuditFieldsSink {
+  return typeof (sink as Partial<AuditFieldsSink>).writeRecords === 'function';
 }

@@ -5,6 +5,7 @@
  */
 import type { DecisionReason } from '../kernel/decision.js';
 import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
+import { mayHaveTopLevelError } from './error-member.js';
 import { redactJsonPointers, type JsonPointer } from './json-pointer.js';
 
 /** One audit record, as written (one JSON line, fields in this order; absent fields are left out). */
@@ -59,24 +60,32 @@ export interface AuditRecord {
 /** The text that ends arguments cut at their bound. */
 export const TRUNCATED_MARKER = '…[truncated]';
 
+/** The arguments as a record carries them: the field, its value, and that value's JSON (made once). */
+export type RecordedArguments =
+  | { readonly field: 'arguments'; readonly value: unknown; readonly json: string }
+  | { readonly field: 'argumentsTruncated'; readonly value: string; readonly json: string };
+
 /**
  * The arguments as a record carries them: redacted at each pointer, then, when their JSON is longer than `maxBytes`,
  * that JSON cut to `maxBytes` bytes (at a character boundary) with {@link TRUNCATED_MARKER} appended. Redaction comes
- * first, so a cut never reveals part of a redacted value.
+ * first, so a cut never reveals part of a redacted value. Undefined for arguments JSON cannot write. The JSON that
+ * measured them is the JSON the record writes: they are stringified once.
  *
  * @example
- * recordedArguments({ query: 'x', password: 'p' }, [['password']], 4096); // { arguments: { query: 'x', password: '[redacted]' } }
+ * recordedArguments({ query: 'x', password: 'p' }, [['password']], 4096);
+ * // { field: 'arguments', value: { query: 'x', password: '[redacted]' }, json: '{"query":"x","password":"[redacted]"}' }
  */
-export function recordedArguments(args: unknown, redact: readonly JsonPointer[], maxBytes: number): Pick<AuditRecord, 'arguments' | 'argumentsTruncated'> {
-  if (args === undefined) return {};
+export function recordedArguments(args: unknown, redact: readonly JsonPointer[], maxBytes: number): RecordedArguments | undefined {
+  if (args === undefined) return undefined;
   const redacted = redactJsonPointers(args, redact);
   const json = JSON.stringify(redacted);
-  if (json === undefined) return {};
-  if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes) return { arguments: redacted };
+  if (json === undefined) return undefined;
+  if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes) return { field: 'arguments', value: redacted, json };
   let cut = Buffer.from(json).subarray(0, maxBytes).toString();
   // A character split by the cut decodes as U+FFFD: leave it out.
   if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
-  return { argumentsTruncated: `${cut}${TRUNCATED_MARKER}` };
+  const truncated = `${cut}${TRUNCATED_MARKER}`;
+  return { field: 'argumentsTruncated', value: truncated, json: JSON.stringify(truncated) };
 }
 
 /** Which record field names a request's target, by JSON-RPC method. */
@@ -97,8 +106,9 @@ export function usableRequestId(header: string | undefined): string | undefined 
 
 /**
  * The JSON-RPC error code an answer's text carries, when it is a JSON-RPC error: a JSON body, or the `data:` lines
- * of an event stream. Undefined for a success, a notification, or text that is neither. Reads only text that names
- * `"error"`, so a success costs a substring search.
+ * of an event stream. Undefined for a success, a notification, or text that is neither. Parses only a message whose
+ * top-level object may have an `error` member (see {@link mayHaveTopLevelError}), so a success costs a substring
+ * search, or a walk of its text when its result names `"error"` itself.
  *
  * @example
  * jsonRpcErrorCodeIn('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'); // -32601
@@ -116,6 +126,7 @@ export function jsonRpcErrorCodeIn(text: string): number | undefined {
 }
 
 function errorCodeOf(json: string): number | undefined {
+  if (!mayHaveTopLevelError(json)) return undefined;
   try {
     const message = JSON.parse(json) as { error?: { code?: unknown } } | null;
     const code = message?.error?.code;

@@ -11,8 +11,7 @@ import { ConfigurationError, GuardError, RequestRejectedError, type BearerErrorC
 import { policyRefusal } from '../policy/insufficient-scope.js';
 import { ruleErrorWarnings } from '../policy/rule-error-log.js';
 import type { RuleErrorHook } from '../policy/evaluate-policy.js';
-import { DEFAULT_LOG_LEVEL, logsAt } from '../kernel/log-options.js';
-import { writeWarningToStderr } from '../kernel/log-line.js';
+import { warningSink } from '../kernel/log-options.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -32,6 +31,7 @@ import { checkBearerUse, dpopRequired, resolveDpopMode, type DpopMode } from '..
 import { cachedOrVerify, type TokenVerifier } from '../token/token-verifier.js';
 import { formatBearerChallenge, formatDpopChallenge } from './www-authenticate.js';
 import { exposeName, splitExposedName } from '../mcp/exposed-names.js';
+import { unknownNameRefusal } from '../mcp/unknown-name.js';
 
 /** An HTTP answer the adapter writes as is. */
 export interface GuardHttpResponse {
@@ -265,10 +265,7 @@ interface GuardSettings {
  * the guard's logger at level `warn`, else stderr.
  */
 function guardRuleErrorLog(options: GuardOptions): RuleErrorHook {
-  const level = typeof options === 'object' && options !== null ? options.logLevel : undefined;
-  const logger = typeof options === 'object' && options !== null ? options.logger : undefined;
-  if (!logsAt(level ?? DEFAULT_LOG_LEVEL, 'warn')) return () => {};
-  return ruleErrorWarnings(typeof logger?.warn === 'function' ? (line) => logger.warn(line) : writeWarningToStderr);
+  return ruleErrorWarnings(warningSink(typeof options === 'object' && options !== null ? options : undefined));
 }
 
 function readGuardSettings(options: GuardOptions, names: SettingNames, policySetting: string, onRuleError: RuleErrorHook): GuardSettings {
@@ -355,32 +352,81 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
   };
 }
 
-/** `Guard.report`: the decision event for `onDecision` and the audit trail, without credentials; never throws. */
+/**
+ * `Guard.report`: the decision event for `onDecision` and the audit trail, without credentials; never throws. A hook
+ * gets a plain object with every field set; the audit trail alone, which never reads `requiredScopes` nor `detail`,
+ * gets them built on read.
+ */
 function createDecisionReporter(onDecision: ResolvedGuardOptions['onDecision'], audited: boolean): Guard['report'] {
   return (decision, reason, status, ctx) => {
-    if (!onDecision && !audited) return undefined;
-    const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
-    const event: DecisionEvent = { decision, reason, status, httpMethod: ctx.httpMethod };
-    if (ctx.auth) {
-      if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
-      event.clientId = ctx.auth.clientId;
-      event.grantedScopes = ctx.auth.scopes;
-    }
-    if (typeof message?.method === 'string') event.method = boundedText(message.method);
-    const target = message?.params?.name ?? message?.params?.uri;
-    if (typeof target === 'string') event.name = boundedText(target);
+    if (!onDecision) return audited ? fillDecisionEvent(new AuditedDecisionEvent(decision, reason, status, ctx), ctx) : undefined;
+    const event = fillDecisionEvent<DecisionEvent>({ decision, reason, status, httpMethod: ctx.httpMethod }, ctx);
     if (ctx.requiredScopes) event.requiredScopes = [...ctx.requiredScopes];
     if (ctx.rule !== undefined) event.rule = boundedText(ctx.rule);
     if (ctx.condition !== undefined) event.condition = boundedText(ctx.condition, 512);
     if (ctx.server !== undefined) event.server = ctx.server;
     if (ctx.detail !== undefined) event.detail = boundedText(ctx.detail, 512);
     try {
-      onDecision?.(event, ctx.request);
+      onDecision(event, ctx.request);
     } catch {
       // Auditing must never break serving.
     }
     return event;
   };
+}
+
+/** Sets the caller's and the request's fields of `event`, in the order a hook has always seen them. */
+function fillDecisionEvent<Event extends DecisionEvent>(event: Event, ctx: DecisionContext): Event {
+  const message = ctx.message as { method?: unknown; params?: Record<string, unknown> } | undefined;
+  if (ctx.auth) {
+    if (ctx.auth.extra.sub !== undefined) event.subject = ctx.auth.extra.sub;
+    event.clientId = ctx.auth.clientId;
+    event.grantedScopes = ctx.auth.scopes;
+  }
+  if (typeof message?.method === 'string') event.method = boundedText(message.method);
+  const target = message?.params?.name ?? message?.params?.uri;
+  if (typeof target === 'string') event.name = boundedText(target);
+  return event;
+}
+
+/**
+ * The decision event when no hook sees it (the audit trail only): `requiredScopes` copied and `detail` bounded when
+ * read, not on every request; the rest as a hook's event has it.
+ */
+class AuditedDecisionEvent implements DecisionEvent {
+  subject?: string;
+  clientId?: string;
+  grantedScopes?: string[];
+  method?: string;
+  name?: string;
+  rule?: string;
+  condition?: string;
+  server?: string;
+  readonly httpMethod: string;
+  readonly #required: readonly string[] | undefined;
+  readonly #detail: string | undefined;
+
+  constructor(
+    readonly decision: DecisionEvent['decision'],
+    readonly reason: DecisionReason,
+    readonly status: number,
+    ctx: DecisionContext,
+  ) {
+    this.httpMethod = ctx.httpMethod;
+    this.#required = ctx.requiredScopes;
+    this.#detail = ctx.detail;
+    if (ctx.rule !== undefined) this.rule = boundedText(ctx.rule);
+    if (ctx.condition !== undefined) this.condition = boundedText(ctx.condition, 512);
+    if (ctx.server !== undefined) this.server = ctx.server;
+  }
+
+  get requiredScopes(): string[] | undefined {
+    return this.#required === undefined ? undefined : [...this.#required];
+  }
+
+  get detail(): string | undefined {
+    return this.#detail === undefined ? undefined : boundedText(this.#detail, 512);
+  }
 }
 
 /** What does not depend on the policy: shared by every snapshot. */
@@ -508,12 +554,12 @@ function createChallenges(resourceMetadata: string, challengeScopes: readonly st
 
 /**
  * The refusal of a call to a tool or prompt the endpoint does not expose: what a server answers for a name it does
- * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), with the name cut to 200 characters.
+ * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), the gateway's own refusal ({@link unknownNameRefusal}).
  */
 function unknownTargetError(kind: 'tool' | 'prompt', message: JsonRpcMessage): RequestRejectedError {
   const params = (message as { params?: { name?: unknown; ref?: { name?: unknown } } }).params;
-  const name = String(params?.name ?? params?.ref?.name ?? '');
-  return new RequestRejectedError(`Unknown ${kind}: ${name.slice(0, 200)}`, { status: 200, reason: 'target_unknown', jsonRpcCode: JsonRpcErrorCode.InvalidParams });
+  const { code, message: text } = unknownNameRefusal(kind, String(params?.name ?? params?.ref?.name ?? ''));
+  return new RequestRejectedError(text, { status: 200, reason: 'target_unknown', jsonRpcCode: code });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigurationError } from './errors.js';
 import { collectConfigurationProblems } from './configuration-problems.js';
-import { writeWarningToStderr } from './log-line.js';
+import { writeWarningToStderr, type LineSink } from './log-line.js';
 
 /**
  * What is logged, and where: the level, the per-request log, and the logger the lines go to. The gateway and the
@@ -92,6 +92,21 @@ export interface GuardLogOptions {
 export function logsAt(threshold: LogLevel, level: LineLevel): boolean {
   return threshold === 'info' || (threshold === 'warn' && level === 'warn');
 }
+
+/**
+ * Where warnings go under the logging options: the logger's `warn`, else stderr (one line each); nowhere below level
+ * `warn`. Read defensively, as options may not be checked yet: a logger without a `warn` method counts as none.
+ *
+ * @example
+ * const warn = warningSink({ logger: console, logLevel: 'warn' }); // (line) => console.warn(line)
+ */
+export function warningSink(options: Pick<GuardLogOptions, 'logger' | 'logLevel'> | undefined): LineSink {
+  if (!logsAt(options?.logLevel ?? DEFAULT_LOG_LEVEL, 'warn')) return ignoreWarning;
+  const logger = options?.logger;
+  return typeof logger?.warn === 'function' ? (line) => logger.warn(line) : writeWarningToStderr;
+}
+
+const ignoreWarning: LineSink = () => {};
 
 /**
  * Reads a level as written in a setting, in any case; undefined when unset or blank.

@@ -92,12 +92,12 @@ export class PolicyEvaluator {
   // Unions of two static (frozen) scope lists, computed once per pair and reused: the request path for
   // static rules then returns a shared frozen array instead of building a new one.
   private readonly unions = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
-  // One frozen "allowed" decision per static required-scope list, server (`""` for none) and deciding rule.
-  private readonly allowedDecisions = new WeakMap<readonly string[], Map<string, Map<string | undefined, AuthorizationDecision>>>();
+  // One frozen "allowed" decision per static required-scope list, server (`""` for none) and deciding rule: keyed by
+  // the compiled rule (or, for a decision combined from two, by the frozen decision whose rule it carries), so that
+  // no key is made per request.
+  private readonly allowedDecisions = new WeakMap<readonly string[], Map<string, Map<DecidingKey, AuthorizationDecision>>>();
   // The rule that decided the request being gathered (the last one applied); read right after gathering.
-  private decidedBy: string | undefined;
-  // The condition of that rule, when it has one.
-  private decidedCondition: string | undefined;
+  private decidedBy: CompiledRule | undefined;
   // Expanded granted scopes per granted-scopes array. Keyed by the array, not the AuthInfo: the token verifier hands
   // each request a fresh AuthInfo that shares its token's frozen `scopes`, so the cache holds across requests.
   // `length` guards against an array a custom verifier mutates.
@@ -202,9 +202,8 @@ export class PolicyEvaluator {
    */
   authorize(message: JsonRpcMessage, auth: AuthInfo, target?: string, server?: () => string, uriServer?: (uri: unknown) => string): AuthorizationDecision {
     this.decidedBy = undefined;
-    this.decidedCondition = undefined;
     const gathered = this.gather(message, auth, target, server, uriServer);
-    return this.decide(gathered, auth, this.decidedBy, this.decidedCondition);
+    return this.decide(gathered, auth, this.decidedBy);
   }
 
   /**
@@ -216,7 +215,10 @@ export class PolicyEvaluator {
   combine(first: AuthorizationDecision, second: AuthorizationDecision, server?: string): AuthorizationDecision {
     const required = this.unionWith(first.requiredScopes, second.requiredScopes);
     if (first.allowed && second.allowed) {
-      return second.rule === undefined ? this.allowed(required, first.rule, first.condition, server) : this.allowed(required, second.rule, second.condition, server);
+      const deciding = second.rule === undefined ? first : second;
+      // A frozen decision is a shared one, made once for its rule: it stands for that rule (and its condition).
+      const key = Object.isFrozen(deciding) ? deciding : conditionKey(deciding.rule, deciding.condition);
+      return this.allowed(required, deciding.rule, deciding.condition, key, server);
     }
     const named = server === undefined ? undefined : { server };
     // A condition's refusal stands whatever else is missing: a scope step-up could not lift it.
@@ -310,8 +312,7 @@ export class PolicyEvaluator {
   /** `scopes` ∪ what `rule` demands of the request, or the failure of a rule that could not be decided, or a condition's refusal. */
   private applyRule(scopes: readonly string[], rule: CompiledRule | undefined, auth: AuthInfo, message: RuleRequest, context: RuleContext = CALL_CONTEXT): Gathered {
     if (rule === undefined) return scopes;
-    this.decidedBy = rule.rule;
-    this.decidedCondition = rule.condition?.source;
+    this.decidedBy = rule;
     const demanded = this.decideRule(rule, auth, message, context);
     if (demanded === UNDECIDED) return new RuleFailure(rule.path, scopes);
     if (demanded instanceof ConditionDenial) return new ConditionDenial(demanded.rule, demanded.condition, scopes, demanded.error);
@@ -378,7 +379,8 @@ export class PolicyEvaluator {
     return missing;
   }
 
-  private decide(required: Gathered, auth: AuthInfo, rule: string | undefined, condition: string | undefined): AuthorizationDecision {
+  private decide(required: Gathered, auth: AuthInfo, decidedBy: CompiledRule | undefined): AuthorizationDecision {
+    const rule = decidedBy?.rule;
     if (required instanceof ConditionDenial || required instanceof RuleFailure) {
       const denied = { allowed: false as const, requiredScopes: required.scopes, missingScopes: this.findMissing(required.scopes, auth) ?? EMPTY };
       if (required instanceof RuleFailure) return { ...denied, failedRule: required.path, ...(rule === undefined ? {} : { rule }) };
@@ -386,14 +388,15 @@ export class PolicyEvaluator {
     }
     const missing = this.findMissing(required, auth);
     if (missing !== undefined) return { allowed: false, requiredScopes: required, missingScopes: missing, ...(rule === undefined ? {} : { rule }) };
-    return this.allowed(required, rule, condition);
+    return this.allowed(required, rule, decidedBy?.condition?.source, decidedBy);
   }
 
   /**
    * The "allowed" decision requiring `required`, decided by `rule` whose `condition` held, for `server` (when the
-   * message is for one of several): shared and frozen for a static (frozen) list.
+   * message is for one of several): shared and frozen for a static (frozen) list. `key` stands for the pair of
+   * `rule` and `condition`: the compiled rule, a frozen decision carrying them, or {@link conditionKey}.
    */
-  private allowed(required: readonly string[], rule: string | undefined, condition?: string, server?: string): AuthorizationDecision {
+  private allowed(required: readonly string[], rule: string | undefined, condition: string | undefined, key: DecidingKey, server?: string): AuthorizationDecision {
     const make = (): AuthorizationDecision => ({
       allowed: true as const,
       requiredScopes: required,
@@ -407,8 +410,6 @@ export class PolicyEvaluator {
     // Server names are never empty: `""` stands for none.
     let byRule = byServer.get(server ?? '');
     if (byRule === undefined) byServer.set(server ?? '', (byRule = new Map()));
-    // A rule names one condition at most, but a policy set holds several policies: the pair is the key.
-    const key = condition === undefined ? rule : `${rule ?? ''}\n${condition}`;
     let decision = byRule.get(key);
     if (decision === undefined) byRule.set(key, (decision = Object.freeze(make())));
     return decision;
@@ -481,6 +482,17 @@ export class PolicyEvaluator {
     }
     return kept;
   }
+}
+
+/**
+ * What an allowed decision is cached under besides its scopes and server: the compiled rule that decided it, a
+ * frozen decision whose rule and condition it carries, or the text of that pair (see {@link conditionKey}).
+ */
+type DecidingKey = CompiledRule | AuthorizationDecision | string | undefined;
+
+/** A rule and its condition as one key, for a decision that is neither compiled here nor shared. */
+function conditionKey(rule: string | undefined, condition: string | undefined): string | undefined {
+  return condition === undefined ? rule : `${rule ?? ''}\n${condition}`;
 }
 
 /**

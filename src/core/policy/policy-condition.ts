@@ -112,8 +112,18 @@ export class ConditionEvaluationError extends Error {
   }
 }
 
-/** A condition that does not compile: the message names the line and column. */
-export class ConditionSyntaxError extends Error {}
+/**
+ * A condition that does not compile. `problem` says what is wrong, as words that follow "the condition"; `at` says
+ * where (`line 1, column 9`), when a place can be named. The message puts the place first: `line 1, column 9: uses …`.
+ */
+export class ConditionSyntaxError extends Error {
+  constructor(
+    readonly problem: string,
+    readonly at?: string,
+  ) {
+    super(at === undefined ? problem : `${at}: ${problem}`);
+  }
+}
 
 const ENV = celEnv();
 /** The functions of {@link ENV}, by name: whether some overload may give a boolean (or a value of any type). */
@@ -131,7 +141,7 @@ const FUNCTIONS: ConditionFunctions = (() => {
  * being a declared variable (`claims`, `scopes`, `mcp`, `server`, or a comprehension's own) and every field of
  * `mcp` existing.
  *
- * @throws ConditionSyntaxError naming the line and column of the first problem.
+ * @throws ConditionSyntaxError naming the line and column of the first problem, first.
  */
 export function compileCondition(source: string): CompiledCondition {
   // Rules often share a condition: one compiled copy each, so that lists evaluate it once per caller.
@@ -155,11 +165,11 @@ function compileNew(source: string): CompiledCondition {
     parsed = parse(source);
   } catch (error) {
     const { location, rawMessage } = error as { location?: { start?: { line?: number; column?: number } }; rawMessage?: string };
-    const at = location?.start?.line === undefined ? '' : ` at line ${location.start.line}, column ${location.start.column}`;
-    throw new ConditionSyntaxError(`is not valid CEL${at}: ${rawMessage ?? (error as Error).message}`);
+    const at = location?.start?.line === undefined ? undefined : `line ${location.start.line}, column ${location.start.column}`;
+    throw new ConditionSyntaxError(`is not valid CEL: ${rawMessage ?? (error as Error).message}`, at);
   }
   const analysis = analyzeCondition(parsed, FUNCTIONS);
-  if (analysis.problem !== undefined) throw new ConditionSyntaxError(`${analysis.problem.message} at ${lineAndColumn(source, analysis.problem.offset)}`);
+  if (analysis.problem !== undefined) throw new ConditionSyntaxError(analysis.problem.message, lineAndColumn(source, analysis.problem.offset));
   if (analysis.nodes > MAX_CONDITION_NODES) throw new ConditionSyntaxError(`has ${analysis.nodes} nodes, over the limit of ${MAX_CONDITION_NODES}`);
   if (analysis.depth > MAX_CONDITION_DEPTH) throw new ConditionSyntaxError(`nests comprehensions ${analysis.depth} deep, over the limit of ${MAX_CONDITION_DEPTH}`);
   let program: (bindings: Record<string, CelInput>) => CelResult;

@@ -158,7 +158,8 @@ function compileConditionalRule(rule: Record<string, unknown>, path: string, nam
     condition = compileCondition(rule.when);
   } catch (error) {
     if (!(error instanceof ConditionSyntaxError)) throw error;
-    return fail(whenPath, `the condition ${error.message}`);
+    // The place first, as a compiler says it: `line 1, column 9: the condition uses 'claim', …`.
+    return fail(whenPath, error.at === undefined ? `the condition ${error.problem}` : `${error.at}: the condition ${error.problem}`);
   }
   return { path, rule: name, scopes, condition };
 }

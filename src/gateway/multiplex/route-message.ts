@@ -3,7 +3,7 @@ import { RESOURCE_METHODS } from '../../core/mcp/mcp-methods.js';
 import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { pinRefusal } from '../pins/pin-hidden-target.js';
-import { unknownNameRefusal } from '../upstream/unknown-name.js';
+import { unknownNameRefusal } from '../../core/mcp/unknown-name.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
 

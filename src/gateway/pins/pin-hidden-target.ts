@@ -8,7 +8,7 @@
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { asRecord } from '../../core/wire/as-record.js';
 import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
-import { unknownNameRefusal } from '../upstream/unknown-name.js';
+import { unknownNameRefusal } from '../../core/mcp/unknown-name.js';
 import { SINGLE_UPSTREAM_PIN_NAME } from './pin-document.js';
 import type { ToolPins } from './tool-pins.js';
 

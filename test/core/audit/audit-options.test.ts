@@ -97,12 +97,15 @@ describe('redaction by JSON Pointer (RFC 6901)', () => {
   test('arguments past the byte bound are cut with a marker, after redaction', () => {
     const big = { password: 'x'.repeat(200), note: 'é'.repeat(300) };
     const recorded = recordedArguments(big, [['password']], 100);
-    assert.equal(recorded.arguments, undefined);
-    assert.ok(recorded.argumentsTruncated!.endsWith(TRUNCATED_MARKER));
-    assert.ok(Buffer.byteLength(recorded.argumentsTruncated!) <= 100 + Buffer.byteLength(TRUNCATED_MARKER));
-    assert.ok(!recorded.argumentsTruncated!.includes('xxxx'), 'the redacted value never shows');
-    assert.ok(!recorded.argumentsTruncated!.includes('\uFFFD'), 'no split character');
-    assert.deepEqual(recordedArguments({ q: 'small' }, [], 100), { arguments: { q: 'small' } });
+    assert.equal(recorded?.field, 'argumentsTruncated');
+    const truncated = recorded!.value as string;
+    assert.equal(recorded!.json, JSON.stringify(truncated), 'the JSON written is the value\'s');
+    assert.ok(truncated.endsWith(TRUNCATED_MARKER));
+    assert.ok(Buffer.byteLength(truncated) <= 100 + Buffer.byteLength(TRUNCATED_MARKER));
+    assert.ok(!truncated.includes('xxxx'), 'the redacted value never shows');
+    assert.ok(!truncated.includes('\uFFFD'), 'no split character');
+    assert.deepEqual(recordedArguments({ q: 'small' }, [], 100), { field: 'arguments', value: { q: 'small' }, json: '{"q":"small"}' });
+    assert.equal(recordedArguments(undefined, [], 100), undefined);
   });
 });
 

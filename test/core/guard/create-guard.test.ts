@@ -372,6 +372,18 @@ describe('createGuard: report', () => {
     assert.equal(calls, 1);
   });
 
+  test('with the audit trail alone, the event builds what no record reads only when it is read', () => {
+    const guard = guardWith({ audit: { to: { write: () => {} } } });
+    const required = ['mcp', 'x:admin'];
+    const event = guard.report('deny', 'scope_insufficient', 403, { httpMethod: 'POST', message: call('admin_tool'), auth: authWith(['mcp']), requiredScopes: required, detail: 'd'.repeat(600) });
+    assert.ok(event !== undefined);
+    assert.deepEqual([event.decision, event.reason, event.status, event.subject, event.name], ['deny', 'scope_insufficient', 403, 'alice', 'admin_tool']);
+    assert.deepEqual(event.requiredScopes, required);
+    assert.notEqual(event.requiredScopes, required, 'a copy, as a hook gets');
+    assert.equal(event.detail, `${'d'.repeat(512)}…`, 'bounded as for a hook');
+    assert.equal(guard.report('allow', 'allowed', 200, { httpMethod: 'POST' })?.requiredScopes, undefined);
+  });
+
   test('without a hook, report does nothing', () => {
     assert.doesNotThrow(() => guardWith().report('deny', 'token_missing', 401, { httpMethod: 'POST' }));
   });

@@ -42,15 +42,15 @@ describe('conditions: compile errors name the rule path and the column', () => {
   test('a syntax error, an undeclared name and an unknown mcp field, each at its column', () => {
     const syntax = compileError({ tools: { payments__refund: { when: 'claims.groups.exists(g, g ==' } } });
     assert.equal(syntax.setting, 'policy.tools.payments__refund.when');
-    assert.match(syntax.message, /is not valid CEL at line 1, column \d+/);
+    assert.match(syntax.message, /when: line 1, column \d+: the condition is not valid CEL: /);
     const undeclared = compileError({ tools: { x: { when: 'true && claim.sub == "a"' } } });
     assert.equal(undeclared.setting, 'policy.tools.x.when');
-    assert.match(undeclared.message, /the condition uses 'claim', which is no variable.* at line 1, column 9/);
+    assert.match(undeclared.message, /when: line 1, column 9: the condition uses 'claim', which is no variable/);
     const field = compileError({ resources: { 'crm://{tenant}/x': { when: 'mcp.parms.tenant == "a"' } } });
     assert.equal(field.setting, 'policy.resources["crm://{tenant}/x"].when');
-    assert.match(field.message, /reads mcp\.parms, a field mcp lacks.*column 4/);
+    assert.match(field.message, /line 1, column 4: the condition reads mcp\.parms, a field mcp lacks/);
     const second = compileError({ tools: { x: { when: 'true &&\n  nope' } } });
-    assert.match(second.message, /line 2, column 3/);
+    assert.match(second.message, /when: line 2, column 3: the condition uses 'nope'/);
   });
 
   test('a when that is no string, an unknown key, an empty or constant non-boolean condition, and one too long are refused', () => {
@@ -66,14 +66,14 @@ describe('conditions: compile errors name the rule path and the column', () => {
   test('a function CEL lacks and an expression that can never be a boolean are refused at load, with their column', () => {
     const unknown = compileError({ tools: { x: { when: 'claims.sub != "" && foo(claims.sub)' } } });
     assert.equal(unknown.setting, 'policy.tools.x.when');
-    assert.match(unknown.message, /calls foo\(\), which is no function of CEL's standard library.* at line 1, column 21/);
-    assert.match(compileError({ tools: { x: { when: 'claims.sub.shout() == "A"' } } }).message, /calls shout\(\).*column 11/);
+    assert.match(unknown.message, /when: line 1, column 21: the condition calls foo\(\), which is no function of CEL's standard library/);
+    assert.match(compileError({ tools: { x: { when: 'claims.sub.shout() == "A"' } } }).message, /column 11: the condition calls shout\(\)/);
     for (const when of ['1 + 2', 'size(claims.groups)', '[true]', '{"a": true}', 'claims.x ? 1 : "no"', 'scopes', 'mcp.name', 'server', 'mcp.arguments', '[1, 2].map(x, x)']) {
       const error = compileError({ tools: { x: { when } } });
       // The whole condition, from its first character.
-      assert.match(error.message, /is not a boolean and can never be one.* at line 1, column 1$/, when);
+      assert.match(error.message, /when: line 1, column 1: the condition is not a boolean and can never be one/, when);
     }
-    assert.match(compileError({ tools: { x: { when: 'claims.admin || mcp.name' } } }).message, /combines with &&, \|\| or ! a part that can never be a boolean.* column 20/);
+    assert.match(compileError({ tools: { x: { when: 'claims.admin || mcp.name' } } }).message, /column 20: the condition combines with &&, \|\| or ! a part that can never be a boolean/);
     assert.match(compileError({ tools: { x: { when: '!(1 + 2)' } } }).message, /combines with &&/);
     // What may be a boolean at run time stays allowed (and denies then if it is not one).
     for (const when of ['claims.admin', 'claims.x ? true : 2', 'dyn(claims.flag)', 'claims.groups.exists(g, g.matches("^fin"))', 'int(claims.level) > 3 && "a".size() == 1', 'has(mcp.name)', 'mcp.arguments.flag', 'scopes.map(s, s == "a").exists(b, b)', '[1].map(x, x > 0)[0]']) {
@@ -242,6 +242,21 @@ describe('conditions: lists and calls agree', () => {
     assert.deepEqual(resources.map((r) => r.uri), ['crm://acme/x']);
     const templates = tenants.filterListResult('resources/templates/list', { resourceTemplates: [{ uriTemplate: 'crm://{tenant}/x' }, { uriTemplate: 'crm://{tenant}/y' }] }, auth).resourceTemplates;
     assert.equal((templates as unknown[]).length, 2);
+  });
+
+  test('an allowed decision under a condition is shared between requests, each rule with its own', () => {
+    const policy = compilePolicy({ tools: { a: { scopes: ['x'], when: 'claims.tenant == "acme"' }, b: { scopes: ['x'], when: 'claims.tenant == "acme"' } } });
+    const auth = caller({ tenant: 'acme' }, ['x']);
+    const first = policy.authorize(call('a'), auth);
+    assert.equal(policy.authorize(call('a'), caller({ tenant: 'acme' }, ['x'])), first, 'the same frozen decision');
+    assert.ok(Object.isFrozen(first));
+    assert.deepEqual([first.rule, first.condition, policy.authorize(call('b'), auth).rule], ['tools.a', 'claims.tenant == "acme"', 'tools.b']);
+    const set = compilePolicySet({ gateway: { tools: { '*': { when: 'claims.tenant == "acme"' } } }, servers: [{ name: 'vault', policy: { tools: { open: { when: 'server == "vault"' } } } }, { name: 'notes' }] });
+    const combined = set.authorize(call('vault__open'), auth);
+    assert.equal(set.authorize(call('vault__open'), auth), combined, 'a combined decision is shared too');
+    assert.deepEqual([combined.rule, combined.condition, combined.server], ['servers.vault.tools.open', 'server == "vault"', 'vault']);
+    const gatewayOnly = set.authorize(call('notes__echo'), auth);
+    assert.deepEqual([gatewayOnly.rule, gatewayOnly.condition, gatewayOnly.server], ['tools.*', 'claims.tenant == "acme"', 'notes']);
   });
 
   test('in a policy set: server rules are named by server, and server is the server a request goes to', () => {

@@ -1,4 +1,4 @@
-import { JsonRpcErrorCode } from '../../core/wire/jsonrpc.js';
+import { JsonRpcErrorCode } from '../wire/jsonrpc.js';
 
 /**
  * The refusal of a tool or prompt the endpoint does not expose: no server of that name, a tool its server's `tools`
