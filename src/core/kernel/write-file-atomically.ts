@@ -5,9 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
-/** Names of temporary files start with this: a directory's readers skip names that start with a dot. */
+/**
+ * Names of temporary files start with this, then the name of the file they replace (`.tmp-pins.json-…`): a
+ * directory's readers skip names that start with a dot, and an operator sees which file one left by a crash was for.
+ */
 export const TEMPORARY_FILE_PREFIX = '.tmp-';
 
 /**
@@ -20,7 +23,7 @@ export const TEMPORARY_FILE_PREFIX = '.tmp-';
  */
 export async function writeFileAtomically(path: string, text: string, mode = 0o600): Promise<void> {
   const directory = dirname(path);
-  const temporary = join(directory, `${TEMPORARY_FILE_PREFIX}${randomBytes(12).toString('base64url')}`);
+  const temporary = join(directory, `${TEMPORARY_FILE_PREFIX}${basename(path).slice(0, 100)}-${randomBytes(12).toString('base64url')}`);
   try {
     const file = await open(temporary, 'wx', mode);
     try {

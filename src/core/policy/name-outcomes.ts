@@ -54,18 +54,19 @@ export function rememberNameOutcome(auth: AuthInfo, condition: CompiledCondition
 
 /**
  * The last place asked for: a list asks for the same caller, condition, method and server once per item, so the
- * chain of maps is walked once per list, not once per item.
+ * chain of maps is walked once per list, not once per item. A caller is what {@link callerKey} reads (the token's
+ * kept claims, scopes and client id); the token itself is not held.
  */
-let last: { auth: AuthInfo; extra: unknown; scopes: unknown; clientId: unknown; condition: CompiledCondition; method: string; server: string; names: Map<string, boolean | ConditionFailure> } | undefined;
+let last: { extra: unknown; scopes: unknown; clientId: unknown; condition: CompiledCondition; method: string; server: string; names: Map<string, boolean | ConditionFailure> } | undefined;
 
 /** The outcomes by name of one caller, condition, method and server; undefined for a caller never remembered. */
 function namesFor(auth: AuthInfo, condition: CompiledCondition, method: string, server: string): Map<string, boolean | ConditionFailure> | undefined {
   const l = last;
-  if (l !== undefined && l.auth === auth && l.condition === condition && l.method === method && l.server === server && l.extra === auth.extra && l.scopes === auth.scopes && l.clientId === auth.clientId) return l.names;
+  if (l !== undefined && l.extra === auth.extra && l.condition === condition && l.method === method && l.server === server && l.scopes === auth.scopes && l.clientId === auth.clientId) return l.names;
   const caller = callerKey(auth);
   if (caller === undefined) return undefined;
   const names = placeFor(caller, condition, placeOf(method, server));
-  last = { auth, extra: auth.extra, scopes: auth.scopes, clientId: auth.clientId, condition, method, server, names };
+  last = { extra: auth.extra, scopes: auth.scopes, clientId: auth.clientId, condition, method, server, names };
   return names;
 }
 

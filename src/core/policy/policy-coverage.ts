@@ -120,8 +120,13 @@ function isOpenConditionalRule(rule: ScopeRule): boolean {
 
 function classify(result: KindCoverage, name: string, rule: ScopeRule | undefined): void {
   if (rule === undefined) result.open.push(name);
-  else if ((Array.isArray(rule) && rule.length === 0) || isOpenConditionalRule(rule)) result.explicitlyOpen.push(name);
-  else result.protected.push(name);
+  else if (protects(rule)) result.protected.push(name);
+  else result.explicitlyOpen.push(name);
+}
+
+/** Whether a rule protects what it decides: not an empty list, nor an object without scopes or condition. */
+function protects(rule: ScopeRule): boolean {
+  return !((Array.isArray(rule) && rule.length === 0) || isOpenConditionalRule(rule));
 }
 
 /** A table's entries; anything but a plain object has none (the guard itself refuses such a policy). */
@@ -193,14 +198,26 @@ export function withProtectedElsewhere(coverage: PolicyCoverage, protects: (kind
 }
 
 /**
- * Whether `policy` protects the item `name` of `kind` (its own rule or `*` requires a scope, has a condition, or is a
- * function), as {@link checkPolicyCoverage} counts it.
+ * Whether `policy` protects an item (its own rule or `*` requires a scope, has a condition, or is a function), as
+ * {@link checkPolicyCoverage} counts it: its rule tables are compiled once, for every item asked about.
  *
  * @example
- * policyProtects({ tools: { '*': { when: "'staff' in claims.groups" } } }, 'tools', 'notes__add'); // true
+ * const protects = policyProtection({ tools: { '*': { when: "'staff' in claims.groups" } } });
+ * protects('tools', 'notes__add'); // true
  */
-export function policyProtects(policy: PolicyDefinition | undefined, kind: CoveredKind, name: string): boolean {
-  if (policy === undefined) return false;
-  const catalog: ServerCatalog = kind === 'resources' ? { resources: [name] } : { [kind]: [name] };
-  return checkPolicyCoverage(policy, catalog)[kind]?.protected.length === 1;
+export function policyProtection(policy: PolicyDefinition | undefined): (kind: CoveredKind, name: string) => boolean {
+  const named = { tools: new Map(ruleEntries(policy?.tools)), prompts: new Map(ruleEntries(policy?.prompts)) };
+  const resources = new Map(ruleEntries(policy?.resources));
+  const lookup = compileUriLookup([...resources.keys()].map((key) => [key, key] as const));
+  return (kind, name) => {
+    let rule: ScopeRule | undefined;
+    if (kind === 'resources') {
+      const key = lookup.find(name);
+      rule = key === undefined ? undefined : resources.get(key);
+    } else {
+      const table = named[kind];
+      rule = table.has(name) ? table.get(name) : table.get('*');
+    }
+    return rule !== undefined && protects(rule);
+  };
 }

@@ -23,11 +23,12 @@ export interface RedisPinStoreOptions {
 const MAX_STORED_PINS = 100_000;
 /** Largest pin entry read, in bytes: a kept definition and its digests. */
 const MAX_ENTRY_BYTES = MAX_KEPT_DEFINITION_BYTES + 4_096;
-/**
- * Entries asked for per HSCAN step (a hint to Redis, which may answer more or fewer): about 1 MiB of entries at their
- * largest, so that one step stays far below the pin file's bound and the command timeout.
- */
-const SCAN_COUNT = Math.max(1, Math.floor(1_048_576 / MAX_ENTRY_BYTES));
+/** Entries asked for in the first HSCAN step (a hint to Redis, which may answer more or fewer): some 3.6 MB at their largest. */
+const FIRST_SCAN_COUNT = 100;
+/** Most entries asked for in one step, however small they are. */
+const MAX_SCAN_COUNT = 1_000;
+/** Bytes a later step aims at: its count follows the size of the entries read so far, so that a step of large entries stays far below the pin file's bound and the command timeout. */
+const SCAN_STEP_BYTES = 1_048_576;
 
 /**
  * Opens the shared pin store. Resolves once connected, or after the connection timeout (the first `load` then
@@ -97,8 +98,9 @@ async function scanBounded(client: Awaited<ReturnType<typeof openRedisConnection
   const entries = new Map<string, string>();
   let bytes = 0;
   let cursor = '0';
+  let count = FIRST_SCAN_COUNT;
   do {
-    const [next, flat] = await client.hscan(hash, cursor, 'COUNT', SCAN_COUNT);
+    const [next, flat] = await client.hscan(hash, cursor, 'COUNT', count);
     cursor = next;
     for (let i = 0; i + 1 < flat.length; i += 2) {
       bytes += Buffer.byteLength(flat[i]!) + Buffer.byteLength(flat[i + 1]!);
@@ -106,6 +108,7 @@ async function scanBounded(client: Awaited<ReturnType<typeof openRedisConnection
       // HSCAN may return an entry twice while the hash changes: the last value read is kept.
       entries.set(flat[i]!, flat[i + 1]!);
     }
+    if (entries.size > 0) count = Math.min(MAX_SCAN_COUNT, Math.max(1, Math.floor(SCAN_STEP_BYTES / (bytes / entries.size))));
   } while (cursor !== '0');
   return entries;
 }

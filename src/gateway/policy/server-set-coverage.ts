@@ -1,5 +1,5 @@
 import { exposeName } from '../../core/mcp/exposed-names.js';
-import { checkPolicyCoverage, policyProtects, type CoveredKind } from '../../core/policy/policy-coverage.js';
+import { checkPolicyCoverage, policyProtection, type CoveredKind } from '../../core/policy/policy-coverage.js';
 import { warnAboutCoverage } from '../../core/policy/policy-coverage-log.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import { compileToolSelection } from '../../core/policy/tool-selection.js';
@@ -35,6 +35,7 @@ export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptio
  */
 export async function reportServerSetCoverage(options: ServerSetCoverageOptions): Promise<PolicyCoverageReport> {
   const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, only, known, ...shared } = options;
+  const gatewayProtects = options.gatewayPolicy ? policyProtection(options.gatewayPolicy) : undefined;
   const reports = await Promise.all(
     options.servers.filter((server) => only?.(server.name) ?? true).map(async (server) => {
       const credentials = options.credentials(server.name);
@@ -49,7 +50,7 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
         ...(options.gatewayPolicy?.requiredScopes?.length ? { otherRequiredScopes: options.gatewayPolicy.requiredScopes } : {}),
         policy: options.serverPolicy(server),
         // A rule of the gateway-wide policy (the exposed name's, or its `*`) protects this server's items as well.
-        ...(options.gatewayPolicy ? { protectedElsewhere: (kind: CoveredKind, name: string) => policyProtects(options.gatewayPolicy, kind, kind === 'resources' ? name : exposeName(server.name, name)) } : {}),
+        ...(gatewayProtects ? { protectedElsewhere: (kind: CoveredKind, name: string) => gatewayProtects(kind, kind === 'resources' ? name : exposeName(server.name, name)) } : {}),
         server: server.name,
         ...(credentials ? { credentials } : {}),
       });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { closestName, editDistance } from '../../../src/core/kernel/closest-name.js';
 import { GUARD_ENV_VARIABLES } from '../../../src/core/guard/load-options-from-env.js';
-import { checkPolicyCoverage, policyProtects, withProtectedElsewhere } from '../../../src/core/policy/policy-coverage.js';
+import { checkPolicyCoverage, policyProtection, withProtectedElsewhere } from '../../../src/core/policy/policy-coverage.js';
 import { describeUnknownSetting, findUnknownSettings } from '../../../src/core/kernel/unknown-settings.js';
 
 describe('checkPolicyCoverage', () => {
@@ -80,13 +80,16 @@ describe('findUnknownSettings', () => {
   });
 });
 
-it('an item another policy protects counts as protected; policyProtects decides as the coverage check does', () => {
+it('an item another policy protects counts as protected; policyProtection decides as the coverage check does', () => {
   const gateway = { tools: { '*': { when: "'staff' in claims.groups" } }, prompts: { 'notes__open_prompt': [] } };
-  assert.equal(policyProtects(gateway, 'tools', 'notes__add'), true);
-  assert.equal(policyProtects(gateway, 'prompts', 'notes__open_prompt'), false, 'an empty rule protects nothing');
-  assert.equal(policyProtects(undefined, 'tools', 'notes__add'), false);
+  const protects = policyProtection(gateway);
+  assert.equal(protects('tools', 'notes__add'), true);
+  assert.equal(protects('prompts', 'notes__open_prompt'), false, 'an empty rule protects nothing');
+  assert.equal(protects('prompts', 'notes__other'), false, 'no rule, no *: open');
+  assert.equal(policyProtection(undefined)('tools', 'notes__add'), false);
+  assert.equal(policyProtection({ resources: { 'crm://{tenant}/notes': ['crm:read'] } })('resources', 'crm://acme/notes'), true);
   const own = checkPolicyCoverage({ tools: { add: [] } }, { tools: ['add', 'echo'], prompts: ['open_prompt'] });
-  const counted = withProtectedElsewhere(own, (kind, name) => policyProtects(gateway, kind, `notes__${name}`));
+  const counted = withProtectedElsewhere(own, (kind, name) => protects(kind, `notes__${name}`));
   assert.deepEqual(counted.tools, { protected: ['echo', 'add'], open: [], explicitlyOpen: [] });
   assert.deepEqual(counted.prompts, { protected: [], open: ['open_prompt'], explicitlyOpen: [] });
   assert.equal(counted.resources, undefined);
