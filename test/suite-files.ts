@@ -7,7 +7,7 @@
 //
 // The in-process layer is every other test file that starts no program either, directly or through a test helper
 // (its servers, issuers and clients all live in the test's own process), and that measures or fakes nothing
-// process-wide (the heap, V8 flags, the clock, the environment, the lingering-connection count). Its files run a
+// process-wide (the heap, V8 flags, the clock, the environment, the console, the lingering-connection count). Its files run a
 // few processes, its shards (test/in-process-<n>.ts), each importing its files one after the other: loading the
 // gateway's modules once per shard, not once per file, saves minutes of processor time on two cores. The shards
 // take the files in turn, so that the slow ones of a folder spread out, and each stays well within the runner's
@@ -27,9 +27,9 @@ const EXAMPLES_DIR = join(TEST_DIR, '..', 'examples');
 /**
  * What a file names when its tests measure, fake or set something its whole process shares, so that another
  * file's leftovers would change what it sees, or it theirs: the heap (through V8 flags), the clock, the count of
- * lingering connections, the environment.
+ * lingering connections, the environment, the console (another file's server may still log while it listens).
  */
-const PROCESS_WIDE = [/node:v8/, /mock\.timers/, /Date\.now = /, /lingeringConnections/, /process\.env\.\w+ = /];
+const PROCESS_WIDE = [/node:v8/, /mock\.timers/, /Date\.now = /, /lingeringConnections/, /process\.env\.\w+ = /, /console\.\w+ = /];
 
 function testFilesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
