@@ -50,12 +50,15 @@ export class McpEndpoint {
   readonly #reportedRequest: (req: IncomingMessage) => DecisionRequest | undefined;
   // The audit trail, when the guard has one: told of each decision, with the caller and the message.
   readonly #audit: AuditTrail | undefined;
+  // The handler's hold before the guard decides, bound once; none, nothing is asked per request.
+  readonly #holdBeforeDecision: McpHttpHandler['holdBeforeDecision'];
 
   constructor(guard: Guard, handler: McpMessageHandler | McpHttpHandler, audit?: AuditTrail) {
     this.#guard = guard;
     this.#audit = audit;
     this.#httpHandler = isHttpHandler(handler) ? handler : undefined;
     this.#fn = this.#httpHandler === undefined ? (handler as McpMessageHandler) : undefined;
+    this.#holdBeforeDecision = this.#httpHandler?.holdBeforeDecision?.bind(this.#httpHandler);
     this.#maxBodyBytes = guard.options.maxBodyBytes;
     this.#bodyTimeoutMs = guard.options.bodyTimeoutMs;
     this.#reportedRequest = guard.options.onDecision ? decisionRequestOf : (): undefined => undefined;
@@ -103,6 +106,13 @@ export class McpEndpoint {
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
       const caller = auth;
+      // What the decision depends on may not be known yet (see `holdBeforeDecision`): waited for before deciding, so
+      // that no decision made meanwhile tells the caller more than the one made after would.
+      const held = this.#holdBeforeDecision?.(msg, res);
+      if (held !== undefined) {
+        await held;
+        if (res.writableEnded || res.destroyed) return;
+      }
       const { protocolVersion, requiredScopes, rule, condition, server } = traced
         ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorize(msg, caller, mirroredHeaders(req)))
         : pinned.authorize(msg, auth, mirroredHeaders(req));
