@@ -11,6 +11,15 @@ import type { HeadersArg } from './written-head.js';
 export interface ListAnswerMemoEntry {
   key: string;
   store: ListAnswerMemo;
+  /** A part of `key` that may change while the answer is awaited, read again when it arrives; see `FilterListResponseOptions.memo`. */
+  part?: { key(): string };
+  /** What `part.key()` returned when `key` was made. */
+  partKey?: string;
+}
+
+/** Whether `memo` still stands: its key's changing part (if any) is what it was when the key was made. */
+function standing(memo: ListAnswerMemoEntry): boolean {
+  return memo.part === undefined || memo.part.key() === memo.partKey;
 }
 
 /** What a held answer becomes: the bytes to write (one buffer, or parts written in one corked write), and whether they were rewritten. */
@@ -68,6 +77,8 @@ export class HeldJsonAnswer {
     memo: ListAnswerMemoEntry | undefined,
     rewrites: AnswerRewrites,
   ): FilteredJsonAnswer | typeof UNFILTERABLE {
+    // An answer arriving after the key's changing part moved is neither served from the memo nor kept in it.
+    if (memo !== undefined && !standing(memo)) memo = undefined;
     const prefixText = memo === undefined ? undefined : memoPrefixText(requestId);
     const prefix = prefixText === undefined ? undefined : Buffer.from(prefixText);
     const seen = memo?.store.get(memo.key);
@@ -88,7 +99,8 @@ export class HeldJsonAnswer {
     // Encoded once: the same bytes are written and, on a miss, kept (`body` is a fresh copy nothing changes).
     const filtered = filteredText === undefined ? undefined : Buffer.from(filteredText);
     const canonical = prefix !== undefined && body.length > prefix.length && body.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
-    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filteredText === undefined || filteredText.startsWith(prefixText!))) {
+    // Read again after filtering: kept only under the key it was filtered with (the filter itself may move it).
+    if (memo !== undefined && canonical && body.length <= LIST_ANSWER_MEMO_MAX_BYTES && (filteredText === undefined || filteredText.startsWith(prefixText!)) && standing(memo)) {
       remember(memo.store, memo.key, body.subarray(prefix.length), filtered?.subarray(prefix.length));
     }
     return filtered === undefined ? { out: body, changed: false } : { out: filtered, changed: true };

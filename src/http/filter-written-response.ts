@@ -38,9 +38,11 @@ export interface FilterListResponseOptions {
    * Reuse the filtered answer when the upstream's answer is byte for byte the last one seen under `key`
    * (after the canonical `{"jsonrpc":"2.0","id":<id>,"result":` prefix, so the id may differ): list answers
    * rarely change, and parsing and re-serialising a large one is most of a gateway's work. `key` must cover
-   * everything the filter depends on (see `CompiledPolicy.listFilterKey`).
+   * everything the filter depends on (see `CompiledPolicy.listFilterKey`). `part`, when given, is a part of it that
+   * may change while the answer is awaited (a handler's list filter, see `HandlerListFilter.key`), and `partKey` what
+   * it was when `key` was made: the memo is used, and the answer kept, only while `part.key()` still returns it.
    */
-  memo?: { key: string; store: ListAnswerMemo };
+  memo?: { key: string; store: ListAnswerMemo; part?: { key(): string }; partKey?: string };
   /**
    * Which answers `filter` rewrites: those of its lists mode (`answerRewrites(guard.options.lists)`). With every
    * list shown (`all`), a list answer is passed on as a tool call's is: never held, parsed or re-serialised.

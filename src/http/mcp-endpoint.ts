@@ -13,7 +13,7 @@ import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
 import { setEndpointCors } from './cors.js';
 import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './filter-written-response.js';
-import { isHttpHandler, type GuardedRequest, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
+import { isHttpHandler, type GuardedRequest, type HandlerListFilter, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
 import { decisionRequestOf } from './decision-request.js';
 import { readBody } from './read-body.js';
 import { authorizationHeader, DpopRequestOf, firstHeader, mirroredHeaders } from './request-headers.js';
@@ -50,12 +50,15 @@ export class McpEndpoint {
   readonly #reportedRequest: (req: IncomingMessage) => DecisionRequest | undefined;
   // The audit trail, when the guard has one: told of each decision, with the caller and the message.
   readonly #audit: AuditTrail | undefined;
+  // The handler's hold before the guard decides, bound once; none, nothing is asked per request.
+  readonly #holdBeforeDecision: McpHttpHandler['holdBeforeDecision'];
 
   constructor(guard: Guard, handler: McpMessageHandler | McpHttpHandler, audit?: AuditTrail) {
     this.#guard = guard;
     this.#audit = audit;
     this.#httpHandler = isHttpHandler(handler) ? handler : undefined;
     this.#fn = this.#httpHandler === undefined ? (handler as McpMessageHandler) : undefined;
+    this.#holdBeforeDecision = this.#httpHandler?.holdBeforeDecision?.bind(this.#httpHandler);
     this.#maxBodyBytes = guard.options.maxBodyBytes;
     this.#bodyTimeoutMs = guard.options.bodyTimeoutMs;
     this.#reportedRequest = guard.options.onDecision ? decisionRequestOf : (): undefined => undefined;
@@ -103,6 +106,13 @@ export class McpEndpoint {
       if (!parsed.ok) throw parsed.error;
       const msg = parsed.message;
       const caller = auth;
+      // What the decision depends on may not be known yet (see `holdBeforeDecision`): waited for before deciding, so
+      // that no decision made meanwhile tells the caller more than the one made after would.
+      const held = this.#holdBeforeDecision?.(msg, res);
+      if (held !== undefined) {
+        await held;
+        if (res.writableEnded || res.destroyed) return;
+      }
       const { protocolVersion, requiredScopes, rule, condition, server } = traced
         ? traceStep(traced, 'mcp_guard.authorize', () => pinned.authorize(msg, caller, mirroredHeaders(req)))
         : pinned.authorize(msg, auth, mirroredHeaders(req));
@@ -128,9 +138,8 @@ export class McpEndpoint {
       const rewrites = this.#rewrites;
       const own = httpHandler.listFilter;
       const policyKey = rewrites.isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
-      const key = policyKey === undefined || own === undefined ? policyKey : `${policyKey}\n${own.key()}`;
       const filter = own ? (response: JsonRpcMessage) => pinned.filterResponse(msg, own.filter(response), caller, protocolVersion) : (response: JsonRpcMessage) => pinned.filterResponse(msg, response, caller, protocolVersion);
-      filterListResponse(res, msg, filter, key === undefined ? this.#plainFilterOptions : { memo: { key, store: this.#listMemoFor(pinned.policy) }, rewrites });
+      filterListResponse(res, msg, filter, policyKey === undefined ? this.#plainFilterOptions : { memo: this.#memoEntry(pinned.policy, policyKey, own), rewrites });
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
       this.deny(pinned, req, res, error, id, message, auth, traced);
@@ -225,6 +234,18 @@ export class McpEndpoint {
     return traced
       ? traceStep(traced, 'mcp_guard.handle', () => handler.handle(req as GuardedRequest, res, context))
       : handler.handle(req as GuardedRequest, res, context);
+  }
+
+  /**
+   * Where a filtered list answer is looked up and kept: under the policy's key, with the handler's own filter key
+   * when it has one. That one may change while the answer is awaited (the gateway's pins): it is read again when the
+   * answer arrives, and the answer kept only under the key it was filtered with.
+   */
+  #memoEntry(policy: CompiledPolicy, policyKey: string, own: HandlerListFilter | undefined): NonNullable<FilterListResponseOptions['memo']> {
+    const store = this.#listMemoFor(policy);
+    if (own === undefined) return { key: policyKey, store };
+    const partKey = own.key();
+    return { key: `${policyKey}\n${partKey}`, store, part: own, partKey };
   }
 
   #listMemoFor(policy: CompiledPolicy): ListAnswerMemo {

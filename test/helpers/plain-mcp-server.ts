@@ -41,6 +41,11 @@ export interface PlainMcpServerOptions {
   readonly resources?: readonly string[];
   /** How long each `tools/list` answer waits, in milliseconds, asked on each list (a slow listing). Default 0. */
   readonly listDelayMs?: () => number;
+  /**
+   * Asked on each `tools/list`: a promise the answer waits for (a listing held until a test lets it go), `'fail'` to
+   * answer HTTP 500 at once (a listing that fails), or undefined to answer as usual. Default: undefined.
+   */
+  readonly listGate?: () => Promise<void> | 'fail' | undefined;
 }
 
 /** Starts the plain server on 127.0.0.1 with a free port. */
@@ -69,8 +74,11 @@ export async function startPlainMcpServer(options: PlainMcpServerOptions = {}): 
       const result = resultOf(message.method, message.params ?? {}, () => void calls++, tools, options.resources);
       const answer = result ? { jsonrpc: '2.0', id: message.id, result } : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
       const delayMs = message.method === 'tools/list' ? (options.listDelayMs?.() ?? 0) : 0;
+      const gate = message.method === 'tools/list' ? options.listGate?.() : undefined;
       const write = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      if (delayMs > 0) setTimeout(write, delayMs);
+      if (gate === 'fail') res.writeHead(500, { 'content-type': 'text/plain' }).end('listing failed');
+      else if (gate !== undefined) void gate.then(write);
+      else if (delayMs > 0) setTimeout(write, delayMs);
       else write();
     });
   });

@@ -2,8 +2,9 @@
  * The one rule by which the pins refuse a call, and the answer it gets: a tool the pins hide (see
  * `ToolPins.refuses`) answers exactly as one that does not exist (HTTP 200, JSON-RPC -32602), whatever its rule
  * says, so that neither a condition's 403 nor a missing scope's tells a caller it is there. The guard asks it before
- * its policy decides (`hiddenTarget`); the server set's router and the single upstream ask it again, as the pins
- * may have changed since.
+ * its policy decides (`hiddenTarget`), once the server's start-up comparison has ended (in `enforce` a call waits
+ * for it before the guard decides: see await-startup-comparison.ts); the server set's router and the single upstream
+ * ask it again, as the pins may have changed since.
  */
 import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { asRecord } from '../../core/wire/as-record.js';

@@ -18,14 +18,20 @@ export class StartupComparisons {
   /** Servers whose start-up comparison has ended: it is begun once per server and process. */
   private readonly ended = new Set<string>();
 
-  /** Marks the comparison of each of `servers` as begun, unless it has begun or ended already. */
-  begin(servers: Iterable<string>): void {
+  /**
+   * Marks the comparison of each of `servers` as begun, unless it has begun or ended already. Returns the servers
+   * whose comparison this call began: the listing that began one ends it (see {@link end}), and no other may.
+   */
+  begin(servers: Iterable<string>): string[] {
+    const begun: string[] = [];
     for (const server of servers) {
       if (this.ended.has(server) || this.pending.has(server)) continue;
       let end!: () => void;
       const done = new Promise<void>((resolve) => (end = resolve));
       this.pending.set(server, { done, end });
+      begun.push(server);
     }
+    return begun;
   }
 
   /** Ends the comparison of `server` (its listing compared, or failed): calls waiting for it go on. */
@@ -37,9 +43,14 @@ export class StartupComparisons {
     pending.end();
   }
 
-  /** Ends every comparison still in progress (the start-up listing settled, or the gateway stops). */
+  /** Ends every comparison still in progress (the gateway stops). */
   endAll(): void {
     for (const server of [...this.pending.keys()]) this.end(server);
+  }
+
+  /** Whether no comparison is in progress: what waits for them has nothing more to ask. */
+  get idle(): boolean {
+    return this.pending.size === 0;
   }
 
   /** Whether the comparison of `server` is in progress. */
@@ -53,18 +64,26 @@ export class StartupComparisons {
   }
 
   /**
-   * Waits until the comparison of every server in `servers` has ended, at most `timeoutMs` milliseconds. Resolves
-   * to the servers still in progress then (empty when none).
+   * Waits until the comparison of every server in `servers` has ended, at most `timeoutMs` milliseconds, and no
+   * longer than `signal` stays unaborted (the client left: nothing is kept for it). Resolves to the servers still in
+   * progress then (empty when none).
    */
-  async wait(servers: readonly string[], timeoutMs: number): Promise<string[]> {
+  async wait(servers: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<string[]> {
     const waiting = servers.map((server) => this.pending.get(server)?.done).filter((done) => done !== undefined);
-    if (waiting.length === 0) return [];
+    if (waiting.length === 0 || signal?.aborted) return servers.filter((server) => this.pending.has(server));
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => {
+      stop = () => resolve();
+      timer = setTimeout(stop, timeoutMs);
+      signal?.addEventListener('abort', stop, { once: true });
+    });
     try {
-      await Promise.race([Promise.all(waiting), timeout]);
+      await Promise.race([Promise.all(waiting), stopped]);
     } finally {
+      // Neither the timer nor the signal's listener outlives the wait.
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
     }
     return servers.filter((server) => this.pending.has(server));
   }

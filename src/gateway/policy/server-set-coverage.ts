@@ -21,6 +21,8 @@ export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptio
   readonly credentials: (server: string) => UpstreamCredentials | undefined;
   /** Told of each server listed: the server set learns which resources it holds. */
   readonly onListed?: (server: string, catalog: UpstreamCatalog) => void;
+  /** Told of each server whose listing has settled, listed or not (after `onListed`): what waited for it goes on. */
+  readonly onSettled?: (server: string) => void;
   /** Which servers to list. Default: all (a retry after some could not be listed asks only those). */
   readonly only?: (server: string) => boolean;
   /** What servers not listed this time listed before: the gateway-wide policy is compared with every server's. */
@@ -34,7 +36,7 @@ export interface ServerSetCoverageOptions extends Omit<PolicyCoverageReportOptio
  * be listed are reported as skipped, as a single upstream is; the report is `skipped` while any server is.
  */
 export async function reportServerSetCoverage(options: ServerSetCoverageOptions): Promise<PolicyCoverageReport> {
-  const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, only, known, ...shared } = options;
+  const { servers: _servers, gatewayPolicy: _gatewayPolicy, serverPolicy: _serverPolicy, credentials: _credentials, onListed: _onListed, onSettled: _onSettled, only, known, ...shared } = options;
   const gatewayProtects = options.gatewayPolicy ? policyProtection(options.gatewayPolicy) : undefined;
   const reports = await Promise.all(
     options.servers.filter((server) => only?.(server.name) ?? true).map(async (server) => {
@@ -55,6 +57,8 @@ export async function reportServerSetCoverage(options: ServerSetCoverageOptions)
         ...(credentials ? { credentials } : {}),
       });
       if ('catalog' in report) options.onListed?.(server.name, report.catalog);
+      // Each server's as soon as it settles (reportPolicyCoverage never throws), not once the slowest has.
+      options.onSettled?.(server.name);
       return [server, report] as const;
     }),
   );

@@ -188,13 +188,19 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // changed tool is refused from this listing on, not from the first client's list.
     const shared = { issuers: guard.options.issuers, log, warn, childLog: parts.childLog, signal: listings.signal, stdioStarts, ...(pins ? { limits: { keepToolDefinitions: true } } : {}) };
     const set = parts.serverSet;
-    // In enforce, the first listing of each server holds calls to its tools until it is compared with the pins.
-    if (pins?.mode === 'enforce') pins.startup.begin(config.servers?.map((server) => server.name) ?? [SINGLE_UPSTREAM_PIN_NAME]);
+    // In enforce, the first listing of each server holds calls to its tools until it is compared with the pins; the
+    // listing that began a server's comparison ends it as soon as that server's listing settles, listed or not.
+    const begun = new Set(pins?.mode === 'enforce' ? pins.startup.begin(config.servers?.map((server) => server.name) ?? [SINGLE_UPSTREAM_PIN_NAME]) : []);
+    const settled = (server: string): void => {
+      if (begun.delete(server)) pins!.startup.end(server);
+    };
+    // Whatever happened to a listing, a comparison it began never outlives it.
+    const settledAll = (): void => [...begun].forEach(settled);
     if (config.servers && set) {
       // A retry (no new policy) lists only the servers not listed yet; a reload lists every server again.
       const retry = policyGiven === undefined;
       return listings.track(
-        endStartupComparisons(pins, reportServerSetCoverage({
+        reportServerSetCoverage({
           ...shared,
           ...(retry ? { only: (server: string) => !listedServers.has(server), known: listedServers } : {}),
           servers: config.servers,
@@ -207,13 +213,26 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
             set.learnResources(server, catalog);
             const tools = config.servers!.find((entry) => entry.name === server)?.tools;
             if (pins) observeCatalog(pins, server, catalog, compileToolSelection(tools, `servers.${server}.tools`));
+            // Compared, whichever listing began the comparison.
             pins?.startup.end(server);
           },
-        })),
+          onSettled: settled,
+        }).finally(settledAll),
       );
     }
     const single = reportPolicyCoverage({ ...shared, config, policy, ...(upstreamCredentials ? { credentials: upstreamCredentials } : {}) });
-    return listings.track(pins ? endStartupComparisons(pins, single.then((report) => ('catalog' in report && observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog), report))) : single);
+    if (!pins) return listings.track(single);
+    return listings.track(
+      single
+        .then((report) => {
+          if ('catalog' in report) {
+            observeCatalog(pins, SINGLE_UPSTREAM_PIN_NAME, report.catalog);
+            pins.startup.end(SINGLE_UPSTREAM_PIN_NAME);
+          }
+          return report;
+        })
+        .finally(settledAll),
+    );
   };
   const reload = createPolicyReloader({
     guard,
@@ -232,11 +251,6 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return pins ? pins.reload(trigger).then(() => reload(trigger)) : reload(trigger);
   };
   return { url, resource: guard.resource, server: http.server, proxy, guard, pipeline, reportPolicyCoverage: reportCoverage, reloadPolicy, ...(parts.metricsListener ? { metricsUrl: parts.metricsListener.url } : {}), shutdown };
-}
-
-/** `report`, ending the start-up comparisons still in progress once it settles (a server not listed included). */
-function endStartupComparisons(pins: ToolPins | undefined, report: Promise<PolicyCoverageReport>): Promise<PolicyCoverageReport> {
-  return pins ? report.finally(() => pins.startup.endAll()) : report;
 }
 
 /** Writes an event object (its `event`, then its other fields) as one log line, with its time. */
