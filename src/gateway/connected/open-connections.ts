@@ -50,7 +50,26 @@ export async function openConnectionStore(
       ? { kind: 'directory', directory: config.store.directory, setting: 'MCP_AUTH_TOKEN_STORE' }
       : { kind: 'redis', url: redis!.url, keyPrefix: `${redis!.keyPrefix ?? `mcp-guard:${resource}:`}tokens:`, ...(onWarning ? { onWarning } : {}) },
   );
-  return { store, sealer: createRecordSealer(config.storeKeys) };
+  const sealer = createRecordSealer(config.storeKeys);
+  await warmUp(store, sealer);
+  return { store, sealer };
+}
+
+/** The store key the start-up warm-up reads, which no record has. */
+const WARM_UP_KEY = 'warm-up:start';
+
+/**
+ * Runs once at start-up what the first request of a user would otherwise run cold (the AES-GCM key's import, jose's
+ * JWE code, the store's read path): the first request after a restart then costs what the next ones do. A failure
+ * is left for the first request to meet and report.
+ */
+async function warmUp(store: TokenStore, sealer: RecordSealer): Promise<void> {
+  try {
+    await sealer.open(WARM_UP_KEY, await sealer.seal(WARM_UP_KEY, {}, 60_000));
+    await store.get(WARM_UP_KEY);
+  } catch {
+    // Nothing to do: see above.
+  }
 }
 
 /** Every upstream in connected mode of `config`: the single upstream (`""`) and the configuration file's servers. */
