@@ -6,84 +6,20 @@
 // session; and after the upstream forgot its sessions, the gateway opens a new one once, without the client noticing.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
 import { postMcp, send, type HttpAnswer } from '../../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
-import { readJsonBody } from '../../helpers/read-json-body.js';
 import { PageBrowser } from './pages/page-browser.js';
+import { startSessionUpstream, type SessionUpstream } from './session-upstream.js';
 
 const VERSION = '2025-11-25';
-
-/** One request the upstream received. */
-interface Received {
-  readonly httpMethod: string;
-  readonly method: string | undefined;
-  readonly sessionId: string | undefined;
-  readonly authorization: string | undefined;
-  /** What the upstream answered. */
-  status: number;
-}
-
-/** An MCP server over Streamable HTTP with sessions of its own, no other state, and a log of what it received. */
-async function startSessionUpstream() {
-  const sessions = new Set<string>();
-  const issued: string[] = [];
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    void readJsonBody(req).then((message) => {
-      const sessionId = typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined;
-      const entry: Received = { httpMethod: req.method ?? '', method: message?.method, sessionId, authorization: req.headers.authorization, status: 0 };
-      received.push(entry);
-      const answer = (status: number, body?: object, headers: Record<string, string> = {}) => {
-        entry.status = status;
-        res.writeHead(status, body ? { 'content-type': 'application/json', ...headers } : headers).end(body ? JSON.stringify(body) : undefined);
-      };
-      if (!req.headers.authorization?.startsWith('Bearer ')) return answer(401, undefined, { 'www-authenticate': 'Bearer' });
-      if (req.method === 'POST' && message?.method === 'initialize' && sessionId === undefined) {
-        const id = `upstream-${randomBytes(12).toString('hex')}`;
-        sessions.add(id);
-        issued.push(id);
-        const result = { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'sessions', version: '1.0.0' } };
-        return answer(200, { jsonrpc: '2.0', id: message.id, result }, { 'mcp-session-id': id });
-      }
-      if (sessionId === undefined) return answer(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no session id' } });
-      if (!sessions.has(sessionId)) return answer(404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
-      if (req.method === 'DELETE') {
-        sessions.delete(sessionId);
-        return answer(200);
-      }
-      if (req.method !== 'POST') return answer(405, undefined, { allow: 'POST, DELETE' });
-      if (message?.id === undefined) return answer(202);
-      const result =
-        message.method === 'tools/list'
-          ? { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] }
-          : message.method === 'tools/call'
-            ? { content: [{ type: 'text', text: `echo: ${String(message.params?.arguments?.text)}` }] }
-            : {};
-      return answer(200, { jsonrpc: '2.0', id: message.id, result }, { 'mcp-session-id': sessionId });
-    });
-  });
-  const origin = await listenOnLoopback(server);
-  return {
-    url: `${origin}/mcp`,
-    issued,
-    received,
-    sessions,
-    /** Forgets every session, as a restarted process would. */
-    restart: () => sessions.clear(),
-    close: () => closeServer(server),
-  };
-}
-
 
 for (const sealed of [false, true]) {
   describe(`connected accounts: an upstream with sessions of its own (${sealed ? 'sealed session ids' : 'session ids held by the gateway'})`, { timeout: 60_000 }, () => {
     let parts: ConnectedAccountsParts;
-    let upstream: Awaited<ReturnType<typeof startSessionUpstream>>;
+    let upstream: SessionUpstream;
     let gateway: RunningGateway | undefined;
     let token = '';
     let clientId = '';
@@ -197,6 +133,7 @@ for (const sealed of [false, true]) {
       assert.equal(upstream.received.at(-1)!.httpMethod, 'DELETE');
       assert.equal(upstream.received.at(-1)!.sessionId, current);
       assert.equal(upstream.sessions.has(current), false, 'the upstream session ended');
+      assert.equal(upstream.received.filter((entry) => entry.httpMethod === 'DELETE').length, 1, 'the client\'s DELETE alone: the gateway sends none of its own');
       const after = await request('tools/list');
       assert.equal(after.status, 404, after.text);
       assert.equal(upstream.issued.length, 3, 'no session opened for an ended one');
