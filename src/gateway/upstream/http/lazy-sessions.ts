@@ -14,6 +14,7 @@ import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
+import type { UpstreamSessionToEnd } from './upstream-session-ends.js';
 
 /** Prefix of the ids of sessions opened by the gateway, so that they are told from the upstream's at a glance. */
 const LAZY_PREFIX = 'mcpg-lazy-';
@@ -21,6 +22,11 @@ const LAZY_PREFIX = 'mcpg-lazy-';
 /** One session the gateway opened: the client's `initialize`, and the upstream's session once opened. */
 export interface LazySession {
   readonly initialize: JsonRpcRequest;
+  /**
+   * Its caller, without the token: whose credentials end the upstream's session when the gateway forgets this one.
+   * The token itself is not kept (the credentials key on the verified identity).
+   */
+  readonly caller: AuthInfo;
   /** The upstream's id, once its session is open; `''` when the upstream keeps no sessions. */
   upstreamId?: string;
   /** The opening in progress, shared by concurrent requests. */
@@ -54,6 +60,18 @@ export interface LazySessionBounds {
   readonly idleTimeoutMs: number;
   /** Clock, in milliseconds. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /**
+   * Called when the gateway forgets a session (idle expiry, eviction at a bound) whose upstream session it opened,
+   * with what ends that one, once no request of the session is in progress any more. Not called for a session the
+   * client ended itself (its DELETE is forwarded), nor for an upstream that keeps no sessions. Default none: the
+   * upstream expires its sessions itself.
+   */
+  readonly onUpstreamForgotten?: ((session: UpstreamSessionToEnd) => void) | undefined;
+}
+
+/** How often idle sessions are swept, in milliseconds: a quarter of the idle timeout, within 50 ms and a minute. */
+function sweepIntervalMs(idleTimeoutMs: number): number {
+  return Math.max(50, Math.min(60_000, Math.floor(idleTimeoutMs / 4)));
 }
 
 /**
@@ -61,7 +79,9 @@ export interface LazySessionBounds {
  * (`createSessionRegistry`) with the bounds of the gateway's other sessions: each bound to its caller, at most
  * `maxSessionsPerCaller` per caller and `maxSessions` in all (past either the least recently used is forgotten,
  * sessions with no request in progress first), and one with no request in progress and no use for `idleTimeoutMs`
- * expires. A forgotten one is unknown: its client's next request gets 404, and the client starts a new session.
+ * expires (swept every quarter of the idle timeout, so that the upstream's session is ended soon after). A forgotten
+ * one is unknown: its client's next request gets 404, and the client starts a new session; the upstream's session
+ * opened for it is handed to `onUpstreamForgotten`.
  */
 export class LazySessions {
   private readonly registry: SessionRegistry<LazySession>;
@@ -70,14 +90,26 @@ export class LazySessions {
    * one was; {@link lazyInitializeResult} answers with it. One small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
+  /** Requests in progress and whether the registry forgot it, per session: what ends the upstream's session waits for. */
+  private readonly states = new WeakMap<LazySession, { holds: number; forgotten: boolean }>();
+  private readonly sweepTimer: NodeJS.Timeout | undefined;
 
-  constructor(bounds: LazySessionBounds) {
+  constructor(private readonly bounds: LazySessionBounds) {
     this.registry = createSessionRegistry<LazySession>({
       maxSessions: bounds.maxSessions,
       maxSessionsPerCaller: bounds.maxSessionsPerCaller,
       idleTimeoutMs: bounds.idleTimeoutMs,
       ...(bounds.now ? { now: bounds.now } : {}),
+      onForget: (session) => this.forgotten(session.value),
     });
+    // Without the sweep an idle session would be found expired only when looked up or when another is bound, and the
+    // upstream's session would be ended that late. Unreferenced: it never keeps the process alive.
+    if (bounds.idleTimeoutMs > 0 && bounds.onUpstreamForgotten) this.sweepTimer = setInterval(() => this.registry.sweep(), sweepIntervalMs(bounds.idleTimeoutMs)).unref();
+  }
+
+  /** Stops the sweep (shutdown). Sessions are kept, and forgetting one afterwards still hands it over. */
+  close(): void {
+    clearInterval(this.sweepTimer);
   }
 
   /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
@@ -91,7 +123,7 @@ export class LazySessions {
    */
   create(initialize: JsonRpcRequest, auth: AuthInfo): string {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    this.registry.bind(id, auth, { initialize });
+    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } });
     return id;
   }
 
@@ -106,12 +138,19 @@ export class LazySessions {
    * expire, nor is it evicted before idle ones, meanwhile, and its end counts as use.
    */
   hold<T>(session: BoundSession<LazySession>, done: Promise<T>): Promise<T> {
+    const state = this.stateOf(session.value);
+    state.holds++;
     session.acquire();
-    return done.finally(() => session.release());
+    return done.finally(() => {
+      session.release();
+      // Evicted while in use (every session was): the upstream's session served this request to its end.
+      if (--state.holds === 0 && state.forgotten) this.endUpstream(session.value);
+    });
   }
 
+  /** Forgets a session its client ended (its DELETE goes to the upstream itself): nothing more is sent for it. */
   forget(id: string): void {
-    this.registry.forget(id);
+    this.registry.forget(id, false);
   }
 
   /**
@@ -140,6 +179,27 @@ export class LazySessions {
       },
     );
     return session.opening;
+  }
+
+  private stateOf(session: LazySession): { holds: number; forgotten: boolean } {
+    let state = this.states.get(session);
+    if (!state) this.states.set(session, (state = { holds: 0, forgotten: false }));
+    return state;
+  }
+
+  /** The registry forgot `session` (expired, evicted): its upstream session is ended once no request uses it. */
+  private forgotten(session: LazySession): void {
+    const state = this.stateOf(session);
+    state.forgotten = true;
+    if (state.holds === 0) this.endUpstream(session);
+  }
+
+  private endUpstream(session: LazySession): void {
+    const upstreamId = session.upstreamId;
+    // `''`: the upstream keeps no sessions. Cleared first, so that nothing ends the same session twice.
+    if (upstreamId === undefined || upstreamId === '' || !this.bounds.onUpstreamForgotten) return;
+    session.upstreamId = undefined;
+    this.bounds.onUpstreamForgotten({ upstreamId, protocolVersion: negotiatedSessionVersion(session.initialize.params?.protocolVersion), caller: session.caller });
   }
 
   /**

@@ -31,6 +31,7 @@ import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
 import { isSessionInitialize, LazyForwarding } from './lazy-forwarding.js';
 import { LazySessions, type LazySessionBounds } from './lazy-sessions.js';
+import { UpstreamSessionEnds } from './upstream-session-ends.js';
 
 
 /** Options of {@link createUpstreamProxy}. */
@@ -125,6 +126,9 @@ class HttpUpstreamForwarder {
   private readonly pendingIds: PendingRequestIds = createPendingRequestIds();
   /** With credentials the caller acts for: sessions the gateway opened before the upstream's. */
   private readonly lazy: LazyForwarding | undefined;
+  /** Their store, and what ends the upstream's sessions opened for those the gateway forgets. */
+  private readonly lazySessions: LazySessions | undefined;
+  private readonly sessionEnds: UpstreamSessionEnds | undefined;
 
   constructor(
     readonly settings: HttpUpstreamSettings,
@@ -133,10 +137,18 @@ class HttpUpstreamForwarder {
     serverInfo: { readonly name: string; readonly version: string } | undefined,
   ) {
     const credentials = settings.credentials;
-    this.lazy =
-      credentials?.flow && serverInfo
-        ? new LazyForwarding(settings, credentials, credentials.flow, new LazySessions(lazyBounds), serverInfo, onSessionRefused)
-        : undefined;
+    if (credentials?.flow && serverInfo) {
+      const ends = (this.sessionEnds = new UpstreamSessionEnds(settings, credentials));
+      this.lazySessions = new LazySessions({ ...lazyBounds, onUpstreamForgotten: (session) => ends.end(session) });
+      this.lazy = new LazyForwarding(settings, credentials, credentials.flow, this.lazySessions, serverInfo, onSessionRefused);
+    }
+  }
+
+  /** Shutdown: nothing more is forwarded, swept or ended at the upstream. */
+  close(): void {
+    this.closed = true;
+    this.lazySessions?.close();
+    this.sessionEnds?.close();
   }
 
   forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
@@ -286,7 +298,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
       for (const exchange of exchanges.toArray()) if (which === 'all' || exchange.isGet) exchange.end();
     },
     close() {
-      forwarder.closed = true;
+      forwarder.close();
       for (const exchange of exchanges.toArray()) exchange.end();
       sessions.clear();
       if (ownDispatcher) void settings.dispatcher.destroy().catch(() => undefined);
