@@ -67,7 +67,8 @@ export class LazySessions {
   private readonly registry: SessionRegistry<LazySession>;
   /**
    * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
-   * one was; {@link lazyInitializeResult} answers with it. One small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
+   * one was; {@link lazyInitializeResult} answers with it, or with the credentials' kept profile until then. One
+   * small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
 
@@ -129,7 +130,11 @@ export class LazySessions {
       return { id, authorization: value, profile };
     })().then(
       ({ id, authorization: value, profile }) => {
-        if (profile !== undefined) this.profile = profile;
+        if (profile !== undefined) {
+          this.profile = profile;
+          // Kept for a restart and for other replicas; written only when it differs from the kept one.
+          void credentials.profile?.learnt(profile);
+        }
         session.upstreamId = id;
         session.opening = undefined;
         return { id, authorization: value };
