@@ -19,6 +19,7 @@ import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/conn
 import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
 import { clearStepUpScope, writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import { keptUpstreamProfile } from './kept-upstream-profile.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
 import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.js';
@@ -179,13 +180,16 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   });
   const createTicket = async (user: UserRef, server: string, scope: string | undefined): Promise<URL> =>
     new URL(`/connect/${await createConnectTicket(store, sealer, { user, server, ...(scope !== undefined ? { scope } : {}) })}`, origin);
+  // Each upstream's kept profile, read now: a user's first `initialize` after a restart is answered with it at once.
+  const profiles = new Map(options.upstreams.map(({ server }) => [server, keptUpstreamProfile({ store, sealer, server })]));
+  await Promise.all([...profiles.values()].map((kept) => kept.read()));
   const built = new Map<string, UpstreamCredentials>();
   return {
     credentials(server) {
       authorizationOf(server);
       let credentials = built.get(server);
       if (!credentials) {
-        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer });
+        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer, profile: profiles.get(server)! });
         built.set(server, credentials);
       }
       return credentials;

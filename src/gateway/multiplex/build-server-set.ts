@@ -97,6 +97,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
       ...(server.listReuseMs !== undefined ? { listReuseMs: server.listReuseMs } : {}),
+      ...(credentials.get(server.name)?.profile ? { kept: credentials.get(server.name)!.profile! } : {}),
     })),
     ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),
     maxSessions: parts.sessionLimits?.maxSessions ?? DEFAULT_MAX_SESSIONS,

@@ -4,7 +4,7 @@ import { createSessionRegistry, type BoundSession, type SessionRegistry } from '
 import type { SealedSessionRefusalReason, SessionSealer } from '../../core/session/session-seal.js';
 import { JsonRpcErrorCode, type JsonRpcErrorObject, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import { callMember, ownRequestId } from './member-call.js';
-import { profileOf, type SetMember } from './set-member.js';
+import { learnProfile, profileOf, type SetMember } from './set-member.js';
 
 /** One server's session within a client's session: its own id (none for a server without sessions) and revision. */
 export interface MemberSession {
@@ -229,7 +229,7 @@ export class CompositeSessions {
     const refused = answer.status === 200 && answer.response && 'error' in answer.response ? answer.response.error : undefined;
     if (refused?.code === JsonRpcErrorCode.UrlElicitationRequired) return { failed: true, status: 200, refusal: refused, ...(answer.byGateway ? { byGateway: true } : {}) };
     if (answer.status !== 200 || profile === undefined) return { failed: true, status: answer.status === 200 ? 502 : answer.status };
-    member.profile = profile;
+    learnProfile(member, profile);
     const opened: MemberSession = { id: answer.sessionId, protocolVersion: profile.protocolVersion };
     const within = { ...base, protocolVersion: opened.protocolVersion, ...(opened.id !== undefined ? { sessionId: opened.id } : {}) };
     await callMember(member.upstream, { ...within, message: { jsonrpc: '2.0', method: 'notifications/initialized' } });

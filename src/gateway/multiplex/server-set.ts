@@ -27,7 +27,8 @@ import { MergedStream } from './merged-stream.js';
 import { EventIdVector } from './relabelled-events.js';
 import { routeMessage, type MessageRoute } from './route-message.js';
 import { readRequestId } from './server-request-ids.js';
-import { profileOf, type SetMember } from './set-member.js';
+import { profileOf, recallProfiles, type SetMember } from './set-member.js';
+import type { KeptProfiles } from '../upstream-auth/kept-profile.js';
 import type { ToolPins } from '../pins/tool-pins.js';
 
 /** One server of {@link createServerSet}. */
@@ -43,6 +44,8 @@ export interface ServerSetEntry {
    * (at most five minutes). Default: only pages it marks `cacheScope: "public"` (2026-07-28).
    */
   readonly listReuseMs?: number;
+  /** In connected mode: its kept profile (the credentials' `profile`). Default none. */
+  readonly kept?: KeptProfiles;
 }
 
 /** Options of {@link createServerSet}. */
@@ -127,6 +130,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     listTimeoutMs: server.listTimeoutMs ?? listTimeoutMs,
     ...(server.listReuseMs !== undefined ? { listReuseMs: Math.min(server.listReuseMs, MAX_PAGE_REUSE_MS) } : {}),
     profile: undefined,
+    ...(server.kept ? { kept: server.kept } : {}),
   }));
   const router = new ServerSetRouter(members, options, listTimeoutMs);
   return {
@@ -348,7 +352,8 @@ class ServerSetRouter {
       writeSessionRefusal(res, message.id, opened);
       return;
     }
-    const unknown = reachable.filter((m) => m.profile === undefined);
+    await recallProfiles(reachable);
+    const unknown = reachable.filter((m) => m.profile === undefined || m.profile === m.recalled);
     if (unknown.length > 0) {
       const found = await this.sessions.find(opened, context.auth);
       if ('session' in found) {
@@ -368,6 +373,7 @@ class ServerSetRouter {
     }
     if (method === 'server/discover') {
       const reachable = this.reachable(context.auth);
+      await recallProfiles(reachable);
       await this.discoverUnknown(reachable, context, (message as JsonRpcRequest).params);
       writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(reachable, this.options.info) });
       return;

@@ -1,3 +1,4 @@
+import type { KeptProfiles } from '../upstream-auth/kept-profile.js';
 import type { ToolPins } from '../pins/tool-pins.js';
 import type { Upstream } from '../upstream/upstream.js';
 
@@ -30,6 +31,13 @@ export interface SetMember {
   readonly listReuseMs?: number;
   /** Its profile once known. */
   profile: ServerProfile | undefined;
+  /** In connected mode: its kept profile (capabilities and revision), across restarts and replicas. */
+  readonly kept?: KeptProfiles;
+  /**
+   * The kept profile, while it is {@link profile}: the server is then still opened with a session, as one whose
+   * profile is unknown, so that a user who has connected it gets its instructions too.
+   */
+  recalled?: ServerProfile;
   /** When it was last asked `server/discover` without giving its revisions (ms since the epoch), so it is not asked on every request. */
   discoverAskedAt?: number;
 }
@@ -45,4 +53,26 @@ export function profileOf(result: unknown): ServerProfile | undefined {
     ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}),
     ...(Array.isArray(supportedVersions) ? { supportedVersions: supportedVersions.filter((v): v is string => typeof v === 'string') } : {}),
   };
+}
+
+/**
+ * Takes the kept profile of each server in connected mode whose profile is not known in this process (a restart,
+ * another replica), so that the capabilities answered to a user who has not connected it are its own.
+ */
+export async function recallProfiles(members: readonly SetMember[]): Promise<void> {
+  await Promise.all(
+    members
+      .filter((m) => m.profile === undefined && m.kept !== undefined)
+      .map(async (member) => {
+        const kept = await member.kept!.read();
+        if (kept !== undefined && member.profile === undefined) member.profile = member.recalled = { ...kept };
+      }),
+  );
+}
+
+/** The server answered an `initialize` with `profile`: known from now on, and kept when it is in connected mode. */
+export function learnProfile(member: SetMember, profile: ServerProfile): void {
+  member.profile = profile;
+  member.recalled = undefined;
+  void member.kept?.learnt(profile);
 }

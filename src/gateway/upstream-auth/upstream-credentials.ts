@@ -8,6 +8,7 @@ import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSecretFile } from '../config/secret-file.js';
 import type { CallerFlow } from './caller-flow.js';
+import type { KeptProfiles } from './kept-profile.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
 /** `MCP_AUTH_UPSTREAM_AUTH`: how the gateway authenticates to the upstream. */
@@ -51,6 +52,11 @@ export interface UpstreamCredentials {
    * a failure the caller can fix, and hears of an upstream's `insufficient_scope`. Absent for every other mode.
    */
   readonly flow?: CallerFlow;
+  /**
+   * For connected accounts: what the upstream said of itself, kept across restarts and replicas, for the gateway's
+   * own answer to a user who has not connected yet. Absent for every other mode.
+   */
+  readonly profile?: KeptProfiles;
 }
 
 /**

@@ -4,50 +4,25 @@
 // have not connected yet carry the upstream's capabilities instead (never the instructions another user's session got). The upstream here offers tools
 // only, has instructions, keeps no sessions, and answers initialize as an event stream.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
 import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
-import { readJsonBody } from '../../helpers/read-json-body.js';
+import { startToolsOnlyUpstream, TOOLS_ONLY_PROFILE, type ToolsOnlyUpstream } from '../../helpers/tools-only-upstream.js';
 import { PageBrowser } from './pages/page-browser.js';
 
-const VERSION = '2025-11-25';
-const CAPABILITIES = { tools: { listChanged: false } };
-const INSTRUCTIONS = 'Echoes what it is given.';
-
-/** A tools-only MCP server without sessions; counts the initialize requests it answered. */
-async function startToolsUpstream() {
-  let initialized = 0;
-  const server = createServer((req, res) => {
-    void readJsonBody(req).then((message) => {
-      if (!req.headers.authorization?.startsWith('Bearer ')) return res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
-      if (message?.id === undefined) return res.writeHead(202).end();
-      if (message.method === 'initialize') {
-        initialized++;
-        const result = { protocolVersion: VERSION, capabilities: CAPABILITIES, instructions: INSTRUCTIONS, serverInfo: { name: 'tools-only', version: '1.0.0' } };
-        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n\n`);
-        return;
-      }
-      const result = message.method === 'tools/list' ? { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } : {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-    });
-  });
-  const origin = await listenOnLoopback(server);
-  return { url: `${origin}/mcp`, initialized: () => initialized, close: () => closeServer(server) };
-}
-
+const VERSION = TOOLS_ONLY_PROFILE.protocolVersion;
+const CAPABILITIES = TOOLS_ONLY_PROFILE.capabilities;
 
 describe('connected accounts: the pre-connect initialize answer learns the upstream capabilities', { timeout: 60_000 }, () => {
   let parts: ConnectedAccountsParts;
-  let upstream: Awaited<ReturnType<typeof startToolsUpstream>>;
+  let upstream: ToolsOnlyUpstream;
   let gateway: RunningGateway | undefined;
   let nextId = 1;
 
   before(async () => {
     parts = await startConnectedAccountsParts();
-    upstream = await startToolsUpstream();
+    upstream = await startToolsOnlyUpstream();
     parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
     const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
     gateway = await startConnectedGateway(parts, settings);

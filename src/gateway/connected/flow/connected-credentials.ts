@@ -4,6 +4,7 @@
  * usable connection is led through the connect flow instead ({@link ConnectionRequiredError}).
  */
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import type { KeptProfiles } from '../../upstream-auth/kept-profile.js';
 import { EXPIRY_MARGIN_MS, usableUntil, type UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import type { ConnectionRecord, UserRef } from '../oauth/connection-record.js';
 import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
@@ -55,6 +56,8 @@ export interface ConnectedCredentialsOptions {
   readonly loginIssuer?: string;
   /** Clock, in milliseconds since the epoch. Default `Date.now`. */
   readonly now?: () => number;
+  /** The upstream's kept profile ({@link UpstreamCredentials.profile}). Default none. */
+  readonly profile?: KeptProfiles;
 }
 
 /**
@@ -94,6 +97,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
 
   const credentials: UpstreamCredentials = {
     perCaller: true,
+    ...(options.profile ? { profile: options.profile } : {}),
     async authorization(caller) {
       const user = userOfCaller(caller);
       let record = await records.get(user, server);

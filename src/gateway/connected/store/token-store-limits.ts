@@ -12,8 +12,11 @@ export const DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES = 16 * 1024;
  */
 export const DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES = 20_000;
 
-/** Prefixes of the keys that are kept until removed: connections and registered clients. Every other key is ephemeral. */
-const DURABLE_KEY_PREFIXES: readonly string[] = ['conn:', 'client:'];
+/**
+ * Prefixes of the keys that are kept until removed: connections, registered clients and upstreams' profiles. Every
+ * other key is ephemeral.
+ */
+const DURABLE_KEY_PREFIXES: readonly string[] = ['conn:', 'client:', 'profile:'];
 
 /**
  * Whether `key` is an ephemeral entry's, counted against {@link DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES}.

@@ -104,10 +104,12 @@ export class LazyForwarding {
     return this.exchange(req, res, context, request, upstream.id, capabilities, reopen, upstream.authorization);
   }
 
-  private answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> | void {
+  private async answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const initialize = req.body as JsonRpcRequest;
+    // Until this process opens a session there, the profile kept by an earlier run or another replica, if any.
+    const profile = this.sessions.profile ?? (await this.credentials.profile?.read());
     const id = this.sessions.create(initialize, context.auth);
-    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, this.sessions.profile) };
+    const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(
         (sealed) => writeJson(res, 200, result, { 'Mcp-Session-Id': sealed }),

@@ -87,7 +87,8 @@ export class LazySessions {
   private readonly registry: SessionRegistry<LazySession>;
   /**
    * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
-   * one was; {@link lazyInitializeResult} answers with it. One small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
+   * one was; {@link lazyInitializeResult} answers with it, or with the credentials' kept profile until then. One
+   * small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
   /** Requests in progress and whether the registry forgot it, per session: what ends the upstream's session waits for. */
@@ -168,7 +169,11 @@ export class LazySessions {
       return { id, authorization: value, profile };
     })().then(
       ({ id, authorization: value, profile }) => {
-        if (profile !== undefined) this.profile = profile;
+        if (profile !== undefined) {
+          this.profile = profile;
+          // Kept for a restart and for other replicas; written only when it differs from the kept one.
+          void credentials.profile?.learnt(profile);
+        }
         session.upstreamId = id;
         session.opening = undefined;
         return { id, authorization: value };

@@ -7,12 +7,11 @@
 import type { Dispatcher } from 'undici';
 import type { JsonRpcId, JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
+import type { KeptProfile } from '../../upstream-auth/kept-profile.js';
 import { findResponse, readAnswerBody } from '../answer-response.js';
 
-/** The upstream's own description of itself, from its `initialize` result. */
-export interface UpstreamProfile {
-  readonly capabilities: Readonly<Record<string, unknown>>;
-}
+/** The upstream's own description of itself, from its `initialize` result: what connected accounts keep of it. */
+export type UpstreamProfile = KeptProfile;
 
 /**
  * Largest profile kept, serialized, in bytes: 64 KiB. One per upstream, in memory; a larger one is ignored, and the
@@ -47,7 +46,7 @@ export async function readUpstreamProfile(answer: Dispatcher.ResponseData, id: J
 function profileOf(response: JsonRpcResponse | undefined): UpstreamProfile | undefined {
   const result = response !== undefined && 'result' in response ? response.result : undefined;
   if (typeof result !== 'object' || result === null) return undefined;
-  const { capabilities } = result as Record<string, unknown>;
+  const { capabilities, protocolVersion } = result as Record<string, unknown>;
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
-  return { capabilities: capabilities as Record<string, unknown> };
+  return { capabilities: capabilities as Record<string, unknown>, ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}) };
 }
