@@ -2,6 +2,7 @@
 // and bob, and the gateway's sign-in client), the notes example as the upstream behind an authorization server of its
 // own (with the gateway pre-registered there as a client), and a temporary directory for the token store. The
 // gateway's port is chosen first, because both authorization servers must know its callback before it starts.
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,8 @@ import { startNotesServer, type RunningNotesServer } from '../../examples/notes-
 import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { freePort } from './free-port.js';
+import { postMcp, type HttpAnswer } from './http-client.js';
+import { startToolsOnlyUpstream, type ToolsOnlyUpstream } from './tools-only-upstream.js';
 
 /** Users of both authorization servers. Their `sub` is their username. */
 export const CONNECTED_USERS = [
@@ -191,4 +194,47 @@ export async function tokenActive(as: AuthorizationServer, token: string): Promi
     signal: AbortSignal.timeout(5_000),
   });
   return ((await response.json()) as { active: boolean }).active;
+}
+
+/** A client of a connected gateway's endpoint that opens 2025 sessions: see {@link connectedSessionClient}. */
+export interface ConnectedSessionClient {
+  /** Sends `user`'s `initialize` (asserting 200) and gives their token, the session id and the result. */
+  initialize(user: string): Promise<{ token: string; sessionId: string; result: Record<string, unknown> }>;
+  /** Sends `method` within the session. */
+  request(token: string, sessionId: string, method: string, params?: object): Promise<HttpAnswer>;
+}
+
+/**
+ * Opens sessions on the gateway `gateway()` returns, of the parts `parts()` returns (both read at each call: a test
+ * starts them in its hooks, and may start another gateway), speaking `protocolVersion`, with ids of its own.
+ *
+ * @example
+ * const client = connectedSessionClient(() => parts, () => gateway!, '2025-11-25');
+ * const { token, sessionId } = await client.initialize('alice');
+ */
+export function connectedSessionClient(parts: () => ConnectedAccountsParts, gateway: () => RunningGateway, protocolVersion: string): ConnectedSessionClient {
+  let nextId = 1;
+  return {
+    async initialize(user) {
+      const token = await parts().callerToken(gateway().resource, user);
+      const message = { jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+      const answer = await postMcp(`${parts().origin}/mcp`, message, token);
+      assert.equal(answer.status, 200, answer.text);
+      return { token, sessionId: String(answer.headers['mcp-session-id']), result: answer.json.result };
+    },
+    request: (token, sessionId, method, params = {}) =>
+      postMcp(`${parts().origin}/mcp`, { jsonrpc: '2.0', id: nextId++, method, params }, token, { 'mcp-protocol-version': protocolVersion, 'mcp-session-id': sessionId }),
+  };
+}
+
+/**
+ * The connected-accounts parts with a tools-only upstream protected by the notes authorization server, and the
+ * settings of a single-upstream gateway in front of it.
+ */
+export async function startToolsOnlyConnectedParts(): Promise<{ parts: ConnectedAccountsParts; upstream: ToolsOnlyUpstream; settings: Record<string, string> }> {
+  const parts = await startConnectedAccountsParts();
+  const upstream = await startToolsOnlyUpstream();
+  parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
+  const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
+  return { parts, upstream, settings };
 }

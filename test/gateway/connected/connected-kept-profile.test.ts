@@ -13,9 +13,8 @@ import { createTokenStore } from '../../../src/gateway/connected/store/create-to
 import { createRecordSealer } from '../../../src/gateway/connected/store/record-sealer.js';
 import type { TokenStore } from '../../../src/gateway/connected/store/token-store.js';
 import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
-import { postMcp } from '../../helpers/http-client.js';
-import { startToolsOnlyUpstream, TOOLS_ONLY_PROFILE, type ToolsOnlyUpstream } from '../../helpers/tools-only-upstream.js';
+import { CONNECTED_USERS, startConnectedGateway, type ConnectedAccountsParts, connectedSessionClient, startToolsOnlyConnectedParts } from '../../helpers/connected-accounts.js';
+import { TOOLS_ONLY_PROFILE, type ToolsOnlyUpstream } from '../../helpers/tools-only-upstream.js';
 import { PageBrowser } from './pages/page-browser.js';
 
 const VERSION = TOOLS_ONLY_PROFILE.protocolVersion;
@@ -25,13 +24,9 @@ describe('connected accounts: the learnt upstream profile survives a restart', {
   let upstream: ToolsOnlyUpstream;
   let gateway: RunningGateway | undefined;
   let settings: Record<string, string>;
-  let nextId = 1;
 
   before(async () => {
-    parts = await startConnectedAccountsParts();
-    upstream = await startToolsOnlyUpstream();
-    parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
-    settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
+    ({ parts, upstream, settings } = await startToolsOnlyConnectedParts());
   });
 
   after(async () => {
@@ -40,15 +35,9 @@ describe('connected accounts: the learnt upstream profile survives a restart', {
     await parts?.close();
   });
 
-  async function initialize(user: string): Promise<{ token: string; sessionId: string; result: Record<string, unknown> }> {
-    const token = await parts.callerToken(gateway!.resource, user);
-    const message = { jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
-    const answer = await postMcp(`${parts.origin}/mcp`, message, token);
-    assert.equal(answer.status, 200, answer.text);
-    return { token, sessionId: String(answer.headers['mcp-session-id']), result: answer.json.result };
-  }
-  const call = (token: string, sessionId: string, method: string, params: object = {}) =>
-    postMcp(`${parts.origin}/mcp`, { jsonrpc: '2.0', id: nextId++, method, params }, token, { 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId });
+  const client = connectedSessionClient(() => parts, () => gateway!, VERSION);
+  const initialize = client.initialize;
+  const call = client.request;
 
   it('gateway A learns it from the session opened for alice; gateway B answers bob with it at once', async () => {
     gateway = await startConnectedGateway(parts, settings);

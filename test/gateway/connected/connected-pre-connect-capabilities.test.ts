@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningGateway } from '../../../src/gateway/server/start-gateway.js';
-import { CONNECTED_USERS, NOTES_SCOPES, singleUpstreamSettings, startConnectedAccountsParts, startConnectedGateway, type ConnectedAccountsParts } from '../../helpers/connected-accounts.js';
-import { postMcp, type HttpAnswer } from '../../helpers/http-client.js';
-import { startToolsOnlyUpstream, TOOLS_ONLY_PROFILE, type ToolsOnlyUpstream } from '../../helpers/tools-only-upstream.js';
+import { CONNECTED_USERS, startConnectedGateway, type ConnectedAccountsParts, connectedSessionClient, startToolsOnlyConnectedParts } from '../../helpers/connected-accounts.js';
+import { TOOLS_ONLY_PROFILE, type ToolsOnlyUpstream } from '../../helpers/tools-only-upstream.js';
 import { PageBrowser } from './pages/page-browser.js';
 
 const VERSION = TOOLS_ONLY_PROFILE.protocolVersion;
@@ -18,13 +17,11 @@ describe('connected accounts: the pre-connect initialize answer learns the upstr
   let parts: ConnectedAccountsParts;
   let upstream: ToolsOnlyUpstream;
   let gateway: RunningGateway | undefined;
-  let nextId = 1;
 
   before(async () => {
-    parts = await startConnectedAccountsParts();
-    upstream = await startToolsOnlyUpstream();
-    parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
-    const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
+    const started = await startToolsOnlyConnectedParts();
+    ({ parts, upstream } = started);
+    const settings = started.settings;
     gateway = await startConnectedGateway(parts, settings);
   });
 
@@ -34,15 +31,9 @@ describe('connected accounts: the pre-connect initialize answer learns the upstr
     await parts?.close();
   });
 
-  async function initialize(user: string): Promise<{ token: string; sessionId: string; result: Record<string, unknown> }> {
-    const token = await parts.callerToken(gateway!.resource, user);
-    const message = { jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
-    const answer = await postMcp(`${parts.origin}/mcp`, message, token);
-    assert.equal(answer.status, 200, answer.text);
-    return { token, sessionId: String(answer.headers['mcp-session-id']), result: answer.json.result };
-  }
-  const request = (token: string, sessionId: string, method: string, params: object = {}): Promise<HttpAnswer> =>
-    postMcp(`${parts.origin}/mcp`, { jsonrpc: '2.0', id: nextId++, method, params }, token, { 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId });
+  const client = connectedSessionClient(() => parts, () => gateway!, VERSION);
+  const initialize = client.initialize;
+  const request = client.request;
 
   it('before any session was opened at the upstream, offers tools, prompts and resources', async () => {
     const { result } = await initialize('bob');
