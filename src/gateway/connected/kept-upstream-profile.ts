@@ -3,7 +3,6 @@
  * sealed like every record of the token store, under a key of its own that no user's record can have.
  */
 import type { KeptProfile, KeptProfiles } from '../upstream-auth/kept-profile.js';
-import { MAX_UPSTREAM_PROFILE_BYTES } from '../upstream/http/upstream-profile.js';
 import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
 
@@ -37,8 +36,8 @@ export interface KeptUpstreamProfileOptions {
  * The profile of one upstream, kept in the token store: read once (the result shared by concurrent readers), again
  * at most every {@link KEPT_PROFILE_RECHECK_MS} while none is known, and written only when a profile different from
  * the known one is learnt. Only `capabilities` (an object) and `protocolVersion` (a string) are kept, at most
- * `MAX_UPSTREAM_PROFILE_BYTES` (64 KiB) of JSON; a stored value that does not open, or has another shape or size,
- * counts as none.
+ * {@link MAX_KEPT_PROFILE_BYTES} of JSON (a larger profile still serves the process that learnt it); a stored value
+ * that does not open, or has another shape or size, counts as none.
  *
  * @example
  * const kept = keptUpstreamProfile({ store, sealer, server: 'notes' });
@@ -86,6 +85,13 @@ export function keptUpstreamProfile(options: KeptUpstreamProfileOptions): KeptPr
   };
 }
 
+/**
+ * Largest profile kept in the store, in bytes of JSON: 8 KiB, which sealed (base64url, with its header) stays under
+ * the store's 16 KiB a value (`DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES`), so that a write is never refused for its size.
+ * Capabilities take a few hundred bytes.
+ */
+export const MAX_KEPT_PROFILE_BYTES = 8 * 1024;
+
 /** The kept part of `value` and its JSON, or undefined when it has not the shape of a profile, or is too large. */
 function keptProfileOf(value: unknown): { profile: KeptProfile; json: string } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -94,5 +100,5 @@ function keptProfileOf(value: unknown): { profile: KeptProfile; json: string } |
   if (protocolVersion !== undefined && typeof protocolVersion !== 'string') return undefined;
   const profile: KeptProfile = { capabilities: capabilities as Record<string, unknown>, ...(protocolVersion !== undefined ? { protocolVersion } : {}) };
   const json = JSON.stringify(profile);
-  return Buffer.byteLength(json) <= MAX_UPSTREAM_PROFILE_BYTES ? { profile, json } : undefined;
+  return Buffer.byteLength(json) <= MAX_KEPT_PROFILE_BYTES ? { profile, json } : undefined;
 }

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { keptUpstreamProfile, upstreamProfileKey } from '../../../src/gateway/connected/kept-upstream-profile.js';
+import { keptUpstreamProfile, MAX_KEPT_PROFILE_BYTES, upstreamProfileKey } from '../../../src/gateway/connected/kept-upstream-profile.js';
 import { createTokenStore } from '../../../src/gateway/connected/store/create-token-store.js';
 import { createRecordSealer } from '../../../src/gateway/connected/store/record-sealer.js';
 import type { TokenStore } from '../../../src/gateway/connected/store/token-store.js';
@@ -105,10 +105,14 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
       await store.set(key, await sealer.seal(key, value));
       assert.equal(await read(), undefined, JSON.stringify(value));
     }
-    const large = { capabilities: { x: 'y'.repeat(70_000) } };
+    const large = { capabilities: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES) } };
     const writesBefore = writes;
     await keptUpstreamProfile({ store, sealer, server: 'odd' }).learnt(large);
-    assert.equal(writes, writesBefore, 'a profile over 64 KiB is not written');
+    assert.equal(writes, writesBefore, 'a profile over the kept bound is not written');
+    // The largest profile kept fits the store's bound on a value, sealed: it is written and read back.
+    const largest = { capabilities: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES - 40) } };
+    await keptUpstreamProfile({ store, sealer, server: 'full' }).learnt(largest);
+    assert.deepEqual(await keptUpstreamProfile({ store, sealer, server: 'full' }).read(), largest);
   });
 
   it('is read again, at most every 30 seconds, while none is known', async () => {
