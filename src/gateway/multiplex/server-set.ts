@@ -27,7 +27,7 @@ import { MergedStream } from './merged-stream.js';
 import { EventIdVector } from './relabelled-events.js';
 import { routeMessage, type MessageRoute } from './route-message.js';
 import { readRequestId } from './server-request-ids.js';
-import { profileOf, recallProfiles, type SetMember } from './set-member.js';
+import { learnProfile, profileOf, recallProfiles, type SetMember } from './set-member.js';
 import type { KeptProfiles } from '../upstream-auth/kept-profile.js';
 import type { ToolPins } from '../pins/tool-pins.js';
 
@@ -404,7 +404,7 @@ class ServerSetRouter {
           }).finally(deadline.release);
           const response = answer.response;
           const profile = response && 'result' in response ? profileOf(response.result) : undefined;
-          if (profile) member.profile = profile;
+          if (profile) learnProfile(member, profile);
         }),
     );
   }

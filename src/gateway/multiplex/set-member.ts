@@ -35,7 +35,7 @@ export interface SetMember {
   readonly kept?: KeptProfiles;
   /**
    * The kept profile, while it is {@link profile}: the server is then still opened with a session, as one whose
-   * profile is unknown, so that a user who has connected it gets its instructions too.
+   * profile is unknown.
    */
   recalled?: ServerProfile;
   /** When it was last asked `server/discover` without giving its revisions (ms since the epoch), so it is not asked on every request. */
@@ -70,8 +70,16 @@ export async function recallProfiles(members: readonly SetMember[]): Promise<voi
   );
 }
 
-/** The server answered an `initialize` with `profile`: known from now on, and kept when it is in connected mode. */
+/**
+ * The server answered an `initialize` (or `server/discover`) with `profile`: known from now on, and kept when it is in
+ * connected mode. A server in connected mode answered one user, with that user's token: its `instructions` may speak of
+ * that user's account, so they are not kept for the answers every user gets.
+ */
 export function learnProfile(member: SetMember, profile: ServerProfile): void {
+  if (member.kept !== undefined && profile.instructions !== undefined) {
+    const { instructions: _instructions, ...shared } = profile;
+    profile = shared;
+  }
   member.profile = profile;
   member.recalled = undefined;
   void member.kept?.learnt(profile);
