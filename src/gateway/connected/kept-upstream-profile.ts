@@ -92,13 +92,18 @@ export function keptUpstreamProfile(options: KeptUpstreamProfileOptions): KeptPr
  */
 export const MAX_KEPT_PROFILE_BYTES = 8 * 1024;
 
+/** The server capabilities kept: those MCP defines (2025-06-18 to 2026-07-28), but `experimental`. */
+const KEPT_CAPABILITIES: ReadonlySet<string> = new Set(['tools', 'prompts', 'resources', 'logging', 'completions', 'tasks']);
+
 /** The kept part of `value` and its JSON, or undefined when it has not the shape of a profile, or is too large. */
 function keptProfileOf(value: unknown): { profile: KeptProfile; json: string } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { capabilities, protocolVersion } = value as Record<string, unknown>;
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
   if (protocolVersion !== undefined && typeof protocolVersion !== 'string') return undefined;
-  const profile: KeptProfile = { capabilities: capabilities as Record<string, unknown>, ...(protocolVersion !== undefined ? { protocolVersion } : {}) };
+  // Only the capabilities MCP defines: `experimental` and vendor keys may carry what one user's session was given.
+  const known = Object.fromEntries(Object.entries(capabilities as Record<string, unknown>).filter(([name]) => KEPT_CAPABILITIES.has(name)));
+  const profile: KeptProfile = { capabilities: known, ...(protocolVersion !== undefined ? { protocolVersion } : {}) };
   const json = JSON.stringify(profile);
   return Buffer.byteLength(json) <= MAX_KEPT_PROFILE_BYTES ? { profile, json } : undefined;
 }

@@ -84,7 +84,7 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
   it('is written once per different profile, and read back by another instance with only capabilities and revision', async () => {
     const kept = keptUpstreamProfile({ store, sealer, server: 'notes' });
     assert.equal(await kept.read(), undefined);
-    const profile = { capabilities: { tools: {} }, protocolVersion: VERSION, instructions: 'about alice' } as never;
+    const profile = { capabilities: { tools: {}, experimental: { account: 'alice-42' } }, protocolVersion: VERSION, instructions: 'about alice' } as never;
     await kept.learnt(profile);
     await kept.learnt(profile);
     assert.equal(writes, 1, 'the same profile is not written again');
@@ -105,12 +105,12 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
       await store.set(key, await sealer.seal(key, value));
       assert.equal(await read(), undefined, JSON.stringify(value));
     }
-    const large = { capabilities: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES) } };
+    const large = { capabilities: { tools: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES) } } };
     const writesBefore = writes;
     await keptUpstreamProfile({ store, sealer, server: 'odd' }).learnt(large);
     assert.equal(writes, writesBefore, 'a profile over the kept bound is not written');
     // The largest profile kept fits the store's bound on a value, sealed: it is written and read back.
-    const largest = { capabilities: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES - 40) } };
+    const largest = { capabilities: { tools: { x: 'y'.repeat(MAX_KEPT_PROFILE_BYTES - 40) } } };
     await keptUpstreamProfile({ store, sealer, server: 'full' }).learnt(largest);
     assert.deepEqual(await keptUpstreamProfile({ store, sealer, server: 'full' }).read(), largest);
   });

@@ -14,7 +14,7 @@ function member(kept?: KeptProfiles): SetMember {
 
 test('a server in connected mode: its instructions are neither shown to others nor kept', async () => {
   const written: unknown[] = [];
-  const kept: KeptProfiles = { read: async () => undefined, learnt: async (learnt) => void written.push(learnt) } as unknown as KeptProfiles;
+  const kept: KeptProfiles = { read: async () => undefined, learnt: async (learnt: unknown) => void written.push(learnt) } as unknown as KeptProfiles;
   const connected = member(kept);
   learnProfile(connected, profile);
   assert.deepEqual(connected.profile, { capabilities: { tools: {} }, protocolVersion: '2025-11-25' });

@@ -68,18 +68,31 @@ export class UpstreamSessionEnds {
   }
 
   private async send(session: UpstreamSessionToEnd): Promise<void> {
-    const authorization = await this.credentials.authorization(session.caller);
-    if (this.closed) return;
     const { dispatcher, origin, path, connectTimeoutMs, identity } = this.settings;
+    // One deadline for the whole end, the credentials included: a renewal they start may take longer, and goes on
+    // without holding this slot.
+    const signal = AbortSignal.timeout(Math.min(connectTimeoutMs, SESSION_END_TIMEOUT_MS));
+    const authorization = await untilAborted(this.credentials.authorization(session.caller), signal);
+    if (this.closed) return;
     const headers = { ...forwardedHeaders({}, identity, session.caller, session.upstreamId, false), 'mcp-protocol-version': session.protocolVersion, authorization };
     const answer = await dispatcher.request({
       origin,
       path,
       method: 'DELETE',
       headers: headers as Record<string, string>,
-      signal: AbortSignal.timeout(Math.min(connectTimeoutMs, SESSION_END_TIMEOUT_MS)),
+      signal,
     });
     // Only the status mattered, and nothing is done with it: the body is dropped so the connection is reused.
     await answer.body.dump({ limit: 64 * 1024 });
   }
+}
+
+/** `work`, or a rejection once `signal` aborts (the work itself goes on, unawaited). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const stop = (): void => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }

@@ -101,4 +101,15 @@ describe('UpstreamSessionEnds', { timeout: 30_000 }, () => {
     assert.equal(received.length, 1);
     hold = false;
   });
+
+  it('gives up on credentials that take longer than the time allowed, freeing its slot', async () => {
+    received.length = 0;
+    const stalled = { ...staticCredentials({ token: 'upstream-token' }), authorization: () => new Promise<string>(() => {}) };
+    const ends = new UpstreamSessionEnds({ ...settings, connectTimeoutMs: 200 }, stalled);
+    const started = Date.now();
+    ends.end({ upstreamId: 'up-stalled', protocolVersion: '2025-11-25', caller });
+    await settled(ends);
+    assert.ok(Date.now() - started < 2_000, 'ended by its own timeout');
+    assert.equal(received.length, 0, 'nothing is sent without credentials');
+  });
 });
