@@ -23,9 +23,9 @@ describe('readUpstreamProfile', { timeout: 20_000 }, () => {
     return readUpstreamProfile(await request(`${origin}/mcp`, { method: 'POST', signal: AbortSignal.timeout(5_000) }), id);
   }
 
-  it('reads the capabilities, and not the instructions, from JSON and from an event stream', async () => {
+  it('reads the capabilities and the revision, and not the instructions, from JSON and from an event stream', async () => {
     const result = { protocolVersion: '2025-11-25', capabilities: { tools: {} }, instructions: 'Be brief.', serverInfo: { name: 'x', version: '1' } };
-    assert.deepEqual(await read(200, 'application/json', answer(7, result)), { capabilities: { tools: {} } });
+    assert.deepEqual(await read(200, 'application/json', answer(7, result)), { capabilities: { tools: {} }, protocolVersion: '2025-11-25' });
     const stream = `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\nevent: message\ndata: ${answer(7, { capabilities: { prompts: {} } })}\n\n`;
     assert.deepEqual(await read(200, 'text/event-stream; charset=utf-8', stream), { capabilities: { prompts: {} } });
   });
