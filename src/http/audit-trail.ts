@@ -34,6 +34,8 @@ const DROP_WARNINGS: Record<AuditDropReason, string> = {
 // Searched for as bytes made once: a string needle is encoded again on every search.
 const JSONRPC_KEY = Buffer.from('"jsonrpc"');
 const ERROR_KEY = Buffer.from('"error"');
+/** A `\u` escape, with which a key may spell `error` too. */
+const ESCAPE = Buffer.from('\\u');
 /** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
 const SNIFFED_CHUNK_BYTES = 65_536;
 
@@ -246,7 +248,7 @@ class PendingAudit {
       const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       if (bytes.length > SNIFFED_CHUNK_BYTES || bytes.indexOf(JSONRPC_KEY) === -1) return;
       this.sniffing = 0;
-      if (bytes.indexOf(ERROR_KEY) !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
+      if (bytes.indexOf(ERROR_KEY) !== -1 || bytes.indexOf(ESCAPE) !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
     }
   }
 }

@@ -114,7 +114,8 @@ export function usableRequestId(header: string | undefined): string | undefined 
  * jsonRpcErrorCodeIn('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'); // -32601
  */
 export function jsonRpcErrorCodeIn(text: string): number | undefined {
-  if (!text.includes('"error"')) return undefined;
+  // A key may also spell `error` with `\u` escapes (see mayHaveTopLevelError).
+  if (!text.includes('"error"') && !text.includes('\\u')) return undefined;
   const start = text.trimStart();
   if (start.startsWith('{')) return errorCodeOf(start);
   for (const line of text.split('\n')) {

@@ -3,9 +3,8 @@ import { describe, test } from 'node:test';
 import { jsonRpcErrorCodeIn } from '../../../src/core/audit/audit-record.js';
 import { mayHaveTopLevelError } from '../../../src/core/audit/error-member.js';
 
-/** What the record said before the text was read without parsing: a full parse of every text naming "error". */
+/** What a full parse of every answer gives: the code of its top-level `error` member, however its key is written. */
 function parsedCode(text: string): number | undefined {
-  if (!text.includes('"error"')) return undefined;
   const codeOf = (json: string): number | undefined => {
     try {
       const code = (JSON.parse(json) as { error?: { code?: unknown } } | null)?.error?.code;
@@ -54,6 +53,14 @@ describe('the error code of an answer, read without parsing a success', () => {
     assert.equal(mayHaveTopLevelError('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'), true);
     assert.equal(mayHaveTopLevelError('{"jsonrpc":"2.0","result":{"error":1},"error":{"code":1}}'), true, 'a member after the result is found');
     assert.equal(mayHaveTopLevelError('{"e\\u0072ror":{"code":1},"result":{"error":1}}'), true, 'a key written with escapes may be error');
+  });
+
+  test('an error whose key is written with escapes still gives its code, in JSON and in an event stream', () => {
+    const escaped = '{"jsonrpc":"2.0","id":1,"\\u0065rror":{"code":-32601,"message":"Method not found"}}';
+    assert.equal(JSON.parse(escaped).error.code, -32601);
+    assert.equal(jsonRpcErrorCodeIn(escaped), -32601);
+    assert.equal(jsonRpcErrorCodeIn(`event: message\ndata: ${escaped}\n\n`), -32601);
+    assert.equal(jsonRpcErrorCodeIn('{"jsonrpc":"2.0","id":1,"result":{"text":"caf\\u00e9"}}'), undefined, 'an escape in a success is no error');
   });
 
   test('generated messages: the same code as a full parse', () => {
