@@ -21,7 +21,7 @@ import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
 export interface DirectoryTokenStoreOptions {
   /** The directory; created with mode 0700 when missing. */
   directory: string;
-  /** Most durable entries kept (connections, registered clients). Default 100 000. */
+  /** Most durable entries kept (connections, registered clients, upstreams' profiles). Default 100 000. */
   maxEntries?: number;
   /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
   maxEphemeralEntries?: number;

@@ -8,7 +8,7 @@ import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, isEphemeralKey } from './tok
 
 /** Options of {@link createMemoryTokenStore}. */
 export interface MemoryTokenStoreOptions {
-  /** Most durable entries kept (connections, registered clients). Default 100 000. */
+  /** Most durable entries kept (connections, registered clients, upstreams' profiles). Default 100 000. */
   maxEntries?: number;
   /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
   maxEphemeralEntries?: number;
