@@ -2,7 +2,7 @@
  * The kept profile of an upstream in connected mode ({@link KeptProfiles}): its capabilities and protocol version,
  * sealed like every record of the token store, under a key of its own that no user's record can have.
  */
-import type { KeptProfile, KeptProfiles } from '../upstream-auth/kept-profile.js';
+import { profileOfResult, type KeptProfile, type KeptProfiles } from '../upstream-auth/kept-profile.js';
 import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
 
@@ -97,13 +97,12 @@ const KEPT_CAPABILITIES: ReadonlySet<string> = new Set(['tools', 'prompts', 'res
 
 /** The kept part of `value` and its JSON, or undefined when it has not the shape of a profile, or is too large. */
 function keptProfileOf(value: unknown): { profile: KeptProfile; json: string } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { capabilities, protocolVersion } = value as Record<string, unknown>;
-  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
-  if (protocolVersion !== undefined && typeof protocolVersion !== 'string') return undefined;
+  const read = profileOfResult(value);
+  // A stored revision that is not a string marks a record that is no profile.
+  if (read === undefined || ((value as Record<string, unknown>).protocolVersion !== undefined && read.protocolVersion === undefined)) return undefined;
   // Only the capabilities MCP defines: `experimental` and vendor keys may carry what one user's session was given.
-  const known = Object.fromEntries(Object.entries(capabilities as Record<string, unknown>).filter(([name]) => KEPT_CAPABILITIES.has(name)));
-  const profile: KeptProfile = { capabilities: known, ...(protocolVersion !== undefined ? { protocolVersion } : {}) };
+  const known = Object.fromEntries(Object.entries(read.capabilities).filter(([name]) => KEPT_CAPABILITIES.has(name)));
+  const profile: KeptProfile = { capabilities: known, ...(read.protocolVersion !== undefined ? { protocolVersion: read.protocolVersion } : {}) };
   const json = JSON.stringify(profile);
   return Buffer.byteLength(json) <= MAX_KEPT_PROFILE_BYTES ? { profile, json } : undefined;
 }

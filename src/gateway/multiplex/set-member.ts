@@ -1,4 +1,4 @@
-import type { KeptProfiles } from '../upstream-auth/kept-profile.js';
+import { profileOfResult, type KeptProfiles } from '../upstream-auth/kept-profile.js';
 import type { ToolPins } from '../pins/tool-pins.js';
 import type { Upstream } from '../upstream/upstream.js';
 
@@ -44,13 +44,13 @@ export interface SetMember {
 
 /** Reads the profile from an `initialize` or `server/discover` result; undefined when the result is not one. */
 export function profileOf(result: unknown): ServerProfile | undefined {
-  if (typeof result !== 'object' || result === null) return undefined;
-  const { capabilities, instructions, protocolVersion, supportedVersions } = result as Record<string, unknown>;
-  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
+  const kept = profileOfResult(result);
+  if (kept === undefined) return undefined;
+  const { instructions, supportedVersions } = result as Record<string, unknown>;
   return {
-    capabilities: capabilities as Record<string, unknown>,
+    capabilities: kept.capabilities,
     ...(typeof instructions === 'string' ? { instructions } : {}),
-    ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}),
+    ...(kept.protocolVersion !== undefined ? { protocolVersion: kept.protocolVersion } : {}),
     ...(Array.isArray(supportedVersions) ? { supportedVersions: supportedVersions.filter((v): v is string => typeof v === 'string') } : {}),
   };
 }

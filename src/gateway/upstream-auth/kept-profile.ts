@@ -28,3 +28,19 @@ export interface KeptProfiles {
    */
   learnt(profile: KeptProfile): Promise<void>;
 }
+
+/**
+ * The capabilities and revision of an `initialize` or `server/discover` result, the one reading of that shape;
+ * undefined when the result is not an object or its capabilities are not one (a revision that is not a string is
+ * left out).
+ *
+ * @example
+ * profileOfResult({ protocolVersion: '2025-11-25', capabilities: { tools: {} }, instructions: '…' });
+ * // { capabilities: { tools: {} }, protocolVersion: '2025-11-25' }
+ */
+export function profileOfResult(result: unknown): KeptProfile | undefined {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const { capabilities, protocolVersion } = result as Record<string, unknown>;
+  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
+  return { capabilities: capabilities as Record<string, unknown>, ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}) };
+}

@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import type { JsonRpcId, JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
-import type { KeptProfile } from '../../upstream-auth/kept-profile.js';
+import { profileOfResult, type KeptProfile } from '../../upstream-auth/kept-profile.js';
 import { findResponse, readAnswerBody } from '../answer-response.js';
 
 /** The upstream's own description of itself, from its `initialize` result: what connected accounts keep of it. */
@@ -44,9 +44,5 @@ export async function readUpstreamProfile(answer: Dispatcher.ResponseData, id: J
 }
 
 function profileOf(response: JsonRpcResponse | undefined): UpstreamProfile | undefined {
-  const result = response !== undefined && 'result' in response ? response.result : undefined;
-  if (typeof result !== 'object' || result === null) return undefined;
-  const { capabilities, protocolVersion } = result as Record<string, unknown>;
-  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
-  return { capabilities: capabilities as Record<string, unknown>, ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}) };
+  return response !== undefined && 'result' in response ? profileOfResult(response.result) : undefined;
 }
