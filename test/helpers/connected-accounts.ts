@@ -231,10 +231,16 @@ export function connectedSessionClient(parts: () => ConnectedAccountsParts, gate
  * The connected-accounts parts with a tools-only upstream protected by the notes authorization server, and the
  * settings of a single-upstream gateway in front of it.
  */
-export async function startToolsOnlyConnectedParts(): Promise<{ parts: ConnectedAccountsParts; upstream: ToolsOnlyUpstream; settings: Record<string, string> }> {
+export async function startToolsOnlyConnectedParts(): Promise<{ parts: ConnectedAccountsParts; upstream: ToolsOnlyUpstream; settings: Record<string, string>; close(gateway?: RunningGateway): Promise<void> }> {
   const parts = await startConnectedAccountsParts();
   const upstream = await startToolsOnlyUpstream();
   parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
   const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
-  return { parts, upstream, settings };
+  // Shuts `gateway` down (when one was started), then the upstream and the parts.
+  const close = async (gateway?: RunningGateway): Promise<void> => {
+    await gateway?.shutdown();
+    upstream.close();
+    await parts.close();
+  };
+  return { parts, upstream, settings, close };
 }

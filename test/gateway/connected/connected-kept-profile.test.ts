@@ -24,16 +24,14 @@ describe('connected accounts: the learnt upstream profile survives a restart', {
   let upstream: ToolsOnlyUpstream;
   let gateway: RunningGateway | undefined;
   let settings: Record<string, string>;
+  let started: Awaited<ReturnType<typeof startToolsOnlyConnectedParts>> | undefined;
 
   before(async () => {
-    ({ parts, upstream, settings } = await startToolsOnlyConnectedParts());
+    started = await startToolsOnlyConnectedParts();
+    ({ parts, upstream, settings } = started);
   });
 
-  after(async () => {
-    await gateway?.shutdown();
-    upstream?.close();
-    await parts?.close();
-  });
+  after(() => started?.close(gateway));
 
   const client = connectedSessionClient(() => parts, () => gateway!, VERSION);
   const initialize = client.initialize;

@@ -17,19 +17,16 @@ describe('connected accounts: the pre-connect initialize answer learns the upstr
   let parts: ConnectedAccountsParts;
   let upstream: ToolsOnlyUpstream;
   let gateway: RunningGateway | undefined;
+  let started: Awaited<ReturnType<typeof startToolsOnlyConnectedParts>> | undefined;
 
   before(async () => {
-    const started = await startToolsOnlyConnectedParts();
+    started = await startToolsOnlyConnectedParts();
     ({ parts, upstream } = started);
     const settings = started.settings;
     gateway = await startConnectedGateway(parts, settings);
   });
 
-  after(async () => {
-    await gateway?.shutdown();
-    upstream?.close();
-    await parts?.close();
-  });
+  after(() => started?.close(gateway));
 
   const client = connectedSessionClient(() => parts, () => gateway!, VERSION);
   const initialize = client.initialize;
