@@ -81,6 +81,9 @@ describe('enforce, before the start-up comparison ends', () => {
     assert.equal(early.status, 503, early.text);
     assert.equal(early.headers['retry-after'], '2');
     assert.match((early.json as any).error.message, /upstream are being compared with their pins/);
+    assert.equal((early.json as any).error.code, -32603, 'JSON-RPC internal error');
+    assert.equal((early.json as any).id, 1, 'the request id');
+    assert.equal(early.headers['www-authenticate'], undefined, 'no challenge: the token was fine');
     assert.equal(upstream.calls(), 0);
     await new Promise((resolve) => setTimeout(resolve, SLOW_LIST_MS));
     const later = await post(gateway, 'tools/call', { name: 'echo', arguments: {} });
