@@ -1,3 +1,4 @@
+import { formatLogLine } from '../../core/kernel/log-line.js';
 import { startedByPackageManager, watchParentProcess, type ParentProcessWatch } from './parent-process-watch.js';
 
 /** What the gateway command needs of the running gateway to stop it. */
@@ -27,7 +28,7 @@ export function stopOnSignalsAndParentExit(gateway: StoppableGateway, env: NodeJ
     if (stopping) return;
     stopping = true;
     parentWatch?.stop();
-    writeLine(`${JSON.stringify({ time: new Date().toISOString(), event: 'shutdown', ...cause })}\n`);
+    writeLine(`${formatLogLine('shutdown', { ...cause })}\n`);
     void gateway.shutdown().then(() => process.exit(0));
   };
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -7,7 +7,7 @@ import type { StdioStartOutcomes } from '../upstream/stdio/stdio-start-outcome.j
 import { listHttpUpstream, listStdioUpstream, type CatalogLimits, type UpstreamCatalog } from '../upstream/upstream-catalog.js';
 import { GATEWAY_ITSELF, type UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { recordListingFailure, type ListingFailure } from '../upstream/upstream-listing-failure.js';
-import { emitWarning, writeSafely } from '../../core/kernel/log-line.js';
+import { emitWarning, formatLogLine, writeSafely } from '../../core/kernel/log-line.js';
 import { unmatchedToolPatterns, type ToolSelectionDefinition } from '../../core/policy/tool-selection.js';
 
 /**
@@ -99,12 +99,11 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   const server = options.server;
   // With several servers, every line names the server it is about, right after its message.
   const tag = server === undefined ? {} : { server };
-  const time = (): string => new Date().toISOString();
-  const summaryBase = { event: 'summary', ...(server !== undefined ? { server } : {}), issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
+  const summaryBase = { ...(server !== undefined ? { server } : {}), issuers: [...options.issuers], policy: policyFileOf(config.settings), ...describeUpstream(config) };
   /** The summary line for a listing that could not be made, and the report saying why. */
   const skip = (reason: string, failure?: ListingFailure): PolicyCoverageReport => {
     const skipped = `the upstream could not be listed: ${reason}`;
-    writeSafely(log, JSON.stringify({ time: time(), ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
+    writeSafely(log, formatLogLine('summary', { ...summaryBase, tools: null, coverage: 'skipped', reason: skipped }));
     return failure ? { skipped, failure } : { skipped };
   };
   let catalog: UpstreamCatalog;
@@ -147,8 +146,7 @@ export async function reportPolicyCoverage(options: PolicyCoverageReportOptions)
   warnAboutCoverage(coverage, { policy: worded, warn, fields: tag });
   writeSafely(
     log,
-    JSON.stringify({
-      time: time(),
+    formatLogLine('summary', {
       ...summaryBase,
       ...coverageCounts(coverage),
       ...(catalog.truncated.length > 0 ? { truncated: catalog.truncated } : {}),

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
+import { formatLogLine } from '../../../core/kernel/log-line.js';
 import { createPendingRequestIds, type PendingRequestIds } from '../../../core/mcp/pending-request-ids.js';
 import type { BoundSession } from '../../../core/session/session-registry.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
@@ -17,7 +18,8 @@ import type { StdioUpstreamOptions } from './stdio-upstream-options.js';
 
 /** Writes a child's log event as one JSON line on stderr: the default `log`. */
 function logToStderr(event: ChildLogEvent): void {
-  void process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`);
+  const { event: name, ...fields } = event;
+  void process.stderr.write(`${formatLogLine(name, fields)}\n`);
 }
 
 /**
