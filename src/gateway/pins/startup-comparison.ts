@@ -5,6 +5,7 @@
  * that server's tools and its `tools/list` wait for the comparison (see `withStartupComparison`), so that a tool
  * changed while the gateway was down is never called, nor listed, unchecked.
  */
+import { waitBounded } from '../../core/kernel/bounded-wait.js';
 
 /** One server's comparison in progress: settled when it ends, whether the listing succeeded or not. */
 interface Pending {
@@ -71,20 +72,8 @@ export class StartupComparisons {
   async wait(servers: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<string[]> {
     const waiting = servers.map((server) => this.pending.get(server)?.done).filter((done) => done !== undefined);
     if (waiting.length === 0 || signal?.aborted) return servers.filter((server) => this.pending.has(server));
-    let timer: NodeJS.Timeout | undefined;
-    let stop!: () => void;
-    const stopped = new Promise<void>((resolve) => {
-      stop = () => resolve();
-      timer = setTimeout(stop, timeoutMs);
-      signal?.addEventListener('abort', stop, { once: true });
-    });
-    try {
-      await Promise.race([Promise.all(waiting), stopped]);
-    } finally {
-      // Neither the timer nor the signal's listener outlives the wait.
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', stop);
-    }
+    // Neither a timer nor a listener on the signal outlives the wait.
+    await waitBounded(Promise.all(waiting), { timeoutMs, signal });
     return servers.filter((server) => this.pending.has(server));
   }
 }

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { Guard } from '../../core/guard/create-guard.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { explainFailure } from '../../core/kernel/explain-failure.js';
+import { waitBounded } from '../../core/kernel/bounded-wait.js';
 import { printableOAuthErrorCode } from '../../http/oauth-error-code.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../http/media-type.js';
 import { checkProgram } from '../config/command-line.js';
@@ -305,13 +306,8 @@ function ping(proxy: UpstreamProxyOptions, timeoutMs: number, authorization: str
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  const end = await waitBounded(promise, { timeoutMs: ms, unrefTimer: true });
+  if (end.ended !== 'settled') throw new Error(message);
+  return end.value;
 }

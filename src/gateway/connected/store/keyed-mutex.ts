@@ -2,6 +2,7 @@
  * Mutual exclusion by name within one process: what makes a store's read-then-write steps (compare-and-set, take)
  * atomic when the store itself (a directory) has no such operation.
  */
+import { waitBounded } from '../../../core/kernel/bounded-wait.js';
 
 /** Runs work one at a time per name; see {@link createKeyedMutex}. */
 export interface KeyedMutex {
@@ -30,13 +31,8 @@ export function createKeyedMutex(): KeyedMutex {
       const mine = new Promise<void>((resolve) => (release = resolve));
       const tail = before.then(() => mine);
       tails.set(name, tail);
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        if (maxWaitMs === undefined) await before;
-        else await Promise.race([before, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
-      } finally {
-        clearTimeout(timer);
-      }
+      if (maxWaitMs === undefined) await before;
+      else await waitBounded(before, { timeoutMs: maxWaitMs });
       try {
         return await work();
       } finally {
