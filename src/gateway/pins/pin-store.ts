@@ -5,6 +5,7 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { ConfigurationError } from '../../core/kernel/errors.js';
+import { withFileLock } from '../../core/kernel/file-lock.js';
 import { writeFileAtomically } from '../../core/kernel/write-file-atomically.js';
 import { parsePinDocument, serializePinDocument, MAX_PIN_DOCUMENT_BYTES, type PinSet, type ToolPin } from './pin-document.js';
 
@@ -37,8 +38,8 @@ export const PIN_FILE_SETTING = 'MCP_AUTH_PIN_FILE';
 
 /**
  * A pin file: one JSON document (see `pin-document.ts`), replaced whole on each write by a temporary file renamed
- * over it, so a reader never sees half a document. Writes of one process are serialized; a write reads the file
- * again first, so pins another process wrote in between are kept.
+ * over it, so a reader never sees half a document. Writes of one process are serialized, and every process's writes
+ * hold the file's lock (`<file>.lock`); a write reads the file again first, so pins another process wrote are kept.
  *
  * @example
  * const store = createFilePinStore('/var/lib/mcp-oauth-guard/pins.json');
@@ -54,11 +55,14 @@ export function createFilePinStore(file: string): PinStore {
     name: file,
     load,
     write(changes) {
-      const done = writing.then(async () => {
-        const pins = await load();
-        applyChanges(pins, changes);
-        await writeAtomically(file, serializePinDocument(pins));
-      });
+      // The lock keeps another process's read-then-write (a `pins accept` beside the gateway) from being lost.
+      const done = writing.then(() =>
+        withFileLock(file, async () => {
+          const pins = await load();
+          applyChanges(pins, changes);
+          await writeAtomically(file, serializePinDocument(pins));
+        }),
+      );
       writing = done.catch(() => undefined);
       return done;
     },
