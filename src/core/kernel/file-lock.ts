@@ -1,6 +1,6 @@
 /**
- * A lock between processes on one machine for a file's read-then-write steps: a lock file beside it (`<file>.lock`),
- * created exclusively, holding its owner's process id. A process that died holding it, or a lock older than any
+ * A lock between processes on one machine for a file's read-then-write steps: a lock file (beside it, e.g.
+ * `<file>.lock`), created exclusively, holding its owner's process id. A process that died holding it, or a lock older than any
  * holder takes, is taken over; one still held past the wait is an error naming the lock file.
  */
 import { open, readFile, stat, unlink } from 'node:fs/promises';
@@ -25,15 +25,14 @@ export class FileLockTimeoutError extends Error {
 const RETRY_MS = 15;
 
 /**
- * Runs `work` while holding the lock of `file` (see the module), and releases it however `work` ends.
+ * Runs `work` while holding the lock file `lockFile` (see the module), and removes it however `work` ends.
  *
  * @throws FileLockTimeoutError when another live process holds it past `waitMs`; the file system's error when the
  *   lock cannot be created (a missing directory, no permission).
  * @example
- * await withFileLock('/var/lib/mcp-oauth-guard/pins.json', async () => write(next(await read())));
+ * await withFileLock('/var/lib/mcp-oauth-guard/pins.json.lock', async () => write(next(await read())));
  */
-export async function withFileLock<T>(file: string, work: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
-  const lockFile = `${file}.lock`;
+export async function withFileLock<T>(lockFile: string, work: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const deadline = Date.now() + (options.waitMs ?? 5_000);
   const staleMs = options.staleMs ?? 30_000;
   for (;;) {

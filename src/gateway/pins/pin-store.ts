@@ -57,7 +57,7 @@ export function createFilePinStore(file: string): PinStore {
     write(changes) {
       // The lock keeps another process's read-then-write (a `pins accept` beside the gateway) from being lost.
       const done = writing.then(() =>
-        withFileLock(file, async () => {
+        withFileLock(`${file}.lock`, async () => {
           const pins = await load();
           applyChanges(pins, changes);
           await writeAtomically(file, serializePinDocument(pins));

@@ -20,9 +20,9 @@ describe('withFileLock', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
       inside--;
     };
-    await Promise.all(Array.from({ length: 6 }, () => withFileLock(file, holder)));
+    await Promise.all(Array.from({ length: 6 }, () => withFileLock(`${file}.lock`, holder)));
     assert.equal(most, 1);
-    await assert.rejects(withFileLock(file, () => Promise.reject(new Error('work failed'))), /work failed/);
+    await assert.rejects(withFileLock(`${file}.lock`, () => Promise.reject(new Error('work failed'))), /work failed/);
     assert.equal(existsSync(`${file}.lock`), false);
   });
 
@@ -31,7 +31,7 @@ describe('withFileLock', () => {
     // This process is alive, and the lock is fresh.
     writeFileSync(`${file}.lock`, `${process.pid}\n`);
     const started = performance.now();
-    await assert.rejects(withFileLock(file, async () => 'never', { waitMs: 80 }), (error: unknown) => error instanceof FileLockTimeoutError && error.message.includes(`${file}.lock`));
+    await assert.rejects(withFileLock(`${file}.lock`, async () => 'never', { waitMs: 80 }), (error: unknown) => error instanceof FileLockTimeoutError && error.message.includes(`${file}.lock`));
     assert.ok(performance.now() - started >= 75);
     assert.equal(existsSync(`${file}.lock`), true, "another holder's lock is left alone");
   });
@@ -41,7 +41,7 @@ describe('withFileLock', () => {
     const exited = spawnSync(process.execPath, ['-e', '0']);
     assert.ok(exited.pid && exited.status === 0);
     writeFileSync(`${file}.lock`, `${exited.pid}\n`);
-    assert.equal(await withFileLock(file, async () => 'ran', { waitMs: 1_000 }), 'ran');
+    assert.equal(await withFileLock(`${file}.lock`, async () => 'ran', { waitMs: 1_000 }), 'ran');
     assert.equal(existsSync(`${file}.lock`), false);
   });
 
@@ -50,6 +50,6 @@ describe('withFileLock', () => {
     writeFileSync(`${file}.lock`, `${process.pid}\n`);
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${file}.lock`, old, old);
-    assert.equal(await withFileLock(file, async () => 'ran', { waitMs: 1_000, staleMs: 30_000 }), 'ran');
+    assert.equal(await withFileLock(`${file}.lock`, async () => 'ran', { waitMs: 1_000, staleMs: 30_000 }), 'ran');
   });
 });

@@ -3,8 +3,9 @@
  * needs no server and no native module (SQLite would need one on Node 20), keeps connections across restarts,
  * and a crash leaves each entry either as it was or as written (see `entry-file.ts`).
  *
- * It serves ONE gateway process: compare-and-set, take and locks are atomic within the process only. A fleet of
- * replicas shares Redis instead (`MCP_AUTH_TOKEN_STORE=redis`).
+ * It serves ONE gateway process: its locks (`withLock`, one refresh at a time) hold within the process only. Its
+ * writes, compare-and-set and take hold an entry's lock file as well, so that the commands (`connections revoke`)
+ * may run beside that gateway. A fleet of replicas shares Redis instead (`MCP_AUTH_TOKEN_STORE=redis`).
  */
 import { constants } from 'node:fs';
 import { access, lstat, mkdir, opendir, stat, unlink } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { checkInteger } from '../../../core/kernel/settings.js';
 import { entryFileName, entryKeyOf, readEntryExpiry, readEntryFile, removeEntryFile, TEMP_FILE_PREFIX, writeEntryFile, type EntryFile } from './entry-file.js';
+import { withFileLock } from '../../../core/kernel/file-lock.js';
 import { createKeyedMutex } from './keyed-mutex.js';
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
 import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, isEphemeralKey } from './token-store-limits.js';
@@ -35,7 +37,9 @@ export interface DirectoryTokenStoreOptions {
 
 /** Default {@link DirectoryTokenStoreOptions.sweepIntervalMs}: 5 minutes. */
 const DEFAULT_SWEEP_INTERVAL_MS = 300_000;
-/** A temporary file older than this, in milliseconds, was left by a crash: the sweep removes it. */
+/** Names of entries' lock files start with this, then the entry's name: a dot, so that no reader takes one for an entry. */
+const LOCK_FILE_PREFIX = '.lock-';
+/** A temporary or lock file older than this, in milliseconds, was left by a crash: the sweep removes it. */
 const STALE_TEMP_FILE_MS = 60_000;
 /** Least time between two sweeps that a full store starts, in milliseconds: a full store is not swept per write. */
 const FULL_SWEEP_INTERVAL_MS = 10_000;
@@ -158,16 +162,18 @@ class DirectoryTokenStore implements TokenStore {
 
   async set(key: string, sealed: string, ttlMs?: number): Promise<void> {
     const name = this.checkWrite(key, sealed, ttlMs);
-    await this.files.run(name, () => this.write(name, sealed, ttlMs));
+    await this.files.run(name, () => this.acrossProcesses(name, () => this.write(name, sealed, ttlMs)));
   }
 
   async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean> {
     const name = this.checkWrite(key, next, ttlMs);
-    return this.files.run(name, async () => {
-      if ((await this.live(name))?.value !== expected) return false;
-      await this.write(name, next, ttlMs);
-      return true;
-    });
+    return this.files.run(name, () =>
+      this.acrossProcesses(name, async () => {
+        if ((await this.live(name))?.value !== expected) return false;
+        await this.write(name, next, ttlMs);
+        return true;
+      }),
+    );
   }
 
   async delete(key: string): Promise<boolean> {
@@ -177,11 +183,13 @@ class DirectoryTokenStore implements TokenStore {
   async take(key: string): Promise<string | undefined> {
     const name = entryFileName(key);
     if (name === undefined) return undefined;
-    return this.files.run(name, async () => {
-      const entry = await this.live(name);
-      await this.remove(name);
-      return entry?.value;
-    });
+    return this.files.run(name, () =>
+      this.acrossProcesses(name, async () => {
+        const entry = await this.live(name);
+        await this.remove(name);
+        return entry?.value;
+      }),
+    );
   }
 
   async keys(prefix: string, limit: number): Promise<string[]> {
@@ -202,6 +210,19 @@ class DirectoryTokenStore implements TokenStore {
 
   withLock<T>(name: string, ttlMs: number, work: () => Promise<T>): Promise<T> {
     return this.locks.run(name, work, ttlMs);
+  }
+
+  /**
+   * Runs an entry's write or read-then-write holding its lock file (`.lock-<name>`), so that another process on the
+   * same directory (`connections revoke` beside the gateway) cannot slip between the read and the write: a refresh
+   * compared against a connection the command deleted then fails instead of writing it back.
+   */
+  private async acrossProcesses<T>(name: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await withFileLock(join(this.directory, `${LOCK_FILE_PREFIX}${name}`), work);
+    } catch (error) {
+      throw failure(error);
+    }
   }
 
   close(): Promise<void> {
@@ -287,7 +308,7 @@ class DirectoryTokenStore implements TokenStore {
     const removed = { durable: 0, ephemeral: 0 };
     for await (const file of await opendir(this.directory)) {
       const path = join(this.directory, file.name);
-      if (file.name.startsWith(TEMP_FILE_PREFIX)) {
+      if (file.name.startsWith(TEMP_FILE_PREFIX) || file.name.startsWith(LOCK_FILE_PREFIX)) {
         const info = await lstat(path).catch(() => undefined);
         if (info !== undefined && Date.now() - info.mtimeMs > STALE_TEMP_FILE_MS) await unlink(path).catch(() => undefined);
         continue;

@@ -158,3 +158,23 @@ describe('directory store: on disk', { timeout: 20_000 }, () => {
     await assert.rejects(createDirectoryTokenStore({ directory: '/proc/mcp-oauth-guard/tokens', setting: 'MCP_AUTH_TOKEN_STORE' }), /^ConfigurationError: MCP_AUTH_TOKEN_STORE: the token store directory \/proc\/mcp-oauth-guard\/tokens cannot be created \(ENOENT\)/);
   });
 });
+
+describe('directory store: two processes on one directory', { timeout: 30_000 }, () => {
+  // Two stores on one directory stand for the gateway and a `connections revoke` beside it: each has its own
+  // in-process mutex, so only the entries' lock files keep one's read-then-write from straddling the other's.
+  test('a delete racing a compare-and-set never leaves the compared value written back', async () => {
+    const directory = newDirectory();
+    const [gateway, command] = [await createDirectoryTokenStore({ directory }), await createDirectoryTokenStore({ directory })];
+    let writtenBack = 0;
+    for (let round = 0; round < 40; round++) {
+      const key = `conn:user-${round}:notes`;
+      await gateway.set(key, 'before-refresh');
+      await Promise.all([gateway.compareAndSet(key, 'before-refresh', 'after-refresh'), command.delete(key)]);
+      // Either order is fine, as long as the delete is not undone: the entry is gone either way.
+      if ((await gateway.get(key)) !== undefined) writtenBack++;
+    }
+    assert.equal(writtenBack, 0, 'a refresh wrote back a connection the command had deleted');
+    assert.deepEqual(readdirSync(directory).filter((name) => name.startsWith('.lock-')), [], 'no lock file is left');
+    await Promise.all([gateway.close(), command.close()]);
+  });
+});
