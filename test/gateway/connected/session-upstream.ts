@@ -28,7 +28,8 @@ export type SessionUpstream = Awaited<ReturnType<typeof startSessionUpstream>>;
 /**
  * An MCP server over Streamable HTTP (2025-11-25) on 127.0.0.1 with sessions of its own, no other state, and a log of
  * what it received. It refuses a request without a bearer token (401), without a session id (400) or with one it
- * does not know (404); a DELETE ends the session it names.
+ * does not know (404); a DELETE ends the session it names. A test may hold its answers to `initialize` (`holdInitialize`)
+ * and refuse the next DELETEs with 401 (`refuseDeletes`).
  *
  * @example
  * const upstream = await startSessionUpstream();
@@ -38,8 +39,11 @@ export async function startSessionUpstream() {
   const sessions = new Set<string>();
   const issued: string[] = [];
   const received: Received[] = [];
+  /** While set, answers to `initialize` wait for it. */
+  let initializeHeld: Promise<void> | undefined;
+  const control = { refuseDeletes: 0 };
   const server = createServer((req, res) => {
-    void readJsonBody(req).then((message) => {
+    void readJsonBody(req).then(async (message) => {
       const sessionId = header(req.headers['mcp-session-id']);
       const entry: Received = { httpMethod: req.method ?? '', method: message?.method, sessionId, authorization: req.headers.authorization, protocolVersion: header(req.headers['mcp-protocol-version']), status: 0 };
       received.push(entry);
@@ -48,7 +52,12 @@ export async function startSessionUpstream() {
         res.writeHead(status, body ? { 'content-type': 'application/json', ...headers } : headers).end(body ? JSON.stringify(body) : undefined);
       };
       if (!req.headers.authorization?.startsWith('Bearer ')) return answer(401, undefined, { 'www-authenticate': 'Bearer' });
+      if (req.method === 'DELETE' && control.refuseDeletes > 0) {
+        control.refuseDeletes--;
+        return answer(401, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      }
       if (req.method === 'POST' && message?.method === 'initialize' && sessionId === undefined) {
+        await initializeHeld;
         const id = `upstream-${randomBytes(12).toString('hex')}`;
         sessions.add(id);
         issued.push(id);
@@ -80,6 +89,17 @@ export async function startSessionUpstream() {
     sessions,
     /** Forgets every session, as a restarted process would. */
     restart: () => sessions.clear(),
+    /** How many of the next DELETEs are refused with 401 `invalid_token`, as for a token the upstream no longer takes. */
+    control,
+    /** Holds every answer to `initialize` until the function returned is called. */
+    holdInitialize: (): (() => void) => {
+      let release!: () => void;
+      initializeHeld = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        initializeHeld = undefined;
+        release();
+      };
+    },
     close: () => closeServer(server),
   };
 }

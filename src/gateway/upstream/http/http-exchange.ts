@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'n
 import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { sessionNotFoundAnswer } from '../../../core/session/session-gate.js';
 import type { BoundSession, SessionRegistry } from '../../../core/session/session-registry.js';
 import type { OpenedSession, SessionSealer } from '../../../core/session/session-seal.js';
 import { requestIdOf } from '../../../core/wire/jsonrpc.js';
@@ -20,6 +21,7 @@ import { writeGatewayError } from '../gateway-error.js';
 import type { ExchangeList, ListedExchange } from './exchange-list.js';
 import { forwardedHeaders, responseHeaders } from './forwarded-headers.js';
 import type { IdentityHeaderNames } from './identity-headers.js';
+import { LazySessionEndedError } from './lazy-session-ended.js';
 import { UpstreamAttempt, type AttemptOwner, type UpstreamError } from './upstream-attempt.js';
 
 /** What every exchange of one HTTP upstream shares: its settings, its pool, its sessions and its hooks. */
@@ -237,6 +239,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   /** The credentials failed: the caller flow's answer when it has one (connect), else the usual refusal. */
   private credentialsFailed(error: unknown): void {
     if (this.settled) return;
+    if (error instanceof LazySessionEndedError) return this.sessionEnded();
     const answer = this.flowRequest && this.settings.credentials?.flow?.answer(error, this.flowRequest);
     if (!answer) {
       this.finish(credentialFailure(error));
@@ -246,6 +249,13 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       (value) => this.answerInstead(value),
       (failure: unknown) => this.finish(credentialFailure(failure)),
     );
+  }
+
+  /** The client ended the session while the upstream's was being reopened for this request: 404, as for any unknown session. */
+  private sessionEnded(): void {
+    const answer = sessionNotFoundAnswer(requestIdOf(this.req.body));
+    if (!this.clientGone && !this.res.headersSent) writeJson(this.res, answer.status, answer.body);
+    this.finish(undefined);
   }
 
   /** Ends the exchange with the gateway's own answer (the connect flow), written as JSON with its status. */

@@ -16,6 +16,7 @@ import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentia
 import { writeGatewayError } from '../gateway-error.js';
 import { credentialFailure } from './exchange-failure.js';
 import { HttpExchange, type HttpUpstreamSettings, type LazySessionIds, type SealedSessionInUse } from './http-exchange.js';
+import { LazySessionEndedError } from './lazy-session-ended.js';
 import { lazyInitializeResult, type LazySession, type LazySessions, type LazyUpstreamSession } from './lazy-sessions.js';
 
 /** An `initialize` of a revision with sessions (2026-07-28 has none), sent without a session. */
@@ -69,7 +70,7 @@ export class LazyForwarding {
     const found = this.sessions.get(request.clientId, context.auth);
     // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
     // and the client starts a new session. Not forwarded: the upstream never issued this id.
-    if (!found) return this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
+    if (!found) return this.refuseUnknown(req, res, context, request);
     return this.sessions.hold(found, this.forwardHeld(req, res, context, request, found.value));
   }
 
@@ -77,7 +78,8 @@ export class LazyForwarding {
     const message = req.body;
     const capabilities = lazy.initialize.params?.capabilities;
     if (req.method === 'DELETE') {
-      this.sessions.forget(request.clientId);
+      // First, so that the gate's registry forgetting it too does not end the upstream's session a second time.
+      this.sessions.forget(request.clientId, lazy);
       if (!request.sealed) this.settings.sessions.forget(request.clientId);
       if (lazy.upstreamId === undefined) return this.done(res, request, () => res.writeHead(200, { 'Content-Length': '0' }).end());
       return this.exchange(req, res, context, request, lazy.upstreamId, capabilities);
@@ -89,6 +91,8 @@ export class LazyForwarding {
     try {
       upstream = await this.sessions.upstreamSession(lazy, context.auth, this.credentials, target);
     } catch (error) {
+      // The client's DELETE came while this request waited for the opening: the session no longer exists.
+      if (error instanceof LazySessionEndedError) return this.refuseUnknown(req, res, context, request);
       const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, clientCapabilities: capabilities }) : undefined;
       if (!answer) {
         const failure = credentialFailure(error);
@@ -129,6 +133,11 @@ export class LazyForwarding {
     const sessionId = upstreamId === '' ? undefined : upstreamId;
     const lazyIds: LazySessionIds | undefined = sessionId === undefined ? undefined : { client: request.clientId, upstream: sessionId, ...(reopen ? { reopen } : {}) };
     return new HttpExchange(this.settings, req, res, context.auth, request.session, request.sealed, sessionId, request.releaseId, capabilities ?? context.clientCapabilities, lazyIds, authorization).run();
+  }
+
+  /** 404 `Session not found`, the answer to any unknown session. */
+  private refuseUnknown(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): void {
+    this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
   }
 
   /** Ends a request answered here: its JSON-RPC id and session given back. */

@@ -13,6 +13,7 @@ import { createSessionRegistry, type BoundSession, type SessionRegistry } from '
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
+import { LazySessionEndedError } from './lazy-session-ended.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
 import type { UpstreamSessionToEnd } from './upstream-session-ends.js';
 
@@ -62,11 +63,25 @@ export interface LazySessionBounds {
   readonly now?: (() => number) | undefined;
   /**
    * Called when the gateway forgets a session (idle expiry, eviction at a bound) whose upstream session it opened,
-   * with what ends that one, once no request of the session is in progress any more. Not called for a session the
-   * client ended itself (its DELETE is forwarded), nor for an upstream that keeps no sessions. Default none: the
+   * with what ends that one, once no request of the session is in progress any more; at once at shutdown; and for an
+   * upstream session whose opening completed after the client ended its session. Not called for a session the client
+   * ended itself once open (its DELETE is forwarded), nor for an upstream that keeps no sessions. Default none: the
    * upstream expires its sessions itself.
    */
   readonly onUpstreamForgotten?: ((session: UpstreamSessionToEnd) => void) | undefined;
+  /** Called with the id of each session forgotten here (expired, evicted, closed), so that other holders of it let it go. */
+  readonly onForgotten?: ((id: string) => void) | undefined;
+}
+
+/**
+ * Per session: requests in progress; whether the registry forgot it (what ends the upstream's session waits for no
+ * request being in progress); whether it was ended (the client's DELETE, shutdown), after which nothing may use or
+ * open an upstream session for it.
+ */
+interface LazySessionState {
+  holds: number;
+  forgotten: boolean;
+  ended: boolean;
 }
 
 /** How often idle sessions are swept, in milliseconds: a quarter of the idle timeout, within 50 ms and a minute. */
@@ -91,9 +106,9 @@ export class LazySessions {
    * small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
-  /** Requests in progress and whether the registry forgot it, per session: what ends the upstream's session waits for. */
-  private readonly states = new WeakMap<LazySession, { holds: number; forgotten: boolean }>();
+  private readonly states = new WeakMap<LazySession, LazySessionState>();
   private readonly sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly bounds: LazySessionBounds) {
     this.registry = createSessionRegistry<LazySession>({
@@ -101,16 +116,24 @@ export class LazySessions {
       maxSessionsPerCaller: bounds.maxSessionsPerCaller,
       idleTimeoutMs: bounds.idleTimeoutMs,
       ...(bounds.now ? { now: bounds.now } : {}),
-      onForget: (session) => this.forgotten(session.value),
+      onForget: (session) => {
+        this.forgotten(session.value);
+        bounds.onForgotten?.(session.id);
+      },
     });
     // Without the sweep an idle session would be found expired only when looked up or when another is bound, and the
     // upstream's session would be ended that late. Unreferenced: it never keeps the process alive.
     if (bounds.idleTimeoutMs > 0 && bounds.onUpstreamForgotten) this.sweepTimer = setInterval(() => this.registry.sweep(), sweepIntervalMs(bounds.idleTimeoutMs)).unref();
   }
 
-  /** Stops the sweep (shutdown). Sessions are kept, and forgetting one afterwards still hands it over. */
+  /**
+   * Shutdown: stops the sweep and forgets every session, handing over at once each upstream session opened (requests
+   * in progress are being ended with the gateway); one whose opening completes afterwards is handed over as it does.
+   */
   close(): void {
     clearInterval(this.sweepTimer);
+    this.closed = true;
+    this.registry.clear();
   }
 
   /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
@@ -149,9 +172,19 @@ export class LazySessions {
     });
   }
 
-  /** Forgets a session its client ended (its DELETE goes to the upstream itself): nothing more is sent for it. */
-  forget(id: string): void {
+  /**
+   * Forgets a session its client ended. Once its upstream session is open, the client's DELETE goes there itself and
+   * nothing more is sent for it; one still being opened is ended when its opening completes (see
+   * {@link upstreamSession}).
+   */
+  forget(id: string, session: LazySession): void {
+    this.stateOf(session).ended = true;
     this.registry.forget(id, false);
+  }
+
+  /** Forgets the session `id` names, if held, as at a bound: its upstream session is ended once no request uses it. */
+  drop(id: string): void {
+    this.registry.forget(id);
   }
 
   /**
@@ -160,8 +193,14 @@ export class LazySessions {
    * `authorization` the request already holds; a request that opened the session (or shared its opening) gets that
    * value back, so that its own exchange does not ask again. Rejects with the credentials' error (the connect flow's
    * to answer), or an Error when the upstream gives no session.
+   *
+   * A session ended (its client's DELETE, shutdown) before its opening completes: the upstream session just opened is
+   * handed to `onUpstreamForgotten` at once, since nobody else knows of it any more, and the requests that waited for
+   * it reject with {@link LazySessionEndedError}. They are answered 404, not sent on: the client ended the session,
+   * and a request served through an upstream session being ended could not be told from one cut off by the DELETE.
    */
   upstreamSession(session: LazySession, caller: AuthInfo, credentials: UpstreamCredentials, target: LazyOpenTarget, authorization?: string): Promise<LazyUpstreamSession> {
+    if (this.stateOf(session).ended) return Promise.reject(new LazySessionEndedError());
     if (session.upstreamId !== undefined) return Promise.resolve({ id: session.upstreamId });
     session.opening ??= (async () => {
       const value = authorization ?? (await credentials.authorization(caller));
@@ -176,27 +215,35 @@ export class LazySessions {
         }
         session.upstreamId = id;
         session.opening = undefined;
+        if (this.stateOf(session).ended) {
+          this.endUpstream(session);
+          throw new LazySessionEndedError();
+        }
         return { id, authorization: value };
       },
       (error: unknown) => {
         session.opening = undefined;
-        throw error;
+        throw this.stateOf(session).ended ? new LazySessionEndedError() : error;
       },
     );
     return session.opening;
   }
 
-  private stateOf(session: LazySession): { holds: number; forgotten: boolean } {
+  private stateOf(session: LazySession): LazySessionState {
     let state = this.states.get(session);
-    if (!state) this.states.set(session, (state = { holds: 0, forgotten: false }));
+    if (!state) this.states.set(session, (state = { holds: 0, forgotten: false, ended: false }));
     return state;
   }
 
-  /** The registry forgot `session` (expired, evicted): its upstream session is ended once no request uses it. */
+  /**
+   * The registry forgot `session` (expired, evicted): its upstream session is ended once no request uses it; at once
+   * at shutdown, whose requests are all being ended.
+   */
   private forgotten(session: LazySession): void {
     const state = this.stateOf(session);
     state.forgotten = true;
-    if (state.holds === 0) this.endUpstream(session);
+    state.ended ||= this.closed;
+    if (state.holds === 0 || this.closed) this.endUpstream(session);
   }
 
   private endUpstream(session: LazySession): void {

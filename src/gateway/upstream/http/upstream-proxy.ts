@@ -139,16 +139,26 @@ class HttpUpstreamForwarder {
     const credentials = settings.credentials;
     if (credentials?.flow && serverInfo) {
       const ends = (this.sessionEnds = new UpstreamSessionEnds(settings, credentials));
-      this.lazySessions = new LazySessions({ ...lazyBounds, onUpstreamForgotten: (session) => ends.end(session) });
+      // Unsealed, a session the gateway opened sits in the gate's registry too: forgotten here, it is forgotten there.
+      this.lazySessions = new LazySessions({ ...lazyBounds, onUpstreamForgotten: (session) => ends.end(session), onForgotten: (id) => settings.sessions.forget(id, false) });
       this.lazy = new LazyForwarding(settings, credentials, credentials.flow, this.lazySessions, serverInfo, onSessionRefused);
     }
   }
 
-  /** Shutdown: nothing more is forwarded, swept or ended at the upstream. */
-  close(): void {
+  /**
+   * Shutdown: nothing more is forwarded or swept; the upstream sessions the gateway opened are ended there, and the
+   * promise, when there is one, settles once they are or shutdown's time for them is up
+   * (`SHUTDOWN_SESSION_ENDS_TIMEOUT_MS`, 5 s in all).
+   */
+  close(): Promise<void> | undefined {
     this.closed = true;
     this.lazySessions?.close();
-    this.sessionEnds?.close();
+    return this.sessionEnds?.close();
+  }
+
+  /** The gate's registry forgot `id` (evicted, expired): a session the gateway opened is forgotten in its own store too. */
+  gateForgot(id: string): void {
+    if (this.lazySessions && LazySessions.isLazyId(id)) this.lazySessions.drop(id);
   }
 
   forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
@@ -253,11 +263,16 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   const maxSessions = checkInteger(options.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS);
   const sessionIdleTimeoutMs = checkDuration(options.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', DEFAULT_SESSION_IDLE_TIMEOUT_MS);
   const maxSessionsPerCaller = checkInteger(options.maxSessionsPerCaller, 'maxSessionsPerCaller', DEFAULT_MAX_SESSIONS_PER_CALLER);
+  // Set once the forwarder exists; the registry forgets nothing before.
+  let gateForgot: ((id: string) => void) | undefined;
   const sessions = createSessionRegistry({
     maxSessions,
     maxSessionsPerCaller,
     idleTimeoutMs: sessionIdleTimeoutMs,
     ...(options.now ? { now: options.now } : {}),
+    // A session the gateway opened before the upstream's, evicted here, is ended at once, its upstream session too:
+    // its client gets 404 from here on, so nothing would use it until its own expiry.
+    onForget: (session) => gateForgot?.(session.id),
   });
   // Pooled connections: an MCP session makes many short POSTs, and reconnecting for each costs a round trip.
   const ownDispatcher = options.dispatcher === undefined;
@@ -283,6 +298,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
   // Sessions the gateway opens before the upstream's are bounded as the others are, even with sealed ids: they are in memory.
   const lazyBounds: LazySessionBounds = { maxSessions, maxSessionsPerCaller, idleTimeoutMs: sessionIdleTimeoutMs, now: options.now };
   const forwarder = new HttpUpstreamForwarder(settings, options.onSessionRefused, lazyBounds, options.serverInfo);
+  gateForgot = (id) => forwarder.gateForgot(id);
   const exchanges = settings.exchanges;
   return {
     ...httpHandler((req, res, context) => forwarder.forward(req, res, context)),
@@ -298,10 +314,15 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
       for (const exchange of exchanges.toArray()) if (which === 'all' || exchange.isGet) exchange.end();
     },
     close() {
-      forwarder.close();
+      const ending = forwarder.close();
       for (const exchange of exchanges.toArray()) exchange.end();
       sessions.clear();
-      if (ownDispatcher) void settings.dispatcher.destroy().catch(() => undefined);
+      const destroy = (): void => {
+        if (ownDispatcher) void settings.dispatcher.destroy().catch(() => undefined);
+      };
+      // The pool goes once the upstream sessions the gateway opened are ended: their DELETEs use it.
+      if (!ending) return destroy();
+      return ending.then(destroy);
     },
   };
 }
