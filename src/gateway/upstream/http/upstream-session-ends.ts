@@ -6,6 +6,7 @@
  * send a DELETE). Best effort, in the background.
  */
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { waitBounded } from '../../../core/kernel/bounded-wait.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { forwardedHeaders } from './forwarded-headers.js';
 import type { HttpUpstreamSettings } from './http-exchange.js';
@@ -110,12 +111,7 @@ export class UpstreamSessionEnds {
    */
   async close(timeoutMs = SHUTDOWN_SESSION_ENDS_TIMEOUT_MS): Promise<void> {
     if (this.closed) return;
-    if (this.inFlight > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const drained = new Promise<void>((resolve) => (this.drained = resolve));
-      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-      clearTimeout(timer);
-    }
+    if (this.inFlight > 0) await waitBounded(new Promise<void>((resolve) => (this.drained = resolve)), { timeoutMs });
     this.closed = true;
     this.queue.length = 0;
     this.stop.abort();
@@ -157,11 +153,8 @@ export class UpstreamSessionEnds {
 }
 
 /** `work`, or a rejection once `signal` aborts (the work itself goes on, unawaited). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const stop = (): void => reject(signal.reason);
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
-  });
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const end = await waitBounded(work, { signal });
+  if (end.ended !== 'settled') throw signal.reason;
+  return end.value;
 }
