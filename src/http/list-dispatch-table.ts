@@ -4,6 +4,7 @@
  * reader. No caller is behind these calls: the context carries no token and no scope, so a list that depends on the
  * caller shows what a caller with no scope would see.
  */
+import { waitBounded } from '../core/kernel/bounded-wait.js';
 import type { HandlerContext, McpMessageHandler } from '../core/mcp/handler.js';
 import {
   catalogCallResult,
@@ -31,10 +32,10 @@ export async function listDispatchTable(handler: McpMessageHandler): Promise<Lis
   const call = async (method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const context = listingContext();
     const answer = Promise.resolve(handler({ jsonrpc: '2.0', id: ++id, method, params: params ?? {} }, context));
-    const timedOut = new Promise<never>((_, reject) => context.signal.addEventListener('abort', () => reject(new Error(`${method}: the handler did not answer in ${CALL_TIMEOUT_MS} ms`)), { once: true }));
+    const end = await waitBounded(answer, { signal: context.signal });
+    if (end.ended !== 'settled') throw new Error(`${method}: the handler did not answer in ${CALL_TIMEOUT_MS} ms`);
     // A dispatch table answers with one response (never a stream), or none to a notification.
-    const result = (await Promise.race([answer, timedOut])) as JsonRpcResponse | undefined;
-    return catalogCallResult(result, method, 'the handler');
+    return catalogCallResult(end.value as JsonRpcResponse | undefined, method, 'the handler');
   };
   return readServerCatalog(call, undefined, { maxPages: DEFAULT_CATALOG_MAX_PAGES, maxItems: DEFAULT_CATALOG_MAX_ITEMS });
 }

@@ -1,5 +1,6 @@
 import type { Redis as RedisClient } from 'ioredis';
 import { ConfigurationError } from '../core/kernel/errors.js';
+import { waitBounded } from '../core/kernel/bounded-wait.js';
 
 /** Default time each Redis command may take (`commandTimeoutMs` of a connection): 500 ms. */
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -85,10 +86,7 @@ export async function openRedisConnection(options: RedisConnectionOptions): Prom
 }
 
 /** Connects, or rejects after `timeoutMs`; reconnection goes on in the background either way. */
-function connectWithin(redis: RedisClient, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([redis.connect(), timeout]).finally(() => clearTimeout(timer));
+async function connectWithin(redis: RedisClient, timeoutMs: number): Promise<void> {
+  const end = await waitBounded(redis.connect(), { timeoutMs });
+  if (end.ended !== 'settled') throw new Error(`no connection within ${timeoutMs} ms`);
 }
