@@ -12,6 +12,7 @@ import { negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js'
 import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../../core/session/session-registry.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
+import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
 import type { UpstreamSessionToEnd } from './upstream-session-ends.js';
@@ -87,8 +88,9 @@ export class LazySessions {
   private readonly registry: SessionRegistry<LazySession>;
   /**
    * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
-   * one was; {@link lazyInitializeResult} answers with it, or with the credentials' kept profile until then. One
-   * small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
+   * one was; {@link lazyInitializeResult} answers with the credentials' kept profile (the newest known, across
+   * replicas) when there is one at the client's revision, else with this. One small object, bounded
+   * (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
   /** Requests in progress and whether the registry forgot it, per session: what ends the upstream's session waits for. */
@@ -221,13 +223,14 @@ export class LazySessions {
 /**
  * The gateway's answer to an `initialize` whose upstream session waits for the user's connection: the revision the
  * client asked for when the gateway speaks it, the gateway's `serverInfo`, and the upstream's capabilities from
- * `profile` once the gateway has opened a session there (never its instructions, which were another user's), else
- * the capabilities a connected server may offer (tools, prompts and resources).
+ * `profile` when it was learnt at that revision (never its instructions, which were another user's), else the
+ * capabilities a connected server may offer (tools, prompts and resources).
  */
 export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }, profile?: UpstreamProfile): Record<string, unknown> {
   const protocolVersion = negotiatedSessionVersion(initialize.params?.protocolVersion);
-  if (profile !== undefined) {
-    return { protocolVersion, capabilities: profile.capabilities, serverInfo: info };
+  const current = profileAtRevision(profile, protocolVersion);
+  if (current !== undefined) {
+    return { protocolVersion, capabilities: current.capabilities, serverInfo: info };
   }
   return { protocolVersion, capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } }, serverInfo: info };
 }
