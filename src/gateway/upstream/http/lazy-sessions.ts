@@ -59,6 +59,8 @@ export interface LazySessionBounds {
   readonly maxSessionsPerCaller: number;
   /** Idle life of a session, in milliseconds (`MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`); 0 never expires one. */
   readonly idleTimeoutMs: number;
+  /** Most bytes of kept `initialize` requests, by their JSON text. Default the registry's (`DEFAULT_MAX_SESSION_BYTES`). */
+  readonly maxBytes?: number | undefined;
   /** Clock, in milliseconds. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
   /**
@@ -79,7 +81,8 @@ function sweepIntervalMs(idleTimeoutMs: number): number {
  * The gateway's sessions awaiting (or holding) the upstream's, kept in the project's one session registry
  * (`createSessionRegistry`) with the bounds of the gateway's other sessions: each bound to its caller, at most
  * `maxSessionsPerCaller` per caller and `maxSessions` in all (past either the least recently used is forgotten,
- * sessions with no request in progress first), and one with no request in progress and no use for `idleTimeoutMs`
+ * sessions with no request in progress first), and at most `maxBytes` of kept `initialize` requests (by their
+ * JSON text; past it too the least recently used go), and one with no request in progress and no use for `idleTimeoutMs`
  * expires (swept every quarter of the idle timeout, so that the upstream's session is ended soon after). A forgotten
  * one is unknown: its client's next request gets 404, and the client starts a new session; the upstream's session
  * opened for it is handed to `onUpstreamForgotten`.
@@ -102,6 +105,7 @@ export class LazySessions {
       maxSessions: bounds.maxSessions,
       maxSessionsPerCaller: bounds.maxSessionsPerCaller,
       idleTimeoutMs: bounds.idleTimeoutMs,
+      ...(bounds.maxBytes !== undefined ? { maxBytes: bounds.maxBytes } : {}),
       ...(bounds.now ? { now: bounds.now } : {}),
       onForget: (session) => this.forgotten(session.value),
     });
@@ -126,7 +130,8 @@ export class LazySessions {
    */
   create(initialize: JsonRpcRequest, auth: AuthInfo): string {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } });
+    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text.
+    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, JSON.stringify(initialize).length);
     return id;
   }
 
