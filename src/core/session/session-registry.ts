@@ -1,5 +1,6 @@
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { callerKey } from '../kernel/caller-key.js';
+import { DEFAULT_MAX_SESSION_BYTES } from './session-defaults.js';
 
 /**
  * Why a request naming a session was refused; all are answered 404 `Session not found`, so a caller
@@ -21,6 +22,14 @@ export interface SessionRegistryOptions<T> {
    * everyone else's sessions out. Default: no limit beyond `maxSessions`.
    */
   maxSessionsPerCaller?: number;
+  /**
+   * Most bytes the sessions' values retain together, by the estimates their owner gives when binding each (`bytes`
+   * of {@link SessionRegistry.bind}; a session bound without one counts 0): one more session that would pass it
+   * forgets least recently used sessions (idle ones first) as `maxSessions` does, or with `evict: false` is refused
+   * (`'full'`). A count alone bounds memory only by count × largest value (a kept `initialize` body may be as large
+   * as the body limit). Default 64 MiB (`DEFAULT_MAX_SESSION_BYTES`).
+   */
+  maxBytes?: number;
   /** A session with no exchange in progress and no use for this long is forgotten, in milliseconds; 0 never. */
   idleTimeoutMs: number;
   /**
@@ -60,8 +69,11 @@ export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity' | 'full
 
 /** A slot taken for a session still being opened; see {@link SessionRegistry.reserve}. */
 export interface SessionReservation<T> {
-  /** Binds the new session in the reserved slot (no eviction needed). */
-  bind(sessionId: string, value: T): BindOutcome;
+  /**
+   * Binds the new session in the reserved slot (no eviction needed for the count; `bytes`, the estimate of what
+   * `value` retains, may still evict, see {@link SessionRegistryOptions.maxBytes}).
+   */
+  bind(sessionId: string, value: T, bytes?: number): BindOutcome;
   /** Gives the slot back when the session was not opened after all. Idempotent; a no-op after `bind`. */
   release(): void;
 }
@@ -78,9 +90,10 @@ export interface SessionRegistry<T = undefined> {
   /**
    * Binds a session id just issued to the caller of `auth`: `'bound'` when new, `'known'` when already bound
    * to this caller, `'conflict'` when bound to someone else, `'no_identity'` when the caller cannot own one,
-   * `'full'` when no slot can be freed (all are taken by sessions being opened).
+   * `'full'` when no slot can be freed (all are taken by sessions being opened) or `bytes` (the owner's estimate of
+   * what `value` retains, default 0) cannot fit {@link SessionRegistryOptions.maxBytes}.
    */
-  bind(sessionId: string, auth: AuthInfo, value?: T): BindOutcome;
+  bind(sessionId: string, auth: AuthInfo, value?: T, bytes?: number): BindOutcome;
   /**
    * Takes a slot for a session that is being opened (its id is not known yet), making room by the same rules
    * as `bind`. Slots taken count towards both limits, so concurrent opens cannot overshoot them. `'busy'`
@@ -107,6 +120,8 @@ class Entry<T> implements BoundSession<T> {
     readonly id: string,
     readonly owner: string,
     readonly value: T,
+    /** The owner's estimate of what `value` retains, in bytes. */
+    readonly bytes: number,
   ) {
     this.lastSeen = registry.now();
   }
@@ -129,6 +144,9 @@ class Entry<T> implements BoundSession<T> {
 class BoundedSessionRegistry<T> implements SessionRegistry<T> {
   readonly now: () => number;
   private readonly maxSessions: number;
+  private readonly maxBytes: number;
+  /** The sum of the held entries' {@link Entry.bytes}. */
+  private bytes = 0;
   private readonly maxPerCaller: number | undefined;
   private readonly idleTimeoutMs: number;
   private readonly evict: boolean;
@@ -138,6 +156,7 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
 
   constructor(options: SessionRegistryOptions<T>) {
     this.maxSessions = options.maxSessions;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
     this.idleTimeoutMs = options.idleTimeoutMs;
     this.maxPerCaller = options.maxSessionsPerCaller;
     this.evict = options.evict ?? true;
@@ -163,10 +182,10 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
     return { session: entry };
   }
 
-  bind(sessionId: string, auth: AuthInfo, value?: T): BindOutcome {
+  bind(sessionId: string, auth: AuthInfo, value?: T, bytes = 0): BindOutcome {
     const owner = callerKey(auth);
     if (owner === undefined) return 'no_identity';
-    return this.bindOwned(sessionId, owner, value as T, false);
+    return this.bindOwned(sessionId, owner, value as T, bytes, false);
   }
 
   reserve(auth: AuthInfo): SessionReservation<T> | 'no_identity' | 'busy' {
@@ -184,9 +203,9 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
       this.opening.splice(this.opening.indexOf(owner), 1);
     };
     return {
-      bind: (sessionId, value) => {
+      bind: (sessionId, value, bytes = 0) => {
         release();
-        return this.bindOwned(sessionId, owner, value, true);
+        return this.bindOwned(sessionId, owner, value, bytes, true);
       },
       release,
     };
@@ -235,6 +254,7 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
   private remove(entry: Entry<T>, notify = true): void {
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
+    this.bytes -= entry.bytes;
     if (!notify || !this.onForget) return;
     try {
       this.onForget(entry);
@@ -292,7 +312,22 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
 
   /** Evicts least recently used sessions (idle ones first) until one more fits; false if none can go. */
   private makeRoom(): boolean {
-    while (this.entries.size + this.opening.length >= this.maxSessions) {
+    return this.evictWhile(() => this.entries.size + this.opening.length >= this.maxSessions);
+  }
+
+  /**
+   * Makes room for `bytes` more under {@link maxBytes}: by evicting least recently used sessions (idle ones first),
+   * or without eviction not at all; false when they cannot fit.
+   */
+  private makeRoomForBytes(bytes: number): boolean {
+    if (bytes > this.maxBytes) return false;
+    if (!this.evict) return this.bytes + bytes <= this.maxBytes;
+    return this.evictWhile(() => this.bytes + bytes > this.maxBytes);
+  }
+
+  /** Evicts least recently used sessions (idle ones first) while `over()` holds; false if none is left to go. */
+  private evictWhile(over: () => boolean): boolean {
+    while (over()) {
       let victim: Entry<T> | undefined;
       for (const entry of this.entries.values()) {
         victim ??= entry;
@@ -307,7 +342,7 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
     return true;
   }
 
-  private bindOwned(sessionId: string, owner: string, value: T, reserved: boolean): BindOutcome {
+  private bindOwned(sessionId: string, owner: string, value: T, bytes: number, reserved: boolean): BindOutcome {
     const existing = this.entries.get(sessionId);
     if (existing !== undefined && !this.expired(existing, this.now())) {
       if (existing.owner !== owner) return 'conflict';
@@ -320,7 +355,11 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
       const refused = this.admit(owner);
       if (refused !== undefined) return refused;
     }
-    this.entries.set(sessionId, new Entry(this, sessionId, owner, value));
+    // An estimate that is no size counts nothing, so that the sum stays a number.
+    const size = Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
+    if (!this.makeRoomForBytes(size)) return 'full';
+    this.entries.set(sessionId, new Entry(this, sessionId, owner, value, size));
+    this.bytes += size;
     return 'bound';
   }
 }
@@ -330,7 +369,8 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
  * enough to use a session (MCP 2025-11-25 security best practices, "Session hijacking": servers SHOULD bind
  * session ids to user-specific information).
  *
- * Bounded (`maxSessions`, `maxSessionsPerCaller`; least recently used evicted first, preferring sessions
+ * Bounded (`maxSessions`, `maxSessionsPerCaller`, and `maxBytes` of what the values retain by their owners'
+ * estimates; least recently used evicted first, preferring sessions
  * with nothing in progress, or with `evict: false` the new session refused), counting sessions still being opened; entries expire after `idleTimeoutMs`
  * without use. Expiry is checked when a session is looked up and swept from the least recently used end
  * when one is bound; `sweep()` does it on demand for adapters that must release what sessions hold.

@@ -113,7 +113,9 @@ export class CompositeSessions {
     const reservation = this.registry.reserve(auth);
     if (typeof reservation === 'string') return reservation;
     const id = randomUUID();
-    const outcome = reservation.bind(id, { initialize, protocolVersion, auth, members: new Map() });
+    // What the session retains is its kept `initialize` (bounded by the server set) and a small state per server.
+    const bytes = JSON.stringify(initialize).length + MEMBER_STATE_BYTES * members.length;
+    const outcome = reservation.bind(id, { initialize, protocolVersion, auth, members: new Map() }, bytes);
     return outcome === 'bound' ? id : 'busy';
   }
 
@@ -267,6 +269,8 @@ export class CompositeSessions {
   }
 }
 
+/** Bytes counted per server of a client's session towards the registry's byte bound: its id, revision and entry. */
+const MEMBER_STATE_BYTES = 256;
 /** Longest sealed payload: its id must stay under the sealer's 4 096 characters once encrypted and encoded. */
 const MAX_SEALED_PAYLOAD_CHARS = 2_800;
 /** Longest sealed id given: the sealer opens none longer. */

@@ -1,4 +1,5 @@
 import { negotiatedSessionVersion } from '../../core/mcp/protocol-version.js';
+import { profileAtRevision } from '../upstream-auth/kept-profile.js';
 import type { SetMember } from './set-member.js';
 
 
@@ -41,12 +42,15 @@ export function mergedInstructions(members: readonly SetMember[]): string | unde
 
 /**
  * The gateway's answer to a client's `initialize`: the revision the client asked for when the gateway speaks it
- * (else the newest it does), the merged capabilities and instructions, and the gateway's own `serverInfo`.
+ * (else the newest it does), the merged capabilities and instructions, and the gateway's own `serverInfo`. A server
+ * known only by a kept profile of another revision adds nothing (see `profileAtRevision`).
  */
 export function initializeResult(requested: unknown, members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
   const protocolVersion = negotiatedSessionVersion(requested);
-  const instructions = mergedInstructions(members);
-  return { protocolVersion, capabilities: mergedCapabilities(members), serverInfo: info, ...(instructions ? { instructions } : {}) };
+  // A profile recalled from the store (a server this caller could not open) counts only at the revision it was learnt at.
+  const current = members.filter((m) => m.profile !== m.recalled || profileAtRevision(m.recalled, protocolVersion) !== undefined);
+  const instructions = mergedInstructions(current);
+  return { protocolVersion, capabilities: mergedCapabilities(current), serverInfo: info, ...(instructions ? { instructions } : {}) };
 }
 
 /**

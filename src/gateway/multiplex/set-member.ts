@@ -57,16 +57,17 @@ export function profileOf(result: unknown): ServerProfile | undefined {
 
 /**
  * Takes the kept profile of each server in connected mode whose profile is not known in this process (a restart,
- * another replica), so that the capabilities answered to a user who has not connected it are its own.
+ * another replica) or is known only from the store, so that the capabilities answered to a user who has not
+ * connected it are its own, and a profile another replica learnt since replaces the one recalled. Reading costs no
+ * store round trip once a profile is known (see `KeptProfiles.read`).
  */
 export async function recallProfiles(members: readonly SetMember[]): Promise<void> {
+  const recallable = (m: SetMember): boolean => m.kept !== undefined && (m.profile === undefined || m.profile === m.recalled);
   await Promise.all(
-    members
-      .filter((m) => m.profile === undefined && m.kept !== undefined)
-      .map(async (member) => {
-        const kept = await member.kept!.read();
-        if (kept !== undefined && member.profile === undefined) member.profile = member.recalled = { ...kept };
-      }),
+    members.filter(recallable).map(async (member) => {
+      const kept = await member.kept!.read();
+      if (kept !== undefined && kept !== member.recalled && recallable(member)) member.profile = member.recalled = kept;
+    }),
   );
 }
 

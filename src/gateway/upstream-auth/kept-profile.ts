@@ -17,14 +17,16 @@ export interface KeptProfile {
 /** The kept profile of one upstream in connected mode. */
 export interface KeptProfiles {
   /**
-   * The profile kept, or undefined when there is none yet, or the one stored does not open, is too large or has
-   * the wrong shape. Read from the store at start-up; while none is known it is read again at most every
-   * `KEPT_PROFILE_RECHECK_MS`, so that a replica learns what another one wrote. Never rejects.
+   * The newest profile known, or undefined when there is none yet, or the one stored does not open, is too large or
+   * has the wrong shape: the one learnt here last, or one another replica wrote since. Read from the store at
+   * start-up, then again at most every `KEPT_PROFILE_RECHECK_MS` (in the background once one is known, so that a
+   * replica learns what another one wrote). Never rejects.
    */
   read(): Promise<KeptProfile | undefined>;
   /**
    * The upstream answered an `initialize` with `profile`: written to the store when it differs from the one kept
-   * (not on every session). Never rejects: a profile that cannot be written is kept in memory only.
+   * (not on every session). Never rejects: a profile that cannot be written serves this process, and its write is
+   * tried again later (at most every `KEPT_PROFILE_RECHECK_MS`).
    */
   learnt(profile: KeptProfile): Promise<void>;
 }
@@ -43,4 +45,17 @@ export function profileOfResult(result: unknown): KeptProfile | undefined {
   const { capabilities, protocolVersion } = result as Record<string, unknown>;
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
   return { capabilities: capabilities as Record<string, unknown>, ...(typeof protocolVersion === 'string' ? { protocolVersion } : {}) };
+}
+
+/**
+ * `profile` when it describes the upstream at `revision`, else undefined. Capabilities belong to a revision (`tasks`
+ * exists from 2025-11-25 on, `completions` from 2025-03-26 on), and an upstream answers `initialize` with another
+ * revision than the one asked for when it does not speak that one: a profile learnt at another revision, or at none
+ * it named, is not answered to a client of `revision` as the upstream's own.
+ *
+ * @example
+ * profileAtRevision({ capabilities: { tools: {} }, protocolVersion: '2025-11-25' }, '2025-06-18'); // undefined
+ */
+export function profileAtRevision<P extends KeptProfile>(profile: P | undefined, revision: string): P | undefined {
+  return profile?.protocolVersion === revision ? profile : undefined;
 }

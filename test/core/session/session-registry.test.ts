@@ -179,4 +179,31 @@ describe('createSessionRegistry bounds with sessions being opened', () => {
     assert.ok('session' in registry.lookup('a2', ALICE));
     assert.deepEqual(forgotten, ['b1']);
   });
+
+  it('bounds the bytes the values retain, by the estimates given: least recently used (idle first) go, or with evict: false the new one is refused', () => {
+    const forgotten: string[] = [];
+    const registry = createSessionRegistry({ maxSessions: 100, maxBytes: 1000, idleTimeoutMs: 60_000, onForget: (s) => forgotten.push(s.id) });
+    assert.equal(registry.bind('a1', ALICE, undefined, 400), 'bound');
+    assert.equal(registry.bind('b1', BOB, undefined, 400), 'bound');
+    const busy = registry.lookup('a1', ALICE);
+    assert.ok('session' in busy);
+    busy.session.acquire();
+    // 400 + 400 + 300 > 1000: the least recently used idle one goes (Bob's), not Alice's, in use.
+    assert.equal(registry.bind('c1', caller('carol'), undefined, 300), 'bound');
+    assert.deepEqual(forgotten, ['b1']);
+    const reservation = registry.reserve(caller('dave'));
+    assert.ok(typeof reservation === 'object');
+    assert.equal(reservation.bind('d1', undefined, 301), 'bound', 'a reserved slot is bound within the bytes too');
+    assert.deepEqual(forgotten, ['b1', 'c1']);
+    assert.equal(registry.bind('huge', BOB, undefined, 1001), 'full', 'one larger than the whole bound is refused');
+    registry.forget('d1');
+    assert.equal(registry.bind('e1', BOB, undefined, 600), 'bound', 'forgetting gives its bytes back');
+    assert.equal(registry.size, 2);
+
+    const strict = createSessionRegistry({ maxSessions: 100, maxBytes: 1000, idleTimeoutMs: 60_000, evict: false });
+    assert.equal(strict.bind('a1', ALICE, undefined, 700), 'bound');
+    assert.equal(strict.bind('b1', BOB, undefined, 301), 'full');
+    assert.equal(strict.bind('b1', BOB, undefined, 300), 'bound');
+    assert.equal(strict.size, 2);
+  });
 });

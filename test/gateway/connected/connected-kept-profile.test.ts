@@ -59,6 +59,11 @@ describe('connected accounts: the learnt upstream profile survives a restart', {
     assert.deepEqual(bob.result.capabilities, TOOLS_ONLY_PROFILE.capabilities);
     assert.equal(bob.result.instructions, undefined, "never the instructions alice's session got");
     assert.equal(upstream.initialized(), 1, "gateway B answered bob's initialize without contacting the upstream");
+
+    // The kept profile was learnt at 2025-11-25: a client of another revision is not answered with it as current.
+    const older = await connectedSessionClient(() => parts, () => gateway!, '2025-06-18').initialize('bob');
+    assert.equal(older.result.protocolVersion, '2025-06-18');
+    assert.deepEqual(Object.keys(older.result.capabilities as object).sort(), ['prompts', 'resources', 'tools'], 'the general capabilities');
   });
 });
 
@@ -113,6 +118,56 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
     assert.deepEqual(await keptUpstreamProfile({ store, sealer, server: 'full' }).read(), largest);
   });
 
+  it('once known, is read again in the background at most every 30 seconds, and takes what another replica wrote', async () => {
+    let clock = 0;
+    let gets = 0;
+    const counted = Object.assign(Object.create(store) as TokenStore, { get: (key: string) => (gets++, store.get(key)) });
+    const kept = keptUpstreamProfile({ store: counted, sealer, server: 'upgraded', now: () => clock });
+    await kept.learnt({ capabilities: { tools: {} }, protocolVersion: VERSION });
+    const other = keptUpstreamProfile({ store, sealer, server: 'upgraded' });
+    await other.learnt({ capabilities: { tools: {}, prompts: {} }, protocolVersion: VERSION });
+    gets = 0;
+    assert.deepEqual(await kept.read(), { capabilities: { tools: {} }, protocolVersion: VERSION }, 'answered at once, without waiting for the store');
+    const upgraded = { capabilities: { tools: {}, prompts: {} }, protocolVersion: VERSION };
+    await waitFor(async () => JSON.stringify(await kept.read()) === JSON.stringify(upgraded));
+    clock += 29_000;
+    for (let i = 0; i < 5; i++) assert.deepEqual(await kept.read(), upgraded);
+    assert.equal(gets, 1, 'one read of the store in 30 s, however many reads');
+    await other.learnt({ capabilities: { logging: {} }, protocolVersion: VERSION });
+    clock += 1_000;
+    await kept.read();
+    await waitFor(async () => (await kept.read())?.capabilities.logging !== undefined);
+    assert.equal(gets, 2, 'read again after 30 s');
+  });
+
+  it('a refused write is tried again on a later learn or read, at most every 30 seconds', async () => {
+    let clock = 0;
+    let refuse = true;
+    let attempts = 0;
+    const flaky = Object.assign(Object.create(store) as TokenStore, {
+      set: (key: string, value: string, ttl?: number) => (attempts++, refuse ? Promise.reject(new Error('full')) : store.set(key, value, ttl)),
+    });
+    const profile = { capabilities: { resources: {} }, protocolVersion: VERSION };
+    const kept = keptUpstreamProfile({ store: flaky, sealer, server: 'refused', now: () => clock });
+    await kept.learnt(profile);
+    assert.equal(attempts, 1);
+    await kept.learnt(profile);
+    assert.deepEqual(await kept.read(), profile, 'it still serves this process');
+    assert.equal(attempts, 1, 'not tried again at once');
+    clock += 30_000;
+    await kept.learnt(profile);
+    assert.equal(attempts, 2, 'tried again on the next learn after 30 s');
+    refuse = false;
+    clock += 30_000;
+    await kept.read();
+    await waitFor(async () => (await keptUpstreamProfile({ store, sealer, server: 'refused' }).read()) !== undefined);
+    assert.equal(attempts, 3, 'tried again on a read after 30 s, and written');
+    clock += 30_000;
+    await kept.learnt(profile);
+    await kept.read();
+    assert.equal(attempts, 3, 'nothing more once written');
+  });
+
   it('is read again, at most every 30 seconds, while none is known', async () => {
     let clock = 0;
     const kept = keptUpstreamProfile({ store, sealer, server: 'late', now: () => clock });
@@ -123,3 +178,11 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
     assert.deepEqual(await kept.read(), { capabilities: { prompts: {} } });
   });
 });
+
+/** Resolves once `check` holds, checking every 10 ms for at most 2 s (then fails). */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 2_000; !(await check()); ) {
+    assert.ok(Date.now() < deadline, 'not within 2 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

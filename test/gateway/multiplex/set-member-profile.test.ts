@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KeptProfiles } from '../../../src/gateway/upstream-auth/kept-profile.js';
-import { learnProfile, type SetMember } from '../../../src/gateway/multiplex/set-member.js';
+import { initializeResult } from '../../../src/gateway/multiplex/merge-initialize.js';
+import { learnProfile, recallProfiles, type SetMember } from '../../../src/gateway/multiplex/set-member.js';
 
 const profile = { capabilities: { tools: {} }, instructions: "Alice's notes: 12 of them, the last about her payroll.", protocolVersion: '2025-11-25' };
 
@@ -25,4 +26,22 @@ test('a server with the gateway\'s own credentials: its instructions are shown',
   const plain = member();
   learnProfile(plain, profile);
   assert.equal(plain.profile?.instructions, profile.instructions);
+});
+
+test('a server known only by its kept profile takes a newer one, and adds it only at the revision it was learnt at', async () => {
+  let stored: object = { capabilities: { tools: {} }, protocolVersion: '2025-11-25' };
+  const kept = { read: async () => stored, learnt: async () => undefined } as unknown as KeptProfiles;
+  const recalled = member(kept);
+  await recallProfiles([recalled]);
+  assert.deepEqual(recalled.profile, stored);
+  stored = { capabilities: { tools: {}, logging: {} }, protocolVersion: '2025-11-25' };
+  await recallProfiles([recalled]);
+  assert.deepEqual(recalled.profile, stored, 'the profile another replica kept since replaces the recalled one');
+  const info = { name: 'gateway', version: '1' };
+  assert.deepEqual((initializeResult('2025-11-25', [recalled], info).capabilities as Record<string, unknown>).logging, {});
+  assert.equal((initializeResult('2025-06-18', [recalled], info).capabilities as Record<string, unknown>).logging, undefined, 'learnt at another revision');
+  // Learnt from its own session, it is no longer replaced from the store.
+  learnProfile(recalled, { capabilities: { prompts: {} }, protocolVersion: '2025-06-18' });
+  await recallProfiles([recalled]);
+  assert.deepEqual(recalled.profile, { capabilities: { prompts: {} }, protocolVersion: '2025-06-18' });
 });

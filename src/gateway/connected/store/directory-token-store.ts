@@ -330,7 +330,7 @@ class DirectoryTokenStore implements TokenStore {
   }
 }
 
-/** Durable entries (connections, clients) and ephemeral ones are counted against bounds of their own. */
+/** Durable entries (connections, registered clients, upstreams' profiles) and ephemeral ones are counted against bounds of their own. */
 type EntryKind = 'durable' | 'ephemeral';
 
 /** The kind of the entry file `name` (a name the store made, so always an entry's). */

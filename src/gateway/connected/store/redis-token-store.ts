@@ -1,7 +1,10 @@
 /**
  * The token store of a fleet (`MCP_AUTH_TOKEN_STORE=redis`): every replica reads and writes one Redis, so a
  * connection made through one replica serves on all, and compare-and-set, take and locks are atomic across them.
- * Uses the optional ioredis package, connected as the rate limits connect (`openRedisConnection`).
+ * Bounded as the other stores are, by every replica together: in bytes per value, and in entries of each kind
+ * (durable, ephemeral), counted in Redis by an index per kind that every write, delete and take keeps in the same
+ * script, so that a write is still one round trip. Uses the optional ioredis package, connected as the rate limits
+ * connect (`openRedisConnection`).
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
@@ -11,7 +14,7 @@ import { openRedisConnection, type RedisConnection } from '../../../redis/redis-
 import { RedisHealth, shortRedisReason } from '../../../redis/redis-health.js';
 import { checkRedisUrl } from '../../../redis/redis-url.js';
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
-import { DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES } from './token-store-limits.js';
+import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, isEphemeralKey } from './token-store-limits.js';
 import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
 
 /** Options of {@link createRedisTokenStore}. */
@@ -20,10 +23,18 @@ export interface RedisTokenStoreOptions {
   url: string;
   /**
    * Prefix of every Redis key the store writes: values under `<prefix>value:<key>`, locks under
-   * `<prefix>lock:<name>`. Default `mcp-guard:token-store:`.
+   * `<prefix>lock:<name>`, the count of entries of each kind under `<prefix>index:durable` and
+   * `<prefix>index:ephemeral`. Default `mcp-guard:token-store:`.
    */
   keyPrefix?: string;
-  /** Most bytes of one value. Default 16 384 (16 KiB). Bound the whole with Redis's own `maxmemory`. */
+  /**
+   * Most durable entries kept (connections, registered clients, upstreams' profiles), by every replica together.
+   * Default 100 000.
+   */
+  maxEntries?: number;
+  /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
+  maxEphemeralEntries?: number;
+  /** Most bytes of one value. Default 16 384 (16 KiB). Bound the whole with Redis's own `maxmemory` too. */
   maxValueBytes?: number;
   /** Longest wait for one Redis command, in milliseconds. Default 500. */
   commandTimeoutMs?: number;
@@ -61,21 +72,48 @@ const SCAN_COUNT = 1000;
 /** Longest pause between two attempts to take a held lock, in milliseconds. */
 const MAX_LOCK_BACKOFF_MS = 100;
 
-/** Reads and deletes in one step (GETDEL is Redis 6.2+; this runs on any Redis with scripting). */
+/**
+ * Reads and deletes in one step (GETDEL is Redis 6.2+; this runs on any Redis with scripting), with the value's
+ * member of the index (KEYS as {@link WRITE_SCRIPT}'s).
+ */
 const TAKE_SCRIPT = `
 local value = redis.call('GET', KEYS[1])
+redis.call('ZREM', KEYS[2], KEYS[1])
 if value then redis.call('DEL', KEYS[1]) end
 return value
 `;
 
-/** ARGV: 1 when a value is expected (else absence is), the expected value, the next value, its TTL in ms or ''. */
-const COMPARE_AND_SET_SCRIPT = `
+/**
+ * Every write, with the count of its kind's entries kept in one step. KEYS: the value, its kind's index (a sorted
+ * set of the values' keys, each scored by its expiry in ms since the epoch, or +inf). ARGV: what is expected (''
+ * nothing: a plain set; '0' absence; '1' the value ARGV[2]), the expected value, the next value, its TTL in ms or
+ * '', this replica's clock in ms, the most entries of the kind. A new key finding its kind at the bound drops the
+ * index's expired members first, then is refused. Returns 1 when written, 0 when the expected value was not there,
+ * -1 when the kind is full.
+ */
+const WRITE_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if ARGV[1] == '1' then
   if current ~= ARGV[2] then return 0 end
-elseif current then return 0 end
-if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+elseif ARGV[1] == '0' and current then return 0 end
+if not current and not redis.call('ZSCORE', KEYS[2], KEYS[1]) and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -1 end
+end
+if ARGV[4] == '' then
+  redis.call('SET', KEYS[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], 'inf', KEYS[1])
+else
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  redis.call('ZADD', KEYS[2], tonumber(ARGV[5]) + tonumber(ARGV[4]), KEYS[1])
+end
 return 1
+`;
+
+/** Deletes a value and its member of the index (KEYS as {@link WRITE_SCRIPT}'s); returns how many values went. */
+const DELETE_SCRIPT = `
+redis.call('ZREM', KEYS[2], KEYS[1])
+return redis.call('DEL', KEYS[1])
 `;
 
 /** Deletes the lock only while it still holds this holder's token: never a lock another holder took after expiry. */
@@ -99,6 +137,10 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
   const urlSetting = options.urlSetting ?? 'MCP_AUTH_REDIS_URL';
   const url = checkRedisUrl(options.url, urlSetting);
   const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
+  const bounds: EntryBounds = {
+    durable: checkInteger(options.maxEntries, 'maxEntries', DEFAULT_TOKEN_STORE_MAX_ENTRIES),
+    ephemeral: checkInteger(options.maxEphemeralEntries, 'maxEphemeralEntries', DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES),
+  };
   const warn = options.onWarning ?? tokenStoreWarnings(writeWarningToStderr);
   const health = new RedisHealth({ lost: () => TOKEN_STORE_LOST, back: TOKEN_STORE_BACK }, (message, why) => warn(message, why === undefined ? undefined : shortRedisReason(why)));
   const connection = await openRedisConnection({
@@ -109,7 +151,13 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
     onLost: (why) => health.lost(why),
     onReady: () => health.back(),
   });
-  return new RedisTokenStore(connection, options.keyPrefix ?? DEFAULT_REDIS_TOKEN_STORE_PREFIX, maxValueBytes, health);
+  return new RedisTokenStore(connection, options.keyPrefix ?? DEFAULT_REDIS_TOKEN_STORE_PREFIX, { maxValueBytes, entries: bounds }, health);
+}
+
+/** Most entries of each kind: ephemeral ones are bounded apart, so that they never take a connection's room. */
+interface EntryBounds {
+  readonly durable: number;
+  readonly ephemeral: number;
 }
 
 /** The store; its methods are the {@link TokenStore}'s. */
@@ -119,7 +167,7 @@ class RedisTokenStore implements TokenStore {
   constructor(
     private readonly connection: RedisConnection,
     private readonly prefix: string,
-    private readonly maxValueBytes: number,
+    private readonly bounds: { readonly maxValueBytes: number; readonly entries: EntryBounds },
     private readonly health: RedisHealth,
   ) {
     this.client = connection.client;
@@ -130,23 +178,19 @@ class RedisTokenStore implements TokenStore {
   }
 
   async set(key: string, sealed: string, ttlMs?: number): Promise<void> {
-    const ttl = this.checkWrite(key, sealed, ttlMs);
-    const redisKey = this.valueKey(key);
-    await this.run(() => (ttl === '' ? this.client.set(redisKey, sealed) : this.client.set(redisKey, sealed, 'PX', ttl)));
+    await this.write(key, '', undefined, sealed, ttlMs);
   }
 
   async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean> {
-    const ttl = this.checkWrite(key, next, ttlMs);
-    const args = [expected === undefined ? '0' : '1', expected ?? '', next, ttl];
-    return (await this.run(() => this.client.eval(COMPARE_AND_SET_SCRIPT, 1, this.valueKey(key), ...args))) === 1;
+    return (await this.write(key, expected === undefined ? '0' : '1', expected, next, ttlMs)) === 1;
   }
 
   async delete(key: string): Promise<boolean> {
-    return (await this.run(() => this.client.del(this.valueKey(key)))) > 0;
+    return Number(await this.run(() => this.client.eval(DELETE_SCRIPT, 2, this.valueKey(key), this.indexKey(key)))) > 0;
   }
 
   async take(key: string): Promise<string | undefined> {
-    const value = await this.run(() => this.client.eval(TAKE_SCRIPT, 1, this.valueKey(key)));
+    const value = await this.run(() => this.client.eval(TAKE_SCRIPT, 2, this.valueKey(key), this.indexKey(key)));
     return typeof value === 'string' ? value : undefined;
   }
 
@@ -209,12 +253,33 @@ class RedisTokenStore implements TokenStore {
     return `${this.prefix}value:${key}`;
   }
 
+  /** The index that counts `key`'s kind: one per kind, shared by every replica on the prefix. */
+  private indexKey(key: string): string {
+    return `${this.prefix}index:${isEphemeralKey(key) ? 'ephemeral' : 'durable'}`;
+  }
+
+  /**
+   * Runs {@link WRITE_SCRIPT}: one round trip, whatever is expected. Resolves 1 (written) or 0 (not the expected
+   * value).
+   *
+   * @throws TokenStoreFullError when `key` is new and its kind holds its most entries.
+   */
+  private async write(key: string, expect: '' | '0' | '1', expected: string | undefined, value: string, ttlMs: number | undefined): Promise<number> {
+    const ttl = this.checkWrite(key, value, ttlMs);
+    const kind = isEphemeralKey(key) ? 'ephemeral' : 'durable';
+    const most = this.bounds.entries[kind];
+    const args = [expect, expected ?? '', value, ttl, String(Date.now()), String(most)];
+    const done = Number(await this.run(() => this.client.eval(WRITE_SCRIPT, 2, this.valueKey(key), this.indexKey(key), ...args)));
+    if (done === -1) throw new TokenStoreFullError(`${most} ${kind} entries`);
+    return done;
+  }
+
   /** The TTL argument ('' for none); refuses an empty key, a value over the bound, a bad TTL. */
   private checkWrite(key: string, value: string, ttlMs: number | undefined): string {
     if (typeof key !== 'string' || key === '') throw new RangeError('a token store key must not be empty');
     if (typeof value !== 'string') throw new TypeError('a token store value must be a string');
     if (ttlMs !== undefined && !(ttlMs > 0 && Number.isFinite(ttlMs))) throw new RangeError('ttlMs must be a positive number of milliseconds');
-    if (Buffer.byteLength(value, 'utf8') > this.maxValueBytes) throw new TokenStoreFullError(`${this.maxValueBytes} bytes per value`);
+    if (Buffer.byteLength(value, 'utf8') > this.bounds.maxValueBytes) throw new TokenStoreFullError(`${this.bounds.maxValueBytes} bytes per value`);
     return ttlMs === undefined ? '' : String(Math.ceil(ttlMs));
   }
 

@@ -10,8 +10,9 @@ import { requestIdOf } from '../../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { refuseSession, type SessionRefusedHook } from '../../../http/session-gate.js';
 import { writeAccepted, writeJson } from '../../../http/write-response.js';
-import { isStatelessRevision } from '../../../core/mcp/protocol-version.js';
+import { isStatelessRevision, negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js';
 import type { CallerFlow } from '../../upstream-auth/caller-flow.js';
+import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { writeGatewayError } from '../gateway-error.js';
 import { credentialFailure } from './exchange-failure.js';
@@ -110,8 +111,9 @@ export class LazyForwarding {
 
   private async answerInitialize(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext): Promise<void> {
     const initialize = req.body as JsonRpcRequest;
-    // Until this process opens a session there, the profile kept by an earlier run or another replica, if any.
-    const profile = this.sessions.profile ?? (await this.credentials.profile?.read());
+    // The kept profile is the newest known: learnt here, by an earlier run, or by another replica since.
+    const kept = profileAtRevision(await this.credentials.profile?.read(), negotiatedSessionVersion(initialize.params?.protocolVersion));
+    const profile = kept ?? this.sessions.profile;
     const id = this.sessions.create(initialize, context.auth);
     const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, profile) };
     if (this.settings.sealer) {

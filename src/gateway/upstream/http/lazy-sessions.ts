@@ -12,6 +12,7 @@ import { negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js'
 import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../../core/session/session-registry.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
+import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { LazySessionEndedError } from './lazy-session-ended.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
@@ -59,6 +60,8 @@ export interface LazySessionBounds {
   readonly maxSessionsPerCaller: number;
   /** Idle life of a session, in milliseconds (`MCP_AUTH_SESSION_IDLE_TIMEOUT_MS`); 0 never expires one. */
   readonly idleTimeoutMs: number;
+  /** Most bytes of kept `initialize` requests, by their JSON text. Default the registry's (`DEFAULT_MAX_SESSION_BYTES`). */
+  readonly maxBytes?: number | undefined;
   /** Clock, in milliseconds. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
   /**
@@ -93,7 +96,8 @@ function sweepIntervalMs(idleTimeoutMs: number): number {
  * The gateway's sessions awaiting (or holding) the upstream's, kept in the project's one session registry
  * (`createSessionRegistry`) with the bounds of the gateway's other sessions: each bound to its caller, at most
  * `maxSessionsPerCaller` per caller and `maxSessions` in all (past either the least recently used is forgotten,
- * sessions with no request in progress first), and one with no request in progress and no use for `idleTimeoutMs`
+ * sessions with no request in progress first), and at most `maxBytes` of kept `initialize` requests (by their
+ * JSON text; past it too the least recently used go), and one with no request in progress and no use for `idleTimeoutMs`
  * expires (swept every quarter of the idle timeout, so that the upstream's session is ended soon after). A forgotten
  * one is unknown: its client's next request gets 404, and the client starts a new session; the upstream's session
  * opened for it is handed to `onUpstreamForgotten`.
@@ -102,8 +106,9 @@ export class LazySessions {
   private readonly registry: SessionRegistry<LazySession>;
   /**
    * What the upstream said of itself in the `initialize` answer of the last session opened there (for any user), once
-   * one was; {@link lazyInitializeResult} answers with it, or with the credentials' kept profile until then. One
-   * small object, bounded (`MAX_UPSTREAM_PROFILE_BYTES`).
+   * one was; {@link lazyInitializeResult} answers with the credentials' kept profile (the newest known, across
+   * replicas) when there is one at the client's revision, else with this. One small object, bounded
+   * (`MAX_UPSTREAM_PROFILE_BYTES`).
    */
   profile: UpstreamProfile | undefined;
   private readonly states = new WeakMap<LazySession, LazySessionState>();
@@ -115,6 +120,7 @@ export class LazySessions {
       maxSessions: bounds.maxSessions,
       maxSessionsPerCaller: bounds.maxSessionsPerCaller,
       idleTimeoutMs: bounds.idleTimeoutMs,
+      ...(bounds.maxBytes !== undefined ? { maxBytes: bounds.maxBytes } : {}),
       ...(bounds.now ? { now: bounds.now } : {}),
       onForget: (session) => {
         this.forgotten(session.value);
@@ -147,7 +153,8 @@ export class LazySessions {
    */
   create(initialize: JsonRpcRequest, auth: AuthInfo): string {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } });
+    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text.
+    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, JSON.stringify(initialize).length);
     return id;
   }
 
@@ -268,13 +275,14 @@ export class LazySessions {
 /**
  * The gateway's answer to an `initialize` whose upstream session waits for the user's connection: the revision the
  * client asked for when the gateway speaks it, the gateway's `serverInfo`, and the upstream's capabilities from
- * `profile` once the gateway has opened a session there (never its instructions, which were another user's), else
- * the capabilities a connected server may offer (tools, prompts and resources).
+ * `profile` when it was learnt at that revision (never its instructions, which were another user's), else the
+ * capabilities a connected server may offer (tools, prompts and resources).
  */
 export function lazyInitializeResult(initialize: JsonRpcRequest, info: { readonly name: string; readonly version: string }, profile?: UpstreamProfile): Record<string, unknown> {
   const protocolVersion = negotiatedSessionVersion(initialize.params?.protocolVersion);
-  if (profile !== undefined) {
-    return { protocolVersion, capabilities: profile.capabilities, serverInfo: info };
+  const current = profileAtRevision(profile, protocolVersion);
+  if (current !== undefined) {
+    return { protocolVersion, capabilities: current.capabilities, serverInfo: info };
   }
   return { protocolVersion, capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } }, serverInfo: info };
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { ConfigurationError } from '../../../../src/core/kernel/errors.js';
 import { createRedisTokenStore, type RedisTokenStoreOptions } from '../../../../src/gateway/connected/store/redis-token-store.js';
-import type { TokenStore } from '../../../../src/gateway/connected/store/token-store.js';
+import { TokenStoreFullError, type TokenStore } from '../../../../src/gateway/connected/store/token-store.js';
 import { TokenStoreUnavailableError } from '../../../../src/gateway/connected/store/token-store-unavailable-error.js';
 import { REDIS_SERVER, removeTestRedis, startTestRedis, type TestRedis } from '../../../helpers/redis-server.js';
 import { describeTokenStoreConformance } from './token-store-conformance.js';
@@ -24,9 +24,37 @@ before(async () => {
 });
 after(() => removeTestRedis(redis));
 
-describeTokenStoreConformance('Redis store', { open: () => open(), boundsEntries: false, skip });
+describeTokenStoreConformance('Redis store', { open: ({ maxEntries }) => open({ maxEntries }), boundsEntries: true, skip });
 
 describe('Redis store: replicas and outages', { skip, timeout: 20_000 }, () => {
+  test('two replicas share the bounds on entries, durable and ephemeral apart; expired, deleted and taken entries give room', async () => {
+    const prefix = newPrefix();
+    const [a, b] = [await open({ keyPrefix: prefix, maxEntries: 3, maxEphemeralEntries: 2 }), await open({ keyPrefix: prefix, maxEntries: 3, maxEphemeralEntries: 2 })];
+    try {
+      const written = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).set(`conn:u${i}:notes`, 'v')));
+      assert.equal(written.filter((r) => r.status === 'fulfilled').length, 3, 'three connections in all, across both replicas');
+      for (const refused of written.filter((r) => r.status === 'rejected')) assert.ok((refused as PromiseRejectedResult).reason instanceof TokenStoreFullError);
+      await assert.rejects(b.compareAndSet('profile:notes', undefined, 'p'), /3 durable entries/);
+      // Ephemeral entries have room of their own, and a full store of them leaves connections alone.
+      await a.set('ticket:t1', 'v', 200);
+      await b.set('flow:f1', 'v', 60_000);
+      await assert.rejects(a.set('ticket:t2', 'v', 60_000), TokenStoreFullError);
+      const kept = (await a.keys('conn:', 10))[0]!;
+      await b.set(kept, 'rewritten');
+      assert.equal(await a.get(kept), 'rewritten', 'an existing key is written at the bound');
+      await sleep(300);
+      await b.set('ticket:t2', 'v', 60_000);
+      assert.equal(await a.take('flow:f1'), 'v');
+      await a.set('flow:f2', 'v', 60_000);
+      assert.equal(await b.delete(kept), true);
+      await a.set('conn:late:notes', 'v');
+      await assert.rejects(a.set('conn:later:notes', 'v'), TokenStoreFullError);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   test('two replicas: of many compare-and-sets split between them exactly one wins, and both read it', async () => {
     const prefix = newPrefix();
     const [a, b] = [await open({ keyPrefix: prefix }), await open({ keyPrefix: prefix })];
