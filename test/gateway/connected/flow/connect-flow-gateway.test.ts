@@ -37,6 +37,8 @@ function startUpstream(seen: Seen[]): Server {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // The gateway ends the upstream sessions it opened (at shutdown too): a DELETE carries no message.
+      if (req.method === 'DELETE') return void res.writeHead(200).end();
       const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string; params?: Record<string, unknown> };
       seen.push({ authorization: req.headers.authorization, message });
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
