@@ -132,7 +132,8 @@ class Entry<T> implements BoundSession<T> {
   }
 
   release(): void {
-    this.active--;
+    // Never below zero: a release with no acquire (an adapter's mistake) must not make a later exchange look idle.
+    if (this.active > 0) this.active--;
     this.registry.touchIfHeld(this);
   }
 }

@@ -56,6 +56,29 @@ describe('createSessionRegistry', () => {
     assert.equal(registry.size, 1, 'binding sweeps expired sessions');
   });
 
+  it('a release with no acquire leaves a later exchange in progress: the session goes neither first nor when idle', () => {
+    let now = 0;
+    const registry = createSessionRegistry({ maxSessions: 2, idleTimeoutMs: 1000, now: () => now });
+    registry.bind('busy', ALICE);
+    registry.bind('idle', BOB);
+    const busy = registry.lookup('busy', ALICE);
+    assert.ok('session' in busy);
+    busy.session.release();
+    busy.session.release();
+    busy.session.acquire();
+    now = 100;
+    assert.ok('session' in registry.lookup('idle', BOB), 'used since: the one in use is the least recently used');
+    now = 500;
+    registry.bind('third', BOB);
+    assert.deepEqual(registry.lookup('idle', BOB), { refused: 'session_unknown' }, 'the session with nothing in progress was evicted');
+    assert.ok('session' in registry.lookup('busy', ALICE), 'not the one in use');
+    now = 2000;
+    assert.ok('session' in registry.lookup('busy', ALICE), 'in use past the idle timeout');
+    busy.session.release();
+    now = 3000;
+    assert.deepEqual(registry.lookup('busy', ALICE), { refused: 'session_unknown' }, 'idle once released');
+  });
+
   it('one caller past maxSessionsPerCaller loses its own oldest session, never anyone else\'s', () => {
     const registry = createSessionRegistry({ maxSessions: 100, maxSessionsPerCaller: 3, idleTimeoutMs: 60_000 });
     registry.bind('bob-1', BOB);

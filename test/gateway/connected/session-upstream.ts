@@ -22,6 +22,22 @@ export interface Received {
 /** A header's value when sent once. */
 const header = (value: string | string[] | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 
+/** Answers of one kind that a test may hold: `passed()` waits while held, `hold()` holds them until its result is called. */
+function holdable(): { passed: () => Promise<void> | undefined; hold: () => () => void } {
+  let held: Promise<void> | undefined;
+  return {
+    passed: () => held,
+    hold: () => {
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
+  };
+}
+
 /** The running upstream of {@link startSessionUpstream}. */
 export type SessionUpstream = Awaited<ReturnType<typeof startSessionUpstream>>;
 
@@ -29,7 +45,7 @@ export type SessionUpstream = Awaited<ReturnType<typeof startSessionUpstream>>;
  * An MCP server over Streamable HTTP (2025-11-25) on 127.0.0.1 with sessions of its own, no other state, and a log of
  * what it received. It refuses a request without a bearer token (401), without a session id (400) or with one it
  * does not know (404); a DELETE ends the session it names. A test may hold its answers to `initialize` (`holdInitialize`)
- * and refuse the next DELETEs with 401 (`refuseDeletes`).
+ * or to `tools/call` (`holdCalls`), and refuse the next DELETEs with 401 (`refuseDeletes`).
  *
  * @example
  * const upstream = await startSessionUpstream();
@@ -39,8 +55,8 @@ export async function startSessionUpstream() {
   const sessions = new Set<string>();
   const issued: string[] = [];
   const received: Received[] = [];
-  /** While set, answers to `initialize` wait for it. */
-  let initializeHeld: Promise<void> | undefined;
+  const initializeHeld = holdable();
+  const callsHeld = holdable();
   const control = { refuseDeletes: 0 };
   const server = createServer((req, res) => {
     void readJsonBody(req).then(async (message) => {
@@ -57,7 +73,7 @@ export async function startSessionUpstream() {
         return answer(401, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
       }
       if (req.method === 'POST' && message?.method === 'initialize' && sessionId === undefined) {
-        await initializeHeld;
+        await initializeHeld.passed();
         const id = `upstream-${randomBytes(12).toString('hex')}`;
         sessions.add(id);
         issued.push(id);
@@ -72,6 +88,7 @@ export async function startSessionUpstream() {
       }
       if (req.method !== 'POST') return answer(405, undefined, { allow: 'POST, DELETE' });
       if (message?.id === undefined) return answer(202);
+      if (message.method === 'tools/call') await callsHeld.passed();
       const result =
         message.method === 'tools/list'
           ? { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] }
@@ -92,14 +109,9 @@ export async function startSessionUpstream() {
     /** How many of the next DELETEs are refused with 401 `invalid_token`, as for a token the upstream no longer takes. */
     control,
     /** Holds every answer to `initialize` until the function returned is called. */
-    holdInitialize: (): (() => void) => {
-      let release!: () => void;
-      initializeHeld = new Promise<void>((resolve) => (release = resolve));
-      return () => {
-        initializeHeld = undefined;
-        release();
-      };
-    },
+    holdInitialize: initializeHeld.hold,
+    /** Holds every answer to `tools/call` until the function returned is called. */
+    holdCalls: callsHeld.hold,
     close: () => closeServer(server),
   };
 }

@@ -66,13 +66,23 @@ export class LazyForwarding {
     return forward(authorization);
   }
 
-  /** A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened. */
+  /**
+   * A request of a session the gateway opened: the connect answer, or the upstream's session once it can be opened.
+   * The gate's session (`request.session`, unsealed ids) is in use from here until the request is answered, waiting
+   * for the opening of the upstream's session included, so that it neither expires nor is evicted meanwhile; the
+   * exchange with the upstream, if any, holds it once more for itself.
+   */
   async forward(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest): Promise<void> {
-    const found = this.sessions.get(request.clientId, context.auth);
-    // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
-    // and the client starts a new session. Not forwarded: the upstream never issued this id.
-    if (!found) return this.refuseUnknown(req, res, context, request);
-    return this.sessions.hold(found, this.forwardHeld(req, res, context, request, found.value));
+    request.session?.acquire();
+    try {
+      const found = this.sessions.get(request.clientId, context.auth);
+      // Unknown here (expired, past the bound, a restart, another replica): the answer to any unknown session, 404,
+      // and the client starts a new session. Not forwarded: the upstream never issued this id.
+      if (!found) return this.refuseUnknown(req, res, context, request);
+      return await this.sessions.hold(found, this.forwardHeld(req, res, context, request, found.value));
+    } finally {
+      request.session?.release();
+    }
   }
 
   private async forwardHeld(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, request: LazyRequest, lazy: LazySession): Promise<void> {
@@ -142,13 +152,12 @@ export class LazyForwarding {
     this.done(res, request, () => refuseSession(req, res, { reason: 'session_unknown', sessionId: request.clientId }, context.auth, this.onSessionRefused));
   }
 
-  /** Ends a request answered here: its JSON-RPC id and session given back. */
+  /** Ends a request answered here: its JSON-RPC id given back (its session is released by {@link forward}). */
   private done(res: ServerResponse, request: LazyRequest, write: () => void): void {
     try {
       if (!res.headersSent) write();
     } finally {
       request.releaseId?.();
-      request.session?.release();
     }
   }
 }
