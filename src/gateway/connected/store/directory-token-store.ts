@@ -132,6 +132,9 @@ class DirectoryTokenStore implements TokenStore {
   /** The locks of {@link TokenStore.withLock}. */
   private readonly locks = createKeyedMutex();
   private timer: NodeJS.Timeout | undefined;
+  /** Writes under way (each holding its lock file): a close waits for them, so nothing is written after it. */
+  private readonly writing = new Set<Promise<unknown>>();
+  private closed = false;
   private lastFullSweep = 0;
   /** Writes and removals so far: a sweep recounts the entries only when none happened while it ran. */
   private changes = 0;
@@ -218,16 +221,23 @@ class DirectoryTokenStore implements TokenStore {
    * compared against a connection the command deleted then fails instead of writing it back.
    */
   private async acrossProcesses<T>(name: string, work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new TokenStoreUnavailableError('it is closed');
+    const written = withFileLock(join(this.directory, `${LOCK_FILE_PREFIX}${name}`), work);
+    this.writing.add(written);
     try {
-      return await withFileLock(join(this.directory, `${LOCK_FILE_PREFIX}${name}`), work);
+      return await written;
     } catch (error) {
       throw failure(error);
+    } finally {
+      this.writing.delete(written);
     }
   }
 
-  close(): Promise<void> {
+  /** Stops sweeping, refuses later writes, and resolves once the writes under way have ended (none is cut short). */
+  async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
-    return Promise.resolve();
+    await Promise.allSettled([...this.writing]);
   }
 
   /** The entry file's name; refuses a key that cannot be one, a value over the bound, a bad TTL. */

@@ -178,3 +178,18 @@ describe('directory store: two processes on one directory', { timeout: 30_000 },
     await Promise.all([gateway.close(), command.close()]);
   });
 });
+
+describe('directory store: close', { timeout: 20_000 }, () => {
+  test('waits for the writes under way and refuses later ones, so nothing is written after it', async () => {
+    const directory = newDirectory();
+    const store = await createDirectoryTokenStore({ directory });
+    const writes = Array.from({ length: 20 }, (_, i) => store.set(`conn:user-${i}:notes`, `sealed-${i}`));
+    await store.close();
+    const settled = await Promise.allSettled(writes);
+    const names = readdirSync(directory);
+    assert.deepEqual(names.filter((name) => name.startsWith('.')), [], 'no lock or temporary file is left');
+    assert.equal(names.length, settled.filter((outcome) => outcome.status === 'fulfilled').length, 'every write that succeeded is on disk, and no other');
+    await assert.rejects(store.set('conn:late:notes', 'sealed-late'), /closed/);
+    assert.equal(readdirSync(directory).length, names.length);
+  });
+});
