@@ -1,7 +1,8 @@
 /**
  * The gateway command itself, once its command line has been read (`cli.ts`): loads the configuration, sets V8's heap
  * growing factor, starts the gateway, writes the `listening` line and the policy coverage, and stops on SIGTERM,
- * SIGINT or npm's end. Imported by `cli.ts` only when it serves, so that `--help` and `--version` load none of it.
+ * SIGINT or npm's end. Imported by `cli.ts` only when it serves, so that `--help` and `--version` load none of it;
+ * the gateway itself is loaded once the configuration holds, so that a configuration error loads none of it either.
  */
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import type { ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
@@ -9,11 +10,9 @@ import { DEFAULT_LOG_LEVEL, logsAt } from '../../core/kernel/log-options.js';
 import { describeConfigurationError } from '../config/configuration-error-line.js';
 import { describeConfigFile } from '../config/config-file-summary.js';
 import { describeOperations } from '../config/operations-summary.js';
-import { describeUpstream, policyFileOf } from '../policy/policy-coverage-report.js';
 import { loadGatewayConfig, type GatewayConfig } from '../config/gateway-config.js';
 import type { GatewayArgs } from '../config/gateway-settings.js';
 import { listenAddresses } from '../server/listen-addresses.js';
-import { startGateway } from '../server/start-gateway.js';
 import { tuneHeapForProxying } from '../config/heap-growing-factor.js';
 import { stopOnSignalsAndParentExit } from './stop-triggers.js';
 
@@ -42,6 +41,8 @@ export async function runGateway(args: Extract<GatewayArgs, { help: false }>, pr
 
   // Before the gateway allocates anything much: see heap-growing-factor.ts for why a proxy needs it.
   const heapGrowingPercent = tuneHeapForProxying(process.execArgv, config.heapGrowingPercent);
+  // Loaded once the configuration holds: a configuration error is reported without loading the gateway.
+  const [{ startGateway }, { describeUpstream, policyFileOf }] = await Promise.all([import('../server/start-gateway.js'), import('../policy/policy-coverage-report.js')]);
   let gateway;
   try {
     gateway = await startGateway(config);
