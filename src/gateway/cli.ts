@@ -20,21 +20,9 @@
  * `mcp-oauth-guard pins update [--server <name>]` and `mcp-oauth-guard pins accept <server> <tool>` read the same
  * settings, list the upstreams and write the pinned tool definitions (see `cli/pins/pins-command.ts`, docs/tool-pins.md).
  */
-import { ConfigurationError } from '../core/kernel/errors.js';
 import { ConfigurationProblems } from '../core/kernel/configuration-problems.js';
-import { DEFAULT_LOG_LEVEL, logsAt } from '../core/kernel/log-options.js';
-import { describeConfigurationError } from './config/configuration-error-line.js';
-import { describeConfigFile } from './config/config-file-summary.js';
-import { describeOperations } from './config/operations-summary.js';
-import { describeUpstream, policyFileOf } from './policy/policy-coverage-report.js';
-import { gatewayHelp, loadGatewayConfig, parseGatewayArgs } from './config/gateway-config.js';
-import { listenAddresses } from './server/listen-addresses.js';
-import { startGateway } from './server/start-gateway.js';
-import { tuneHeapForProxying } from './config/heap-growing-factor.js';
+import { gatewayHelp, parseGatewayArgs } from './config/gateway-settings.js';
 import { packageVersion } from './cli/package-version.js';
-import { stopOnSignalsAndParentExit } from './cli/stop-triggers.js';
-
-const PROGRAM = 'mcp-oauth-guard';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'check') {
@@ -65,81 +53,19 @@ async function main(): Promise<void> {
     else reloadWhenServing = true;
   });
 
-  let config;
-  try {
-    // Bad flags and bad settings are reported together, in one message.
-    const problems = new ConfigurationProblems();
-    const args = parseGatewayArgs(process.argv.slice(2), process.env, problems);
-    if (args.help) {
-      process.stdout.write(args.version ? `${packageVersion()}\n` : gatewayHelp());
-      return;
-    }
-    const loaded = problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings }));
-    problems.throwIfAny();
-    config = loaded!;
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      reportConfigurationError(error);
-      return;
-    }
-    throw error;
-  }
-
-  // Before the gateway allocates anything much: see heap-growing-factor.ts for why a proxy needs it.
-  const heapGrowingPercent = tuneHeapForProxying(process.execArgv, config.heapGrowingPercent);
-  let gateway;
-  try {
-    gateway = await startGateway(config);
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      reportConfigurationError(error);
-      return;
-    }
-    const code = (error as NodeJS.ErrnoException).code;
-    // A listen error names its port: the metrics listener's is not the gateway's.
-    const addresses = listenAddresses(config);
-    const { host, port, portSetting } = addresses.find((address) => address.port === (error as { port?: unknown }).port) ?? addresses[0]!;
-    const hint = code === 'EADDRINUSE' ? `port ${port} is in use; set ${portSetting.env} or ${portSetting.flag} to a free port` : code === 'EACCES' ? `not allowed to listen on ${host}:${port}` : (error as Error).message;
-    process.stderr.write(`${PROGRAM}: cannot start: ${hint}\n`);
-    process.exitCode = 1;
+  // Bad flags and bad settings are reported together, in one message: the flags' problems wait for the settings'.
+  const problems = new ConfigurationProblems();
+  const args = parseGatewayArgs(process.argv.slice(2), process.env, problems);
+  if (args.help) {
+    process.stdout.write(args.version ? `${packageVersion()}\n` : gatewayHelp());
     return;
   }
-  // The stdio upstream is named by its program only: its arguments may carry what its operator keeps private. The
-  // configuration file's servers by name and transport, and where each setting came from: names, never values. The
-  // audit trail and the tool pins by mode and path.
-  const writeInfo = logsAt(config.guard.logLevel ?? DEFAULT_LOG_LEVEL, 'info');
-  if (writeInfo) process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), event: 'listening', url: gateway.url, resource: gateway.resource, issuers: gateway.guard.options.issuers, policy: policyFileOf(config.settings), lists: gateway.guard.options.lists, ...describeUpstream(config), ...describeConfigFile(config), ...describeOperations(config), heapGrowingPercent: heapGrowingPercent ?? null })}\n`,
-  );
-  // The coverage warnings and the summary line, once the upstream has been listed; serving does not wait for it.
-  void reportCoverageWhenListed(gateway);
-
-  // SIGTERM, SIGINT, and npm's end when npm started it: a signal to `npx` may not reach the gateway itself.
-  stopOnSignalsAndParentExit(gateway, process.env, writeInfo ? undefined : () => {});
-  // SIGHUP reloads the policy (see docs/policy-reloads.md); reloads that overlap are coalesced by the gateway.
-  reloadPolicy = (trigger) => void gateway.reloadPolicy(trigger);
-  if (reloadWhenServing) reloadPolicy('SIGHUP');
-}
-
-/** Reports a configuration error on stderr, every problem without a stack trace, and sets exit code 2. */
-function reportConfigurationError(error: ConfigurationError): void {
-  process.stderr.write(`${PROGRAM}: configuration error: ${describeConfigurationError(error)}\n`);
-  process.exitCode = 2;
-}
-
-/**
- * Waits between attempts to list the upstream for the policy check while it cannot be listed (it may start after
- * the gateway), in milliseconds: five attempts over about three minutes, each writing its summary line.
- */
-const LISTING_RETRY_DELAYS_MS = [2_000, 10_000, 30_000, 120_000];
-
-async function reportCoverageWhenListed(gateway: { reportPolicyCoverage(): Promise<object> }): Promise<void> {
-  for (const delayMs of [0, ...LISTING_RETRY_DELAYS_MS]) {
-    // Unref'd: a pending retry never keeps the process alive.
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
-    const report = await gateway.reportPolicyCoverage();
-    if (!('skipped' in report) || ('final' in report && report.final === true)) return;
-  }
+  // Loaded only to serve: `--help` and `--version` need none of the gateway.
+  const { runGateway } = await import('./cli/gateway-command.js');
+  await runGateway(args, problems, (reload) => {
+    reloadPolicy = reload;
+    if (reloadWhenServing) reload('SIGHUP');
+  });
 }
 
 await main();

@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
 import { InvalidDpopProofError, InvalidRequestError } from '../kernel/errors.js';
 import { tokenDigest } from '../wire/token-digest.js';
-import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../token/create-token-verifier.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from '../token/verifier-defaults.js';
 import { DEFAULT_JWT_ALGORITHMS } from '../jwt/jws-algorithms.js';
 import { joseHeaderType } from '../jwt/jose-header-type.js';
 

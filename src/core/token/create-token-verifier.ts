@@ -4,9 +4,10 @@ import type { JWTPayload } from 'jose';
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { buildAuthInfo } from './auth-info-from-claims.js';
 import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenError } from '../kernel/errors.js';
-import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS, createIntrospectionVerifier, resolveIntrospectionEndpoint, type IntrospectToken } from './introspection-verifier.js';
+import { createIntrospectionVerifier, resolveIntrospectionEndpoint, type IntrospectToken } from './introspection-verifier.js';
 import { assertSecureUrl, createIssuerDiscovery, type DiscoverIssuer } from './issuer-discovery.js';
 import { checkIssuers } from './issuer-identifier.js';
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS, DEFAULT_JWKS_CACHE_MAX_AGE_MS, DEFAULT_JWKS_COOLDOWN_MS } from './verifier-defaults.js';
 import { estimateIdentityBytes } from '../kernel/identity-size.js';
 import { DEFAULT_INTROSPECTION_REFUSAL_TTL_SECONDS, createIntrospectionBounds, type IntrospectionBounds } from './introspection-bounds.js';
 import { createJwtVerifier, describeClaimValue, resolveJwtAlgorithms, type VerifyJwt } from './jwt-verifier.js';
@@ -19,14 +20,8 @@ import type { JwksFetchResult, TokenVerificationResult, TokenVerifier, TokenVeri
 
 export { estimateIdentityBytes } from '../kernel/identity-size.js';
 
-/** Default {@link TokenVerifierOptions.clockToleranceSeconds}, in seconds. */
-export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
-/** Default {@link TokenVerifierOptions.httpTimeoutMs}, in milliseconds. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;
-/** Default {@link TokenVerifierOptions.jwksCooldownMs}, in milliseconds. */
-export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
-/** Default {@link TokenVerifierOptions.jwksCacheMaxAgeMs}, in milliseconds. */
-export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
+// The defaults live apart, so that a settings table or `--help` can name them without loading a verifier.
+export { DEFAULT_CLOCK_TOLERANCE_SECONDS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_JWKS_CACHE_MAX_AGE_MS, DEFAULT_JWKS_COOLDOWN_MS } from './verifier-defaults.js';
 
 /**
  * Creates the {@link TokenVerifier} of a resource server: JWT access tokens (RFC 9068) are checked locally

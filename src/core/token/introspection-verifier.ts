@@ -4,8 +4,7 @@ import { AuthorizationServerUnavailableError, ConfigurationError, InvalidTokenEr
 import { assertSecureUrl, createTimeoutFetch, toOpenIdClientTimeout } from './issuer-discovery.js';
 import { describeClaimValue } from './jwt-verifier.js';
 
-/** Default {@link IntrospectionOptions.cacheTtlSeconds}, in seconds. */
-export const DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS = 60;
+export { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from './verifier-defaults.js';
 
 /** Options of {@link createIntrospectionVerifier}, already validated and defaulted by the caller. */
 export interface IntrospectionVerifierOptions {

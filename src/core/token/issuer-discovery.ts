@@ -1,5 +1,5 @@
 import { parseAbsoluteUrl } from '../kernel/settings.js';
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { AuthorizationServerUnavailableError, ConfigurationError } from '../kernel/errors.js';
 import { isLoopbackHost } from '../kernel/canonical-resource.js';
 import { traceAuthorizationServerFetch, type AuthorizationServerCall } from './authorization-server-span.js';
@@ -100,22 +100,24 @@ export function createIssuerDiscovery(options: IssuerDiscoveryOptions): Discover
  */
 export async function discoverIssuerMetadata(issuer: string, timeoutMs: number): Promise<client.ServerMetadata> {
   const server = new URL(issuer);
+  // Loaded at the first discovery: reading or checking a configuration, or printing help, needs no OAuth client.
+  const openid = await import('openid-client');
   const discoveryOptions = (algorithm: 'oauth2' | 'oidc'): client.DiscoveryRequestOptions => ({
     algorithm,
-    [client.customFetch]: createTimeoutFetch(timeoutMs, 'discovery'),
+    [openid.customFetch]: createTimeoutFetch(timeoutMs, 'discovery'),
     timeout: toOpenIdClientTimeout(timeoutMs),
-    execute: isLoopbackHttpUrl(server) ? [client.allowInsecureRequests] : [],
+    execute: isLoopbackHttpUrl(server) ? [openid.allowInsecureRequests] : [],
   });
 
   const failures: DiscoveryFailure[] = [];
   let config: client.Configuration | undefined;
   for (const algorithm of ['oauth2', 'oidc'] as const) {
     try {
-      config = await client.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions(algorithm));
+      config = await openid.discovery(server, DISCOVERY_CLIENT_ID, undefined, undefined, discoveryOptions(algorithm));
       break;
     } catch (error) {
-      failures.push(classifyDiscoveryFailure(wellKnownUrl(server, algorithm), error, timeoutMs));
-      if (algorithm === 'oidc' || !isWorthFallingBack(error)) throw new IssuerDiscoveryError(issuer, failures, error);
+      failures.push(classifyDiscoveryFailure(wellKnownUrl(server, algorithm), error, timeoutMs, openid.ClientError));
+      if (algorithm === 'oidc' || !isWorthFallingBack(error, openid.ClientError)) throw new IssuerDiscoveryError(issuer, failures, error);
     }
   }
 
@@ -197,9 +199,9 @@ function wellKnownUrl(issuer: URL, algorithm: 'oauth2' | 'oidc'): string {
 }
 
 /** What one discovery request came to; never a response body beyond the `issuer` it named. */
-function classifyDiscoveryFailure(url: string, error: unknown, timeoutMs: number): DiscoveryFailure {
+function classifyDiscoveryFailure(url: string, error: unknown, timeoutMs: number, ClientError: typeof client.ClientError): DiscoveryFailure {
   const failure = (kind: DiscoveryFailureKind, description: string, extra: { status?: number; discoveredIssuer?: string } = {}): DiscoveryFailure => ({ url, kind, description, ...extra });
-  if (error instanceof client.ClientError) {
+  if (error instanceof ClientError) {
     if (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT') return failure('timeout', `no answer within ${timeoutMs} ms`);
     const cause = error.cause as { status?: unknown; body?: { issuer?: unknown }; attribute?: unknown } | undefined;
     if (error.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && cause?.attribute === 'issuer') {
@@ -274,8 +276,8 @@ export function toOpenIdClientTimeout(timeoutMs: number): number {
 }
 
 /** A timeout or an unreachable host would fail the same way at the second location. */
-function isWorthFallingBack(error: unknown): boolean {
+function isWorthFallingBack(error: unknown, ClientError: typeof client.ClientError): boolean {
   if (error instanceof TypeError) return false; // fetch() network failure, or a refused http URL
-  if (error instanceof client.ClientError && (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT')) return false;
+  if (error instanceof ClientError && (error.code === 'OAUTH_TIMEOUT' || error.code === 'OAUTH_ABORT')) return false;
   return true;
 }

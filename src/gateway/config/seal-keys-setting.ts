@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSetting } from '../../core/kernel/settings.js';
-import { parseSessionSecret, type SessionSealKey } from '../../core/session/session-seal.js';
+import { parseSessionSecret, type SessionSealKey } from '../../core/session/session-seal-keys.js';
 import { readSecretFile } from './secret-file.js';
 
 /**

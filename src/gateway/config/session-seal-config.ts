@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
-import { DEFAULT_SESSION_MAX_AGE_MS, type SessionSealKey } from '../../core/session/session-seal.js';
+import { DEFAULT_SESSION_MAX_AGE_MS, type SessionSealKey } from '../../core/session/session-seal-keys.js';
 import { parseIntegerSetting, readSetting } from '../../core/kernel/settings.js';
 import type { GatewaySetting } from './gateway-setting.js';
 import { readSealKeys } from './seal-keys-setting.js';

@@ -10,21 +10,16 @@ import { ConfigurationError } from '../../core/kernel/errors.js';
 import type { ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { MAX_TIMER_MS, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
-import { checkIdentityHeaders, isHeaderName, type IdentityHeaderNames } from '../upstream/http/identity-headers.js';
-import { parseUpstreamUrl, type UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
+import { checkIdentityHeaders, DEFAULT_IDENTITY_HEADERS, isHeaderName, type IdentityHeaderNames } from '../upstream/http/identity-headers.js';
+
+export { DEFAULT_IDENTITY_HEADERS } from '../upstream/http/identity-headers.js';
+import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
+import { parseUpstreamUrl } from '../upstream/http/upstream-url.js';
 import { checkChildEnvNames, childEnvironment } from '../upstream/stdio/child-environment.js';
 import { STDIO_INTEGER_SETTINGS, type StdioIntegerOption } from '../upstream/stdio/stdio-integer-settings.js';
 import type { StdioUpstreamOptions } from '../upstream/stdio/stdio-upstream.js';
 import { loadUpstreamAuth, UPSTREAM_AUTH_SETTINGS, type UpstreamAuthConfig } from '../upstream-auth/upstream-auth-config.js';
 import { checkProgram, splitCommandLine } from './command-line.js';
-
-/** Header names used when identity headers are turned on without naming them. */
-export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
-  subject: 'X-MCP-Subject',
-  clientId: 'X-MCP-Client-Id',
-  scopes: 'X-MCP-Scopes',
-  issuer: 'X-MCP-Issuer',
-};
 
 /** Settings as text, by variable name: the environment overlaid with flags, or one server's entry as settings. */
 export type SettingTexts = Readonly<Record<string, string | undefined>>;

@@ -5,7 +5,7 @@
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { UPSTREAM_AUTH_SETTING_NAMES } from '../../core/kernel/setting-names.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
-import { DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/create-token-verifier.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../../core/token/verifier-defaults.js';
 import { assertSecureUrl } from '../../core/token/issuer-discovery.js';
 import { parseAbsoluteUrl, parseListSetting, readSetting } from '../../core/kernel/settings.js';
 import { gatewayIssuers } from '../config/gateway-issuers.js';

@@ -3,11 +3,10 @@
  * token requests through openid-client, each bounded by a timeout, and their failures sorted into "refused"
  * and "unavailable".
  */
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { AuthorizationServerUnavailableError } from '../../core/kernel/errors.js';
 import { assertSecureUrl, createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout } from '../../core/token/issuer-discovery.js';
 import type { UpstreamTarget } from './upstream-resource-metadata.js';
-import { oauthErrorAnswer } from './oauth-error-answer.js';
 
 /** Options of {@link createUpstreamTokenClient}. */
 export interface UpstreamTokenClientOptions {
@@ -59,6 +58,14 @@ export class UpstreamTokenRefusedError extends Error {
 /** Seconds a caller is told to wait after the authorization server could not be reached. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
+/** A token client ready to ask: its openid-client configuration, its target, and the modules it calls. */
+interface Configured {
+  readonly config: client.Configuration;
+  readonly target: UpstreamTarget;
+  readonly openid: typeof client;
+  readonly oauthErrorAnswer: typeof import('./oauth-error-answer.js').oauthErrorAnswer;
+}
+
 /**
  * Creates the client. Nothing is fetched until the first request: the upstream's metadata, then its
  * authorization server's (RFC 8414, memoized, retried after failures as the guard's own discovery is). The client
@@ -69,10 +76,12 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
  *   AuthorizationServerUnavailableError (503, `Retry-After`) when it cannot be reached, times out or answers badly.
  */
 export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): UpstreamTokenClient {
-  let configuration: Promise<{ config: client.Configuration; target: UpstreamTarget }> | undefined;
+  let configuration: Promise<Configured> | undefined;
   let discover: (() => Promise<client.ServerMetadata>) | undefined;
 
-  async function configure(): Promise<{ config: client.Configuration; target: UpstreamTarget }> {
+  async function configure(): Promise<Configured> {
+    // Loaded at the first token request: a configuration is read and checked without an OAuth client.
+    const [openid, { oauthErrorAnswer }] = await Promise.all([import('openid-client'), import('./oauth-error-answer.js')]);
     const target = await options.target();
     discover ??= createIssuerDiscovery({ issuer: target.issuer, timeoutMs: options.timeoutMs });
     const metadata = await discover();
@@ -80,16 +89,16 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
     if (metadata.token_endpoint === undefined) throw new AuthorizationServerUnavailableError("the upstream's authorization server publishes no token_endpoint", UNAVAILABLE_RETRY_AFTER_SECONDS);
     assertSecureUrl('token_endpoint', metadata.token_endpoint);
     const methods = metadata.token_endpoint_auth_methods_supported;
-    const auth = methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? client.ClientSecretPost(options.clientSecret) : client.ClientSecretBasic(options.clientSecret);
-    const config = new client.Configuration(metadata, options.clientId, undefined, auth);
-    config[client.customFetch] = createTimeoutFetch(options.timeoutMs, 'token');
+    const auth = methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? openid.ClientSecretPost(options.clientSecret) : openid.ClientSecretBasic(options.clientSecret);
+    const config = new openid.Configuration(metadata, options.clientId, undefined, auth);
+    config[openid.customFetch] = createTimeoutFetch(options.timeoutMs, 'token');
     config.timeout = toOpenIdClientTimeout(options.timeoutMs);
-    if (isLoopbackHttpUrl(new URL(target.issuer))) client.allowInsecureRequests(config);
-    return { config, target };
+    if (isLoopbackHttpUrl(new URL(target.issuer))) openid.allowInsecureRequests(config);
+    return { config, target, openid, oauthErrorAnswer };
   }
 
   // A failed configuration is not memoized: discovery has its own retry delay.
-  const configuredOnce = (): Promise<{ config: client.Configuration; target: UpstreamTarget }> =>
+  const configuredOnce = (): Promise<Configured> =>
     (configuration ??= configure().catch((error: unknown) => {
       configuration = undefined;
       throw error;
@@ -108,11 +117,11 @@ export function createUpstreamTokenClient(options: UpstreamTokenClientOptions): 
         const body = { ...parameters, resource: configured.target.resource };
         response =
           grantType === 'client_credentials'
-            ? await client.clientCredentialsGrant(configured.config, body)
-            : await client.genericGrantRequest(configured.config, grantType, body);
+            ? await configured.openid.clientCredentialsGrant(configured.config, body)
+            : await configured.openid.genericGrantRequest(configured.config, grantType, body);
       } catch (error) {
         // A refusal in the body or in a challenge (a token endpoint's 401 is a failed client authentication).
-        const refusal = oauthErrorAnswer(error);
+        const refusal = configured.oauthErrorAnswer(error);
         if (refusal !== undefined) throw new UpstreamTokenRefusedError(refusal.code, error);
         throw new AuthorizationServerUnavailableError("the upstream's authorization server could not issue a token", UNAVAILABLE_RETRY_AFTER_SECONDS, error);
       }

@@ -1,5 +1,5 @@
 import { createGuard } from '../../../core/guard/create-guard.js';
-import { DEFAULT_HTTP_TIMEOUT_MS } from '../../../core/token/create-token-verifier.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../../../core/token/verifier-defaults.js';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import { resolveJwtAlgorithms } from '../../../core/token/jwt-verifier.js';
 import { ENV_SETTING_NAMES } from '../../../core/guard/load-options-from-env.js';

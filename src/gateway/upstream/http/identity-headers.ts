@@ -3,6 +3,14 @@ import { CREDENTIAL_HEADERS } from '../../../http/credential-headers.js';
 import { HOP_BY_HOP_HEADERS } from '../../../http/hop-by-hop-headers.js';
 import { FORWARDED_REQUEST_HEADERS } from './forwarded-request-headers.js';
 
+/** Header names used when identity headers are turned on without naming them. */
+export const DEFAULT_IDENTITY_HEADERS: Readonly<Required<IdentityHeaderNames>> = {
+  subject: 'X-MCP-Subject',
+  clientId: 'X-MCP-Client-Id',
+  scopes: 'X-MCP-Scopes',
+  issuer: 'X-MCP-Issuer',
+};
+
 /**
  * Names of request headers that carry the caller's verified identity to the upstream server. Each is
  * set from the verified token, never from the client: a client-sent header of the same name is dropped

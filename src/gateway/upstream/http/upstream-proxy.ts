@@ -1,7 +1,6 @@
 import type { Agent as HttpAgent, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { ConfigurationError } from '../../../core/kernel/errors.js';
-import { checkDuration, checkInteger, parseUrlSetting } from '../../../core/kernel/settings.js';
+import { checkDuration, checkInteger } from '../../../core/kernel/settings.js';
 import { createPendingRequestIds, type PendingRequestIds } from '../../../core/mcp/pending-request-ids.js';
 import { createSessionRegistry, type BoundSession } from '../../../core/session/session-registry.js';
 import type { SessionSealer } from '../../../core/session/session-seal.js';
@@ -26,6 +25,10 @@ import {
 } from '../upstream.js';
 import { FAILURES } from './exchange-failure.js';
 import { writeGatewayError } from '../gateway-error.js';
+import { parseUpstreamUrl } from './upstream-url.js';
+
+// Apart, so that a configuration is read without loading the proxy; named here as before.
+export { parseUpstreamUrl } from './upstream-url.js';
 import { ExchangeList } from './exchange-list.js';
 import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from './http-exchange.js';
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
@@ -325,17 +328,4 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): Upstream {
       return ending.then(destroy);
     },
   };
-}
-
-/**
- * The upstream MCP endpoint: an absolute http(s) URL without credentials (they would be sent with every
- * request and show up in logs and process listings) or fragment.
- *
- * @throws ConfigurationError naming `setting`.
- */
-export function parseUpstreamUrl(value: unknown, setting = 'upstream'): URL {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new ConfigurationError(setting, 'is required: set it to the URL of the upstream MCP endpoint, e.g. http://127.0.0.1:3001/mcp');
-  }
-  return parseUrlSetting(value, setting, { protocols: ['http:', 'https:'], example: 'http://127.0.0.1:3001/mcp' });
 }
