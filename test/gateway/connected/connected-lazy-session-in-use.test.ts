@@ -10,7 +10,7 @@ import { postMcp } from '../../helpers/http-client.js';
 import { connectAlice, deletes, echo, openSession, startSetup, stopSetup, VERSION, type Setup } from './lazy-session-setup.js';
 
 /** The idle timeout under test, in milliseconds: short, yet long beside the connect flow's few round trips. */
-const IDLE_MS = 2_000;
+const IDLE_MS = 4_000;
 
 /** `notifications/initialized` in the session `sessionId`: the gateway answers it 202 itself until the upstream's session is open. */
 async function notify(setup: Setup, sessionId: string): Promise<void> {
