@@ -47,6 +47,7 @@ export {
   type UpstreamCredentials,
 } from './upstream-auth/upstream-credentials.js';
 export type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from './upstream-auth/caller-flow.js';
+export type { KeptLists } from './upstream-auth/kept-lists.js';
 export type { KeptProfile, KeptProfiles } from './upstream-auth/kept-profile.js';
 export { tokenExchangeCredentials, TOKEN_EXCHANGE_GRANT_TYPE, type TokenExchangeOptions } from './upstream-auth/token-exchange.js';
 export { createUpstreamTokenClient, UpstreamTokenRefusedError, type IssuedToken, type TokenRequest, type UpstreamTokenClient, type UpstreamTokenClientOptions } from './upstream-auth/upstream-token-client.js';

@@ -18,7 +18,7 @@ import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { freePort } from './free-port.js';
 import { postMcp, type HttpAnswer } from './http-client.js';
-import { startToolsOnlyUpstream, type ToolsOnlyUpstream } from './tools-only-upstream.js';
+import { startToolsOnlyUpstream, type ToolsOnlyUpstream, type ToolsOnlyUpstreamOptions } from './tools-only-upstream.js';
 
 /** Users of both authorization servers. Their `sub` is their username. */
 export const CONNECTED_USERS = [
@@ -231,9 +231,11 @@ export function connectedSessionClient(parts: () => ConnectedAccountsParts, gate
  * The connected-accounts parts with a tools-only upstream protected by the notes authorization server, and the
  * settings of a single-upstream gateway in front of it.
  */
-export async function startToolsOnlyConnectedParts(): Promise<{ parts: ConnectedAccountsParts; upstream: ToolsOnlyUpstream; settings: Record<string, string>; close(gateway?: RunningGateway): Promise<void> }> {
+export async function startToolsOnlyConnectedParts(
+  options: ToolsOnlyUpstreamOptions = {},
+): Promise<{ parts: ConnectedAccountsParts; upstream: ToolsOnlyUpstream; settings: Record<string, string>; close(gateway?: RunningGateway): Promise<void> }> {
   const parts = await startConnectedAccountsParts();
-  const upstream = await startToolsOnlyUpstream();
+  const upstream = await startToolsOnlyUpstream(options);
   parts.notesAs.addResource(upstream.url, { scopes: NOTES_SCOPES });
   const settings = { ...singleUpstreamSettings(parts), MCP_AUTH_UPSTREAM: upstream.url, MCP_AUTH_UPSTREAM_ISSUER: parts.notesAs.issuer, MCP_AUTH_UPSTREAM_RESOURCE: upstream.url };
   // Shuts `gateway` down (when one was started), then the upstream and the parts.

@@ -3,7 +3,8 @@
 // rotated at every use) and a plain server; the official SDK client declaring URL elicitation; and headless Chromium
 // as the user, signing in at the gateway's authorization server and then at the notes one. It shows the first
 // connection, a step-up that does not loop, a refresh on expiry with no browser, a disconnection that revokes the
-// refresh token at the upstream, and that no token of the upstream's reaches the client, the log or the metrics.
+// refresh token at the upstream (after which the list still shows notes' tools, kept from alice's earlier list), and
+// that no token of the upstream's reaches the client, the log or the metrics.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -185,7 +186,8 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
     const listed = await withTimeout(client.listTools(), 10_000, 'tools/list');
     const names = listed.tools.map((tool) => tool.name);
     assert.ok(names.includes('plain__echo'), names.join());
-    // MCP_AUTH_CONNECT_LISTS=show (the default): the unconnected server lists nothing yet, and the list says why, with the link.
+    // MCP_AUTH_CONNECT_LISTS=show (the default): the unconnected server lists nothing yet (no connected user has listed
+    // it), and the list says why, with the link.
     assert.deepEqual(names.filter((name) => name.startsWith('notes__')), [], names.join());
     const notes = (listed._meta as Record<string, Record<string, { message: string; url: string }>> | undefined)?.[CONNECT_INPUT_KEY];
     assert.ok(notes?.notes, `the list says which server to connect, and how: ${JSON.stringify(listed._meta)}`);
@@ -287,6 +289,12 @@ describe('connected accounts end to end: the SDK client, a configuration file, a
     assert.equal(await tokenActive(parts.notesAs, refreshToken), false, 'revoked at the notes authorization server (RFC 7009)');
     assert.ok(logLines.some((line) => line.includes('"disconnected"') && line.includes('"notes"')), 'the disconnection is logged');
 
+    // Not connected any more: the list shows the tools notes last listed for a connected user, and says why, with the link.
+    const relisted = await withTimeout(client.listTools(), 10_000, 'tools/list');
+    const names = relisted.tools.map((tool) => tool.name);
+    assert.ok(names.includes('notes__notes_list') && names.includes('plain__echo'), names.join());
+    const note = (relisted._meta as Record<string, Record<string, { message: string }>> | undefined)?.[CONNECT_INPUT_KEY]?.notes;
+    assert.match(note?.message ?? '', /"notes" is not connected/);
     const again = await callTool('notes__notes_list');
     linkOf(again.elicitation);
   });

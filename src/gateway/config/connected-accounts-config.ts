@@ -86,7 +86,7 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
     flag: '--connect-lists',
     value: '<show|hide>',
     description:
-      'What lists show of a server the caller has not connected: "show" lists its tools when the gateway may serve its pages to anyone (the server\'s listReuseMs, or pages it marks public) and holds one from a connected user\'s list; else it leaves its part empty and adds a note in the list\'s _meta with the link to connect it. Calling one of its tools leads to the link too. "hide" shows neither until the user has connected.',
+      'What lists show of a server the caller has not connected: "show" lists the tools (definitions only) the server last listed for a connected user, kept in the token store, each caller\'s list filtered by their policies as any list (empty until a connected user has listed it), with a note in the list\'s _meta giving the link to connect it. Calling one of its tools leads to the link too. "hide" keeps nothing and shows neither until the user has connected: pick it for a server whose definitions differ from user to user.',
     defaultValue: 'show',
   },
 ] satisfies GatewaySetting[]);

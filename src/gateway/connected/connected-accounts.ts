@@ -8,6 +8,7 @@ import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import type { ConnectedAccountsConfig } from '../config/connected-accounts-config.js';
 import type { SharedStoreConfig } from '../config/shared-store-config.js';
 import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
+import type { KeptLists } from '../upstream-auth/kept-lists.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
 import { userOf } from './flow/connect-flow.js';
 import { connectedCredentials, type ConnectionRecords } from './flow/connected-credentials.js';
@@ -19,6 +20,7 @@ import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/conn
 import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
 import { clearStepUpScope, writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import { keptUpstreamLists } from './kept-upstream-lists.js';
 import { keptUpstreamProfile } from './kept-upstream-profile.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
 import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
@@ -42,8 +44,8 @@ export interface ConnectedAccountsOptions {
   /** The shared Redis (`MCP_AUTH_REDIS_URL`), for `MCP_AUTH_TOKEN_STORE=redis`. */
   readonly redis?: SharedStoreConfig;
   /**
-   * Receives the log lines (`formatLogLine`): one per page outcome (server names and user digests only), and one per
-   * dynamic registration replaced because its secret had expired.
+   * Receives the log lines (`formatLogLine`): one per page outcome (server names and user digests only), one per
+   * dynamic registration replaced because its secret had expired, and one per list kept cut short (`connected_list_cut`).
    */
   readonly log?: LineSink;
   /** Receives the token store's warnings (Redis lost, with a short reason, and back) as JSON lines. Default stderr. */
@@ -182,14 +184,19 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     new URL(`/connect/${await createConnectTicket(store, sealer, { user, server, ...(scope !== undefined ? { scope } : {}) })}`, origin);
   // Each upstream's kept profile, read now: a user's first `initialize` after a restart is answered with it at once.
   const profiles = new Map(options.upstreams.map(({ server }) => [server, keptUpstreamProfile({ store, sealer, server })]));
-  await Promise.all([...profiles.values()].map((kept) => kept.read()));
+  // What each upstream last listed for a connected user, listed to users who have not connected; with `hide`, none is kept.
+  const log = options.log;
+  const lists = new Map<string, KeptLists>();
+  if (config.lists !== 'hide') for (const { server } of options.upstreams) lists.set(server, keptUpstreamLists({ store, sealer, server, ...(log ? { log } : {}) }));
+  await Promise.all([...[...profiles.values()].map((kept) => kept.read()), ...[...lists.values()].map((kept) => kept.read('tools/list'))]);
   const built = new Map<string, UpstreamCredentials>();
   return {
     credentials(server) {
       authorizationOf(server);
       let credentials = built.get(server);
       if (!credentials) {
-        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer, profile: profiles.get(server)! });
+        const keptLists = lists.get(server);
+        credentials = connectedCredentials({ server, records, createTicket, requestStates, lists: config.lists, loginIssuer: config.login.issuer, profile: profiles.get(server)!, ...(keptLists ? { keptLists } : {}) });
         built.set(server, credentials);
       }
       return credentials;

@@ -70,8 +70,9 @@ export interface ListMergerOptions {
  *
  * A server the caller has not connected (connected accounts) is not a failure. When the gateway holds a page of it
  * that it may serve to anyone (`listReuseMs`, or a page marked public), fetched with a connected user's token, the
- * caller gets that page: they see its tools, and calling one leads them to connect. Else its part is empty, and the
- * connect flow's note (why, and the link) is in the merged `_meta` under {@link ConnectedLists.noteKey}, by server
+ * caller gets that page: they see its tools, and calling one leads them to connect. Else its part is the connect
+ * flow's answer: the definitions the server last listed for a connected user (empty before any did), renamed as any
+ * part, and the flow's note (why, and the link) in the merged `_meta` under {@link ConnectedLists.noteKey}, by server
  * name. With `hide`, such a server shows nothing. The connect flow's answers are never kept: they are one caller's.
  *
  * The merged result is written as JSON for the request pipeline to filter by the caller's policy, as any list

@@ -16,7 +16,7 @@ export interface ConnectedLists {
   readonly noteKey: string;
   /**
    * `MCP_AUTH_CONNECT_LISTS=hide`: a server the caller has not connected shows nothing in their lists, neither the
-   * note nor tools known from pages another user's list brought.
+   * note nor tools known from another user's list (pages kept for reuse, or the definitions the connect flow keeps).
    */
   readonly hide: boolean;
   /** Whether the caller has a connection to `server` (stored, usable or not). Resolves false when the store cannot tell. */

@@ -19,14 +19,14 @@ export interface KeptProfiles {
   /**
    * The newest profile known, or undefined when there is none yet, or the one stored does not open, is too large or
    * has the wrong shape: the one learnt here last, or one another replica wrote since. Read from the store at
-   * start-up, then again at most every `KEPT_PROFILE_RECHECK_MS` (in the background once one is known, so that a
+   * start-up, then again at most every `KEPT_VALUE_RECHECK_MS` (in the background once one is known, so that a
    * replica learns what another one wrote). Never rejects.
    */
   read(): Promise<KeptProfile | undefined>;
   /**
    * The upstream answered an `initialize` with `profile`: written to the store when it differs from the one kept
    * (not on every session). Never rejects: a profile that cannot be written serves this process, and its write is
-   * tried again later (at most every `KEPT_PROFILE_RECHECK_MS`).
+   * tried again later (at most every `KEPT_VALUE_RECHECK_MS`).
    */
   learnt(profile: KeptProfile): Promise<void>;
 }

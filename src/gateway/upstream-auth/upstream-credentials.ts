@@ -8,6 +8,7 @@ import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSecretFile } from '../config/secret-file.js';
 import type { CallerFlow } from './caller-flow.js';
+import type { KeptLists } from './kept-lists.js';
 import type { KeptProfiles } from './kept-profile.js';
 import type { UpstreamTokenClient } from './upstream-token-client.js';
 
@@ -57,6 +58,12 @@ export interface UpstreamCredentials {
    * own answer to a user who has not connected yet. Absent for every other mode.
    */
   readonly profile?: KeptProfiles;
+  /**
+   * For connected accounts, unless lists hide what a user has not connected: the definitions the upstream last
+   * listed for a connected user, kept across restarts and replicas, which the connect flow lists to a user who has
+   * not connected. The exchange tells it the lists it relays. Absent for every other mode.
+   */
+  readonly keptLists?: KeptLists;
 }
 
 /**

@@ -8,6 +8,7 @@ import { bodyProtocolVersion, isStatelessRevision } from '../../../core/mcp/prot
 import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
+import type { KeptLists } from '../../upstream-auth/kept-lists.js';
 import type { UserRef } from '../oauth/connection-record.js';
 import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
 import { CONNECT_INPUT_KEY, connectionRequiredAnswer, declaresUrlElicitation, requestCapabilities, scopeNotGrantedAnswer, type ConnectListsMode } from './connection-required-answer.js';
@@ -29,6 +30,11 @@ export interface ConnectFlowOptions {
   readonly requestStates: RequestStates;
   /** `MCP_AUTH_CONNECT_LISTS`. Default `show`. */
   readonly lists?: ConnectListsMode;
+  /**
+   * What the upstream last listed for a connected user: a list request of a user who has not connected gets its
+   * items (with `show`). Default none: such a list is empty.
+   */
+  readonly keptLists?: KeptLists;
   /**
    * The login issuer (`MCP_AUTH_LOGIN_ISSUER`, or the only issuer): a caller of another issuer is refused at once,
    * with no link made, since the connect page could not sign them in. Default: any issuer.
@@ -138,6 +144,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
               ...(typeof upstreamState === 'string' ? { upstreamState } : {}),
             }),
           ...(options.lists ? { lists: options.lists } : {}),
+          ...(options.keptLists ? { keptLists: options.keptLists } : {}),
         },
       );
     },

@@ -4,6 +4,7 @@
  * usable connection is led through the connect flow instead ({@link ConnectionRequiredError}).
  */
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import type { KeptLists } from '../../upstream-auth/kept-lists.js';
 import type { KeptProfiles } from '../../upstream-auth/kept-profile.js';
 import { EXPIRY_MARGIN_MS, usableUntil, type UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import type { ConnectionRecord, UserRef } from '../oauth/connection-record.js';
@@ -58,6 +59,8 @@ export interface ConnectedCredentialsOptions {
   readonly now?: () => number;
   /** The upstream's kept profile ({@link UpstreamCredentials.profile}). Default none. */
   readonly profile?: KeptProfiles;
+  /** The upstream's kept lists ({@link UpstreamCredentials.keptLists}), which the connect flow answers lists with. Default none. */
+  readonly keptLists?: KeptLists;
 }
 
 /**
@@ -98,6 +101,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
   const credentials: UpstreamCredentials = {
     perCaller: true,
     ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.keptLists ? { keptLists: options.keptLists } : {}),
     async authorization(caller) {
       const user = userOfCaller(caller);
       let record = await records.get(user, server);
@@ -124,6 +128,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       createTicket: options.createTicket,
       requestStates: options.requestStates,
       ...(options.lists ? { lists: options.lists } : {}),
+      ...(options.keptLists ? { keptLists: options.keptLists } : {}),
       ...(options.loginIssuer !== undefined ? { loginIssuer: options.loginIssuer } : {}),
       connectionScope: (caller) => records.get(userOfCaller(caller), server),
       stepUpRefused: (caller) => records.clearStepUp(userOfCaller(caller), server),

@@ -6,7 +6,7 @@
  * | -------------------------------------------------------------------- | --------------------------------------------------------- |
  * | 2026-07-28, `tools/call`, `prompts/get`, `resources/read`, client declared `elicitation.url` | result `input_required` with a URL-mode `elicitation/create` and `requestState` (200) |
  * | 2025-11-25 (or earlier) client that declared `elicitation.url`, any method but a list | error -32042 `URLElicitationRequiredError` with `data.elicitations` (200) |
- * | a list (`tools/list`, …)                                             | an empty list; with `show`, `_meta` names the need and the link (200); in a server set, the merged list's `_meta` holds each such note by server name |
+ * | a list (`tools/list`, …)                                             | with `show`, what the upstream last listed for a connected user (tools, prompts, resource templates), else an empty list, and `_meta` names the need and the link; with `hide`, an empty list (200); in a server set, the merged list's `_meta` holds each such note by server name |
  * | any other `tools/call`                                               | tool result with `isError: true`, the link and "retry" (200) |
  * | anything else with a message                                         | error -32042 with the same text (200)                     |
  * | GET or DELETE (no message)                                           | error -32042 with the same text (403)                     |
@@ -31,6 +31,7 @@ import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
 import { scopeTokens } from '../../../core/wire/scope-token.js';
 import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
+import type { KeptLists } from '../../upstream-auth/kept-lists.js';
 import type { ConnectionRequiredError } from './connection-required-error.js';
 import type { ScopeNotGrantedError } from './scope-not-granted-error.js';
 
@@ -39,12 +40,15 @@ export const CONNECT_INPUT_KEY = 'io.github.mcp-oauth-guard/connect';
 
 /**
  * `MCP_AUTH_CONNECT_LISTS`: what a list request (`tools/list`, …) gets from a server the user has not connected.
- * Here its items cannot be known without the user's token, and a client must still be able to list, so the list is
- * empty either way (in a server set, that server's part is empty and the others are listed, the notes kept in the
- * merged `_meta` by server name; a set that may reuse the server's pages for anyone lists its tools instead, see
- * `merge-lists.ts`). `show` (the default) adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the
- * link, so that a client or user can see why and connect; any call of one of its tools leads to the connect flow
- * too. `hide` answers the empty list alone.
+ * The user's own list cannot be asked for without the user's token, and a client must still be able to list.
+ * `show` (the default) answers the definitions the upstream last listed for a user who had connected it (kept in
+ * the token store, see `kept-upstream-lists.ts`; the resources themselves are never kept), so that the user finds
+ * its tools, and calling one leads to the connect flow; until a connected user has listed, the list is empty. It
+ * adds a `_meta` note under {@link CONNECT_INPUT_KEY} with a message and the link, so that a client or user can see
+ * why and connect. `hide` answers an empty list alone. The answer goes through the caller's policy filter as every
+ * list answer does (in a server set, that server's part is renamed and merged with the others, the notes kept in the
+ * merged `_meta` by server name; a set that may reuse the server's pages for anyone serves those, see
+ * `merge-lists.ts`).
  */
 export type { ConnectListsMode };
 
@@ -68,6 +72,8 @@ export interface ConnectAnswerParts {
   readonly mintState: () => string;
   /** Default `show`. */
   readonly lists?: ConnectListsMode;
+  /** With `show`, the items a list is answered with: those the upstream last listed for a connected user. Default none. */
+  readonly keptLists?: KeptLists;
 }
 
 /**
@@ -86,9 +92,13 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
   const complete = stateless ? { resultType: 'complete' } : {};
   const list = method === undefined ? undefined : LIST_SPECS.get(method);
   if (list && id !== null) {
-    // A client must be able to list: the list is empty until the user connects (its tools cannot be known without the user's token).
-    const meta = parts.lists === 'hide' ? {} : { _meta: { [CONNECT_INPUT_KEY]: { message: `${reason} Call one of its tools, or open the link, to connect it.`, url: (await parts.link()).href } } };
-    return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: [], ...meta } });
+    // A client must be able to list: the user's own list cannot be asked for without their token.
+    if (parts.lists === 'hide') return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: [] } });
+    // The kept list is a first page: a request for a later one (a cursor of the user's own, from before) gets none.
+    const first = (message as { params?: { cursor?: unknown } }).params?.cursor === undefined;
+    const items = (first ? await parts.keptLists?.read(method!) : undefined) ?? [];
+    const meta = { _meta: { [CONNECT_INPUT_KEY]: { message: `${reason} Call one of its tools, or open the link, to connect it.`, url: (await parts.link()).href } } };
+    return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: items, ...meta } });
   }
   const url = (await parts.link()).href;
   if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`), denied: 'connection_required' };

@@ -22,6 +22,7 @@ import type { ExchangeList, ListedExchange } from './exchange-list.js';
 import { forwardedHeaders, responseHeaders } from './forwarded-headers.js';
 import type { IdentityHeaderNames } from './identity-headers.js';
 import { LazySessionEndedError } from './lazy-session-ended.js';
+import { listedAnswerCopy, type ListedAnswerCopy } from './listed-answer-copy.js';
 import { UpstreamAttempt, type AttemptOwner, type UpstreamError } from './upstream-attempt.js';
 
 /** What every exchange of one HTTP upstream shares: its settings, its pool, its sessions and its hooks. */
@@ -133,6 +134,8 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   private flowRequest: CallerFlowRequest | undefined = undefined;
   /** Whether an upstream `insufficient_scope` was already put to the flow (once per request). */
   private scopeChecked = false;
+  /** A copy of a connected user's list answer, for the upstream's kept lists (see `listed-answer-copy.ts`). */
+  private listedCopy: ListedAnswerCopy | undefined = undefined;
   /** For a session the gateway opened: the upstream's id the request is sent under, and whether it was reopened. */
   private lazyUpstream: string | undefined;
   private reopened = false;
@@ -458,6 +461,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
       return;
     }
     if (!isEventStream && Number.isSafeInteger(declared) && declared > 0) this.declaredLength = declared;
+    if (this.flowRequest) this.listedCopy = listedAnswerCopy(this.settings.credentials?.keptLists, this.flowRequest.message, status, incoming['content-type']);
     if (!this.trackSession(status, incoming)) {
       this.finish(FAILURES.sessionConflict);
       return;
@@ -564,6 +568,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   answerData(chunk: Buffer, controller: Dispatcher.DispatchController): void {
     if (this.settled) return;
     this.resetIdle();
+    this.listedCopy?.push(chunk);
     if (!this.isEventStream) {
       this.received += chunk.length;
       if (this.received > this.settings.maxResponseBytes) {
@@ -589,8 +594,11 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
   }
 
   answerEnd(): void {
+    const whole = !this.settled;
     this.complete = true;
     this.finish(undefined);
+    // Read once the client has its answer: the copy is the gateway's own business.
+    if (whole) this.listedCopy?.end();
   }
 
   answerFailed(error: UpstreamError): void {
