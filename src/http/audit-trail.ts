@@ -105,7 +105,7 @@ export class AuditTrail {
   /** The process is exiting without a close: what is still held is written now, if the destination can. */
   writeHeldSync(): void {
     const lines = this.#buffer.takePending();
-    if (lines !== '') (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
+    if (lines.length > 0) (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
   }
 
   /** The answer ended: the record is completed and pushed. */
