@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAYBE_AN_ERROR, NO_MESSAGE, scanAnswerBytes } from '../core/audit/answer-scan.js';
 import { AuditBuffer, type AuditDropReason, type AuditFieldsSink } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
+import { jsonString } from '../core/audit/json-string.js';
 import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
@@ -178,7 +179,7 @@ class RecordWriter {
 
   /** A string field, escaped as JSON. */
   text(name: string, value: string): void {
-    this.raw(name, JSON.stringify(value), value);
+    this.raw(name, jsonString(value), value);
   }
 }
 
