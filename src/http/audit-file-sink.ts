@@ -1,11 +1,12 @@
 import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import type { AuditBytesSink } from '../core/audit/audit-buffer.js';
 import type { AuditSink } from '../core/audit/audit-options.js';
 
 /** An audit sink that can also write synchronously, for the records still held when the process exits. */
 export interface SyncAuditSink extends AuditSink {
-  /** Writes `lines` before returning; never throws. */
-  writeSync(lines: string): void;
+  /** Writes `lines` (their text, or their UTF-8 bytes) before returning; never throws. */
+  writeSync(lines: string | Uint8Array): void;
 }
 
 /** Options of {@link createAuditFileSink}. */
@@ -28,7 +29,7 @@ export interface AuditFileSinkOptions {
  * @example
  * const sink = createAuditFileSink({ path: '/var/log/mcp/audit.jsonl', maxFileBytes: 100 << 20, files: 5 });
  */
-export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSink {
+export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSink & AuditBytesSink {
   let handle: FileHandle | undefined;
   let size = 0;
 
@@ -55,33 +56,37 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
     else await rm(path, { force: true });
   };
 
+  const writeBytes = async (whole: Buffer): Promise<void> => {
+    handle ??= await openFile();
+    // Most batches fit what is left of the file: written as they are.
+    if (size + whole.length <= options.maxFileBytes) {
+      await handle.appendFile(whole);
+      size += whole.length;
+      return;
+    }
+    // A batch may be larger than what is left of the file (under load, many records wait for one write): it is
+    // cut at record ends so that every file stays within the bound (a single record larger than it goes alone).
+    for (const chunk of chunksWithin(whole, () => (size > 0 ? options.maxFileBytes - size : options.maxFileBytes))) {
+      if (size > 0 && size + chunk.length > options.maxFileBytes) {
+        await rotate();
+        handle = await openFile();
+      }
+      await handle.appendFile(chunk);
+      size += chunk.length;
+    }
+  };
+
   return {
-    async write(lines) {
-      handle ??= await openFile();
-      // Most batches fit what is left of the file: encoded once and written as they are.
-      const whole = Buffer.from(lines);
-      if (size + whole.length <= options.maxFileBytes) {
-        await handle.appendFile(whole);
-        size += whole.length;
-        return;
-      }
-      // A batch may be larger than what is left of the file (under load, many records wait for one write): it is
-      // cut at record ends so that every file stays within the bound (a single record larger than it goes alone).
-      for (const chunk of chunksWithin(lines, () => (size > 0 ? options.maxFileBytes - size : options.maxFileBytes))) {
-        if (size > 0 && size + chunk.bytes > options.maxFileBytes) {
-          await rotate();
-          handle = await openFile();
-        }
-        await handle.appendFile(chunk.text);
-        size += chunk.bytes;
-      }
-    },
+    write: (lines) => writeBytes(Buffer.from(lines)),
+    writeBytes,
     writeSync(lines) {
       try {
         // The open handle's descriptor when there is one: a second descriptor would not see its size.
         const fd = handle?.fd ?? openSync(options.path, 'a', 0o600);
         if (handle === undefined) fchmodSync(fd, 0o600);
-        writeSync(fd, lines);
+        // The held records are bytes (from the audit buffer) or text (for any other writer).
+        if (typeof lines === 'string') writeSync(fd, lines);
+        else writeSync(fd, lines);
         if (handle === undefined) closeSync(fd);
       } catch {
         // At exit there is nobody left to tell.
@@ -95,28 +100,28 @@ export function createAuditFileSink(options: AuditFileSinkOptions): SyncAuditSin
 }
 
 /**
- * `lines` (records, each ending in a newline) as consecutive chunks of whole records, each at most `room()` bytes
- * (asked again before each chunk, as the file fills and rotates), or a single record when one alone is larger.
+ * `lines` (records as UTF-8, each ending in a newline) as consecutive chunks of whole records, each at most `room()`
+ * bytes (asked again before each chunk, as the file fills and rotates), or a single record when one alone is larger.
+ * A newline byte ends a record: UTF-8 has it in no other character, and a record's JSON has none inside it.
  */
-function* chunksWithin(lines: string, room: () => number): Generator<{ text: string; bytes: number }> {
+function* chunksWithin(lines: Buffer, room: () => number): Generator<Buffer> {
   let start = 0;
   while (start < lines.length) {
     const limit = room();
     let end = start;
-    let bytes = 0;
     while (end < lines.length) {
-      const next = lines.indexOf('\n', end);
+      const next = lines.indexOf(NEWLINE, end);
       const stop = next === -1 ? lines.length : next + 1;
-      const recordBytes = Buffer.byteLength(lines.slice(end, stop));
-      if (end > start && bytes + recordBytes > limit) break;
-      bytes += recordBytes;
+      if (end > start && stop - start > limit) break;
       end = stop;
-      if (bytes > limit) break;
+      if (end - start > limit) break;
     }
-    yield { text: lines.slice(start, end), bytes };
+    yield lines.subarray(start, end);
     start = end;
   }
 }
+
+const NEWLINE = 0x0a;
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;

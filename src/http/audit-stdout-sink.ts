@@ -16,7 +16,8 @@ export function createAuditStdoutSink(): SyncAuditSink {
       }),
     writeSync(lines) {
       try {
-        writeSync(1, lines);
+        if (typeof lines === 'string') writeSync(1, lines);
+        else writeSync(1, lines);
       } catch {
         // At exit there is nobody left to tell.
       }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAYBE_AN_ERROR, NO_MESSAGE, scanAnswerBytes } from '../core/audit/answer-scan.js';
 import { AuditBuffer, type AuditDropReason, type AuditFieldsSink } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
+import { jsonString } from '../core/audit/json-string.js';
 import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
@@ -31,11 +33,6 @@ const DROP_WARNINGS: Record<AuditDropReason, string> = {
   write_failed: 'audit records dropped: the audit destination refused a write',
   closed: 'audit records dropped: their answers ended after the audit trail was closed',
 };
-// Searched for as bytes made once: a string needle is encoded again on every search.
-const JSONRPC_KEY = Buffer.from('"jsonrpc"');
-const ERROR_KEY = Buffer.from('"error"');
-/** A `\u` escape, with which a key may spell `error` too. */
-const ESCAPE = Buffer.from('\\u');
 /** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
 const SNIFFED_CHUNK_BYTES = 65_536;
 
@@ -105,7 +102,7 @@ export class AuditTrail {
   /** The process is exiting without a close: what is still held is written now, if the destination can. */
   writeHeldSync(): void {
     const lines = this.#buffer.takePending();
-    if (lines !== '') (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
+    if (lines.length > 0) (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
   }
 
   /** The answer ended: the record is completed and pushed. */
@@ -182,7 +179,7 @@ class RecordWriter {
 
   /** A string field, escaped as JSON. */
   text(name: string, value: string): void {
-    this.raw(name, JSON.stringify(value), value);
+    this.raw(name, jsonString(value), value);
   }
 }
 
@@ -246,9 +243,11 @@ class PendingAudit {
     } else if (chunk instanceof Uint8Array) {
       this.sniffing--;
       const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      if (bytes.length > SNIFFED_CHUNK_BYTES || bytes.indexOf(JSONRPC_KEY) === -1) return;
+      if (bytes.length > SNIFFED_CHUNK_BYTES) return;
+      const scan = scanAnswerBytes(bytes);
+      if (scan === NO_MESSAGE) return;
       this.sniffing = 0;
-      if (bytes.indexOf(ERROR_KEY) !== -1 || bytes.indexOf(ESCAPE) !== -1) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
+      if (scan === MAYBE_AN_ERROR) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
     }
   }
 }

@@ -6,6 +6,7 @@
  * is seen and alerted on.
  */
 import type { AuditSink } from './audit-options.js';
+import { EncodedRecords } from './encoded-records.js';
 
 /** Milliseconds records wait to be written together. */
 export const AUDIT_BATCH_INTERVAL_MS = 100;
@@ -22,6 +23,16 @@ export type AuditRecordFields = Readonly<Record<string, string | number | boolea
 export interface AuditFieldsSink extends Pick<AuditSink, 'close'> {
   /** Writes one batch: each record's line (without its newline) and its fields, in the same order. As {@link AuditSink.write} otherwise. */
   writeRecords(lines: readonly string[], fields: readonly AuditRecordFields[]): void | Promise<void>;
+}
+
+/**
+ * A sink that also takes each batch as its bytes (a file): the buffer then encodes each record once, as it is pushed,
+ * and counts its exact size, rather than joining the batch into one text for the sink to encode again. Internal: an
+ * application's {@link AuditSink} receives text.
+ */
+export interface AuditBytesSink extends AuditSink {
+  /** Writes one batch: its records' lines as UTF-8, each ending in a newline. As {@link AuditSink.write} otherwise. */
+  writeBytes(bytes: Buffer): void | Promise<void>;
 }
 
 /** Why records were dropped: the buffer was full, the sink refused their batch, or they came after the close. */
@@ -53,6 +64,10 @@ export class AuditBuffer {
   #pending: string[] = [];
   /** The fields of the pending records, in their order, when the sink takes fields. */
   #pendingFields: AuditRecordFields[] | undefined;
+  /** The pending records as bytes, when the sink takes bytes (then {@link AuditBuffer.#pending} stays empty). */
+  readonly #encoded: EncodedRecords | undefined;
+  /** Pending records, counted when they are held as bytes. */
+  #encodedRecords = 0;
   /** Bytes of the pending records and of the batch being written. */
   #bytes = 0;
   /** Bytes of the pending records alone (not of the batch being written). */
@@ -72,6 +87,7 @@ export class AuditBuffer {
     private readonly options: AuditBufferOptions,
   ) {
     if (takesFields(sink)) this.#pendingFields = [];
+    else if (typeof (sink as Partial<AuditBytesSink>).writeBytes === 'function') this.#encoded = new EncodedRecords();
   }
 
   /** Whether the sink takes each record's fields ({@link AuditFieldsSink}): then {@link AuditBuffer.push} needs them. */
@@ -99,6 +115,7 @@ export class AuditBuffer {
       this.#drop(1, 'closed');
       return false;
     }
+    if (this.#encoded !== undefined) return this.#pushEncoded(this.#encoded, line);
     // Each character is at most 3 bytes in UTF-8: only a long line is measured exactly.
     const size = line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
     if (this.#bytes + size > this.options.maxBytes) {
@@ -113,9 +130,28 @@ export class AuditBuffer {
     return true;
   }
 
+  /** {@link AuditBuffer.push} for a sink that takes bytes: the record is encoded now, and counted at its exact size. */
+  #pushEncoded(encoded: EncodedRecords, line: string): boolean {
+    const size = encoded.append(line, this.options.maxBytes - this.#bytes);
+    if (size === -1) {
+      this.#drop(1, 'buffer_full');
+      return false;
+    }
+    this.#encodedRecords++;
+    this.#bytes += size;
+    this.#pendingBytes += size;
+    if (this.#writing === undefined) this.#schedule();
+    return true;
+  }
+
+  /** Whether records wait to be handed to the sink. */
+  get #holding(): boolean {
+    return this.#pending.length > 0 || this.#encodedRecords > 0;
+  }
+
   /** Resolves once every record pushed so far is written (or dropped by a failed write). */
   async flush(): Promise<void> {
-    while (this.#writing !== undefined || this.#pending.length > 0) {
+    while (this.#writing !== undefined || this.#holding) {
       if (this.#writing === undefined) this.#drain();
       await this.#writing;
     }
@@ -140,13 +176,18 @@ export class AuditBuffer {
 
   /**
    * Takes every record held and not yet handed to the sink, as one batch of lines (for a last synchronous write at
-   * process exit, when no promise will ever settle again). The buffer is left empty.
+   * process exit, when no promise will ever settle again): their text, or their bytes when the sink takes bytes. The
+   * buffer is left empty.
    */
-  takePending(): string {
+  takePending(): string | Buffer {
+    this.#pendingBytes = 0;
+    if (this.#encoded !== undefined) {
+      this.#encodedRecords = 0;
+      return this.#encoded.take();
+    }
     const lines = this.#pending;
     this.#pending = [];
     if (this.#pendingFields !== undefined) this.#pendingFields = [];
-    this.#pendingBytes = 0;
     return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
   }
 
@@ -154,32 +195,35 @@ export class AuditBuffer {
     this.#scheduled = false;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#writing !== undefined || this.#pending.length === 0) return;
+    if (this.#writing !== undefined || !this.#holding) return;
     const lines = this.#pending;
     // What `push` counted for them: not measured again, record by record.
     const batchBytes = this.#pendingBytes;
     const fields = this.#pendingFields;
+    const records = this.#encoded !== undefined ? this.#encodedRecords : lines.length;
     this.#pending = [];
     if (fields !== undefined) this.#pendingFields = [];
     this.#pendingBytes = 0;
+    this.#encodedRecords = 0;
     let written: void | Promise<void>;
     try {
-      written = fields !== undefined ? (this.sink as AuditFieldsSink).writeRecords(lines, fields) : this.#writeText(lines);
+      if (this.#encoded !== undefined) written = (this.sink as AuditBytesSink).writeBytes(this.#encoded.take());
+      else written = fields !== undefined ? (this.sink as AuditFieldsSink).writeRecords(lines, fields) : this.#writeText(lines);
     } catch {
       this.#bytes -= batchBytes;
-      this.#drop(lines.length, 'write_failed');
+      this.#drop(records, 'write_failed');
       return;
     }
     if (!(written instanceof Promise)) {
       this.#bytes -= batchBytes;
-      if (this.#pending.length > 0) this.#schedule();
+      if (this.#holding) this.#schedule();
       return;
     }
     this.#writing = written.then(
       () => this.#written(batchBytes),
       () => {
         this.#written(batchBytes);
-        this.#drop(lines.length, 'write_failed');
+        this.#drop(records, 'write_failed');
       },
     );
   };
@@ -197,7 +241,7 @@ export class AuditBuffer {
   #written(batchBytes: number): void {
     this.#bytes -= batchBytes;
     this.#writing = undefined;
-    if (this.#pending.length > 0) this.#schedule();
+    if (this.#holding) this.#schedule();
   }
 
   /** The next batch: at the end of the interval, or on the next turn once enough waits (or the buffer closes). */
