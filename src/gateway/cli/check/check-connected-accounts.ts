@@ -1,7 +1,7 @@
 /**
- * `check` for connected accounts: the token store can be written and read back sealed, the gateway's sign-in issuer
- * has what the connect page needs, and each connected upstream names an authorization server the gateway can be a
- * client of. Nothing is left in the store; no user is signed in and no token is asked for.
+ * `check` for connected accounts: the token store can be written and read back sealed, the connections it holds open
+ * with the configured key (a few sampled), the gateway's sign-in issuer has what the connect page needs, and each
+ * connected upstream names an authorization server the gateway can be a client of. Nothing is left in the store; no user is signed in and no token is asked for.
  */
 import { randomBytes } from 'node:crypto';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
@@ -11,6 +11,7 @@ import { clientKindFor, type ClientKind } from '../../connected/oauth/client-reg
 import { connectCallbackUrl, upstreamCallbackUrl } from '../../connected/oauth/gateway-client-urls.js';
 import { createUpstreamAuthorizationServerDiscovery } from '../../connected/oauth/upstream-authorization-server.js';
 import { connectedUpstreamsOf, connectedUpstreamTarget, openConnectionStore, type ConnectedUpstream } from '../../connected/open-connections.js';
+import { probeStoredConnections, STORE_KEY_ROTATION_HINT, STORED_CONNECTIONS_DO_NOT_OPEN } from '../../connected/store/stored-connections-probe.js';
 import type { CheckResult } from './check-result.js';
 
 /** The lines of connected accounts, in order: the store, the sign-in, then each connected upstream; none without any. */
@@ -42,7 +43,11 @@ async function checkStore(config: GatewayConfig, resource: string): Promise<Chec
       const opened = read === undefined ? undefined : await sealer.open<{ probe?: boolean }>(key, read);
       await store.delete(key);
       if (opened?.probe !== true) return { ...base, status: 'fail', message: 'a value written could not be read back', fix: 'check that nothing else writes to the token store' };
-      return { ...base, status: 'ok', message: 'a sealed value was written, read back and deleted' };
+      // A key other than the one the stored connections were sealed with writes and reads its own values well.
+      const stored = await probeStoredConnections(store, sealer);
+      if (stored !== undefined && stored.sampled > 0 && stored.opened === 0) return { ...base, status: 'fail', message: STORED_CONNECTIONS_DO_NOT_OPEN, fix: STORE_KEY_ROTATION_HINT };
+      const sampled = stored === undefined ? '' : stored.sampled === 0 ? '; it holds no connection yet' : '; its connections open with this key';
+      return { ...base, status: 'ok', message: `a sealed value was written, read back and deleted${sampled}` };
     } finally {
       await store.close();
     }
