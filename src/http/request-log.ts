@@ -25,7 +25,10 @@ export interface RequestLogEntry<Failure extends string = string> {
   requestId: string;
   /** HTTP method. */
   httpMethod: string;
-  /** Request path, without the query string; a connect link's as `/connect/{ticket}` (its id is never logged). */
+  /**
+   * Request path, without the query string; a connect link's as `/connect/{ticket}` (its id is never logged), an
+   * upstream's callback as `/connect/callback/{server}`.
+   */
   path: string;
   /** JSON-RPC method, when the body was parsed. */
   method?: string;
@@ -193,11 +196,14 @@ const OPEN_CONNECT_PATH = /^\/connect\/(?:callback|client-metadata\/[A-Za-z0-9_-
 
 /**
  * The path as logged. A connect link's path carries its ticket id, which grants a sign-in for a user: it is
- * logged as the template `/connect/{ticket}` (every `/connect/` path but the callback and client metadata). The
- * query string, with a callback's `code` and `state`, is never logged.
+ * logged as the template `/connect/{ticket}` (every `/connect/` path but the callbacks and client metadata). An
+ * upstream's callback, `/connect/callback/<server>`, is logged as `/connect/callback/{server}`: it is no link, and
+ * its last segment is whatever the browser sent. The query string, with a callback's `code` and `state`, is never
+ * logged.
  */
 function loggedPath(path: string): string {
-  return path.startsWith('/connect/') && !OPEN_CONNECT_PATH.test(path) ? '/connect/{ticket}' : path;
+  if (!path.startsWith('/connect/') || OPEN_CONNECT_PATH.test(path)) return path;
+  return path.startsWith('/connect/callback/') ? '/connect/callback/{server}' : '/connect/{ticket}';
 }
 
 /** Where a response being logged keeps its entry, so that one 'close' listener serves every response. */

@@ -33,7 +33,7 @@ describe('request log paths', { timeout: 10_000 }, () => {
     return lines.at(-1)!;
   }
 
-  it('logs a connect link as /connect/{ticket}, a callback without its query, other paths as they are', async () => {
+  it('logs a connect link as /connect/{ticket}, an upstream callback as /connect/callback/{server}, a callback without its query, other paths as they are', async () => {
     const ticketId = randomBytes(32).toString('base64url');
     const link = await loggedLine(`/connect/${ticketId}`);
     assert.equal(JSON.parse(link).path, '/connect/{ticket}');
@@ -45,6 +45,11 @@ describe('request log paths', { timeout: 10_000 }, () => {
     assert.ok(!callback.includes(code) && !callback.includes(state), 'neither code nor state is in the line');
     assert.equal(JSON.parse(await loggedLine('/connect/client-metadata/notes.json')).path, '/connect/client-metadata/notes.json');
     assert.equal(JSON.parse(await loggedLine('/connect/not-a-ticket/x')).path, '/connect/{ticket}');
+    // An upstream's callback is no link: logged as its own template, without its query.
+    const upstream = await loggedLine(`/connect/callback/notes?code=${code}&state=${state}`);
+    assert.equal(JSON.parse(upstream).path, '/connect/callback/{server}');
+    assert.ok(!upstream.includes(code) && !upstream.includes(state), 'neither code nor state is in the line');
+    assert.equal(JSON.parse(await loggedLine('/connect/callback/upstream')).path, '/connect/callback/{server}');
     assert.equal(JSON.parse(await loggedLine('/mcp?x=1')).path, '/mcp');
   });
 });

@@ -29,7 +29,8 @@ import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
 import { tokenStoreWarnings } from './store/redis-token-store.js';
-import { formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
+import { formatLogLine, writeSafely, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
+import { warnWhenStoredConnectionsDoNotOpen } from './store/stored-connections-probe.js';
 import type { ConnectPageEvent } from './pages/page-context.js';
 
 export type { ConnectedUpstream } from './open-connections.js';
@@ -92,6 +93,8 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   const origin = new URL(options.resource).origin;
   const opened = await openConnectionStore(config, options.resource, options.redis, options.warn && tokenStoreWarnings(options.warn));
   const { store, sealer } = opened;
+  // A restart with another key would otherwise make every user connect again without a word in the log.
+  await warnWhenStoredConnectionsDoNotOpen(store, sealer, options.warn ?? writeWarningToStderr);
   // Opened records in memory (bounded in bytes), read again from the store every half minute (by default): a
   // disconnection on another replica is seen within that time.
   const cached = createCachedRecords({ store, sealer, ...(options.recordsRevalidateAfterMs !== undefined ? { revalidateAfterMs: options.recordsRevalidateAfterMs } : {}) });

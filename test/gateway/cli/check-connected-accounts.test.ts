@@ -13,6 +13,9 @@ import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js
 import { freePort } from '../../helpers/free-port.js';
 
 const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 29 + 3) % 256)).toString('base64url');
+/** The login client at the gateway's issuer, and the gateway's client at the notes authorization server. */
+const LOGIN = { clientId: 'gateway-login', clientSecret: 'gateway-login-secret' } as const;
+const NOTES_CLIENT = { clientId: 'gw-notes', clientSecret: 'gw-notes-secret' } as const;
 let gatewayAs: AuthorizationServer;
 let notesAs: AuthorizationServer;
 let notes: RunningNotesServer;
@@ -20,8 +23,9 @@ let dir: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'check-connected-'));
-  gatewayAs = await startAuthorizationServer();
-  notesAs = await startAuthorizationServer();
+  // check cannot see the redirect URIs registered; any will do here.
+  gatewayAs = await startAuthorizationServer({ clients: [{ ...LOGIN, redirectUris: ['http://127.0.0.1/connect/callback'] }] });
+  notesAs = await startAuthorizationServer({ clients: [{ ...NOTES_CLIENT, redirectUris: ['http://127.0.0.1/connect/callback/upstream'] }] });
   notes = await startNotesServer({ issuer: notesAs.issuer });
   notesAs.addResource(notes.url, { scopes: ['notes:read'] });
 });
@@ -41,7 +45,8 @@ async function connectedLines(extra: Record<string, string>) {
     MCP_AUTH_UPSTREAM: notes.url,
     MCP_AUTH_UPSTREAM_AUTH: 'connected',
     MCP_AUTH_TOKEN_STORE_SECRET: KEY,
-    MCP_AUTH_LOGIN_CLIENT_ID: 'gateway-login',
+    MCP_AUTH_LOGIN_CLIENT_ID: LOGIN.clientId,
+    MCP_AUTH_LOGIN_CLIENT_SECRET: LOGIN.clientSecret,
     MCP_AUTH_TOKEN_STORE: join(dir, 'tokens'),
     ...extra,
   });
@@ -51,7 +56,7 @@ async function connectedLines(extra: Record<string, string>) {
 
 describe('check: connected accounts', () => {
   it('reports the store, the sign-in with its redirect URI, and the upstream with its client; leaves nothing in the store', async () => {
-    const { port, lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes' });
+    const { port, lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret });
     assert.deepEqual(
       lines.map((line) => [line.status, line.subject]),
       [
@@ -62,6 +67,7 @@ describe('check: connected accounts', () => {
       JSON.stringify(lines, null, 1),
     );
     assert.match(lines[1]!.message, new RegExp(`redirect URI http://127\\.0\\.0\\.1:${port}/connect/callback \\(`));
+    assert.match(lines[1]!.message, /the issuer's token endpoint accepts the login client gateway-login \(MCP_AUTH_LOGIN_CLIENT_ID\)/);
     // Each upstream's own redirect URI, not the sign-in's (mix-up defence).
     assert.match(lines[2]!.message, new RegExp(`at ${notesAs.issuer} .*the registered client gw-notes, which must have the redirect URI http://127\\.0\\.0\\.1:${port}/connect/callback/upstream$`));
     assert.deepEqual(readdirSync(join(dir, 'tokens')).filter((name) => !name.startsWith('.')), [], 'the probe was deleted');
@@ -98,7 +104,7 @@ describe('check: connected accounts', () => {
     process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
     let lines;
     try {
-      ({ lines } = await connectedLines({ MCP_AUTH_TOKEN_STORE: 'redis', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${await freePort()}`, MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes' }));
+      ({ lines } = await connectedLines({ MCP_AUTH_TOKEN_STORE: 'redis', MCP_AUTH_REDIS_URL: `redis://127.0.0.1:${await freePort()}`, MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret }));
     } finally {
       console.warn = originalWarn;
       process.stderr.write = originalWrite;
@@ -110,12 +116,31 @@ describe('check: connected accounts', () => {
     assert.deepEqual(written, [], 'nothing written to the console');
   });
 
+  it('fails a login client or a registered upstream client whose id or secret the token endpoint refuses, naming the settings', async () => {
+    for (const login of [{ MCP_AUTH_LOGIN_CLIENT_ID: 'gw-login-typo' }, { MCP_AUTH_LOGIN_CLIENT_SECRET: 'not-the-secret' }] as Record<string, string>[]) {
+      const { lines } = await connectedLines({ ...login, MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret });
+      assert.equal(lines[1]!.status, 'fail', JSON.stringify(lines[1]));
+      assert.match(lines[1]!.message, /^the issuer's token endpoint refuses the login client .* \(MCP_AUTH_LOGIN_CLIENT_ID\): invalid_client$/);
+      assert.match(lines[1]!.fix ?? '', /MCP_AUTH_LOGIN_CLIENT_ID and MCP_AUTH_LOGIN_CLIENT_SECRET/);
+      assert.doesNotMatch(JSON.stringify(lines), /not-the-secret|gateway-login-secret/, 'no secret printed');
+      assert.equal(lines[2]!.status, 'ok', JSON.stringify(lines[2]));
+    }
+    for (const upstream of [{ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes-typo', MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret }, { MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: 'not-the-secret' }]) {
+      const { lines } = await connectedLines(upstream);
+      assert.equal(lines[1]!.status, 'ok', JSON.stringify(lines[1]));
+      assert.equal(lines[2]!.status, 'fail', JSON.stringify(lines[2]));
+      assert.match(lines[2]!.message, /; its token endpoint refuses that client: invalid_client$/);
+      assert.match(lines[2]!.fix ?? '', /MCP_AUTH_UPSTREAM_CLIENT_ID and MCP_AUTH_UPSTREAM_CLIENT_SECRET/);
+      assert.doesNotMatch(JSON.stringify(lines), /not-the-secret|gw-notes-secret/, 'no secret printed');
+    }
+  });
+
   it('warns naming the configured scopes the authorization server does not list in scopes_supported', async () => {
-    const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read notes:fly notes:swim' });
+    const { lines } = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret, MCP_AUTH_UPSTREAM_SCOPE: 'notes:read notes:fly notes:swim' });
     assert.equal(lines[2]!.status, 'warn', JSON.stringify(lines[2]));
     assert.match(lines[2]!.message, /its scopes_supported does not list notes:fly, notes:swim, which MCP_AUTH_UPSTREAM_SCOPE asks for$/);
     assert.ok(lines[2]!.fix?.includes('MCP_AUTH_UPSTREAM_SCOPE'));
-    const listed = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: 'gw-notes', MCP_AUTH_UPSTREAM_SCOPE: 'notes:read' });
+    const listed = await connectedLines({ MCP_AUTH_UPSTREAM_CLIENT_ID: NOTES_CLIENT.clientId, MCP_AUTH_UPSTREAM_CLIENT_SECRET: NOTES_CLIENT.clientSecret, MCP_AUTH_UPSTREAM_SCOPE: 'notes:read' });
     assert.equal(listed.lines[2]!.status, 'ok', JSON.stringify(listed.lines[2]));
   });
 

@@ -4,6 +4,7 @@
 // revokes alice's connection at the notes authorization server (RFC 7009) and deletes it; the gateway then asks her
 // to connect again, and bob's connection stays.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,7 +115,7 @@ function assertNothingSecret(run: CliRun, record?: ConnectionRecord): void {
   assert.doesNotMatch(printed, /\balice\b/);
 }
 
-describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
+describe('mcp-oauth-guard connections revoke', { timeout: 180_000 }, () => {
   it("revokes alice's connection at the notes authorization server and deletes it; the gateway asks her to connect again; bob's stays", async () => {
     await connectInBrowser(USERS[0]);
     await connectInBrowser(USERS[1]);
@@ -226,5 +227,26 @@ describe('mcp-oauth-guard connections revoke', { timeout: 90_000 }, () => {
     assert.match(gatewayHelp.stdout, /mcp-oauth-guard connections revoke --subject <sub>/);
     // Its endpoint list names the pages, as those of connected accounts only.
     assert.match(gatewayHelp.stdout, /with connected\s+accounts, the pages \/connect\/… and \/connections\./);
+  });
+
+  it("with a key other than the gateway's: keeps the connection unrevoked and exits 2; --delete-unreadable deletes it, saying it was not revoked", async () => {
+    const record = (await readConnection(opened.store, opened.sealer, userOf('bob'), ''))!.record;
+    assert.equal(await tokenActive(notesAs, record.refreshToken!), true);
+    const otherKey = { ...settings, MCP_AUTH_TOKEN_STORE_SECRET: randomBytes(32).toString('base64url') };
+
+    const run = await connections(['revoke', '--subject', 'bob'], otherKey);
+    assert.equal(run.code, 2, run.stdout + run.stderr);
+    assert.match(run.stdout, /^the upstream \(MCP_AUTH_UPSTREAM\): not revoked, kept: its record does not open with the configured MCP_AUTH_TOKEN_STORE_SECRET \(is this the gateway's key\?\); .*--delete-unreadable/);
+    assert.match(run.stderr, /MCP_AUTH_TOKEN_STORE_SECRET: a connection's record does not open with this key \(is this the gateway's MCP_AUTH_TOKEN_STORE_SECRET\?\)/);
+    assertNothingSecret(run, record);
+    assert.ok(await opened.store.get(connectionKey(userOf('bob'), '')), 'the record is kept');
+    assert.equal(await tokenActive(notesAs, record.refreshToken!), true, 'nothing was revoked');
+    assert.match(JSON.stringify((await call('bob', 'whoami')).json.result), /bob/, "bob's connection still works");
+
+    const forced = await connections(['revoke', '--subject', 'bob', '--delete-unreadable'], otherKey);
+    assert.equal(forced.code, 0, forced.stdout + forced.stderr);
+    assert.equal(forced.stdout, 'the upstream (MCP_AUTH_UPSTREAM): deleted without revocation: its record does not open with the configured MCP_AUTH_TOKEN_STORE_SECRET\n');
+    assert.equal(await opened.store.get(connectionKey(userOf('bob'), '')), undefined);
+    assert.equal(await tokenActive(notesAs, record.refreshToken!), true, 'deleted unrevoked, as the flag says');
   });
 });

@@ -22,6 +22,8 @@ const USAGE_EXIT_CODE = 2;
 /** The command's own flags, each taking a value. */
 const OWN_FLAGS = ['--subject', '--issuer', '--server'] as const;
 type OwnFlag = (typeof OWN_FLAGS)[number];
+/** The command's own switch: delete, unrevoked, records that do not open with the configured key. */
+const DELETE_UNREADABLE = '--delete-unreadable';
 
 /** What a `revoke` run is asked to do, its settings read. */
 interface RevokeRequest {
@@ -29,12 +31,15 @@ interface RevokeRequest {
   readonly subject: string;
   readonly issuer: string;
   readonly server?: string;
+  readonly deleteUnreadable: boolean;
 }
 
 /**
  * Runs `connections <argv…>`. Returns the exit code: 0 when every connection found was deleted (revoked or not,
  * each line says) or there was none; 1 when one could not be deleted (the token store failed); 2 on bad usage or a
- * configuration error (its message on stderr, as the gateway's). Prints no token, subject or digest.
+ * configuration error (its message on stderr, as the gateway's), a connection whose record does not open with the
+ * configured `MCP_AUTH_TOKEN_STORE_SECRET` among them (kept, not deleted, unless `--delete-unreadable`). Prints no
+ * token, subject or digest.
  *
  * @example
  * process.exitCode = await runConnectionsCommand(['revoke', '--subject', 'alice'], process.env);
@@ -57,7 +62,8 @@ function readRevokeRequest(argv: readonly string[], env: Readonly<Record<string,
   const problems = new ConfigurationProblems();
   const [action, ...rest] = argv;
   if (action !== 'revoke') throw new ConfigurationError('action', action === undefined ? 'is missing: connections revoke --subject <sub>' : `is "${action}"; the one action is revoke`);
-  const { own, others } = takeOwnFlags(rest, problems);
+  const deleteUnreadable = rest.includes(DELETE_UNREADABLE);
+  const { own, others } = takeOwnFlags(rest.filter((arg) => arg !== DELETE_UNREADABLE), problems);
   const args = parseGatewayArgs(others, env, problems);
   // --help and --version were answered before: a help answer here has nothing to load.
   const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings }));
@@ -71,7 +77,7 @@ function readRevokeRequest(argv: readonly string[], env: Readonly<Record<string,
     const named = servers.filter((name) => name !== '');
     throw new ConfigurationError('--server', named.length ? `names no server in connected mode; those are: ${named.join(', ')}` : 'names a server of a configuration file, and these settings have a single upstream: leave it out');
   }
-  return { config: config!, subject: own['--subject']!, issuer: own['--issuer'] ?? connected.login.issuer, ...(server !== undefined ? { server } : {}) };
+  return { config: config!, subject: own['--subject']!, issuer: own['--issuer'] ?? connected.login.issuer, deleteUnreadable, ...(server !== undefined ? { server } : {}) };
 }
 
 /** Takes `--subject`, `--issuer` and `--server` (`--flag value` or `--flag=value`) out of `argv`. */
@@ -112,13 +118,17 @@ async function revoke(request: RevokeRequest, output: ConnectionsCommandOutput):
   try {
     const authorizations = connectedAuthorizations(connectedUpstreamsOf(config), new URL(resource).origin, opened);
     const user = { issuer: request.issuer, subject: request.subject };
-    const outcomes = await revokeUserConnections({ opened, authorizations, user, ...(request.server !== undefined ? { server: request.server } : {}) });
+    const outcomes = await revokeUserConnections({ opened, authorizations, user, deleteUnreadable: request.deleteUnreadable, ...(request.server !== undefined ? { server: request.server } : {}) });
     if (outcomes.length === 0) {
       output.stdout(`No connection of that subject at ${request.issuer}${request.server !== undefined ? ` to ${request.server}` : ''}: nothing to revoke.\n`);
       return 0;
     }
     output.stdout(outcomes.map(outcomeLine).join(''));
-    return outcomes.some((outcome) => outcome.outcome === 'failed') ? 1 : 0;
+    if (outcomes.some((outcome) => outcome.outcome === 'failed')) return 1;
+    if (!outcomes.some((outcome) => outcome.outcome === 'unreadable')) return 0;
+    // A key other than the gateway's is a configuration error: said on stderr, as the others are.
+    output.stderr(`${PROGRAM}: configuration error: MCP_AUTH_TOKEN_STORE_SECRET: a connection's record does not open with this key (is this the gateway's MCP_AUTH_TOKEN_STORE_SECRET?); it was kept, not revoked\n`);
+    return USAGE_EXIT_CODE;
   } finally {
     await opened.store.close();
   }
@@ -126,7 +136,7 @@ async function revoke(request: RevokeRequest, output: ConnectionsCommandOutput):
 
 /**
  * One line per server: `<server>: revoked …`, `<server>: refresh token revoked …, access token not revoked: …`,
- * `<server>: deleted without revocation: …`, `<server>: not deleted: …`.
+ * `<server>: deleted without revocation: …`, `<server>: not deleted: …`, `<server>: not revoked, kept: …`.
  */
 export function outcomeLine(outcome: ConnectionRevocationOutcome): string {
   const label = outcome.server === '' ? 'the upstream (MCP_AUTH_UPSTREAM)' : outcome.server;
@@ -139,13 +149,15 @@ export function outcomeLine(outcome: ConnectionRevocationOutcome): string {
       return `${label}: deleted without revocation: ${outcome.detail}\n`;
     case 'failed':
       return `${label}: ${outcome.detail}\n`;
+    case 'unreadable':
+      return `${label}: not revoked, kept: ${outcome.detail} (is this the gateway's key?); run again with the gateway's key, or with ${DELETE_UNREADABLE} to delete it unrevoked\n`;
   }
 }
 
 /** `connections --help`: the action, its flags and exit codes, then every setting as the gateway's --help lists them. */
 export function connectionsHelp(): string {
   return [
-    'Usage: mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>] [flags]',
+    'Usage: mcp-oauth-guard connections revoke --subject <sub> [--issuer <url>] [--server <name>] [--delete-unreadable] [flags]',
     '',
     'Revokes every connected account of one user: each connection the token store (MCP_AUTH_TOKEN_STORE) holds for',
     'that user is revoked at its upstream\'s authorization server where it offers RFC 7009 revocation (the refresh',
@@ -161,11 +173,16 @@ export function connectionsHelp(): string {
     '      the only issuer).',
     '  --server <name>',
     '      Only the connection to this server of the configuration file. Default: every server.',
+    '  --delete-unreadable',
+    '      Also delete, without revoking it, a connection whose record does not open with MCP_AUTH_TOKEN_STORE_SECRET',
+    '      (sealed with a key since lost). Its tokens stay valid at the authorization server until they expire.',
+    '      Default: such a record is kept, and the command exits 2.',
     '  --help, -h',
     '      Print this help.',
     '',
     'Exit codes: 0 when every connection found was deleted (or there was none), 1 when one could not be deleted',
-    '(the token store failed; run it again), 2 on bad usage or a configuration error.',
+    '(the token store failed; run it again), 2 on bad usage or a configuration error, such as a record that does',
+    'not open with MCP_AUTH_TOKEN_STORE_SECRET (not the gateway\'s key): it is kept, never deleted unrevoked.',
     '',
     "The settings, as the gateway's --help lists them:",
     '',

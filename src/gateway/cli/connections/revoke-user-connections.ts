@@ -2,8 +2,10 @@
  * What `mcp-oauth-guard connections revoke` does once its settings are read: every connection of one user is found
  * in the token store, revoked at its upstream's authorization server (RFC 7009, refresh token first) and deleted.
  * A connection to a server no longer in connected mode is deleted without revocation: nothing says where to send it.
+ * A record that does not open with the configured token store secret is kept, unless deleting it is asked for.
  */
 import { connectionKey, userKey, type UserRef } from '../../connected/oauth/connection-record.js';
+import { connectionOpens } from '../../connected/oauth/sealed-connections.js';
 import type { RevocationReport } from '../../connected/oauth/connection-revocation.js';
 import type { UpstreamAuthorization } from '../../connected/oauth/upstream-authorization.js';
 import type { OpenedConnectionStore } from '../../connected/open-connections.js';
@@ -17,9 +19,10 @@ export interface ConnectionRevocationOutcome {
   readonly server: string;
   /**
    * `revoked`: every token revoked, then deleted; `partly`: some token revoked, some not, deleted; `deleted`: deleted
-   * without any revocation; `failed`: still stored.
+   * without any revocation; `failed`: still stored; `unreadable`: still stored, as its record does not open with
+   * the configured token store secret (its tokens could not be revoked).
    */
-  readonly outcome: 'revoked' | 'partly' | 'deleted' | 'failed';
+  readonly outcome: 'revoked' | 'partly' | 'deleted' | 'failed' | 'unreadable';
   /** The tokens revoked, in words (`refresh token`, `access token`). */
   readonly revoked?: readonly string[];
   /** Why not every token was revoked, or why it is still stored, in words. */
@@ -34,6 +37,8 @@ export interface RevokeUserConnectionsOptions {
   readonly user: UserRef;
   /** Only this server's connection. Default: every server's. */
   readonly server?: string;
+  /** Delete, unrevoked, a record that does not open with the configured keys. Default false: it is kept. */
+  readonly deleteUnreadable?: boolean;
 }
 
 /**
@@ -55,6 +60,11 @@ export async function revokeUserConnections(options: RevokeUserConnectionsOption
   for (const server of servers) {
     const authorization = authorizations.get(server);
     try {
+      // A record sealed with another secret cannot be revoked: deleting it would leave its tokens live upstream.
+      if (!options.deleteUnreadable && (await connectionOpens(opened.store, opened.sealer, user, server)) === false) {
+        outcomes.push({ server, outcome: 'unreadable', detail: UNREADABLE });
+        continue;
+      }
       if (authorization === undefined) {
         await opened.store.delete(connectionKey(user, server));
         outcomes.push({ server, outcome: 'deleted', detail: 'the server is not in connected mode in this configuration, so its authorization server is unknown' });
@@ -68,9 +78,11 @@ export async function revokeUserConnections(options: RevokeUserConnectionsOption
   return outcomes;
 }
 
+const UNREADABLE = 'its record does not open with the configured MCP_AUTH_TOKEN_STORE_SECRET';
+
 /** The outcome of one revocation report. */
 function outcomeOf(server: string, report: RevocationReport): ConnectionRevocationOutcome {
-  if (!report.found) return { server, outcome: 'deleted', detail: 'its record does not open with the configured MCP_AUTH_TOKEN_STORE_SECRET' };
+  if (!report.found) return { server, outcome: 'deleted', detail: UNREADABLE };
   const revoked = report.revoked.map(tokenInWords);
   if (report.notRevoked.length === 0) return { server, outcome: 'revoked', revoked };
   const reasons = [...new Set(report.notRevoked.map(({ reason }) => reasonInWords(reason)))];

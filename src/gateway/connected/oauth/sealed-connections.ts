@@ -25,6 +25,17 @@ export async function readConnection(store: TokenStore, sealer: Sealer, user: Us
 }
 
 /**
+ * Whether `user`'s connection to `server` opens with `sealer`'s keys: undefined when there is none. A record that is
+ * there but does not open was sealed with another token store secret (or altered): its tokens may still be live at
+ * the upstream, so an operator's revocation keeps it rather than delete it unrevoked.
+ */
+export async function connectionOpens(store: TokenStore, sealer: Sealer, user: UserRef, server: string): Promise<boolean | undefined> {
+  const key = connectionKey(user, server);
+  const sealed = await store.get(key);
+  return sealed === undefined ? undefined : (await sealer.open<ConnectionRecord>(key, sealed)) !== undefined;
+}
+
+/**
  * Forgets the step-up `user`'s connection to `server` was made for (`ConnectionRecord.stepUpScope`), unless the
  * connection was rewritten meanwhile (compare-and-set): after one final refusal, the user's next request is asked to
  * connect again, since the authorization server may grant the scope by then.

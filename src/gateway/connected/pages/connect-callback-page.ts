@@ -52,7 +52,7 @@ export async function serveLoginCallback(ctx: PageContext, req: IncomingMessage,
   } catch (error) {
     if (!(error instanceof GatewayLoginError)) throw error;
     ctx.log({ event: error.reason === 'browser_mismatch' ? 'refused_other_browser' : 'login_failed', reason: error.reason, ...whatToCheck(error) });
-    sendLoginRefused(ctx, res, error.reason, state);
+    sendLoginRefused(ctx, res, error, state);
     return;
   }
   if (signedIn?.purpose.kind === 'connect') await afterConnectSignIn(ctx, req, res, signedIn, signedIn.purpose.ticketId, state);
@@ -93,7 +93,7 @@ async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: S
     url = await ctx.port.begin({ ticketId, server: ticket.server, ...(ticket.scope ? { scope: ticket.scope } : {}) });
   } catch (error) {
     ctx.log({ event: 'upstream_failed', server: ticket.server, user, ...upstreamFailure(error) });
-    sendUpstreamFailed(res, ticket.server, clearFlowBinding(loginState, ctx.secure));
+    sendUpstreamFailed(res, ticket.server, clearFlowBinding(loginState, ctx.secure), error);
     return;
   }
   const state = url.searchParams.get('state');
@@ -143,7 +143,7 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   // up the flow of the browser that was sent to the upstream.
   if (!bindingMatches(binding, pending.binding)) {
     ctx.log({ event: 'refused_other_browser', server: pending.server, user: pending.user });
-    sendLoginRefused(ctx, res, 'browser_mismatch', state!);
+    sendLoginRefused(ctx, res, new GatewayLoginError('browser_mismatch'), state!);
     return;
   }
   // One-time: of two callbacks with the binding at once, only the one that takes it goes on.
@@ -160,7 +160,7 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
   } catch (error) {
     // The flow is over (its binding was taken): its cookie goes now rather than when it expires.
     ctx.log({ event: 'upstream_failed', server: bound.server, user: bound.user, ...upstreamFailure(error) });
-    sendUpstreamFailed(res, bound.server, clearFlowBinding(state!, ctx.secure));
+    sendUpstreamFailed(res, bound.server, clearFlowBinding(state!, ctx.secure), error);
     return;
   }
   if (!completed || completed.ticketId !== bound.ticketId) {
@@ -176,7 +176,7 @@ export async function serveUpstreamCallback(ctx: PageContext, req: IncomingMessa
 }
 
 /** The OAuth error code and the setting to check of a failure, when it names them. */
-function whatToCheck(failure: { readonly error?: string | undefined; readonly setting?: string | undefined }): Pick<ConnectPageEvent, 'error' | 'setting'> {
+export function whatToCheck(failure: { readonly error?: string | undefined; readonly setting?: string | undefined }): Pick<ConnectPageEvent, 'error' | 'setting'> {
   return { ...(failure.error !== undefined ? { error: failure.error } : {}), ...(failure.setting !== undefined ? { setting: failure.setting } : {}) };
 }
 
@@ -199,13 +199,24 @@ function sendUnknownState(res: ServerResponse, clear?: string): void {
   );
 }
 
-/** The 502 page of an upstream authorization that failed; `clear`, the `Set-Cookie` ending its flow's binding. */
-function sendUpstreamFailed(res: ServerResponse, server: string, clear: string): void {
+/**
+ * What the user is told to do when retrying cannot help: the authorization server refused the gateway's own client
+ * (a setting to check), or cannot be used as the gateway is configured.
+ */
+export const ASK_THE_ADMINISTRATOR = html`<p>This is a problem of the gateway's configuration, which retrying does not fix: contact the gateway's administrator.</p>`;
+
+/**
+ * The 502 page of an upstream authorization that failed (`error`); `clear`, the `Set-Cookie` ending its flow's
+ * binding. A refusal of the gateway's own client, or a server it cannot use, is the administrator's to fix.
+ */
+function sendUpstreamFailed(res: ServerResponse, server: string, clear: string, error?: unknown): void {
+  const operators = error instanceof UpstreamAuthorizationError && (error.setting !== undefined || error.code === 'unsupported');
   sendPage(res, 502, 'Not connected', html`<p>The authorization at ${serverLabel(server)} did not complete. Nothing was connected.</p>
-<p>Go back to your client and retry the request to try again.</p>`, { 'Set-Cookie': clear });
+${operators ? ASK_THE_ADMINISTRATOR : html`<p>Go back to your client and retry the request to try again.</p>`}`, { 'Set-Cookie': clear });
 }
 
-function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: GatewayLoginError['reason'], state: string): void {
+function sendLoginRefused(ctx: PageContext, res: ServerResponse, error: GatewayLoginError, state: string): void {
+  const { reason } = error;
   const clear = { 'Set-Cookie': clearFlowBinding(state, ctx.secure) };
   if (reason === 'browser_mismatch') {
     sendPage(res, 403, 'Not connected', html`<p>This sign-in was not started in this browser, so the gateway does not act on it. Nothing was connected.</p>
@@ -213,7 +224,16 @@ function sendLoginRefused(ctx: PageContext, res: ServerResponse, reason: Gateway
   } else if (reason === 'denied') {
     sendPage(res, 403, 'Sign-in cancelled', html`<p>The sign-in was cancelled. Nothing was connected.</p>`, clear);
   } else {
-    sendPage(res, 502, 'Sign-in failed', html`<p>The sign-in at <code>${ctx.login.issuer}</code> could not be completed. Nothing was connected.</p>
-<p>Go back to your client and retry the request to try again.</p>`, clear);
+    sendLoginFailed(ctx, res, error, clear);
   }
+}
+
+/**
+ * The 502 page of a sign-in at the login issuer that failed (`error`): when the issuer refused the login client itself
+ * (`error.setting`), the administrator's to fix, else worth a retry. For the callback, and for a sign-in the issuer
+ * would refuse before it starts.
+ */
+export function sendLoginFailed(ctx: PageContext, res: ServerResponse, error: GatewayLoginError, headers: Readonly<Record<string, string>> = {}): void {
+  sendPage(res, 502, 'Sign-in failed', html`<p>The sign-in at <code>${ctx.login.issuer}</code> could not be completed. Nothing was connected.</p>
+${error.setting !== undefined ? ASK_THE_ADMINISTRATOR : html`<p>Go back to your client and retry the request to try again.</p>`}`, headers);
 }

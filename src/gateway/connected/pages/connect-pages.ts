@@ -7,11 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
 import { serverPublicName } from '../oauth/gateway-client-urls.js';
 import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
-import { serveLoginCallback, serveUpstreamCallback } from './connect-callback-page.js';
+import { sendLoginFailed, serveLoginCallback, serveUpstreamCallback, whatToCheck } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
 import { isTicketId } from './connect-ticket.js';
 import { serveConnections, serveDisconnect } from './connections-page.js';
-import type { GatewayLogin } from './gateway-login.js';
+import { GatewayLoginError, type GatewayLogin } from './gateway-login.js';
 import { html, sendPage } from './html-page.js';
 import { DEFAULT_SESSION_TTL_MS } from './login-session.js';
 import type { ConnectPageEvent, PageContext } from './page-context.js';
@@ -134,8 +134,16 @@ function requestUrl(req: IncomingMessage, origin: string): URL | undefined {
   }
 }
 
-/** An unexpected failure: a page naming no detail, and its error's name in the log. */
+/**
+ * An unexpected failure: a page naming no detail, and its error's name in the log. A sign-in that could not start
+ * because the issuer refuses the login client is logged as `login_failed` with the setting to check.
+ */
 function sendFailure(ctx: PageContext, res: ServerResponse, error: unknown): void {
+  if (error instanceof GatewayLoginError && !res.headersSent) {
+    ctx.log({ event: 'login_failed', reason: error.reason, ...whatToCheck(error) });
+    sendLoginFailed(ctx, res, error);
+    return;
+  }
   ctx.log({ event: 'error', reason: error instanceof Error ? error.name : 'unknown' });
   if (res.headersSent) {
     res.destroy();

@@ -12,6 +12,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { createIssuerDiscovery, createTimeoutFetch, isLoopbackHttpUrl, toOpenIdClientTimeout, type DiscoverIssuer } from '../../../core/token/issuer-discovery.js';
 import { connectCallbackUrl } from '../oauth/gateway-client-urls.js';
+import { checkClientAtTokenEndpoint } from '../oauth/token-endpoint-client-check.js';
 import { oauthErrorAnswer } from '../../upstream-auth/oauth-error-answer.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { PageSealer } from './page-ports.js';
@@ -21,6 +22,9 @@ export const LOGIN_TTL_MS = 10 * 60_000;
 
 /** Default timeout of each request to the login issuer, in milliseconds. */
 export const DEFAULT_LOGIN_TIMEOUT_MS = 10_000;
+
+/** How long a refusal of the login client by the issuer is remembered before it is asked again, in milliseconds. */
+export const LOGIN_CLIENT_RECHECK_MS = 60_000;
 
 /** Why a sign-in was started, carried through it: a connect ticket, or the connections page. */
 export type LoginPurpose = { readonly kind: 'connect'; readonly ticketId: string } | { readonly kind: 'connections' };
@@ -60,9 +64,12 @@ export interface GatewayLogin {
   readonly redirectUri: URL;
   /**
    * Starts a sign-in: the issuer's authorization URL, its `state`, and the browser binding to keep in an HttpOnly
-   * cookie of that flow.
+   * cookie of that flow. Before the first, the issuer's token endpoint is asked whether it accepts the login client
+   * (`checkClientAtTokenEndpoint`), once per process: a client it refuses would leave the user on the issuer's own
+   * error page, which the gateway never hears of.
    *
-   * @throws AuthorizationServerUnavailableError when the issuer's metadata cannot be had
+   * @throws AuthorizationServerUnavailableError when the issuer's metadata cannot be had; GatewayLoginError (with
+   *   its `setting`) when the issuer refuses the login client (asked again after {@link LOGIN_CLIENT_RECHECK_MS})
    */
   beginLogin(purpose: LoginPurpose): Promise<{ url: URL; state: string; binding: string }>;
   /**
@@ -85,14 +92,22 @@ export class GatewayLoginError extends Error {
   readonly reason: 'browser_mismatch' | 'denied' | 'failed';
   /** The issuer's OAuth error code (`oauthErrorAnswer`), e.g. `invalid_client`; never its description. */
   readonly error: string | undefined;
-  /** `MCP_AUTH_LOGIN_CLIENT_SECRET` or `MCP_AUTH_LOGIN_CLIENT_ID` when the issuer refused the login client. */
+  /**
+   * `MCP_AUTH_LOGIN_CLIENT_SECRET` or `MCP_AUTH_LOGIN_CLIENT_ID` when the issuer refused the login client; both
+   * (`MCP_AUTH_LOGIN_CLIENT_ID or MCP_AUTH_LOGIN_CLIENT_SECRET`) when the client id was not proven good first.
+   */
   readonly setting: string | undefined;
-  constructor(reason: GatewayLoginError['reason'], cause?: unknown, hasSecret = false) {
+  /**
+   * @param hasSecret - whether the login client has a secret.
+   * @param idProven - whether the issuer had accepted the client id (its authorization page sent the browser back).
+   */
+  constructor(reason: GatewayLoginError['reason'], cause?: unknown, hasSecret = false, idProven = true) {
     super(`the sign-in was refused (${reason})`, { cause });
     this.name = 'GatewayLoginError';
     this.reason = reason;
     this.error = oauthErrorAnswer(cause)?.code;
-    this.setting = this.error === 'invalid_client' ? (hasSecret ? 'MCP_AUTH_LOGIN_CLIENT_SECRET' : 'MCP_AUTH_LOGIN_CLIENT_ID') : this.error === 'unauthorized_client' ? 'MCP_AUTH_LOGIN_CLIENT_ID' : undefined;
+    const secret = idProven ? 'MCP_AUTH_LOGIN_CLIENT_SECRET' : 'MCP_AUTH_LOGIN_CLIENT_ID or MCP_AUTH_LOGIN_CLIENT_SECRET';
+    this.setting = this.error === 'invalid_client' ? (hasSecret ? secret : 'MCP_AUTH_LOGIN_CLIENT_ID') : this.error === 'unauthorized_client' ? 'MCP_AUTH_LOGIN_CLIENT_ID' : undefined;
   }
 }
 
@@ -137,14 +152,25 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
   const discover = options.discover ?? createIssuerDiscovery({ issuer: options.issuer, timeoutMs });
   const redirectUri = new URL(connectCallbackUrl(options.gatewayOrigin));
   let configuration: client.Configuration | undefined;
-  const configure = async (): Promise<client.Configuration> => (configuration ??= relyingParty(await discover(), options, timeoutMs));
+  const configure = async (): Promise<client.Configuration> => (configuration ??= loginClientConfiguration(await discover(), options, timeoutMs));
   const { store, sealer } = options;
+  // One check of the client at a time, kept: a pass for good, a refusal for LOGIN_CLIENT_RECHECK_MS.
+  let clientCheck: { at: number; refusal: Promise<GatewayLoginError | undefined> } | undefined;
+  const clientRefusal = async (config: client.Configuration): Promise<GatewayLoginError | undefined> => {
+    const now = Date.now();
+    if (clientCheck === undefined || ((await clientCheck.refusal) !== undefined && now - clientCheck.at >= LOGIN_CLIENT_RECHECK_MS)) {
+      clientCheck = { at: now, refusal: loginClientRefusal(config, redirectUri.href, options.clientSecret !== undefined) };
+    }
+    return clientCheck.refusal;
+  };
 
   return {
     issuer: options.issuer,
     redirectUri,
     async beginLogin(purpose) {
       const config = await configure();
+      const refusal = await clientRefusal(config);
+      if (refusal !== undefined) throw refusal;
       const state = client.randomState();
       const nonce = client.randomNonce();
       const verifier = client.randomPKCECodeVerifier();
@@ -193,8 +219,20 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
   };
 }
 
-/** openid-client's configuration for the login client, every request bounded by `timeoutMs`. */
-function relyingParty(metadata: client.ServerMetadata, options: GatewayLoginOptions, timeoutMs: number): client.Configuration {
+/** The refusal of the login client by the issuer's token endpoint, if it refuses it; an answer that tells nothing passes. */
+async function loginClientRefusal(config: client.Configuration, redirectUri: string, hasSecret: boolean): Promise<GatewayLoginError | undefined> {
+  const checked = await checkClientAtTokenEndpoint(config, redirectUri);
+  return checked.outcome === 'refused' ? new GatewayLoginError('failed', checked.cause, hasSecret, false) : undefined;
+}
+
+/**
+ * openid-client's configuration for the login client (HTTP Basic with a secret, else a public client), every request
+ * bounded by `timeoutMs`: the sign-in's, and `check`'s of the same client.
+ *
+ * @example
+ * const config = loginClientConfiguration(metadata, { clientId: 'gw-login', clientSecret }, 10_000);
+ */
+export function loginClientConfiguration(metadata: client.ServerMetadata, options: Pick<GatewayLoginOptions, 'clientId' | 'clientSecret'>, timeoutMs: number): client.Configuration {
   const secret = options.clientSecret;
   const config = new client.Configuration(
     metadata,
