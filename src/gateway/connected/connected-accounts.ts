@@ -121,8 +121,24 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       cached.forget(storeKeyOf(user, server));
     },
   };
+  const revoke = async (user: UserRef, server: string): Promise<void> => {
+    try {
+      await authorizationOf(server).revoke(user, server);
+    } finally {
+      cached.forget(connectionKey(user, server));
+    }
+  };
   const port: UpstreamAuthorizationPort = {
-    begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
+    async begin({ ticketId, scope, server }) {
+      const url = await authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) });
+      // Connecting again (a step-up, or after a refusal) replaces the connection: the old one is revoked (RFC 7009)
+      // and deleted now, before the browser reaches the authorization server, so that the server makes a new grant.
+      // Revoked once the new one is kept, it would take the new tokens with it where the server added the new
+      // authorization to the old grant (it remembers the user's consent) and revokes a grant with its refresh token.
+      const ticket = await readConnectTicket(store, sealer, ticketId);
+      if (ticket?.server === server) await revoke(ticket.user, server);
+      return url;
+    },
     async complete(callbackUrl, server) {
       const state = callbackUrl.searchParams.get('state');
       const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);
@@ -147,13 +163,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       cached.forget(connectionKey(ticket.user, pending.server));
       return { ticketId: completed.ticketId };
     },
-    async revoke(user: UserRef, server: string) {
-      try {
-        await authorizationOf(server).revoke(user, server);
-      } finally {
-        cached.forget(connectionKey(user, server));
-      }
-    },
+    revoke,
   };
   const servedDocuments = new Map(options.upstreams.map(({ server }) => [serverPublicName(server), server]));
   const pages = createConnectPages({
