@@ -3,7 +3,7 @@
 // holding up each request. Once the token has expired, the failure is reported. Real oidc-provider, stopped.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import type { AuthInfo } from '../../../../src/core/kernel/auth-info.js';
 import { connectedCredentials, REFRESH_RETRY_PAUSE_MS, type ConnectionRecords } from '../../../../src/gateway/connected/flow/connected-credentials.js';
 import { createRequestStates } from '../../../../src/gateway/connected/flow/request-state.js';
@@ -14,20 +14,18 @@ import { ALICE, connect, startOAuthSetup, type OAuthSetup } from '../oauth/oauth
 const caller: AuthInfo = { token: 't', clientId: 'c', scopes: [], extra: Object.freeze({ iss: ALICE.issuer, sub: ALICE.subject, claims: {}, tokenType: 'jwt' }) };
 
 describe('connected credentials while the authorization server is down', { timeout: 30_000 }, () => {
-  let setup: OAuthSetup;
-  before(async () => {
-    setup = await startOAuthSetup();
-  });
-  after(() => setup.close());
+  let setup: OAuthSetup | undefined;
+  after(() => setup?.close());
 
   it('send a token not expired yet, try refreshing again only after a pause, and report the outage once it has expired', async () => {
-    const authorization = setup.authorization();
-    const { record } = await connect(authorization, setup);
-    await writeConnection(setup.store, setup.sealer, ALICE, '', record);
+    const started = (setup = await startOAuthSetup());
+    const authorization = started.authorization();
+    const { record } = await connect(authorization, started);
+    await writeConnection(started.store, started.sealer, ALICE, '', record);
     assert.ok(record.expiresAt !== undefined);
     const refreshes: PromiseSettledResult<unknown>[] = [];
     const records: ConnectionRecords = {
-      get: async (user, server) => (await readConnection(setup.store, setup.sealer, user, server))?.record,
+      get: async (user, server) => (await readConnection(started.store, started.sealer, user, server))?.record,
       async refresh(user, server, replacing) {
         const attempt = authorization.refresh(user, server, replacing);
         const [settled] = await Promise.allSettled([attempt]);
@@ -46,7 +44,7 @@ describe('connected credentials while the authorization server is down', { timeo
       createTicket: async () => assert.fail('no connect link'),
       now: () => clock,
     });
-    await setup.as.close();
+    await started.as.close();
 
     assert.equal(await credentials.authorization(caller), `Bearer ${record.accessToken}`);
     assert.equal(refreshes.length, 1);
