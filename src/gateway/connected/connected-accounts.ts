@@ -22,7 +22,7 @@ import { clearStepUpScope, writeConnection } from './oauth/sealed-connections.js
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
 import { keptUpstreamLists } from './kept-upstream-lists.js';
 import { keptUpstreamProfile } from './kept-upstream-profile.js';
-import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream } from './open-connections.js';
+import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream, type OpenedConnectionStore } from './open-connections.js';
 import { createConnectPages, type ConnectPagesHandler } from './pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.js';
 import { createGatewayLogin } from './pages/gateway-login.js';
@@ -100,10 +100,13 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   const cached = createCachedRecords({ store, sealer, ...(options.recordsRevalidateAfterMs !== undefined ? { revalidateAfterMs: options.recordsRevalidateAfterMs } : {}) });
   const storeKeyOf = createStoreKeys();
   const authorizations = connectedAuthorizations(options.upstreams, origin, opened, options.log);
-  const authorizationOf = (server: string): UpstreamAuthorization => {
-    const found = authorizations.get(server);
-    if (!found) throw new TypeError(`no upstream in connected mode is named "${server}"`);
-    return found;
+  const authorizationOf = (server: string): UpstreamAuthorization => authorizationNamed(authorizations, server);
+  const revoke = async (user: UserRef, server: string): Promise<void> => {
+    try {
+      await authorizationOf(server).revoke(user, server);
+    } finally {
+      cached.forget(storeKeyOf(user, server));
+    }
   };
   const records: ConnectionRecords = {
     get: async (user, server) => (await cached.get<ConnectionRecord>(storeKeyOf(user, server)))?.value,
@@ -114,52 +117,13 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
         cached.forget(connectionKey(user, server));
       }
     },
-    async end(user, server) {
-      try {
-        await authorizationOf(server).revoke(user, server);
-      } finally {
-        cached.forget(storeKeyOf(user, server));
-      }
-    },
+    end: revoke,
     async clearStepUp(user, server) {
       await clearStepUpScope(store, sealer, user, server);
       cached.forget(storeKeyOf(user, server));
     },
   };
-  const port: UpstreamAuthorizationPort = {
-    begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
-    async complete(callbackUrl, server) {
-      const state = callbackUrl.searchParams.get('state');
-      const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);
-      const authorization = pending && authorizations.get(pending.server);
-      // The callback's path names the server that sent the code; a flow of another server is left untouched, so
-      // that a code is never taken to a token endpoint other than its issuer's (mix-up, RFC 9700 §4.4).
-      if (!pending || !authorization || pending.server !== server) return undefined;
-      // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored. It is
-      // checked before the code is exchanged: for a ticket gone or expired, no tokens are asked for at all.
-      const ticket = await readConnectTicket(store, sealer, pending.ticketId);
-      if (!ticket || ticket.server !== pending.server) return undefined;
-      const completed = await authorization.complete(callbackUrl);
-      try {
-        if ((await readConnectTicket(store, sealer, pending.ticketId)) === undefined) throw new ConnectTicketGoneError();
-        await writeConnection(store, sealer, ticket.user, pending.server, completed.record);
-      } catch (error) {
-        // Tokens that are not kept would stay live at the upstream's authorization server: revoke them (RFC 7009).
-        await authorization.revokeUnstored(completed.record).catch(() => undefined);
-        if (error instanceof ConnectTicketGoneError) return undefined;
-        throw error;
-      }
-      cached.forget(connectionKey(ticket.user, pending.server));
-      return { ticketId: completed.ticketId };
-    },
-    async revoke(user: UserRef, server: string) {
-      try {
-        await authorizationOf(server).revoke(user, server);
-      } finally {
-        cached.forget(connectionKey(user, server));
-      }
-    },
-  };
+  const port = upstreamAuthorizationPort({ store, sealer, authorizations, revoke, forget: (user, server) => cached.forget(connectionKey(user, server)) });
   const servedDocuments = new Map(options.upstreams.map(({ server }) => [serverPublicName(server), server]));
   const pages = createConnectPages({
     gatewayOrigin: origin,
@@ -208,6 +172,67 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     lists: connectedLists(options.upstreams, config.lists, records),
     storeReachable: async () => store.reachable?.(),
     close: () => store.close(),
+  };
+}
+
+/** The authorization of the upstream `server`; a TypeError for a server not in connected mode (a caller's bug). */
+function authorizationNamed(authorizations: ReadonlyMap<string, UpstreamAuthorization>, server: string): UpstreamAuthorization {
+  const found = authorizations.get(server);
+  if (!found) throw new TypeError(`no upstream in connected mode is named "${server}"`);
+  return found;
+}
+
+/** What {@link upstreamAuthorizationPort} works with. */
+interface PortParts {
+  readonly store: OpenedConnectionStore['store'];
+  readonly sealer: OpenedConnectionStore['sealer'];
+  readonly authorizations: ReadonlyMap<string, UpstreamAuthorization>;
+  /** Revokes and deletes a connection, and forgets it in memory. */
+  readonly revoke: (user: UserRef, server: string) => Promise<void>;
+  /** Forgets a connection kept in memory, once rewritten. */
+  readonly forget: (user: UserRef, server: string) => void;
+}
+
+/** The pages' way to the upstreams' authorization servers: begin and complete a connection, and revoke one. */
+function upstreamAuthorizationPort(parts: PortParts): UpstreamAuthorizationPort {
+  const { store, sealer, authorizations, revoke } = parts;
+  const authorizationOf = (server: string): UpstreamAuthorization => authorizationNamed(authorizations, server);
+  return {
+    async begin({ ticketId, scope, server }) {
+      const url = await authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) });
+      // Connecting again (a step-up, or after a refusal) replaces the connection: the old one is revoked (RFC 7009)
+      // and deleted now, before the browser reaches the authorization server, so that the server makes a new grant.
+      // Revoked once the new one is kept, it would take the new tokens with it where the server added the new
+      // authorization to the old grant (it remembers the user's consent) and revokes a grant with its refresh token.
+      const ticket = await readConnectTicket(store, sealer, ticketId);
+      if (ticket?.server === server) await revoke(ticket.user, server);
+      return url;
+    },
+    async complete(callbackUrl, server) {
+      const state = callbackUrl.searchParams.get('state');
+      const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);
+      const authorization = pending && authorizations.get(pending.server);
+      // The callback's path names the server that sent the code; a flow of another server is left untouched, so
+      // that a code is never taken to a token endpoint other than its issuer's (mix-up, RFC 9700 §4.4).
+      if (!pending || !authorization || pending.server !== server) return undefined;
+      // The ticket names the user the sign-in proved; it is burnt by the page once the connection is stored. It is
+      // checked before the code is exchanged: for a ticket gone or expired, no tokens are asked for at all.
+      const ticket = await readConnectTicket(store, sealer, pending.ticketId);
+      if (!ticket || ticket.server !== pending.server) return undefined;
+      const completed = await authorization.complete(callbackUrl);
+      try {
+        if ((await readConnectTicket(store, sealer, pending.ticketId)) === undefined) throw new ConnectTicketGoneError();
+        await writeConnection(store, sealer, ticket.user, pending.server, completed.record);
+      } catch (error) {
+        // Tokens that are not kept would stay live at the upstream's authorization server: revoke them (RFC 7009).
+        await authorization.revokeUnstored(completed.record).catch(() => undefined);
+        if (error instanceof ConnectTicketGoneError) return undefined;
+        throw error;
+      }
+      parts.forget(ticket.user, pending.server);
+      return { ticketId: completed.ticketId };
+    },
+    revoke,
   };
 }
 

@@ -8,6 +8,7 @@ import type { KeptLists } from '../../upstream-auth/kept-lists.js';
 import type { KeptProfiles } from '../../upstream-auth/kept-profile.js';
 import { EXPIRY_MARGIN_MS, usableUntil, type UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import type { ConnectionRecord, UserRef } from '../oauth/connection-record.js';
+import { UpstreamAuthorizationError } from '../oauth/upstream-authorization-error.js';
 import { CallerCannotConnectError } from './caller-cannot-connect-error.js';
 import { createConnectFlow, otherIssuer, userOf, type CreateConnectTicket } from './connect-flow.js';
 import type { ConnectListsMode } from './connection-required-answer.js';
@@ -66,11 +67,14 @@ export interface ConnectedCredentialsOptions {
 /**
  * The `connected` credentials of one server: per caller (the user is the token's issuer and subject). The user's
  * token is read from `records` for each request (which keeps opened records in memory, bounded in bytes); within
- * {@link EXPIRY_MARGIN_MS} (30 s) of its expiry it is refreshed first. After an upstream 401 ({@link
+ * {@link EXPIRY_MARGIN_MS} (30 s) of its expiry it is refreshed first; when the authorization server cannot be
+ * reached then, the token is sent while it has not expired, and a request {@link REFRESH_RETRY_PAUSE_MS} later tries
+ * again. After an upstream 401 ({@link
  * UpstreamCredentials.renew}) it is refreshed once; a token that cannot be renewed leads to the connect flow.
  *
  * @throws (from `authorization`) ConnectionRequiredError `not_connected` when the user has no connection, `expired`
- *   when its token expired and could not be refreshed; CallerCannotConnectError for a token naming no user, or
+ *   when its token expired and could not be refreshed; UpstreamAuthorizationError `unavailable` when it expired
+ *   and the authorization server cannot be reached; CallerCannotConnectError for a token naming no user, or
  *   one of an issuer other than `loginIssuer`.
  * @example
  * const credentials = connectedCredentials({ server: '', records, createTicket, requestStates: createRequestStates({ secrets }) });
@@ -87,6 +91,7 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
   // by every request with that token, so such a request derives no user, and the records see the same
   // frozen user object each time (and keep its store key). Freed with the identity. A mutable `extra` is never kept.
   const callers = new WeakMap<AuthInfo['extra'], UserRef>();
+  const unreachable = createRefreshPauses();
   const userOfCaller = (caller: AuthInfo): UserRef => {
     const known = callers.get(caller.extra);
     if (known) return known;
@@ -106,8 +111,17 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
       const user = userOfCaller(caller);
       let record = await records.get(user, server);
       if (!record) throw new ConnectionRequiredError(server, 'not_connected');
-      if (record.expiresAt !== undefined && now() >= usableUntil(record.expiresAt, record.updatedAt)) {
-        const refreshed = await refresh(user, record.accessToken);
+      if (record.expiresAt !== undefined && now() >= usableUntil(record.expiresAt, record.updatedAt) && !unreachable.paused(record.accessToken, now())) {
+        let refreshed: ConnectionRecord | undefined;
+        try {
+          refreshed = await refresh(user, record.accessToken);
+        } catch (error) {
+          // The authorization server cannot be reached: a token not expired yet still serves, and only a request after
+          // the pause tries again, so that a server that is down does not hold up each request for its timeout.
+          if (!(error instanceof UpstreamAuthorizationError && error.code === 'unavailable') || now() >= record.expiresAt) throw error;
+          unreachable.pause(record.accessToken, now());
+          return authorizationValue(record);
+        }
         // Not refreshed but not expired yet: the token still serves for its last seconds.
         if (refreshed) record = refreshed;
         else if (now() >= record.expiresAt) throw new ConnectionRequiredError(server, 'expired');
@@ -143,6 +157,32 @@ export function connectedCredentials(options: ConnectedCredentialsOptions): Upst
     }),
   };
   return credentials;
+}
+
+/**
+ * After a refresh failed because the authorization server could not be reached, how long its token is used without
+ * trying again, in milliseconds.
+ */
+export const REFRESH_RETRY_PAUSE_MS = 5_000;
+
+/** Most tokens paused at once: past it the oldest pause is dropped (its next request tries again). */
+const MAX_REFRESH_PAUSES = 1_000;
+
+/** Access tokens whose refresh waits after the authorization server could not be reached; bounded in entries. */
+function createRefreshPauses(): { paused(token: string, at: number): boolean; pause(token: string, at: number): void } {
+  const until = new Map<string, number>();
+  return {
+    paused(token, at) {
+      const end = until.get(token);
+      if (end !== undefined && at >= end) until.delete(token);
+      return end !== undefined && at < end;
+    },
+    pause(token, at) {
+      until.delete(token);
+      if (until.size >= MAX_REFRESH_PAUSES) until.delete(until.keys().next().value!);
+      until.set(token, at + REFRESH_RETRY_PAUSE_MS);
+    },
+  };
 }
 
 /** The `Authorization` value of a record: `Bearer <token>` (RFC 6750 §2.1) for a Bearer token, else its own type. */

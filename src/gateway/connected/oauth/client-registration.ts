@@ -27,7 +27,7 @@ export interface ClientRegistrationOptions {
   clientSecret?: string;
   /** `client_name` registered or published. Default `mcp-oauth-guard`. */
   clientName?: string;
-  /** Where a dynamic registration is kept, sealed, under `client:<sha256(issuer)>`. */
+  /** Where a dynamic registration is kept, sealed, per issuer and server ({@link registeredClientKey}). */
   store: TokenStore;
   sealer: Sealer;
   /** Timeout of the registration request, in milliseconds. */
@@ -51,11 +51,21 @@ function secretExpiring(registered: RegisteredClient, at: number): boolean {
 }
 
 /**
- * The store key of the dynamic registration at `issuer`: a digest, so that keys have one short shape.
+ * The store key of the dynamic registration at `issuer` for `server` (`""` for the single upstream). Each server has
+ * its own redirect URI, hence a client of its own (the mix-up defence), so two servers behind one authorization
+ * server keep one registration each. A digest, so that keys have one short shape.
  *
- * @example registeredClientKey('https://as.example.com'); // 'client:' + 43 base64url characters
+ * @example registeredClientKey('https://as.example.com', 'wiki'); // 'client:' + 43 base64url characters
  */
-export function registeredClientKey(issuer: string): string {
+export function registeredClientKey(issuer: string, server: string): string {
+  return `client:${createHash('sha256').update(`${issuer}\n${server}`).digest('base64url')}`;
+}
+
+/**
+ * The key registrations were kept under by earlier versions, per issuer alone: read only to take over a registration
+ * made for this server's redirect URI, so that an upgrade keeps the connections made with it.
+ */
+export function issuerOnlyClientKey(issuer: string): string {
   return `client:${createHash('sha256').update(issuer).digest('base64url')}`;
 }
 
@@ -148,29 +158,37 @@ export function createClientRegistration(options: ClientRegistrationOptions): Cl
       if (refused.kind !== 'dynamic') return;
       const pending = known.get(refused.issuer);
       if (pending !== undefined && (await pending.catch(() => undefined))?.clientId === refused.clientId) known.delete(refused.issuer);
-      const key = registeredClientKey(refused.issuer);
-      const sealed = await options.store.get(key);
-      const stored = sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed);
-      if (stored?.clientId === refused.clientId) await deleteIfUnchanged(options.store, key, sealed!);
+      // The issuer-only key too: a refused client kept there must not be taken over again.
+      for (const key of [registeredClientKey(refused.issuer, options.server), issuerOnlyClientKey(refused.issuer)]) {
+        const { sealed, stored } = await readRegistration(options, key);
+        if (stored?.clientId === refused.clientId) await deleteIfUnchanged(options.store, key, sealed!);
+      }
     },
   };
 }
 
-/** A dynamic registration from the store when still usable, else a new one written with compare-and-set. */
+/** The registration sealed under `key`, and the sealed string (the `expected` of a later compare-and-set). */
+async function readRegistration(options: ClientRegistrationOptions, key: string): Promise<{ sealed: string | undefined; stored: RegisteredClient | undefined }> {
+  const sealed = await options.store.get(key);
+  return { sealed, stored: sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed) };
+}
+
+/**
+ * A dynamic registration from the store when still usable, else a new one written with compare-and-set. Where this
+ * server has none yet, one kept under the issuer alone by an earlier version is taken over when it names this
+ * server's redirect URI (it is copied; the old key is left to replicas not yet upgraded).
+ */
 async function storedOrNewRegistration(options: ClientRegistrationOptions, metadata: client.ServerMetadata, redirectUri: string, now: () => number): Promise<RegisteredClient> {
-  const key = registeredClientKey(metadata.issuer);
+  const key = registeredClientKey(metadata.issuer, options.server);
   const usable = (stored: RegisteredClient | undefined): stored is RegisteredClient =>
     stored !== undefined && stored.issuer === metadata.issuer && stored.redirectUri === redirectUri && !secretExpiring(stored, now());
-  const read = async (): Promise<{ sealed: string | undefined; stored: RegisteredClient | undefined }> => {
-    const sealed = await options.store.get(key);
-    return { sealed, stored: sealed === undefined ? undefined : await options.sealer.open<RegisteredClient>(key, sealed) };
-  };
-  const before = await read();
+  const before = await readRegistration(options, key);
   if (usable(before.stored)) return before.stored;
-  const registered = await registerDynamically(options, metadata, redirectUri);
+  const earlier = before.sealed === undefined ? (await readRegistration(options, issuerOnlyClientKey(metadata.issuer))).stored : undefined;
+  const registered = usable(earlier) ? earlier : await registerDynamically(options, metadata, redirectUri);
   if (await options.store.compareAndSet(key, before.sealed, await options.sealer.seal(key, registered))) return registered;
   // Another replica registered meanwhile: use its client, so that every replica's tokens belong to one.
-  const after = await read();
+  const after = await readRegistration(options, key);
   return usable(after.stored) ? after.stored : registered;
 }
 

@@ -14,8 +14,29 @@ import { upstreamAuthorizationFailure } from './upstream-authorization-error.js'
 import type { UpstreamClient } from './upstream-client.js';
 import type { RegisteredClient } from './upstream-client-configuration.js';
 
-/** Default longest hold of the refresh lock, in milliseconds: past it a waiting replica goes ahead. */
-export const DEFAULT_REFRESH_LOCK_TTL_MS = 30_000;
+/**
+ * Requests to the upstream and its authorization server that can run while a connection's lock is held, each
+ * bounded by the upstream's timeout: the upstream's RFC 9728 metadata (its well-known URI, a `ping` for its 401
+ * challenge, the document that challenge names), the authorization server's RFC 8414 metadata (two well-known URIs),
+ * a dynamic registration, and then the refresh grant, or for a disconnection the two RFC 7009 revocations.
+ */
+export const REQUESTS_UNDER_REFRESH_LOCK = 8;
+
+/** Added to those requests' time for the store's reads and writes under the lock, in milliseconds. */
+export const REFRESH_LOCK_MARGIN_MS = 5_000;
+
+/**
+ * The longest hold of a connection's lock (refresh and disconnection) for an upstream whose requests time out after
+ * `timeoutMs` milliseconds: every request that can run under it ({@link REQUESTS_UNDER_REFRESH_LOCK}) timing out,
+ * plus {@link REFRESH_LOCK_MARGIN_MS}. Past it a waiting replica goes ahead; were that before the holder's refresh
+ * ended, both would send the same refresh token, and a server that detects the reuse of a rotated refresh token
+ * (RFC 9700 §4.14.2) revokes the user's grant.
+ *
+ * @example refreshLockTtlMs(5_000); // 45 000: the default timeout of 5 s
+ */
+export function refreshLockTtlMs(timeoutMs: number): number {
+  return REQUESTS_UNDER_REFRESH_LOCK * timeoutMs + REFRESH_LOCK_MARGIN_MS;
+}
 
 /** Options of {@link createConnectionRefresh}. */
 export interface ConnectionRefreshOptions {
@@ -25,8 +46,8 @@ export interface ConnectionRefreshOptions {
   upstreamClient: () => Promise<UpstreamClient>;
   store: TokenStore;
   sealer: Sealer;
-  /** Longest hold of the lock, in milliseconds; more than the token request's timeout. Default {@link DEFAULT_REFRESH_LOCK_TTL_MS}. */
-  lockTtlMs?: number;
+  /** Longest hold of the lock, in milliseconds: more than all that can run under it ({@link refreshLockTtlMs}). */
+  lockTtlMs: number;
   /**
    * The authorization server refused the gateway's client itself (`invalid_client`): drops a dynamic registration
    * so that the next connection registers afresh (`ClientRegistration.forget`). Default: nothing.
@@ -64,7 +85,7 @@ export function refreshLockName(user: UserRef, server: string): string {
  * written with `compareAndSet` against the one read, so a write that lost a race never overwrites the winner.
  */
 export function createConnectionRefresh(options: ConnectionRefreshOptions): ConnectionRefresh {
-  const lockTtlMs = options.lockTtlMs ?? DEFAULT_REFRESH_LOCK_TTL_MS;
+  const { lockTtlMs } = options;
   const flights = new Map<string, Promise<ConnectionRecord | undefined>>();
 
   const refreshHoldingLock = async (user: UserRef, startedAt: number, replacing: string | undefined): Promise<ConnectionRecord | undefined> => {

@@ -5,7 +5,7 @@
 import * as client from 'openid-client';
 import type { TokenStore } from '../store/token-store.js';
 import { connectionKey, type ConnectionRecord, type UserRef } from './connection-record.js';
-import { refreshLockName, DEFAULT_REFRESH_LOCK_TTL_MS } from './connection-refresh.js';
+import { refreshLockName } from './connection-refresh.js';
 import { readConnection } from './sealed-connections.js';
 import type { Sealer } from './sealer.js';
 import { upstreamAuthorizationFailure } from './upstream-authorization-error.js';
@@ -32,8 +32,8 @@ export interface ConnectionRevocationOptions {
   upstreamClient: () => Promise<UpstreamClient>;
   store: TokenStore;
   sealer: Sealer;
-  /** Longest hold of the connection's lock (shared with refresh), in milliseconds. Default 30 s. */
-  lockTtlMs?: number;
+  /** Longest hold of the connection's lock (shared with refresh), in milliseconds (`refreshLockTtlMs`). */
+  lockTtlMs: number;
 }
 
 /** Disconnects users from one upstream. */
@@ -80,7 +80,7 @@ export function createConnectionRevocation(options: ConnectionRevocationOptions)
       return report;
     },
     revoke(user) {
-      return options.store.withLock(refreshLockName(user, options.server), options.lockTtlMs ?? DEFAULT_REFRESH_LOCK_TTL_MS, async () => {
+      return options.store.withLock(refreshLockName(user, options.server), options.lockTtlMs, async () => {
         const report: RevocationReport = { found: false, revoked: [], notRevoked: [] };
         const current = await readConnection(options.store, options.sealer, user, options.server);
         if (current !== undefined) {

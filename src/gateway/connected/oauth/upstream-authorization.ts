@@ -8,7 +8,7 @@ import type { TokenStore } from '../store/token-store.js';
 import { createAuthorizationCodeFlow, type CompletedAuthorization } from './authorization-code-flow.js';
 import { createClientRegistration } from './client-registration.js';
 import type { ConnectionRecord, UserRef } from './connection-record.js';
-import { createConnectionRefresh } from './connection-refresh.js';
+import { createConnectionRefresh, refreshLockTtlMs } from './connection-refresh.js';
 import { createConnectionRevocation, type RevocationReport } from './connection-revocation.js';
 import type { Sealer } from './sealer.js';
 import { createUpstreamAuthorizationServerDiscovery } from './upstream-authorization-server.js';
@@ -37,7 +37,10 @@ export interface UpstreamAuthorizationOptions {
   timeoutMs: number;
   /** Life of a pending authorization, in milliseconds (at most 10 minutes, the default). */
   flowTtlMs?: number;
-  /** Longest hold of a connection's refresh lock, in milliseconds. Default 30 s. */
+  /**
+   * Longest hold of a connection's refresh lock, in milliseconds. Default `refreshLockTtlMs(timeoutMs)`: every
+   * request that can run under it timing out, plus a margin (45 s with the default 5 s timeout).
+   */
   lockTtlMs?: number;
   /** Receives a line when an expiring dynamic registration is replaced (see `createClientRegistration`); never a secret. */
   log?: LineSink;
@@ -79,7 +82,7 @@ export function createUpstreamAuthorization(options: UpstreamAuthorizationOption
     registration: (server) => registration.client(server),
     timeoutMs: options.timeoutMs,
   });
-  const shared = { server: options.server, upstreamClient, store: options.store, sealer: options.sealer, ...(options.lockTtlMs !== undefined ? { lockTtlMs: options.lockTtlMs } : {}) };
+  const shared = { server: options.server, upstreamClient, store: options.store, sealer: options.sealer, lockTtlMs: options.lockTtlMs ?? refreshLockTtlMs(options.timeoutMs) };
   const forgetClient = (client: RegisteredClient): Promise<void> => registration.forget(client);
   const flow = createAuthorizationCodeFlow({ ...shared, forgetClient, gatewayOrigin: options.gatewayOrigin, ...(options.scope !== undefined ? { scope: options.scope } : {}), ...(options.flowTtlMs !== undefined ? { flowTtlMs: options.flowTtlMs } : {}) });
   const refresher = createConnectionRefresh({ ...shared, forgetClient });

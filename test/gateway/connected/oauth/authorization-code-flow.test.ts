@@ -128,9 +128,9 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
     const url = await first.begin({ ticketId: 'ticket-1' });
     assert.equal(registrations.length, 1);
     assert.equal(url.searchParams.get('client_id'), registrations[0]);
-    const sealed = await setup.store.get(registeredClientKey(setup.as.issuer));
+    const sealed = await setup.store.get(registeredClientKey(setup.as.issuer, ''));
     assert.ok(sealed !== undefined);
-    const kept = await setup.sealer.open<{ clientId: string; clientSecret?: string; authMethod: string }>(registeredClientKey(setup.as.issuer), sealed);
+    const kept = await setup.sealer.open<{ clientId: string; clientSecret?: string; authMethod: string }>(registeredClientKey(setup.as.issuer, ''), sealed);
     assert.equal(kept?.clientId, registrations[0]);
     assert.equal(kept?.authMethod, 'client_secret_basic');
     assert.equal(typeof kept?.clientSecret, 'string');
@@ -148,7 +148,7 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
     const store = createMemoryTokenStore();
     const [a, b] = await Promise.all([setup.authorization({ store }).begin({ ticketId: 't-a' }), setup.authorization({ store }).begin({ ticketId: 't-b' })]);
     assert.equal(a.searchParams.get('client_id'), b.searchParams.get('client_id'));
-    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await store.get(registeredClientKey(setup.as.issuer)))!);
+    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer, ''), (await store.get(registeredClientKey(setup.as.issuer, '')))!);
     assert.equal(kept?.clientId, a.searchParams.get('client_id'));
     await store.close();
   });
@@ -162,7 +162,7 @@ describe('dynamic client registration', { timeout: 20_000 }, () => {
       const callback = await signIn(url, setup.redirectUri);
       await (setup.as.provider.Client as unknown as { adapter: Adapter }).adapter.destroy(forgotten);
       await assert.rejects(authorization.complete(callback), (error: unknown) => error instanceof UpstreamAuthorizationError && error.code === 'refused:invalid_client' && error.setting === undefined);
-      assert.equal(await store.get(registeredClientKey(setup.as.issuer)), undefined);
+      assert.equal(await store.get(registeredClientKey(setup.as.issuer, '')), undefined);
       const again = await authorization.begin({ ticketId: 't-again' });
       assert.notEqual(again.searchParams.get('client_id'), forgotten);
     } finally {
@@ -207,7 +207,7 @@ describe('client ID metadata document', { timeout: 20_000 }, () => {
     assert.equal(record.clientId, documentUrl);
     assert.equal(decodeJwt(record.accessToken).client_id, documentUrl);
     assert.equal(decodeJwt(record.accessToken).aud, setup.resource);
-    assert.equal(await setup.store.get(registeredClientKey(setup.as.issuer)), undefined);
+    assert.equal(await setup.store.get(registeredClientKey(setup.as.issuer, '')), undefined);
   });
 });
 

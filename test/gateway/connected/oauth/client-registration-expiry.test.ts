@@ -54,7 +54,7 @@ describe('a dynamic registration whose secret expires', { timeout: 30_000 }, () 
       assert.equal(registrations.length, 2, 'registered again');
       assert.equal(second.record.clientId, registrations[1]!.clientId);
       assert.deepEqual(refusals, [], 'no invalid_client (nor any other refusal) on the way');
-      const key = registeredClientKey(setup.as.issuer);
+      const key = registeredClientKey(setup.as.issuer, '');
       const kept = await setup.sealer.open<{ clientId: string }>(key, (await store.get(key))!);
       assert.equal(kept?.clientId, registrations[1]!.clientId, 'the new registration replaced the old one in the store');
 

@@ -117,17 +117,17 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     const authorization = setup.authorization();
     const { record } = await connect(authorization, setup);
     await writeConnection(setup.store, setup.sealer, ALICE, '', record);
-    const registered = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await setup.store.get(registeredClientKey(setup.as.issuer)))!);
+    const registered = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer, ''), (await setup.store.get(registeredClientKey(setup.as.issuer, '')))!);
     assert.equal(registered?.clientId, record.clientId);
     await clientStore(setup).destroy(record.clientId);
 
     assert.equal(await authorization.refresh(ALICE, '', record.accessToken), undefined, 'the connect flow, not a 503');
     assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
-    assert.equal(await setup.store.get(registeredClientKey(setup.as.issuer)), undefined);
+    assert.equal(await setup.store.get(registeredClientKey(setup.as.issuer, '')), undefined);
 
     const { record: again } = await connect(authorization, setup);
     assert.notEqual(again.clientId, record.clientId, 'registered afresh');
-    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer), (await setup.store.get(registeredClientKey(setup.as.issuer)))!);
+    const kept = await setup.sealer.open<{ clientId: string }>(registeredClientKey(setup.as.issuer, ''), (await setup.store.get(registeredClientKey(setup.as.issuer, '')))!);
     assert.equal(kept?.clientId, again.clientId);
   });
 
@@ -141,7 +141,7 @@ describe('connection refresh and revocation', { timeout: 25_000 }, () => {
     await adapter.upsert(record.clientId, { ...metadata, grant_types: ['authorization_code'] }, 0);
     assert.equal(await authorization.refresh(ALICE, '', record.accessToken), undefined);
     assert.equal(await setup.store.get(connectionKey(ALICE, '')), undefined);
-    assert.ok(await setup.store.get(registeredClientKey(setup.as.issuer)), 'not a refusal of the client: kept');
+    assert.ok(await setup.store.get(registeredClientKey(setup.as.issuer, '')), 'not a refusal of the client: kept');
 
     const { record: confidential } = await connect(setup.authorization(CLIENT), setup);
     await writeConnection(setup.store, setup.sealer, ALICE, '', confidential);
