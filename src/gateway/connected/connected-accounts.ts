@@ -122,7 +122,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     },
   };
   const port: UpstreamAuthorizationPort = {
-    begin: ({ ticketId, scope, server }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
+    begin: ({ ticketId, scope, server, owner }) => authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}), ...(owner !== undefined ? { owner } : {}) }),
     async complete(callbackUrl, server) {
       const state = callbackUrl.searchParams.get('state');
       const pending = state === null ? undefined : await pendingUpstreamFlow(store, sealer, state);

@@ -3,6 +3,7 @@
  * the login issuer, binding the sign-in to this browser with a cookie of its own; the callback then checks who signed in.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { userKey } from '../oauth/connection-record.js';
 import { readConnectTicket, renewConnectTicket } from './connect-ticket.js';
 import { LOGIN_TTL_MS, pendingLoginKey } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
@@ -33,7 +34,7 @@ export async function serveConnectLink(ctx: PageContext, req: IncomingMessage, r
     return;
   }
   if (ticket.loginState !== undefined) await ctx.store.delete(pendingLoginKey(ticket.loginState));
-  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
+  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId }, userKey(ticket.user));
   await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, state, ctx.now);
   sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
 }

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
 import { serverPublicName } from '../oauth/gateway-client-urls.js';
-import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
+import { TokenStoreFullError, TokenStoreShareExceededError, type TokenStore } from '../store/token-store.js';
 import { serveLoginCallback, serveUpstreamCallback } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
 import { isTicketId } from './connect-ticket.js';
@@ -143,6 +143,9 @@ function sendFailure(ctx: PageContext, res: ServerResponse, error: unknown): voi
   }
   if (error instanceof AuthorizationServerUnavailableError) {
     sendPage(res, 503, 'Try again shortly', html`<p>The sign-in service is not answering. Try again in a minute.</p>`, { 'Retry-After': error.headers['Retry-After'] ?? '5' });
+  } else if (error instanceof TokenStoreShareExceededError) {
+    const retryAfter = String(Math.max(1, Math.ceil((error.retryAfterMs ?? 1000) / 1000)));
+    sendPage(res, 429, 'Try again later', html`<p>You have too many connect links and sign-ins in progress. Finish or leave one, then try again in a few minutes.</p>`, { 'Retry-After': retryAfter });
   } else if (error instanceof TokenStoreFullError) {
     sendPage(res, 503, 'Try again later', html`<p>The gateway cannot take new connections at the moment. Try again later.</p>`);
   } else {

@@ -83,7 +83,7 @@ export async function createConnectTicket(
   await writeTicket(store, sealer, ticketId, ticket, now);
   const index: TicketIndex = { ticketId };
   const sealedNext = await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS);
-  if (await store.compareAndSet(indexKey, sealedIndex, sealedNext, CONNECT_TICKET_TTL_MS)) return ticketId;
+  if (await store.compareAndSet(indexKey, sealedIndex, sealedNext, CONNECT_TICKET_TTL_MS, userKey(ticket.user))) return ticketId;
   // Another answer for the same user made a ticket meanwhile: hand out that one, and drop ours.
   const won = await store.get(indexKey);
   const theirs = won === undefined ? undefined : await currentTicket(store, sealer, indexKey, won, now);
@@ -99,11 +99,11 @@ async function currentTicket(store: TokenStore, sealer: PageSealer, indexKey: st
   return (await readConnectTicket(store, sealer, index.ticketId, now)) ? index.ticketId : undefined;
 }
 
-/** Writes `ticket` sealed under `ticket:<id>`, expiring at its `expiresAt`. */
+/** Writes `ticket` sealed under `ticket:<id>`, expiring at its `expiresAt`, counted against its user's share. */
 async function writeTicket(store: TokenStore, sealer: PageSealer, ticketId: string, ticket: ConnectTicket, now: () => number): Promise<void> {
   const key = ticketKey(ticketId);
   const ttlMs = Math.max(1, ticket.expiresAt - now());
-  await store.set(key, await sealer.seal(key, ticket, ttlMs), ttlMs);
+  await store.set(key, await sealer.seal(key, ticket, ttlMs), ttlMs, userKey(ticket.user));
 }
 
 /**
@@ -126,7 +126,7 @@ export async function renewConnectTicket(
   const sealedIndex = await store.get(indexKey);
   const index = sealedIndex === undefined ? undefined : await sealer.open<TicketIndex>(indexKey, sealedIndex);
   if (index?.ticketId === ticketId) {
-    await store.compareAndSet(indexKey, sealedIndex, await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS), CONNECT_TICKET_TTL_MS);
+    await store.compareAndSet(indexKey, sealedIndex, await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS), CONNECT_TICKET_TTL_MS, userKey(ticket.user));
   }
   return renewed;
 }

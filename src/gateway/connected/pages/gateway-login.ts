@@ -60,11 +60,12 @@ export interface GatewayLogin {
   readonly redirectUri: URL;
   /**
    * Starts a sign-in: the issuer's authorization URL, its `state`, and the browser binding to keep in an HttpOnly
-   * cookie of that flow.
+   * cookie of that flow. `owner`: the `userKey` of the user a connect link was made for, whose share of the store
+   * the pending sign-in counts against.
    *
    * @throws AuthorizationServerUnavailableError when the issuer's metadata cannot be had
    */
-  beginLogin(purpose: LoginPurpose): Promise<{ url: URL; state: string; binding: string }>;
+  beginLogin(purpose: LoginPurpose, owner?: string): Promise<{ url: URL; state: string; binding: string }>;
   /**
    * Completes a sign-in from the callback URL (built on the gateway origin) and the browser's binding cookie.
    * Undefined when its `state` is no pending sign-in (an upstream's, a replay, expired). The binding is checked
@@ -143,7 +144,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
   return {
     issuer: options.issuer,
     redirectUri,
-    async beginLogin(purpose) {
+    async beginLogin(purpose, owner) {
       const config = await configure();
       const state = client.randomState();
       const nonce = client.randomNonce();
@@ -151,7 +152,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
       const binding = randomBytes(32).toString('base64url');
       const key = pendingLoginKey(state);
       const pending: PendingLogin = { purpose, verifier, nonce, binding: bindingDigest(binding) };
-      await store.set(key, await sealer.seal(key, pending, LOGIN_TTL_MS), LOGIN_TTL_MS);
+      await store.set(key, await sealer.seal(key, pending, LOGIN_TTL_MS), LOGIN_TTL_MS, owner);
       const url = client.buildAuthorizationUrl(config, {
         redirect_uri: redirectUri.href,
         response_type: 'code',
