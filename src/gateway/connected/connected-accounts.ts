@@ -148,8 +148,16 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       return { ticketId: completed.ticketId };
     },
     async revoke(user: UserRef, server: string) {
+      const authorization = authorizations.get(server);
       try {
-        await authorizationOf(server).revoke(user, server);
+        // A server taken out of connected mode (or out of the configuration) has no authorization server known
+        // here: its connection is deleted without revocation, as the revoke command does.
+        if (authorization === undefined) {
+          await store.delete(connectionKey(user, server));
+          return 'deleted';
+        }
+        await authorization.revoke(user, server);
+        return 'revoked';
       } finally {
         cached.forget(connectionKey(user, server));
       }

@@ -28,6 +28,9 @@ export interface UpstreamAuthorizationPort {
    * than the one the callback's path names (a mix-up, RFC 9700 §4.4); throws when the authorization failed.
    */
   complete(callbackUrl: URL, server: string): Promise<{ ticketId: string } | undefined>;
-  /** Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it. */
-  revoke(user: UserRef, server: string): Promise<void>;
+  /**
+   * Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it: `revoked`. A connection to a
+   * server no longer in connected mode is deleted without revocation (nothing says where to send it): `deleted`.
+   */
+  revoke(user: UserRef, server: string): Promise<'revoked' | 'deleted'>;
 }
