@@ -16,7 +16,7 @@ import { html, sendPage } from './html-page.js';
 import { DEFAULT_SESSION_TTL_MS } from './login-session.js';
 import type { ConnectPageEvent, PageContext } from './page-context.js';
 import type { PageSealer, UpstreamAuthorizationPort } from './page-ports.js';
-import { createSignInBudget, DEFAULT_SIGN_INS_PER_MINUTE } from './sign-in-budget.js';
+import { createSignInBudget, DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE } from './sign-in-budget.js';
 
 /**
  * A route served before the pages' own, e.g. `GET /connect/client-metadata/<server>.json`: true when it served the
@@ -39,8 +39,13 @@ export interface ConnectPagesOptions {
   extraRoute?: ExtraPageRoute;
   /** Life of the connections page's session, in milliseconds. Default 15 minutes. */
   sessionTtlMs?: number;
-  /** Sign-ins the connections page may start per minute (each is kept 10 minutes in the store). Default {@link DEFAULT_SIGN_INS_PER_MINUTE}. */
+  /**
+   * Sign-ins the connections page may start per minute from every address together (each is kept 10 minutes in the
+   * store): the last resort. Default {@link DEFAULT_SIGN_INS_PER_MINUTE} (600).
+   */
   signInsPerMinute?: number;
+  /** Sign-ins the connections page may start per minute from one address group. Default {@link DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE} (10). */
+  signInsPerAddressPerMinute?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
 }
@@ -67,7 +72,11 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
     port: options.port,
     sessionTtlMs: options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     now: options.now ?? Date.now,
-    signInBudget: createSignInBudget(options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE, options.now),
+    signInBudget: createSignInBudget({
+      perMinute: options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE,
+      perAddress: options.signInsPerAddressPerMinute ?? DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE,
+      ...(options.now ? { now: options.now } : {}),
+    }),
     log: (event: ConnectPageEvent) => {
       try {
         // The single upstream has no name of its own: its lines say "upstream", as its client metadata document does.
