@@ -126,7 +126,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
       const message = request.message;
       const upstreamState = message && 'params' in message ? message.params?.requestState : undefined;
       return connectionRequiredAnswer(
-        { message, urlElicitation: urlElicitation(request) },
+        { message, urlElicitation: urlElicitation(request), ...(request.httpMethod !== undefined ? { httpMethod: request.httpMethod } : {}) },
         {
           error,
           link: () => options.createTicket(user, server, error.scope),
