@@ -28,7 +28,8 @@ export async function serveConnectLink(ctx: PageContext, req: IncomingMessage, r
       res,
       403,
       'Cannot connect here',
-      html`<p>You signed in to your client through <code>${ticket.user.issuer}</code>. This gateway connects accounts only for users who sign in through <code>${ctx.login.issuer}</code>, so it cannot connect ${serverLabel(ticket.server)} for you.</p>
+      // Whoever holds the link sees this page: it names nothing of the user the link was made for (not their issuer).
+      html`<p>This gateway connects accounts only for users who sign in through <code>${ctx.login.issuer}</code>, and this link was made for an account of another issuer, so it cannot be used here.</p>
 <p>Ask the gateway's operator how to reach ${serverLabel(ticket.server)}.</p>`,
     );
     return;
