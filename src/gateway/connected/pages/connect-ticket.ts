@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { userKey, type UserRef } from '../oauth/connection-record.js';
 import type { TokenStore } from '../store/token-store.js';
+import { pendingLoginKey } from './gateway-login.js';
 import type { PageSealer } from './page-ports.js';
 
 /** Life of a ticket, in milliseconds: 10 minutes. */
@@ -148,4 +149,35 @@ export async function readConnectTicket(store: TokenStore, sealer: PageSealer, t
  */
 export async function burnConnectTicket(store: TokenStore, ticketId: string): Promise<void> {
   if (isTicketId(ticketId)) await store.delete(ticketKey(ticketId));
+}
+
+/** Most tickets of one user ended in one call (one per server and scope asked for). */
+export const MAX_USER_TICKETS = 1000;
+
+/**
+ * Ends every live connect ticket of `user` (only those for `server`, when given): the ticket, its index and the
+ * pending sign-in opened from its link. An authorization already under way then cannot complete (its callback finds
+ * no ticket, and no code is exchanged). For the revoke command, so that revoking a user also stops their connects in
+ * progress.
+ *
+ * @returns the ids of the tickets ended, to find their pending upstream authorizations by
+ * @example
+ * const ended = await endUserTickets(store, sealer, { issuer, subject: 'alice' });
+ */
+export async function endUserTickets(store: TokenStore, sealer: PageSealer, user: UserRef, server?: string): Promise<string[]> {
+  const ended: string[] = [];
+  for (const indexKey of await store.keys(`ticketof:${userKey(user)}:`, MAX_USER_TICKETS)) {
+    const sealed = await store.get(indexKey);
+    const index = sealed === undefined ? undefined : await sealer.open<TicketIndex>(indexKey, sealed);
+    const ticketId = typeof index?.ticketId === 'string' && isTicketId(index.ticketId) ? index.ticketId : undefined;
+    const ticket = ticketId === undefined ? undefined : await readConnectTicket(store, sealer, ticketId);
+    if (server !== undefined && ticket?.server !== server) continue;
+    if (ticket?.loginState !== undefined) await store.delete(pendingLoginKey(ticket.loginState));
+    if (ticketId !== undefined) {
+      await store.delete(ticketKey(ticketId));
+      ended.push(ticketId);
+    }
+    await store.delete(indexKey);
+  }
+  return ended;
 }
