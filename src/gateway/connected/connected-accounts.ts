@@ -26,6 +26,7 @@ import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.j
 import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
+import type { TokenStore } from './store/token-store.js';
 import { tokenStoreWarnings } from './store/redis-token-store.js';
 import { formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import type { ConnectPageEvent } from './pages/page-context.js';
@@ -148,16 +149,8 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       return { ticketId: completed.ticketId };
     },
     async revoke(user: UserRef, server: string) {
-      const authorization = authorizations.get(server);
       try {
-        // A server taken out of connected mode (or out of the configuration) has no authorization server known
-        // here: its connection is deleted without revocation, as the revoke command does.
-        if (authorization === undefined) {
-          await store.delete(connectionKey(user, server));
-          return 'deleted';
-        }
-        await authorization.revoke(user, server);
-        return 'revoked';
+        return await revokeOrDelete(authorizations.get(server), store, user, server);
       } finally {
         cached.forget(connectionKey(user, server));
       }
@@ -207,6 +200,20 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     storeReachable: async () => store.reachable?.(),
     close: () => store.close(),
   };
+}
+
+/**
+ * Revokes `user`'s connection to `server` with its `authorization`. A server taken out of connected mode (or out of
+ * the configuration) has none, and no authorization server is known for it: its connection is deleted without
+ * revocation, as the revoke command does.
+ */
+async function revokeOrDelete(authorization: UpstreamAuthorization | undefined, store: TokenStore, user: UserRef, server: string): Promise<'revoked' | 'deleted'> {
+  if (authorization === undefined) {
+    await store.delete(connectionKey(user, server));
+    return 'deleted';
+  }
+  await authorization.revoke(user, server);
+  return 'revoked';
 }
 
 /** What a server set's merged lists need of connected accounts. */
