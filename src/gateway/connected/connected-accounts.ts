@@ -28,6 +28,7 @@ import { createConnectTicket, readConnectTicket } from './pages/connect-ticket.j
 import { createGatewayLogin } from './pages/gateway-login.js';
 import type { UpstreamAuthorizationPort } from './pages/page-ports.js';
 import { createCachedRecords } from './store/cached-token-store.js';
+import type { TokenStore } from './store/token-store.js';
 import { tokenStoreWarnings } from './store/redis-token-store.js';
 import { formatLogLine, writeSafely, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
 import { warnWhenStoredConnectionsDoNotOpen } from './store/stored-connections-probe.js';
@@ -101,9 +102,9 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   const storeKeyOf = createStoreKeys();
   const authorizations = connectedAuthorizations(options.upstreams, origin, opened, options.log);
   const authorizationOf = (server: string): UpstreamAuthorization => authorizationNamed(authorizations, server);
-  const revoke = async (user: UserRef, server: string): Promise<void> => {
+  const revoke = async (user: UserRef, server: string): Promise<'revoked' | 'deleted'> => {
     try {
-      await authorizationOf(server).revoke(user, server);
+      return await revokeOrDelete(authorizations.get(server), store, user, server);
     } finally {
       cached.forget(storeKeyOf(user, server));
     }
@@ -117,7 +118,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
         cached.forget(connectionKey(user, server));
       }
     },
-    end: revoke,
+    end: async (user, server) => void (await revoke(user, server)),
     async clearStepUp(user, server) {
       await clearStepUpScope(store, sealer, user, server);
       cached.forget(storeKeyOf(user, server));
@@ -187,8 +188,8 @@ interface PortParts {
   readonly store: OpenedConnectionStore['store'];
   readonly sealer: OpenedConnectionStore['sealer'];
   readonly authorizations: ReadonlyMap<string, UpstreamAuthorization>;
-  /** Revokes and deletes a connection, and forgets it in memory. */
-  readonly revoke: (user: UserRef, server: string) => Promise<void>;
+  /** Revokes and deletes a connection (deletes only, for a server no longer in connected mode), and forgets it in memory. */
+  readonly revoke: (user: UserRef, server: string) => Promise<'revoked' | 'deleted'>;
   /** Forgets a connection kept in memory, once rewritten. */
   readonly forget: (user: UserRef, server: string) => void;
 }
@@ -198,8 +199,8 @@ function upstreamAuthorizationPort(parts: PortParts): UpstreamAuthorizationPort 
   const { store, sealer, authorizations, revoke } = parts;
   const authorizationOf = (server: string): UpstreamAuthorization => authorizationNamed(authorizations, server);
   return {
-    async begin({ ticketId, scope, server }) {
-      const url = await authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}) });
+    async begin({ ticketId, scope, server, owner }) {
+      const url = await authorizationOf(server).begin({ ticketId, ...(scope !== undefined ? { scope } : {}), ...(owner !== undefined ? { owner } : {}) });
       // Connecting again (a step-up, or after a refusal) replaces the connection: the old one is revoked (RFC 7009)
       // and deleted now, before the browser reaches the authorization server, so that the server makes a new grant.
       // Revoked once the new one is kept, it would take the new tokens with it where the server added the new
@@ -234,6 +235,20 @@ function upstreamAuthorizationPort(parts: PortParts): UpstreamAuthorizationPort 
     },
     revoke,
   };
+}
+
+/**
+ * Revokes `user`'s connection to `server` with its `authorization`. A server taken out of connected mode (or out of
+ * the configuration) has none, and no authorization server is known for it: its connection is deleted without
+ * revocation, as the revoke command does.
+ */
+async function revokeOrDelete(authorization: UpstreamAuthorization | undefined, store: TokenStore, user: UserRef, server: string): Promise<'revoked' | 'deleted'> {
+  if (authorization === undefined) {
+    await store.delete(connectionKey(user, server));
+    return 'deleted';
+  }
+  await authorization.revoke(user, server);
+  return 'revoked';
 }
 
 /** What a server set's merged lists need of connected accounts. */

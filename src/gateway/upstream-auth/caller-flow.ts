@@ -14,16 +14,24 @@ export interface CallerFlowRequest {
   readonly auth: AuthInfo;
   /** The upstream's id of the session the request names (revisions with sessions), if any. */
   readonly sessionId: string | undefined;
+  /** The request's HTTP method: `POST` (a message), `GET` (an event stream) or `DELETE` (the session's end). Default `POST`. */
+  readonly httpMethod?: string;
   /** What the client declared in its session's `initialize`, when known beside the upstream's session (a server set's session). */
   readonly clientCapabilities?: unknown;
   /** What {@link CallerFlow.prepare} learnt of the request (a verified retry), for the flow's later steps. */
   note?: unknown;
 }
 
-/** The gateway's own answer in the upstream's place: a JSON-RPC response, written as JSON with `status`. */
+/**
+ * The gateway's own answer in the upstream's place: a JSON-RPC response, written as JSON with `status` and
+ * `headers`; or, for a GET or DELETE, which carry no message to answer, `status` and `headers` with no body.
+ */
 export interface CallerFlowAnswer {
   readonly status: number;
-  readonly response: JsonRpcResponse;
+  /** Undefined: no body (a GET or DELETE). */
+  readonly response: JsonRpcResponse | undefined;
+  /** Extra response headers, e.g. `Retry-After` or `Allow`. */
+  readonly headers?: Readonly<Record<string, string>>;
   /**
    * The stable reason the request log and metrics record, as a `deny`, for this answer (the guard had allowed the
    * request, but the upstream was not called): `connection_required` for a connect answer.

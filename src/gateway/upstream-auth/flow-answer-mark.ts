@@ -5,6 +5,8 @@
  * header, nothing in the body), so the client sees the answer as it is; weakly held, so a response is freed as usual.
  */
 import type { ServerResponse } from 'node:http';
+import { writeJson } from '../../http/write-response.js';
+import type { CallerFlowAnswer } from './caller-flow.js';
 
 const flowAnswers = new WeakSet<ServerResponse>();
 
@@ -22,4 +24,14 @@ export function markFlowAnswer(res: ServerResponse): void {
  */
 export function isFlowAnswer(res: ServerResponse): boolean {
   return flowAnswers.has(res);
+}
+
+/**
+ * Writes a caller flow's answer: its JSON-RPC response as JSON, or, without one (a GET or DELETE), its status and
+ * headers with an empty body. Call it only before the head is sent.
+ */
+export function writeFlowAnswer(res: ServerResponse, answer: CallerFlowAnswer): void {
+  const headers = { ...answer.headers };
+  if (answer.response !== undefined) writeJson(res, answer.status, answer.response, headers);
+  else res.writeHead(answer.status, { ...headers, 'Content-Length': '0' }).end();
 }

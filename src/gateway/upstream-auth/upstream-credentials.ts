@@ -24,6 +24,20 @@ export const UPSTREAM_AUTH_MODES: readonly UpstreamAuthMode[] = ['none', 'static
  */
 export class CredentialStoreUnavailableError extends Error {}
 
+/**
+ * The store the credentials' flow keeps its entries in (connected accounts' token store) refused a new one: it is
+ * full (503 with `Retry-After`), or, with {@link retryAfterMs}, this caller already holds its share of it (429 with
+ * `Retry-After`, while every other caller is served). Never the upstream's authorization server's doing.
+ */
+export class CredentialStoreFullError extends Error {
+  /** Set when the caller holds its share: milliseconds until its oldest entry expires and makes room. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** A source of `Authorization` header values for upstream requests. */
 export interface UpstreamCredentials {
   /**

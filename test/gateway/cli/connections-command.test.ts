@@ -16,6 +16,9 @@ import { connectionKey, userKey, type ConnectionRecord, type UserRef } from '../
 import { readConnection, writeConnection } from '../../../src/gateway/connected/oauth/sealed-connections.js';
 import { openConnectionStore, type OpenedConnectionStore } from '../../../src/gateway/connected/open-connections.js';
 import { revokeUserConnections } from '../../../src/gateway/cli/connections/revoke-user-connections.js';
+import { flowKey } from '../../../src/gateway/connected/oauth/authorization-code-flow.js';
+import { createConnectTicket, readConnectTicket, renewConnectTicket } from '../../../src/gateway/connected/pages/connect-ticket.js';
+import { pendingLoginKey } from '../../../src/gateway/connected/pages/gateway-login.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { PageBrowser } from '../connected/pages/page-browser.js';
 import { CONNECTED_USERS, LOGIN_CLIENT, STORE_KEY, UPSTREAM_CLIENT, tokenActive } from '../../helpers/connected-accounts.js';
@@ -167,6 +170,34 @@ describe('mcp-oauth-guard connections revoke', { timeout: 180_000 }, () => {
     assert.ok(await opened.store.get(connectionKey(userOf('bob'), 'mail')));
     assert.ok(await opened.store.get(connectionKey(userOf('bob'), '')));
     await opened.store.delete(connectionKey(userOf('bob'), 'mail'));
+  });
+
+  it("ends the user's connects in progress too: tickets, their pending sign-in and upstream authorization; another user's stay", async () => {
+    const begin = async (subject: string, server: string): Promise<{ ticketId: string; login: string; flow: string }> => {
+      const ticketId = await createConnectTicket(opened.store, opened.sealer, { user: userOf(subject), server });
+      const ticket = (await readConnectTicket(opened.store, opened.sealer, ticketId))!;
+      const login = pendingLoginKey(`login-state-${subject}-${server}-0123456789`);
+      await opened.store.set(login, await opened.sealer.seal(login, {}, 60_000), 60_000);
+      await renewConnectTicket(opened.store, opened.sealer, ticketId, ticket, login.slice('login:'.length));
+      const flow = flowKey(`flow-state-${subject}-${server}`);
+      await opened.store.set(flow, await opened.sealer.seal(flow, { kind: 'upstream', server, ticketId }, 60_000), 60_000);
+      return { ticketId, login, flow };
+    };
+    const [carol, carolWiki, dave] = [await begin('carol', ''), await begin('carol', 'wiki'), await begin('dave', '')];
+    const live = async (keys: { ticketId: string; login: string; flow: string }): Promise<boolean[]> => [
+      (await readConnectTicket(opened.store, opened.sealer, keys.ticketId)) !== undefined,
+      (await opened.store.get(keys.login)) !== undefined,
+      (await opened.store.get(keys.flow)) !== undefined,
+    ];
+    // --server ends only that server's connect.
+    await revokeUserConnections({ opened, authorizations: new Map(), user: userOf('carol'), server: 'wiki' });
+    assert.deepEqual(await live(carolWiki), [false, false, false]);
+    assert.deepEqual(await live(carol), [true, true, true]);
+    const run = await connections(['revoke', '--subject', 'carol']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(await live(carol), [false, false, false], 'no authorization under way can complete after the revocation');
+    assert.deepEqual((await opened.store.keys(`ticketof:${userKey(userOf('carol'))}:`, 10)).length, 0, 'its ticket index is gone too');
+    assert.deepEqual(await live(dave), [true, true, true], "another user's connect goes on");
   });
 
   it('bad usage and a configuration error: a message and exit 2, nothing revoked', async () => {

@@ -36,7 +36,7 @@ describe('a refused client secret in the log', { timeout: 30_000 }, () => {
     const port: UpstreamAuthorizationPort = {
       begin: ({ ticketId, scope }) => authorization.begin({ ticketId, ...(scope !== undefined ? { scope } : {}) }),
       complete: async (callbackUrl) => ({ ticketId: (await authorization.complete(callbackUrl)).ticketId }),
-      revoke: async () => undefined,
+      revoke: async () => 'revoked' as const,
     };
     const login = createGatewayLogin({ issuer: loginIssuer.issuer, clientId: loginClientId, clientSecret: loginSecret, gatewayOrigin: origin, store: upstream.store, sealer, timeoutMs: 5_000 });
     serve = createConnectPages({ gatewayOrigin: origin, store: upstream.store, sealer, login, port, log: (line) => lines.push(line as Record<string, unknown>) });

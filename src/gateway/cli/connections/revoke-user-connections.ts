@@ -3,7 +3,12 @@
  * in the token store, revoked at its upstream's authorization server (RFC 7009, refresh token first) and deleted.
  * A connection to a server no longer in connected mode is deleted without revocation: nothing says where to send it.
  * A record that does not open with the configured token store secret is kept, unless deleting it is asked for.
+ * The user's connects in progress end too: their tickets, pending sign-ins and pending upstream authorizations, so
+ * that none completes after the revocation.
  */
+import { flowKey, pendingUpstreamFlow } from '../../connected/oauth/authorization-code-flow.js';
+import { endUserTickets } from '../../connected/pages/connect-ticket.js';
+import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES } from '../../connected/store/token-store-limits.js';
 import { connectionKey, userKey, type UserRef } from '../../connected/oauth/connection-record.js';
 import { connectionOpens } from '../../connected/oauth/sealed-connections.js';
 import type { RevocationReport } from '../../connected/oauth/connection-revocation.js';
@@ -51,6 +56,8 @@ export interface RevokeUserConnectionsOptions {
  */
 export async function revokeUserConnections(options: RevokeUserConnectionsOptions): Promise<ConnectionRevocationOutcome[]> {
   const { opened, authorizations, user } = options;
+  // First, so that a connect under way cannot store a connection this run would then miss.
+  await endConnectsInProgress(opened, user, options.server);
   const prefix = `conn:${userKey(user)}:`;
   const servers = (await opened.store.keys(prefix, MAX_REVOKED_CONNECTIONS))
     .map((key) => key.slice(prefix.length))
@@ -104,4 +111,18 @@ function reasonInWords(reason: string): string {
   if (reason === 'unsupported') return 'its authorization server cannot be used (discovery or registration failed)';
   if (reason === 'invalid_response') return 'its authorization server answered badly';
   return reason;
+}
+
+/**
+ * Ends `user`'s connects in progress (of `server` only, when given): their tickets and pending sign-ins, then the
+ * pending upstream authorizations started for those tickets (each names its ticket, so the short-lived entries are
+ * read, at most as many as a store keeps).
+ */
+async function endConnectsInProgress(opened: OpenedConnectionStore, user: UserRef, server: string | undefined): Promise<void> {
+  const ended = new Set(await endUserTickets(opened.store, opened.sealer, user, server));
+  if (ended.size === 0) return;
+  for (const key of await opened.store.keys(flowKey(''), DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES)) {
+    const flow = await pendingUpstreamFlow(opened.store, opened.sealer, key.slice(flowKey('').length));
+    if (flow !== undefined && ended.has(flow.ticketId)) await opened.store.delete(key);
+  }
 }

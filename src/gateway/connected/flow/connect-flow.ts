@@ -103,6 +103,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
       if (!message || !('id' in message) || !('method' in message) || !isGatewayRequestState(message.params?.requestState)) return undefined;
       const verified = await requestStates.verify(message.params.requestState as string, message, request.auth, server);
       if ('refused' in verified) return refusedState(message, verified.refused);
+      if ('busy' in verified) return busyState(message, verified.retryAfterMs);
       const params: Record<string, unknown> = { ...message.params };
       delete params.requestState;
       if (verified.upstreamState !== undefined) params.requestState = verified.upstreamState;
@@ -131,7 +132,7 @@ export function createConnectFlow(options: ConnectFlowOptions): CallerFlow {
       const message = request.message;
       const upstreamState = message && 'params' in message ? message.params?.requestState : undefined;
       return connectionRequiredAnswer(
-        { message, urlElicitation: urlElicitation(request) },
+        { message, urlElicitation: urlElicitation(request), ...(request.httpMethod !== undefined ? { httpMethod: request.httpMethod } : {}) },
         {
           error,
           link: () => options.createTicket(user, server, error.scope),
@@ -196,6 +197,20 @@ function refusedState(message: JsonRpcRequest, reason: RequestStateRefusal): Cal
     status: 200,
     response: jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, `Invalid params: the requestState ${REFUSED_TEXT[reason]}; send the request again without it`),
     denied: 'request_invalid',
+  };
+}
+
+/**
+ * A retry whose state checks out but that its caller cannot claim now: it holds its share of the used states. 429
+ * with `Retry-After` (RFC 6585 §4) and the guard's rate-limit code, as for DPoP proofs over a caller's share; the
+ * state is not used up, so the same retry is accepted then.
+ */
+function busyState(message: JsonRpcRequest, retryAfterMs: number): CallerFlowAnswer {
+  return {
+    status: 429,
+    response: jsonRpcError(message.id, JsonRpcErrorCode.RateLimited, 'Too many requests: this user has too many connect retries in progress; retry later'),
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    denied: 'rate_limited',
   };
 }
 

@@ -8,8 +8,10 @@
  * | 2025-11-25 (or earlier) client that declared `elicitation.url`, any method but a list | error -32042 `URLElicitationRequiredError` with `data.elicitations` (200) |
  * | a list (`tools/list`, …)                                             | with `show`, what the upstream last listed for a connected user (tools, prompts, resource templates), else an empty list, and `_meta` names the need and the link; with `hide`, an empty list (200); in a server set, the merged list's `_meta` holds each such note by server name |
  * | any other `tools/call`                                               | tool result with `isError: true`, the link and "retry" (200) |
- * | anything else with a message                                         | error -32042 with the same text (200)                     |
- * | GET or DELETE (no message)                                           | error -32042 with the same text (403)                     |
+ * | any other request                                                    | error -32042 with the same text and `data.elicitations` (200) |
+ * | a notification                                                       | accepted, not forwarded (202, no body)                    |
+ * | GET (the event stream)                                               | 405 with `Allow: POST, DELETE` (no body)                  |
+ * | DELETE (the session's end)                                           | 200 (no body); the gateway forgets the session            |
  *
  * Why the error rather than `elicitation/create` for 2025-11-25: the user connects in a browser, which takes
  * minutes. A server request would hold the client's request (and an event stream) open all that time, and the
@@ -19,7 +21,19 @@
  *
  * Why HTTP 200 for the errors: a JSON-RPC error is answered with 200 up to 2025-11-25, and 2026-07-28's transport
  * gives this code no status of its own (a 4xx without one of that revision's errors makes dual-era clients fall back
- * to `initialize`). GET and DELETE carry no message to answer, so their refusal is a 403.
+ * to `initialize`).
+ *
+ * Every -32042 carries `data.elicitations` (one URL-mode elicitation: `mode`, `elicitationId`, `url`, `message`),
+ * as `URLElicitationRequiredError` requires. For a request other than `tools/call` from a client without URL
+ * elicitation (`prompts/get`, `resources/read`, …, whose results have no `isError`), it is still the answer: it is
+ * the one error that says "the user must open a link, then retry", and its message holds the link in words, so a
+ * client that does not read `data` still shows the user what to do.
+ *
+ * GET and DELETE carry no message to answer, and no link is made for them: a GET opens the server's event stream,
+ * which the Streamable HTTP transport lets a server decline with 405 (the client goes on without it, as before the
+ * upstream's session is opened); a DELETE ends the session, which the gateway does on its side (the upstream's
+ * session, which it cannot reach without the user's token, expires there). A notification gets 202 as the
+ * transport answers any notification, and is not forwarded.
  *
  * 2026-07-28 lists -32042 as 2025-11-25 only; its clients get it only for a request the input-required pattern does
  * not cover and that is not a list (its clients read the message).
@@ -29,7 +43,7 @@ import { randomUUID } from 'node:crypto';
 import { bodyProtocolVersion, CLIENT_CAPABILITIES_META_KEY, isStatelessRevision } from '../../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../../core/policy/policy-rules.js';
 import { scopeTokens } from '../../../core/wire/scope-token.js';
-import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
+import { jsonRpcError, JsonRpcErrorCode, requestIdOf, type JsonRpcId, type JsonRpcMessage, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import type { CallerFlowAnswer } from '../../upstream-auth/caller-flow.js';
 import type { KeptLists } from '../../upstream-auth/kept-lists.js';
 import type { ConnectionRequiredError } from './connection-required-error.js';
@@ -61,6 +75,8 @@ export interface ConnectAnswerRequest {
   readonly message: JsonRpcMessage | undefined;
   /** Whether the client declared URL-mode elicitation (see {@link declaresUrlElicitation}). */
   readonly urlElicitation: boolean;
+  /** The HTTP method: `POST` (default), `GET` or `DELETE`. */
+  readonly httpMethod?: string;
 }
 
 /** What the answer is made of. */
@@ -100,19 +116,27 @@ export async function connectionRequiredAnswer(request: ConnectAnswerRequest, pa
     const meta = { _meta: { [CONNECT_INPUT_KEY]: { message: `${reason} Call one of its tools, or open the link, to connect it.`, url: (await parts.link()).href } } };
     return ok({ jsonrpc: '2.0', id, result: { ...complete, [list.resultKey]: items, ...meta } });
   }
+  if (message === undefined) return request.httpMethod === 'DELETE' ? noBody(200) : noBody(405, { Allow: 'POST, DELETE' });
+  if (id === null) return noBody(202);
   const url = (await parts.link()).href;
-  if (id === null) return { status: 403, response: jsonRpcError(null, JsonRpcErrorCode.UrlElicitationRequired, `${reason} Open ${url} in a browser to connect it, then try again.`), denied: 'connection_required' };
   if (stateless && request.urlElicitation && INPUT_REQUIRED_METHODS.has(method!)) {
     const params = { mode: 'url', message: `${reason} Open the link to connect it.`, url };
     return ok({ jsonrpc: '2.0', id, result: { resultType: 'input_required', inputRequests: { [CONNECT_INPUT_KEY]: { method: 'elicitation/create', params } }, requestState: parts.mintState() } });
   }
-  if (!stateless && request.urlElicitation) {
-    const elicitation = { mode: 'url', elicitationId: randomUUID(), url, message: `${reason} Open the link to connect it.` };
-    return ok(jsonRpcError(id, JsonRpcErrorCode.UrlElicitationRequired, 'This request requires connecting an account.', { elicitations: [elicitation] }));
-  }
+  if (!stateless && request.urlElicitation) return ok(urlElicitationRequired(id, 'This request requires connecting an account.', url, `${reason} Open the link to connect it.`));
   const text = `${reason} Open ${url} in a browser to connect it, then retry this request.`;
   if (method === 'tools/call') return ok({ jsonrpc: '2.0', id, result: { ...complete, content: [{ type: 'text', text }], isError: true } });
-  return ok(jsonRpcError(id, JsonRpcErrorCode.UrlElicitationRequired, text));
+  return ok(urlElicitationRequired(id, text, url, `${reason} Open the link to connect it.`));
+}
+
+/** A -32042 `URLElicitationRequiredError` (MCP 2025-11-25 `client/elicitation`) with its one URL-mode elicitation. */
+function urlElicitationRequired(id: JsonRpcId, text: string, url: string, message: string): JsonRpcResponse {
+  return jsonRpcError(id, JsonRpcErrorCode.UrlElicitationRequired, text, { elicitations: [{ mode: 'url', elicitationId: randomUUID(), url, message }] });
+}
+
+/** An answer with no body, for a request with none to answer (GET, DELETE) or a notification. */
+function noBody(status: 200 | 202 | 405, headers?: Readonly<Record<string, string>>): CallerFlowAnswer {
+  return { status, response: undefined, ...(headers ? { headers } : {}), denied: 'connection_required' };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
-import { createMemoryReplayCache, type ReplayCache } from '../../../core/limits/replay-cache.js';
+import { createMemoryReplayCache, ReplayShareExceededError, type ReplayCache } from '../../../core/limits/replay-cache.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 
 /** What starts every state the gateway mints; any other `requestState` is the upstream's and passes unchanged. */
@@ -24,6 +24,15 @@ const KEY_INFO = 'mcp-oauth-guard request state';
 
 /** Why a state was refused. */
 export type RequestStateRefusal = 'malformed' | 'forged' | 'expired' | 'other_caller' | 'other_request' | 'replayed';
+
+/**
+ * A state that checks out but cannot be claimed now: its caller holds its share of the used states (see
+ * `ReplayCache.claim`). Neither used nor refused: the same retry is accepted after `retryAfterMs` milliseconds.
+ */
+export interface BusyRequestState {
+  readonly busy: true;
+  readonly retryAfterMs: number;
+}
 
 /** What a verified state says, besides what it was checked against. */
 export interface VerifiedRequestState {
@@ -52,7 +61,7 @@ export interface RequestStates {
    * Checks `state` against the retry `message` of `auth` at `server`, and claims it (one time). Resolves with what
    * it says, or the reason it is refused.
    */
-  verify(state: string, message: JsonRpcRequest, auth: AuthInfo, server: string): Promise<VerifiedRequestState | { readonly refused: RequestStateRefusal }>;
+  verify(state: string, message: JsonRpcRequest, auth: AuthInfo, server: string): Promise<VerifiedRequestState | { readonly refused: RequestStateRefusal } | BusyRequestState>;
 }
 
 /** Options of {@link createRequestStates}. */
@@ -136,7 +145,9 @@ export function createRequestStates(options: RequestStatesOptions): RequestState
       let claimed: boolean;
       try {
         claimed = await replay.claim(payload.r, payload.x, payload.c);
-      } catch {
+      } catch (error) {
+        // The caller holds its share: its retry waits (429), while every other caller is served.
+        if (error instanceof ReplayShareExceededError) return { busy: true, retryAfterMs: error.retryAfterMs };
         // A full cache cannot tell a replay from a first use: refused, never accepted.
         claimed = false;
       }

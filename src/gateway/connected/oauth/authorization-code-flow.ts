@@ -71,8 +71,9 @@ export interface AuthorizationCodeFlow {
    * Creates a pending authorization for `ticketId` and returns the URL to send the browser to.
    *
    * @param input.scope - scopes the upstream asked for (its challenge's `scope`, e.g. on `insufficient_scope`).
+   * @param input.owner - the `userKey` of the ticket's user: the pending authorization counts against its share.
    */
-  begin(input: { ticketId: string; scope?: string }): Promise<URL>;
+  begin(input: { ticketId: string; scope?: string; owner?: string }): Promise<URL>;
   /**
    * Handles the browser's return to `<gateway>/connect/callback/<server>`: takes the pending authorization named by
    * `state` (one time), checks the response (state, `iss` per RFC 9207 when the server supports it, an error),
@@ -121,14 +122,14 @@ export function createAuthorizationCodeFlow(options: AuthorizationCodeFlowOption
   const flowTtlMs = Math.min(options.flowTtlMs ?? MAX_FLOW_TTL_MS, MAX_FLOW_TTL_MS);
   const redirectUri = upstreamCallbackUrl(options.gatewayOrigin, options.server);
   return {
-    async begin({ ticketId, scope }) {
+    async begin({ ticketId, scope, owner }) {
       const upstream = await options.upstreamClient();
       const state = client.randomState();
       const verifier = client.randomPKCECodeVerifier();
       const requested = requestedScope(options.scope, upstream.server.target, scope);
       const flow: PendingFlow = { kind: 'upstream', server: options.server, ticketId, verifier, issuer: upstream.client.issuer, clientId: upstream.client.clientId, expiresAt: Date.now() + flowTtlMs, ...(requested !== undefined ? { scope: requested } : {}), ...(scope !== undefined ? { stepUp: scope } : {}) };
       const key = flowKey(state);
-      await options.store.set(key, await options.sealer.seal(key, flow, flowTtlMs + EXPIRED_GRACE_MS), flowTtlMs + EXPIRED_GRACE_MS);
+      await options.store.set(key, await options.sealer.seal(key, flow, flowTtlMs + EXPIRED_GRACE_MS), flowTtlMs + EXPIRED_GRACE_MS, owner);
       return client.buildAuthorizationUrl(upstream.config, {
         redirect_uri: redirectUri,
         response_type: 'code',

@@ -53,7 +53,7 @@ export interface UpstreamAuthorization {
   /** The configuration file's server name this is for. */
   readonly server: string;
   /** Authorization URL for a ticket (PKCE S256, one-time state ≤ 10 min, `resource`, scope). Stores the pending flow. */
-  begin(input: { ticketId: string; scope?: string }): Promise<URL>;
+  begin(input: { ticketId: string; scope?: string; owner?: string }): Promise<URL>;
   /** Handles the redirect back: state, `iss` (RFC 9207), code exchange. The caller stores the record. */
   complete(callbackUrl: URL): Promise<CompletedAuthorization>;
   /**

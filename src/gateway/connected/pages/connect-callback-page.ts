@@ -23,6 +23,8 @@ import { clearFlowBinding, readFlowBinding, startFlowBinding } from './flow-cook
 import { serverLabel, userDigest, type ConnectPageEvent, type PageContext } from './page-context.js';
 import { upstreamCallbackUrl } from '../oauth/gateway-client-urls.js';
 import { UpstreamAuthorizationError } from '../oauth/upstream-authorization-error.js';
+import { userKey } from '../oauth/connection-record.js';
+import { TokenStoreFullError } from '../store/token-store.js';
 
 /**
  * Life of the binding of an upstream authorization to the browser, in milliseconds: 15 minutes, longer than the
@@ -90,8 +92,10 @@ async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: S
   }
   let url: URL;
   try {
-    url = await ctx.port.begin({ ticketId, server: ticket.server, ...(ticket.scope ? { scope: ticket.scope } : {}) });
+    url = await ctx.port.begin({ ticketId, server: ticket.server, owner: userKey(ticket.user), ...(ticket.scope ? { scope: ticket.scope } : {}) });
   } catch (error) {
+    // A store at its bound, or this user at its share of it: the pages' own answer (503, 429), not the upstream's.
+    if (error instanceof TokenStoreFullError) throw error;
     ctx.log({ event: 'upstream_failed', server: ticket.server, user, ...upstreamFailure(error) });
     sendUpstreamFailed(res, ticket.server, clearFlowBinding(loginState, ctx.secure), error);
     return;
@@ -107,7 +111,7 @@ async function afterConnectSignIn(ctx: PageContext, req: IncomingMessage, res: S
   const next = randomBytes(32).toString('base64url');
   const key = bindingKey(state);
   const record: UpstreamBinding = { binding: bindingDigest(next), ticketId, server: ticket.server, user };
-  await ctx.store.set(key, await ctx.sealer.seal(key, record, UPSTREAM_BINDING_TTL_MS), UPSTREAM_BINDING_TTL_MS);
+  await ctx.store.set(key, await ctx.sealer.seal(key, record, UPSTREAM_BINDING_TTL_MS), UPSTREAM_BINDING_TTL_MS, userKey(ticket.user));
   sendRedirect(res, 302, url, startFlowBinding(req, state, next, UPSTREAM_BINDING_TTL_MS / 1000, ctx.secure, loginState));
 }
 

@@ -3,6 +3,7 @@
  * the login issuer, binding the sign-in to this browser with a cookie of its own; the callback then checks who signed in.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { userKey } from '../oauth/connection-record.js';
 import { readConnectTicket, renewConnectTicket } from './connect-ticket.js';
 import { LOGIN_TTL_MS, pendingLoginKey } from './gateway-login.js';
 import { html, sendPage, sendRedirect } from './html-page.js';
@@ -27,13 +28,14 @@ export async function serveConnectLink(ctx: PageContext, req: IncomingMessage, r
       res,
       403,
       'Cannot connect here',
-      html`<p>You signed in to your client through <code>${ticket.user.issuer}</code>. This gateway connects accounts only for users who sign in through <code>${ctx.login.issuer}</code>, so it cannot connect ${serverLabel(ticket.server)} for you.</p>
+      // Whoever holds the link sees this page: it names nothing of the user the link was made for (not their issuer).
+      html`<p>This gateway connects accounts only for users who sign in through <code>${ctx.login.issuer}</code>, and this link was made for an account of another issuer, so it cannot be used here.</p>
 <p>Ask the gateway's operator how to reach ${serverLabel(ticket.server)}.</p>`,
     );
     return;
   }
   if (ticket.loginState !== undefined) await ctx.store.delete(pendingLoginKey(ticket.loginState));
-  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId });
+  const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connect', ticketId }, userKey(ticket.user));
   await renewConnectTicket(ctx.store, ctx.sealer, ticketId, ticket, state, ctx.now);
   sendRedirect(res, 302, url, startFlowBinding(req, state, binding, LOGIN_TTL_MS / 1000, ctx.secure));
 }

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
 import { serverPublicName } from '../oauth/gateway-client-urls.js';
-import { TokenStoreFullError, type TokenStore } from '../store/token-store.js';
+import { TokenStoreFullError, TokenStoreShareExceededError, type TokenStore } from '../store/token-store.js';
 import { sendLoginFailed, serveLoginCallback, serveUpstreamCallback, whatToCheck } from './connect-callback-page.js';
 import { sendExpiredTicket, serveConnectLink } from './connect-link-page.js';
 import { isTicketId } from './connect-ticket.js';
@@ -16,7 +16,7 @@ import { html, sendPage } from './html-page.js';
 import { DEFAULT_SESSION_TTL_MS } from './login-session.js';
 import type { ConnectPageEvent, PageContext } from './page-context.js';
 import type { PageSealer, UpstreamAuthorizationPort } from './page-ports.js';
-import { createSignInBudget, DEFAULT_SIGN_INS_PER_MINUTE } from './sign-in-budget.js';
+import { createSignInBudget, DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE } from './sign-in-budget.js';
 
 /**
  * A route served before the pages' own, e.g. `GET /connect/client-metadata/<server>.json`: true when it served the
@@ -39,8 +39,13 @@ export interface ConnectPagesOptions {
   extraRoute?: ExtraPageRoute;
   /** Life of the connections page's session, in milliseconds. Default 15 minutes. */
   sessionTtlMs?: number;
-  /** Sign-ins the connections page may start per minute (each is kept 10 minutes in the store). Default {@link DEFAULT_SIGN_INS_PER_MINUTE}. */
+  /**
+   * Sign-ins the connections page may start per minute from every address together (each is kept 10 minutes in the
+   * store): the last resort. Default {@link DEFAULT_SIGN_INS_PER_MINUTE} (600).
+   */
   signInsPerMinute?: number;
+  /** Sign-ins the connections page may start per minute from one address group. Default {@link DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE} (10). */
+  signInsPerAddressPerMinute?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
 }
@@ -67,7 +72,11 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
     port: options.port,
     sessionTtlMs: options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     now: options.now ?? Date.now,
-    signInBudget: createSignInBudget(options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE, options.now),
+    signInBudget: createSignInBudget({
+      perMinute: options.signInsPerMinute ?? DEFAULT_SIGN_INS_PER_MINUTE,
+      perAddress: options.signInsPerAddressPerMinute ?? DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE,
+      ...(options.now ? { now: options.now } : {}),
+    }),
     log: (event: ConnectPageEvent) => {
       try {
         // The single upstream has no name of its own: its lines say "upstream", as its client metadata document does.
@@ -151,6 +160,9 @@ function sendFailure(ctx: PageContext, res: ServerResponse, error: unknown): voi
   }
   if (error instanceof AuthorizationServerUnavailableError) {
     sendPage(res, 503, 'Try again shortly', html`<p>The sign-in service is not answering. Try again in a minute.</p>`, { 'Retry-After': error.headers['Retry-After'] ?? '5' });
+  } else if (error instanceof TokenStoreShareExceededError) {
+    const retryAfter = String(Math.max(1, Math.ceil((error.retryAfterMs ?? 1000) / 1000)));
+    sendPage(res, 429, 'Try again later', html`<p>You have too many connect links and sign-ins in progress. Finish or leave one, then try again in a few minutes.</p>`, { 'Retry-After': retryAfter });
   } else if (error instanceof TokenStoreFullError) {
     sendPage(res, 503, 'Try again later', html`<p>The gateway cannot take new connections at the moment. Try again later.</p>`);
   } else {

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { userKey, type UserRef } from '../oauth/connection-record.js';
 import type { TokenStore } from '../store/token-store.js';
+import { pendingLoginKey } from './gateway-login.js';
 import type { PageSealer } from './page-ports.js';
 
 /** Life of a ticket, in milliseconds: 10 minutes. */
@@ -83,7 +84,7 @@ export async function createConnectTicket(
   await writeTicket(store, sealer, ticketId, ticket, now);
   const index: TicketIndex = { ticketId };
   const sealedNext = await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS);
-  if (await store.compareAndSet(indexKey, sealedIndex, sealedNext, CONNECT_TICKET_TTL_MS)) return ticketId;
+  if (await store.compareAndSet(indexKey, sealedIndex, sealedNext, CONNECT_TICKET_TTL_MS, userKey(ticket.user))) return ticketId;
   // Another answer for the same user made a ticket meanwhile: hand out that one, and drop ours.
   const won = await store.get(indexKey);
   const theirs = won === undefined ? undefined : await currentTicket(store, sealer, indexKey, won, now);
@@ -99,11 +100,11 @@ async function currentTicket(store: TokenStore, sealer: PageSealer, indexKey: st
   return (await readConnectTicket(store, sealer, index.ticketId, now)) ? index.ticketId : undefined;
 }
 
-/** Writes `ticket` sealed under `ticket:<id>`, expiring at its `expiresAt`. */
+/** Writes `ticket` sealed under `ticket:<id>`, expiring at its `expiresAt`, counted against its user's share. */
 async function writeTicket(store: TokenStore, sealer: PageSealer, ticketId: string, ticket: ConnectTicket, now: () => number): Promise<void> {
   const key = ticketKey(ticketId);
   const ttlMs = Math.max(1, ticket.expiresAt - now());
-  await store.set(key, await sealer.seal(key, ticket, ttlMs), ttlMs);
+  await store.set(key, await sealer.seal(key, ticket, ttlMs), ttlMs, userKey(ticket.user));
 }
 
 /**
@@ -126,7 +127,7 @@ export async function renewConnectTicket(
   const sealedIndex = await store.get(indexKey);
   const index = sealedIndex === undefined ? undefined : await sealer.open<TicketIndex>(indexKey, sealedIndex);
   if (index?.ticketId === ticketId) {
-    await store.compareAndSet(indexKey, sealedIndex, await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS), CONNECT_TICKET_TTL_MS);
+    await store.compareAndSet(indexKey, sealedIndex, await sealer.seal(indexKey, index, CONNECT_TICKET_TTL_MS), CONNECT_TICKET_TTL_MS, userKey(ticket.user));
   }
   return renewed;
 }
@@ -148,4 +149,35 @@ export async function readConnectTicket(store: TokenStore, sealer: PageSealer, t
  */
 export async function burnConnectTicket(store: TokenStore, ticketId: string): Promise<void> {
   if (isTicketId(ticketId)) await store.delete(ticketKey(ticketId));
+}
+
+/** Most tickets of one user ended in one call (one per server and scope asked for). */
+export const MAX_USER_TICKETS = 1000;
+
+/**
+ * Ends every live connect ticket of `user` (only those for `server`, when given): the ticket, its index and the
+ * pending sign-in opened from its link. An authorization already under way then cannot complete (its callback finds
+ * no ticket, and no code is exchanged). For the revoke command, so that revoking a user also stops their connects in
+ * progress.
+ *
+ * @returns the ids of the tickets ended, to find their pending upstream authorizations by
+ * @example
+ * const ended = await endUserTickets(store, sealer, { issuer, subject: 'alice' });
+ */
+export async function endUserTickets(store: TokenStore, sealer: PageSealer, user: UserRef, server?: string): Promise<string[]> {
+  const ended: string[] = [];
+  for (const indexKey of await store.keys(`ticketof:${userKey(user)}:`, MAX_USER_TICKETS)) {
+    const sealed = await store.get(indexKey);
+    const index = sealed === undefined ? undefined : await sealer.open<TicketIndex>(indexKey, sealed);
+    const ticketId = typeof index?.ticketId === 'string' && isTicketId(index.ticketId) ? index.ticketId : undefined;
+    const ticket = ticketId === undefined ? undefined : await readConnectTicket(store, sealer, ticketId);
+    if (server !== undefined && ticket?.server !== server) continue;
+    if (ticket?.loginState !== undefined) await store.delete(pendingLoginKey(ticket.loginState));
+    if (ticketId !== undefined) {
+      await store.delete(ticketKey(ticketId));
+      ended.push(ticketId);
+    }
+    await store.delete(indexKey);
+  }
+  return ended;
 }

@@ -5,6 +5,7 @@
  * `Sec-Fetch-Site: same-origin` where the browser sends it, else an `Origin` equal to the gateway's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { addressGroup } from '../../../core/kernel/address-group.js';
 import { connectionKey, userKey } from '../oauth/connection-record.js';
 import { serverPublicName, SINGLE_UPSTREAM_NAME } from '../oauth/gateway-client-urls.js';
 import { readFormBody } from './form-body.js';
@@ -24,10 +25,11 @@ const MAX_SERVER_NAME = 256;
 export async function serveConnections(ctx: PageContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const session = await readLoginSession(ctx, req);
   if (!session) {
-    const retryAfter = ctx.signInBudget();
+    // Counted per client address group: a source starting sign-ins in a loop spends its own budget, not everyone's.
+    const retryAfter = ctx.signInBudget(addressGroup(req.socket.remoteAddress));
     if (retryAfter !== undefined) {
       ctx.log({ event: 'busy' });
-      sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started here in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
+      sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started from your network in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });
       return;
     }
     const { url, state, binding } = await ctx.login.beginLogin({ kind: 'connections' });
@@ -79,11 +81,15 @@ export async function serveDisconnect(ctx: PageContext, req: IncomingMessage, re
   }
   const server = await connectedServerNamed(ctx, session, name);
   // Only a connection the user has: a form naming any other server changes nothing.
-  if (server === undefined || (await disconnect(ctx, session, server))) {
+  const outcome = server === undefined ? 'revoked' : await disconnect(ctx, session, server);
+  if (outcome === 'revoked') {
     sendRedirect(res, 303, new URL('/connections', ctx.origin));
-    return;
+  } else if (outcome === 'deleted') {
+    sendPage(res, 200, 'Disconnected', html`<p>The gateway no longer keeps your connection to ${serverLabel(server!)}. That server is no longer set up for connected accounts here, so the gateway could not ask its authorization server to revoke its access: revoke it in your account's settings there if you wish.</p>
+<p><a href="/connections">Back to your connections</a></p>`);
+  } else {
+    sendPage(res, 502, 'Not disconnected', html`<p>The gateway could not disconnect ${serverLabel(server!)}. <a href="/connections">Back to your connections</a> to try again.</p>`);
   }
-  sendPage(res, 502, 'Not disconnected', html`<p>The gateway could not disconnect ${serverLabel(server)}. <a href="/connections">Back to your connections</a> to try again.</p>`);
 }
 
 /**
@@ -97,17 +103,18 @@ async function connectedServerNamed(ctx: PageContext, session: LoginSession, nam
   return undefined;
 }
 
-/** Revokes the user's connection to `server`; false when the revocation failed. */
-async function disconnect(ctx: PageContext, session: LoginSession, server: string): Promise<boolean> {
+/** Revokes the user's connection to `server`, or deletes it only ({@link UpstreamAuthorizationPort.revoke}); `failed` when neither happened. */
+async function disconnect(ctx: PageContext, session: LoginSession, server: string): Promise<'revoked' | 'deleted' | 'failed'> {
   const user = userDigest(session.user);
+  let outcome: 'revoked' | 'deleted';
   try {
-    await ctx.port.revoke(session.user, server);
+    outcome = await ctx.port.revoke(session.user, server);
   } catch (error) {
     ctx.log({ event: 'upstream_failed', server, user, reason: error instanceof Error ? error.name : 'unknown' });
-    return false;
+    return 'failed';
   }
-  ctx.log({ event: 'disconnected', server, user });
-  return true;
+  ctx.log({ event: 'disconnected', server, user, ...(outcome === 'deleted' ? { reason: 'not_revoked' } : {}) });
+  return outcome;
 }
 
 /**

@@ -66,12 +66,13 @@ export interface GatewayLogin {
    * Starts a sign-in: the issuer's authorization URL, its `state`, and the browser binding to keep in an HttpOnly
    * cookie of that flow. Before the first, the issuer's token endpoint is asked whether it accepts the login client
    * (`checkClientAtTokenEndpoint`), once per process: a client it refuses would leave the user on the issuer's own
-   * error page, which the gateway never hears of.
+   * error page, which the gateway never hears of. `owner`: the `userKey` of the user a connect link was made for,
+   * whose share of the store the pending sign-in counts against.
    *
    * @throws AuthorizationServerUnavailableError when the issuer's metadata cannot be had; GatewayLoginError (with
    *   its `setting`) when the issuer refuses the login client (asked again after {@link LOGIN_CLIENT_RECHECK_MS})
    */
-  beginLogin(purpose: LoginPurpose): Promise<{ url: URL; state: string; binding: string }>;
+  beginLogin(purpose: LoginPurpose, owner?: string): Promise<{ url: URL; state: string; binding: string }>;
   /**
    * Completes a sign-in from the callback URL (built on the gateway origin) and the browser's binding cookie.
    * Undefined when its `state` is no pending sign-in (an upstream's, a replay, expired). The binding is checked
@@ -167,7 +168,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
   return {
     issuer: options.issuer,
     redirectUri,
-    async beginLogin(purpose) {
+    async beginLogin(purpose, owner) {
       const config = await configure();
       const refusal = await clientRefusal(config);
       if (refusal !== undefined) throw refusal;
@@ -177,7 +178,7 @@ export function createGatewayLogin(options: GatewayLoginOptions): GatewayLogin {
       const binding = randomBytes(32).toString('base64url');
       const key = pendingLoginKey(state);
       const pending: PendingLogin = { purpose, verifier, nonce, binding: bindingDigest(binding) };
-      await store.set(key, await sealer.seal(key, pending, LOGIN_TTL_MS), LOGIN_TTL_MS);
+      await store.set(key, await sealer.seal(key, pending, LOGIN_TTL_MS), LOGIN_TTL_MS, owner);
       const url = client.buildAuthorizationUrl(config, {
         redirect_uri: redirectUri.href,
         response_type: 'code',

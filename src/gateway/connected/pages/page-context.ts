@@ -78,7 +78,7 @@ export interface PageContext {
   readonly port: UpstreamAuthorizationPort;
   /** Life of the connections page's signed-in cookie, in milliseconds. */
   readonly sessionTtlMs: number;
-  /** Sign-ins the connections page may still start. */
+  /** Sign-ins the connections page may still start, per client address group. */
   readonly signInBudget: SignInBudget;
   readonly now: () => number;
   log(event: ConnectPageEvent): void;

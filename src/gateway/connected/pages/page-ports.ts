@@ -18,8 +18,9 @@ export interface UpstreamAuthorizationPort {
   /**
    * The upstream authorization server's authorization URL for the ticket's user and `server` (PKCE S256, a
    * one-time `state` of at most 10 minutes, `resource` the upstream URL, `scope`). The URL must carry `state`.
+   * `owner`, the `userKey` of the ticket's user, whose share of the store the pending authorization counts against.
    */
-  begin(input: { ticketId: string; scope?: string; server: string }): Promise<URL>;
+  begin(input: { ticketId: string; scope?: string; server: string; owner?: string }): Promise<URL>;
   /**
    * Handles the browser's return to `<gateway origin>/connect/callback/<server>` from `server`'s authorization
    * server: checks `state` and `iss` (RFC 9207), exchanges the code, stores the connection. Undefined, with nothing
@@ -27,6 +28,9 @@ export interface UpstreamAuthorizationPort {
    * than the one the callback's path names (a mix-up, RFC 9700 §4.4); throws when the authorization failed.
    */
   complete(callbackUrl: URL, server: string): Promise<{ ticketId: string } | undefined>;
-  /** Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it. */
-  revoke(user: UserRef, server: string): Promise<void>;
+  /**
+   * Revokes `user`'s connection to `server` (RFC 7009 where offered) and deletes it: `revoked`. A connection to a
+   * server no longer in connected mode is deleted without revocation (nothing says where to send it): `deleted`.
+   */
+  revoke(user: UserRef, server: string): Promise<'revoked' | 'deleted'>;
 }

@@ -16,7 +16,8 @@ import { entryFileName, entryKeyOf, readEntryExpiry, readEntryFile, removeEntryF
 import { withFileLock } from '../../../core/kernel/file-lock.js';
 import { createKeyedMutex } from './keyed-mutex.js';
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
-import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, isEphemeralKey } from './token-store-limits.js';
+import { OwnerShares } from './owner-shares.js';
+import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, defaultEphemeralShare, ephemeralPressure, isEphemeralKey } from './token-store-limits.js';
 import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
 
 /** Options of {@link createDirectoryTokenStore}. */
@@ -29,6 +30,11 @@ export interface DirectoryTokenStoreOptions {
   maxEphemeralEntries?: number;
   /** Most bytes of one value. Default 16 384 (16 KiB). */
   maxValueBytes?: number;
+  /**
+   * Most live ephemeral entries one owner (user) holds while the store is at least half full. Default 1 % of
+   * `maxEphemeralEntries`. Followed by this process: entries written before a restart count against no one.
+   */
+  maxEphemeralEntriesPerOwner?: number;
   /** How often expired entries are removed, in milliseconds (they are absent to readers at once). Default 300 000. */
   sweepIntervalMs?: number;
   /** The setting that named the directory, for start-up errors: the gateway's is `MCP_AUTH_TOKEN_STORE`. Default `options.directory`. */
@@ -67,7 +73,8 @@ export async function createDirectoryTokenStore(options: DirectoryTokenStoreOpti
     const key = entryKeyOf(found.name);
     if (key !== undefined) counts[isEphemeralKey(key) ? 'ephemeral' : 'durable'] += 1;
   }
-  const store = new DirectoryTokenStore(directory, { durable: maxEntries, ephemeral: maxEphemeralEntries }, maxValueBytes, counts);
+  const share = checkInteger(options.maxEphemeralEntriesPerOwner, 'maxEphemeralEntriesPerOwner', defaultEphemeralShare(maxEphemeralEntries));
+  const store = new DirectoryTokenStore(directory, { durable: maxEntries, ephemeral: maxEphemeralEntries }, maxValueBytes, counts, new OwnerShares(share, maxEphemeralEntries));
   store.startSweeping(sweepIntervalMs);
   return store;
 }
@@ -146,6 +153,8 @@ class DirectoryTokenStore implements TokenStore {
     private readonly maxValueBytes: number,
     /** Entry files in the directory of each kind, expired ones included until removed. */
     private readonly entries: Record<EntryKind, number>,
+    /** The users' shares of the ephemeral entries. */
+    private readonly shares: OwnerShares,
   ) {}
 
   startSweeping(intervalMs: number): void {
@@ -163,17 +172,17 @@ class DirectoryTokenStore implements TokenStore {
     return undefined;
   }
 
-  async set(key: string, sealed: string, ttlMs?: number): Promise<void> {
+  async set(key: string, sealed: string, ttlMs?: number, owner?: string): Promise<void> {
     const name = this.checkWrite(key, sealed, ttlMs);
-    await this.files.run(name, () => this.acrossProcesses(name, () => this.write(name, sealed, ttlMs)));
+    await this.files.run(name, () => this.acrossProcesses(name, () => this.write(name, sealed, ttlMs, owner)));
   }
 
-  async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean> {
+  async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number, owner?: string): Promise<boolean> {
     const name = this.checkWrite(key, next, ttlMs);
     return this.files.run(name, () =>
       this.acrossProcesses(name, async () => {
         if ((await this.live(name))?.value !== expected) return false;
-        await this.write(name, next, ttlMs);
+        await this.write(name, next, ttlMs, owner);
         return true;
       }),
     );
@@ -238,6 +247,7 @@ class DirectoryTokenStore implements TokenStore {
     this.closed = true;
     clearInterval(this.timer);
     await Promise.allSettled([...this.writing]);
+    this.shares.clear();
   }
 
   /** The entry file's name; refuses a key that cannot be one, a value over the bound, a bad TTL. */
@@ -264,17 +274,24 @@ class DirectoryTokenStore implements TokenStore {
     return entry !== undefined && entry.expiresAt > Date.now() ? entry : undefined;
   }
 
-  /** Writes the entry, holding its mutex; a new file counts against the bound first. */
-  private async write(name: string, value: string, ttlMs: number | undefined): Promise<void> {
+  /**
+   * Writes the entry, holding its mutex; a new file counts against the bound first, and a new ephemeral entry of
+   * `owner` against its share.
+   */
+  private async write(name: string, value: string, ttlMs: number | undefined, owner: string | undefined): Promise<void> {
     const path = join(this.directory, name);
     const existed = await lstat(path).then(
       () => true,
       (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? false : Promise.reject(failure(error))),
     );
     const kind = kindOf(name);
+    const owned = owner !== undefined && ttlMs !== undefined && kind === 'ephemeral' ? owner : undefined;
+    if (owned !== undefined && (await this.live(name)) === undefined) this.shares.check(owned, this.entries.ephemeral >= ephemeralPressure(this.maxEntries.ephemeral), Date.now());
     if (!existed) await this.reserve(kind);
     try {
-      await writeEntryFile(this.directory, name, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
+      const expiresAt = ttlMs === undefined ? Infinity : Date.now() + ttlMs;
+      await writeEntryFile(this.directory, name, { value, expiresAt });
+      if (owned !== undefined) this.shares.add(owned, entryKeyOf(name)!, expiresAt, Date.now());
       this.changes += 1;
     } catch (error) {
       if (!existed) this.entries[kind] -= 1;
@@ -297,6 +314,7 @@ class DirectoryTokenStore implements TokenStore {
   private async remove(name: string): Promise<boolean> {
     try {
       if (!(await removeEntryFile(join(this.directory, name)))) return false;
+      this.shares.remove(entryKeyOf(name)!);
       this.entries[kindOf(name)] -= 1;
       this.changes += 1;
       return true;

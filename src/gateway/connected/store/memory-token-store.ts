@@ -4,7 +4,8 @@
  */
 import { TokenStoreFullError, type TokenStore } from './token-store.js';
 import { createKeyedMutex } from './keyed-mutex.js';
-import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, isEphemeralKey } from './token-store-limits.js';
+import { OwnerShares } from './owner-shares.js';
+import { DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, defaultEphemeralShare, ephemeralPressure, isEphemeralKey } from './token-store-limits.js';
 
 /** Options of {@link createMemoryTokenStore}. */
 export interface MemoryTokenStoreOptions {
@@ -14,6 +15,8 @@ export interface MemoryTokenStoreOptions {
   maxEphemeralEntries?: number;
   /** Most bytes of keys and values kept, together. Default 64 MiB. */
   maxBytes?: number;
+  /** Most live ephemeral entries one owner (user) holds while the store is at least half full. Default 1 % of `maxEphemeralEntries`. */
+  maxEphemeralEntriesPerOwner?: number;
 }
 
 /**
@@ -33,6 +36,8 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
   const bound = { durable: maxEntries, ephemeral: maxEphemeral };
   const entries = new Map<string, { value: string; expiresAt: number }>();
   const locks = createKeyedMutex();
+  const shares = new OwnerShares(options.maxEphemeralEntriesPerOwner ?? defaultEphemeralShare(maxEphemeral), maxEphemeral);
+  const pressure = ephemeralPressure(maxEphemeral);
   let bytes = 0;
   const sizeOf = (key: string, value: string): number => 2 * (key.length + value.length);
   const live = (key: string): { value: string; expiresAt: number } | undefined => {
@@ -47,6 +52,7 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     const entry = entries.get(key);
     if (!entry) return false;
     entries.delete(key);
+    shares.remove(key);
     counts[kindOf(key)] -= 1;
     bytes -= sizeOf(key, entry.value);
     return true;
@@ -55,8 +61,19 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     const now = Date.now();
     for (const [key, entry] of entries) if (entry.expiresAt <= now) remove(key);
   };
-  const write = (key: string, value: string, ttlMs: number | undefined): void => {
+  const write = (key: string, value: string, ttlMs: number | undefined, owner: string | undefined): void => {
     const previous = entries.get(key);
+    const owned = owner !== undefined && ttlMs !== undefined && isEphemeralKey(key) ? owner : undefined;
+    if (owned !== undefined && live(key) === undefined) {
+      // Counted as the store sees it: expired entries are swept first when that decides the refusal.
+      const at = Date.now();
+      try {
+        shares.check(owned, counts.ephemeral >= pressure, at);
+      } catch {
+        sweep();
+        shares.check(owned, counts.ephemeral >= pressure, at);
+      }
+    }
     const growth = sizeOf(key, value) - (previous ? sizeOf(key, previous.value) : 0);
     const kind = kindOf(key);
     if ((!previous && counts[kind] >= bound[kind]) || bytes + growth > maxBytes) sweep();
@@ -67,16 +84,17 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     if (!again) counts[kind] += 1;
     entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
     bytes += needed;
+    if (owned !== undefined) shares.add(owned, key, Date.now() + ttlMs!, Date.now());
   };
   return {
     get: (key) => Promise.resolve(live(key)?.value),
     // Async, so that a refusal (TokenStoreFullError) rejects the promise as with the other stores, never throws.
-    async set(key, sealed, ttlMs) {
-      write(key, sealed, ttlMs);
+    async set(key, sealed, ttlMs, owner) {
+      write(key, sealed, ttlMs, owner);
     },
-    async compareAndSet(key, expected, next, ttlMs) {
+    async compareAndSet(key, expected, next, ttlMs, owner) {
       if (live(key)?.value !== expected) return false;
-      write(key, next, ttlMs);
+      write(key, next, ttlMs, owner);
       return true;
     },
     delete: (key) => Promise.resolve(live(key) !== undefined && remove(key)),
@@ -97,6 +115,7 @@ export function createMemoryTokenStore(options: MemoryTokenStoreOptions = {}): T
     withLock: (name, ttlMs, work) => locks.run(name, work, ttlMs),
     close() {
       entries.clear();
+      shares.clear();
       counts.durable = counts.ephemeral = 0;
       bytes = 0;
       return Promise.resolve();

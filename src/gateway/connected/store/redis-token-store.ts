@@ -13,8 +13,8 @@ import { emitWarning, writeWarningToStderr, type LineSink } from '../../../core/
 import { openRedisConnection, type RedisConnection } from '../../../redis/redis-connection.js';
 import { RedisHealth, shortRedisReason } from '../../../redis/redis-health.js';
 import { checkRedisUrl } from '../../../redis/redis-url.js';
-import { TokenStoreFullError, type TokenStore } from './token-store.js';
-import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, isEphemeralKey } from './token-store-limits.js';
+import { TokenStoreFullError, TokenStoreShareExceededError, type TokenStore } from './token-store.js';
+import { DEFAULT_TOKEN_STORE_MAX_ENTRIES, DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES, DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, defaultEphemeralShare, ephemeralPressure, isEphemeralKey } from './token-store-limits.js';
 import { TokenStoreUnavailableError } from './token-store-unavailable-error.js';
 
 /** Options of {@link createRedisTokenStore}. */
@@ -34,6 +34,12 @@ export interface RedisTokenStoreOptions {
   maxEntries?: number;
   /** Most ephemeral entries kept (tickets, pending sign-ins and flows; see `isEphemeralKey`), apart. Default 20 000. */
   maxEphemeralEntries?: number;
+  /**
+   * Most live ephemeral entries one owner (user) holds while at least half of `maxEphemeralEntries` are held, by
+   * every replica together; its set of entries is kept under `<prefix>owner:<owner>`. Default 1 % of
+   * `maxEphemeralEntries` (200).
+   */
+  maxEphemeralEntriesPerOwner?: number;
   /** Most bytes of one value. Default 16 384 (16 KiB). Bound the whole with Redis's own `maxmemory` too. */
   maxValueBytes?: number;
   /** Longest wait for one Redis command, in milliseconds. Default 500. */
@@ -85,17 +91,36 @@ return value
 
 /**
  * Every write, with the count of its kind's entries kept in one step. KEYS: the value, its kind's index (a sorted
- * set of the values' keys, each scored by its expiry in ms since the epoch, or +inf). ARGV: what is expected (''
- * nothing: a plain set; '0' absence; '1' the value ARGV[2]), the expected value, the next value, its TTL in ms or
- * '', this replica's clock in ms, the most entries of the kind. A new key finding its kind at the bound drops the
- * index's expired members first, then is refused. Returns 1 when written, 0 when the expected value was not there,
- * -1 when the kind is full.
+ * set of the values' keys, each scored by its expiry in ms since the epoch, or +inf), and for an ephemeral entry
+ * written for a user, that user's share (a sorted set of the user's value keys, scored by expiry). ARGV: what is
+ * expected ('' nothing: a plain set; '0' absence; '1' the value ARGV[2]), the expected value, the next value, its
+ * TTL in ms or '', this replica's clock in ms, the most entries of the kind, the user's share, the entries of the
+ * kind from which shares hold. A new key finding its kind at the bound drops the index's expired members first, then
+ * is refused. A new key of a user holding its share (members expired, taken or deleted dropped first) while the kind
+ * holds at least that many is refused too. Returns 1 when written, 0 when the expected value was not there, -1 when
+ * the kind is full, {-2, ms until the user's oldest entry expires} when the user holds its share.
  */
 const WRITE_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if ARGV[1] == '1' then
   if current ~= ARGV[2] then return 0 end
 elseif ARGV[1] == '0' and current then return 0 end
+local now = tonumber(ARGV[5])
+if not current and KEYS[3] then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
+    for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+      if redis.call('EXISTS', member) == 0 then redis.call('ZREM', KEYS[3], member) end
+    end
+    if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
+      redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+      if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[8]) then
+        local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+        return {-2, math.max(1, math.ceil(tonumber(oldest[2]) - now))}
+      end
+    end
+  end
+end
 if not current and not redis.call('ZSCORE', KEYS[2], KEYS[1]) and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -1 end
@@ -105,7 +130,11 @@ if ARGV[4] == '' then
   redis.call('ZADD', KEYS[2], 'inf', KEYS[1])
 else
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-  redis.call('ZADD', KEYS[2], tonumber(ARGV[5]) + tonumber(ARGV[4]), KEYS[1])
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), KEYS[1])
+  if KEYS[3] then
+    redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), KEYS[1])
+    if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[3], ARGV[4]) end
+  end
 end
 return 1
 `;
@@ -137,9 +166,11 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
   const urlSetting = options.urlSetting ?? 'MCP_AUTH_REDIS_URL';
   const url = checkRedisUrl(options.url, urlSetting);
   const maxValueBytes = checkInteger(options.maxValueBytes, 'maxValueBytes', DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES, { max: 1024 * 1024 });
+  const ephemeral = checkInteger(options.maxEphemeralEntries, 'maxEphemeralEntries', DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES);
   const bounds: EntryBounds = {
     durable: checkInteger(options.maxEntries, 'maxEntries', DEFAULT_TOKEN_STORE_MAX_ENTRIES),
-    ephemeral: checkInteger(options.maxEphemeralEntries, 'maxEphemeralEntries', DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES),
+    ephemeral,
+    share: checkInteger(options.maxEphemeralEntriesPerOwner, 'maxEphemeralEntriesPerOwner', defaultEphemeralShare(ephemeral)),
   };
   const warn = options.onWarning ?? tokenStoreWarnings(writeWarningToStderr);
   const health = new RedisHealth({ lost: () => TOKEN_STORE_LOST, back: TOKEN_STORE_BACK }, (message, why) => warn(message, why === undefined ? undefined : shortRedisReason(why)));
@@ -158,6 +189,8 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
 interface EntryBounds {
   readonly durable: number;
   readonly ephemeral: number;
+  /** Live ephemeral entries of one owner while at least half the ephemeral bound is held. */
+  readonly share: number;
 }
 
 /** The store; its methods are the {@link TokenStore}'s. */
@@ -177,12 +210,12 @@ class RedisTokenStore implements TokenStore {
     return this.run(async () => (await this.client.get(this.valueKey(key))) ?? undefined);
   }
 
-  async set(key: string, sealed: string, ttlMs?: number): Promise<void> {
-    await this.write(key, '', undefined, sealed, ttlMs);
+  async set(key: string, sealed: string, ttlMs?: number, owner?: string): Promise<void> {
+    await this.write(key, '', undefined, sealed, ttlMs, owner);
   }
 
-  async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean> {
-    return (await this.write(key, expected === undefined ? '0' : '1', expected, next, ttlMs)) === 1;
+  async compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number, owner?: string): Promise<boolean> {
+    return (await this.write(key, expected === undefined ? '0' : '1', expected, next, ttlMs, owner)) === 1;
   }
 
   async delete(key: string): Promise<boolean> {
@@ -262,16 +295,20 @@ class RedisTokenStore implements TokenStore {
    * Runs {@link WRITE_SCRIPT}: one round trip, whatever is expected. Resolves 1 (written) or 0 (not the expected
    * value).
    *
-   * @throws TokenStoreFullError when `key` is new and its kind holds its most entries.
+   * @throws TokenStoreFullError when `key` is new and its kind holds its most entries; TokenStoreShareExceededError
+   *   when it is a new ephemeral entry of `owner`, who holds its share.
    */
-  private async write(key: string, expect: '' | '0' | '1', expected: string | undefined, value: string, ttlMs: number | undefined): Promise<number> {
+  private async write(key: string, expect: '' | '0' | '1', expected: string | undefined, value: string, ttlMs: number | undefined, owner: string | undefined): Promise<number> {
     const ttl = this.checkWrite(key, value, ttlMs);
     const kind = isEphemeralKey(key) ? 'ephemeral' : 'durable';
-    const most = this.bounds.entries[kind];
-    const args = [expect, expected ?? '', value, ttl, String(Date.now()), String(most)];
-    const done = Number(await this.run(() => this.client.eval(WRITE_SCRIPT, 2, this.valueKey(key), this.indexKey(key), ...args)));
-    if (done === -1) throw new TokenStoreFullError(`${most} ${kind} entries`);
-    return done;
+    const { entries } = this.bounds;
+    const most = entries[kind];
+    const args = [expect, expected ?? '', value, ttl, String(Date.now()), String(most), String(entries.share), String(ephemeralPressure(entries.ephemeral))];
+    const keys = [this.valueKey(key), this.indexKey(key), ...(owner !== undefined && kind === 'ephemeral' && ttl !== '' ? [`${this.prefix}owner:${owner}`] : [])];
+    const done = await this.run(() => this.client.eval(WRITE_SCRIPT, keys.length, ...keys, ...args));
+    if (Array.isArray(done)) throw new TokenStoreShareExceededError(entries.share, Number(done[1]));
+    if (Number(done) === -1) throw new TokenStoreFullError(`${most} ${kind} entries`);
+    return Number(done);
   }
 
   /** The TTL argument ('' for none); refuses an empty key, a value over the bound, a bad TTL. */

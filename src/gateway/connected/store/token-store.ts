@@ -1,3 +1,5 @@
+import { CredentialStoreFullError } from '../../upstream-auth/upstream-credentials.js';
+
 /**
  * Where connected accounts are kept: sealed strings under string keys. Every value is sealed (JWE, see
  * `record-sealer.ts`) before it reaches a store, so a store never holds a token, a subject or a secret in plain
@@ -11,14 +13,19 @@ export interface TokenStore {
   /**
    * Writes `sealed` under `key`, for at most `ttlMs` milliseconds when given (tickets, pending flows).
    *
-   * @throws TokenStoreFullError when the store is at its bound (entries or bytes).
+   * @param owner - For an ephemeral entry written for a user (a ticket, a pending flow, a used state): that user's
+   *   `userKey`. A new such entry counts against the user's share of the ephemeral entries (see
+   *   `DEFAULT_TOKEN_STORE_EPHEMERAL_SHARE_DIVISOR`), so that one user cannot fill what every user needs.
+   * @throws TokenStoreFullError when the store is at its bound (entries or bytes); TokenStoreShareExceededError
+   *   when `owner` holds its share while the store is at least half full.
    */
-  set(key: string, sealed: string, ttlMs?: number): Promise<void>;
+  set(key: string, sealed: string, ttlMs?: number, owner?: string): Promise<void>;
   /**
    * Writes `next` only if the current value is `expected` (undefined: absent). Resolves true when written. A
    * refresh that rotates a refresh token writes with it, so two replicas refreshing at once cannot both win.
+   * `owner` as for {@link TokenStore.set}.
    */
-  compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number): Promise<boolean>;
+  compareAndSet(key: string, expected: string | undefined, next: string, ttlMs?: number, owner?: string): Promise<boolean>;
   /** Removes `key`; resolves true when it was there. */
   delete(key: string): Promise<boolean>;
   /** Reads and removes `key` in one step: a one-time value (a connect ticket, a pending authorization). */
@@ -41,9 +48,27 @@ export interface TokenStore {
 }
 
 /** A store refused a write: it holds as many entries or bytes as it is allowed to. */
-export class TokenStoreFullError extends Error {
-  constructor(what: string) {
-    super(`the token store is full (${what})`);
+export class TokenStoreFullError extends CredentialStoreFullError {
+  constructor(what: string, retryAfterMs?: number) {
+    super(`the token store is full (${what})`, retryAfterMs);
     this.name = 'TokenStoreFullError';
+  }
+}
+
+/**
+ * A store refused a new ephemeral entry of one user: that user holds its share of them while the store is at least
+ * half full. Answered 429 with `Retry-After` ({@link CredentialStoreFullError.retryAfterMs}); other users are served.
+ */
+export class TokenStoreShareExceededError extends TokenStoreFullError {
+  /**
+   * @param maxPerOwner - The share: live ephemeral entries one user may hold under pressure.
+   * @param retryAfterMs - Milliseconds until the user's oldest such entry expires, at least 1.
+   */
+  constructor(
+    readonly maxPerOwner: number,
+    retryAfterMs: number,
+  ) {
+    super(`one user's share of ${maxPerOwner} ephemeral entries`, Math.max(1, Math.ceil(retryAfterMs)));
+    this.name = 'TokenStoreShareExceededError';
   }
 }

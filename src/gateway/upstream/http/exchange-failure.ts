@@ -1,7 +1,7 @@
-import { AuthorizationServerUnavailableError, UNAVAILABLE_JSONRPC_CODE } from '../../../core/kernel/errors.js';
+import { AuthorizationServerUnavailableError, RATE_LIMITED_JSONRPC_CODE, UNAVAILABLE_JSONRPC_CODE } from '../../../core/kernel/errors.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../../../core/kernel/store-unavailable.js';
 import { printableOAuthErrorCode } from '../../../http/oauth-error-code.js';
-import { CredentialStoreUnavailableError } from '../../upstream-auth/upstream-credentials.js';
+import { CredentialStoreFullError, CredentialStoreUnavailableError } from '../../upstream-auth/upstream-credentials.js';
 import { UpstreamTokenRefusedError } from '../../upstream-auth/upstream-token-client.js';
 import type { UpstreamFailureReason } from '../upstream.js';
 import { GATEWAY_SHUTDOWN_MESSAGE } from '../gateway-error.js';
@@ -10,7 +10,7 @@ import { GATEWAY_SHUTDOWN_MESSAGE } from '../gateway-error.js';
 export interface ExchangeFailure {
   readonly reason: UpstreamFailureReason;
   /** Status for the client when nothing was sent yet; 502 when absent. */
-  readonly status?: 403 | 502 | 503 | 504;
+  readonly status?: 403 | 429 | 502 | 503 | 504;
   /** Text of the JSON-RPC error; never upstream error text. */
   readonly message?: string;
   /** Node's error code, for logs. */
@@ -51,9 +51,12 @@ export function reset(code: string | undefined): ExchangeFailure {
  * Why the gateway has no credentials for the upstream, for the caller: the authorization server refusing (to
  * exchange this caller's token, or to serve the gateway's client) is 403, as this caller cannot reach the
  * upstream; the server or the gateway's token store unreachable is 503 with `Retry-After` and the unavailable
- * JSON-RPC code (-31503), as the guard answers for its own stores. Neither carries the server's error text.
+ * JSON-RPC code (-31503), as the guard answers for its own stores. The token store full is 503 saying so; this
+ * caller holding its share of it is 429 with `Retry-After` and the rate-limit code (-31429), as for DPoP proofs over
+ * a caller's share. None carries the server's error text.
  */
 export function credentialFailure(error: unknown): ExchangeFailure {
+  if (error instanceof CredentialStoreFullError) return storeFull(error);
   if (error instanceof UpstreamTokenRefusedError) {
     return {
       reason: 'upstream_credentials_refused',
@@ -70,6 +73,26 @@ export function credentialFailure(error: unknown): ExchangeFailure {
         ? "Service unavailable: the gateway's token store could not be reached"
         : "Service unavailable: the upstream MCP server's authorization server could not be reached",
     retryAfter: retryAfter ?? String(STORE_RETRY_AFTER_SECONDS),
+    jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
+  };
+}
+
+/** The token store refused a new entry: full for everyone (503), or this caller's share used up (429). */
+function storeFull(error: CredentialStoreFullError): ExchangeFailure {
+  if (error.retryAfterMs !== undefined) {
+    return {
+      reason: 'upstream_credentials_unavailable',
+      status: 429,
+      message: 'Too many requests: this user holds its share of pending connect links and sign-ins at the gateway; retry later',
+      retryAfter: String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
+      jsonRpcCode: RATE_LIMITED_JSONRPC_CODE,
+    };
+  }
+  return {
+    reason: 'upstream_credentials_unavailable',
+    status: 503,
+    message: "Service unavailable: the gateway's token store is full and cannot take a new connect link right now",
+    retryAfter: String(STORE_RETRY_AFTER_SECONDS),
     jsonRpcCode: UNAVAILABLE_JSONRPC_CODE,
   };
 }

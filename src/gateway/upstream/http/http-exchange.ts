@@ -11,7 +11,7 @@ import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../ht
 import { NO_PROXY_BUFFERING, writeJson } from '../../../http/write-response.js';
 import { insufficientScopeChallenge } from '../../upstream-auth/bearer-challenge.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
-import { markFlowAnswer } from '../../upstream-auth/flow-answer-mark.js';
+import { markFlowAnswer, writeFlowAnswer } from '../../upstream-auth/flow-answer-mark.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
 import { endUpstreamSpan, startUpstreamSpan } from '../upstream-span.js';
@@ -216,7 +216,7 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
    * answered by the flow, and the upstream is not contacted.
    */
   private runWithFlow(credentials: UpstreamCredentials, flow: CallerFlow): void {
-    const request: CallerFlowRequest = { message: this.req.body, auth: this.auth, sessionId: this.sessionId, ...(this.clientCapabilities !== undefined ? { clientCapabilities: this.clientCapabilities } : {}) };
+    const request: CallerFlowRequest = { message: this.req.body, auth: this.auth, sessionId: this.sessionId, httpMethod: this.method, ...(this.clientCapabilities !== undefined ? { clientCapabilities: this.clientCapabilities } : {}) };
     this.flowRequest = request;
     flow
       .prepare(request)
@@ -268,8 +268,11 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     if (!this.clientGone && !this.res.headersSent) {
       // A server set must never serve this answer (one caller's link) to anyone else.
       markFlowAnswer(this.res);
-      writeJson(this.res, answer.status, answer.response);
+      writeFlowAnswer(this.res, answer);
     }
+    // A session ended by the gateway's answer (a DELETE the upstream could not be sent) is forgotten, as when the
+    // upstream answers a DELETE.
+    if (this.method === 'DELETE' && answer.status >= 200 && answer.status < 300 && this.session && !this.settings.sealer) this.settings.sessions.forget(this.session.id);
     this.finish(undefined);
   }
 

@@ -12,6 +12,7 @@ import { refuseSession, type SessionRefusedHook } from '../../../http/session-ga
 import { writeAccepted, writeJson } from '../../../http/write-response.js';
 import { isStatelessRevision, negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js';
 import type { CallerFlow } from '../../upstream-auth/caller-flow.js';
+import { writeFlowAnswer } from '../../upstream-auth/flow-answer-mark.js';
 import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { writeGatewayError } from '../gateway-error.js';
@@ -104,14 +105,14 @@ export class LazyForwarding {
     } catch (error) {
       // The client's DELETE came while this request waited for the opening: the session no longer exists.
       if (error instanceof LazySessionEndedError) return this.refuseUnknown(req, res, context, request);
-      const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, clientCapabilities: capabilities }) : undefined;
+      const answer = this.flow.needsConnection(error) ? this.flow.answer(error, { message, auth: context.auth, sessionId: request.clientId, httpMethod: req.method ?? 'POST', clientCapabilities: capabilities }) : undefined;
       if (!answer) {
         const failure = credentialFailure(error);
         return this.done(res, request, () => writeGatewayError(res, failure.status ?? 502, requestIdOf(message), failure.message ?? 'Bad gateway', failure.retryAfter, failure.jsonRpcCode));
       }
       const value = await answer;
       this.settings.onAnsweredInstead?.(req, value.denied);
-      return this.done(res, request, () => writeJson(res, value.status, value.response));
+      return this.done(res, request, () => writeFlowAnswer(res, value));
     }
     const reopen = (gone: string, authorization: string | undefined): Promise<string> =>
       this.sessions.reopen(lazy, gone, context.auth, this.credentials, target, authorization).then(({ id }) => id);

@@ -26,6 +26,19 @@ function answer(message: JsonRpcMessage | undefined, urlElicitation: boolean, op
 
 const call = (meta?: unknown, method = 'tools/call'): JsonRpcMessage => ({ jsonrpc: '2.0', id: 7, method, params: { name: 'notes_add', arguments: {}, ...(meta ? { _meta: meta } : {}) } });
 
+/** A -32042 with exactly one well-formed URL-mode elicitation, as `URLElicitationRequiredError` requires. */
+function assertUrlElicitationRequired(response: unknown): void {
+  const error = (response as any).error;
+  assert.equal(error.code, JsonRpcErrorCode.UrlElicitationRequired);
+  assert.equal(error.data?.elicitations?.length, 1, JSON.stringify(error));
+  const [elicitation] = error.data.elicitations;
+  assert.deepEqual(Object.keys(elicitation).sort(), ['elicitationId', 'message', 'mode', 'url']);
+  assert.equal(elicitation.mode, 'url');
+  assert.equal(elicitation.url, LINK.href);
+  assert.match(elicitation.elicitationId, /^[0-9a-f-]{36}$/);
+  assert.equal(typeof elicitation.message, 'string');
+}
+
 describe('the connection-required answer', () => {
   it('2026-07-28 with URL elicitation: an input-required result with the URL elicitation and a requestState', async () => {
     const { status, response, made } = await answer(call(STATELESS_META(URL_CAPS)), true);
@@ -70,14 +83,26 @@ describe('the connection-required answer', () => {
     assert.equal((modern.response as any).result.isError, true);
   });
 
-  it('other methods without URL elicitation: error -32042 with the same text; GET/DELETE: 403', async () => {
-    const { status, response } = await answer({ jsonrpc: '2.0', id: 'x', method: 'completion/complete', params: {} }, false);
-    assert.equal(status, 200);
-    assert.equal((response as any).error.code, JsonRpcErrorCode.UrlElicitationRequired);
-    assert.match((response as any).error.message, /Open https:\/\/gateway\.example\/connect\/abc .*retry/);
-    const bare = await answer(undefined, false);
-    assert.equal(bare.status, 403);
-    assert.equal((bare.response as any).id, null);
+  it('other methods without URL elicitation: error -32042 with the link in words and a well-formed data.elicitations', async () => {
+    for (const method of ['completion/complete', 'prompts/get', 'resources/read']) {
+      const { status, response } = await answer({ jsonrpc: '2.0', id: 'x', method, params: {} }, false);
+      assert.equal(status, 200);
+      assertUrlElicitationRequired(response);
+      assert.match((response as any).error.message, /Open https:\/\/gateway\.example\/connect\/abc .*retry/);
+    }
+    // A 2026-07-28 request the input-required pattern does not cover, with or without URL elicitation: the same.
+    for (const declared of [true, false]) assertUrlElicitationRequired((await answer({ jsonrpc: '2.0', id: 2, method: 'completion/complete', params: { _meta: STATELESS_META(declared ? URL_CAPS : {}) } }, declared)).response);
+  });
+
+  it('GET, DELETE and notifications: what the transport expects, with no body and no link made', async () => {
+    const stream = await connectionRequiredAnswer({ message: undefined, urlElicitation: false, httpMethod: 'GET' }, { error: new ConnectionRequiredError('notes', 'not_connected'), link: () => assert.fail('no link for a GET'), mintState: () => assert.fail('no state') });
+    assert.deepEqual({ status: stream.status, response: stream.response, headers: stream.headers }, { status: 405, response: undefined, headers: { Allow: 'POST, DELETE' } });
+    const ended = await answer(undefined, true).catch(() => undefined);
+    assert.equal(ended?.status, 405, 'no method named: a GET');
+    const deleted = await connectionRequiredAnswer({ message: undefined, urlElicitation: true, httpMethod: 'DELETE' }, { error: new ConnectionRequiredError('notes', 'expired'), link: () => assert.fail('no link for a DELETE'), mintState: () => assert.fail('no state') });
+    assert.deepEqual({ status: deleted.status, response: deleted.response }, { status: 200, response: undefined });
+    const notified = await answer({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, false);
+    assert.deepEqual({ status: notified.status, response: notified.response, links: notified.made.links }, { status: 202, response: undefined, links: 0 });
   });
 
   it('a 2026-07-28 request the input-required pattern does not cover never gets one', async () => {

@@ -3,12 +3,12 @@
 // authorization page that sends the browser straight back, and a scripted browser with its own cookies.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
-import { connectionKey, type UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
+import { connectionKey, userKey, type UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
 import { createConnectPages, type ConnectPagesHandler } from '../../../../src/gateway/connected/pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from '../../../../src/gateway/connected/pages/connect-ticket.js';
 import { upstreamCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
@@ -56,6 +56,7 @@ function fakeUpstream(store: ReturnType<typeof createMemoryTokenStore>, sealer: 
       calls.revoke.push({ user, server });
       if (fail.revoke) throw new Error('revocation endpoint unreachable');
       await store.delete(connectionKey(user, server));
+      return 'revoked';
     },
   };
   const server = createServer((req, res) => {
@@ -137,7 +138,8 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const beginCalls = upstream.calls.begin.length;
     const { answer } = await openLinkAndSignIn(b, ticketId, ALICE);
     assert.equal(answer.status, 302, answer.body);
-    assert.deepEqual(upstream.calls.begin.slice(beginCalls), [{ ticketId, server: 'notes', scope: 'notes:read' }]);
+    // The pending authorization counts against alice's share of the store's short-lived entries.
+    assert.deepEqual(upstream.calls.begin.slice(beginCalls), [{ ticketId, server: 'notes', owner: userKey(alice), scope: 'notes:read' }]);
     const toUpstream = new URL(answer.headers.get('location')!);
     assert.equal(toUpstream.origin, upstreamOrigin);
     const back = await b.request(toUpstream);
@@ -375,18 +377,34 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     assert.ok(lines.some((l) => (l as { event?: string; server?: string }).event === 'upstream_failed' && (l as { server?: string }).server === 'flaky'));
   });
 
-  it('starts at most the budgeted sign-ins per minute from the connections page, then answers 429', async () => {
+  it('budgets the sign-ins the connections page starts per client address: one address flooding leaves another its own, under a ceiling for all', async () => {
     const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: origin, store, sealer, timeoutMs: 5_000 });
-    const pages = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port, signInsPerMinute: 2 });
+    const pages = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port, signInsPerMinute: 5, signInsPerAddressPerMinute: 2 });
     const server = createServer((req, res) => void (pages(req, res) || res.writeHead(404).end()));
     const local = await listen(server);
+    // Each from a loopback address of its own (Linux routes all of 127/8 to the loopback interface).
+    const from = (address: string, path = '/connections'): Promise<{ status: number; retryAfter: string | undefined }> =>
+      new Promise((resolve, reject) => {
+        const target = new URL(path, local);
+        const req = httpRequest({ host: '127.0.0.1', port: target.port, path: target.pathname, localAddress: address, timeout: 5_000 }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined });
+        });
+        req.on('timeout', () => req.destroy(new Error('timed out'))).on('error', reject).end();
+      });
     try {
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${local}/connections`, { redirect: 'manual' })).status);
-      assert.deepEqual(statuses, [302, 302, 429]);
+      const flood = [];
+      for (let i = 0; i < 6; i++) flood.push(await from('127.0.0.2'));
+      assert.deepEqual(flood.map((answer) => answer.status), [302, 302, 429, 429, 429, 429], 'one address gets its own budget, then 429');
+      assert.match(flood[2]!.retryAfter ?? '', /^([1-9]|[1-5][0-9]|60)$/);
+      assert.equal((await from('127.0.0.3')).status, 302, 'another address is not locked out by the flood');
+      assert.equal((await from('127.0.0.3')).status, 302);
+      // The ceiling for every address together (5 a minute here) is the last resort.
+      assert.equal((await from('127.0.0.4')).status, 302);
+      assert.equal((await from('127.0.0.5')).status, 429);
       // A connect link draws on no budget: it needs a live ticket.
       const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
-      assert.equal((await fetch(`${local}/connect/${ticketId}`, { redirect: 'manual' })).status, 302);
+      assert.equal((await from('127.0.0.2', `/connect/${ticketId}`)).status, 302);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -397,8 +415,8 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
     const ticketId = await createConnectTicket(store, sealer, { user: { issuer: 'https://other.example', subject: 'carol' }, server: 'notes' });
     const page = await browser().request(`${origin}/connect/${ticketId}`);
     assert.equal(page.status, 403);
-    assert.match(page.body, /cannot connect/);
-    assert.match(page.body, /https:\/\/other\.example/);
+    assert.match(page.body, /cannot be used here/);
+    assert.doesNotMatch(page.body, /other\.example|carol/, 'nothing of the user the link was made for, to whoever holds it');
   });
 
   it('lists the signed-in user\'s connections and disconnects one only with a valid CSRF token from the same origin', async () => {

@@ -22,7 +22,7 @@ let directories = 0;
 const newDirectory = (): string => join(root, `store-${(directories += 1)}`);
 
 describeTokenStoreConformance('directory store', {
-  open: ({ maxEntries }) => createDirectoryTokenStore({ directory: newDirectory(), maxEntries }),
+  open: (bounds) => createDirectoryTokenStore({ directory: newDirectory(), ...bounds }),
   boundsEntries: true,
   skip: false,
 });

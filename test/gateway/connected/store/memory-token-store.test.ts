@@ -6,7 +6,7 @@ import { createMemoryTokenStore } from '../../../../src/gateway/connected/store/
 import { describeTokenStoreConformance } from './token-store-conformance.js';
 
 describeTokenStoreConformance('memory store', {
-  open: ({ maxEntries }) => Promise.resolve(createMemoryTokenStore({ maxEntries, maxBytes: 32 * 1024 })),
+  open: (bounds) => Promise.resolve(createMemoryTokenStore({ ...bounds, maxBytes: 32 * 1024 })),
   boundsEntries: true,
   skip: false,
 });

@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import { TokenStoreFullError, type TokenStore } from '../../../../src/gateway/connected/store/token-store.js';
+import { TokenStoreFullError, TokenStoreShareExceededError, type TokenStore } from '../../../../src/gateway/connected/store/token-store.js';
+
+/** The bounds a store of the suite is opened with. */
+export interface StoreBounds {
+  readonly maxEntries: number;
+  readonly maxEphemeralEntries?: number;
+  readonly maxEphemeralEntriesPerOwner?: number;
+}
 
 /** How a test file gives the suite its stores. */
 export interface ConformanceSubject {
@@ -12,7 +19,7 @@ export interface ConformanceSubject {
    * A new, empty store holding at most `maxEntries` entries where the kind bounds entries, and refusing a value
    * of 20 KiB (directory and Redis: the default 16 KiB per value; memory: 32 KiB in all).
    */
-  open(bounds: { maxEntries: number }): Promise<TokenStore>;
+  open(bounds: StoreBounds): Promise<TokenStore>;
   /** Whether the kind bounds its number of entries (Redis leaves that to its `maxmemory`). */
   boundsEntries: boolean;
   /** Why the suite cannot run here, or false. */
@@ -25,8 +32,8 @@ const WRITERS = 24;
 export function describeTokenStoreConformance(name: string, subject: ConformanceSubject): void {
   describe(`${name}: the TokenStore contract`, { skip: subject.skip, timeout: 20_000 }, () => {
     const opened: TokenStore[] = [];
-    const open = async (maxEntries = 1000): Promise<TokenStore> => {
-      const store = await subject.open({ maxEntries });
+    const open = async (maxEntries = 1000, more: Omit<StoreBounds, 'maxEntries'> = {}): Promise<TokenStore> => {
+      const store = await subject.open({ maxEntries, ...more });
       opened.push(store);
       return store;
     };
@@ -137,6 +144,34 @@ export function describeTokenStoreConformance(name: string, subject: Conformance
       await assert.rejects(store.set('conn:big', big), TokenStoreFullError);
       await assert.rejects(store.compareAndSet('conn:big', undefined, big), TokenStoreFullError);
       assert.equal(await store.get('conn:big'), undefined);
+    });
+
+    test('shares: once half the ephemeral entries are held, one owner past its share is refused (429-style), others are served', async () => {
+      // 10 ephemeral entries, a share of 2: shares hold from 5 entries on.
+      const store = await open(1000, { maxEphemeralEntries: 10, maxEphemeralEntriesPerOwner: 2 });
+      for (let i = 0; i < 5; i += 1) await store.set(`ticket:a${i}`, 'v', 60_000, 'owner-a');
+      const refused = await store.set('ticket:a5', 'v', 60_000, 'owner-a').then(
+        () => assert.fail('the sixth entry of one owner was written'),
+        (error: unknown) => error,
+      );
+      assert.ok(refused instanceof TokenStoreShareExceededError, String(refused));
+      assert.equal(refused.maxPerOwner, 2);
+      assert.ok(refused.retryAfterMs! > 0 && refused.retryAfterMs! <= 60_000, `Retry-After ${refused.retryAfterMs} ms is until the oldest entry expires`);
+      await assert.rejects(store.compareAndSet('flow:a6', undefined, 'v', 60_000, 'owner-a'), TokenStoreShareExceededError);
+      // Every other owner is served within its share; an entry of no owner counts only against the bound.
+      await store.set('ticket:b0', 'v', 60_000, 'owner-b');
+      await store.compareAndSet('ticket:b1', undefined, 'v', 60_000, 'owner-b');
+      await assert.rejects(store.set('ticket:b2', 'v', 60_000, 'owner-b'), TokenStoreShareExceededError);
+      await store.set('login:x', 'v', 60_000);
+      // An owner's existing entry is still rewritten; its deleted and taken ones give it room again.
+      await store.set('ticket:a0', 'again', 60_000, 'owner-a');
+      assert.equal(await store.get('ticket:a0'), 'again');
+      for (const key of ['ticket:a0', 'ticket:a1', 'ticket:a2']) assert.equal(await store.delete(key), true);
+      assert.equal(await store.take('ticket:a3'), 'v');
+      await store.set('ticket:a7', 'v', 60_000, 'owner-a');
+      assert.equal(await store.get('ticket:a7'), 'v');
+      // A durable entry is never counted against a share.
+      await store.set('conn:owner-a:notes', 'v', undefined, 'owner-a');
     });
 
     // Only for the kinds that count their entries: Redis leaves that to its maxmemory (a test always skipped there
