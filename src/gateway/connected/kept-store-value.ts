@@ -1,7 +1,8 @@
 /**
  * One value the gateway learns of an upstream in connected mode and keeps in the token store for every replica and
- * every later run (its profile, the definitions it lists): sealed like every record of the store, under a key of its
- * own, read again now and then, written only when it changed, and written again later when the store refused it.
+ * every later run (its profile, the definitions it lists): sealed like every record of the store, in records of its
+ * own ({@link KeptRecords}: one, or several for a long list), read again now and then, written only when it changed,
+ * and written again later when the store refused it.
  */
 import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
@@ -19,18 +20,72 @@ export interface KeptJson<T> {
   readonly json: string;
 }
 
-/** Options of {@link keptStoreValue}. */
-export interface KeptStoreValueOptions<T> {
+/**
+ * {@link KeptRecords.read}'s answer when the store holds what these records last read or wrote: nothing to open
+ * again (a long list is not read chunk by chunk every time).
+ */
+export const KEPT_RECORDS_UNCHANGED: unique symbol = Symbol('kept records unchanged');
+
+/**
+ * Where a kept value lies in the store: one sealed record ({@link keptSingleRecord}), or several
+ * (`keptChunkedRecords`). Its keys are ones that no user's record, ticket or flow can have.
+ */
+export interface KeptRecords {
+  /**
+   * The value the store holds, opened; undefined when there is none, or it does not open or is not whole; or
+   * {@link KEPT_RECORDS_UNCHANGED}. Rejects when the store cannot be read.
+   */
+  read(): Promise<unknown>;
+  /** Writes `value`, whose JSON is `json`. Rejects when the store refused it (full, unreachable). */
+  write(value: object, json: string): Promise<void>;
+}
+
+/** Options of {@link keptSingleRecord}. */
+export interface KeptSingleRecordOptions {
   readonly store: TokenStore;
   readonly sealer: Sealer;
   /** The store key: one that no user's record, ticket or flow can have. */
   readonly key: string;
+}
+
+/**
+ * A kept value as one record, sealed under `key`: for a value that always fits one store value (a profile).
+ *
+ * @example
+ * const records = keptSingleRecord({ store, sealer, key: 'profile:notes' });
+ * await records.write({ capabilities: {} }, '{"capabilities":{}}');
+ */
+export function keptSingleRecord(options: KeptSingleRecordOptions): KeptRecords {
+  const { store, sealer, key } = options;
+  /** The sealed text last read or written here: the same text is not opened again. */
+  let seen: string | undefined;
+  return {
+    async read() {
+      const sealed = await store.get(key);
+      if (sealed === undefined) return undefined;
+      if (sealed === seen) return KEPT_RECORDS_UNCHANGED;
+      const opened = await sealer.open<unknown>(key, sealed);
+      if (opened !== undefined) seen = sealed;
+      return opened;
+    },
+    async write(value) {
+      const sealed = await sealer.seal(key, value);
+      await store.set(key, sealed);
+      seen = sealed;
+    },
+  };
+}
+
+/** Options of {@link keptStoreValue}. */
+export interface KeptStoreValueOptions<T> {
+  /** Where the value lies in the store. */
+  readonly records: KeptRecords;
   /**
    * The kept part of a value (learnt, or read from the store), or undefined when it has not the value's shape: what
    * is kept and compared is only what this returns.
    */
   readonly keep: (value: unknown) => KeptJson<T> | undefined;
-  /** Largest JSON written to the store, in bytes: a larger value serves this process only. */
+  /** Largest JSON written to the store, in bytes: a larger value serves this process only, and a larger one read is none. */
   readonly maxBytes: number;
   /** Clock, in milliseconds. Default `Date.now`. */
   readonly now?: () => number;
@@ -53,12 +108,13 @@ export interface KeptStoreValue<T> {
  * stored value that does not open, or that `keep` refuses, or larger than `maxBytes`, counts as none.
  *
  * @example
- * const kept = keptStoreValue({ store, sealer, key: 'profile:notes', keep: keptProfileOf, maxBytes: 8_192 });
+ * const records = keptSingleRecord({ store, sealer, key: 'profile:notes' });
+ * const kept = keptStoreValue({ records, keep: keptProfileOf, maxBytes: 8_192 });
  * await kept.learnt({ capabilities: { tools: {} } });
  * await kept.read(); // { capabilities: { tools: {} } }
  */
 export function keptStoreValue<T>(options: KeptStoreValueOptions<T>): KeptStoreValue<T> {
-  const { store, sealer, key, keep } = options;
+  const { records, keep } = options;
   const now = options.now ?? Date.now;
   const fits = (known: KeptJson<T>): boolean => Buffer.byteLength(known.json) <= options.maxBytes;
   let known: KeptJson<T> | undefined;
@@ -75,8 +131,9 @@ export function keptStoreValue<T>(options: KeptStoreValueOptions<T>): KeptStoreV
   const readStored = async (): Promise<T | undefined> => {
     const before = learns;
     try {
-      const sealed = await store.get(key);
-      const found = sealed === undefined ? undefined : keep(await sealer.open<unknown>(key, sealed));
+      const opened = await records.read();
+      if (opened === KEPT_RECORDS_UNCHANGED) return known?.value;
+      const found = opened === undefined ? undefined : keep(opened);
       // Changed in the store since this process last saw it: written by another replica, so newer than the known one.
       if (found !== undefined && fits(found) && found.json !== stored && learns === before) {
         stored = found.json;
@@ -93,7 +150,7 @@ export function keptStoreValue<T>(options: KeptStoreValueOptions<T>): KeptStoreV
     const target = known;
     writing = (async () => {
       try {
-        await store.set(key, await sealer.seal(key, target.value as object));
+        await records.write(target.value as object, target.json);
         stored = target.json;
         if (known === target) unsaved = false;
       } catch {

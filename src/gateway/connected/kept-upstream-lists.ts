@@ -2,7 +2,7 @@
  * The kept lists of an upstream in connected mode ({@link KeptLists}): the tool, prompt and resource template
  * definitions it last listed for a user who had connected it, sealed in the token store beside its profile, each
  * list under a key of its own (`keptStoreValue`: read again across replicas, written only on change, retried after a
- * refusal).
+ * refusal), in as many records as it takes (`keptChunkedRecords`: a reader never sees a mix of two lists).
  *
  * Only definitions are kept, the same for every user of most servers: the fields MCP defines for an item of the
  * list, never its `_meta` nor a vendor's field, which may carry what one user's answer was given. The resources
@@ -12,6 +12,7 @@
 import { formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log-line.js';
 import { LIST_SPECS } from '../../core/policy/policy-rules.js';
 import type { KeptLists } from '../upstream-auth/kept-lists.js';
+import { keptChunkedRecords } from './kept-chunked-records.js';
 import { KEPT_VALUE_RECHECK_MS, keptStoreValue, type KeptJson, type KeptStoreValue } from './kept-store-value.js';
 import { upstreamProfileKey } from './kept-upstream-profile.js';
 import { serverPublicName } from './oauth/gateway-client-urls.js';
@@ -19,11 +20,14 @@ import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
 
 /**
- * Largest list kept in the store, in bytes of JSON: 11 KiB, which sealed (base64url, with its header) stays under
- * the store's 16 KiB a value (`DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES`), so that a write is never refused for its size.
- * A longer list is kept up to the last whole item that fits, and a log line says so once.
+ * Largest list kept in the store, in bytes of JSON: 1 MiB, a few hundred tools with large schemas (a vendor's server
+ * of 90 tools takes 100 to 300 KB). It is cut into records of at most 11 KiB (`MAX_KEPT_CHUNK_BYTES`), each under the
+ * store's 16 KiB a value once sealed: about 100 records for a list of 1 MiB, at most `mostKeptChunks` (187), all
+ * durable keys under `profile:`. A longer list is kept up to the last whole item that fits, and a log line says so
+ * once. Each process holds the lists it knows in memory too, each with its JSON: at most about 6 MiB an upstream (its
+ * three lists), most often far less.
  */
-export const MAX_KEPT_LIST_BYTES = 11 * 1024;
+export const MAX_KEPT_LIST_BYTES = 1024 * 1024;
 
 /**
  * The fields kept of an item of each kept list: those MCP defines (2025-06-18 to 2026-07-28), but `_meta`. The
@@ -42,7 +46,8 @@ interface StoredList {
 }
 
 /**
- * The store key of `server`'s kept list `method`, beside its profile's (server names hold no `:`).
+ * The store key of `server`'s kept list `method` (its head record; its chunks' keys start with it and `:`), beside
+ * its profile's (server names hold no `:`).
  *
  * @example keptListKey('notes', 'tools/list'); // 'profile:notes:tools'
  */
@@ -56,7 +61,10 @@ export interface KeptUpstreamListsOptions {
   readonly sealer: Sealer;
   /** The configuration file's server name, `""` for the single upstream. */
   readonly server: string;
-  /** Receives one log line per list and process when a list was longer than what is kept (`connected_list_cut`). */
+  /**
+   * Receives one log line per list and process when a list was longer than what is kept (`connected_list_cut`):
+   * past {@link MAX_KEPT_LIST_BYTES}, or paged (only its first page is kept).
+   */
   readonly log?: LineSink;
   /** Clock, in milliseconds. Default `Date.now`. */
   readonly now?: () => number;
@@ -77,7 +85,8 @@ export function keptUpstreamLists(options: KeptUpstreamListsOptions): KeptLists 
   for (const [method, fields] of KEPT_FIELDS) {
     const keep = (value: unknown): KeptJson<StoredList> | undefined => keptListOf(value, fields);
     const key = keptListKey(options.server, method);
-    lists.set(method, keptStoreValue({ store: options.store, sealer: options.sealer, key, keep, maxBytes: MAX_KEPT_LIST_BYTES, ...(options.now ? { now: options.now } : {}) }));
+    const records = keptChunkedRecords({ store: options.store, sealer: options.sealer, key, maxBytes: MAX_KEPT_LIST_BYTES });
+    lists.set(method, keptStoreValue({ records, keep, maxBytes: MAX_KEPT_LIST_BYTES, ...(options.now ? { now: options.now } : {}) }));
   }
   /** The lists already said to be cut, so that the log line is written once per list. */
   const told = new Set<string>();
@@ -102,7 +111,7 @@ export function keptUpstreamLists(options: KeptUpstreamListsOptions): KeptLists 
       const paged = typeof (result as Record<string, unknown>).nextCursor === 'string';
       if ((fitting.length < items.length || paged) && options.log && !told.has(method)) {
         told.add(method);
-        const fields = { server: serverPublicName(options.server), list: method, listed: items.length, kept: fitting.length, paged };
+        const fields = { server: serverPublicName(options.server), list: method, listed: items.length, kept: fitting.length, paged, maxBytes: MAX_KEPT_LIST_BYTES };
         writeSafely(options.log, formatLogLine('connected_list_cut', fields));
       }
       await kept.learnt({ items: fitting });

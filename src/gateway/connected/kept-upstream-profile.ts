@@ -3,7 +3,7 @@
  * sealed like every record of the token store, under a key of its own that no user's record can have.
  */
 import { profileOfResult, type KeptProfile, type KeptProfiles } from '../upstream-auth/kept-profile.js';
-import { keptStoreValue, type KeptJson } from './kept-store-value.js';
+import { keptSingleRecord, keptStoreValue, type KeptJson } from './kept-store-value.js';
 import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
 
@@ -41,9 +41,7 @@ export interface KeptUpstreamProfileOptions {
  */
 export function keptUpstreamProfile(options: KeptUpstreamProfileOptions): KeptProfiles {
   const kept = keptStoreValue({
-    store: options.store,
-    sealer: options.sealer,
-    key: upstreamProfileKey(options.server),
+    records: keptSingleRecord({ store: options.store, sealer: options.sealer, key: upstreamProfileKey(options.server) }),
     keep: keptProfileOf,
     maxBytes: MAX_KEPT_PROFILE_BYTES,
     ...(options.now ? { now: options.now } : {}),
