@@ -116,7 +116,9 @@ export function createConnectionRefresh(options: ConnectionRefreshOptions): Conn
     }
     const next = tokenResponseRecord(response, { issuer: record.asIssuer, clientId: record.clientId, requestedAt, previous: record });
     if (await options.store.compareAndSet(key, sealed, await options.sealer.seal(key, next))) return next;
-    // Written meanwhile (a new connection, or a lock held past its time): the stored record wins.
+    // Written meanwhile (a new connection, or a lock held past its time): the stored record wins. The tokens just
+    // issued are not revoked: where they belong to the same grant as the winner's (a refresh from the same
+    // connection), revoking them would revoke the winner's too; they are dropped and expire unused.
     return (await readConnection(options.store, options.sealer, user, options.server))?.record;
   };
 
