@@ -220,6 +220,7 @@ interface EntryBounds {
 /** The store; its methods are the {@link TokenStore}'s. */
 class RedisTokenStore implements TokenStore {
   private readonly client: RedisClient;
+  readonly commandTimeoutMs: number;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -228,6 +229,7 @@ class RedisTokenStore implements TokenStore {
     private readonly health: RedisHealth,
   ) {
     this.client = connection.client;
+    this.commandTimeoutMs = connection.commandTimeoutMs;
   }
 
   get(key: string): Promise<string | undefined> {
