@@ -7,13 +7,16 @@
  * (`<key>:<generation>:<index>`), then the head (`<key>`) names the generation, its count of chunks and the digest of
  * the whole. A reader reads the head, then its chunks: it sees one generation whole, or, when a chunk is missing (the
  * head moved on and the older chunks were deleted), reads the new head once more, else nothing (the value it knew
- * stays). Writers take the store's lock one at a time (across replicas on Redis), and each removes what the head no
- * longer names: the previous generation's chunks, or every stray chunk under the key (a sweep, bounded, on a
- * process's first write and after a removal failed), so that no chunk outlives its generation for long.
+ * stays). Writers take the store's lock one at a time (across replicas on Redis), for as long as their commands can
+ * take on the store, and write the head only over the one they read under it (a writer that outran its lock leaves
+ * the head of the one that went ahead, and removes its own chunks). Each removes what the head no longer names: the
+ * previous generation's chunks, or every stray chunk under the key (a sweep, bounded, on a process's first write and
+ * after a removal failed), so that no chunk outlives its generation for long.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { KEPT_RECORDS_UNCHANGED, type KeptRecords } from './kept-store-value.js';
 import type { Sealer } from './oauth/sealer.js';
+import { lockTtlMs } from './store/lock-ttl.js';
 import type { TokenStore } from './store/token-store.js';
 
 /**
@@ -28,8 +31,22 @@ const CHUNK_OVERHEAD_BYTES = Buffer.byteLength('{"part":""}');
 const MOST_UNIT_BYTES = 6;
 /** Chunks read or written at once: a long list costs a few round trips, not one per chunk in turn. */
 const CHUNKS_AT_ONCE = 8;
-/** How long a writer holds the lock at most, in milliseconds (30 s): a write of every chunk takes far less. */
-const WRITE_LOCK_TTL_MS = 30_000;
+/** One command's longest wait on a store that does not say (a directory on this machine), in milliseconds: 1 s. */
+const LOCAL_COMMAND_MS = 1_000;
+/** Added to the commands' time under the write lock, for sealing the chunks, in milliseconds: 5 s. */
+const WRITE_LOCK_MARGIN_MS = 5_000;
+
+/**
+ * How long a writer of `chunks` chunks holds the lock at most, in milliseconds, on a store whose commands wait at most
+ * `commandTimeoutMs` each: every command under it timing out one after another (the head read and written, each
+ * chunk written, at most `maxChunks` chunks of the generation replaced removed, the stray keys listed), plus
+ * {@link WRITE_LOCK_MARGIN_MS}. A writer still at work when its lock ran out would let a second one start.
+ *
+ * @example keptWriteLockTtlMs(187, 187, 500); // 193 500 on Redis's default command timeout
+ */
+export function keptWriteLockTtlMs(chunks: number, maxChunks: number, commandTimeoutMs = LOCAL_COMMAND_MS): number {
+  return lockTtlMs(3 + chunks + maxChunks, commandTimeoutMs, WRITE_LOCK_MARGIN_MS);
+}
 
 /**
  * The most chunks a JSON text of `maxBytes` bytes (as `JSON.stringify` writes it) takes: in a chunk's part, its `"`
@@ -145,7 +162,7 @@ export function keptChunkedRecords(options: KeptChunkedRecordsOptions): KeptReco
     async write(_value, json) {
       const parts = splitJson(json);
       if (Buffer.byteLength(json) > maxBytes || parts.length > maxChunks) throw new RangeError(`a kept value takes at most ${maxBytes} bytes of JSON`);
-      await store.withLock(`kept:${key}`, WRITE_LOCK_TTL_MS, async () => {
+      await store.withLock(`kept:${key}`, keptWriteLockTtlMs(parts.length, maxChunks, store.commandTimeoutMs), async () => {
         const before = await store.get(key);
         const replaced = before === undefined ? undefined : await openHead(before);
         const generation = randomBytes(9).toString('base64url');
@@ -158,7 +175,9 @@ export function keptChunkedRecords(options: KeptChunkedRecordsOptions): KeptReco
           }
           const head: Head = { generation, chunks: parts.length, digest: digestOf(json) };
           const sealed = await sealer.seal(key, head);
-          await store.set(key, sealed);
+          // Only over the head read under the lock: one that moved since was written by a writer that went ahead
+          // (this lock ran out); its list stands, and these chunks, named by no head, go below.
+          if (!(await store.compareAndSet(key, before, sealed))) throw new Error('another write replaced the kept value first');
           seen = sealed;
         } catch (error) {
           // Not kept: the chunks written so far name nothing.

@@ -1,4 +1,5 @@
 import { createMemoryReplayCache } from '../../core/limits/replay-cache.js';
+import { waitBounded } from '../../core/kernel/bounded-wait.js';
 import { ruleErrorWarnings } from '../../core/policy/rule-error-log.js';
 import { once } from 'node:events';
 import { answerClientErrors } from '../../http/client-error.js';
@@ -673,7 +674,7 @@ async function shutdownGateway(config: GatewayConfig, http: GatewayHttpServer, p
   await parts.connected?.close();
   await parts.pins?.close();
   // Answers just ended still need a moment to flush before their connections go.
-  await Promise.race([closed, delay(500)]);
+  await waitBounded(closed, { timeoutMs: 500 });
   server.closeAllConnections();
   await closed;
   // Every answer has ended: the audit records they made are written before the process goes.

@@ -5,6 +5,7 @@
  */
 import * as client from 'openid-client';
 import { deleteIfUnchanged } from '../store/delete-if-unchanged.js';
+import { lockTtlMs } from '../store/lock-ttl.js';
 import type { TokenStore } from '../store/token-store.js';
 import { connectionKey, userKey, type ConnectionRecord, type UserRef } from './connection-record.js';
 import { readConnection } from './sealed-connections.js';
@@ -35,7 +36,7 @@ export const REFRESH_LOCK_MARGIN_MS = 5_000;
  * @example refreshLockTtlMs(5_000); // 45 000: the default timeout of 5 s
  */
 export function refreshLockTtlMs(timeoutMs: number): number {
-  return REQUESTS_UNDER_REFRESH_LOCK * timeoutMs + REFRESH_LOCK_MARGIN_MS;
+  return lockTtlMs(REQUESTS_UNDER_REFRESH_LOCK, timeoutMs, REFRESH_LOCK_MARGIN_MS);
 }
 
 /** Options of {@link createConnectionRefresh}. */

@@ -59,6 +59,9 @@ export interface RedisTokenStoreOptions {
 export const TOKEN_STORE_LOST = 'the token store (Redis) is unavailable: connected accounts cannot be read or saved until it is back';
 /** The warning when it is back. */
 export const TOKEN_STORE_BACK = 'the token store (Redis) is back: connected accounts are available again';
+/** The warning at start-up when Redis may evict keys (the reason field names its `maxmemory-policy`). */
+export const TOKEN_STORE_MAY_EVICT =
+  "the token store's Redis may evict keys under memory pressure (maxmemory-policy is not noeviction): a connection, a registration or a lock could vanish; set maxmemory-policy noeviction";
 
 /**
  * The {@link RedisTokenStoreOptions.onWarning} that writes each warning as one JSON log line to `sink`:
@@ -68,7 +71,11 @@ export const TOKEN_STORE_BACK = 'the token store (Redis) is back: connected acco
  * await createRedisTokenStore({ url, onWarning: tokenStoreWarnings((line) => process.stderr.write(`${line}\n`)) });
  */
 export function tokenStoreWarnings(sink: LineSink): (message: string, reason?: string) => void {
-  return (message, reason) => emitWarning(sink, message, { store: 'token_store', state: message === TOKEN_STORE_BACK ? 'available' : 'unavailable', ...(reason !== undefined ? { reason } : {}) });
+  return (message, reason) => {
+    // The eviction warning is about a setting, not about whether the store answers.
+    const state = message === TOKEN_STORE_MAY_EVICT ? {} : { state: message === TOKEN_STORE_BACK ? 'available' : 'unavailable' };
+    emitWarning(sink, message, { store: 'token_store', ...state, ...(reason !== undefined ? { reason } : {}) });
+  };
 }
 
 /** Default {@link RedisTokenStoreOptions.keyPrefix}. */
@@ -77,6 +84,8 @@ export const DEFAULT_REDIS_TOKEN_STORE_PREFIX = 'mcp-guard:token-store:';
 const SCAN_COUNT = 1000;
 /** Longest pause between two attempts to take a held lock, in milliseconds. */
 const MAX_LOCK_BACKOFF_MS = 100;
+/** Most members of a kind's index one write at the bound looks at for values gone behind the store's back. */
+const GONE_SWEEP_MEMBERS = 100;
 
 /**
  * Reads and deletes in one step (GETDEL is Redis 6.2+; this runs on any Redis with scripting), with the value's
@@ -95,12 +104,25 @@ return value
  * written for a user, that user's share (a sorted set of the user's value keys, scored by expiry). ARGV: what is
  * expected ('' nothing: a plain set; '0' absence; '1' the value ARGV[2]), the expected value, the next value, its
  * TTL in ms or '', this replica's clock in ms, the most entries of the kind, the user's share, the entries of the
- * kind from which shares hold. A new key finding its kind at the bound drops the index's expired members first, then
- * is refused. A new key of a user holding its share (members expired, taken or deleted dropped first) while the kind
+ * kind from which shares hold, a fraction in [0, 1) and a count of members (the window of the index looked at, below).
+ * A new key finding its kind at the bound drops the index's expired members first, then members whose value is gone,
+ * then is refused. A new key of a user holding its share (members expired, taken or deleted dropped first) while the kind
  * holds at least that many is refused too. Returns 1 when written, 0 when the expected value was not there, -1 when
  * the kind is full, {-2, ms until the user's oldest entry expires} when the user holds its share.
+ *
+ * A member whose value is gone without its ZREM (an operator's plain DEL, an older replica's delete, Redis evicting
+ * under an `allkeys-*` policy) would count for ever. One rule, `drop_gone`, drops such members: over the whole of a
+ * user's share (a share's worth of members), and over a window of the kind's index (ARGV[10] members from the rank
+ * ARGV[9] picks) before a write is refused for the kind's bound, so that a drift of any size is worked off by the
+ * writes that meet it and a write stays bounded work.
  */
 const WRITE_SCRIPT = `
+local function drop_gone(set, first, last)
+  for _, member in ipairs(redis.call('ZRANGE', set, first, last)) do
+    if redis.call('EXISTS', member) == 0 then redis.call('ZREM', set, member) end
+  end
+  return redis.call('ZCARD', set)
+end
 local current = redis.call('GET', KEYS[1])
 if ARGV[1] == '1' then
   if current ~= ARGV[2] then return 0 end
@@ -109,10 +131,7 @@ local now = tonumber(ARGV[5])
 if not current and KEYS[3] then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
-    for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-      if redis.call('EXISTS', member) == 0 then redis.call('ZREM', KEYS[3], member) end
-    end
-    if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
+    if drop_gone(KEYS[3], 0, -1) >= tonumber(ARGV[7]) then
       redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
       if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[8]) then
         local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
@@ -123,7 +142,11 @@ if not current and KEYS[3] then
 end
 if not current and not redis.call('ZSCORE', KEYS[2], KEYS[1]) and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -1 end
+  local held = redis.call('ZCARD', KEYS[2])
+  if held >= tonumber(ARGV[6]) then
+    local first = math.floor(tonumber(ARGV[9]) * math.max(0, held - tonumber(ARGV[10]) + 1))
+    if drop_gone(KEYS[2], first, first + tonumber(ARGV[10]) - 1) >= tonumber(ARGV[6]) then return -1 end
+  end
 end
 if ARGV[4] == '' then
   redis.call('SET', KEYS[1], ARGV[3])
@@ -182,6 +205,7 @@ export async function createRedisTokenStore(options: RedisTokenStoreOptions): Pr
     onLost: (why) => health.lost(why),
     onReady: () => health.back(),
   });
+  await warnWhenRedisMayEvict(connection.client, warn);
   return new RedisTokenStore(connection, options.keyPrefix ?? DEFAULT_REDIS_TOKEN_STORE_PREFIX, { maxValueBytes, entries: bounds }, health);
 }
 
@@ -196,6 +220,7 @@ interface EntryBounds {
 /** The store; its methods are the {@link TokenStore}'s. */
 class RedisTokenStore implements TokenStore {
   private readonly client: RedisClient;
+  readonly commandTimeoutMs: number;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -204,6 +229,7 @@ class RedisTokenStore implements TokenStore {
     private readonly health: RedisHealth,
   ) {
     this.client = connection.client;
+    this.commandTimeoutMs = connection.commandTimeoutMs;
   }
 
   get(key: string): Promise<string | undefined> {
@@ -303,7 +329,7 @@ class RedisTokenStore implements TokenStore {
     const kind = isEphemeralKey(key) ? 'ephemeral' : 'durable';
     const { entries } = this.bounds;
     const most = entries[kind];
-    const args = [expect, expected ?? '', value, ttl, String(Date.now()), String(most), String(entries.share), String(ephemeralPressure(entries.ephemeral))];
+    const args = [expect, expected ?? '', value, ttl, String(Date.now()), String(most), String(entries.share), String(ephemeralPressure(entries.ephemeral)), String(Math.random()), String(GONE_SWEEP_MEMBERS)];
     const keys = [this.valueKey(key), this.indexKey(key), ...(owner !== undefined && kind === 'ephemeral' && ttl !== '' ? [`${this.prefix}owner:${owner}`] : [])];
     const done = await this.run(() => this.client.eval(WRITE_SCRIPT, keys.length, ...keys, ...args));
     if (Array.isArray(done)) throw new TokenStoreShareExceededError(entries.share, Number(done[1]));
@@ -333,6 +359,18 @@ class RedisTokenStore implements TokenStore {
       throw new TokenStoreUnavailableError(`Redis: ${shortRedisReason(why)}`);
     }
   }
+}
+
+/**
+ * One warning ({@link TOKEN_STORE_MAY_EVICT}, with the policy as its reason) when Redis's `maxmemory-policy` is not
+ * `noeviction`. Says nothing when Redis does not answer or refuses CONFIG (managed Redis often does): the policy is
+ * then unknown, and the documentation asks for `noeviction` anyway.
+ */
+async function warnWhenRedisMayEvict(client: RedisClient, warn: (message: string, reason?: string) => void): Promise<void> {
+  if (client.status !== 'ready') return;
+  const answer = await client.config('GET', 'maxmemory-policy').catch(() => undefined);
+  const policy = Array.isArray(answer) ? answer[1] : undefined;
+  if (typeof policy === 'string' && policy !== '' && policy !== 'noeviction') warn(TOKEN_STORE_MAY_EVICT, policy);
 }
 
 /** `text` as a SCAN MATCH pattern that matches it literally: Redis globs treat * ? [ ] and \ specially. */

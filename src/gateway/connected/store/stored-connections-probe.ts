@@ -4,6 +4,7 @@
  * again. A few `conn:` records are sampled, never the whole store, within a bounded time, so that start-up and
  * `check` can say so.
  */
+import { waitBounded } from '../../../core/kernel/bounded-wait.js';
 import { emitWarning, type LineSink } from '../../../core/kernel/log-line.js';
 import type { RecordSealer } from './record-sealer.js';
 import type { TokenStore } from './token-store.js';
@@ -47,16 +48,11 @@ export const STORE_KEY_ROTATION_HINT =
  */
 export async function probeStoredConnections(store: TokenStore, sealer: RecordSealer, options: StoredConnectionsProbeOptions = {}): Promise<StoredConnectionsProbe | undefined> {
   const sample = options.sample ?? STORED_CONNECTIONS_SAMPLE;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? STORED_CONNECTIONS_PROBE_TIMEOUT_MS);
-  });
   try {
-    return await Promise.race([sampleConnections(store, sealer, sample), timedOut]);
+    const end = await waitBounded(sampleConnections(store, sealer, sample), { timeoutMs: options.timeoutMs ?? STORED_CONNECTIONS_PROBE_TIMEOUT_MS });
+    return end.ended === 'settled' ? end.value : undefined;
   } catch {
     return undefined;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

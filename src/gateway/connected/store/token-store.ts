@@ -43,6 +43,11 @@ export interface TokenStore {
    * this machine, which is always there.
    */
   reachable?(): Promise<void>;
+  /**
+   * For a store behind a server (Redis): the longest wait for one command, in milliseconds, so that a caller can
+   * give a lock as long as the commands it runs under it. Absent for a store on this machine.
+   */
+  readonly commandTimeoutMs?: number;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }
