@@ -14,6 +14,7 @@ import { createSessionRegistry, type BoundSession, type SessionRegistry } from '
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
+import type { SessionOpenRefusalReason } from '../session-open-refusal.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { LazySessionEndedError } from './lazy-session-ended.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
@@ -156,14 +157,16 @@ export class LazySessions {
   }
 
   /**
-   * Opens one for `initialize`, bound to the caller of `auth`, and returns its id (random, 32 bytes). A token naming
-   * nobody gets an id that is kept nowhere: its later requests get 404, as for any session.
+   * Opens one for `initialize`, bound to the caller of `auth`, and returns its id (random, 32 bytes); or why it could
+   * not be kept: `'no_identity'` for a token naming nobody, `'busy'` when the registry has no room for it (its
+   * `initialize` alone is larger than `maxBytes`, or every slot is in use). No id is given for a session nobody holds.
    */
-  create(initialize: JsonRpcRequest, auth: AuthInfo): string {
+  create(initialize: JsonRpcRequest, auth: AuthInfo): string | SessionOpenRefusalReason {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text.
-    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, JSON.stringify(initialize).length);
-    return id;
+    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text's bytes.
+    const outcome = this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, Buffer.byteLength(JSON.stringify(initialize)));
+    if (outcome === 'bound') return id;
+    return outcome === 'no_identity' ? 'no_identity' : 'busy';
   }
 
   /** The session `id` names, unless unknown, expired or another caller's. Counts as use. */
