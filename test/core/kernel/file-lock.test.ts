@@ -11,6 +11,19 @@ async function lockNaming(pid: number, overrides: { host?: string; boot?: string
   return `${JSON.stringify({ ...JSON.parse(await lockFileText()), pid, ...overrides })}\n`;
 }
 
+/** Work that holds the lock for `ms`, and the most holders seen inside at once. */
+function holders(ms: number): { holder: () => Promise<void>; most: () => number } {
+  let inside = 0;
+  let most = 0;
+  const holder = async (): Promise<void> => {
+    inside++;
+    most = Math.max(most, inside);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    inside--;
+  };
+  return { holder, most: () => most };
+}
+
 /** The id of a process that has exited. */
 function exitedPid(): number {
   const exited = spawnSync(process.execPath, ['-e', '0']);
@@ -24,16 +37,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('withFileLock', () => {
   it('runs one holder at a time and removes the lock however the work ends', async () => {
     const file = join(dir, 'one-at-a-time.json');
-    let inside = 0;
-    let most = 0;
-    const holder = async (): Promise<void> => {
-      inside++;
-      most = Math.max(most, inside);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      inside--;
-    };
+    const { holder, most } = holders(5);
     await Promise.all(Array.from({ length: 6 }, () => withFileLock(`${file}.lock`, holder)));
-    assert.equal(most, 1);
+    assert.equal(most(), 1);
     await assert.rejects(withFileLock(`${file}.lock`, () => Promise.reject(new Error('work failed'))), /work failed/);
     assert.equal(existsSync(`${file}.lock`), false);
   });
@@ -77,16 +83,9 @@ describe('withFileLock', () => {
     for (let round = 0; round < 10; round++) {
       const lock = join(dir, `abandoned-${round}.json.lock`);
       writeFileSync(lock, await lockNaming(exitedPid()));
-      let inside = 0;
-      let most = 0;
-      const holder = async (): Promise<void> => {
-        inside++;
-        most = Math.max(most, inside);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        inside--;
-      };
+      const { holder, most } = holders(20);
       await Promise.all(Array.from({ length: 6 }, () => withFileLock(lock, holder, { waitMs: 5_000 })));
-      assert.equal(most, 1, `round ${round}`);
+      assert.equal(most(), 1, `round ${round}`);
       assert.equal(existsSync(lock), false);
     }
   });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { assertOneDelete, connectAlice, echo, openedUpstream, openSession, startSetup, stopSetup, type Setup } from './lazy-session-setup.js';
+import { assertOneDelete, connectAlice, echo, openedUpstream, openSession, startSetup, stopSetup, waitForInitialize, type Setup } from './lazy-session-setup.js';
 
 for (const sealed of [false, true]) {
   const secret: Record<string, string> = sealed ? { MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url') } : {};
@@ -24,8 +24,7 @@ for (const sealed of [false, true]) {
       await connectAlice(s, clientId);
       const release = s.upstream.holdInitialize();
       const waiting = echo(s, 'alice', clientId, 'racing').catch(() => undefined);
-      const deadline = Date.now() + 5_000;
-      while (!s.upstream.received.some((entry) => entry.method === 'initialize') && Date.now() < deadline) await sleep(10);
+      await waitForInitialize(s.upstream);
       const stopping = s.gateway.shutdown();
       // Shutdown is under way (nothing else is in flight) before the upstream answers.
       await sleep(300);
