@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import { readSetting } from '../../core/kernel/settings.js';
+import { parseTrustedProxies } from '../../core/kernel/trusted-proxies.js';
 import type { SessionSealKey } from '../../core/session/session-seal.js';
 import type { ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import { gatewayIssuers } from './gateway-issuers.js';
@@ -35,6 +36,8 @@ export interface ConnectedAccountsConfig {
     readonly clientSecret?: string;
   };
   readonly lists: ConnectListsMode;
+  /** Reverse proxies whose `X-Forwarded-For` names the client (`MCP_AUTH_TRUSTED_PROXIES`), validated; `''`: none. */
+  readonly trustedProxies: string;
 }
 
 /** The directory store's place when `MCP_AUTH_TOKEN_STORE` is unset: the user's state directory (XDG). */
@@ -89,6 +92,15 @@ export const CONNECTED_ACCOUNTS_SETTINGS = Object.freeze([
       'What lists show of a server the caller has not connected: "show" lists the tools (definitions only) the server last listed for a connected user, kept in the token store, each caller\'s list filtered by their policies as any list (empty until a connected user has listed it), with a note in the list\'s _meta giving the link to connect it. Calling one of its tools leads to the link too. "hide" keeps nothing and shows neither until the user has connected: pick it for a server whose definitions differ from user to user.',
     defaultValue: 'show',
   },
+  {
+    env: 'MCP_AUTH_TRUSTED_PROXIES',
+    group: 'connected-accounts',
+    flag: '--trusted-proxies',
+    value: '<list>',
+    description:
+      "Reverse proxies in front of the gateway (a TLS-terminating load balancer): comma-separated IP addresses or CIDR ranges. For a request from one of them, the client's address is the right-most X-Forwarded-For address that is not itself one of them, so that the sign-ins the connections page may start per minute and address are counted per client, not for the proxy's one address. Used for that budget only.",
+    defaultValue: 'none: the peer is the client',
+  },
 ] satisfies GatewaySetting[]);
 
 /** The names of {@link CONNECTED_ACCOUNTS_SETTINGS}. */
@@ -117,8 +129,16 @@ export function loadConnectedAccountsConfig(
   const login = problems.check(() => readLogin(settings, context.guard));
   const listsText = readSetting(settings, 'MCP_AUTH_CONNECT_LISTS')?.toLowerCase() ?? 'show';
   if (listsText !== 'show' && listsText !== 'hide') problems.add('MCP_AUTH_CONNECT_LISTS', `is "${listsText}"; use show or hide`);
-  if (store === undefined || storeKeys === undefined || login === undefined) return undefined;
-  return { store, storeKeys, login, lists: listsText === 'hide' ? 'hide' : 'show' };
+  const trustedProxies = readSetting(settings, 'MCP_AUTH_TRUSTED_PROXIES') ?? '';
+  const proxiesValid = problems.check(() => {
+    try {
+      return parseTrustedProxies(trustedProxies);
+    } catch (error) {
+      throw new ConfigurationError('MCP_AUTH_TRUSTED_PROXIES', (error as Error).message);
+    }
+  });
+  if (store === undefined || storeKeys === undefined || login === undefined || proxiesValid === undefined) return undefined;
+  return { store, storeKeys, login, lists: listsText === 'hide' ? 'hide' : 'show', trustedProxies };
 }
 
 function readTokenStore(settings: Readonly<Record<string, string | undefined>>, env: Readonly<Record<string, string | undefined>> | undefined): TokenStoreConfig {

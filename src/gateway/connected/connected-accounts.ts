@@ -31,6 +31,7 @@ import { createCachedRecords } from './store/cached-token-store.js';
 import type { TokenStore } from './store/token-store.js';
 import { tokenStoreWarnings } from './store/redis-token-store.js';
 import { formatLogLine, writeSafely, writeWarningToStderr, type LineSink } from '../../core/kernel/log-line.js';
+import { parseTrustedProxies } from '../../core/kernel/trusted-proxies.js';
 import { warnWhenStoredConnectionsDoNotOpen } from './store/stored-connections-probe.js';
 import type { ConnectPageEvent } from './pages/page-context.js';
 
@@ -139,6 +140,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
       ...(config.login.clientSecret !== undefined ? { clientSecret: config.login.clientSecret } : {}),
     }),
     port,
+    trustedProxies: parseTrustedProxies(config.trustedProxies),
     ...(options.log ? { log: pageLines(options.log) } : {}),
     extraRoute: (req, res, url) => serveClientMetadata(req, res, url, origin, servedDocuments),
   });

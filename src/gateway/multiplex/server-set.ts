@@ -11,6 +11,7 @@ import type { GuardHttpResponse } from '../../core/guard/create-guard.js';
 import { JSON_MEDIA_TYPE } from '../../http/media-type.js';
 import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
+import { writeSessionOpenRefusal } from '../upstream/session-open-refusal.js';
 import { DEFAULT_LIST_TIMEOUT_MS, type Upstream } from '../upstream/upstream.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
 import { CompositeSessions, type CompositeSession, type MemberSession } from './composite-sessions.js';
@@ -626,8 +627,7 @@ type MemberRoute = Extract<MessageRoute, { to: 'member' }>;
 
 /** The answer to an `initialize` whose session could not be opened. */
 function writeSessionRefusal(res: ServerResponse, id: JsonRpcRequest['id'], refusal: 'no_identity' | 'busy' | 'unsealable'): void {
-  if (refusal === 'busy') writeJson(res, 429, jsonRpcError(id, JsonRpcErrorCode.RateLimited, 'Too many sessions: end one (DELETE) or try again later'), { 'Retry-After': '1' });
-  else if (refusal === 'no_identity') writeJson(res, 403, jsonRpcError(id, JsonRpcErrorCode.Forbidden, 'Sessions need a token naming a subject or a client'));
+  if (refusal !== 'unsealable') writeSessionOpenRefusal(res, id, refusal);
   else writeGatewayError(res, 502, id, 'Bad gateway: the servers\' sessions do not fit in a sealed session id');
 }
 

@@ -37,6 +37,17 @@ describe('connected accounts: settings', () => {
     assert.match(problems.join('\n'), /MCP_AUTH_CONNECT_LISTS: is "maybe"; use show or hide/);
   });
 
+  it('reads the trusted proxies, and names a bad entry in the one start-up error with the other problems', () => {
+    assert.equal(loadGatewayConfig(connected).connectedAccounts?.trustedProxies, '', 'none by default');
+    assert.equal(loadGatewayConfig({ ...connected, MCP_AUTH_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.7, 2001:db8::/32' }).connectedAccounts?.trustedProxies, '10.0.0.0/8, 192.0.2.7, 2001:db8::/32');
+    for (const bad of ['proxy.example', '10.0.0.0/33', '10.0.0.1/8/2', '2001:db8::/129', '10.0.0.0/x']) {
+      const problems = problemsOf(() => loadGatewayConfig({ ...connected, MCP_AUTH_CONNECT_LISTS: 'maybe', MCP_AUTH_TRUSTED_PROXIES: `127.0.0.1, ${bad}` }));
+      assert.equal(problems.length, 2, problems.join('\n'));
+      assert.ok(problems.includes(`MCP_AUTH_TRUSTED_PROXIES: has "${bad}", which is neither an IP address nor a CIDR range (e.g. 10.0.0.0/8 or 2001:db8::/32)`), problems.join('\n'));
+    }
+    assert.match(problemsOf(() => loadGatewayConfig({ ...base, MCP_AUTH_TRUSTED_PROXIES: '127.0.0.1' })).join('\n'), /MCP_AUTH_TRUSTED_PROXIES: does nothing without an upstream in connected mode/);
+  });
+
   it('refuses a weak key, a Redis store without Redis, a secret without its client, and settings that would do nothing', () => {
     assert.match(problemsOf(() => loadGatewayConfig({ ...connected, MCP_AUTH_TOKEN_STORE_SECRET: 'short' })).join('\n'), /MCP_AUTH_TOKEN_STORE_SECRET: .*openssl rand/);
     assert.match(problemsOf(() => loadGatewayConfig({ ...connected, MCP_AUTH_TOKEN_STORE: 'redis' })).join('\n'), /MCP_AUTH_TOKEN_STORE: is "redis" but MCP_AUTH_REDIS_URL is not set/);

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { assertOneDelete, connectAlice, connectThroughSession, deleteSession, deletes, echo, openedUpstream, openSession, startSetup, stopSetup, waitForDeletes, type Setup } from './lazy-session-setup.js';
+import { assertOneDelete, connectAlice, connectThroughSession, deleteSession, deletes, echo, openedUpstream, openSession, startSetup, stopSetup, waitForDeletes, waitForInitialize, type Setup } from './lazy-session-setup.js';
 
 for (const sealed of [false, true]) {
   const secret: Record<string, string> = sealed ? { MCP_AUTH_SESSION_SECRET: randomBytes(32).toString('base64url') } : {};
@@ -30,8 +30,7 @@ for (const sealed of [false, true]) {
       await connectAlice(s, clientId);
       const release = s.upstream.holdInitialize();
       const waiting = echo(s, 'alice', clientId, 'racing');
-      const deadline = Date.now() + 5_000;
-      while (!s.upstream.received.some((entry) => entry.method === 'initialize') && Date.now() < deadline) await sleep(10);
+      await waitForInitialize(s.upstream);
       assert.equal(await deleteSession(s, 'alice', clientId), 200, 'the session is ended for the client at once');
       release();
       const answer = await waiting;

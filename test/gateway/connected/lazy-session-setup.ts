@@ -102,6 +102,12 @@ export async function connectThroughSession(setup: Setup): Promise<{ clientId: s
   return { clientId, ...openedUpstream(setup) };
 }
 
+/** Waits (up to 5 s) until the upstream has received an `initialize` (one it may be holding). */
+export async function waitForInitialize(upstream: SessionUpstream): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!upstream.received.some((entry) => entry.method === 'initialize') && Date.now() < deadline) await sleep(10);
+}
+
 /** The DELETEs the upstream received. */
 export const deletes = (upstream: SessionUpstream): Received[] => upstream.received.filter((entry) => entry.httpMethod === 'DELETE');
 

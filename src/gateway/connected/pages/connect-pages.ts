@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthorizationServerUnavailableError } from '../../../core/kernel/errors.js';
+import { parseTrustedProxies, type TrustedProxies } from '../../../core/kernel/trusted-proxies.js';
 import { serverPublicName } from '../oauth/gateway-client-urls.js';
 import { TokenStoreFullError, TokenStoreShareExceededError, type TokenStore } from '../store/token-store.js';
 import { sendLoginFailed, serveLoginCallback, serveUpstreamCallback, whatToCheck } from './connect-callback-page.js';
@@ -46,6 +47,11 @@ export interface ConnectPagesOptions {
   signInsPerMinute?: number;
   /** Sign-ins the connections page may start per minute from one address group. Default {@link DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE} (10). */
   signInsPerAddressPerMinute?: number;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client, for the sign-in budget per address only
+   * (`MCP_AUTH_TRUSTED_PROXIES`). Default none: the peer is the client.
+   */
+  trustedProxies?: TrustedProxies;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
 }
@@ -77,6 +83,7 @@ export function createConnectPages(options: ConnectPagesOptions): ConnectPagesHa
       perAddress: options.signInsPerAddressPerMinute ?? DEFAULT_SIGN_INS_PER_ADDRESS_PER_MINUTE,
       ...(options.now ? { now: options.now } : {}),
     }),
+    trustedProxies: options.trustedProxies ?? parseTrustedProxies(''),
     log: (event: ConnectPageEvent) => {
       try {
         // The single upstream has no name of its own: its lines say "upstream", as its client metadata document does.

@@ -26,7 +26,8 @@ export async function serveConnections(ctx: PageContext, req: IncomingMessage, r
   const session = await readLoginSession(ctx, req);
   if (!session) {
     // Counted per client address group: a source starting sign-ins in a loop spends its own budget, not everyone's.
-    const retryAfter = ctx.signInBudget(addressGroup(req.socket.remoteAddress));
+    // Behind trusted reverse proxies the client is the one their X-Forwarded-For names, not the proxy.
+    const retryAfter = ctx.signInBudget(addressGroup(ctx.trustedProxies.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'])));
     if (retryAfter !== undefined) {
       ctx.log({ event: 'busy' });
       sendPage(res, 429, 'Try again shortly', html`<p>Too many sign-ins were started from your network in the last minute. Try again in a minute.</p>`, { 'Retry-After': String(retryAfter) });

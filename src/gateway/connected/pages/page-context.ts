@@ -3,6 +3,7 @@
  * log of outcomes. A log line names the outcome, the server and a digest of the user; never a subject, a token, a
  * code, a state or a ticket id.
  */
+import type { TrustedProxies } from '../../../core/kernel/trusted-proxies.js';
 import { userKey, type UserRef } from '../oauth/connection-record.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { GatewayLogin } from './gateway-login.js';
@@ -80,6 +81,8 @@ export interface PageContext {
   readonly sessionTtlMs: number;
   /** Sign-ins the connections page may still start, per client address group. */
   readonly signInBudget: SignInBudget;
+  /** Reverse proxies whose `X-Forwarded-For` names the client: for the sign-in budget only. */
+  readonly trustedProxies: TrustedProxies;
   readonly now: () => number;
   log(event: ConnectPageEvent): void;
 }

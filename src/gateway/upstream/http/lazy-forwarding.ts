@@ -16,6 +16,7 @@ import { writeFlowAnswer } from '../../upstream-auth/flow-answer-mark.js';
 import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { writeGatewayError } from '../gateway-error.js';
+import { writeSessionOpenRefusal } from '../session-open-refusal.js';
 import { credentialFailure } from './exchange-failure.js';
 import { HttpExchange, type HttpUpstreamSettings, type LazySessionIds, type SealedSessionInUse } from './http-exchange.js';
 import { LazySessionEndedError } from './lazy-session-ended.js';
@@ -126,6 +127,8 @@ export class LazyForwarding {
     const kept = profileAtRevision(await this.credentials.profile?.read(), negotiatedSessionVersion(initialize.params?.protocolVersion));
     const profile = kept ?? this.sessions.profile;
     const id = this.sessions.create(initialize, context.auth);
+    // Not kept (a token naming nobody, no room): refused as every session the gateway opens itself, never an id nobody holds.
+    if (id === 'no_identity' || id === 'busy') return writeSessionOpenRefusal(res, initialize.id, id);
     const result = { jsonrpc: '2.0', id: initialize.id, result: lazyInitializeResult(initialize, this.serverInfo, profile) };
     if (this.settings.sealer) {
       return this.settings.sealer.seal(id, context.auth).then(
@@ -133,8 +136,11 @@ export class LazyForwarding {
         () => writeGatewayError(res, 502, initialize.id, 'Bad gateway: the session could not be sealed'),
       );
     }
-    // A token naming nobody is not bound: its later requests naming the session get 404, as for any session.
-    this.settings.sessions.bind(id, context.auth);
+    // The gate holds it too: without room there either, the session is let go and refused alike.
+    if (this.settings.sessions.bind(id, context.auth) !== 'bound') {
+      this.sessions.drop(id);
+      return writeSessionOpenRefusal(res, initialize.id, 'busy');
+    }
     writeJson(res, 200, result, { 'Mcp-Session-Id': id });
   }
 

@@ -8,15 +8,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AuthInfo } from '../../../core/kernel/auth-info.js';
+import { waitBounded } from '../../../core/kernel/bounded-wait.js';
 import { negotiatedSessionVersion } from '../../../core/mcp/protocol-version.js';
 import { createSessionRegistry, type BoundSession, type SessionRegistry } from '../../../core/session/session-registry.js';
 import type { JsonRpcRequest } from '../../../core/wire/jsonrpc.js';
 import { JSON_MEDIA_TYPE, MCP_POST_ACCEPT } from '../../../http/media-type.js';
 import { profileAtRevision } from '../../upstream-auth/kept-profile.js';
+import type { SessionOpenRefusalReason } from '../session-open-refusal.js';
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { LazySessionEndedError } from './lazy-session-ended.js';
 import { readUpstreamProfile, type UpstreamProfile } from './upstream-profile.js';
-import type { UpstreamSessionToEnd } from './upstream-session-ends.js';
+import { SHUTDOWN_SESSION_ENDS_TIMEOUT_MS, type UpstreamSessionToEnd } from './upstream-session-ends.js';
 
 /** Prefix of the ids of sessions opened by the gateway, so that they are told from the upstream's at a glance. */
 const LAZY_PREFIX = 'mcpg-lazy-';
@@ -67,7 +69,7 @@ export interface LazySessionBounds {
   /**
    * Called when the gateway forgets a session (idle expiry, eviction at a bound) whose upstream session it opened,
    * with what ends that one, once no request of the session is in progress any more; at once at shutdown; and for an
-   * upstream session whose opening completed after the client ended its session. Not called for a session the client
+   * upstream session whose opening completed after the client ended its session or shutdown began. Not called for a session the client
    * ended itself once open (its DELETE is forwarded), nor for an upstream that keeps no sessions. Default none: the
    * upstream expires its sessions itself.
    */
@@ -113,6 +115,8 @@ export class LazySessions {
   profile: UpstreamProfile | undefined;
   private readonly states = new WeakMap<LazySession, LazySessionState>();
   private readonly sweepTimer: NodeJS.Timeout | undefined;
+  /** Openings of upstream sessions in progress: shutdown waits for them, so that what they open is ended. */
+  private readonly openings = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(private readonly bounds: LazySessionBounds) {
@@ -134,12 +138,17 @@ export class LazySessions {
 
   /**
    * Shutdown: stops the sweep and forgets every session, handing over at once each upstream session opened (requests
-   * in progress are being ended with the gateway); one whose opening completes afterwards is handed over as it does.
+   * in progress are being ended with the gateway). Resolves once every opening in progress has completed, each handing
+   * over the upstream session it opened as it does, or after `timeoutMs`, in milliseconds (default
+   * {@link SHUTDOWN_SESSION_ENDS_TIMEOUT_MS}; the openings left go on
+   * unawaited: what they open is left for the upstream to expire). So that what is handed over is still ended, the
+   * caller closes what ends them only afterwards. Never rejects.
    */
-  close(): void {
+  async close(timeoutMs = SHUTDOWN_SESSION_ENDS_TIMEOUT_MS): Promise<void> {
     clearInterval(this.sweepTimer);
     this.closed = true;
     this.registry.clear();
+    if (this.openings.size > 0) await waitBounded(Promise.allSettled([...this.openings]), { timeoutMs });
   }
 
   /** Whether `id` names a session the gateway opened (by its shape: the id itself may be unknown here). */
@@ -148,14 +157,16 @@ export class LazySessions {
   }
 
   /**
-   * Opens one for `initialize`, bound to the caller of `auth`, and returns its id (random, 32 bytes). A token naming
-   * nobody gets an id that is kept nowhere: its later requests get 404, as for any session.
+   * Opens one for `initialize`, bound to the caller of `auth`, and returns its id (random, 32 bytes); or why it could
+   * not be kept: `'no_identity'` for a token naming nobody, `'busy'` when the registry has no room for it (its
+   * `initialize` alone is larger than `maxBytes`, or every slot is in use). No id is given for a session nobody holds.
    */
-  create(initialize: JsonRpcRequest, auth: AuthInfo): string {
+  create(initialize: JsonRpcRequest, auth: AuthInfo): string | SessionOpenRefusalReason {
     const id = `${LAZY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text.
-    this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, JSON.stringify(initialize).length);
-    return id;
+    // What the session retains is the client's `initialize`, as large as the body limit: counted by its JSON text's bytes.
+    const outcome = this.registry.bind(id, auth, { initialize, caller: { ...auth, token: '' } }, Buffer.byteLength(JSON.stringify(initialize)));
+    if (outcome === 'bound') return id;
+    return outcome === 'no_identity' ? 'no_identity' : 'busy';
   }
 
   /** The session `id` names, unless unknown, expired or another caller's. Counts as use. */
@@ -222,7 +233,8 @@ export class LazySessions {
         }
         session.upstreamId = id;
         session.opening = undefined;
-        if (this.stateOf(session).ended) {
+        // Closed meanwhile: the requests still in progress are being ended with the gateway.
+        if (this.stateOf(session).ended || this.closed) {
           this.endUpstream(session);
           throw new LazySessionEndedError();
         }
@@ -233,7 +245,10 @@ export class LazySessions {
         throw this.stateOf(session).ended ? new LazySessionEndedError() : error;
       },
     );
-    return session.opening;
+    const opening = session.opening;
+    this.openings.add(opening);
+    void opening.catch(() => undefined).finally(() => this.openings.delete(opening));
+    return opening;
   }
 
   private stateOf(session: LazySession): LazySessionState {

@@ -34,7 +34,7 @@ import { HttpExchange, type HttpUpstreamSettings, type SealedSessionInUse } from
 import { checkIdentityHeaders, type IdentityHeaderNames } from './identity-headers.js';
 import { isSessionInitialize, LazyForwarding } from './lazy-forwarding.js';
 import { LazySessions, type LazySessionBounds } from './lazy-sessions.js';
-import { UpstreamSessionEnds } from './upstream-session-ends.js';
+import { SHUTDOWN_SESSION_ENDS_TIMEOUT_MS, UpstreamSessionEnds } from './upstream-session-ends.js';
 
 
 /** Options of {@link createUpstreamProxy}. */
@@ -155,8 +155,11 @@ class HttpUpstreamForwarder {
    */
   close(): Promise<void> | undefined {
     this.closed = true;
-    this.lazySessions?.close();
-    return this.sessionEnds?.close();
+    const { lazySessions, sessionEnds } = this;
+    if (!lazySessions || !sessionEnds) return undefined;
+    // One bound for both steps: the openings in progress hand over what they open before the ends close.
+    const deadline = Date.now() + SHUTDOWN_SESSION_ENDS_TIMEOUT_MS;
+    return lazySessions.close(SHUTDOWN_SESSION_ENDS_TIMEOUT_MS).then(() => sessionEnds.close(Math.max(0, deadline - Date.now())));
   }
 
   /** The gate's registry forgot `id` (evicted, expired): a session the gateway opened is forgotten in its own store too. */

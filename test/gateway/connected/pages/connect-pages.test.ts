@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../../examples/dev/authorization-server.js';
 import { connectionKey, userKey, type UserRef } from '../../../../src/gateway/connected/oauth/connection-record.js';
+import { parseTrustedProxies } from '../../../../src/core/kernel/trusted-proxies.js';
 import { createConnectPages, type ConnectPagesHandler } from '../../../../src/gateway/connected/pages/connect-pages.js';
 import { createConnectTicket, readConnectTicket } from '../../../../src/gateway/connected/pages/connect-ticket.js';
 import { upstreamCallbackUrl } from '../../../../src/gateway/connected/oauth/gateway-client-urls.js';
@@ -405,6 +406,39 @@ describe('connected-account pages', { timeout: 30_000 }, () => {
       // A connect link draws on no budget: it needs a live ticket.
       const ticketId = await createConnectTicket(store, sealer, { user: alice, server: 'notes' });
       assert.equal((await from('127.0.0.2', `/connect/${ticketId}`)).status, 302);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('behind a trusted proxy, budgets per client its X-Forwarded-For names; an untrusted peer\'s header is ignored', async () => {
+    const login = createGatewayLogin({ issuer: as.issuer, clientId: LOGIN_CLIENT.id, clientSecret: LOGIN_CLIENT.secret, gatewayOrigin: origin, store, sealer, timeoutMs: 5_000 });
+    const trustedProxies = parseTrustedProxies('127.0.0.1, 127.0.1.0/24');
+    const pages = createConnectPages({ gatewayOrigin: origin, store, sealer, login, port: upstream.port, signInsPerMinute: 100, signInsPerAddressPerMinute: 2, trustedProxies });
+    const server = createServer((req, res) => void (pages(req, res) || res.writeHead(404).end()));
+    const local = await listen(server);
+    const from = (address: string, forwardedFor?: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const target = new URL('/connections', local);
+        const headers = forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor };
+        const req = httpRequest({ host: '127.0.0.1', port: target.port, path: target.pathname, localAddress: address, headers, timeout: 5_000 }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('timeout', () => req.destroy(new Error('timed out'))).on('error', reject).end();
+      });
+    try {
+      // Two users behind the proxy (127.0.0.1): each has a budget of their own.
+      assert.deepEqual([await from('127.0.0.1', '198.51.100.1'), await from('127.0.0.1', '198.51.100.1'), await from('127.0.0.1', '198.51.100.1')], [302, 302, 429]);
+      assert.equal(await from('127.0.0.1', '198.51.100.2'), 302, 'another user behind the same proxy is not locked out');
+      // The right-most address that is no trusted proxy: a chain of two proxies, and a forged left-most entry.
+      assert.equal(await from('127.0.0.1', '198.51.100.1, 198.51.100.2, 127.0.1.9'), 302, "198.51.100.2's second");
+      assert.equal(await from('127.0.0.1', '198.51.100.2'), 429, '198.51.100.2 has spent its two');
+      // An untrusted peer's header names nobody: its sign-ins are its own address's, whatever it writes.
+      assert.deepEqual([await from('127.0.0.7', '203.0.113.1'), await from('127.0.0.7', '203.0.113.2'), await from('127.0.0.7', '203.0.113.3')], [302, 302, 429]);
+      // The proxy's own requests with no header count as the proxy's.
+      assert.deepEqual([await from('127.0.0.1'), await from('127.0.0.1'), await from('127.0.0.1')], [302, 302, 429]);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
