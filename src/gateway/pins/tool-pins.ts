@@ -114,6 +114,9 @@ export class ToolPins {
    * that cannot be read keeps the pins in force, with a warning.
    */
   async reload(trigger: string): Promise<void> {
+    // A reload asked for (SIGHUP) reads the store itself and says what it finds: it does not join a periodic re-read
+    // in flight, which says a lasting problem only once a minute.
+    while (trigger !== 'changed' && this.reloading !== undefined) await this.reloading;
     return (this.reloading ??= this.readAgain(trigger).finally(() => (this.reloading = undefined)));
   }
 
