@@ -1,4 +1,5 @@
 import { checkInteger } from '../kernel/settings.js';
+import { defaultCallerShare, sharePressure } from './caller-share.js';
 
 /**
  * Remembers the one-time identifiers of DPoP proofs (`jti`, RFC 9449 §11.1) for as long as a proof could be
@@ -50,24 +51,8 @@ export class ReplayShareExceededError extends Error {
 /** Default {@link MemoryReplayCacheOptions.maxEntries}. */
 export const DEFAULT_REPLAY_CACHE_MAX_ENTRIES = 100_000;
 
-/**
- * Default share of one caller, as a divisor of `maxEntries`: a caller may hold 1 % of the cache (1 000 live claims
- * with the default `maxEntries`), and at least one.
- */
-const DEFAULT_CALLER_SHARE_DIVISOR = 100;
-
-/** Default {@link MemoryReplayCacheOptions.maxEntriesPerCaller} with the default `maxEntries`: 1 % of it. */
-export const DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER = DEFAULT_REPLAY_CACHE_MAX_ENTRIES / DEFAULT_CALLER_SHARE_DIVISOR;
-
-/**
- * The default share of a cache of `maxEntries`: 1 % of it, at least one.
- *
- * @example
- * defaultReplayShare(100_000); // 1000
- */
-function defaultReplayShare(maxEntries: number): number {
-  return Math.max(1, Math.floor(maxEntries / DEFAULT_CALLER_SHARE_DIVISOR));
-}
+/** Default {@link MemoryReplayCacheOptions.maxEntriesPerCaller} with the default `maxEntries`: 1 % of it (see `caller-share.ts`). */
+export const DEFAULT_REPLAY_CACHE_MAX_ENTRIES_PER_CALLER = defaultCallerShare(DEFAULT_REPLAY_CACHE_MAX_ENTRIES);
 
 /** Options of {@link createMemoryReplayCache}. */
 export interface MemoryReplayCacheOptions {
@@ -125,10 +110,10 @@ interface Claim {
  */
 export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}): MemoryReplayCache {
   const maxEntries = checkInteger(options.maxEntries, 'maxEntries', DEFAULT_REPLAY_CACHE_MAX_ENTRIES, { min: 1 });
-  const maxPerCaller = checkInteger(options.maxEntriesPerCaller, 'maxEntriesPerCaller', defaultReplayShare(maxEntries), { min: 1 });
+  const maxPerCaller = checkInteger(options.maxEntriesPerCaller, 'maxEntriesPerCaller', defaultCallerShare(maxEntries), { min: 1 });
   const now = options.now ?? Date.now;
   // From here on the shares are enforced: below it no caller is limited, and one caller alone can reach no further.
-  const pressure = Math.ceil(maxEntries / 2);
+  const pressure = sharePressure(maxEntries);
   const claims = new Map<string, Claim>();
   const holders = new Map<string, Holder>();
 

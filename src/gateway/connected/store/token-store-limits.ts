@@ -1,4 +1,6 @@
 /** The bounds every persistent token store applies unless told otherwise. */
+import { DEFAULT_CALLER_SHARE_DIVISOR, defaultCallerShare, sharePressure } from '../../../core/limits/caller-share.js';
+
 
 /**
  * Default most durable entries a store keeps: a connection per user and server, the registered clients and the
@@ -16,27 +18,16 @@ export const DEFAULT_TOKEN_STORE_MAX_VALUE_BYTES = 16 * 1024;
 export const DEFAULT_TOKEN_STORE_MAX_EPHEMERAL_ENTRIES = 20_000;
 
 /**
- * Default share of one user, as a divisor of the most ephemeral entries: while the store holds at least half its
- * most ephemeral entries, a user holding 1 % of them (200 with the defaults) gets no new one until its oldest expires,
- * as the DPoP replay cache shares itself between callers. Below half, nobody is limited; one user alone thus fills
- * at most half, and the other half stays for the users within their share.
+ * Default share of one user, as a divisor of the most ephemeral entries (1 %: 200 with the defaults), enforced once
+ * the store is half full, as the DPoP replay cache shares itself (see `core/limits/caller-share.ts`).
  */
-export const DEFAULT_TOKEN_STORE_EPHEMERAL_SHARE_DIVISOR = 100;
+export const DEFAULT_TOKEN_STORE_EPHEMERAL_SHARE_DIVISOR = DEFAULT_CALLER_SHARE_DIVISOR;
 
-/**
- * The default share of one user of a store of `maxEphemeralEntries`: 1 %, at least one.
- *
- * @example
- * defaultEphemeralShare(20_000); // 200
- */
-export function defaultEphemeralShare(maxEphemeralEntries: number): number {
-  return Math.max(1, Math.floor(maxEphemeralEntries / DEFAULT_TOKEN_STORE_EPHEMERAL_SHARE_DIVISOR));
-}
+/** The default share of one user of a store of `maxEphemeralEntries`: 1 %, at least one. */
+export const defaultEphemeralShare: (maxEphemeralEntries: number) => number = defaultCallerShare;
 
 /** How many ephemeral entries a store must hold before the users' shares are enforced: half its most, rounded up. */
-export function ephemeralPressure(maxEphemeralEntries: number): number {
-  return Math.ceil(maxEphemeralEntries / 2);
-}
+export const ephemeralPressure: (maxEphemeralEntries: number) => number = sharePressure;
 
 /**
  * Prefixes of the keys that are kept until removed: connections, registered clients and upstreams' profiles. Every
