@@ -15,6 +15,7 @@ import { compilePolicy } from '../../core/policy/compile-policy.js';
 import { loadPolicyFile } from '../../core/policy/load-policy-file.js';
 import type { PolicyDefinition } from '../../core/policy/policy-definition.js';
 import { checkUpstreamName } from '../upstream/upstream.js';
+import { callerReachOf } from './caller-reach.js';
 import { describeJson, isObject, type GatewayConfigFile } from './config-file.js';
 import { SERVER_SETTING_KEYS, serverKeyOf, settingText } from './file-settings.js';
 import { renameSettingsIn, withProblemLabels } from './problem-labels.js';
@@ -156,14 +157,13 @@ export function readServerEntry(name: string, entry: unknown, config: GatewayCon
  * answers, and users who have not connected it see its tools (`MCP_AUTH_CONNECT_LISTS=hide` hides them).
  */
 function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, path: string, problems: ConfigurationProblems): void {
-  const why =
-    texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off'
-      ? 'identityHeaders'
-      : entry.identityEnv !== undefined
-        ? 'identityEnv'
-        : texts.MCP_AUTH_UPSTREAM_AUTH === 'token_exchange'
-          ? `auth.mode "${texts.MCP_AUTH_UPSTREAM_AUTH}"`
-          : undefined;
+  const mode = texts.MCP_AUTH_UPSTREAM_AUTH;
+  const why = callerReachOf({
+    identityHeaders: texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off',
+    identityEnv: entry.identityEnv !== undefined,
+    // The operator may say a connected server lists alike for every account (see above).
+    authMode: mode === 'connected' ? undefined : mode,
+  });
   if (why !== undefined) problems.add(`${path}.listReuseMs`, `cannot be used with ${why}: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs`);
 }
 

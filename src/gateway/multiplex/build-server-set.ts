@@ -1,5 +1,6 @@
 import { emitWarning, type LineSink } from '../../core/kernel/log-line.js';
 import type { SessionSealer } from '../../core/session/session-seal.js';
+import { callerReachOf } from '../config/caller-reach.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { createUpstreamCredentials } from '../upstream-auth/upstream-auth-config.js';
 import type { UpstreamCredentials } from '../upstream-auth/upstream-credentials.js';
@@ -97,6 +98,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
       ...(server.listReuseMs !== undefined ? { listReuseMs: server.listReuseMs } : {}),
+      callerBlind: callerReachOf({ identityHeaders: server.proxy?.identityHeaders !== undefined, identityEnv: server.stdio?.identityEnv === true, authMode: server.upstreamAuth?.mode }) === undefined,
       ...(credentials.get(server.name)?.profile ? { kept: credentials.get(server.name)!.profile! } : {}),
     })),
     ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),

@@ -14,6 +14,7 @@ import { deadlineSignal } from './deadline-signal.js';
 import { pageBytesOf, samePage, type PageBytes } from './page-bytes.js';
 import { ReusedPages, reuseMsOf } from './reused-pages.js';
 import type { SetMember } from './set-member.js';
+import { SharedExchanges } from './shared-exchanges.js';
 
 /** Why a server's part of a merged list is missing. */
 export type ListFailureReason = Extract<UpstreamFailureReason, 'upstream_timeout' | 'upstream_unreachable'> | 'upstream_refused' | 'upstream_invalid' | 'upstream_session';
@@ -83,6 +84,8 @@ export class ListMerger {
   private memoBytes = 0;
   /** Servers' pages that any caller may be served while fresh (2026-07-28 `cacheScope: "public"`). */
   private readonly pages = new ReusedPages<Part>();
+  /** Parts being fetched that identical requests of other callers may share (see {@link sharedPartKey}). */
+  private readonly shared = new SharedExchanges<Part>();
 
   constructor(private readonly options: ListMergerOptions) {}
 
@@ -124,7 +127,14 @@ export class ListMerger {
       const may = this.mayServeKept(member, request.auth);
       if (may === true || (await may)) return kept;
     }
-    const deadline = deadlineSignal(request.signal, member.listTimeoutMs);
+    const shareKey = sharedPartKey(request, member, cursor);
+    if (shareKey === undefined) return this.fetchWithin(request.signal, request, member, cursor, pageKey, retried);
+    return this.shared.join(shareKey, request.signal, (signal) => this.fetchWithin(signal, request, member, cursor, pageKey, retried), () => ({ member, failure: 'upstream_timeout' }));
+  }
+
+  /** {@link fetchPart} within the server's list timeout, and no longer than `signal` stays unaborted. */
+  private async fetchWithin(signal: AbortSignal, request: MergeRequest, member: SetMember, cursor: string | undefined, pageKey: string | undefined, retried: boolean): Promise<Part> {
+    const deadline = deadlineSignal(signal, member.listTimeoutMs);
     try {
       return await this.fetchPart(request, member, cursor, pageKey, deadline.signal, retried);
     } finally {
@@ -270,6 +280,18 @@ export class ListMerger {
     }
     return exposed;
   }
+}
+
+/**
+ * The key under which requests for one server's page share one exchange, or undefined when they may not: only
+ * outside a session (a session's list is that session's) and for a server that is not told who asks
+ * ({@link SetMember.callerBlind}). Everything the server is sent is in it: the method, the parameters, the
+ * revision and the client headers passed on.
+ */
+function sharedPartKey(request: MergeRequest, member: SetMember, cursor: string | undefined): string | undefined {
+  if (request.session !== undefined || !member.callerBlind) return undefined;
+  const { cursor: _ignored, ...params } = (request.request.params ?? {}) as Record<string, unknown>;
+  return JSON.stringify([member.name, request.request.method, request.protocolVersion ?? null, cursor ?? null, params, request.headers]);
 }
 
 /**

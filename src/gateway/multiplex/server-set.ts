@@ -45,6 +45,11 @@ export interface ServerSetEntry {
    * (at most five minutes). Default: only pages it marks `cacheScope: "public"` (2026-07-28).
    */
   readonly listReuseMs?: number;
+  /**
+   * Its requests carry nothing of the caller (no per-caller credential, identity headers or environment), so that
+   * identical list requests outside a session may share one exchange with it. Default false.
+   */
+  readonly callerBlind?: boolean;
   /** In connected mode: its kept profile (the credentials' `profile`). Default none. */
   readonly kept?: KeptProfiles;
 }
@@ -130,6 +135,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     ...(options.pins ? { pins: options.pins } : {}),
     listTimeoutMs: server.listTimeoutMs ?? listTimeoutMs,
     ...(server.listReuseMs !== undefined ? { listReuseMs: Math.min(server.listReuseMs, MAX_PAGE_REUSE_MS) } : {}),
+    callerBlind: server.callerBlind === true,
     profile: undefined,
     ...(server.kept ? { kept: server.kept } : {}),
   }));

@@ -29,6 +29,11 @@ export interface SetMember {
   readonly listTimeoutMs: number;
   /** How long its pages are served again to any caller, in milliseconds (`listReuseMs`); absent: only pages it marks public. */
   readonly listReuseMs?: number;
+  /**
+   * Whether its requests carry nothing of the caller (its credential is the gateway's own, no identity headers or
+   * environment): identical list requests outside a session then share one exchange with it.
+   */
+  readonly callerBlind: boolean;
   /** Its profile once known. */
   profile: ServerProfile | undefined;
   /** In connected mode: its kept profile (capabilities and revision), across restarts and replicas. */

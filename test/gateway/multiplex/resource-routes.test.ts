@@ -28,7 +28,7 @@ describe('resource routes', () => {
 });
 
 describe('routing a message in a server set', () => {
-  const member = (name: string, selects = (_: string) => true): SetMember => ({ name, upstream: {} as Upstream, selects, listTimeoutMs: 1000, profile: undefined });
+  const member = (name: string, selects = (_: string) => true): SetMember => ({ name, upstream: {} as Upstream, selects, listTimeoutMs: 1000, callerBlind: false, profile: undefined });
   const members = new Map([['notes', member('notes', (t) => t !== 'secret')], ['x', member('x')]]);
   const routes = new ResourceRoutes(['notes', 'x']);
   routes.learn('x', ['x://{id}'], 'templates');
