@@ -12,7 +12,7 @@ import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'no
  *
  * @example
  * const captured = new CapturedResponse(8 * 1_048_576);
- * await member.handle(request, captured.asServerResponse(), context);
+ * await member.handle(request, captured.asServerResponse(request), context);
  * await captured.done;
  * captured.statusCode; captured.text();
  */
@@ -43,8 +43,15 @@ export class CapturedResponse extends EventEmitter {
     super();
   }
 
-  /** This object as the response type an upstream's handler takes. */
-  asServerResponse(): ServerResponse {
+  /**
+   * The request this response answers, as a server response names its own: an upstream finds its exchange in
+   * progress through it when the response closes (the server set's client left), and ends it at the server.
+   */
+  req: object | undefined = undefined;
+
+  /** This object as the response type an upstream's handler takes, answering `req` when given. */
+  asServerResponse(req?: object): ServerResponse {
+    if (req !== undefined) this.req = req;
     return this as unknown as ServerResponse;
   }
 

@@ -140,7 +140,7 @@ export class ListenFanOut {
     for (const name of ['mcp-protocol-version', 'mcp-method', 'user-agent', 'accept-language']) if (clientHeaders[name] !== undefined) headers[name] = clientHeaders[name];
     const req = { method: 'POST', headers, auth: context.auth, body: { ...message, params } } as unknown as GuardedRequest;
     try {
-      await member.upstream.handle(req, captured.asServerResponse(), { ...context, filterResponse: (_request, response) => response });
+      await member.upstream.handle(req, captured.asServerResponse(req), { ...context, filterResponse: (_request, response) => response });
       await captured.done;
     } catch {
       captured.destroy();

@@ -97,7 +97,7 @@ export async function callMember(member: Upstream, request: MemberRequest): Prom
   else request.signal.addEventListener('abort', stop, { once: true });
   try {
     const context: HttpHandlerContext = { auth: request.auth, signal: request.signal, filterResponse: unfiltered, ...(request.protocolVersion !== undefined ? { protocolVersion: request.protocolVersion } : {}) };
-    await member.handle(req, captured.asServerResponse(), context);
+    await member.handle(req, captured.asServerResponse(req), context);
     await captured.done;
   } catch {
     // A handler that throws answered nothing usable.

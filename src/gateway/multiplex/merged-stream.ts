@@ -60,7 +60,7 @@ export class MergedStream {
     const req = { method: 'GET', headers, auth: this.auth } as unknown as GuardedRequest;
     const context: HttpHandlerContext = { auth: this.auth, signal: this.signal, filterResponse: (_request, response) => response, ...(opened.protocolVersion ? { protocolVersion: opened.protocolVersion } : {}) };
     void Promise.resolve()
-      .then(() => member.upstream.handle(req, captured.asServerResponse(), context))
+      .then(() => member.upstream.handle(req, captured.asServerResponse(req), context))
       .catch(() => captured.destroy())
       .finally(() => void captured.done.then(() => this.streams.delete(member.name)));
   }

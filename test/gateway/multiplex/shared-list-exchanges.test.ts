@@ -140,5 +140,30 @@ describe('identical list requests outside a session', () => {
     assert.deepEqual(names(answer), ['slow__s1']);
     assert.equal(slow.lists.length, 1, 'the staying caller was served by the exchange the leaving one started');
     assert.equal(slow.left, 0, 'the exchange was not cut');
+
+    const alone = new AbortController();
+    const gone = leavingList(`${gateway.url}/mcp`, alice!, alone.signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    alone.abort();
+    await gone;
+    const deadline = Date.now() + 2_000;
+    while (slow.left === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(slow.left, 1, 'the server saw its client leave once nobody waited');
+  });
+
+  it('end at the server when the only caller leaves, shared or not', async () => {
+    const plain = await slowLister(['p1'], 1_500);
+    const told = await slowLister(['t1'], 1_500);
+    servers.push(plain.server, told.server);
+    const gateway = await gatewayFor([['plain', plain.url], ['told', told.url, { proxy: { upstream: told.url, identityHeaders: { subject: 'X-Caller' } } }]]);
+    const [alice] = await tokensFor(gateway, ['alice']);
+    const leaving = new AbortController();
+    const gone = leavingList(`${gateway.url}/mcp`, alice!, leaving.signal);
+    while (plain.lists.length + told.lists.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    leaving.abort();
+    await gone;
+    const deadline = Date.now() + 1_000;
+    while (plain.left + told.left < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual([plain.left, told.left], [1, 1], 'both servers saw the client leave before answering');
   });
 });
