@@ -49,7 +49,7 @@ export {
   type MemoryReplayCache,
   type MemoryReplayCacheOptions,
 } from './limits/replay-cache.js';
-export { parseRateLimit, type RateLimit } from './limits/rate-limit.js';
+export { parseRateLimit, type RateLimit, type ToolRateLimit } from './limits/rate-limit.js';
 export {
   createMemoryRateLimiter,
   DEFAULT_RATE_LIMITER_MAX_ENTRIES,

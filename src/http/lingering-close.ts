@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { addressGroup } from '../core/kernel/address-group.js';
+import { defaultCallerShare, sharePressure } from '../core/limits/caller-share.js';
 
 /**
  * Longest a connection is kept reading after an early answer, in milliseconds, counted from the answer. Long
@@ -13,11 +16,21 @@ export const LINGER_IDLE_MS = 2_000;
 export const LINGER_MAX_BYTES = 8 * 1024 * 1024;
 /**
  * Most connections lingering at once in the process. Past it, an early answer closes its connection at once, as
- * if there were no lingering close: a client sending many large bodies can use up the slots, never more than this.
+ * if there were no lingering close. The slots are shared between client addresses ({@link LINGER_MAX_PER_ADDRESS}).
  */
 export const LINGER_MAX_CONNECTIONS = 256;
+/**
+ * Most connections one client address (an IPv4 address, or an IPv6 /64: see `addressGroup`) keeps lingering once
+ * half of {@link LINGER_MAX_CONNECTIONS} are in use: 1 % of them, as every bounded store shares itself
+ * (`caller-share.ts`). Below half nobody is limited; so one address sending many large bodies takes at most half
+ * the slots, and the other half is left to addresses within their share.
+ */
+export const LINGER_MAX_PER_ADDRESS = defaultCallerShare(LINGER_MAX_CONNECTIONS);
+const LINGER_SHARE_PRESSURE = sharePressure(LINGER_MAX_CONNECTIONS);
 
 let lingering = 0;
+/** Connections lingering per address group; at most {@link LINGER_MAX_CONNECTIONS} entries, each at least 1. */
+const lingeringByAddress = new Map<string, number>();
 
 /** Whether the request announced a body and not all of it has arrived yet. */
 export function bodyStillArriving(req: IncomingMessage): boolean {
@@ -29,18 +42,26 @@ export function bodyStillArriving(req: IncomingMessage): boolean {
 /**
  * Keeps reading and discarding what `source` still sends, then calls `close`: once the client has sent all it
  * meant to (`end` from `source`), or when a bound above is reached. `source` is the request (its body) or, when
- * Node's parser has given up on the connection, the socket. Returns false, having called nothing, when
- * {@link LINGER_MAX_CONNECTIONS} are already lingering: the caller then closes at once.
+ * Node's parser has given up on the connection, the socket; `socket` is the connection, whose peer address is
+ * counted. Returns false, having called nothing, when {@link LINGER_MAX_CONNECTIONS} are already lingering, or half
+ * of them are and this address holds its share ({@link LINGER_MAX_PER_ADDRESS}): the caller then closes at once.
  */
-function linger(source: NodeJS.ReadableStream & { destroyed?: boolean }, close: (complete: boolean) => void): boolean {
-  if (lingering >= LINGER_MAX_CONNECTIONS) return false;
+function linger(source: NodeJS.ReadableStream & { destroyed?: boolean }, socket: Socket | Duplex, close: (complete: boolean) => void): boolean {
+  // A socket already without a peer address counts as one group of its own.
+  const address = addressGroup((socket as Partial<Socket>).remoteAddress) ?? '';
+  const ofAddress = lingeringByAddress.get(address) ?? 0;
+  if (lingering >= LINGER_MAX_CONNECTIONS || (lingering >= LINGER_SHARE_PRESSURE && ofAddress >= LINGER_MAX_PER_ADDRESS)) return false;
   lingering += 1;
+  lingeringByAddress.set(address, ofAddress + 1);
   let discarded = 0;
   let done = false;
   const finish = (complete: boolean): void => {
     if (done) return;
     done = true;
     lingering -= 1;
+    const left = (lingeringByAddress.get(address) ?? 1) - 1;
+    if (left <= 0) lingeringByAddress.delete(address);
+    else lingeringByAddress.set(address, left);
     clearTimeout(total);
     clearTimeout(idle);
     source.off('data', onData);
@@ -82,7 +103,7 @@ function linger(source: NodeJS.ReadableStream & { destroyed?: boolean }, close: 
 export function answerThenLinger(req: IncomingMessage, res: ServerResponse, write: () => void): void {
   res.setHeader('Connection', 'close');
   write();
-  const started = linger(req, (complete) => {
+  const started = linger(req, req.socket, (complete) => {
     if (complete) res.end();
     else res.destroy();
   });
@@ -100,7 +121,7 @@ export function answerThenLinger(req: IncomingMessage, res: ServerResponse, writ
  */
 export function endSocketThenLinger(socket: Duplex, answer: string): void {
   socket.end(answer);
-  const started = linger(socket, () => socket.destroy());
+  const started = linger(socket, socket, () => socket.destroy());
   if (!started) socket.once('finish', () => socket.destroy());
 }
 

@@ -183,7 +183,7 @@ function redisRateLimiter(
   };
   const local = createMemoryRateLimiter();
   return {
-    consume(key, limit) {
+    consume(key, limit, caller) {
       return limiterFor(limit)
         .consume(key)
         .then(
@@ -199,7 +199,7 @@ function redisRateLimiter(
             }
             health.lost(rejection instanceof Error ? rejection.message : 'not ready');
             if (failure === 'closed') throw rejection;
-            return local.consume(key, limit);
+            return local.consume(key, limit, caller);
           },
         );
     },

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { RateLimitedError } from '../kernel/errors.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
-import type { RateLimit } from './rate-limit.js';
+import type { RateLimit, ToolRateLimit } from './rate-limit.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { callerOrIssuerKey } from '../kernel/caller-key.js';
 import { storeUnavailableError } from '../kernel/store-unavailable.js';
@@ -13,14 +13,16 @@ export interface RateLimitCheckOptions {
   callerLimit?: RateLimit;
   /**
    * `tools/call` of one caller per tool name, on top of `callerLimit`. The key `*` is the limit of every tool
-   * without one of its own, each tool counted apart (as `*` in the policy's tool rules covers every tool not named).
+   * without one of its own (as `*` in the policy's tool rules covers every tool not named), all of them counted
+   * together: one count per caller for the rule, whatever names the caller sends.
    */
   toolLimits?: ReadonlyMap<string, RateLimit>;
   /**
-   * The limit of `tools/call` of the tool `name`, when a lookup in `toolLimits` cannot find it (a policy set's
-   * per-server `*`, see `CompiledPolicy.toolRateLimit`): given, it is asked instead of `toolLimits`. Default: none.
+   * The limit of `tools/call` of the tool `name` and the rule it is counted under, when a lookup in `toolLimits`
+   * cannot find it (a policy set's per-server `*`, see `CompiledPolicy.toolRateLimit`): given, it is asked instead
+   * of `toolLimits`. Default: none.
    */
-  toolLimit?: (name: string) => RateLimit | undefined;
+  toolLimit?: (name: string) => ToolRateLimit | undefined;
   limiter: RateLimiter;
 }
 
@@ -50,11 +52,12 @@ export function rateLimitKey(auth: AuthInfo): string {
 }
 
 /**
- * The key of a caller's count for one tool: a digest of the caller's key (fixed length, so it cannot run into the
- * name) and the name, so that a name of any length costs a counter of the same size.
+ * The key of a caller's count under one tool rule ({@link ToolRateLimit.rule}: a tool's name, or `*`): a digest of
+ * the caller's key (fixed length, so it cannot run into the rule) and the rule, so that every counter has the same
+ * size.
  */
-export function toolRateLimitKey(callerKey: string, toolName: string): string {
-  return digest(callerKey + toolName);
+export function toolRateLimitKey(callerKey: string, rule: string): string {
+  return digest(callerKey + rule);
 }
 
 function digest(text: string): string {
@@ -86,10 +89,10 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
       if (waitMs > 0) refuse(waitMs, limit, what);
     }, unavailable);
   };
-  const consume = (key: string, limit: RateLimit, what: string): void | Promise<void> => {
+  const consume = (key: string, caller: string, limit: RateLimit, what: string): void | Promise<void> => {
     let result: number | Promise<number>;
     try {
-      result = limiter.consume(key, limit);
+      result = limiter.consume(key, limit, caller);
     } catch {
       return unavailable();
     }
@@ -99,23 +102,34 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
   return (message, auth) => {
     const caller = rateLimitKey(auth);
     const toolLimit = toolLimits === undefined && resolveToolLimit === undefined ? undefined : toolLimitFor(message, toolLimits, resolveToolLimit);
-    const first = callerLimit === undefined ? undefined : consume(caller, callerLimit, 'requests per caller');
+    const first = callerLimit === undefined ? undefined : consume(caller, caller, callerLimit, 'requests per caller');
     if (toolLimit === undefined) return first;
-    const [name, limit] = toolLimit;
-    const what = `calls of tool ${JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)} per caller`;
-    // The tool's count is kept under the caller and the name, apart from the caller's own.
-    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, name), limit, what);
+    const [name, { rule, limit }] = toolLimit;
+    const what = rule === name ? `calls of tool ${quote(name)} per caller` : `calls of tools under ${quote(rule)} per caller`;
+    // The tool's count is kept under the caller and the rule, apart from the caller's own.
+    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, rule), caller, limit, what);
     return first === undefined ? next() : first.then(next);
   };
+}
+
+function quote(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
 }
 
 function toolLimitFor(
   message: JsonRpcMessage | undefined,
   limits: ReadonlyMap<string, RateLimit> | undefined,
-  resolve: ((name: string) => RateLimit | undefined) | undefined,
-): [string, RateLimit] | undefined {
+  resolve: ((name: string) => ToolRateLimit | undefined) | undefined,
+): [string, ToolRateLimit] | undefined {
   const m = message as { method?: unknown; params?: { name?: unknown } } | undefined;
   if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') return undefined;
-  const limit = resolve !== undefined ? resolve(m.params.name) : (limits?.get(m.params.name) ?? limits?.get('*'));
-  return limit === undefined ? undefined : [m.params.name, limit];
+  const name = m.params.name;
+  if (resolve !== undefined) {
+    const found = resolve(name);
+    return found === undefined ? undefined : [name, found];
+  }
+  const named = limits?.get(name);
+  if (named !== undefined) return [name, { rule: name, limit: named }];
+  const every = limits?.get('*');
+  return every === undefined ? undefined : [name, { rule: '*', limit: every }];
 }

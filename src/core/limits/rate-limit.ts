@@ -10,6 +10,21 @@ export interface RateLimit {
   readonly text: string;
 }
 
+/**
+ * The limit of calls to a tool, with the rule it comes from. Calls are counted per caller and rule, never per name
+ * the caller chooses: a rule that covers many tools (`*`) keeps one count for all of them, so made-up names add no
+ * counter.
+ */
+export interface ToolRateLimit {
+  /**
+   * The rule the calls are counted under: the tool's name for a limit of its own, `*` (or `<server>__*` for one
+   * server's tools in a policy set) for a limit of every tool without one.
+   */
+  readonly rule: string;
+  /** The limit the rule sets. */
+  readonly limit: RateLimit;
+}
+
 const WINDOW_MS: ReadonlyMap<string, [number, string]> = new Map([
   ['s', [1_000, 's']],
   ['sec', [1_000, 's']],

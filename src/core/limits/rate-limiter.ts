@@ -1,5 +1,6 @@
 import { estimateStringBytes } from '../kernel/identity-size.js';
 import { checkInteger } from '../kernel/settings.js';
+import { DEFAULT_CALLER_SHARE_DIVISOR, defaultCallerShare, sharePressure } from './caller-share.js';
 import type { RateLimit } from './rate-limit.js';
 
 /**
@@ -14,8 +15,11 @@ export interface RateLimiter {
    * then refused with 429 and `Retry-After`). Counters of different limits are kept apart. A rejected promise
    * (or a thrown error) is answered 503: the store is unavailable. The guard passes keys of at most 43
    * characters (a SHA-256 digest, see `rateLimitKey`), whatever the caller or tool name.
+   *
+   * `caller` is the key of the caller the count belongs to (its caller-wide key, also 43 characters), so that a
+   * bounded store can share itself between callers (see `createMemoryRateLimiter`); the guard always passes it.
    */
-  consume(key: string, limit: RateLimit): number | Promise<number>;
+  consume(key: string, limit: RateLimit, caller?: string): number | Promise<number>;
 }
 
 /** Default {@link MemoryRateLimiterOptions.maxEntries}. */
@@ -29,11 +33,16 @@ export const DEFAULT_RATE_LIMITER_MAX_BYTES = 16 * 1_048_576;
  * with a 43-character key on average, 240 just after the table doubled; the estimate, 267, stays above both.
  */
 export const RATE_LIMITER_ENTRY_OVERHEAD_BYTES = 200;
+/**
+ * Estimated memory of the record of one caller holding counters, besides its key's string, in bytes: the record
+ * (its counters and their bytes) and its `Map` entry. One per caller, whatever its number of counters.
+ */
+export const RATE_LIMITER_CALLER_OVERHEAD_BYTES = 120;
 
 /** Options of {@link createMemoryRateLimiter}. */
 export interface MemoryRateLimiterOptions {
   /**
-   * Most counters held (one per caller and limit in use, and per caller and tool under a per-tool limit).
+   * Most counters held (one per caller and limit in use, and per caller and tool rule under a per-tool limit).
    * Default 100 000.
    */
   maxEntries?: number;
@@ -44,8 +53,15 @@ export interface MemoryRateLimiterOptions {
    * on its own is never held (its request is counted in a window that starts again each time).
    *
    * Whatever bound is reached first, counters whose window has ended are dropped first, then the oldest
-   * window is forgotten (its caller starts a new window): a flood of new callers or tool names costs bounded
-   * memory, not the service of everyone else.
+   * window is forgotten (its caller starts a new window): a flood of new callers costs bounded memory, not the
+   * service of everyone else. A caller given to `consume` is charged, once for all its counters, its key plus
+   * `RATE_LIMITER_CALLER_OVERHEAD_BYTES` (120).
+   *
+   * The store shares itself between the callers given to `consume` as `caller-share.ts` says: from half full (in
+   * entries or bytes), a caller already holding 1 % of `maxEntries` counters (or of `maxBytes`) gets no new
+   * counter: its request is refused for one window of the limit asked, and nobody else's counter is evicted for
+   * it. Under the guard a caller holds one counter per limit that applies to it (caller-wide, and one per tool
+   * rule), so only a policy with more tool limits than that share could meet it.
    */
   maxBytes?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */
@@ -54,7 +70,7 @@ export interface MemoryRateLimiterOptions {
 
 /** A {@link RateLimiter} in memory, with what it holds, for tests and metrics. */
 export interface MemoryRateLimiter extends RateLimiter {
-  consume(key: string, limit: RateLimit): number;
+  consume(key: string, limit: RateLimit, caller?: string): number;
   /**
    * What {@link consume} would answer for one more request, without counting it: 0 when within the limit, else
    * the milliseconds until the window that would refuse it ends.
@@ -77,6 +93,17 @@ interface Window {
   newer: Window | undefined;
   older: Window | undefined;
   readonly list: WindowList;
+  /** The caller whose share it counts against, when `consume` was told. */
+  readonly owner: Caller | undefined;
+}
+
+/** A caller holding counters: how many, and their bytes (its own record's excluded). */
+interface Caller {
+  readonly key: string;
+  /** This record's own estimated memory. */
+  readonly bytes: number;
+  count: number;
+  held: number;
 }
 
 /** The counters of one window length: started in order, so they also end in order. */
@@ -101,9 +128,11 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
   const maxEntries = checkInteger(options.maxEntries, 'maxEntries', DEFAULT_RATE_LIMITER_MAX_ENTRIES, { min: 1 });
   const maxBytes = checkInteger(options.maxBytes, 'maxBytes', DEFAULT_RATE_LIMITER_MAX_BYTES, { min: 1 });
   const now = options.now ?? Date.now;
+  const withinShare = callerShareRule(maxEntries, maxBytes);
   // Per limit (its normalized text), per key: no string is built on the way to a live counter.
   const byLimit = new Map<string, Map<string, Window>>();
   const lists = new Map<number, WindowList>();
+  const callers = new Map<string, Caller>();
   let size = 0;
   let bytes = 0;
 
@@ -116,13 +145,25 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
     window.counters.delete(window.key);
     size--;
     bytes -= window.bytes;
+    const owner = window.owner;
+    if (owner !== undefined) {
+      owner.held -= window.bytes;
+      if (--owner.count === 0) {
+        callers.delete(owner.key);
+        bytes -= owner.bytes;
+      }
+    }
   };
 
-  /** Drops every ended window (at the heads), then the oldest live ones until `needed` more bytes and one more entry fit. */
-  const makeRoom = (at: number, needed: number): void => {
+  /** Drops every ended window: they are at the heads of their lists. */
+  const sweep = (at: number): void => {
     for (const list of lists.values()) {
       while (list.head !== undefined && list.head.endsAtMs <= at) remove(list.head);
     }
+  };
+
+  /** Drops the oldest live windows until `needed` more bytes and one more entry fit. */
+  const makeRoom = (needed: number): void => {
     while (size > 0 && (size >= maxEntries || bytes + needed > maxBytes)) {
       let oldest: Window | undefined;
       for (const list of lists.values()) {
@@ -139,8 +180,38 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
     return list;
   };
 
+  /** Starts a window for `key`, or answers how long to wait when its caller holds its share; see `consume`. */
+  const start = (at: number, key: string, counters: Map<string, Window>, limit: RateLimit, caller: string | undefined): number => {
+    const entryBytes = estimateStringBytes(key) + RATE_LIMITER_ENTRY_OVERHEAD_BYTES;
+    const callerBytes = caller === undefined ? 0 : estimateStringBytes(caller) + RATE_LIMITER_CALLER_OVERHEAD_BYTES;
+    // Too large to hold at all (never a key of the guard's): counted as a first request, every time.
+    if (entryBytes + callerBytes > maxBytes) return 0;
+    sweep(at);
+    let owner = caller === undefined ? undefined : callers.get(caller);
+    // Its share full under pressure: the request is refused for one window of its limit; nobody else is evicted.
+    if (owner !== undefined && !withinShare(owner, entryBytes, size, bytes)) return limit.windowMs;
+    if (owner !== undefined) owner.count++; // kept while room is made, should its other counters be the oldest
+    makeRoom(owner === undefined ? entryBytes + callerBytes : entryBytes);
+    if (owner !== undefined) owner.count--;
+    else if (caller !== undefined) {
+      callers.set(caller, (owner = { key: caller, bytes: callerBytes, count: 0, held: 0 }));
+      bytes += callerBytes;
+    }
+    const list = listFor(limit.windowMs);
+    const created: Window = { key, counters, bytes: entryBytes, count: 1, endsAtMs: at + limit.windowMs, newer: undefined, older: list.tail, list, owner };
+    append(list, created);
+    counters.set(key, created);
+    size++;
+    bytes += entryBytes;
+    if (owner !== undefined) {
+      owner.count++;
+      owner.held += entryBytes;
+    }
+    return 0;
+  };
+
   return {
-    consume(key, limit) {
+    consume(key, limit, caller) {
       const at = now();
       let counters = byLimit.get(limit.text);
       if (counters === undefined) byLimit.set(limit.text, (counters = new Map()));
@@ -153,19 +224,7 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
         }
         remove(window);
       }
-      const entryBytes = estimateStringBytes(key) + RATE_LIMITER_ENTRY_OVERHEAD_BYTES;
-      // Too large to hold at all (never a key of the guard's): counted as a first request, every time.
-      if (entryBytes > maxBytes) return 0;
-      makeRoom(at, entryBytes);
-      const list = listFor(limit.windowMs);
-      const created: Window = { key, counters, bytes: entryBytes, count: 1, endsAtMs: at + limit.windowMs, newer: undefined, older: list.tail, list };
-      if (list.tail) list.tail.newer = created;
-      else list.head = created;
-      list.tail = created;
-      counters.set(key, created);
-      size++;
-      bytes += entryBytes;
-      return 0;
+      return start(at, key, counters, limit, caller);
     },
     peek(key, limit) {
       const at = now();
@@ -179,4 +238,24 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
       return bytes;
     },
   };
+}
+
+/**
+ * Whether a caller holding counters may start one more of `entryBytes` in a store of `size` counters and `bytes`:
+ * always below half full (in entries or bytes), else within its share (1 % of each), as `caller-share.ts` says.
+ */
+function callerShareRule(maxEntries: number, maxBytes: number): (owner: Caller, entryBytes: number, size: number, bytes: number) => boolean {
+  const shareEntries = defaultCallerShare(maxEntries);
+  const shareBytes = Math.max(1, Math.floor(maxBytes / DEFAULT_CALLER_SHARE_DIVISOR));
+  const pressureEntries = sharePressure(maxEntries);
+  const pressureBytes = sharePressure(maxBytes);
+  return (owner, entryBytes, size, bytes) =>
+    (size < pressureEntries && bytes < pressureBytes) || (owner.count < shareEntries && owner.held + entryBytes <= shareBytes);
+}
+
+/** Puts `window` at the tail of `list`: the newest. */
+function append(list: WindowList, window: Window): void {
+  if (list.tail) list.tail.newer = window;
+  else list.head = window;
+  list.tail = window;
 }

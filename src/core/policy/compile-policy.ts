@@ -5,7 +5,7 @@
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
 import type { InsufficientScopeError } from '../kernel/errors.js';
-import type { RateLimit } from '../limits/rate-limit.js';
+import type { RateLimit, ToolRateLimit } from '../limits/rate-limit.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import { PolicyEvaluator, type AuthorizationDecision } from './evaluate-policy.js';
 import { createInsufficientScopeError } from './insufficient-scope.js';
@@ -92,11 +92,12 @@ export interface CompiledPolicy {
   /** Per-tool rate limits (`rateLimits.tools`), by tool name, `*` for every tool not named; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
   /**
-   * The rate limit of calls to the tool `name`, when finding it takes more than {@link toolRateLimits} (a limit
-   * for every tool of one server of a policy set, see `compilePolicySet`); the rate-limit step then asks this
-   * instead of looking `name`, then `*`, up in `toolRateLimits`. Absent on a policy from {@link compilePolicy}.
+   * The rate limit of calls to the tool `name` and the rule they are counted under, when finding it takes more
+   * than {@link toolRateLimits} (a limit for every tool of one server of a policy set, see `compilePolicySet`); the
+   * rate-limit step then asks this instead of looking `name`, then `*`, up in `toolRateLimits`. Absent on a policy
+   * from {@link compilePolicy}.
    */
-  readonly toolRateLimit?: (name: string) => RateLimit | undefined;
+  readonly toolRateLimit?: (name: string) => ToolRateLimit | undefined;
   /**
    * Whether an allowed `message` names a tool or prompt the endpoint does not expose, and which kind: for a policy
    * set, a name of no server, or a tool its server's selection leaves out (see `compilePolicySet`). The guard then

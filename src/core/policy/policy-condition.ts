@@ -5,6 +5,7 @@
  */
 import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
 import type { AuthInfo } from '../kernel/auth-info.js';
+import { estimateStringBytes } from '../kernel/identity-size.js';
 import { asRecord } from '../wire/as-record.js';
 import { analyzeCondition, type ConditionAnalysis, type ConditionFunctions } from './condition-analysis.js';
 
@@ -146,18 +147,57 @@ const FUNCTIONS: ConditionFunctions = (() => {
 export function compileCondition(source: string): CompiledCondition {
   // Rules often share a condition: one compiled copy each, so that lists evaluate it once per caller.
   const known = compiled.get(source);
-  if (known !== undefined) return known;
+  if (known !== undefined) {
+    // Most recently used last: what the policies in force keep compiling stays, what old ones used goes first.
+    compiled.delete(source);
+    compiled.set(source, known);
+    return known;
+  }
   const condition = compileNew(source);
-  if (compiled.size >= MAX_COMPILED_CONDITIONS) compiled.clear();
-  compiled.set(source, condition);
+  const bytes = estimateStringBytes(source) + condition.estimatedBytes;
+  for (const [oldest, entry] of compiled) {
+    if (compiled.size < MAX_COMPILED_CONDITIONS && compiledBytes + bytes <= MAX_COMPILED_CONDITION_BYTES) break;
+    compiled.delete(oldest);
+    compiledBytes -= estimateStringBytes(oldest) + entry.estimatedBytes;
+  }
+  // Never over the bound, even for a condition larger than all of it (none within the limits above is).
+  if (compiledBytes + bytes <= MAX_COMPILED_CONDITION_BYTES) {
+    compiled.set(source, condition);
+    compiledBytes += bytes;
+  }
   return condition;
 }
 
-/** Compiled conditions by source; they hold no state, so any policy may share them. */
-const compiled = new Map<string, CompiledCondition>();
-const MAX_COMPILED_CONDITIONS = 10_000;
+/** Most compiled conditions kept for sharing between rules and policies. */
+export const MAX_COMPILED_CONDITIONS = 10_000;
+/**
+ * Most estimated memory of the compiled conditions kept, in bytes: 32 MiB, about 100 conditions at the node and
+ * length limits, thousands of usual ones. Past either bound the least recently compiled go first; a policy keeps
+ * the conditions it uses whatever the cache holds, so an evicted one costs only another compilation.
+ */
+export const MAX_COMPILED_CONDITION_BYTES = 32 * 1_048_576;
+/**
+ * Estimated memory of a compiled condition per node of its syntax tree, in bytes (the parsed tree and the planned
+ * program). Measured against `heapUsed` for comparisons, boolean chains, lists, arithmetic and comprehensions:
+ * 70 to 280 bytes a node; the estimate stays above them.
+ */
+export const COMPILED_CONDITION_NODE_BYTES = 320;
+/** Estimated memory of a compiled condition besides its nodes and source, in bytes: measured about 3 500. */
+export const COMPILED_CONDITION_OVERHEAD_BYTES = 4096;
 
-function compileNew(source: string): CompiledCondition {
+/** Compiled conditions by source, least recently compiled first; they hold no state, so any policy may share them. */
+const compiled = new Map<string, PlannedCondition>();
+let compiledBytes = 0;
+
+/**
+ * What the cache of compiled conditions holds: entries and estimated bytes (source plus program), for tests and
+ * metrics. Never above {@link MAX_COMPILED_CONDITIONS} and {@link MAX_COMPILED_CONDITION_BYTES}.
+ */
+export function compiledConditionCache(): { readonly size: number; readonly bytes: number } {
+  return { size: compiled.size, bytes: compiledBytes };
+}
+
+function compileNew(source: string): PlannedCondition {
   if (source.length > MAX_CONDITION_LENGTH) throw new ConditionSyntaxError(`is ${source.length} characters long, over the limit of ${MAX_CONDITION_LENGTH}`);
   if (source.trim() === '') throw new ConditionSyntaxError('is empty; write a CEL expression such as "\'finance\' in claims.groups"');
   let parsed: ReturnType<typeof parse>;
@@ -187,12 +227,15 @@ class PlannedCondition implements CompiledCondition {
   readonly readsUri: boolean;
   readonly readsRequest: boolean;
   readonly readsNamesOnly: boolean;
+  /** Estimated memory of the parsed and planned program, in bytes, its source excluded. */
+  readonly estimatedBytes: number;
 
   constructor(
     readonly source: string,
     private readonly analysis: ConditionAnalysis,
     private readonly program: (bindings: Record<string, CelInput>) => CelResult,
   ) {
+    this.estimatedBytes = COMPILED_CONDITION_OVERHEAD_BYTES + analysis.nodes * COMPILED_CONDITION_NODE_BYTES;
     this.readsArguments = analysis.readsArguments;
     this.readsParams = analysis.readsParams;
     this.readsUri = analysis.readsUri;

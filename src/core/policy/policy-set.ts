@@ -7,7 +7,7 @@
  */
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { ConfigurationProblems } from '../kernel/configuration-problems.js';
-import type { RateLimit } from '../limits/rate-limit.js';
+import type { RateLimit, ToolRateLimit } from '../limits/rate-limit.js';
 import { EXPOSED_NAME_SEPARATOR, exposedNameSplit } from '../mcp/exposed-names.js';
 import { RESOURCE_METHODS } from '../mcp/mcp-methods.js';
 import { asRecord } from '../wire/as-record.js';
@@ -347,7 +347,8 @@ class PolicySet {
  * - `scopesSupported`: the endpoint-wide policy's, then each server's (never `offline_access`); `requiredScopes`:
  *   the endpoint-wide `requiredScopes`; `definition`: the endpoint-wide definition.
  * - Rate limits: the endpoint-wide `rateLimits.tools` by exposed name, as for one policy; each server's by its
- *   own names, counted by exposed name (`notes__add`), its `*` covering each of its tools not named. For one tool,
+ *   own names, counted by exposed name (`notes__add`), its `*` covering its tools not named, all of them counted
+ *   together under the rule `<server>__*` (`toolRateLimit` tells the rule). For one tool,
  *   the endpoint-wide limit named for it comes first, then the server's named limit, the server's `*`, and last
  *   the endpoint-wide `*`: the most specific limit applies.
  *
@@ -429,26 +430,31 @@ export function mayReachServer(policy: CompiledPolicy, name: string, auth: AuthI
 class ToolRateLimits {
   /** The endpoint-wide limits (its `*` included) and every server's named ones, by exposed name. */
   readonly byName: ReadonlyMap<string, RateLimit>;
-  /** Present only when a server has a `*` limit, which no lookup in {@link byName} can find. */
-  readonly resolve: ((name: string) => RateLimit | undefined) | undefined;
+  /**
+   * Present only when a server has a `*` limit, which no lookup in {@link byName} can find. A server's `*` is
+   * counted under the rule `<server>__*`, the endpoint-wide one under `*`, a named limit under its name.
+   */
+  readonly resolve: ((name: string) => ToolRateLimit | undefined) | undefined;
 
   constructor(gateway: PolicyRules, servers: ReadonlyMap<string, ServerRules>) {
     const byName = new Map(gateway.toolRateLimits);
-    const everyTool = new Map<string, RateLimit>();
+    const everyTool = new Map<string, ToolRateLimit>();
     for (const server of servers.values()) {
       for (const [name, limit] of server.rules.toolRateLimits) {
-        if (name === '*') everyTool.set(server.name, limit);
-        else if (!byName.has(server.name + EXPOSED_NAME_SEPARATOR + name)) byName.set(server.name + EXPOSED_NAME_SEPARATOR + name, limit);
+        const exposed = server.name + EXPOSED_NAME_SEPARATOR + name;
+        if (name === '*') everyTool.set(server.name, Object.freeze({ rule: exposed, limit }));
+        else if (!byName.has(exposed)) byName.set(exposed, limit);
       }
     }
     this.byName = byName;
-    const fallback = gateway.toolRateLimits.get('*');
+    const star = gateway.toolRateLimits.get('*');
+    const fallback = star === undefined ? undefined : Object.freeze({ rule: '*', limit: star });
     this.resolve =
       everyTool.size === 0
         ? undefined
         : (name) => {
             const named = byName.get(name);
-            if (named !== undefined) return named;
+            if (named !== undefined) return name === '*' ? fallback : { rule: name, limit: named };
             const at = exposedNameSplit(name);
             return (at === -1 ? undefined : everyTool.get(name.slice(0, at))) ?? fallback;
           };

@@ -111,6 +111,40 @@ describe('createMemoryRateLimiter', () => {
     assert.equal(limiter.consume('long-lived', hour), 0, 'the oldest was forgotten');
   });
 
+  test("from half full, each caller holds at most its share (1 %): one caller's flood never evicts another's counters", () => {
+    const limiter = createMemoryRateLimiter({ maxEntries: 400 });
+    const limit = parseRateLimit('5/min', 'X');
+    // Below half full nobody is limited: one caller alone takes 200 counters (half the store).
+    for (let i = 0; i < 200; i++) assert.equal(limiter.consume(`m-${i}`, limit, 'mallory'), 0);
+    // Past half full, mallory holds far more than its share of 4: a new counter of its own is refused.
+    assert.ok(limiter.consume('m-new', limit, 'mallory') > 0, 'refused rather than held');
+    // Others still get theirs, up to their own shares; nothing of theirs is evicted.
+    for (let c = 0; c < 50; c++) for (let i = 0; i < 4; i++) assert.equal(limiter.consume(`c${c}-${i}`, limit, `caller-${c}`), 0);
+    assert.ok(limiter.consume('c0-4', limit, 'caller-0') > 0, 'a fifth counter of one caller, past its share of 4');
+    assert.equal(limiter.size, 400);
+    for (let i = 0; i < 400; i++) assert.ok(limiter.consume(`m2-${i}`, limit, 'mallory') > 0);
+    for (let c = 0; c < 50; c++) assert.equal(limiter.peek(`c${c}-0`, limit), 0);
+    for (let c = 0; c < 50; c++) for (let i = 0; i < 4; i++) limiter.consume(`c${c}-${i}`, limit, `caller-${c}`);
+    assert.equal(limiter.consume('c7-3', limit, 'caller-7'), 0, 'its counters were all kept: this is its third request in the window');
+    assert.equal(limiter.size, 400);
+    // A counter of a caller within its share still makes room in a full store, evicting the oldest.
+    assert.equal(limiter.consume('newcomer', limit, 'newcomer'), 0);
+    assert.equal(limiter.size, 400);
+    // Without a caller a key is counted as before, unshared.
+    assert.equal(createMemoryRateLimiter({ maxEntries: 4 }).consume('x', limit), 0);
+  });
+
+  test('a caller is charged its key, once for all its counters, within maxBytes', () => {
+    const limit = parseRateLimit('5/min', 'X');
+    const limiter = createMemoryRateLimiter({ maxBytes: 4096 });
+    limiter.consume('k1', limit, 'caller');
+    const one = limiter.bytes;
+    limiter.consume('k2', limit, 'caller');
+    assert.equal(limiter.bytes - one, 24 + 2 + RATE_LIMITER_ENTRY_OVERHEAD_BYTES, 'a second counter of the same caller costs no second caller record');
+    for (let i = 0; i < 1000; i++) limiter.consume(`k-${i}`, limit, `caller-${i}`);
+    assert.ok(limiter.bytes <= 4096, `${limiter.bytes} bytes`);
+  });
+
   test('ended windows are swept as new ones start, so memory falls back after a flood', () => {
     let now = 0;
     const limiter = createMemoryRateLimiter({ now: () => now });
@@ -149,16 +183,19 @@ describe('createRateLimitCheck', () => {
     assert.equal(createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp' }).checkRateLimit, undefined);
   });
 
-  test('a tool-limit resolver, when given, is asked instead of the map, each tool counted apart', () => {
+  test('a tool-limit resolver, when given, is asked instead of the map; tools are counted by the rule that limits them', () => {
     const asked: string[] = [];
+    const py = { rule: 'py__*', limit: parseRateLimit('1/min', 'X') };
+    const limiter = createMemoryRateLimiter();
     const check = createRateLimitCheck({
       toolLimits: new Map([['notes__add', parseRateLimit('5/min', 'X')]]),
-      toolLimit: (name) => (asked.push(name), name.startsWith('py__') ? parseRateLimit('1/min', 'X') : undefined),
-      limiter: createMemoryRateLimiter(),
+      toolLimit: (name) => (asked.push(name), name.startsWith('py__') ? py : undefined),
+      limiter,
     })!;
     assert.equal(check(call('py__run'), auth('alice')), undefined);
-    assert.throws(() => check(call('py__run'), auth('alice')), /1\/min calls of tool "py__run"/);
-    assert.equal(check(call('py__other'), auth('alice')), undefined, 'another tool, another count');
+    assert.throws(() => check(call('py__run'), auth('alice')), /1\/min calls of tools under "py__\*" per caller/);
+    assert.throws(() => check(call('py__other'), auth('alice')), /1\/min calls of tools under "py__\*"/, 'another tool of the same rule, the same count');
+    assert.equal(limiter.size, 1, 'one counter for the rule, none per name');
     for (let i = 0; i < 3; i++) assert.equal(check(call('notes__add'), auth('alice')), undefined, 'the resolver said no limit');
     assert.deepEqual(asked, ['py__run', 'py__run', 'py__other', 'notes__add', 'notes__add', 'notes__add']);
     assert.equal(typeof createRateLimitCheck({ toolLimit: () => undefined, limiter: createMemoryRateLimiter() }), 'function', 'a resolver alone makes a step');
@@ -209,15 +246,20 @@ describe('rateLimits in the policy and MCP_AUTH_RATE_LIMIT', () => {
     fails({ rateLimits: [] }, 'MCP_AUTH_POLICY.rateLimits', /expected an object/);
   });
 
-  test('"*" is the limit of every tool without one of its own, each tool counted apart, as "*" means elsewhere in the policy', () => {
-    const guard = createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp', policy: { rateLimits: { tools: { '*': '1/min', notes_add: '2/min' } } } });
+  test('"*" is the limit of every tool without one of its own, one count per caller for all of them: a made-up name adds no counter', () => {
+    const limiter = createMemoryRateLimiter();
+    const guard = createGuard({ issuer: 'https://as.example', resource: 'https://mcp.example/mcp', rateLimiter: limiter, policy: { rateLimits: { tools: { '*': '2/min', notes_add: '2/min' } } } });
     const check = guard.checkRateLimit!;
     assert.equal(check(call('echo'), auth('alice')), undefined);
-    assert.throws(() => check(call('echo'), auth('alice')), /1\/min calls of tool "echo"/, 'a tool with no limit of its own gets "*"');
-    assert.equal(check(call('add'), auth('alice')), undefined, 'each tool has its own count under "*"');
+    assert.equal(check(call('add'), auth('alice')), undefined);
+    assert.throws(() => check(call('made-up-1'), auth('alice')), /2\/min calls of tools under "\*" per caller/, 'every tool under "*" shares one count');
+    for (let i = 0; i < 100; i++) assert.throws(() => check(call(`made-up-${i}`), auth('alice')), RateLimitedError);
+    assert.equal(limiter.size, 1, 'one counter for "*", whatever the names');
     assert.equal(check(call('notes_add'), auth('alice')), undefined);
-    assert.equal(check(call('notes_add'), auth('alice')), undefined, 'a named limit replaces "*"');
+    assert.equal(check(call('notes_add'), auth('alice')), undefined, 'a named limit replaces "*", with a count of its own');
     assert.throws(() => check(call('notes_add'), auth('alice')), /2\/min calls of tool "notes_add"/);
+    assert.equal(check(call('echo'), auth('bob')), undefined, 'per caller');
+    assert.equal(limiter.size, 3);
     assert.equal(check({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, auth('alice')), undefined, 'only tools/call is counted per tool');
   });
 

@@ -254,12 +254,15 @@ describe('compilePolicySet', () => {
     const set = makeSet({ gateway: { rateLimits: { tools: { '*': '100/min', 'notes__add': '5/min' } } } });
     assert.deepEqual([...set.toolRateLimits.keys()].sort(), ['*', 'notes__add']);
     assert.equal(set.toolRateLimits.get('notes__add')!.text, '5/min', 'the endpoint-wide named limit first');
-    const limitOf = (name: string) => set.toolRateLimit!(name)?.text;
+    const limitOf = (name: string) => set.toolRateLimit!(name)?.limit.text;
+    const ruleOf = (name: string) => set.toolRateLimit!(name)?.rule;
     assert.equal(limitOf('py__run'), '1/min', 'the server’s * for a tool it does not name');
     assert.equal(limitOf('py__anything'), '1/min');
     assert.equal(limitOf('notes__add'), '5/min');
     assert.equal(limitOf('notes__list'), '100/min', 'no server limit: the endpoint-wide *');
     assert.equal(limitOf('plain'), '100/min');
+    // Counted by the rule: a named tool by its name, the others by the `*` that covers them.
+    assert.deepEqual(['py__run', 'py__anything', 'notes__add', 'notes__list', 'plain'].map(ruleOf), ['py__*', 'py__*', 'notes__add', '*', '*']);
     const serverNamed = makeSet({ gateway: {} });
     assert.equal(serverNamed.toolRateLimits.get('notes__add')!.text, '1/min');
     assert.equal(serverNamed.toolRateLimit!('files__x'), undefined);
