@@ -1,7 +1,7 @@
 // The security review's attack on the per-tool rate limiter, through the whole gateway: a policy with
-// `rateLimits.tools["*"]`, and one caller sending `tools/call` with unique, very long made-up names. Each name was
-// once counted apart, and kept as a key (200 KB each here) until the process ran out of heap. Now every tool under
-// "*" shares the rule's one count per caller, kept under a fixed-size digest: the names cost nothing once answered.
+// `rateLimits.tools["*"]`, and one caller sending `tools/call` with unique, very long made-up names. Each name is
+// counted apart, so the limiter used to keep every name as a key (200 KB each here) until the process ran out of
+// heap. Now a counter costs a fixed-size digest: the heap the flood leaves behind stays small whatever the names.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -69,11 +69,11 @@ describe('a flood of unique, very long tool names through the gateway', () => {
     for (let i = 1; i <= REQUESTS; i++) {
       const name = `${String(i).padStart(6, '0')}${'x'.repeat(NAME_BYTES - 6)}`;
       const res = await postMcp(gateway.resource, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: {} } }, token, headers);
-      // Every name is under "*", one count of 5 a minute for all of them: the warm-up and four more go through.
-      assert.equal(res.status, i < 5 ? 200 : 429, res.text.slice(0, 300));
+      // Every name is new, so none is over its own limit: each call goes through.
+      assert.equal(res.status, 200, res.text.slice(0, 300));
     }
     const grown = heapAfterGc() - baseline;
-    // The names alone are 60 MB; the limiter used to keep them all (as UTF-16 JSON keys, more). Now: one counter.
+    // The names alone are 60 MB; the limiter used to keep them all (as UTF-16 JSON keys, more). Digests: a few hundred KB.
     assert.ok(grown < 8 * 1_048_576, `the heap grew by ${(grown / 1_048_576).toFixed(1)} MiB after ${REQUESTS} unique names`);
   });
 });

@@ -1,6 +1,7 @@
 // The per-tool rate limiter under a flood of made-up tool names through the node:http pipeline: with
-// `rateLimits.tools["*"]`, every tool without a limit of its own is counted under the rule, so names the caller
-// makes up add no counter; a named tool keeps its own. Counters are keyed by a fixed-size digest.
+// `rateLimits.tools["*"]`, every unique name is counted apart, so each one takes a counter. Counters are keyed by a
+// fixed-size digest whatever the name's length; from half full the flooding caller gets no new counter (its share
+// is 1 %), so the store keeps room for everyone else and nobody's count is evicted for the flood.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -37,7 +38,7 @@ before(async () => {
       return waitMs;
     },
   };
-  const guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, rateLimiter: watching, policy: { rateLimits: { tools: { '*': '5/min', notes_add: '2/min' } } } });
+  const guard = createGuard({ issuer: issuer.issuer, resource: RESOURCE, rateLimiter: watching, policy: { rateLimits: { tools: { '*': '5/min' } } } });
   const pipeline = createRequestPipeline(guard, (message) => ({ jsonrpc: '2.0', id: (message as { id: number }).id, result: { content: [] } }));
   server = createServer((req, res) => {
     if (!pipeline.serve(req, res)) res.writeHead(404).end();
@@ -53,33 +54,38 @@ after(async () => {
 });
 
 describe('a flood of unique, very long tool names under rateLimits.tools["*"]', () => {
-  test('the names share the one count of "*": no counter per name, and the calls past the limit are refused', { timeout: 120_000 }, async () => {
+  test('each name costs a counter of fixed size; from half full the flooding caller gets no new one, and nobody is evicted for it', { timeout: 120_000 }, async () => {
     const token = await issuer.sign({ aud: RESOURCE, sub: 'mallory', client_id: 'app' });
     const NAME_BYTES = 200_000;
-    const REQUESTS = 50;
+    const REQUESTS = 300;
+    const statuses: number[] = [];
     for (let i = 0; i < REQUESTS; i++) {
       const name = `${String(i).padStart(6, '0')}${'x'.repeat(NAME_BYTES)}`;
       const answer = await postMcp(url, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: {} } }, token, V);
-      assert.equal(answer.status, i < 5 ? 200 : 429, answer.text.slice(0, 300));
-      if (i === 5) assert.match(answer.json.error.message, /5\/min calls of tools under "\*" per caller/);
+      statuses.push(answer.status);
+      if (answer.status === 429) assert.match(answer.json.error.message, /5\/min calls of tool "\d{6}x{58}…" per caller \(the limit of "\*"\)/);
+      else assert.equal(answer.status, 200, answer.text.slice(0, 300));
     }
     assert.ok(longestKey <= 43, `counted under keys of ${longestKey} characters, expected a 43-character digest`);
-    assert.equal(limiter.size, 1, 'one counter: the caller under "*"');
-    // The counter (its 43-character key and overhead) and the caller's record (its 43-character key and overhead).
-    assert.equal(limiter.bytes, 2 * (24 + 43) + RATE_LIMITER_ENTRY_OVERHEAD_BYTES + RATE_LIMITER_CALLER_OVERHEAD_BYTES);
+    // Each name is counted apart, as "*" says, until the store is half full; then the caller holds far more than its
+    // 1 % and every further made-up name is refused for one window, with nothing evicted to make room for it.
+    const admitted = statuses.indexOf(429);
+    assert.ok(admitted > 10, `counted ${admitted} names apart before refusing`);
+    assert.ok(statuses.slice(admitted).every((status) => status === 429), 'refused from then on');
+    const entry = 24 + 43 + RATE_LIMITER_ENTRY_OVERHEAD_BYTES;
+    assert.equal(limiter.size, admitted);
+    assert.ok(limiter.bytes >= MAX_BYTES / 2 && limiter.bytes <= MAX_BYTES / 2 + entry + RATE_LIMITER_CALLER_OVERHEAD_BYTES, `held ${limiter.bytes} bytes: about half of ${MAX_BYTES}`);
     assert.ok(mostBytes <= MAX_BYTES);
   });
 
-  test('a named tool keeps a count of its own beside "*", whatever the caller called before', async () => {
+  test('a name still gets its own count: the limit holds for a long name, called again', async () => {
     const token = await issuer.sign({ aud: RESOURCE, sub: 'trent', client_id: 'app' });
-    const call = (id: number, name: string) => postMcp(url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }, token, V);
-    for (let i = 0; i < 5; i++) assert.equal((await call(i, `other-${i}`)).status, 200);
-    assert.equal((await call(5, 'y'.repeat(300_000))).status, 429, 'a long made-up name is one more call under "*"');
-    assert.equal((await call(6, 'notes_add')).status, 200);
-    assert.equal((await call(7, 'notes_add')).status, 200);
-    const refused = await call(8, 'notes_add');
+    const name = 'y'.repeat(300_000);
+    const call = (id: number) => postMcp(url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }, token, V);
+    for (let i = 0; i < 5; i++) assert.equal((await call(i)).status, 200);
+    const refused = await call(5);
     assert.equal(refused.status, 429);
     assert.equal(refused.json.error.code, -31429);
-    assert.match(refused.json.error.message, /2\/min calls of tool "notes_add" per caller/);
+    assert.match(refused.json.error.message, /5\/min calls of tool "y{64}…" per caller \(the limit of "\*"\)/);
   });
 });

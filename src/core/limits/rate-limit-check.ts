@@ -13,8 +13,7 @@ export interface RateLimitCheckOptions {
   callerLimit?: RateLimit;
   /**
    * `tools/call` of one caller per tool name, on top of `callerLimit`. The key `*` is the limit of every tool
-   * without one of its own (as `*` in the policy's tool rules covers every tool not named), all of them counted
-   * together: one count per caller for the rule, whatever names the caller sends.
+   * without one of its own, each tool counted apart (as `*` in the policy's tool rules covers every tool not named).
    */
   toolLimits?: ReadonlyMap<string, RateLimit>;
   /**
@@ -52,12 +51,11 @@ export function rateLimitKey(auth: AuthInfo): string {
 }
 
 /**
- * The key of a caller's count under one tool rule ({@link ToolRateLimit.rule}: a tool's name, or `*`): a digest of
- * the caller's key (fixed length, so it cannot run into the rule) and the rule, so that every counter has the same
- * size.
+ * The key of a caller's count for one tool: a digest of the caller's key (fixed length, so it cannot run into the
+ * name) and the name, so that a name of any length costs a counter of the same size.
  */
-export function toolRateLimitKey(callerKey: string, rule: string): string {
-  return digest(callerKey + rule);
+export function toolRateLimitKey(callerKey: string, toolName: string): string {
+  return digest(callerKey + toolName);
 }
 
 function digest(text: string): string {
@@ -105,9 +103,11 @@ export function createRateLimitCheck(options: RateLimitCheckOptions): RateLimitC
     const first = callerLimit === undefined ? undefined : consume(caller, caller, callerLimit, 'requests per caller');
     if (toolLimit === undefined) return first;
     const [name, { rule, limit }] = toolLimit;
-    const what = rule === name ? `calls of tool ${quote(name)} per caller` : `calls of tools under ${quote(rule)} per caller`;
-    // The tool's count is kept under the caller and the rule, apart from the caller's own.
-    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, rule), caller, limit, what);
+    const what = rule === name ? `calls of tool ${quote(name)} per caller` : `calls of tool ${quote(name)} per caller (the limit of ${quote(rule)})`;
+    // Each tool is counted apart, under its rule's limit (as documented for "*"), and its count is kept under the
+    // caller and the name, apart from the caller's own. A caller's made-up names cost it counters only: the
+    // in-memory limiter gives each caller a share of its counters, and Redis keys expire with their window.
+    const next = (): void | Promise<void> => consume(toolRateLimitKey(caller, name), caller, limit, what);
     return first === undefined ? next() : first.then(next);
   };
 }

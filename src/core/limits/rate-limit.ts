@@ -11,14 +11,13 @@ export interface RateLimit {
 }
 
 /**
- * The limit of calls to a tool, with the rule it comes from. Calls are counted per caller and rule, never per name
- * the caller chooses: a rule that covers many tools (`*`) keeps one count for all of them, so made-up names add no
- * counter.
+ * The limit of calls to a tool, with the rule it comes from (for messages). Each tool is counted apart, per caller,
+ * whichever rule sets its limit.
  */
 export interface ToolRateLimit {
   /**
-   * The rule the calls are counted under: the tool's name for a limit of its own, `*` (or `<server>__*` for one
-   * server's tools in a policy set) for a limit of every tool without one.
+   * The rule the limit comes from: the tool's name for a limit of its own, `*` (or `<server>__*` for one server's
+   * tools in a policy set) for a limit of every tool without one.
    */
   readonly rule: string;
   /** The limit the rule sets. */

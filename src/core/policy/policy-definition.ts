@@ -59,8 +59,7 @@ export interface PolicyDefinition {
 /**
  * Per-tool rate limits, e.g. `{"tools": {"notes_add": "10/min"}}`: `tools/call` of that tool, per caller
  * (issuer, subject, client), on top of the caller-wide limit. Rates are `<count>/<unit>` with `s`, `min` or `h`.
- * `"*"` is the limit of every tool not named, all of them counted together (one count per caller, whatever names it
- * sends): `{"tools": {"*": "60/min", "notes_add": "10/min"}}`.
+ * `"*"` is the limit of every tool not named, each tool counted apart: `{"tools": {"*": "60/min", "notes_add": "10/min"}}`.
  */
 export interface RateLimitsDefinition {
   tools?: Readonly<Record<string, string>>;

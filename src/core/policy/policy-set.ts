@@ -347,8 +347,8 @@ class PolicySet {
  * - `scopesSupported`: the endpoint-wide policy's, then each server's (never `offline_access`); `requiredScopes`:
  *   the endpoint-wide `requiredScopes`; `definition`: the endpoint-wide definition.
  * - Rate limits: the endpoint-wide `rateLimits.tools` by exposed name, as for one policy; each server's by its
- *   own names, counted by exposed name (`notes__add`), its `*` covering its tools not named, all of them counted
- *   together under the rule `<server>__*` (`toolRateLimit` tells the rule). For one tool,
+ *   own names, counted by exposed name (`notes__add`), its `*` covering its tools not named, each counted apart
+ *   (`toolRateLimit` tells the rule, `<server>__*`, for messages). For one tool,
  *   the endpoint-wide limit named for it comes first, then the server's named limit, the server's `*`, and last
  *   the endpoint-wide `*`: the most specific limit applies.
  *
@@ -432,7 +432,7 @@ class ToolRateLimits {
   readonly byName: ReadonlyMap<string, RateLimit>;
   /**
    * Present only when a server has a `*` limit, which no lookup in {@link byName} can find. A server's `*` is
-   * counted under the rule `<server>__*`, the endpoint-wide one under `*`, a named limit under its name.
+   * named by the rule `<server>__*`, the endpoint-wide one by `*`, a named limit by its name.
    */
   readonly resolve: ((name: string) => ToolRateLimit | undefined) | undefined;
 

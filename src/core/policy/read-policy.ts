@@ -226,7 +226,7 @@ function readHierarchy(value: unknown, path: string, fail: Fail): Record<string,
 
 /**
  * `rateLimits`: `{ "tools": { "<tool name>": "10/min" } }`, the one key it has for now. `"*"` is the limit of each
- * tool without one of its own (all counted together); names matching no tool are reported by the policy coverage.
+ * tool without one of its own (each tool counted apart); names matching no tool are reported by the policy coverage.
  */
 function readRateLimits(value: unknown, path: string, fail: Fail): ReadonlyMap<string, RateLimit> {
   const limits = new Map<string, RateLimit>();
