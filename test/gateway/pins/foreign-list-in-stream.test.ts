@@ -5,7 +5,6 @@
 // server, a response to any id but the POST's own is not passed on at all. Real parts: oidc-provider tokens, an
 // upstream HTTP server that writes such streams, the gateway in enforce with a pin file.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { pinOf, serializePinDocument } from '../../../src/gateway/pins/pin-docum
 import { digestTool } from '../../../src/gateway/pins/tool-digest.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { messages, postMcp } from '../../helpers/http-client.js';
+import { eventStreamUpstream } from '../../helpers/event-stream-upstream.js';
 import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
 
 const VERSION = '2025-11-25';
@@ -43,23 +43,11 @@ function foreignEvents(): string {
   ].join('');
 }
 
-const upstream = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const message = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: unknown; method?: string };
-    if (message.id === undefined) return void res.writeHead(202).end();
-    if (message.method === 'tools/list' || message.method === 'tools/call') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message\ndata: ${JSON.stringify(PROGRESS)}\n\n`);
-      res.write(foreignEvents());
-      const result = message.method === 'tools/list' ? { tools: [REVIEWED] } : { content: [{ type: 'text', text: 'echoed' }] };
-      res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n\n`);
-      return;
-    }
-    const result = message.method === 'initialize' ? { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'stream', version: '1' } } : {};
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-  });
+// A tools/list or tools/call is answered with a related notification, the foreign lists, then its own response.
+const upstream = eventStreamUpstream((message) => {
+  if (message.method !== 'tools/list' && message.method !== 'tools/call') return undefined;
+  const result = message.method === 'tools/list' ? { tools: [REVIEWED] } : { content: [{ type: 'text', text: 'echoed' }] };
+  return `event: message\ndata: ${JSON.stringify(PROGRESS)}\n\n${foreignEvents()}event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n\n`;
 });
 
 before(async () => {
