@@ -70,8 +70,10 @@ export interface McpHttpHandler {
    * Holds a POST until what the guard's decision on `message` depends on is known (the gateway's hidden tools, while
    * its start-up comparison with the pinned definitions runs). Asked once the caller is authenticated, before the
    * guard decides: undefined to go on at once (the common case, at no cost), or a promise, bounded in time, to wait
-   * for. The guard then decides, unless the handler answered meanwhile (e.g. 503 with `Retry-After`: nothing is
-   * decided then) or the client went away. Must not reject. Absent: never held.
+   * for. A refusal that does not depend on what it waits for (`Guard.refuseBeforeHold`: no base scopes) is then
+   * given at once, without waiting; the promise must then write nothing to an answered `res`. Otherwise the guard
+   * decides after the wait, unless the handler answered meanwhile (e.g. 503 with `Retry-After`: nothing is decided
+   * then) or the client went away. Must not reject. Absent: never held.
    */
   readonly holdBeforeDecision?: (message: JsonRpcMessage, res: ServerResponse) => Promise<void> | undefined;
 }

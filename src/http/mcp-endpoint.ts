@@ -107,9 +107,11 @@ export class McpEndpoint {
       const msg = parsed.message;
       const caller = auth;
       // What the decision depends on may not be known yet (see `holdBeforeDecision`): waited for before deciding, so
-      // that no decision made meanwhile tells the caller more than the one made after would.
+      // that no decision made meanwhile tells the caller more than the one made after would. A refusal that does not
+      // depend on it (no base scopes) is given at once; the hold left behind ends within its bound, writing nothing.
       const held = this.#holdBeforeDecision?.(msg, res);
       if (held !== undefined) {
+        pinned.refuseBeforeHold(msg, caller, mirroredHeaders(req));
         await held;
         if (res.writableEnded || res.destroyed) return;
       }

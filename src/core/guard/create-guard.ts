@@ -117,6 +117,15 @@ export interface Guard {
   /** Checks that the token has the base scopes (for GET/DELETE, which carry no message). */
   authorizeBase(auth: AuthInfo): readonly string[];
   /**
+   * The refusals of {@link Guard.authorize} that do not depend on which targets are hidden (`hiddenTarget`), for an
+   * adapter to give at once before it waits for what decides that (a handler's `holdBeforeDecision`): the same
+   * header, revision and target checks, then the policy, when it refuses the message whether its target is hidden
+   * or not (a caller without the base scopes, a method rule it fails). Such a refusal is the one a hidden target
+   * gets (by the rules every name meets), so that it never tells whether the target is there. Returns when the
+   * outcome may depend on it: `authorize` decides after the wait. Without `hiddenTarget`, the whole decision.
+   */
+  refuseBeforeHold(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders): void;
+  /**
    * Counts an authorized request against the rate limits (`rateLimit`, and the policy's `rateLimits.tools` for a
    * `tools/call`): throws or rejects with a 429 `GuardError` (`Retry-After`) over a limit, 503 when a shared
    * store is unavailable. Undefined when no limit is set, so adapters skip it at no cost; with the in-memory
@@ -237,6 +246,7 @@ export function createGuard(options: GuardOptions, names: SettingNames = {}): Gu
     parseMessage: parts.parseMessage,
     authorize: (message, auth, headers) => inForce.authorize(message, auth, headers),
     authorizeBase: (auth) => inForce.authorizeBase(auth),
+    refuseBeforeHold: (message, auth, headers) => inForce.refuseBeforeHold(message, auth, headers),
     get checkRateLimit() {
       return inForce.checkRateLimit;
     },
@@ -500,6 +510,16 @@ function bindPolicy(parts: GuardParts, policy: CompiledPolicy): Guard {
       const decision = policy.authorize(BASE_ONLY_MESSAGE, auth);
       if (!decision.allowed) throw refusalFor(policyRefusal(decision, undefined, () => policy.insufficientScopeError(decision, auth, undefined)), auth);
       return decision.requiredScopes;
+    },
+    refuseBeforeHold(message: JsonRpcMessage, auth: AuthInfo, headers: McpRequestHeaders) {
+      checkRequestRevision(message, checkMcpRequestHeaders(headers, message));
+      checkRequestTarget(message);
+      const unnamed = resolved.hiddenTarget === undefined ? message : withUnnamedTarget(message);
+      // A message that names no target is decided alike whatever is hidden; one that does, refused only when it
+      // would be refused both as named and as unnamed, and then as unnamed (what a hidden target gets).
+      const decision = policy.authorize(unnamed, auth);
+      if (decision.allowed || (unnamed !== message && policy.authorize(message, auth).allowed)) return;
+      throw refusalFor(policyRefusal(decision, message, () => policy.insufficientScopeError(decision, auth, message)), auth);
     },
     checkRateLimit: limited
       ? createRateLimitCheck({ callerLimit, toolLimits: policy.toolRateLimits, ...(policy.toolRateLimit === undefined ? {} : { toolLimit: policy.toolRateLimit }), limiter: parts.rateLimiter() })

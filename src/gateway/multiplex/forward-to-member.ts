@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { encodeHeaderValue } from '../../core/wire/header-value-encoding.js';
-import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
+import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
 import { EventIdVector, EventRelabeller } from './relabelled-events.js';
@@ -30,15 +30,18 @@ export interface MemberTarget {
  * session id, never the server's.
  */
 export function forwardToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
-  prepareClientResponse(res, target.clientSessionId, target.member.name);
+  prepareClientResponse(res, target.clientSessionId, target.member.name, requestIdOf(target.message));
   return handToMember(req, res, context, target);
 }
 
 /**
  * Prepares `res` for an answer a server writes: {@link showClientSession}, and an event stream relabelled
- * ({@link relabelEventStreams}). One patch of the head, set up per request: the cheap path of a routed call.
+ * ({@link relabelEventStreams}), keeping only the POST's own response ({@link ownResponseOnly}). One patch of the
+ * head, set up per request: the cheap path of a routed call.
+ *
+ * @param requestId - The id of the request the POST carries; null when it carries a notification or a response.
  */
-export function prepareClientResponse(res: ServerResponse, clientSessionId: string | undefined, server: string): void {
+export function prepareClientResponse(res: ServerResponse, clientSessionId: string | undefined, server: string, requestId: JsonRpcId | null): void {
   const writeHead = res.writeHead;
   const setHeader = res.setHeader;
   const hadOwnWriteHead = Object.hasOwn(res, 'writeHead');
@@ -62,7 +65,7 @@ export function prepareClientResponse(res: ServerResponse, clientSessionId: stri
       if (clientSessionId !== undefined) headers['mcp-session-id'] = clientSessionId as OutgoingHttpHeader;
     } else contentType = this.getHeader('content-type');
     // Only an event stream is relabelled: a JSON answer is written as it is, at no further cost.
-    if (mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE) relabelWrites(this, new EventRelabeller(server, new EventIdVector()));
+    if (mediaType(Array.isArray(contentType) ? contentType[0] : contentType) === EVENT_STREAM_MEDIA_TYPE) relabelWrites(this, new EventRelabeller(server, new EventIdVector(), ownResponseOnly(requestId)));
     const write = writeHead as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
     return maybeHeaders === undefined ? write.call(this, status, reasonOrHeaders) : write.call(this, status, reasonOrHeaders, maybeHeaders);
   } as ServerResponse['writeHead'];
@@ -71,6 +74,17 @@ export function prepareClientResponse(res: ServerResponse, clientSessionId: stri
     if (clientSessionId !== undefined) setHeader.call(this, name, clientSessionId);
     return this;
   } as ServerResponse['setHeader'];
+}
+
+/**
+ * What a POST's event stream from a server may pass on to the client: the response to the POST's own request, and
+ * requests and notifications (MCP Streamable HTTP: a POST's stream carries its request's response, and messages
+ * related to it). A response to any other id is dropped: in a set, that id may name a request the client sent
+ * another server (or a list the set merged), which this server must not answer, nor slip a list past that
+ * server's names and pins.
+ */
+export function ownResponseOnly(requestId: JsonRpcId | null): (message: Record<string, unknown>) => boolean {
+  return (message) => typeof message.method === 'string' || !('result' in message || 'error' in message) || (requestId !== null && message.id === requestId);
 }
 
 /** The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client. */

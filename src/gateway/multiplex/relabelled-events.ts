@@ -97,7 +97,14 @@ export class EventRelabeller {
     if (data.length === 0) return exposedId === undefined ? retry : `${retry}id: ${exposedId}\n\n`;
     const text = data.join('\n');
     if (text === '') return `${retry}${messageEventFrame('', exposedId ?? '')}`;
-    const message = parse(text);
+    const parsed = parse(text);
+    if (Array.isArray(parsed)) {
+      // A batch (2025-03-26): each of its messages is kept or dropped as one alone would be.
+      const kept = parsed.filter((item) => typeof item !== 'object' || item === null || this.keep(item as Record<string, unknown>));
+      if (kept.length === 0) return retry;
+      return `${retry}${messageEventFrame(kept.length === parsed.length ? text : JSON.stringify(kept), exposedId)}`;
+    }
+    const message = parsed;
     if (message && !this.keep(message)) return retry;
     if (message && typeof message.method === 'string' && (typeof message.id === 'number' || typeof message.id === 'string')) {
       data = [JSON.stringify({ ...message, id: exposeRequestId(this.server, message.id) })];
@@ -112,10 +119,10 @@ export class EventRelabeller {
   }
 }
 
-function parse(text: string): Record<string, unknown> | undefined {
+function parse(text: string): Record<string, unknown> | unknown[] | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown> | unknown[]) : undefined;
   } catch {
     return undefined;
   }

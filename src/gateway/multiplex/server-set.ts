@@ -331,7 +331,7 @@ class ServerSetRouter {
     const first = await target();
     if (!first) return;
     if (first.sessionId === undefined) return forwardToMember(req, res, context, first);
-    prepareClientResponse(res, sessionId, route.member.name);
+    prepareClientResponse(res, sessionId, route.member.name, id);
     const watch = watchForLostSession(res);
     await handToMember(req, res, context, first);
     watch.restore();

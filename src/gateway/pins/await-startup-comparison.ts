@@ -5,7 +5,8 @@
  * that gets 503 with `Retry-After` for those requests only; every other request, and every other server's, passes at
  * once. The wait comes before the guard's decision (the handler's `holdBeforeDecision`): until the comparison ends,
  * the pins cannot say which tools are hidden, and a condition's 403 or a missing scope's given meanwhile would tell a
- * caller that a tool hidden a moment later exists.
+ * caller that a tool hidden a moment later exists. A refusal the pins cannot change (a caller without the base
+ * scopes) is given before the wait (`Guard.refuseBeforeHold`): it never waits for the comparison.
  */
 import type { ServerResponse } from 'node:http';
 import { splitExposedName } from '../../core/mcp/exposed-names.js';

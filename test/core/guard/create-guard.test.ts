@@ -230,6 +230,32 @@ describe('createGuard: authenticate with a real issuer', () => {
   });
 });
 
+describe('createGuard: refuseBeforeHold', () => {
+  // admin_tool may be hidden (hiddenTarget): only refusals that hold whether it is or not are given before a hold.
+  const hiding = guardWith({ hiddenTarget: (message) => ((message as { params?: { name?: unknown } }).params?.name === 'admin_tool' ? 'tool' : undefined) });
+
+  test('a token without the base scopes: the 403 a hidden target gets, naming none of its own rule\'s scopes', async () => {
+    const e = await assertGuardError(() => hiding.refuseBeforeHold(call('admin_tool'), authWith(['x:read']), {}), InsufficientScopeError, 'scope_insufficient', 403);
+    assert.equal(e.message, "Insufficient scope for tool 'admin_tool' (tools/call): missing mcp");
+    assert.deepEqual([...e.requiredScopes], ['mcp']);
+    await assertGuardError(() => hiding.refuseBeforeHold({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, authWith([]), {}), InsufficientScopeError, 'scope_insufficient', 403);
+  });
+
+  test('a refusal by the tool\'s own rule waits: a hidden tool would be answered as unknown, not refused', () => {
+    assert.equal(hiding.refuseBeforeHold(call('admin_tool'), authWith(['mcp']), {}), undefined);
+    assert.equal(hiding.refuseBeforeHold(call('echo'), authWith(['mcp']), {}), undefined);
+  });
+
+  test('headers that disagree with the body: the same 400 as authorize, at once', async () => {
+    await assertGuardError(() => hiding.refuseBeforeHold(call('echo'), authWith(['mcp']), { 'mcp-method': 'tools/list' }), RequestRejectedError, 'header_mismatch', 400);
+  });
+
+  test('without hiddenTarget the whole decision is made: the tool\'s own rule refuses', async () => {
+    const e = await assertGuardError(() => guardWith().refuseBeforeHold(call('admin_tool'), authWith(['mcp']), {}), InsufficientScopeError, 'scope_insufficient', 403);
+    assert.match(e.message, /missing x:admin$/);
+  });
+});
+
 describe('createGuard: authorize', () => {
   const guard = guardWith();
 

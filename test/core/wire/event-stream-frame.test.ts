@@ -21,3 +21,10 @@ test('the parser reads back what the writer frames', () => {
   const stream = messageEventFrame('', 'p') + messageEventFrame(message, 'a') + messageEventFrame(message);
   assert.deepEqual(eventStreamData(stream).filter((d) => d !== ''), [message, message]);
 });
+
+test('data relayed with line breaks: one data line per line, read back as the same data', () => {
+  const relayed = '{"jsonrpc":"2.0",\n"id":8,\r\n"result":{}}';
+  const framed = messageEventFrame(relayed, 'r');
+  assert.equal(framed, 'id: r\nevent: message\ndata: {"jsonrpc":"2.0",\ndata: "id":8,\ndata: "result":{}}\n\n');
+  assert.deepEqual(eventStreamData(framed), ['{"jsonrpc":"2.0",\n"id":8,\n"result":{}}']);
+});

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ownResponseOnly } from '../../../src/gateway/multiplex/forward-to-member.js';
 import { EventIdVector, EventRelabeller } from '../../../src/gateway/multiplex/relabelled-events.js';
 import { exposeRequestId, readRequestId } from '../../../src/gateway/multiplex/server-request-ids.js';
 
@@ -26,6 +27,17 @@ describe('relabelled event streams', () => {
     // Unknown servers and junk read as nothing to resume.
     assert.equal(EventIdVector.read('junk', new Set(['a'])).size, 0);
     assert.deepEqual([...EventIdVector.read(vector, new Set(['a']))], [['a', '1']]);
+  });
+
+  it('keeps only the POST\'s own response (ownResponseOnly), in a batch too, and a data field over lines stays whole', () => {
+    const relabeller = new EventRelabeller('s', new EventIdVector(), ownResponseOnly(2));
+    const response = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result: { tools: [] } });
+    const note = '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}';
+    assert.equal(relabeller.push(Buffer.from(`data: ${response(3)}\n\ndata: ${response('2')}\n\ndata: {"jsonrpc":"2.0",\ndata: "id":9,"error":{"code":1,"message":"x"}}\n\n`)), '');
+    assert.equal(relabeller.push(Buffer.from(`data: [${response(4)},${note}]\n\n`)), `event: message\ndata: [${note}]\n\n`);
+    assert.equal(relabeller.push(Buffer.from(`data: ${note}\n\ndata: ${response(2)}\n\n`)), `event: message\ndata: ${note}\n\nevent: message\ndata: ${response(2)}\n\n`);
+    assert.equal(new EventRelabeller('s', new EventIdVector(), ownResponseOnly(null)).push(Buffer.from(`data: ${response(2)}\n\n`)), '', 'a notification\'s POST has no response');
+    assert.equal(relabeller.push(Buffer.from('data: not\ndata: json\n\n')), 'event: message\ndata: not\ndata: json\n\n');
   });
 
   it('holds an event split across chunks, a CRLF split included, until it is complete', () => {

@@ -3,7 +3,6 @@
 // tool is hidden from the answer as from the policy's view. Real parts: oidc-provider tokens, an upstream that
 // answers tools/list as an event stream, the gateway in enforce with a pin file.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { pinOf, serializePinDocument } from '../../../src/gateway/pins/pin-docum
 import { digestTool } from '../../../src/gateway/pins/tool-digest.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { messages, postMcp } from '../../helpers/http-client.js';
+import { eventStreamUpstream } from '../../helpers/event-stream-upstream.js';
 import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
 
 const VERSION = '2025-11-25';
@@ -26,22 +26,12 @@ let dir: string;
 let upstreamUrl: string;
 let gateway: RunningGateway;
 let allLists: RunningGateway;
-const upstream = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const message = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: unknown; method?: string };
-    if (message.id === undefined) return void res.writeHead(202).end();
-    if (message.method === 'tools/list') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'listing' } })}\n\n`);
-      res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [PULLED, PEEK] } })}\n\n`);
-      return;
-    }
-    const result = message.method === 'initialize' ? { protocolVersion: VERSION, capabilities: { tools: {} }, serverInfo: { name: 'stream', version: '1' } } : {};
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-  });
-});
+const upstream = eventStreamUpstream((message) =>
+  message.method !== 'tools/list'
+    ? undefined
+    : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'listing' } })}\n\n` +
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [PULLED, PEEK] } })}\n\n`,
+);
 
 before(async () => {
   as = await startAuthorizationServer({ extraScopes: ['mcp'] });

@@ -139,6 +139,42 @@ describe('enforce: a call waits for its comparison before the guard decides', ()
   }
 });
 
+describe('enforce: a refusal the pins cannot change is given at once, during the start-up comparison', () => {
+  /** How soon a refusal that waits for nothing must come: far below the list timeout the held calls wait. */
+  const PROMPT_MS = 3_000;
+  for (const servers of [false, true]) {
+    it(`${servers ? 'several servers' : 'single upstream'}: a token without the base scopes gets its 403 at once; an entitled caller still waits`, async () => {
+      const listing = gate();
+      const upstream = await upstreamWith(PULLED, [listing.wait]);
+      const [server, tool] = servers ? ['notes', 'notes__echo'] : ['upstream', 'echo'];
+      const gateway = await startedGateway([server], { requiredScopes: ['mcp'], tools: { [tool]: ['mcp', 'notes:write'] } }, servers ? {} : { MCP_AUTH_UPSTREAM: upstream.url }, servers ? [httpServer('notes', upstream.url)] : undefined);
+      const entitled = callTool(gateway, tool);
+      const stranger = await as.issueAccessToken({ resource: gateway.resource, scope: 'admin', sub: 'mallory' });
+      const headers = { 'mcp-protocol-version': VERSION };
+      for (const body of [
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: { text: 'hi' } } },
+        { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      ]) {
+        const started = Date.now();
+        const refused = await within(postMcp(`${gateway.url}/mcp`, body, stranger, headers), PROMPT_MS);
+        if (refused === 'held') assert.fail(`${body.method} without the base scopes waited for the pins`);
+        assert.ok(Date.now() - started < PROMPT_MS);
+        assert.equal(refused.status, 403, refused.text);
+        assert.match(String(refused.headers['www-authenticate']), /error="insufficient_scope"/);
+        // Answered as a name the pins may hide is: by the rules every name meets, never by the tool's own rule.
+        assert.match((refused.json as any).error.message, /missing mcp$/);
+        assert.doesNotMatch(String(refused.headers['www-authenticate']), /notes:write/);
+      }
+      assert.equal(await within(entitled, HELD_MS), 'held', 'the entitled call was decided before the comparison ended');
+      listing.open();
+      const answer = await entitled;
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual((answer.json as any).error, { code: -32602, message: `Unknown tool: ${tool}` });
+      assert.equal(upstream.calls(), 0, 'the changed tool was never called');
+    });
+  }
+});
+
 describe('StartupComparisons.wait', () => {
   it('ends when the signal aborts, and leaves no listener on it', async () => {
     const comparisons = new StartupComparisons();

@@ -8,6 +8,7 @@ import { readSecretFile, STANDARD_INPUT } from '../../config/secret-file.js';
 import { checkExitCode } from './check-result.js';
 import { checkReportJson, formatCheckReport } from './format-check-report.js';
 import { runChecks } from './run-checks.js';
+import { takeTokenFile } from '../token-file-flag.js';
 
 /** Where the command writes; default the process's stdout and stderr. */
 export type CheckCommandOutput = CommandOutput;
@@ -62,24 +63,6 @@ export async function runCheckCommand(argv: readonly string[], env: Readonly<Rec
   return exitCode;
 }
 
-/** `--token-file <file|->` (or `--token-file=…`), taken out of the arguments before the gateway's flags are read. */
-function takeTokenFile(argv: readonly string[], problems: ConfigurationProblems): { tokenFile?: string; rest: string[] } {
-  const rest: string[] = [];
-  let tokenFile: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg.startsWith('--token-file=')) tokenFile = arg.slice('--token-file='.length);
-    else if (arg === '--token-file') {
-      const value = argv[i + 1];
-      if (value === undefined || (value.startsWith('--') && value !== '-')) problems.add('--token-file', 'needs a value: --token-file <file>, or --token-file - to read the token from standard input');
-      else tokenFile = value;
-      if (value !== undefined && !value.startsWith('--')) i++;
-    } else rest.push(arg);
-  }
-  if (tokenFile === '') problems.add('--token-file', 'needs a value: --token-file <file>, or --token-file - to read the token from standard input');
-  return { ...(tokenFile ? { tokenFile } : {}), rest };
-}
-
 /** `check --help`: its own flags and exit codes, then every setting, as the gateway's `--help` lists them. */
 export function checkHelp(): string {
   return [
@@ -108,7 +91,9 @@ export function checkHelp(): string {
     '      Verify this access token (a file holding it, or - for standard input; never the token itself, which',
     '      would show in process listings) with the gateway\'s own verifier: the refusal the gateway would log',
     '      (issuer, audience, expiry, signature and algorithm), or who it speaks for and, against the policy,',
-    '      the tools it may call and those it may not with the scopes each lacks. The token is never printed.',
+    '      the tools it may call and those it may not with the scopes each lacks. An upstream that takes only',
+    '      tokens exchanged for each caller (token_exchange) is listed as that caller for its pins line. The token',
+    '      is never printed.',
     '  --help, -h',
     '      Print this help.',
     '  --version',

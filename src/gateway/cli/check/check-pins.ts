@@ -2,7 +2,7 @@ import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource
 import { ConfigurationError } from '../../../core/kernel/errors.js';
 import { explainFailure } from '../../../core/kernel/explain-failure.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
-import { listServerTools, type ListedServerTools } from '../../pins/list-server-tools.js';
+import { listServerTools, PER_CALLER_REASONS, type ListedServerTools } from '../../pins/list-server-tools.js';
 import { openPinStore } from '../../pins/open-pin-store.js';
 import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
 import { compareListing, unlistedPins } from '../../pins/compare-listing.js';
@@ -14,12 +14,14 @@ import type { CheckResult } from './check-result.js';
 const MAX_DETAIL_LINES = 20;
 
 /**
- * With pins (`MCP_AUTH_PIN_FILE`): reads them, lists every upstream as the gateway itself, and reports per server
+ * With pins (`MCP_AUTH_PIN_FILE`): reads them, lists every upstream as the gateway itself (an upstream that takes
+ * only tokens exchanged for each caller, as the caller whose token `callerToken` is: `check --token-file`; one of
+ * connected accounts never, said in its line), and reports per server
  * what differs from the pins, field by field (`add: description changed`, `add: inputSchema changed: property "x"
  * added`), tools with no pin, and pins of tools no longer listed. Never the text of a definition. No lines without
  * a pin file.
  */
-export async function checkPins(config: GatewayConfig, resource: string, timeoutMs: number): Promise<CheckResult[]> {
+export async function checkPins(config: GatewayConfig, resource: string, timeoutMs: number, callerToken?: string): Promise<CheckResult[]> {
   const settings = config.pins;
   if (settings === undefined) return [];
   let pins: PinSet;
@@ -34,13 +36,17 @@ export async function checkPins(config: GatewayConfig, resource: string, timeout
     const message = error instanceof ConfigurationError ? error.message : explainFailure(error, 300);
     return [{ check: 'pins', status: 'fail', message: `the pins could not be read: ${message}`, fix: 'fix or move the pin file away, then run mcp-oauth-guard pins update' }];
   }
-  const listed = await listServerTools(config, timeoutMs);
+  const listed = await listServerTools(config, timeoutMs, undefined, callerToken);
   return listed.map((server) => pinsLine(server, pins, settings.mode));
 }
 
 /** One server's line: its tools compared with its pins. */
 function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckResult {
   const base = { check: 'pins', subject: listed.server } as const;
+  if (listed.perCaller !== undefined) {
+    const { reason, next } = PER_CALLER_REASONS[listed.perCaller];
+    return { ...base, status: 'skip', message: `not compared with the pins: ${reason}`, fix: next };
+  }
   if (listed.tools === undefined) return { ...base, status: 'skip', message: `not compared with the pins: ${listed.error ?? 'not listed'}` };
   const pinned = pins.get(listed.server);
   if (pinned === undefined || pinned.size === 0) {

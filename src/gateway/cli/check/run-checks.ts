@@ -25,7 +25,10 @@ import type { PolicyDefinition } from '../../../core/policy/policy-definition.js
 
 /** What else {@link runChecks} checks. */
 export interface RunChecksOptions {
-  /** An access token to verify as the gateway would (`check --token-file`); it is never part of a result. */
+  /**
+   * An access token to verify as the gateway would (`check --token-file`), and to list an upstream that takes only
+   * tokens exchanged for each caller as that caller, for its pins; it is never part of a result.
+   */
   readonly token?: string;
 }
 
@@ -51,7 +54,8 @@ export async function runChecks(config: GatewayConfig, checks: RunChecksOptions 
     coverage: undefined,
   }));
   // The pins (MCP_AUTH_PIN_FILE): each upstream listed again, with its tools whole.
-  const pins = checkPins(config, guard.resource, timeoutMs).catch((error: unknown): CheckResult[] => [{ check: 'pins', status: 'fail', message: `the pins could not be checked: ${explainFailure(error, 300)}` }]);
+  // An upstream that takes only tokens exchanged for each caller is listed as the caller of --token-file.
+  const pins = checkPins(config, guard.resource, timeoutMs, checks.token).catch((error: unknown): CheckResult[] => [{ check: 'pins', status: 'fail', message: `the pins could not be checked: ${explainFailure(error, 300)}` }]);
   const listening = checkListenAddresses(config, { resource: guard.resource, timeoutMs });
   const sharedStore = config.redis
     ? checkSharedStore(config.redis, guard.resource, timeoutMs).catch(

@@ -19,6 +19,8 @@ import { describeDifferences, pinDifferences } from '../../pins/pin-diff.js';
 import { pinnableToolName, pinOf, type PinSet } from '../../pins/pin-document.js';
 import type { PinChange, PinStore } from '../../pins/pin-store.js';
 import { digestMatches, digestTool, shortDigest } from '../../pins/tool-digest.js';
+import { readSecretFile, STANDARD_INPUT } from '../../config/secret-file.js';
+import { takeTokenFile } from '../token-file-flag.js';
 
 /** Where the command writes; default the process's stdout and stderr. */
 export type PinsCommandOutput = CommandOutput;
@@ -30,7 +32,13 @@ const USAGE_EXIT_CODE = 2;
 const LISTING_TIMEOUT_MS = 10_000;
 
 /** What a run is asked to do, its settings read. */
-type PinsRequest = { readonly action: 'update'; readonly config: GatewayConfig; readonly server?: string } | { readonly action: 'accept'; readonly config: GatewayConfig; readonly server: string; readonly tool: string; readonly digest?: string };
+type PinsRequest = (
+  | { readonly action: 'update'; readonly config: GatewayConfig; readonly server?: string }
+  | { readonly action: 'accept'; readonly config: GatewayConfig; readonly server: string; readonly tool: string; readonly digest?: string }
+) & {
+  /** A caller's access token (`--token-file`): an upstream that takes only tokens exchanged for each caller is listed as that caller. */
+  readonly callerToken?: string;
+};
 
 /**
  * Runs `pins <argv…>`. Returns the exit code: 0 when the pins were written; 1 when a server could not be listed, the
@@ -91,7 +99,9 @@ async function openPinsRequest(argv: readonly string[], env: Readonly<Record<str
  * commands use is required: they never verify a token, so `MCP_AUTH_ISSUER` may be unset.
  */
 function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, problems: ConfigurationProblems): { request?: PinsRequest; config?: GatewayConfig } {
-  const [given, ...rest] = argv;
+  const [given, ...afterAction] = argv;
+  const { tokenFile, rest } = takeTokenFile(afterAction, problems);
+  const callerToken = tokenFile === undefined ? undefined : problems.check(() => readSecretFile(tokenFile === '-' ? STANDARD_INPUT : tokenFile, '--token-file'));
   const action = given === 'update' || given === 'accept' ? given : undefined;
   if (action === undefined) problems.add('action', given === undefined ? 'is missing: pins update, or pins accept <server> <tool>' : `is "${given.slice(0, 40)}"; the actions are update and accept`);
   const positional: string[] = [];
@@ -117,20 +127,22 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   const named = action === 'accept' ? positional[0] : server;
   if (config !== undefined && named !== undefined && !names.includes(named)) problems.add(action === 'accept' ? 'server' : '--server', `is "${named.slice(0, 64)}", which names no server of these settings; those are: ${names.join(', ')}`);
   if (config === undefined || action === undefined || problems.count > 0) return config === undefined ? {} : { config };
-  const request: PinsRequest = action === 'accept' ? { action, config, server: positional[0]!, tool: positional[1]!, ...(digest !== undefined ? { digest } : {}) } : { action, config, ...(server !== undefined ? { server } : {}) };
+  const caller = callerToken === undefined ? {} : { callerToken };
+  const request: PinsRequest = action === 'accept' ? { action, config, server: positional[0]!, tool: positional[1]!, ...(digest !== undefined ? { digest } : {}), ...caller } : { action, config, ...(server !== undefined ? { server } : {}), ...caller };
   return { request, config };
 }
 
 /** Pins what every server (or the one named) lists now, in place of its pins. */
 async function update(request: Extract<PinsRequest, { action: 'update' }>, store: PinStore, output: PinsCommandOutput): Promise<number> {
-  const listed = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server);
+  const listed = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server, request.callerToken);
   const pins = await store.load();
   const changes: PinChange[] = [];
   let failed = false;
-  for (const { server, tools, truncated, error } of listed) {
+  for (const { server, tools, truncated, error, perCaller } of listed) {
     if (tools === undefined) {
       output.stdout(`${server}: not listed, its pins are kept: ${error ?? 'unknown error'}\n`);
-      failed = true;
+      // A server of connected accounts is never listed here, by design: the gateway pins it, which the line says.
+      if (perCaller !== 'connected') failed = true;
       continue;
     }
     const before = pins.get(server);
@@ -157,7 +169,7 @@ async function update(request: Extract<PinsRequest, { action: 'update' }>, store
 
 /** Pins one tool's definition as it is listed now. */
 async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store: PinStore, output: PinsCommandOutput): Promise<number> {
-  const [listed] = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server);
+  const [listed] = await listServerTools(request.config, LISTING_TIMEOUT_MS, request.server, request.callerToken);
   if (listed?.tools === undefined) {
     output.stderr(`${PROGRAM}: ${request.server} could not be listed, nothing accepted: ${listed?.error ?? 'unknown error'}\n`);
     return 1;
@@ -188,8 +200,8 @@ async function accept(request: Extract<PinsRequest, { action: 'accept' }>, store
 /** `pins --help`: the actions, then every setting as the gateway's --help lists them. */
 export function pinsHelp(): string {
   return [
-    'Usage: mcp-oauth-guard pins update [--server <name>] [flags]',
-    '       mcp-oauth-guard pins accept <server> <tool> [--digest <sha256:…>] [flags]',
+    'Usage: mcp-oauth-guard pins update [--server <name>] [--token-file <file|->] [flags]',
+    '       mcp-oauth-guard pins accept <server> <tool> [--digest <sha256:…>] [--token-file <file|->] [flags]',
     '',
     'Pinned tool definitions (MCP_AUTH_PINS, see tool-pins.md). Both actions list the upstreams as the gateway',
     'itself, as check does, and write the pin file or shared store MCP_AUTH_PIN_FILE names; a running gateway reads',
@@ -200,9 +212,16 @@ export function pinsHelp(): string {
     '               single upstream is named upstream; a server of a configuration file by its name. With',
     '               --digest (as the gateway\'s warning and check show it), only when the definition listed now has',
     '               that digest: what was reviewed is what is accepted.',
+    '  --token-file <file|->',
+    '               A caller\'s access token (a file holding it, or - for standard input; never the token itself):',
+    '               an upstream that takes only tokens exchanged for each caller (token_exchange) is listed as',
+    '               that caller, the token exchanged as the gateway does per request. Without it such an upstream',
+    '               is not listed (exit code 1). One of connected accounts is never listed here: the running',
+    '               gateway pins it on first sight, and update says so without failing for it.',
     '',
-    'Exit codes: 0 when the pins were written, 1 when a server could not be listed, the tool is not listed or its digest',
-    'is not the one given (nothing is accepted then), 2 on bad usage or a configuration error.',
+    'Exit codes: 0 when the pins were written, 1 when a server could not be listed (for update, one of connected',
+    'accounts aside), the tool is not listed or its digest is not the one given (nothing is accepted then), 2 on bad',
+    'usage or a configuration error.',
     '',
     "The settings, as the gateway's --help lists them:",
     '',
