@@ -11,6 +11,7 @@ import { loadGatewayConfig } from '../../src/gateway/config/gateway-config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server/start-gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/fake-issuer.js';
 import { postMcp } from '../helpers/http-client.js';
+import { readJsonBody } from '../helpers/read-json-body.js';
 import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 
 const POLICY = { scopesSupported: ['basic', 'admin'], tools: { secret_admin: ['admin'], '*': [] } };
@@ -28,13 +29,9 @@ describe('a list answer the gateway cannot filter', () => {
   before(async () => {
     issuer = await startTestIssuer();
     upstream = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const { id, method } = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: unknown; method?: string };
-        if (method === 'tools/list') return answerList(res, id);
-        const text = JSON.stringify({ jsonrpc: '2.0', id: id ?? null, result: {} });
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(text);
+      void readJsonBody(req).then((message) => {
+        if (message?.method === 'tools/list') return answerList(res, message.id);
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message?.id ?? null, result: {} }));
       });
     });
     const upstreamUrl = `${await listenOnLoopback(upstream)}/mcp`;
