@@ -30,6 +30,11 @@ const HEADERS_TIMEOUT_MS = 10_000;
 export interface GuardedServer {
   /** The MCP endpoint URL (the canonical resource). */
   url: string;
+  /**
+   * Where the server listens, `http://HOST:PORT` with the port actually bound: the resource's origin unless
+   * MCP_AUTH_RESOURCE names a public URL (behind a proxy), when this is the address to point the proxy at.
+   */
+  listening: string;
   server: Server;
   router: McpOAuthGuardRouter;
   /** Stops listening and drops open connections (SSE streams included). */
@@ -38,7 +43,12 @@ export interface GuardedServer {
 
 /** `http://host:port/mcp`, with IPv6 hosts bracketed. */
 export function defaultResourceUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
+  return `${listeningOrigin(host, port)}/mcp`;
+}
+
+/** `http://host:port`, with IPv6 hosts bracketed. */
+function listeningOrigin(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /**
@@ -65,8 +75,9 @@ export async function listenWithGuard(
     server.once('error', reject);
   });
   let router: McpOAuthGuardRouter;
+  const boundPort = (server.address() as AddressInfo).port;
   try {
-    router = build(defaultResourceUrl(host, (server.address() as AddressInfo).port));
+    router = build(defaultResourceUrl(host, boundPort));
   } catch (error) {
     server.close();
     throw error;
@@ -76,6 +87,7 @@ export async function listenWithGuard(
   app.use(router);
   return {
     url: router.guard.resource,
+    listening: listeningOrigin(host, boundPort),
     server,
     router,
     close: () =>
@@ -97,12 +109,13 @@ export interface ServedCatalog {
  * Runs an example from the environment: HOST (default 127.0.0.1), PORT (default 3000), MCP_AUTH_ISSUER
  * (required: exits 2 with a message pointing at `npm run demo`), MCP_AUTH_RESOURCE (default
  * `http://HOST:PORT/mcp`) and the other MCP_AUTH_* variables. Configuration errors exit 2, every bad variable named
- * at once (an MCP_AUTH_* variable that is no setting too); the start-up line names the issuer(s) and the policy; with
+ * at once (an MCP_AUTH_* variable that is no setting too); the start-up line names the resource, the issuer(s), the
+ * policy and the address listened on (which differs from the resource's behind a proxy); with
  * `served`, tools with no rule and rules that match no tool are warned about (see `checkPolicyCoverage`).
  */
 export async function runExampleFromEnv(
   label: string,
-  start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; close(): Promise<void>; router?: McpOAuthGuardRouter }>,
+  start: (options: GuardOptions & { host: string; port: number }) => Promise<{ url: string; listening?: string; close(): Promise<void>; router?: McpOAuthGuardRouter }>,
   served?: ServedCatalog,
 ): Promise<void> {
   const host = readSetting(process.env, 'HOST') ?? EXAMPLE_DEFAULT_HOST;
@@ -130,7 +143,8 @@ export async function runExampleFromEnv(
     const policyFile = process.env.MCP_AUTH_POLICY?.trim();
     // The warnings first: whoever waits for the start-up line then has them all.
     if (served) warnAboutCoverage(fromEnv.policy ?? served.policy, served.catalog);
-    console.log(`${label}: ${running.url}  (${issuers.length === 1 ? 'issuer' : 'issuers'} ${issuers.join(', ')}; policy ${policyFile || 'built in'})`);
+    const listening = running.listening === undefined ? '' : `; listening on ${running.listening}`;
+    console.log(`${label}: ${running.url}  (${issuers.length === 1 ? 'issuer' : 'issuers'} ${issuers.join(', ')}; policy ${policyFile || 'built in'}${listening})`);
     // Discovery now rather than on the first request, so that a wrong or unreachable issuer is reported here,
     // with what each URL answered, instead of as an unexplained 503 later.
     running.router?.guard.ready().catch((error: unknown) => {

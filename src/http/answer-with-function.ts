@@ -6,6 +6,7 @@ import type { HandlerContext, HandlerResult, McpMessageHandler } from '../core/m
 import { jsonRpcError, JsonRpcErrorCode, type JsonRpcId, type JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { httpStatusForResponse } from '../core/mcp/protocol-version.js';
 import { abortSignalFor } from './abort-signal.js';
+import type { HandlerFailureHook } from './handler-failure-log.js';
 import { startEventStream, writeAccepted, writeError, writeEvent, writeJson, writeJsonRpcError } from './write-response.js';
 
 /** One authorized message for a plain function handler, and what the pipeline knows of its request. */
@@ -19,8 +20,9 @@ export interface FunctionCall {
 /**
  * Calls a plain {@link McpMessageHandler} and writes its answer: a JSON response (list results filtered,
  * 2026-07-28 statuses), `202` for notifications and responses, or an event stream for an async iterable
- * (backpressure kept; the final response filtered). A throwing handler gets a bare 500 JSON-RPC error:
- * the client learns nothing of its internals.
+ * (backpressure kept; the final response filtered). A handler that throws (or rejects) gets a bare 500 JSON-RPC
+ * `-32603` error with the request's id, or that error as the stream's last event once a stream has begun: the client
+ * learns nothing of its internals, and `failed` is told (the operator's log).
  */
 export async function answerWithFunction(
   guard: Guard,
@@ -28,6 +30,7 @@ export async function answerWithFunction(
   call: FunctionCall,
   req: IncomingMessage,
   res: ServerResponse,
+  failed: HandlerFailureHook,
 ): Promise<void> {
   const { message, id, auth, protocolVersion } = call;
   const sessionId = req.headers['mcp-session-id'];
@@ -36,7 +39,8 @@ export async function answerWithFunction(
   let result: HandlerResult;
   try {
     result = await fn(message, context);
-  } catch {
+  } catch (error) {
+    failed(error, message);
     writeError(res, guard.errorResponse(undefined, id));
     return;
   }
@@ -50,7 +54,7 @@ export async function answerWithFunction(
     return;
   }
   if (isAsyncIterable(result)) {
-    await streamMessages(guard, result, call, res, context.signal);
+    await streamMessages(guard, result, call, res, context.signal, failed);
     return;
   }
   writeJson(res, httpStatusForResponse(result, protocolVersion), guard.filterResponse(message, result, auth, protocolVersion));
@@ -100,6 +104,7 @@ async function streamMessages(
   call: FunctionCall,
   res: ServerResponse,
   signal: AbortSignal,
+  failed: HandlerFailureHook,
 ): Promise<void> {
   const { message: request, id, auth, protocolVersion } = call;
   const iterator = messages[Symbol.asyncIterator]();
@@ -119,8 +124,12 @@ async function streamMessages(
       // A chatty handler must not fill memory faster than the client reads: wait for the socket.
       if (!writable) await once(res, 'drain', { signal });
     }
-  } catch {
-    if (!signal.aborted) writeEvent(res, jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error'));
+  } catch (error) {
+    // A stream stopped because the client went away is no failure of the handler's.
+    if (!signal.aborted) {
+      failed(error, request);
+      writeEvent(res, jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error'));
+    }
   } finally {
     signal.removeEventListener('abort', stop);
     res.end();

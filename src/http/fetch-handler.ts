@@ -75,7 +75,7 @@ const DROPPED_REQUEST_HEADERS = new Set([...CREDENTIAL_HEADERS, ...HOP_BY_HOP_HE
  * `flushHeaders` are used, so the guard's list filtering applies to JSON and SSE answers alike.
  *
  * An error thrown (or a rejection) before the `Response` exists is left to the guard: 500 with JSON-RPC
- * -32603 and no detail.
+ * -32603 and no detail, and a warning naming the error in the guard's log.
  *
  * @example
  * const mcp = createMcpHandler(createServer); // @modelcontextprotocol/server 2.x

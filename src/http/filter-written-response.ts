@@ -15,7 +15,7 @@ import type { EventStreamRewriter } from '../core/wire/event-stream.js';
 import { messageEventFrame } from '../core/wire/event-stream-frame.js';
 import type { JsonRpcId, JsonRpcMessage } from '../core/wire/jsonrpc.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from './media-type.js';
-import { answerRewrites, UNFILTERABLE, unfilterableAnswer, type AnswerRewrites } from '../core/policy/response-filter.js';
+import { answerRewrites, UNFILTERABLE, UNFILTERABLE_STATUS, unfilterableAnswer, type AnswerRewrites } from '../core/policy/response-filter.js';
 import { createAnswerEventRewriter } from './filter-written-event-stream.js';
 import { HeldJsonAnswer, type ListAnswerMemoEntry } from './filter-written-json.js';
 import type { ListAnswerMemo } from './list-answer-memo.js';
@@ -81,8 +81,9 @@ export interface FilterListResponseOptions {
  * - anything else (or no body): passed through untouched.
  *
  * A JSON or SSE answer with a `Content-Encoding` other than `identity` cannot be read, so it is replaced
- * by a 500 JSON-RPC error: an unfiltered list must never leak (filtering is discovery hygiene, not the
- * access boundary, but a list still reveals what exists).
+ * by a 502 JSON-RPC error: an unfiltered list must never leak (filtering is discovery hygiene, not the
+ * access boundary, but a list still reveals what exists). Every answer replaced before its head was sent (not
+ * JSON, compressed, over `maxBufferedBytes`) gets 502 with `unfilterableAnswer`: the server's answer is at fault.
  *
  * Works with handlers that call `writeHead(status, headers)` then `write`/`end` (the MCP SDK's Streamable
  * HTTP transport, through `@hono/node-server`), with implicit headers (`setHeader` + `end`, Express
@@ -314,7 +315,7 @@ class WrittenResponseFilter {
     delete (res as unknown as Record<string, unknown>).headersSent;
     for (const name of ['content-length', 'content-encoding', 'content-type', 'etag']) res.removeHeader(name);
     const body = JSON.stringify(error);
-    this.writeHeadNow(500, undefined, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(body) });
+    this.writeHeadNow(UNFILTERABLE_STATUS, undefined, { 'Content-Type': JSON_MEDIA_TYPE, 'Content-Length': Buffer.byteLength(body) });
     this.endNow(body);
   }
 

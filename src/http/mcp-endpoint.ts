@@ -11,6 +11,8 @@ import { answerRewrites, UNKNOWN_REQUEST, type AnswerRewrites } from '../core/po
 import { describeMcpMessage } from '../core/mcp/describe-mcp-message.js';
 import { abortSignalFor } from './abort-signal.js';
 import { answerWithFunction } from './answer-with-function.js';
+import { handlerFailureWarnings, type HandlerFailureHook } from './handler-failure-log.js';
+import { warningSink } from '../core/kernel/log-options.js';
 import { setEndpointCors } from './cors.js';
 import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from './filter-written-response.js';
 import { isHttpHandler, type GuardedRequest, type HandlerListFilter, type HttpHandlerContext, type McpHttpHandler } from './http-handler.js';
@@ -52,10 +54,13 @@ export class McpEndpoint {
   readonly #audit: AuditTrail | undefined;
   // The handler's hold before the guard decides, bound once; none, nothing is asked per request.
   readonly #holdBeforeDecision: McpHttpHandler['holdBeforeDecision'];
+  // Told of each error the handler threw: the client gets a bare -32603, the operator a warning line.
+  readonly #handlerFailed: HandlerFailureHook;
 
   constructor(guard: Guard, handler: McpMessageHandler | McpHttpHandler, audit?: AuditTrail) {
     this.#guard = guard;
     this.#audit = audit;
+    this.#handlerFailed = handlerFailureWarnings(warningSink(guard.options));
     this.#httpHandler = isHttpHandler(handler) ? handler : undefined;
     this.#fn = this.#httpHandler === undefined ? (handler as McpMessageHandler) : undefined;
     this.#holdBeforeDecision = this.#httpHandler?.holdBeforeDecision?.bind(this.#httpHandler);
@@ -80,6 +85,8 @@ export class McpEndpoint {
     let id: JsonRpcId | null = null;
     let message: JsonRpcMessage | undefined;
     let auth: AuthInfo | undefined;
+    // Set once the request is handed to an HTTP handler: what it throws then is its failure (a guard error aside).
+    let handedOver = false;
     try {
       this.#checkOrigin(req, res);
       const body = await readBody(req, this.#maxBodyBytes, this.#bodyTimeoutMs);
@@ -129,7 +136,8 @@ export class McpEndpoint {
       if (!httpHandler) {
         const fn = this.#fn!;
         const call = { message: msg, id, auth: caller, protocolVersion };
-        await (traced ? traceStep(traced, 'mcp_guard.handle', () => answerWithFunction(pinned, fn, call, req, res)) : answerWithFunction(pinned, fn, call, req, res));
+        const failed = this.#handlerFailed;
+        await (traced ? traceStep(traced, 'mcp_guard.handle', () => answerWithFunction(pinned, fn, call, req, res, failed)) : answerWithFunction(pinned, fn, call, req, res, failed));
         return;
       }
       req.body = msg;
@@ -142,8 +150,10 @@ export class McpEndpoint {
       const policyKey = rewrites.isFilteredRequest(msg) ? pinned.policy.listFilterKey(msg.method, caller, msg, protocolVersion) : undefined;
       const filter = own ? (response: JsonRpcMessage) => pinned.filterResponse(msg, own.filter(response), caller, protocolVersion) : (response: JsonRpcMessage) => pinned.filterResponse(msg, response, caller, protocolVersion);
       filterListResponse(res, msg, filter, policyKey === undefined ? this.#plainFilterOptions : { memo: this.#memoEntry(pinned.policy, policyKey, own), rewrites });
+      handedOver = true;
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
+      if (handedOver && !(error instanceof GuardError)) this.#handlerFailed(error, message);
       this.deny(pinned, req, res, error, id, message, auth, traced);
     }
   };
@@ -152,6 +162,7 @@ export class McpEndpoint {
   readonly serveGetOrDelete = async (req: EndpointRequest, res: ServerResponse, traced: RequestTrace | undefined): Promise<void> => {
     const pinned = this.#guard.snapshot();
     let auth: AuthInfo | undefined;
+    let handedOver = false;
     try {
       this.#checkOrigin(req, res);
       const httpHandler = this.#httpHandler;
@@ -175,8 +186,10 @@ export class McpEndpoint {
         const own = httpHandler.listFilter;
         filterListResponse(res, undefined, (response) => pinned.filterResponse(UNKNOWN_REQUEST, own ? own.filter(response) : response, caller, protocolVersion), this.#plainFilterOptions);
       }
+      handedOver = true;
       await this.#handOver(httpHandler, pinned, req, res, caller, protocolVersion, traced);
     } catch (error) {
+      if (handedOver && !(error instanceof GuardError)) this.#handlerFailed(error, undefined);
       this.deny(pinned, req, res, error, null, undefined, auth, traced);
     }
   };

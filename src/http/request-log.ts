@@ -32,7 +32,10 @@ export interface RequestLogEntry<Failure extends string = string> {
   path: string;
   /** JSON-RPC method, when the body was parsed. */
   method?: string;
-  /** Tool, prompt or resource the request named. */
+  /**
+   * Tool, prompt or resource the request named, whatever its kind (`method` says which): the audit record's `tool`,
+   * `prompt` or `resource`. Kept as one field, as log queries and `onDecision` read it.
+   */
   name?: string;
   /**
    * The server the request was for, when several share the endpoint (the gateway's `servers`): the one it was

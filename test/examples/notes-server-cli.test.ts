@@ -120,7 +120,7 @@ describe('examples/notes-server.ts from the command line', () => {
     }
   });
 
-  test('the start-up line names the issuer and the policy; a typo in the policy is warned about', async () => {
+  test('the start-up line names the resource, the issuer, the policy and where it listens; a typo in the policy is warned about', async () => {
     const issuer = await startTestIssuer();
     const dir = mkdtempSync(join(tmpdir(), 'notes-cli-'));
     try {
@@ -128,7 +128,8 @@ describe('examples/notes-server.ts from the command line', () => {
       writeFileSync(policy, JSON.stringify({ tools: { whoami: [], notes_list: ['notes:read'], notes_ad: ['notes:write'], notes_clear: ['notes:admin'] } }));
       const env: NodeJS.ProcessEnv = {};
       for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MCP_AUTH_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
-      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_POLICY: policy, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read' });
+      // A public resource (behind a proxy): the line names it, and the address listened on besides.
+      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_RESOURCE: 'https://notes.example.com/mcp', MCP_AUTH_POLICY: policy, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read' });
       const child = spawn(process.execPath, ['--import', 'tsx', 'examples/notes-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
@@ -146,7 +147,9 @@ describe('examples/notes-server.ts from the command line', () => {
       child.kill('SIGTERM');
       await closed;
       clearTimeout(guard);
-      assert.match(stdout, new RegExp(`^notes MCP server: http://127\\.0\\.0\\.1:\\d+/mcp  \\(issuer ${issuer.issuer.replace(/[.]/g, '\\.')}; policy ${policy.replace(/[.]/g, '\\.')}\\)`));
+      const line = new RegExp(`^notes MCP server: https://notes\\.example\\.com/mcp  \\(issuer ${issuer.issuer.replace(/[.]/g, '\\.')}; policy ${policy.replace(/[.]/g, '\\.')}; listening on http://127\\.0\\.0\\.1:(\\d+)\\)\n`).exec(stdout);
+      assert.ok(line, stdout);
+      assert.notEqual(line[1], '0', 'the port actually bound, not PORT=0');
       assert.match(stderr, /warning: policy: tools with no rule, open to any token: notes_add/);
       assert.match(stderr, /warning: policy: the tool rule "notes_ad" matches nothing this server offers; did you mean "notes_add"\?/);
     } finally {

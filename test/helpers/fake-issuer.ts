@@ -53,6 +53,11 @@ export interface TestIssuer {
   setDiscoveryHang(hang: boolean): void;
   /** The introspection answer for `token` (default `{ active: false }`). */
   setIntrospection(token: string, response: Record<string, unknown>): void;
+  /**
+   * While set, every authenticated introspection request gets this answer instead (a 429 with `Retry-After`, a
+   * 500…): `body` as it is, with `headers`. Undefined again: the answers of {@link setIntrospection}.
+   */
+  setIntrospectionFailure(answer: { status: number; headers?: Record<string, string>; body?: string } | undefined): void;
   /** Stops the server and drops open connections (hanging ones included). */
   close(): Promise<void>;
 }
@@ -86,6 +91,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   let jwksHang = false;
   let discoveryDown = false;
   let discoveryHang = false;
+  let introspectionFailure: { status: number; headers?: Record<string, string>; body?: string } | undefined;
   let metadata: Record<string, unknown> = {};
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -118,6 +124,10 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
         if (req.method !== 'POST' || !isIntrospectionClient(req.headers.authorization)) {
           res.setHeader('www-authenticate', 'Basic realm="introspection"');
           return json(res, 401, { error: 'invalid_client' });
+        }
+        if (introspectionFailure !== undefined) {
+          res.writeHead(introspectionFailure.status, introspectionFailure.headers ?? {});
+          return void res.end(introspectionFailure.body ?? '');
         }
         const token = new URLSearchParams(body).get('token') ?? '';
         return json(res, 200, introspection.get(token) ?? { active: false });
@@ -168,6 +178,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     setDiscoveryDown: (down) => void (discoveryDown = down),
     setDiscoveryHang: (hang) => void (discoveryHang = hang),
     setIntrospection: (token, response) => void introspection.set(token, response),
+    setIntrospectionFailure: (answer) => void (introspectionFailure = answer),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

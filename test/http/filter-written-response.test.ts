@@ -7,6 +7,9 @@ import { after, describe, test } from 'node:test';
 import { filterListResponse, type FilterListResponseOptions, type ListAnswerMemo } from '../../src/http/filter-written-response.js';
 import type { JsonRpcMessage } from '../../src/core/wire/jsonrpc.js';
 
+/** What replaces an answer that cannot be filtered: the server's answer is named as the fault, nothing of it echoed. */
+const UNFILTERABLE_MESSAGE = "Bad gateway: the server's answer was invalid (not JSON, compressed or too large), so its list could not be filtered";
+
 const LIST_REQUEST: JsonRpcMessage = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };
 const TOOLS = [{ name: 'public_tool' }, { name: 'secret_tool' }, { name: 'other_tool' }];
 const LIST_RESPONSE = { jsonrpc: '2.0', id: 7, result: { tools: TOOLS, nextCursor: 'c1' } };
@@ -124,7 +127,7 @@ describe('filterListResponse: application/json', () => {
     assert.deepEqual(JSON.parse(r.body.toString()), [{ jsonrpc: '2.0', id: 8, result: { tools: FILTERED_RESULT.tools } }, { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT }]);
   });
 
-  test('error responses pass unchanged; a list answer that is not JSON is replaced by a 500 JSON-RPC error (fail closed)', async () => {
+  test('error responses pass unchanged; a list answer that is not JSON is replaced by a 502 JSON-RPC error (fail closed)', async () => {
     const error = JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'nope' } });
     let url = await serve((res) => {
       res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -138,8 +141,8 @@ describe('filterListResponse: application/json', () => {
       res.end('{not json');
     });
     r = await get(url);
-    assert.equal(r.status, 500);
-    assert.deepEqual(JSON.parse(r.body.toString()), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } });
+    assert.equal(r.status, 502);
+    assert.deepEqual(JSON.parse(r.body.toString()), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: UNFILTERABLE_MESSAGE } });
   });
 
   test('a list answer behind a UTF-8 byte order mark is filtered, not forwarded whole', async () => {
@@ -153,7 +156,7 @@ describe('filterListResponse: application/json', () => {
     assert.deepEqual(JSON.parse(new TextDecoder().decode(r.body)), { jsonrpc: '2.0', id: 7, result: FILTERED_RESULT });
   });
 
-  test('a body over maxBufferedBytes is replaced by a 500 JSON-RPC error (fail closed)', async () => {
+  test('a body over maxBufferedBytes is replaced by a 502 JSON-RPC error (fail closed)', async () => {
     const url = await serve(
       (res) => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -164,21 +167,21 @@ describe('filterListResponse: application/json', () => {
       { maxBufferedBytes: 64 },
     );
     const r = await get(url);
-    assert.equal(r.status, 500);
+    assert.equal(r.status, 502);
     assert.deepEqual(JSON.parse(r.body.toString()), {
       jsonrpc: '2.0',
       id: 7,
-      error: { code: -32603, message: 'Internal error: the list result could not be filtered' },
+      error: { code: -32603, message: UNFILTERABLE_MESSAGE },
     });
   });
 
-  test('a compressed list answer cannot be filtered: 500 instead of an unfiltered list', async () => {
+  test('a compressed list answer cannot be filtered: 502 instead of an unfiltered list', async () => {
     const url = await serve((res) => {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
       res.end(Buffer.from([0x1f, 0x8b, 0, 0]));
     });
     const r = await get(url);
-    assert.equal(r.status, 500);
+    assert.equal(r.status, 502);
     assert.equal(r.headers['content-encoding'], undefined);
     assert.equal(JSON.parse(r.body.toString()).error.code, -32603);
   });
@@ -354,7 +357,7 @@ describe('filterListResponse: text/event-stream', () => {
     assert.ok(!text.includes('secret_tool'));
     assert.deepEqual(sseData(text), [
       { jsonrpc: '2.0', method: 'x' },
-      { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } },
+      { jsonrpc: '2.0', id: 7, error: { code: -32603, message: UNFILTERABLE_MESSAGE } },
     ]);
   });
 
@@ -541,7 +544,7 @@ describe('filterListResponse: a call\'s answer is not held', () => {
     }, { maxBufferedBytes: 200 }, CALL_REQUEST);
     const text = (await get(url)).body.toString();
     assert.doesNotMatch(text, /secret/);
-    assert.deepEqual(sseData(text), [{ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the list result could not be filtered' } }]);
+    assert.deepEqual(sseData(text), [{ jsonrpc: '2.0', id: 7, error: { code: -32603, message: UNFILTERABLE_MESSAGE } }]);
   });
 });
 

@@ -12,6 +12,8 @@ import { policyRefusal } from '../policy/insufficient-scope.js';
 import { ruleErrorWarnings } from '../policy/rule-error-log.js';
 import type { RuleErrorHook } from '../policy/evaluate-policy.js';
 import { warningSink } from '../kernel/log-options.js';
+import { introspectionRateLimitWarnings } from '../token/introspection-rate-limit-log.js';
+import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../token/verifier-defaults.js';
 import type { GuardOptions } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
@@ -339,10 +341,20 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
    * challenge. Errors are made per request, except one shared by concurrent verifications of the same token.
    */
   const dpopRefusals = new WeakSet<GuardError>();
+  const noteRefusal = introspectionWarnings(resolved, names);
   const rememberDpopRefusal = (error: unknown): never => {
+    noteRefusal?.(error);
     if (error instanceof GuardError) dpopRefusals.add(error);
     throw error;
   };
+  // Only with introspection: without it, a verification's promise gets no rejection handler of the guard's.
+  const refused =
+    noteRefusal === undefined
+      ? undefined
+      : (error: unknown): never => {
+          noteRefusal(error);
+          throw error;
+        };
   return {
     offersBearer,
     offersDpop,
@@ -352,7 +364,7 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
       if (dpopMode === 'require') throw dpopRequired();
       // Hot path: a cached Bearer token, or a new JWT whose key is held, is answered with no promise.
       const auth = cachedOrVerify(verifier, token, request);
-      return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode)) : checkBearerUse(auth, dpopMode);
+      return auth instanceof Promise ? auth.then((verified) => checkBearerUse(verified, dpopMode), refused) : checkBearerUse(auth, dpopMode);
     },
     refusalFor(error, auth) {
       if (offersDpop && auth.extra.claims['cnf'] !== undefined) dpopRefusals.add(error);
@@ -360,6 +372,22 @@ function createAuthentication({ resolved, verifier, dpopMode }: GuardSettings, n
     },
     isDpopRefusal: (error) => dpopRefusals.has(error),
   };
+}
+
+/**
+ * The warning of an introspection endpoint answering 429 (see `introspection-rate-limit-log.ts`), naming the settings
+ * as they were given, through the guard's logger at level `warn`; undefined without introspection.
+ */
+function introspectionWarnings(resolved: ResolvedGuardOptions, names: SettingNames): ((error: unknown) => void) | undefined {
+  const introspection = resolved.introspection;
+  if (introspection === undefined) return undefined;
+  const nameOf = (key: string): string => names[`introspection.${key}`] ?? `options.introspection.${key}`;
+  return introspectionRateLimitWarnings(warningSink(resolved), {
+    cacheTtl: nameOf('cacheTtlSeconds'),
+    refusalsPerAddress: nameOf('refusalsPerAddress'),
+    clientId: nameOf('clientId'),
+    cacheTtlSeconds: introspection.cacheTtlSeconds ?? DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS,
+  });
 }
 
 /**

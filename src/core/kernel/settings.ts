@@ -109,6 +109,43 @@ export function parseSwitchSetting(text: string | undefined, setting: string): b
   return value;
 }
 
+/**
+ * What zero means to a setting that takes `off` besides a value (see {@link parseOffOr}): `off`, where its docs make
+ * zero mean none (no bound, nothing kept), or `refused`, where zero is no value of it (a rate of zero requests).
+ */
+export type ZeroMeaning = 'off' | 'refused';
+
+/**
+ * The one rule of every setting that takes `off` to disable a bound or a feature besides a value that `read` parses
+ * (a rate, a number): `off` in any case (and `false`, given in code or a configuration file) is undefined, disabled.
+ * Zero (`0`, or a zero count such as `0/s`) is the same as `off` when `zero` is `'off'`, and refused with "use off to
+ * disable" when it is `'refused'`, never taken as a value. Anything else goes to `read`; its error then says that
+ * `off` is allowed too.
+ *
+ * @example
+ * parseOffOr('off', 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', 'refused', read); // undefined
+ * parseOffOr('0/s', 'MCP_AUTH_INTROSPECTION_RATE_LIMIT', 'refused', read); // throws: …; use off to disable
+ * @throws ConfigurationError naming `setting`.
+ */
+export function parseOffOr<T>(value: unknown, setting: string, zero: ZeroMeaning, read: (value: unknown) => T): T | undefined {
+  if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off')) return undefined;
+  if (isZero(value)) {
+    if (zero === 'off') return undefined;
+    throw new ConfigurationError(setting, `is ${JSON.stringify(value)}, and zero is no value of it; use off to disable`);
+  }
+  try {
+    return read(value);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw new ConfigurationError(setting, `${error.problems[0]?.detail ?? error.message}; or off to disable`);
+  }
+}
+
+/** Zero as a setting may write it: the number, or text whose count is zero (`0`, `00`, `0/s`, `0 / min`). */
+function isZero(value: unknown): boolean {
+  return value === 0 || (typeof value === 'string' && /^\s*0+(?:\.0*)?\s*(?:\/.*)?$/.test(value));
+}
+
 /** A list written as text, separated by commas and/or white space; undefined when unset or blank. */
 export function parseListSetting(text: string | undefined): string[] | undefined {
   const v = text?.trim();

@@ -227,9 +227,19 @@ function filterPayload(payload: unknown, filter: (response: JsonRpcMessage) => J
  */
 export const UNFILTERABLE: unique symbol = Symbol('unfilterable');
 
-/** The JSON-RPC error (`-32603`) that replaces an answer which must be filtered but cannot be (fail closed). */
+/**
+ * HTTP status of an answer replaced by {@link unfilterableAnswer} before its head was sent: 502, since the fault is
+ * the answer of the server behind the guard (RFC 9110 §15.6.3: an invalid response from an inbound server), not
+ * the guard's nor the client's.
+ */
+export const UNFILTERABLE_STATUS = 502;
+
+/**
+ * The JSON-RPC error (`-32603`, as the gateway's other 502 answers) that replaces an answer which must be filtered
+ * but cannot be (fail closed). It says that the server's answer was at fault; nothing of that answer is in it.
+ */
 export function unfilterableAnswer(id: JsonRpcId | null): JsonRpcErrorResponse {
-  return jsonRpcError(id, JsonRpcErrorCode.InternalError, 'Internal error: the list result could not be filtered');
+  return jsonRpcError(id, JsonRpcErrorCode.InternalError, "Bad gateway: the server's answer was invalid (not JSON, compressed or too large), so its list could not be filtered");
 }
 
 /** A UTF-8 byte order mark, as decoded: clients decoding a body as UTF-8 (`Response.json()`) drop it, so it is dropped here too. */

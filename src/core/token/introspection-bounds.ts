@@ -1,5 +1,6 @@
 import { addressGroup } from '../kernel/address-group.js';
-import { ConfigurationError, InvalidTokenError, RateLimitedError } from '../kernel/errors.js';
+import { InvalidTokenError, RateLimitedError } from '../kernel/errors.js';
+import { parseOffOr } from '../kernel/settings.js';
 import type { DecisionReason } from '../kernel/decision.js';
 import { estimateIdentityBytes } from '../kernel/identity-size.js';
 import { createSecondUseFilter, type SecondUseFilter } from '../limits/second-use-filter.js';
@@ -76,20 +77,16 @@ interface Refusal {
  */
 /**
  * Reads `introspection.refusalsPerAddress` (`MCP_AUTH_INTROSPECTION_RATE_LIMIT`): a rate such as `"20/s"`, or
- * `false` / `"off"` for no bound (undefined).
+ * `false` / `"off"` for no bound (undefined), by the rule of every setting that takes `off` (see `parseOffOr`).
+ * Zero is refused, not taken for `off`: a bound of no refusal would lock an address out of new opaque tokens at its
+ * first made-up one, which nobody means.
  *
  * @example
  * parseRefusalsPerAddress('20/s', 'MCP_AUTH_INTROSPECTION_RATE_LIMIT'); // { points: 20, windowMs: 1000, text: '20/s' }
- * @throws ConfigurationError naming `setting` when the value is neither, saying that `off` is allowed.
+ * @throws ConfigurationError naming `setting` when the value is neither (zero: "use off to disable").
  */
 export function parseRefusalsPerAddress(value: unknown, setting: string): RateLimit | undefined {
-  if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off')) return undefined;
-  try {
-    return parseRateLimit(value, setting);
-  } catch (error) {
-    if (error instanceof ConfigurationError) throw new ConfigurationError(setting, `${error.problems[0]?.detail ?? error.message}; or off for no bound`);
-    throw error;
-  }
+  return parseOffOr(value, setting, 'refused', (text) => parseRateLimit(text, setting));
 }
 
 export function createIntrospectionBounds(options: IntrospectionBoundsOptions): IntrospectionBounds {

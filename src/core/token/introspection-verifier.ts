@@ -45,7 +45,7 @@ export interface IntrospectionVerifierOptions {
  *   `token_not_yet_valid`, `token_audience` or `token_claims`.
  * @throws AuthorizationServerUnavailableError (503) when the endpoint is unknown, unreachable, times out, or
  *   answers with an error (including a refused client authentication: that is a configuration fault here, not
- *   the caller's).
+ *   the caller's); an {@link IntrospectionRateLimitedError} when it answers 429.
  */
 export type IntrospectToken = (token: string) => Promise<client.IntrospectionResponse>;
 
@@ -93,6 +93,8 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
     try {
       response = await client.tokenIntrospection(ready, token);
     } catch (error) {
+      const answer = httpAnswerOf(error);
+      if (answer?.status === 429) throw new IntrospectionRateLimitedError(retryAfterSeconds(answer.headers.get('retry-after')), error);
       throw new AuthorizationServerUnavailableError('token introspection is unavailable', 5, error);
     }
     if (response.active !== true) throw invalid('access token is not active', 'token_inactive');
@@ -125,6 +127,41 @@ export function createIntrospectionVerifier(options: IntrospectionVerifierOption
     }
     return response;
   };
+}
+
+/** Longest `Retry-After` taken from a rate-limiting introspection endpoint, in seconds: past it, a client gives up. */
+export const MAX_INTROSPECTION_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * The introspection endpoint answered 429 (RFC 6585 §4): it rate-limits the guard's client. Still the guard's 503
+ * with `Retry-After` (the endpoint's own, in seconds from 1 to {@link MAX_INTROSPECTION_RETRY_AFTER_SECONDS}, else 5):
+ * the caller's token is not at fault. Told apart so that the operator's log can say what to change.
+ */
+export class IntrospectionRateLimitedError extends AuthorizationServerUnavailableError {
+  constructor(
+    /** The `Retry-After` sent to the client, in seconds. */
+    readonly retryAfterSeconds: number,
+    cause?: unknown,
+  ) {
+    super('token introspection is unavailable: the authorization server is rate-limiting it', retryAfterSeconds, cause);
+  }
+}
+
+/** The endpoint's HTTP answer behind an openid-client error (its `response`, or a `Response` among its causes). */
+function httpAnswerOf(error: unknown): Response | undefined {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 4; depth++) {
+    if (current instanceof Response) return current;
+    const response = (current as { response?: unknown }).response;
+    if (response instanceof Response) return response;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A `Retry-After` of delta-seconds (RFC 9110 §10.2.3) within bounds, else 5 (a date is not worth trusting a clock for). */
+function retryAfterSeconds(value: string | null): number {
+  const seconds = value !== null && /^\s*\d{1,6}\s*$/.test(value) ? Number(value) : NaN;
+  return seconds >= 1 ? Math.min(seconds, MAX_INTROSPECTION_RETRY_AFTER_SECONDS) : 5;
 }
 
 /**

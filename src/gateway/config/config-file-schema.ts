@@ -23,6 +23,10 @@ const LIST: Schema = { anyOf: [{ type: 'array', items: { type: 'string' } }, { t
 function valueSchema(setting: GatewaySetting): Schema {
   const described = { description: `${setting.description}${setting.defaultValue ? ` Default: ${setting.defaultValue}.` : ''} Variable: ${setting.env}; flag: ${setting.flag}.` };
   if (WHOLE_NUMBER_VALUES.has(setting.value)) return { ...described, type: 'integer', minimum: 0 };
+  // A bound that `off` (or false) disables besides its count (see `parseOffOr`).
+  if (setting.value.endsWith('|off>') && WHOLE_NUMBER_VALUES.has(`${setting.value.slice(0, -'|off>'.length)}>`)) {
+    return { ...described, anyOf: [{ type: 'integer', minimum: 0 }, { enum: ['off'] }, { const: false }] };
+  }
   if (setting.value === '[on|off]' || setting.value === '[true|false]') return { ...described, type: 'boolean' };
   const words = /^<([a-z]+(?:\|[a-z]+)+)>$/.exec(setting.value);
   if (words) return { ...described, enum: words[1]!.split('|') };

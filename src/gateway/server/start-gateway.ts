@@ -13,7 +13,7 @@ import type { GuardOptions } from '../../core/guard/guard-options.js';
 import type { DecisionEvent, DecisionRequest } from '../../core/kernel/decision.js';
 import { createSessionSealer } from '../../core/session/session-seal.js';
 import { explainFailure } from '../../core/kernel/explain-failure.js';
-import { ENV_SETTING_NAMES } from '../../core/guard/load-options-from-env.js';
+import { ENV_OPTION_VARIABLES } from '../../core/guard/load-options-from-env.js';
 import { createRequestPipeline, type RequestPipeline } from '../../http/request-pipeline.js';
 import { requestPath } from '../../http/request-headers.js';
 import { writeJson } from '../../http/write-response.js';
@@ -568,7 +568,8 @@ function createGatewayGuard(config: GatewayConfig, guardOptions: GuardOptions, r
         userHook?.(event, request);
       },
     },
-    ENV_SETTING_NAMES,
+    // Nested options too (introspection.cacheTtlSeconds): a warning at run time names the variable to change.
+    ENV_OPTION_VARIABLES,
   );
 }
 

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTokenVerifier } from '../../../src/core/token/create-token-verifier.js';
 import { createOriginCheck } from '../../../src/core/guard/origin-check.js';
-import { checkDuration, MAX_TIMER_MS, parseAbsoluteUrl } from '../../../src/core/kernel/settings.js';
+import { checkDuration, MAX_TIMER_MS, parseAbsoluteUrl, parseIntegerSetting, parseOffOr } from '../../../src/core/kernel/settings.js';
+import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { checkRedisUrl } from '../../../src/redis/redis-url.js';
 import { createUpstreamProxy } from '../../../src/gateway/upstream/http/upstream-proxy.js';
 
@@ -46,5 +47,30 @@ describe('parseAbsoluteUrl', () => {
       (error: Error) => error.message.startsWith('MCP_AUTH_REDIS_URL: must be a Redis URL') && !error.message.includes('s3cret'),
     );
     assert.equal(checkRedisUrl('rediss://:pw@cache.example.com:6380/0', 'MCP_AUTH_REDIS_URL'), 'rediss://:pw@cache.example.com:6380/0');
+  });
+});
+
+describe('parseOffOr: one rule for every setting that takes off', () => {
+  const count = (value: unknown): number => parseIntegerSetting(String(value), 'S', 0, 100) as number;
+
+  it('off in any case, and false, disable; anything else is read', () => {
+    for (const zero of ['off', ' OFF ', false] as const) {
+      assert.equal(parseOffOr(zero, 'S', 'off', count), undefined);
+      assert.equal(parseOffOr(zero, 'S', 'refused', count), undefined);
+    }
+    assert.equal(parseOffOr('7', 'S', 'off', count), 7);
+  });
+
+  it("zero is off where the setting says so, and refused with 'use off to disable' where it means nothing", () => {
+    for (const zero of [0, '0', '000', '0/s']) {
+      assert.equal(parseOffOr(zero, 'S', 'off', count), undefined, String(zero));
+      assert.throws(() => parseOffOr(zero, 'S', 'refused', count), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /use off to disable$/.test(error.message));
+    }
+  });
+
+  it("a value the reader refuses names off as the other choice; 10 and 0.5 are not zero", () => {
+    assert.throws(() => parseOffOr('many', 'S', 'off', count), (error: unknown) => error instanceof ConfigurationError && /from 0 to 100 \(got "many"\); or off to disable$/.test(error.message));
+    assert.equal(parseOffOr('10', 'S', 'refused', count), 10);
+    assert.throws(() => parseOffOr('0.5', 'S', 'refused', count), (error: unknown) => error instanceof ConfigurationError && /or off to disable$/.test(error.message));
   });
 });

@@ -84,7 +84,17 @@ describe('MCP_AUTH_INTROSPECTION_RATE_LIMIT values', () => {
     assert.deepEqual(parseRefusalsPerAddress('20/s', 'S'), { points: 20, windowMs: 1000, text: '20/s' });
     assert.equal(parseRefusalsPerAddress('OFF', 'S'), undefined);
     assert.equal(parseRefusalsPerAddress(false, 'S'), undefined);
-    assert.throws(() => parseRefusalsPerAddress('banana', 'S'), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /"banana"\); or off for no bound$/.test(error.message));
+    assert.throws(() => parseRefusalsPerAddress('banana', 'S'), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /"banana"\); or off to disable$/.test(error.message));
+  });
+
+  test('zero is no bound of refusals: 0, "0" and "0/s" are refused at start-up, saying to use off', () => {
+    for (const zero of [0, '0', '0/s', ' 00 / min ']) {
+      assert.throws(() => parseRefusalsPerAddress(zero, 'S'), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /zero is no value of it; use off to disable$/.test(error.message), String(zero));
+    }
+    assert.throws(
+      () => loadOptionsFromEnv({ MCP_AUTH_ISSUER: 'https://as.example.com', MCP_AUTH_RESOURCE: 'https://mcp.example.com/mcp', MCP_AUTH_INTROSPECTION_CLIENT_ID: 'rs', MCP_AUTH_INTROSPECTION_CLIENT_SECRET: 's', MCP_AUTH_INTROSPECTION_RATE_LIMIT: '0' }),
+      (error: unknown) => error instanceof ConfigurationError && /MCP_AUTH_INTROSPECTION_RATE_LIMIT: is "0", and zero is no value of it; use off to disable/.test(error.message),
+    );
   });
 
   test('a bad value is named even when the introspection client is what is missing', () => {

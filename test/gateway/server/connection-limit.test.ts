@@ -127,6 +127,16 @@ describe('gateway connection bound and server timeouts', () => {
     await issuer?.close();
   });
 
+  it('takes off for no bound, as 0, by the rule of every bound that takes off', () => {
+    const base = { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp', MCP_AUTH_ISSUER: issuer.issuer, PORT: '0' };
+    assert.equal(loadGatewayConfig({ ...base, MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: 'off' }).maxConnectionsPerAddress, 0);
+    assert.equal(loadGatewayConfig({ ...base, MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: '0' }).maxConnectionsPerAddress, 0);
+    const args = parseGatewayArgs(['--max-connections-per-address', 'OFF'], base);
+    assert.ok(!args.help);
+    assert.equal(loadGatewayConfig(args.settings).maxConnectionsPerAddress, 0);
+    assert.throws(() => loadGatewayConfig({ ...base, MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: 'none' }), /MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS: must be a whole number from 0 to 1000000 \(got "none"\); or off to disable/);
+  });
+
   it('reads MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS and --max-connections-per-address; 0 is unlimited', () => {
     const base = { MCP_AUTH_UPSTREAM: 'http://127.0.0.1:9/mcp', MCP_AUTH_ISSUER: issuer.issuer, PORT: '0' };
     assert.equal(loadGatewayConfig(base).maxConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
