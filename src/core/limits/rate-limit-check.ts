@@ -17,7 +17,7 @@ export interface RateLimitCheckOptions {
    */
   toolLimits?: ReadonlyMap<string, RateLimit>;
   /**
-   * The limit of `tools/call` of the tool `name` and the rule it is counted under, when a lookup in `toolLimits`
+   * The limit of `tools/call` of the tool `name` and the rule it comes from, when a lookup in `toolLimits`
    * cannot find it (a policy set's per-server `*`, see `CompiledPolicy.toolRateLimit`): given, it is asked instead
    * of `toolLimits`. Default: none.
    */

@@ -42,7 +42,7 @@ export const RATE_LIMITER_CALLER_OVERHEAD_BYTES = 120;
 /** Options of {@link createMemoryRateLimiter}. */
 export interface MemoryRateLimiterOptions {
   /**
-   * Most counters held (one per caller and limit in use, and per caller and tool rule under a per-tool limit).
+   * Most counters held (one per caller and limit in use, and per caller and tool under a per-tool limit).
    * Default 100 000.
    */
   maxEntries?: number;
@@ -60,8 +60,8 @@ export interface MemoryRateLimiterOptions {
    * The store shares itself between the callers given to `consume` as `caller-share.ts` says: from half full (in
    * entries or bytes), a caller already holding 1 % of `maxEntries` counters (or of `maxBytes`) gets no new
    * counter: its request is refused for one window of the limit asked, and nobody else's counter is evicted for
-   * it. Under the guard a caller holds one counter per limit that applies to it (caller-wide, and one per tool
-   * rule), so only a policy with more tool limits than that share could meet it.
+   * it. Under the guard a caller holds one counter per limit that applies to it (caller-wide, and one per tool it
+   * called under a per-tool limit), so a caller meets its share by calling that many tools, or names it makes up.
    */
   maxBytes?: number;
   /** Current time in milliseconds since the epoch. Default `Date.now`. */

@@ -92,7 +92,7 @@ export interface CompiledPolicy {
   /** Per-tool rate limits (`rateLimits.tools`), by tool name, `*` for every tool not named; empty when the policy sets none. */
   readonly toolRateLimits: ReadonlyMap<string, RateLimit>;
   /**
-   * The rate limit of calls to the tool `name` and the rule they are counted under, when finding it takes more
+   * The rate limit of calls to the tool `name` and the rule it comes from, when finding it takes more
    * than {@link toolRateLimits} (a limit for every tool of one server of a policy set, see `compilePolicySet`); the
    * rate-limit step then asks this instead of looking `name`, then `*`, up in `toolRateLimits`. Absent on a policy
    * from {@link compilePolicy}.

@@ -160,9 +160,11 @@ function checkListReuse(entry: Record<string, unknown>, texts: SettingTexts, pat
   const mode = texts.MCP_AUTH_UPSTREAM_AUTH;
   const why = callerReachOf({
     identityHeaders: texts.MCP_AUTH_IDENTITY_HEADERS !== undefined && texts.MCP_AUTH_IDENTITY_HEADERS !== 'off',
-    identityEnv: entry.identityEnv !== undefined,
-    // The operator may say a connected server lists alike for every account (see above).
+    identityEnv: entry.identityEnv !== undefined && entry.identityEnv !== false,
+    // The operator may say a connected server lists alike for every account (see above), and that a stdio server's
+    // processes list alike whoever they were started for: those carry nothing of the caller but its token or state.
     authMode: mode === 'connected' ? undefined : mode,
+    processPerCaller: false,
   });
   if (why !== undefined) problems.add(`${path}.listReuseMs`, `cannot be used with ${why}: the server is told who asks, so its lists may differ per caller and must not be served to others; remove listReuseMs`);
 }

@@ -98,7 +98,7 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
       selects: compileToolSelection(server.tools, `servers.${server.name}.tools`),
       ...(server.listTimeoutMs !== undefined ? { listTimeoutMs: server.listTimeoutMs } : {}),
       ...(server.listReuseMs !== undefined ? { listReuseMs: server.listReuseMs } : {}),
-      callerBlind: callerReachOf({ identityHeaders: server.proxy?.identityHeaders !== undefined, identityEnv: server.stdio?.identityEnv === true, authMode: server.upstreamAuth?.mode }) === undefined,
+      callerBlind: callerReachOf({ identityHeaders: server.proxy?.identityHeaders !== undefined, identityEnv: server.stdio?.identityEnv === true, authMode: server.upstreamAuth?.mode, processPerCaller: server.transport === 'stdio' }) === undefined,
       ...(credentials.get(server.name)?.profile ? { kept: credentials.get(server.name)!.profile! } : {}),
     })),
     ...(parts.listTimeoutMs !== undefined ? { listTimeoutMs: parts.listTimeoutMs } : {}),

@@ -105,7 +105,8 @@ export class ListMerger {
     }
     const reachable = request.members ?? this.options.members;
     const members = wanted === undefined ? reachable : reachable.filter((m) => wanted.some(([name]) => name === m.name));
-    const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1])));
+    const shareBase = sharedPartsKey(request);
+    const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1], false, shareBase)));
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.
     if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
@@ -117,7 +118,7 @@ export class ListMerger {
   }
 
   /** Asks one server for its page; a failure is reported as a reason, never thrown. */
-  private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined, retried = false): Promise<Part> {
+  private async askPart(request: MergeRequest, member: SetMember, cursor: string | undefined, retried = false, shareBase?: string): Promise<Part> {
     // A server the operator says lists alike for everyone, or a request of the stateless revision outside any session,
     // whose pages say themselves whether they are public.
     const mayReuse = member.listReuseMs !== undefined || (request.session === undefined && isStatelessRevision(request.protocolVersion));
@@ -127,14 +128,20 @@ export class ListMerger {
       const may = this.mayServeKept(member, request.auth);
       if (may === true || (await may)) return kept;
     }
-    const shareKey = sharedPartKey(request, member, cursor);
-    if (shareKey === undefined) return this.fetchWithin(request.signal, request, member, cursor, pageKey, retried);
-    return this.shared.join(shareKey, request.signal, (signal) => this.fetchWithin(signal, request, member, cursor, pageKey, retried), () => ({ member, failure: 'upstream_timeout' }));
+    if (shareBase === undefined || !member.callerBlind) return this.fetchWithin(request.signal, request, member, cursor, pageKey, retried);
+    const began = performance.now();
+    const key = `${member.name}\n${cursor ?? ''}\n${shareBase}`;
+    const part = await this.shared.join(key, request.signal, (signal) => this.fetchWithin(signal, request, member, cursor, pageKey, retried), () => ({ member, failure: 'upstream_timeout' }));
+    if (part.failure !== 'upstream_timeout' || request.signal.aborted) return part;
+    // The exchange this request joined began earlier, so its time ran out first: what is left of this request's own
+    // time is asked alone, once.
+    const left = member.listTimeoutMs - (performance.now() - began);
+    return left >= 1 ? this.fetchWithin(request.signal, request, member, cursor, pageKey, retried, left) : part;
   }
 
-  /** {@link fetchPart} within the server's list timeout, and no longer than `signal` stays unaborted. */
-  private async fetchWithin(signal: AbortSignal, request: MergeRequest, member: SetMember, cursor: string | undefined, pageKey: string | undefined, retried: boolean): Promise<Part> {
-    const deadline = deadlineSignal(signal, member.listTimeoutMs);
+  /** {@link fetchPart} within `ms` (default the server's list timeout), and no longer than `signal` stays unaborted. */
+  private async fetchWithin(signal: AbortSignal, request: MergeRequest, member: SetMember, cursor: string | undefined, pageKey: string | undefined, retried: boolean, ms = member.listTimeoutMs): Promise<Part> {
+    const deadline = deadlineSignal(signal, ms);
     try {
       return await this.fetchPart(request, member, cursor, pageKey, deadline.signal, retried);
     } finally {
@@ -283,15 +290,15 @@ export class ListMerger {
 }
 
 /**
- * The key under which requests for one server's page share one exchange, or undefined when they may not: only
- * outside a session (a session's list is that session's) and for a server that is not told who asks
- * ({@link SetMember.callerBlind}). Everything the server is sent is in it: the method, the parameters, the
- * revision and the client headers passed on.
+ * What requests for servers' pages must have in common to share one exchange with a server that is not told who
+ * asks ({@link SetMember.callerBlind}; the server's name and cursor complete the key), or undefined when they may
+ * not: only outside a session (a session's list is that session's). Everything else the server is sent is in it:
+ * the method, the parameters, the revision and the client headers passed on. Made once per merged list.
  */
-function sharedPartKey(request: MergeRequest, member: SetMember, cursor: string | undefined): string | undefined {
-  if (request.session !== undefined || !member.callerBlind) return undefined;
+function sharedPartsKey(request: MergeRequest): string | undefined {
+  if (request.session !== undefined) return undefined;
   const { cursor: _ignored, ...params } = (request.request.params ?? {}) as Record<string, unknown>;
-  return JSON.stringify([member.name, request.request.method, request.protocolVersion ?? null, cursor ?? null, params, request.headers]);
+  return JSON.stringify([request.request.method, request.protocolVersion ?? null, params, request.headers]);
 }
 
 /**

@@ -1,10 +1,12 @@
 // Identical list requests in flight at once, outside any session, share one exchange with a server that is not told
 // who asks; a request after it ended asks again, and nothing is shared within sessions, across different passed-on
-// headers, or with a server told who asks (identity headers).
+// headers, with a server told who asks (identity headers), or with a stdio server (a process per caller). A caller
+// who joined late keeps its own time.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
@@ -64,6 +66,9 @@ async function gatewayFor(entries: Array<[string, string, Partial<ServerConfig>?
 /** Both clients of the leaving test name one user agent: a passed-on header that differs is not shared. */
 const SAME_AGENT = { 'user-agent': 'shared-list-test', 'accept-language': 'en' };
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+const STATELESS = '2026-07-28';
+const STATELESS_META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+const STATELESS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: STATELESS_META } };
 const names = (answer: { json: { result: { tools: Array<{ name: string }> } } }): string[] => answer.json.result.tools.map((t) => t.name);
 
 /** A list request whose client leaves when `signal` aborts: resolves to the error it then ends with. */
@@ -165,5 +170,50 @@ describe('identical list requests outside a session', () => {
     const deadline = Date.now() + 1_000;
     while (plain.left + told.left < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual([plain.left, told.left], [1, 1], 'both servers saw the client leave before answering');
+  });
+
+  it('are not shared with a stdio server, whose processes outside a session are each caller\'s own', async () => {
+    const child = fileURLToPath(new URL('../../fixtures/stdio/per-process-lister.mjs', import.meta.url));
+    const gateway = await gatewayFor([['kid', '', { transport: 'stdio', proxy: undefined, stdio: { command: process.execPath, args: [child] } } as Partial<ServerConfig>]]);
+    const [alice, bob] = await tokensFor(gateway, ['alice', 'bob']);
+    const headers = { ...SAME_AGENT, 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' };
+    const list = (token: string) => postMcp(`${gateway.url}/mcp`, STATELESS_LIST, token, headers);
+    const [ownA, ownB] = [names(await list(alice!)), names(await list(bob!))];
+    assert.notDeepEqual(ownA, ownB, "each caller's own process");
+    // Alice's process now lists one more tool; bob's does not.
+    const called = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: ownA[0], arguments: {}, _meta: STATELESS_META } }, alice!, { ...headers, 'mcp-method': 'tools/call', 'mcp-name': ownA[0]! });
+    assert.equal(called.status, 200, called.text);
+    const [a, b] = await Promise.all([list(alice!), list(bob!)]);
+    assert.deepEqual(names(a), [...ownA, 'kid__enabled_extra']);
+    assert.deepEqual(names(b), ownB, "bob's list comes from bob's process, in flight at the same time as alice's");
+  });
+
+  it('give a caller who joined late the rest of its own time when the shared exchange times out', async () => {
+    // Every list is answered at one moment, 2.5 s after the first arrived: past the first caller's 2 s, within the second's.
+    const state = { first: 0, lists: 0 };
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id?: number; method: string };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'late', inputSchema: { type: 'object' } }] } });
+        state.lists++;
+        state.first ||= Date.now();
+        const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(text), state.first + 2_500 - Date.now());
+        res.on('close', () => clearTimeout(timer));
+      });
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    servers.push(server);
+    const gateway = await gatewayFor([['late', `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`]]);
+    const [alice, bob] = await tokensFor(gateway, ['alice', 'bob']);
+    const first = postMcp(`${gateway.url}/mcp`, LIST, alice!, SAME_AGENT);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const second = await postMcp(`${gateway.url}/mcp`, LIST, bob!, SAME_AGENT);
+    assert.equal((await first).status, 504, 'the first caller ran out of time');
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(names(second), ['late__late']);
+    assert.equal(state.lists, 2, 'the late caller asked once more, alone');
   });
 });
