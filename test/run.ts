@@ -1,11 +1,13 @@
 // `npm test`: the type check and the whole suite, side by side (the type check uses one core while most test files
 // wait on sockets and child processes). The unit layer runs in one process (test/quick.ts), the in-process layer in
 // a few (test/in-process-<n>.ts), every other file in a process of its own, two at a time (the machines have two
-// cores). Exits non-zero when either fails.
+// cores; three at a time made the shards and the slowest files overrun their time limits on a busy machine). The
+// longest files start first (the unit layer, the shards, then test/suite-files.ts's slowest), so that the run does
+// not end on one of them alone. Exits non-zero when either fails.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { inProcessShardEntries, processPerFileTests, TEST_DIR } from './suite-files.js';
+import { inProcessShardEntries, processPerFileTests, slowestFirst, TEST_DIR } from './suite-files.js';
 
 const require = createRequire(import.meta.url);
 
@@ -21,7 +23,7 @@ function run(command: string, args: string[]): Promise<number> {
 const typecheck = run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
 const tests = run(process.execPath, [
   '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000',
-  join(TEST_DIR, 'quick.ts'), ...inProcessShardEntries(), ...processPerFileTests(),
+  join(TEST_DIR, 'quick.ts'), ...inProcessShardEntries(), ...slowestFirst(processPerFileTests()),
 ]);
 const [typecheckCode, testCode] = await Promise.all([typecheck, tests]);
 if (typecheckCode !== 0) console.error('npm test: the type check failed (npm run typecheck shows it alone)');

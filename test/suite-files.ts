@@ -104,6 +104,43 @@ export function inProcessShardFiles(entry: string): string[] {
   return inProcessLayerFiles().filter((_, i) => i % entries.length === index);
 }
 
+/**
+ * The files of a process of their own that take longest (each 20 s or more of a run on two cores, most of it spent
+ * starting the gateway's command, examples or an authorization server as programs), slowest first. `npm test`
+ * starts them first so that none of them is left running alone at the end. A file missing here only starts later.
+ */
+const SLOWEST_OWN_PROCESS_FILES = [
+  'gateway/cli/connections-command.test.ts',
+  'examples/dev-auth-server.test.ts',
+  'gateway/cli/npx-signals.test.ts',
+  'gateway/policy/policy-reload-cli.test.ts',
+  'examples/readme-quick-start.test.ts',
+  'gateway/pins/rug-pull.test.ts',
+  'interop/connected-accounts.test.ts',
+  'gateway/cli.test.ts',
+  'gateway/cli-startup-report.test.ts',
+  'gateway/cli/check-shared-store.test.ts',
+  'examples/third-party-policies.test.ts',
+  'docs/dockerfile.test.ts',
+  'gateway/cli/check-command.test.ts',
+  'gateway/rate-limiter-flood.test.ts',
+  'integration/early-answer-clients.test.ts',
+  'examples/notes-server-cli.test.ts',
+  'interop/gateway-everything-stdio.test.ts',
+  'docs/auth-server-commands.test.ts',
+  'gateway/upstream/stdio/stdio-upstream-config.test.ts',
+  'interop/connected-accounts-fleet.test.ts',
+];
+
+/** `files` (absolute paths) in the order `npm test` starts them: the slowest known first, then the others as given. */
+export function slowestFirst(files: readonly string[]): string[] {
+  const rank = (file: string): number => {
+    const index = SLOWEST_OWN_PROCESS_FILES.indexOf(relative(TEST_DIR, file));
+    return index < 0 ? SLOWEST_OWN_PROCESS_FILES.length : index;
+  };
+  return files.map((file, position) => ({ file, position })).sort((a, b) => rank(a.file) - rank(b.file) || a.position - b.position).map(({ file }) => file);
+}
+
 /** Every other test file (absolute paths), each run in a process of its own, in a stable order. */
 export function processPerFileTests(): string[] {
   const grouped = new Set([...unitLayerFiles(), ...inProcessLayerFiles()]);

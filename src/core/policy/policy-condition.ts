@@ -3,7 +3,8 @@
  * the MCP request, compiled once (parsed, checked, planned) and evaluated with a cost limit, failing closed. CEL is
  * `@bufbuild/cel`, which is tested against the CEL conformance suite; nothing here interprets CEL itself.
  */
-import { celEnv, celList, celMap, isCelError, parse, plan, type CelInput, type CelList, type CelMap, type CelResult } from '@bufbuild/cel';
+import { createRequire } from 'node:module';
+import type { CelInput, CelList, CelMap, CelResult } from '@bufbuild/cel';
 import type { AuthInfo } from '../kernel/auth-info.js';
 import { estimateStringBytes } from '../kernel/identity-size.js';
 import { asRecord } from '../wire/as-record.js';
@@ -126,16 +127,34 @@ export class ConditionSyntaxError extends Error {
   }
 }
 
-const ENV = celEnv();
-/** The functions of {@link ENV}, by name: whether some overload may give a boolean (or a value of any type). */
-const FUNCTIONS: ConditionFunctions = (() => {
-  const names = new Map<string, boolean>();
-  for (const func of ENV.funcs) {
+/** CEL and what is built from it once: its environment, the functions of that environment, the empty values. */
+interface CelRuntime {
+  readonly cel: typeof import('@bufbuild/cel');
+  readonly env: ReturnType<typeof import('@bufbuild/cel').celEnv>;
+  /** The functions of `env`, by name: whether some overload may give a boolean (or a value of any type). */
+  readonly functions: ConditionFunctions;
+  readonly emptyObject: CelMap;
+  readonly emptyList: CelList;
+}
+
+let runtime: CelRuntime | undefined;
+
+/**
+ * CEL, loaded synchronously on first use only (a condition compiled): its modules are the largest part of the
+ * library's, and a guard, a gateway or a command whose policy has no condition never needs them.
+ */
+function celRuntime(): CelRuntime {
+  if (runtime !== undefined) return runtime;
+  const cel = createRequire(import.meta.url)('@bufbuild/cel') as typeof import('@bufbuild/cel');
+  const env = cel.celEnv();
+  const functions = new Map<string, boolean>();
+  for (const func of env.funcs) {
     const result = (func.result as { name?: unknown }).name;
-    names.set(func.name, names.get(func.name) === true || result === 'bool' || result === 'dyn');
+    functions.set(func.name, functions.get(func.name) === true || result === 'bool' || result === 'dyn');
   }
-  return names;
-})();
+  runtime = { cel, env, functions, emptyObject: cel.celMap(new Map()), emptyList: cel.celList([]) };
+  return runtime;
+}
 
 /**
  * Parses, checks and plans `source`. Checked at compile time: syntax, size, comprehension depth, every name
@@ -200,21 +219,22 @@ export function compiledConditionCache(): { readonly size: number; readonly byte
 function compileNew(source: string): PlannedCondition {
   if (source.length > MAX_CONDITION_LENGTH) throw new ConditionSyntaxError(`is ${source.length} characters long, over the limit of ${MAX_CONDITION_LENGTH}`);
   if (source.trim() === '') throw new ConditionSyntaxError('is empty; write a CEL expression such as "\'finance\' in claims.groups"');
-  let parsed: ReturnType<typeof parse>;
+  const { cel, env, functions } = celRuntime();
+  let parsed: ReturnType<typeof cel.parse>;
   try {
-    parsed = parse(source);
+    parsed = cel.parse(source);
   } catch (error) {
     const { location, rawMessage } = error as { location?: { start?: { line?: number; column?: number } }; rawMessage?: string };
     const at = location?.start?.line === undefined ? undefined : `line ${location.start.line}, column ${location.start.column}`;
     throw new ConditionSyntaxError(`is not valid CEL: ${rawMessage ?? (error as Error).message}`, at);
   }
-  const analysis = analyzeCondition(parsed, FUNCTIONS);
+  const analysis = analyzeCondition(parsed, functions);
   if (analysis.problem !== undefined) throw new ConditionSyntaxError(analysis.problem.message, lineAndColumn(source, analysis.problem.offset));
   if (analysis.nodes > MAX_CONDITION_NODES) throw new ConditionSyntaxError(`has ${analysis.nodes} nodes, over the limit of ${MAX_CONDITION_NODES}`);
   if (analysis.depth > MAX_CONDITION_DEPTH) throw new ConditionSyntaxError(`nests comprehensions ${analysis.depth} deep, over the limit of ${MAX_CONDITION_DEPTH}`);
   let program: (bindings: Record<string, CelInput>) => CelResult;
   try {
-    program = plan(ENV, parsed) as (bindings: Record<string, CelInput>) => CelResult;
+    program = cel.plan(env, parsed) as (bindings: Record<string, CelInput>) => CelResult;
   } catch (error) {
     throw new ConditionSyntaxError(`cannot be planned: ${(error as Error).message}`);
   }
@@ -261,7 +281,7 @@ class PlannedCondition implements CompiledCondition {
       return new ConditionFailure(failureCategory(error));
     }
     if (result === true || result === false) return result;
-    return new ConditionFailure(isCelError(result) ? failureCategory(result) : 'not a boolean');
+    return new ConditionFailure(celRuntime().cel.isCelError(result) ? failureCategory(result) : 'not a boolean');
   }
 }
 
@@ -297,15 +317,13 @@ class ConditionBindings {
     // with a fresh map, and the arguments' check and the template's captures cost more than the rest together.
     if (this.reads.readsArguments) {
       const args = this.request.arguments;
-      fields.set('arguments', asRecord(args) === undefined ? EMPTY_OBJECT : (args as CelInput));
+      fields.set('arguments', asRecord(args) === undefined ? celRuntime().emptyObject : (args as CelInput));
     }
-    if (this.reads.readsParams) fields.set('params', params === undefined ? EMPTY_OBJECT : celMap(new Map(Object.entries(params()))));
-    return celMap(fields);
+    const { cel, emptyObject } = celRuntime();
+    if (this.reads.readsParams) fields.set('params', params === undefined ? emptyObject : cel.celMap(new Map(Object.entries(params()))));
+    return cel.celMap(fields);
   }
 }
-
-const EMPTY_OBJECT = celMap(new Map());
-const EMPTY_LIST = celList([]);
 
 // A token's claims and scopes are the same objects for every request the token makes (the verifier caches them):
 // converted once, not per evaluation. The claims' map is kept with the client id it was made for, since
@@ -315,22 +333,24 @@ const scopesCache = new WeakMap<readonly string[], CelList>();
 
 function claimsOf(auth: AuthInfo): CelMap {
   const claims = auth.extra?.claims;
-  if (typeof claims !== 'object' || claims === null) return EMPTY_OBJECT;
+  const { cel, emptyObject } = celRuntime();
+  if (typeof claims !== 'object' || claims === null) return emptyObject;
   const known = claimsCache.get(claims);
   if (known !== undefined && known.clientId === auth.clientId) return known.map;
   const entries = new Map<string, unknown>(Object.entries(claims));
   // `client_id` is what a policy names the client by, whichever claim carried it (`client_id`, `azp`).
   if (!entries.has('client_id') && typeof auth.clientId === 'string' && auth.clientId !== '') entries.set('client_id', auth.clientId);
-  const map = celMap(entries as Map<string, CelInput>);
+  const map = cel.celMap(entries as Map<string, CelInput>);
   claimsCache.set(claims, { clientId: auth.clientId, map });
   return map;
 }
 
 function scopesOf(auth: AuthInfo): CelList {
   const scopes = auth.scopes;
-  if (!Array.isArray(scopes)) return EMPTY_LIST;
+  const { cel, emptyList } = celRuntime();
+  if (!Array.isArray(scopes)) return emptyList;
   let list = scopesCache.get(scopes);
-  if (list === undefined) scopesCache.set(scopes, (list = celList(scopes.filter((s) => typeof s === 'string'))));
+  if (list === undefined) scopesCache.set(scopes, (list = cel.celList(scopes.filter((s) => typeof s === 'string'))));
   return list;
 }
 
