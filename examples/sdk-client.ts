@@ -79,21 +79,25 @@ function readArgs(argv: readonly string[]): ClientArgs | 'help' {
 }
 
 /**
- * Connects the SDK client. The first attempt meets the 401: the SDK sends the user to sign in and throws
- * UnauthorizedError. Once the user is back, finishAuth exchanges the code and the PKCE verifier for a token, and a
- * new transport connects with it.
+ * Connects one SDK client. The first attempt meets the 401: the SDK sends the user to sign in and throws
+ * UnauthorizedError, and the client closes the transport. Once the user is back, finishAuth on that transport
+ * exchanges the code and the PKCE verifier for a token, and the same client connects again over a new transport
+ * (a transport cannot be started twice), which the provider's tokens authorize.
  */
 async function connectWithOAuth(url: URL, provider: LoopbackOAuthClientProvider): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  for (let attempt = 1; ; attempt++) {
-    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
-    const client = new Client({ name: 'mcp-oauth-guard-sdk-client-example', version: '1.0.0' });
-    try {
-      await client.connect(transport);
-      return { client, transport };
-    } catch (error) {
-      if (!(error instanceof UnauthorizedError) || attempt > 1) throw error;
-      await transport.finishAuth(await provider.authorizationCode());
-    }
+  const client = new Client({ name: 'mcp-oauth-guard-sdk-client-example', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  try {
+    await client.connect(transport);
+    return { client, transport };
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError)) throw error;
+    // The failed connect closed this transport; it still holds the flow's state, so it exchanges the code. A
+    // transport starts only once: the same client connects again over a new one, which the tokens now authorize.
+    await transport.finishAuth(await provider.authorizationCode());
+    const authorized = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await client.connect(authorized);
+    return { client, transport: authorized };
   }
 }
 

@@ -104,6 +104,28 @@ export function filterListResponse(
 }
 
 /**
+ * Responses whose answer was replaced because it could not be filtered, with the status the client got: 502, or
+ * undefined where an event stream had started (its last event then says why). Weak: an entry goes with its response.
+ */
+const REPLACED = new WeakMap<ServerResponse, number | undefined>();
+
+/**
+ * Whether the answer written to `res` was replaced because it could not be filtered (not JSON, compressed, or larger
+ * than `maxBufferedBytes`), known once the handler has ended it: then the status the client got (502, absent when an
+ * event stream had started), for the handler to name the failure in its logs and metrics (the gateway's
+ * `upstream_unfilterable`: the fault is its server's answer); undefined when it was not.
+ *
+ * @example
+ * res.end();
+ * const replaced = unfilterableReplacement(res); // { status: 502 } after a compressed list answer
+ */
+export function unfilterableReplacement(res: ServerResponse): { status?: number } | undefined {
+  if (!REPLACED.has(res)) return undefined;
+  const status = REPLACED.get(res);
+  return status === undefined ? {} : { status };
+}
+
+/**
  * `headersSent` while a JSON answer is held, with one getter for every response: V8 can then reuse one hidden
  * class transition for all of them, where a new getter each time cannot (see `handlerContext` in
  * answer-with-function.ts for what per-request getters cost).
@@ -307,11 +329,12 @@ class WrittenResponseFilter {
     const restoredMode = this.mode;
     this.mode = 'closed';
     this.held?.drop();
+    const res = this.res;
+    REPLACED.set(res, restoredMode === 'sse' ? undefined : UNFILTERABLE_STATUS);
     if (restoredMode === 'sse') {
       this.endNow(messageEventFrame(JSON.stringify(error)));
       return;
     }
-    const res = this.res;
     delete (res as unknown as Record<string, unknown>).headersSent;
     for (const name of ['content-length', 'content-encoding', 'content-type', 'etag']) res.removeHeader(name);
     const body = JSON.stringify(error);

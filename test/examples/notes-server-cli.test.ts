@@ -1,38 +1,28 @@
 // The notes example's command line: configuration problems (an MCP_AUTH_* variable that is no setting too) exit with
 // status 2 and one helpful message naming every one, before anything listens.
 import assert from 'node:assert/strict';
-import { spawn } from '../helpers/child-process.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { startTestIssuer } from '../helpers/fake-issuer.js';
+import { REPOSITORY_ROOT, runScript, startScript, type CliRun } from '../helpers/run-cli.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NOTES_SERVER = 'examples/notes-server.ts';
 
-/** Runs the example with the given MCP_AUTH_* variables (every other one removed); at most 15 s. */
-function runNotesServer(vars: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+/** This process's environment without any MCP_AUTH_* variable, and `vars` on top (HOST loopback and PORT 0 unless they say). */
+function notesEnvironment(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MCP_AUTH_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
   // Port 0: should a regression let it start, it cannot collide with anything.
-  Object.assign(env, { HOST: '127.0.0.1', PORT: '0' }, vars);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/notes-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  // A safety bound only: a child still running then is killed, and its exit code (null) fails the test.
-  const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(guard);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  return Object.assign(env, { HOST: '127.0.0.1', PORT: '0' }, vars);
+}
+
+/** Runs the example with the given MCP_AUTH_* variables (every other one removed) until it exits; killed, and the test failed, after 15 s. */
+function runNotesServer(vars: Record<string, string>): Promise<CliRun> {
+  return runScript(NOTES_SERVER, [], { cwd: REPOSITORY_ROOT, env: notesEnvironment(vars), timeoutMs: 15_000 });
 }
 
 describe('examples/notes-server.ts from the command line', () => {
@@ -126,27 +116,13 @@ describe('examples/notes-server.ts from the command line', () => {
     try {
       const policy = join(dir, 'policy.json');
       writeFileSync(policy, JSON.stringify({ tools: { whoami: [], notes_list: ['notes:read'], notes_ad: ['notes:write'], notes_clear: ['notes:admin'] } }));
-      const env: NodeJS.ProcessEnv = {};
-      for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MCP_AUTH_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
       // A public resource (behind a proxy): the line names it, and the address listened on besides.
-      Object.assign(env, { HOST: '127.0.0.1', PORT: '0', MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_RESOURCE: 'https://notes.example.com/mcp', MCP_AUTH_POLICY: policy, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read' });
-      const child = spawn(process.execPath, ['--import', 'tsx', 'examples/notes-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-      const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await new Promise<void>((resolve) => {
-        child.stdout.setEncoding('utf8').on('data', (c: string) => {
-          stdout += c;
-          if (stdout.includes('\n')) resolve();
-        });
-        void closed.then(resolve);
-      });
-      // The warnings are written before the start-up line: all of stderr is there once stdout has a line.
-      child.kill('SIGTERM');
-      await closed;
-      clearTimeout(guard);
+      const env = notesEnvironment({ MCP_AUTH_ISSUER: issuer.issuer, MCP_AUTH_RESOURCE: 'https://notes.example.com/mcp', MCP_AUTH_POLICY: policy, MCP_AUTH_CHALLENGE_SCOPES: 'notes:read' });
+      // Ready once the start-up line is whole; stopped (SIGTERM) and read to the end before anything is asserted.
+      const notes = await startScript(NOTES_SERVER, [], /listening on [^\n]*\)\n/, { cwd: REPOSITORY_ROOT, env, timeoutMs: 15_000 });
+      await notes.stop();
+      const stdout = notes.stdout();
+      const stderr = notes.stderr();
       const line = new RegExp(`^notes MCP server: https://notes\\.example\\.com/mcp  \\(issuer ${issuer.issuer.replace(/[.]/g, '\\.')}; policy ${policy.replace(/[.]/g, '\\.')}; listening on http://127\\.0\\.0\\.1:(\\d+)\\)\n`).exec(stdout);
       assert.ok(line, stdout);
       assert.notEqual(line[1], '0', 'the port actually bound, not PORT=0');

@@ -184,6 +184,12 @@ describe("the README's gateway quick start, command for command", { timeout: 300
     const start = example.indexOf(snippet[0]!);
     assert.ok(start !== -1, `examples/sdk-client.ts has the snippet's first line:\n${snippet[0]}`);
     assert.deepEqual(example.slice(start, start + snippet.length), snippet);
+    // As the SDK expects: one Client; the transport the sign-in failed on finishes it, and a new one connects.
+    const code = snippet.join('\n');
+    assert.equal(code.match(/new Client\(/g)?.length, 1, code);
+    assert.equal(code.match(/new StreamableHTTPClientTransport\(/g)?.length, 2, code);
+    assert.ok(code.indexOf('transport.finishAuth(') < code.lastIndexOf('await client.connect('), code);
+    assert.doesNotMatch(code, /\bfor \(|\bwhile \(/, 'no retry loop making a client per attempt');
   });
 });
 

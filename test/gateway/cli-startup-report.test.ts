@@ -82,7 +82,7 @@ describe('gateway CLI start-up reports', () => {
       'mcp-oauth-guard: configuration error: 4 settings need fixing:',
       '  --polcy: is not a known flag; did you mean --policy?',
       '  MCP_AUTH_CLOCK_TOLERANCE (--clock-tolerance): must be a whole number from 0 to 300 (got "five")',
-      '  MCP_AUTH_HEAP_GROWING_PERCENT (--heap-growing-percent): must be a whole number from 0 to 1000 (got "5000")',
+      '  MCP_AUTH_HEAP_GROWING_PERCENT (--heap-growing-percent): must be a whole number from 0 to 1000 (got "5000"); or off to disable',
       '  MCP_AUTH_MAX_SESSIONS (--max-sessions): must be a whole number from 1 to 10000000 (got "0")',
     ]);
   });

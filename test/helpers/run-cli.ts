@@ -27,7 +27,10 @@ export interface RunOptions {
   detached?: boolean;
 }
 
-/** Runs `program` with `args` until it exits: its exit code and everything it printed on each stream. */
+/**
+ * Runs `program` with `args` until it exits: its exit code and everything it printed on each stream (read to their
+ * end: a child's last bytes may still be in the pipe when it exits).
+ */
 export function runCommand(program: string, args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
   const { cwd, env, input, timeoutMs = 60_000, detached = false } = options;
   return new Promise((resolveRun, reject) => {
@@ -41,7 +44,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       killProcess(child, 'SIGKILL', detached);
       reject(new Error(`${[program, ...args].join(' ')} did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
     }, timeoutMs);
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolveRun({ code, stdout, stderr });
     });
@@ -58,19 +61,28 @@ export interface StartedProcess {
   readonly child: ChildProcess;
   /** Everything printed so far, stdout and stderr as they came. */
   output(): string;
-  /** SIGTERM, then waits for it to exit. */
+  /** What it printed on stdout so far. */
+  stdout(): string;
+  /** What it printed on stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then waits for it to exit and its output to be read to the end. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts a TypeScript file of the repository through tsx and resolves once its output includes `ready`; rejects
- * with what it printed, and stops it, if it exits first or is not ready within `timeoutMs` (default 30 000).
+ * Starts a TypeScript file of the repository through tsx and resolves once its output (stdout and stderr as they
+ * came) includes `ready`, or matches it (a RegExp without the g flag); rejects with what it printed, and stops it,
+ * if it exits first or is not ready within `timeoutMs` (default 30 000).
  */
-export async function startScript(script: string, args: readonly string[], ready: string, options: Omit<RunOptions, 'input' | 'detached'> = {}): Promise<StartedProcess> {
+export async function startScript(script: string, args: readonly string[], ready: string | RegExp, options: Omit<RunOptions, 'input' | 'detached'> = {}): Promise<StartedProcess> {
   const { cwd, env, timeoutMs = 30_000 } = options;
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolveExit) => child.once('close', () => resolveExit()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
@@ -80,7 +92,7 @@ export async function startScript(script: string, args: readonly string[], ready
       const timer = setTimeout(() => reject(new Error(`${script} was not ready within ${timeoutMs} ms: ${output}`)), timeoutMs);
       const collect = (chunk: Buffer): void => {
         output += chunk.toString();
-        if (output.includes(ready)) {
+        if (typeof ready === 'string' ? output.includes(ready) : ready.test(output)) {
           clearTimeout(timer);
           resolveReady();
         }
@@ -96,7 +108,7 @@ export async function startScript(script: string, args: readonly string[], ready
     await stop();
     throw error;
   }
-  return { child, output: () => output, stop };
+  return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, stop };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from '../kernel/settings.js';
+import { parseIntegerOrOff, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from '../kernel/settings.js';
 import { parseLogLevel } from '../kernel/log-options.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from '../jwt/jws-algorithms.js';
 import { ConfigurationError } from '../kernel/errors.js';
@@ -184,8 +184,8 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     const clientSecret = readSetting(env, INTROSPECTION_SECRET);
     const endpoint = readSetting(env, INTROSPECTION_ENDPOINT);
     const introspectionIssuer = readSetting(env, INTROSPECTION_ISSUER);
-    // Seconds a revoked opaque token may stay usable; 0 asks the introspection endpoint on every request.
-    const cacheTtlSeconds = problems.check(() => readInteger(env, INTROSPECTION_CACHE_TTL, 0, 86_400));
+    // Seconds a revoked opaque token may stay usable; 0 (or off) asks the introspection endpoint on every request.
+    const cacheTtlSeconds = problems.check(() => parseIntegerOrOff(readSetting(env, INTROSPECTION_CACHE_TTL), INTROSPECTION_CACHE_TTL, 86_400));
     // "20/s" and the like, or off; the guard parses it and names the variable.
     const rateSetting = readSetting(env, INTROSPECTION_RATE_LIMIT);
     const refusalsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;

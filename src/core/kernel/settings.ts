@@ -141,6 +141,22 @@ export function parseOffOr<T>(value: unknown, setting: string, zero: ZeroMeaning
   }
 }
 
+/**
+ * A whole number written as text where zero means none (no bound, nothing kept, nothing reused), which therefore
+ * takes `off` for zero too, by the rule of {@link parseOffOr}: undefined when unset or blank, 0 for `off` or `0`,
+ * else decimal digits from 0 to `max`.
+ *
+ * @example
+ * parseIntegerOrOff('off', 'MCP_AUTH_INTROSPECTION_CACHE_TTL', 86_400); // 0
+ * parseIntegerOrOff('60', 'MCP_AUTH_INTROSPECTION_CACHE_TTL', 86_400); // 60
+ * @throws ConfigurationError naming `setting`, whose message says that `off` is allowed too.
+ */
+export function parseIntegerOrOff(text: string | undefined, setting: string, max: number): number | undefined {
+  const v = text?.trim();
+  if (v === undefined || v === '') return undefined;
+  return parseOffOr(v, setting, 'off', () => parseIntegerSetting(v, setting, 0, max)) ?? 0;
+}
+
 /** Zero as a setting may write it: the number, or text whose count is zero (`0`, `00`, `0/s`, `0 / min`). */
 function isZero(value: unknown): boolean {
   return value === 0 || (typeof value === 'string' && /^\s*0+(?:\.0*)?\s*(?:\/.*)?$/.test(value));

@@ -18,15 +18,15 @@ type Schema = Record<string, unknown>;
 
 const WHOLE_NUMBER_VALUES = new Set(['<ms>', '<number>', '<bytes>', '<seconds>', '<percent>']);
 const LIST: Schema = { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }] };
+/** A whole number where zero means none, or `off` (or false) for the same (see `parseOffOr`). */
+const COUNT_OR_OFF: Schema = { anyOf: [{ type: 'integer', minimum: 0 }, { enum: ['off'] }, { const: false }] };
 
 /** A setting's value in the file: a whole number, a switch, one of a few words, a list, or text. */
 function valueSchema(setting: GatewaySetting): Schema {
   const described = { description: `${setting.description}${setting.defaultValue ? ` Default: ${setting.defaultValue}.` : ''} Variable: ${setting.env}; flag: ${setting.flag}.` };
   if (WHOLE_NUMBER_VALUES.has(setting.value)) return { ...described, type: 'integer', minimum: 0 };
   // A bound that `off` (or false) disables besides its count (see `parseOffOr`).
-  if (setting.value.endsWith('|off>') && WHOLE_NUMBER_VALUES.has(`${setting.value.slice(0, -'|off>'.length)}>`)) {
-    return { ...described, anyOf: [{ type: 'integer', minimum: 0 }, { enum: ['off'] }, { const: false }] };
-  }
+  if (setting.value.endsWith('|off>') && WHOLE_NUMBER_VALUES.has(`${setting.value.slice(0, -'|off>'.length)}>`)) return { ...described, ...COUNT_OR_OFF };
   if (setting.value === '[on|off]' || setting.value === '[true|false]') return { ...described, type: 'boolean' };
   const words = /^<([a-z]+(?:\|[a-z]+)+)>$/.exec(setting.value);
   if (words) return { ...described, enum: words[1]!.split('|') };
@@ -37,6 +37,12 @@ function valueSchema(setting: GatewaySetting): Schema {
 /** A whole number of milliseconds or bytes. */
 function count(description: string, minimum = 1): Schema {
   return { description, type: 'integer', minimum };
+}
+
+/** One `servers.<name>.limits` key: a count, or for the replay buffer (where zero keeps nothing) also off. */
+function limitSchema(key: string): Schema {
+  const description = `The setting ${Object.entries(SERVER_SETTING_KEYS).find(([, path]) => path === key)![0]} for this server.`;
+  return key === 'limits.replayBytes' ? { description, ...COUNT_OR_OFF } : count(description);
 }
 
 /** One `servers.<name>` entry. */
@@ -91,7 +97,7 @@ function serverSchema(): Schema {
           ...Object.fromEntries(
             Object.values(SERVER_SETTING_KEYS)
               .filter((key) => key.startsWith('limits.'))
-              .map((key) => [key.slice('limits.'.length), count(`The setting ${Object.entries(SERVER_SETTING_KEYS).find(([, path]) => path === key)![0]} for this server.`, key === 'limits.replayBytes' ? 0 : 1)]),
+              .map((key) => [key.slice('limits.'.length), limitSchema(key)]),
           ),
           maxResponseBytes: count('HTTP: the largest answer accepted from this server, in bytes.'),
         },

@@ -3,7 +3,7 @@ import { ConfigurationError } from '../../core/kernel/errors.js';
 import { collectConfigurationProblems, type ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
 import { loadOptionsFromEnv } from '../../core/guard/load-options-from-env.js';
-import { parseIntegerSetting, parseOffOr, parseSwitchSetting, readSetting } from '../../core/kernel/settings.js';
+import { parseSwitchSetting, readSetting } from '../../core/kernel/settings.js';
 import type { UpstreamProxyOptions } from '../upstream/http/upstream-proxy.js';
 import { loadMetricsConfig, type MetricsConfig } from './metrics-config.js';
 import { loadSharedStoreConfig, type SharedStoreConfig } from './shared-store-config.js';
@@ -20,7 +20,7 @@ import { withProblemLabels } from './problem-labels.js';
 import { MAX_LIST_TIMEOUT_MS, readServers } from './server-entry.js';
 import type { ServerConfig } from './server-config.js';
 import { settingSources, type SettingSource } from './setting-sources.js';
-import { checkUpstreamChoice, loadUpstreamSettings, readInteger, readSessionLimits, type SessionLimits } from './upstream-settings.js';
+import { checkUpstreamChoice, loadUpstreamSettings, readInteger, readIntegerOrOff, readSessionLimits, type SessionLimits } from './upstream-settings.js';
 
 export { DEFAULT_IDENTITY_HEADERS, parseIdentityHeaders } from './upstream-settings.js';
 // The settings table and the command line's reading live apart (see gateway-settings.ts); named here as before.
@@ -166,13 +166,6 @@ interface LoadContext {
   readonly gatewayLabel: (setting: string) => string;
 }
 
-/** `MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS`: a count, or `off` (and `0`, the same: no bound, stored as 0); undefined when unset. */
-function readConnectionsPerAddress(settings: Readonly<Record<string, string | undefined>>): number | undefined {
-  const name = 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS';
-  const text = readSetting(settings, name);
-  return text === undefined ? undefined : (parseOffOr(text, name, 'off', () => parseIntegerSetting(text, name, 0, 1_000_000)) ?? 0);
-}
-
 /** The configuration from merged settings, each problem recorded under its variable. */
 function loadSettings(settings: Readonly<Record<string, string | undefined>>, problems: ConfigurationProblems, context: LoadContext): GatewayConfig {
   const host = readSetting(settings, 'HOST') ?? DEFAULT_GATEWAY_HOST;
@@ -190,8 +183,8 @@ function loadSettings(settings: Readonly<Record<string, string | undefined>>, pr
   }
   const guard = loadGuardSettings(settings, problems, context.options.issuerRequired === false && readSetting(settings, 'MCP_AUTH_ISSUER') === undefined, resourceIsDefault ? { resource: defaultResource(host, port) } : {});
   const shutdownTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_SHUTDOWN_TIMEOUT_MS', 0, 600_000)) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-  const heapGrowingPercent = problems.check(() => readInteger(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', 0, MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
-  const maxConnectionsPerAddress = problems.check(() => readConnectionsPerAddress(settings)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+  const heapGrowingPercent = problems.check(() => readIntegerOrOff(settings, 'MCP_AUTH_HEAP_GROWING_PERCENT', MAX_HEAP_GROWING_PERCENT)) ?? PROXY_HEAP_GROWING_PERCENT;
+  const maxConnectionsPerAddress = problems.check(() => readIntegerOrOff(settings, 'MCP_AUTH_MAX_CONNECTIONS_PER_ADDRESS', 1_000_000)) ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   const listTimeoutMs = problems.check(() => readInteger(settings, 'MCP_AUTH_LIST_TIMEOUT_MS', 1, MAX_LIST_TIMEOUT_MS)) ?? DEFAULT_LIST_TIMEOUT_MS;
   const replayMaxEntries = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_ENTRIES', 1, 100_000_000));
   const replayMaxPerCaller = problems.check(() => readInteger(settings, 'MCP_AUTH_DPOP_REPLAY_CACHE_MAX_PER_CALLER', 1, 100_000_000));

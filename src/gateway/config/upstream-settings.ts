@@ -9,7 +9,7 @@ import { resolve as resolvePath } from 'node:path';
 import { ConfigurationError } from '../../core/kernel/errors.js';
 import type { ConfigurationProblems } from '../../core/kernel/configuration-problems.js';
 import type { GuardOptions } from '../../core/guard/guard-options.js';
-import { MAX_TIMER_MS, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
+import { MAX_TIMER_MS, parseIntegerOrOff, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting, switchWord } from '../../core/kernel/settings.js';
 import { checkIdentityHeaders, DEFAULT_IDENTITY_HEADERS, isHeaderName, type IdentityHeaderNames } from '../upstream/http/identity-headers.js';
 
 export { DEFAULT_IDENTITY_HEADERS } from '../upstream/http/identity-headers.js';
@@ -174,9 +174,10 @@ function loadStdioUpstream(settings: SettingTexts, commandLine: string | readonl
   if (command !== undefined && (cwd === undefined || isDirectory(cwd))) problems.check(() => checkProgram(command, 'MCP_AUTH_UPSTREAM_COMMAND', { cwd: cwd ?? process.cwd(), path: env.PATH }));
   // Each integer setting as the stdio upstream's own table bounds it (idleTimeoutMs is read with the HTTP upstream's).
   const integers: Partial<Record<StdioIntegerOption, number>> = {};
-  for (const [option, { env, min, max }] of Object.entries(STDIO_INTEGER_SETTINGS)) {
+  for (const [option, setting] of Object.entries(STDIO_INTEGER_SETTINGS)) {
     if (option === 'idleTimeoutMs') continue;
-    const value = problems.check(() => readInteger(settings, env, min, max));
+    const { env, min, max } = setting;
+    const value = problems.check(() => ('zeroIsOff' in setting ? readIntegerOrOff(settings, env, max) : readInteger(settings, env, min, max)));
     if (value !== undefined) integers[option as StdioIntegerOption] = value;
   }
   const identityEnv = problems.check(() => parseSwitchSetting(readSetting(settings, 'MCP_AUTH_IDENTITY_ENV'), 'MCP_AUTH_IDENTITY_ENV') ?? false);
@@ -202,4 +203,9 @@ function isDirectory(path: string): boolean {
 /** An integer setting within `min`..`max`, by the one integer parser of settings. */
 export function readInteger(settings: SettingTexts, name: string, min: number, max: number): number | undefined {
   return parseIntegerSetting(readSetting(settings, name), name, min, max);
+}
+
+/** An integer setting from 0 to `max` where zero means none, and `off` the same (0), by the one rule of `off`. */
+export function readIntegerOrOff(settings: SettingTexts, name: string, max: number): number | undefined {
+  return parseIntegerOrOff(readSetting(settings, name), name, max);
 }

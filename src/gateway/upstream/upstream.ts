@@ -35,6 +35,8 @@ export type UpstreamFailureReason =
   | 'upstream_session_conflict'
   // A new session's id could not be sealed (MCP_AUTH_SESSION_SECRET).
   | 'session_seal_failed'
+  // A list answer the guard could not filter (not JSON, compressed, or too large to hold), so it was replaced by
+  // a JSON-RPC error (502 when nothing was sent yet) rather than passed on unfiltered.
   | 'upstream_unfilterable'
   | 'gateway_shutdown'
   // A stdio upstream's process: exited, could not be started, wrote an oversized line, was stopped, or a

@@ -325,15 +325,16 @@ test('MCP_AUTH_CHALLENGE_SCOPES sets the scopes of the bare 401 challenge and is
   );
 });
 
-test('MCP_AUTH_INTROSPECTION_CACHE_TTL sets introspection.cacheTtlSeconds, 0 included, and is checked', () => {
+test('MCP_AUTH_INTROSPECTION_CACHE_TTL sets introspection.cacheTtlSeconds, 0 and off (the same) included, and is checked', () => {
   const credentials = { ...base, MCP_AUTH_INTROSPECTION_CLIENT_ID: 'rs', MCP_AUTH_INTROSPECTION_CLIENT_SECRET: 's3cret' };
   assert.equal(loadOptionsFromEnv({ ...credentials, MCP_AUTH_INTROSPECTION_CACHE_TTL: '15' }).introspection?.cacheTtlSeconds, 15);
   assert.equal(loadOptionsFromEnv({ ...credentials, MCP_AUTH_INTROSPECTION_CACHE_TTL: '0' }).introspection?.cacheTtlSeconds, 0);
+  assert.equal(loadOptionsFromEnv({ ...credentials, MCP_AUTH_INTROSPECTION_CACHE_TTL: 'Off' }).introspection?.cacheTtlSeconds, 0);
   assert.equal(loadOptionsFromEnv(credentials).introspection?.cacheTtlSeconds, undefined, 'unset: the option default (60 s)');
   for (const bad of ['-1', '1.5', 'soon', '86401']) {
     assert.throws(
       () => loadOptionsFromEnv({ ...credentials, MCP_AUTH_INTROSPECTION_CACHE_TTL: bad }),
-      isConfigError('MCP_AUTH_INTROSPECTION_CACHE_TTL', `must be a whole number from 0 to 86400 (got "${bad}")`),
+      isConfigError('MCP_AUTH_INTROSPECTION_CACHE_TTL', `must be a whole number from 0 to 86400 (got "${bad}"); or off to disable`),
     );
   }
   // Without credentials it would be ignored without a word.

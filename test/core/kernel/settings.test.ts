@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTokenVerifier } from '../../../src/core/token/create-token-verifier.js';
 import { createOriginCheck } from '../../../src/core/guard/origin-check.js';
-import { checkDuration, MAX_TIMER_MS, parseAbsoluteUrl, parseIntegerSetting, parseOffOr } from '../../../src/core/kernel/settings.js';
+import { checkDuration, MAX_TIMER_MS, parseAbsoluteUrl, parseIntegerOrOff, parseIntegerSetting, parseOffOr } from '../../../src/core/kernel/settings.js';
 import { ConfigurationError } from '../../../src/core/kernel/errors.js';
 import { checkRedisUrl } from '../../../src/redis/redis-url.js';
 import { createUpstreamProxy } from '../../../src/gateway/upstream/http/upstream-proxy.js';
@@ -72,5 +72,17 @@ describe('parseOffOr: one rule for every setting that takes off', () => {
     assert.throws(() => parseOffOr('many', 'S', 'off', count), (error: unknown) => error instanceof ConfigurationError && /from 0 to 100 \(got "many"\); or off to disable$/.test(error.message));
     assert.equal(parseOffOr('10', 'S', 'refused', count), 10);
     assert.throws(() => parseOffOr('0.5', 'S', 'refused', count), (error: unknown) => error instanceof ConfigurationError && /or off to disable$/.test(error.message));
+  });
+});
+
+describe('parseIntegerOrOff: a count where zero means none', () => {
+  it('off and 0 are 0, a count is itself, unset is undefined, anything else is refused naming off', () => {
+    for (const zero of ['off', 'OFF', '0', '00']) assert.equal(parseIntegerOrOff(zero, 'S', 10), 0, zero);
+    assert.equal(parseIntegerOrOff('7', 'S', 10), 7);
+    assert.equal(parseIntegerOrOff(undefined, 'S', 10), undefined);
+    assert.equal(parseIntegerOrOff('  ', 'S', 10), undefined);
+    for (const bad of ['11', '-1', 'none', 'false']) {
+      assert.throws(() => parseIntegerOrOff(bad, 'S', 10), (error: unknown) => error instanceof ConfigurationError && error.setting === 'S' && /from 0 to 10 \(got ".*"\); or off to disable$/.test(error.message), bad);
+    }
   });
 });

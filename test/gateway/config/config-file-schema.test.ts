@@ -56,6 +56,8 @@ const VALID: readonly object[] = [
   { $schema: './node_modules/mcp-oauth-guard/schema/gateway-config.schema.json', gateway: { ...gateway, port: 0, lists: 'all', strictJwt: true, audience: ['x', 'y'], logLevel: 'warn', listTimeoutMs: 100 }, servers: { a: server } },
   { gateway, servers: { a: { ...server, auth: { mode: 'static', tokenEnv: 'NOTES_TOKEN' }, identityHeaders: 'on', timeouts: { connectMs: 1, idleMs: 2 }, limits: { maxSessions: 3, maxResponseBytes: 4096 }, tools: { include: ['a*'], exclude: [] }, required: true, listTimeoutMs: 5 } } },
   { gateway, servers: { py: { command: ['node', 'x.mjs'], env: ['API_KEY'], identityEnv: false, limits: { maxProcesses: 2, replayBytes: 0 }, policy: { tools: { x: ['s'] } } }, 'b-2_c': { command: 'node y.mjs', identityHeaders: 'off' } } },
+  // Where zero means none, off and false say the same.
+  { gateway: { ...gateway, heapGrowingPercent: 'off', maxConnectionsPerAddress: false }, servers: { py: { command: ['node', 'x.mjs'], limits: { replayBytes: 'off' } }, js: { command: 'node y.mjs', limits: { replayBytes: false } } } },
   { gateway, servers: { a: { ...server, identityHeaders: { subject: 'X-User', scopes: 'X-Scopes' }, auth: { mode: 'client_credentials', clientId: 'gw', clientSecretEnv: 'NOTES_CLIENT_SECRET', scope: ['a', 'b'] } } } },
   { gateway: connectedGateway, servers: { crm: { ...server, auth: { mode: 'connected', clientId: 'gw', clientSecretEnv: 'NOTES_CLIENT_SECRET', scope: 'crm.read' } }, other: { url: 'http://127.0.0.1:3002/mcp', auth: { mode: 'connected' } } } },
 ];
@@ -68,6 +70,9 @@ const INVALID: readonly object[] = [
   { gateway: { ...gateway, sessionSecret: 'x' }, servers: { a: server } },
   { gateway: { ...gateway, upstream: 'http://x' }, servers: { a: server } },
   { gateway: { ...gateway, lists: 'some' }, servers: { a: server } },
+  { gateway: { ...gateway, heapGrowingPercent: 'none' }, servers: { a: server } },
+  { gateway: { ...gateway, port: 'off' }, servers: { a: server } },
+  { gateway, servers: { py: { command: 'node x.mjs', limits: { replayBytes: 'none' } } } },
   { gateway, servers: { a__b: server } },
   { gateway, servers: { '9a': server } },
   { gateway, servers: { a: {} } },

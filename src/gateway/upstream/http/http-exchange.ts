@@ -8,6 +8,7 @@ import type { OpenedSession, SessionSealer } from '../../../core/session/session
 import { requestIdOf } from '../../../core/wire/jsonrpc.js';
 import type { GuardedRequest } from '../../../http/http-handler.js';
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, mediaType } from '../../../http/media-type.js';
+import { unfilterableReplacement } from '../../../http/filter-written-response.js';
 import { NO_PROXY_BUFFERING, writeJson } from '../../../http/write-response.js';
 import { insufficientScopeChallenge } from '../../upstream-auth/bearer-challenge.js';
 import type { CallerFlow, CallerFlowAnswer, CallerFlowRequest } from '../../upstream-auth/caller-flow.js';
@@ -15,7 +16,7 @@ import { markFlowAnswer, writeFlowAnswer } from '../../upstream-auth/flow-answer
 import type { UpstreamCredentials } from '../../upstream-auth/upstream-credentials.js';
 import { isTimeout, mayRetry, nodeErrorCode } from '../upstream-dispatcher.js';
 import { endUpstreamSpan, startUpstreamSpan } from '../upstream-span.js';
-import type { UpstreamHooks } from '../upstream.js';
+import type { UpstreamFailureReason, UpstreamHooks } from '../upstream.js';
 import { CLOSED_TEXT, credentialFailure, FAILURES, reset, unreachable, type ExchangeFailure } from './exchange-failure.js';
 import { writeGatewayError } from '../gateway-error.js';
 import type { ExchangeList, ListedExchange } from './exchange-list.js';
@@ -628,19 +629,29 @@ export class HttpExchange implements ListedExchange, AttemptOwner {
     this.complete &&= failure === undefined;
     if (this.attempt && !this.complete) this.attempt.abort();
     if (failure) this.settings.onUpstreamError?.(this.req, { reason: failure.reason, ...(res.headersSent ? {} : { status: failure.status }), ...(failure.code ? { code: failure.code } : {}) });
-    if (this.span) endUpstreamSpan(this.span, this.upstreamStatus, failure?.reason);
-    if (this.settings.onExchangeEnd) this.reportEnd(this.settings.onExchangeEnd, failure);
     if (!this.clientGone && !res.writableEnded) {
       if (this.complete) res.end();
       else if (!res.headersSent) writeGatewayError(res, failure?.status ?? 502, requestIdOf(this.req.body), failure?.message ?? CLOSED_TEXT, failure?.retryAfter, failure?.jsonRpcCode);
       else if (this.isEventStream) res.end();
       else res.destroy();
     }
+    // Known only once the answer has ended: a whole answer the guard could not filter, and replaced, failed too.
+    const reason = failure?.reason ?? this.unfilterable();
+    if (this.span) endUpstreamSpan(this.span, this.upstreamStatus, reason);
+    if (this.settings.onExchangeEnd) this.reportEnd(this.settings.onExchangeEnd, reason);
     this.resolve?.();
   }
 
-  private reportEnd(onExchangeEnd: NonNullable<UpstreamHooks['onExchangeEnd']>, failure: ExchangeFailure | undefined): void {
-    const outcome = failure?.reason ?? (this.clientGone ? 'client_closed' : 'complete');
+  /** `upstream_unfilterable`, told to `onUpstreamError`, when the upstream's answer was replaced as unfilterable. */
+  private unfilterable(): 'upstream_unfilterable' | undefined {
+    const replaced = unfilterableReplacement(this.res);
+    if (replaced === undefined) return undefined;
+    this.settings.onUpstreamError?.(this.req, { reason: 'upstream_unfilterable', ...replaced });
+    return 'upstream_unfilterable';
+  }
+
+  private reportEnd(onExchangeEnd: NonNullable<UpstreamHooks['onExchangeEnd']>, reason: UpstreamFailureReason | undefined): void {
+    const outcome = reason ?? (this.clientGone ? 'client_closed' : 'complete');
     try {
       onExchangeEnd(this.req, { httpMethod: this.method, durationMs: performance.now() - this.startedAt, status: this.upstreamStatus, outcome });
     } catch {

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { jsonRpcError, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../../core/wire/jsonrpc.js';
 import { acceptsPrimingEvent, httpStatusForResponse } from '../../../core/mcp/protocol-version.js';
 import type { BoundSession } from '../../../core/session/session-registry.js';
+import { unfilterableReplacement } from '../../../http/filter-written-response.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../../http/http-handler.js';
 import { acceptsMediaType, EVENT_STREAM_MEDIA_TYPE } from '../../../http/media-type.js';
 import { startEventStream, writeJson } from '../../../http/write-response.js';
@@ -105,6 +106,8 @@ export class PostExchange implements Exchange, RequestSink, StreamOwner {
     } else {
       writeJson(this.res, httpStatusForResponse(message, this.context.protocolVersion), message, 'error' in message ? {} : this.sessionHeader());
     }
+    // A list answer the guard could not filter (too large to hold) was replaced on its way out: the process's answer failed.
+    if (unfilterableReplacement(this.res) !== undefined) this.upstream.reportFailure(this.req, this.res, 'upstream_unfilterable');
     this.settle();
   }
 

@@ -7,6 +7,8 @@ export interface StdioIntegerSetting {
   readonly min: number;
   readonly max: number;
   readonly fallback: number;
+  /** Set where zero keeps nothing (`min` is then 0): the setting takes `off` for zero too, by the one rule of `off`. */
+  readonly zeroIsOff?: true;
 }
 
 /**
@@ -22,7 +24,7 @@ export const STDIO_INTEGER_SETTINGS = {
   stopTimeoutMs: { env: 'MCP_AUTH_UPSTREAM_STOP_TIMEOUT_MS', min: 1, max: 600_000, fallback: 5_000 },
   maxLineBytes: { env: 'MCP_AUTH_UPSTREAM_MAX_LINE_BYTES', min: 1024, max: 1_073_741_824, fallback: 4 * 1_048_576 },
   maxStdinBytes: { env: 'MCP_AUTH_UPSTREAM_MAX_STDIN_BYTES', min: 1024, max: 1_073_741_824, fallback: 4 * 1_048_576 },
-  replayBufferBytes: { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', min: 0, max: 1_073_741_824, fallback: 1_048_576 },
+  replayBufferBytes: { env: 'MCP_AUTH_UPSTREAM_REPLAY_BYTES', min: 0, max: 1_073_741_824, fallback: 1_048_576, zeroIsOff: true },
   replayWindowMs: { env: 'MCP_AUTH_UPSTREAM_REPLAY_WINDOW_MS', min: 1, max: MAX_TIMER_MS, fallback: 60_000 },
 } as const satisfies Record<string, StdioIntegerSetting>;
 
