@@ -19,6 +19,12 @@ import { SharedExchanges } from './shared-exchanges.js';
 /** Why a server's part of a merged list is missing. */
 export type ListFailureReason = Extract<UpstreamFailureReason, 'upstream_timeout' | 'upstream_unreachable'> | 'upstream_refused' | 'upstream_invalid' | 'upstream_session';
 
+/**
+ * Told of a server left out of a merged list and why. `sessionless` (with `upstream_session`) says the server needs
+ * a session and the request came without one: it is left out of every such list, not until it recovers.
+ */
+export type ListFailureListener = (server: string, method: string, reason: ListFailureReason, sessionless?: boolean) => void;
+
 /** One merged list request, as the server set hands it over. */
 export interface MergeRequest {
   readonly request: JsonRpcRequest;
@@ -46,6 +52,8 @@ interface Part {
   /** The answer's body and where the request's own id is in it, compared to reuse the last merge. */
   readonly page?: PageBytes;
   readonly failure?: ListFailureReason;
+  /** With `upstream_session`: the server needs a session and none was sent. */
+  readonly sessionless?: boolean;
 }
 
 /** Options of {@link ListMerger}. */
@@ -56,8 +64,8 @@ export interface ListMergerOptions {
   readonly routes: ResourceRoutes;
   /** Most bytes read of one server's list page. */
   readonly maxBytes: number;
-  /** Told of each server left out of a list. */
-  readonly onFailure: (server: string, method: string, reason: ListFailureReason) => void;
+  /** Told of each server left out of a list; `sessionless` when it needs a session and the request came without one. */
+  readonly onFailure: ListFailureListener;
   /** Connected accounts, when a server is in connected mode. */
   readonly connected?: ConnectedLists;
 }
@@ -110,7 +118,7 @@ export class ListMerger {
     const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1], false, shareBase)));
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.
-    if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
+    if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure, part.sessionless);
     if (answered.length === 0 && parts.length > 0) {
       const timedOut = parts.every((part) => part.failure === 'upstream_timeout');
       return { failed: { status: timedOut ? 504 : 502, message: `No server answered ${method}` } };
@@ -187,6 +195,9 @@ export class ListMerger {
       this.options.sessions.forgetMember(request.session, member.name, sessionId);
       return this.askPart(request, member, cursor, true);
     }
+    // A server that keeps sessions refuses a request without one (400 naming the session, as a 2025-11-25 stdio
+    // server or server-everything answers): not a passing failure, a request it never serves.
+    if (sessionId === undefined && answer.status === 400 && !notOffered && isLostSession(answer)) return { member, failure: 'upstream_session', sessionless: true };
     if (answer.status !== 200 && !notOffered) return { member, failure: 'upstream_refused' };
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
     const part: Part = { member, answer, page: pageBytesOf(answer.bytes, JSON.stringify(message.id)) };
