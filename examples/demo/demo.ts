@@ -175,7 +175,7 @@ async function main(): Promise<void> {
             '  npm run auth-server -- --port 9400 --resource http://127.0.0.1:3000/mcp --scopes notes:read,notes:write,notes:admin',
             '  MCP_AUTH_ISSUER=http://127.0.0.1:9400 PORT=3000 npm run example        # the notes server, in another terminal',
             '  or, for your own MCP server: npx mcp-oauth-guard --issuer http://127.0.0.1:9400 --resource http://127.0.0.1:3000/mcp --port 3000 --upstream <its URL>',
-            '  npm run token -- --resource http://127.0.0.1:3000/mcp --scope notes:read   # a token for curl',
+            '  npm run -s token -- --resource http://127.0.0.1:3000/mcp --scope notes:read   # a token for curl',
           ]
       ).join('\n'),
     );

@@ -206,7 +206,7 @@ async function main(): Promise<void> {
     `  MCP_AUTH_ISSUER=${as.issuer} MCP_AUTH_RESOURCE=${first}${args.dpop ? ' MCP_AUTH_DPOP=require' : ''} PORT=${portOf(new URL(first))} npm run example`,
     ...(args.dpop ? ['and sign in with the PKCE demo client, which proves its key on every request:', `  npx tsx examples/demo/pkce-client.ts ${first} --dpop --call whoami`] : []),
     args.dpop ? 'Get an access token for curl or scripts (a Bearer token: servers with MCP_AUTH_DPOP=require refuse it, allow accepts it):' : 'Get an access token for curl or scripts:',
-    `  npm run token -- --issuer ${as.issuer} --resource ${first}${scope ? ` --scope "${scope}"` : ''}`,
+    `  npm run -s token -- --issuer ${as.issuer} --resource ${first}${scope ? ` --scope "${scope}"` : ''}`,
     '',
     'Ctrl-C stops it.',
   ];

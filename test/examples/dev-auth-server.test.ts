@@ -38,7 +38,7 @@ describe('npm run auth-server and npm run token', () => {
     // The gateway listens where the resource says (its metadata names that URL) and applies the policy.
     assert.ok(banner.includes(`npx mcp-oauth-guard --issuer ${issuer} --resource ${RESOURCE} --port 8080 --policy policy.json --upstream http://127.0.0.1:3001/mcp`), banner);
     assert.ok(banner.includes(`MCP_AUTH_ISSUER=${issuer} MCP_AUTH_RESOURCE=${RESOURCE} PORT=8080 npm run example`), banner);
-    assert.ok(banner.includes(`npm run token -- --issuer ${issuer} --resource ${RESOURCE} --scope "calc:use calc:admin"`), banner);
+    assert.ok(banner.includes(`npm run -s token -- --issuer ${issuer} --resource ${RESOURCE} --scope "calc:use calc:admin"`), banner);
     assert.equal(server.child.exitCode, null, 'still running');
   });
 

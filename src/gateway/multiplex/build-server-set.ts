@@ -113,13 +113,17 @@ export function buildServerSet(servers: readonly ServerConfig[], parts: ServerSe
     ...(parts.connectedLists ? { connectedLists: parts.connectedLists } : {}),
     ...(parts.mayReach ? { mayReach: parts.mayReach } : {}),
     ...(parts.pins ? { pins: parts.pins } : {}),
-    onListFailure: (server, method, reason) => {
+    onListFailure: (server, method, reason, sessionless) => {
       parts.onListFailure?.(server, method, reason);
-      const key = `${server}\n${reason}`;
+      const key = `${server}\n${reason}\n${sessionless === true}`;
       const now = Date.now();
       if (now - (warned.get(key) ?? -Infinity) < LIST_FAILURE_WARNING_INTERVAL_MS) return;
       warned.set(key, now);
-      emitWarning(parts.warn, 'a server was left out of a merged list; its items are missing until it answers again', { server, method, reason });
+      // Nothing will change for such requests: the client must open a session (initialize) to see the server's items.
+      const text = sessionless
+        ? 'a server was left out of a merged list: it needs a session, and the client sent none (Mcp-Session-Id); clients in a session see its items'
+        : 'a server was left out of a merged list; its items are missing until it answers again';
+      emitWarning(parts.warn, text, { server, method, reason });
     },
     onResourceConflict: ({ uri, kept, ignored }) =>
       emitWarning(parts.warn, `two servers claim one resource: ${kept} keeps it (the first in the configuration file), ${ignored}'s claim is ignored`, { uri: uri.slice(0, 200), kept, ignored }),

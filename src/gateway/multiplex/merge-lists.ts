@@ -3,7 +3,7 @@ import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import { exposeName } from '../../core/mcp/exposed-names.js';
 import { isStatelessRevision } from '../../core/mcp/protocol-version.js';
 import { LIST_SPECS } from '../../core/policy/policy-rules.js';
-import type { JsonRpcRequest } from '../../core/wire/jsonrpc.js';
+import { JsonRpcErrorCode, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
 import type { ConnectedLists } from '../upstream-auth/connected-lists.js';
 import type { UpstreamFailureReason } from '../upstream/upstream.js';
 import type { CompositeSession, CompositeSessions } from './composite-sessions.js';
@@ -18,6 +18,12 @@ import { SharedExchanges } from './shared-exchanges.js';
 
 /** Why a server's part of a merged list is missing. */
 export type ListFailureReason = Extract<UpstreamFailureReason, 'upstream_timeout' | 'upstream_unreachable'> | 'upstream_refused' | 'upstream_invalid' | 'upstream_session';
+
+/**
+ * Told of a server left out of a merged list and why. `sessionless` (with `upstream_session`) says the server needs
+ * a session and the request came without one: it is left out of every such list, not until it recovers.
+ */
+export type ListFailureListener = (server: string, method: string, reason: ListFailureReason, sessionless?: boolean) => void;
 
 /** One merged list request, as the server set hands it over. */
 export interface MergeRequest {
@@ -46,6 +52,8 @@ interface Part {
   /** The answer's body and where the request's own id is in it, compared to reuse the last merge. */
   readonly page?: PageBytes;
   readonly failure?: ListFailureReason;
+  /** With `upstream_session`: the server needs a session and none was sent. */
+  readonly sessionless?: boolean;
 }
 
 /** Options of {@link ListMerger}. */
@@ -56,8 +64,8 @@ export interface ListMergerOptions {
   readonly routes: ResourceRoutes;
   /** Most bytes read of one server's list page. */
   readonly maxBytes: number;
-  /** Told of each server left out of a list. */
-  readonly onFailure: (server: string, method: string, reason: ListFailureReason) => void;
+  /** Told of each server left out of a list; `sessionless` when it needs a session and the request came without one. */
+  readonly onFailure: ListFailureListener;
   /** Connected accounts, when a server is in connected mode. */
   readonly connected?: ConnectedLists;
 }
@@ -65,7 +73,8 @@ export interface ListMergerOptions {
 /**
  * Merges one list across every server of a set: each server's page is asked in parallel (each within its list
  * timeout), tools and prompts are renamed `<server>__<name>` (tools the server's `tools` selection leaves out are
- * dropped), and the items follow configuration order, then each server's own order. A server that fails is left
+ * dropped), and the items follow configuration order, then each server's own order. A server that answers -32601
+ * (it offers no such list: no prompts, no resources) adds nothing and has not failed. A server that fails is left
  * out and reported; only when every server fails is the answer an error. The next page is an opaque cursor
  * ({@link ListCursors}) holding each server's own cursor.
  *
@@ -109,7 +118,7 @@ export class ListMerger {
     const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1], false, shareBase)));
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.
-    if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure);
+    if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure, part.sessionless);
     if (answered.length === 0 && parts.length > 0) {
       const timedOut = parts.every((part) => part.failure === 'upstream_timeout');
       return { failed: { status: timedOut ? 504 : 502, message: `No server answered ${method}` } };
@@ -180,12 +189,16 @@ export class ListMerger {
     if (answer.cut && signal.aborted) return { member, failure: 'upstream_timeout' };
     if (answer.status === 504) return { member, failure: 'upstream_timeout' };
     if (answer.status >= 500 || answer.cut) return { member, failure: 'upstream_unreachable' };
-    if (request.session && sessionId !== undefined && !retried && isLostSession(answer)) {
+    const notOffered = offersNoList(answer);
+    if (request.session && sessionId !== undefined && !retried && !notOffered && isLostSession(answer)) {
       // The server no longer knows the session (it restarted): open a new one, once.
       this.options.sessions.forgetMember(request.session, member.name, sessionId);
       return this.askPart(request, member, cursor, true);
     }
-    if (answer.status !== 200) return { member, failure: 'upstream_refused' };
+    // A server that keeps sessions refuses a request without one (400 naming the session, as a 2025-11-25 stdio
+    // server or server-everything answers): not a passing failure, a request it never serves.
+    if (sessionId === undefined && answer.status === 400 && !notOffered && isLostSession(answer)) return { member, failure: 'upstream_session', sessionless: true };
+    if (answer.status !== 200 && !notOffered) return { member, failure: 'upstream_refused' };
     // Each request has an id of its own: without it, an unchanged list reads as the same bytes.
     const part: Part = { member, answer, page: pageBytesOf(answer.bytes, JSON.stringify(message.id)) };
     // Parsed for its hints only when it may have them: most pages are not public. The connect flow's answer (an
@@ -231,6 +244,8 @@ export class ListMerger {
       const result = response && 'result' in response ? (response.result as Record<string, unknown>) : undefined;
       const listed = result?.[itemsKey];
       if (!Array.isArray(listed)) {
+        // A server without prompts or resources says so with -32601: its part is empty, nothing failed.
+        if (offersNoList(part.answer!)) continue;
         this.options.onFailure(part.member.name, method, response && 'error' in response ? 'upstream_refused' : 'upstream_invalid');
         continue;
       }
@@ -307,6 +322,16 @@ function sharedPartsKey(request: MergeRequest): string | undefined {
  */
 export function isLostSession(answer: Pick<MemberAnswer, 'status' | 'text'>): boolean {
   return answer.status === 404 || (answer.status === 400 && /session/i.test(answer.text.slice(0, 1_024)));
+}
+
+/**
+ * Whether a server answered a list with -32601 (Method not found) to this very request: it does not offer that list
+ * (no prompts, no resources), whatever the status: a 404 under 2026-07-28, a 200 before it, a 400 from some servers.
+ * The response must carry this request's own id, so a 404 for an unknown session or path is not taken for it.
+ */
+function offersNoList(answer: Pick<MemberAnswer, 'response'>): boolean {
+  const response = answer.response;
+  return response !== undefined && 'error' in response && response.error?.code === JsonRpcErrorCode.MethodNotFound;
 }
 
 /** `_meta` key of a merged list naming the servers left out of it. */

@@ -20,7 +20,7 @@ import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { deadlineSignal } from './deadline-signal.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
-import { ListMerger, type ListFailureReason } from './merge-lists.js';
+import { ListMerger, type ListFailureListener } from './merge-lists.js';
 import { MAX_PAGE_REUSE_MS } from './reused-pages.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
 import { ListenFanOut } from './listen-fan-out.js';
@@ -73,7 +73,7 @@ export interface ServerSetOptions {
   /** The gateway's `serverInfo`. */
   readonly info: GatewayInfo;
   /** Told of each server left out of a merged list. */
-  readonly onListFailure?: (server: string, method: string, reason: ListFailureReason) => void;
+  readonly onListFailure?: ListFailureListener;
   /** Told once of each resource URI or template two servers claim. */
   readonly onResourceConflict?: (conflict: ResourceClaimConflict) => void;
   /** Told of each request refused for naming an unknown session. */

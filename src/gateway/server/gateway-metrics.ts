@@ -60,7 +60,7 @@ const UPSTREAM_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
  * time its exchanges), and two series exist per server:
  * - `mcp_guard_upstream_list_failures_total{server,method,reason}` (counter: the server was left out of a merged
  *   list; `reason` is `upstream_timeout`, `upstream_unreachable`, `upstream_refused`, `upstream_invalid` or
- *   `upstream_session`);
+ *   `upstream_session`: its session could not be opened, or it needs one and the request had none);
  * - `mcp_guard_upstream_ready{server}` (gauge: 1 when the most recent readiness probe, `/readyz`, found the server
  *   ready, else 0; absent until the first probe).
  * One upstream's series and labels are unchanged.

@@ -1,0 +1,99 @@
+// A server that offers no prompts or resources answers their lists with -32601 (Method not found): its part of a
+// merged list is empty, not a failure. No warning, no failure counted, not named unavailable; when no server offers
+// the list, the answer is an empty list. Real parts: an authorization server and raw HTTP servers on loopback.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
+import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
+import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { postMcp, send } from '../../helpers/http-client.js';
+
+const STATELESS = '2026-07-28';
+const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
+const UNAVAILABLE = 'io.github.mcp-oauth-guard/unavailable';
+
+/**
+ * A sessionless raw MCP server offering only the lists in `offers` (by method); any other method gets -32601, with
+ * 404 under 2026-07-28 and 200 before it, as MCP servers answer.
+ */
+async function rawServer(offers: Record<string, Record<string, unknown>>): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: string | number; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      const stateless = req.headers['mcp-protocol-version'] === STATELESS;
+      const result = offers[message.method];
+      const answer =
+        result !== undefined
+          ? { jsonrpc: '2.0', id: message.id, result: { ...(stateless ? { resultType: 'complete' } : {}), ...result } }
+          : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } };
+      res.writeHead(result === undefined && stateless ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+}
+
+let as: AuthorizationServer;
+let gateway: RunningGateway;
+const servers: Server[] = [];
+const warnings: string[] = [];
+
+before(async () => {
+  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
+  const tools = await rawServer({ 'tools/list': { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
+  const prompts = await rawServer({ 'tools/list': { tools: [] }, 'prompts/list': { prompts: [{ name: 'p' }] } });
+  servers.push(tools.server, prompts.server);
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_METRICS_PORT: '0' }, { upstreamRequired: false });
+  const list: ServerConfig[] = [
+    { name: 'tools', transport: 'http', proxy: { upstream: tools.url }, required: false },
+    { name: 'prompts', transport: 'http', proxy: { upstream: prompts.url }, required: false },
+  ];
+  gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
+  as.addResource(gateway.resource, { scopes: ['mcp'] });
+});
+after(async () => {
+  await gateway?.shutdown();
+  for (const server of servers) server.close();
+  await as?.close();
+});
+
+async function list(method: string, revision: '2025-11-25' | typeof STATELESS) {
+  const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+  if (revision === STATELESS) return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { _meta: META } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': method });
+  return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: {} }, token, { 'mcp-protocol-version': revision });
+}
+
+describe('a server that does not offer a list (-32601)', { timeout: 30_000 }, () => {
+  for (const revision of ['2025-11-25', STATELESS] as const) {
+    it(`adds nothing to it and has not failed (${revision})`, async () => {
+      const answer = await list('prompts/list', revision);
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.json.result.prompts.map((p: { name: string }) => p.name), ['prompts__p']);
+      assert.equal(answer.json.result._meta?.[UNAVAILABLE], undefined, answer.text);
+    });
+  }
+
+  it('gives an empty list when no server offers it, in both revisions', async () => {
+    for (const revision of ['2025-11-25', STATELESS] as const) {
+      const answer = await list('resources/list', revision);
+      assert.equal(answer.status, 200, `${revision}: ${answer.text}`);
+      assert.deepEqual(answer.json.result.resources, [], revision);
+      assert.equal(answer.json.result._meta?.[UNAVAILABLE], undefined, revision);
+    }
+  });
+
+  it('is neither warned about nor counted as a list failure', async () => {
+    await list('resources/templates/list', '2025-11-25');
+    assert.deepEqual(warnings.filter((line) => /merged list/.test(line)), []);
+    const scrape = await send(gateway.metricsUrl!, { method: 'GET' });
+    assert.equal(scrape.status, 200);
+    assert.doesNotMatch(scrape.text, /^mcp_guard_upstream_list_failures_total\{/m, 'no list failure counted');
+  });
+});
