@@ -236,6 +236,7 @@ export class ListMerger {
     // The list methods and their result keys are the policy's: one table of them.
     const itemsKey = LIST_SPECS.get(method)!.resultKey;
     const items: unknown[] = [];
+    const missing = [...unavailable];
     const next: [string, string][] = [];
     let ttlMs: number | undefined = Infinity;
     let connect: Record<string, unknown> | undefined;
@@ -247,6 +248,8 @@ export class ListMerger {
         // A server without prompts or resources says so with -32601: its part is empty, nothing failed.
         if (offersNoList(part.answer!)) continue;
         this.options.onFailure(part.member.name, method, response && 'error' in response ? 'upstream_refused' : 'upstream_invalid');
+        // Its items are missing as a failed server's are: the client is told, and this merge is not kept as complete.
+        missing.push(part.member.name);
         continue;
       }
       items.push(...this.exposedItems(part.member, method, listed, typeof result!.nextCursor !== 'string'));
@@ -263,13 +266,13 @@ export class ListMerger {
     if (ttlMs !== undefined && ttlMs !== Infinity) merged.ttlMs = ttlMs;
     // A merged list varies per caller (servers, policies): private, whether or not the pipeline filters it.
     if (isStatelessRevision(request.protocolVersion)) Object.assign(merged, { resultType: 'complete', cacheScope: 'private' });
-    if (unavailable.length > 0 || connect !== undefined) {
-      merged._meta = { ...(unavailable.length > 0 ? { [UNAVAILABLE_META_KEY]: unavailable } : {}), ...(connect !== undefined ? { [this.options.connected!.noteKey]: connect } : {}) };
+    if (missing.length > 0 || connect !== undefined) {
+      merged._meta = { ...(missing.length > 0 ? { [UNAVAILABLE_META_KEY]: missing } : {}), ...(connect !== undefined ? { [this.options.connected!.noteKey]: connect } : {}) };
     }
     const result = JSON.stringify(merged);
     // Only a complete merge without a per-caller cursor is worth keeping: the next request of anyone may reuse it.
     const bytes = pages.reduce((sum, page) => sum + page.bytes.length, result.length);
-    if (unavailable.length === 0 && connect === undefined && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
+    if (missing.length === 0 && connect === undefined && next.length === 0 && bytes <= MAX_MEMO_BYTES) {
       if (this.memo.size >= MAX_MEMO_ENTRIES || this.memoBytes + bytes > MAX_MEMO_BYTES * 2) {
         this.memo.clear();
         this.memoBytes = 0;

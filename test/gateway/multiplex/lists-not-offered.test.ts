@@ -97,3 +97,38 @@ describe('a server that does not offer a list (-32601)', { timeout: 30_000 }, ()
     assert.doesNotMatch(scrape.text, /^mcp_guard_upstream_list_failures_total\{/m, 'no list failure counted');
   });
 });
+
+describe('a server that answers a list with another JSON-RPC error', { timeout: 30_000 }, () => {
+  it('is named among the unavailable servers, and the merge is not reused as complete', async () => {
+    const failing = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id?: string | number };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } }));
+      });
+    }).listen(0, '127.0.0.1');
+    await once(failing, 'listening');
+    const tools = await rawServer({ 'tools/list': { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
+    servers.push(failing, tools.server);
+    const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+    const list: ServerConfig[] = [
+      { name: 'tools', transport: 'http', proxy: { upstream: tools.url }, required: false },
+      { name: 'broken', transport: 'http', proxy: { upstream: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/mcp` }, required: false },
+    ];
+    const own = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
+    try {
+      as.addResource(own.resource, { scopes: ['mcp'] });
+      const token = await as.issueAccessToken({ resource: own.resource, scope: 'mcp', sub: 'alice' });
+      for (let i = 0; i < 2; i++) {
+        const answer = await postMcp(`${own.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, token, { 'mcp-protocol-version': '2025-11-25' });
+        assert.equal(answer.status, 200, answer.text);
+        assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['tools__t']);
+        assert.deepEqual(answer.json.result._meta?.[UNAVAILABLE], ['broken'], `answer ${i + 1}: ${answer.text}`);
+      }
+    } finally {
+      await own.shutdown();
+    }
+  });
+});
