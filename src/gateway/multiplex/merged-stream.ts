@@ -7,6 +7,13 @@ import { CapturedResponse } from './captured-response.js';
 import type { MemberSession } from './composite-sessions.js';
 import { EventIdVector, EventRelabeller, LIST_CHANGED_COALESCE_MS } from './relabelled-events.js';
 import type { SetMember } from './set-member.js';
+import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
+import { hideByPins } from '../pins/pinned-upstream.js';
+
+/** Whether a message is a JSON-RPC response (a result or an error, not a request or notification). */
+function isResponse(message: Record<string, unknown>): boolean {
+  return typeof message.method !== 'string' && ('result' in message || 'error' in message);
+}
 
 
 /**
@@ -14,7 +21,8 @@ import type { SetMember } from './set-member.js';
  * (and each server opened later, as it is), merged into one. Event ids are {@link EventIdVector}s, so
  * `Last-Event-ID` resumes each server's stream where it was; requests from any server reach the client with ids
  * naming it; `list_changed` notifications of one kind are passed once per {@link LIST_CHANGED_COALESCE_MS}, as
- * the client lists every server again anyway.
+ * the client lists every server again anyway. Responses pass only on a server's stream the client resumed, and then
+ * with every tools list compared with the pins.
  */
 export class MergedStream {
   private readonly ids: EventIdVector;
@@ -45,7 +53,17 @@ export class MergedStream {
   /** Adds a server's GET stream within its session (none for a server without sessions). */
   attach(member: SetMember, opened: MemberSession): void {
     if (this.ended || opened.id === undefined || this.streams.has(member.name)) return;
-    const relabeller = new EventRelabeller(member.name, this.ids, (message) => this.keep(member.name, message));
+    // MCP Streamable HTTP: a GET stream carries no response unless it resumes the stream of an earlier request. One
+    // opened afresh passes on none (its id may name a request the client sent another server); one resumed passes on
+    // those it replays, every tools list in them compared with the pins, as on the single upstream.
+    const resumed = this.resumeFrom.has(member.name);
+    const pins = member.pins;
+    const relabeller = new EventRelabeller(
+      member.name,
+      this.ids,
+      (message) => (resumed || !isResponse(message)) && this.keep(member.name, message),
+      pins ? (message) => hideByPins(pins, member.name, message as unknown as JsonRpcMessage) as unknown as Record<string, unknown> : undefined,
+    );
     const captured: CapturedResponse = new CapturedResponse(0, (chunk) => {
       if (captured.statusCode !== 200 || mediaType(captured.header('content-type')) !== EVENT_STREAM_MEDIA_TYPE) return;
       const out = relabeller.push(chunk);

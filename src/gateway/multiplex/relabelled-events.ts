@@ -59,11 +59,14 @@ export class EventRelabeller {
    * @param server - The server whose stream this is.
    * @param ids - The stream's id vector (shared by every server of a merged stream).
    * @param keep - Says whether a message may go on (e.g. to drop a repeated `list_changed`). Default: all.
+   * @param shown - A message kept, as the client may see it (e.g. a tools list compared with the pins); the very
+   *   same object when unchanged. Default: as it came.
    */
   constructor(
     private readonly server: string,
     private readonly ids: EventIdVector,
     private readonly keep: (message: Record<string, unknown>) => boolean = () => true,
+    private readonly shown?: (message: Record<string, unknown>) => Record<string, unknown>,
   ) {}
 
   /** Feeds a chunk; returns the complete events relabelled, or undefined when an event grew too long. */
@@ -102,10 +105,17 @@ export class EventRelabeller {
       // A batch (2025-03-26): each of its messages is kept or dropped as one alone would be.
       const kept = parsed.filter((item) => typeof item !== 'object' || item === null || this.keep(item as Record<string, unknown>));
       if (kept.length === 0) return retry;
-      return `${retry}${messageEventFrame(kept.length === parsed.length ? text : JSON.stringify(kept), exposedId)}`;
+      const shown = this.shown;
+      const out = shown ? kept.map((item) => (typeof item === 'object' && item !== null ? shown(item as Record<string, unknown>) : item)) : kept;
+      const same = kept.length === parsed.length && out.every((item, i) => item === kept[i]);
+      return `${retry}${messageEventFrame(same ? text : JSON.stringify(out), exposedId)}`;
     }
-    const message = parsed;
+    let message = parsed;
     if (message && !this.keep(message)) return retry;
+    if (message && this.shown) {
+      const shown = this.shown(message);
+      if (shown !== message) data = [JSON.stringify((message = shown))];
+    }
     if (message && typeof message.method === 'string' && (typeof message.id === 'number' || typeof message.id === 'string')) {
       data = [JSON.stringify({ ...message, id: exposeRequestId(this.server, message.id) })];
     } else if (message?.method === 'notifications/cancelled') {

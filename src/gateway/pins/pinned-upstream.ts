@@ -48,10 +48,14 @@ export function withToolPins<U extends Upstream>(upstream: U, pins: ToolPins, se
 }
 
 /**
- * Any JSON-RPC response whose result holds a tools list, compared with the pins: the tools they hide left out. The
- * list-filter step calls it on every response of an answer, by shape, as the policy's list filter does.
+ * Any JSON-RPC response whose result holds a tools list, compared with the pins: the tools they hide left out (the
+ * response itself when none is). The list-filter step calls it on every response of an answer, by shape, as the
+ * policy's list filter does; a server set, on every response a server's stream carries into the client's.
+ *
+ * @example
+ * const shown = hideByPins(pins, 'notes', { jsonrpc: '2.0', id: 1, result: { tools } });
  */
-function hideByPins(pins: ToolPins, server: string, response: JsonRpcMessage): JsonRpcMessage {
+export function hideByPins(pins: ToolPins, server: string, response: JsonRpcMessage): JsonRpcMessage {
   const result = 'result' in response ? (response.result as Record<string, unknown> | undefined) : undefined;
   const tools = result?.tools;
   if (!Array.isArray(tools)) return response;
