@@ -31,6 +31,7 @@ export function pageBytesOf(bytes: Buffer, idJson: string): PageBytes {
  * samePage(pageBytesOf(Buffer.from('{"id":"a-1","x":1}'), '"a-1"'), pageBytesOf(Buffer.from('{"id":"a-22","x":1}'), '"a-22"')); // true
  */
 export function samePage(a: PageBytes, b: PageBytes): boolean {
+  if (a === b) return true;
   if (a.idAt !== b.idAt || a.bytes.length - a.idLength !== b.bytes.length - b.idLength) return false;
   if (a.idAt < 0) return a.bytes.equals(b.bytes);
   return a.bytes.compare(b.bytes, 0, b.idAt, 0, a.idAt) === 0 && a.bytes.compare(b.bytes, b.idAt + b.idLength, b.bytes.length, a.idAt + a.idLength, a.bytes.length) === 0;
