@@ -1,4 +1,4 @@
-import { parseIntegerOrOff, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from '../kernel/settings.js';
+import { isOff, parseIntegerOrOff, parseIntegerSetting, parseListSetting, parseSwitchSetting, readSetting } from '../kernel/settings.js';
 import { parseLogLevel } from '../kernel/log-options.js';
 import { isSupportedJwsAlgorithm, SUPPORTED_JWS_ALGORITHMS } from '../jwt/jws-algorithms.js';
 import { ConfigurationError } from '../kernel/errors.js';
@@ -188,7 +188,7 @@ export function loadOptionsFromEnv(env: EnvironmentVariables = process.env, defa
     const cacheTtlSeconds = problems.check(() => parseIntegerOrOff(readSetting(env, INTROSPECTION_CACHE_TTL), INTROSPECTION_CACHE_TTL, 86_400));
     // "20/s" and the like, or off; the guard parses it and names the variable.
     const rateSetting = readSetting(env, INTROSPECTION_RATE_LIMIT);
-    const refusalsPerAddress = rateSetting === undefined ? undefined : rateSetting.toLowerCase() === 'off' ? false : rateSetting;
+    const refusalsPerAddress = rateSetting === undefined ? undefined : isOff(rateSetting) ? false : rateSetting;
     // Checked here too, so that a bad value is named even when the settings around it are what is missing.
     if (rateSetting !== undefined) problems.check(() => parseRefusalsPerAddress(rateSetting, INTROSPECTION_RATE_LIMIT));
     // An endpoint alone would otherwise be ignored without a word, leaving opaque tokens refused.

@@ -116,6 +116,17 @@ export function parseSwitchSetting(text: string | undefined, setting: string): b
 export type ZeroMeaning = 'off' | 'refused';
 
 /**
+ * Whether a setting's value says `off` (any case, spacing aside), or is `false` (a configuration file's): the one
+ * reading of `off` every setting shares.
+ *
+ * @example
+ * isOff(' OFF '); // true
+ */
+export function isOff(value: unknown): boolean {
+  return value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off');
+}
+
+/**
  * The one rule of every setting that takes `off` to disable a bound or a feature besides a value that `read` parses
  * (a rate, a number): `off` in any case (and `false`, given in code or a configuration file) is undefined, disabled.
  * Zero (`0`, or a zero count such as `0/s`) is the same as `off` when `zero` is `'off'`, and refused with "use off to
@@ -128,7 +139,7 @@ export type ZeroMeaning = 'off' | 'refused';
  * @throws ConfigurationError naming `setting`.
  */
 export function parseOffOr<T>(value: unknown, setting: string, zero: ZeroMeaning, read: (value: unknown) => T): T | undefined {
-  if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'off')) return undefined;
+  if (isOff(value)) return undefined;
   if (isZero(value)) {
     if (zero === 'off') return undefined;
     throw new ConfigurationError(setting, `is ${JSON.stringify(value)}, and zero is no value of it; use off to disable`);

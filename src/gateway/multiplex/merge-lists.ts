@@ -114,7 +114,8 @@ export class ListMerger {
     }
     const reachable = request.members ?? this.options.members;
     const members = wanted === undefined ? reachable : reachable.filter((m) => wanted.some(([name]) => name === m.name));
-    const shareBase = sharedPartsKey(request);
+    // Only when a server may share: the key copies the request's parameters.
+    const shareBase = members.some((member) => member.callerBlind) ? sharedPartsKey(request) : undefined;
     const parts = await Promise.all(members.map((member) => this.askPart(request, member, wanted?.find(([name]) => name === member.name)?.[1], false, shareBase)));
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.

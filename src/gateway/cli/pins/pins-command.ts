@@ -8,7 +8,7 @@ import { answerHelpOrVersion, PROCESS_OUTPUT, type CommandOutput } from '../comm
 import { canonicalizeResourceUri } from '../../../core/kernel/canonical-resource.js';
 import { ConfigurationProblems } from '../../../core/kernel/configuration-problems.js';
 import { ConfigurationError } from '../../../core/kernel/errors.js';
-import { readSetting } from '../../../core/kernel/settings.js';
+import { isOff, readSetting } from '../../../core/kernel/settings.js';
 import { describeConfigurationError } from '../../config/configuration-error-line.js';
 import { checkPinFile } from '../../config/pins-config.js';
 import { gatewayHelp, loadGatewayConfig, parseGatewayArgs, type GatewayConfig } from '../../config/gateway-config.js';
@@ -119,7 +119,7 @@ function readPinsRequest(argv: readonly string[], env: Readonly<Record<string, s
   const args = parseGatewayArgs(others, env, problems);
   const config = args.help ? undefined : problems.check(() => loadGatewayConfig(args.settings, { flagSettings: args.flagSettings, issuerRequired: false }));
   // With pins off the settings leave the pin file unchecked; the commands write it, whatever the mode.
-  if (!args.help && (readSetting(args.settings, 'MCP_AUTH_PINS') ?? 'off').toLowerCase() === 'off') problems.check(() => checkPinFile(args.settings));
+  if (!args.help && isOff(readSetting(args.settings, 'MCP_AUTH_PINS') ?? 'off')) problems.check(() => checkPinFile(args.settings));
   if (action === 'accept' && positional.length !== 2) problems.add('accept', 'needs the server and the tool: pins accept <server> <tool> (the single upstream is named upstream)');
   if (action === 'update' && positional.length > 0) problems.add('update', `takes no name (${positional[0]!.slice(0, 40)}); give --server <name> for one server`);
   if (config !== undefined && config.pins === undefined) problems.add('MCP_AUTH_PIN_FILE', 'is not set: give the gateway\'s own settings, with the pin file (or redis) it reads');
