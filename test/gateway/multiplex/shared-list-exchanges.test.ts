@@ -14,9 +14,13 @@ import type { ServerConfig } from '../../../src/gateway/config/server-config.js'
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { postMcp } from '../../helpers/http-client.js';
 
-/** A raw MCP server (2025-11-25) listing `tools` after `delayMs`; it counts list requests and keeps their headers. */
-async function slowLister(tools: string[], delayMs: number): Promise<{ url: string; server: Server; lists: IncomingHttpHeaders[]; left: number }> {
+/**
+ * A raw MCP server (2025-11-25) listing `tools` after `delayMs` (counted from the first list it was asked for, with
+ * `fromFirst`: every list is then answered at one moment); it counts list requests and keeps their headers.
+ */
+async function slowLister(tools: string[], delayMs: number, fromFirst = false): Promise<{ url: string; server: Server; lists: IncomingHttpHeaders[]; left: number }> {
   const state = { lists: [] as IncomingHttpHeaders[], left: 0 };
+  let firstAt = 0;
   let sessions = 0;
   const server = createServer((req, res) => {
     let body = '';
@@ -31,7 +35,8 @@ async function slowLister(tools: string[], delayMs: number): Promise<{ url: stri
       if (message.method === 'initialize') return reply({ protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'lister', version: '1' } }, { 'mcp-session-id': `s${++sessions}` });
       if (message.method !== 'tools/list') return reply({});
       state.lists.push(req.headers);
-      const timer = setTimeout(() => reply({ tools: tools.map((name) => ({ name, inputSchema: { type: 'object' } })) }), delayMs);
+      firstAt ||= Date.now();
+      const timer = setTimeout(() => reply({ tools: tools.map((name) => ({ name, inputSchema: { type: 'object' } })) }), fromFirst ? firstAt + delayMs - Date.now() : delayMs);
       res.on('close', () => {
         if (!res.writableFinished) state.left++;
         clearTimeout(timer);
@@ -190,23 +195,9 @@ describe('identical list requests outside a session', () => {
 
   it('give a caller who joined late the rest of its own time when the shared exchange times out', async () => {
     // Every list is answered at one moment, 2.5 s after the first arrived: past the first caller's 2 s, within the second's.
-    const state = { first: 0, lists: 0 };
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        const message = JSON.parse(body) as { id?: number; method: string };
-        if (message.id === undefined) return void res.writeHead(202).end();
-        const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'late', inputSchema: { type: 'object' } }] } });
-        state.lists++;
-        state.first ||= Date.now();
-        const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(text), state.first + 2_500 - Date.now());
-        res.on('close', () => clearTimeout(timer));
-      });
-    }).listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    servers.push(server);
-    const gateway = await gatewayFor([['late', `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`]]);
+    const late = await slowLister(['late'], 2_500, true);
+    servers.push(late.server);
+    const gateway = await gatewayFor([['late', late.url]]);
     const [alice, bob] = await tokensFor(gateway, ['alice', 'bob']);
     const first = postMcp(`${gateway.url}/mcp`, LIST, alice!, SAME_AGENT);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -214,6 +205,6 @@ describe('identical list requests outside a session', () => {
     assert.equal((await first).status, 504, 'the first caller ran out of time');
     assert.equal(second.status, 200, second.text);
     assert.deepEqual(names(second), ['late__late']);
-    assert.equal(state.lists, 2, 'the late caller asked once more, alone');
+    assert.equal(late.lists.length, 2, 'the late caller asked once more, alone');
   });
 });
