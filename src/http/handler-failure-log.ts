@@ -34,8 +34,21 @@ export function handlerFailureWarnings(warn: LineSink, now: () => number = Date.
   return (error, message) => {
     const method = message !== undefined && 'method' in message ? message.method : undefined;
     const name = error instanceof Error ? error.name : typeof error;
-    const detail = explainFailure(error, MAX_DETAIL_LENGTH);
+    // Credentials out first, then cut: a cut could leave part of a token no longer recognisable as one.
+    const whole = withoutCredentials(explainFailure(error, 8 * MAX_DETAIL_LENGTH));
+    const detail = whole.length > MAX_DETAIL_LENGTH ? `${whole.slice(0, MAX_DETAIL_LENGTH)}...` : whole;
     if (!limiter.due(`${name}\n${method ?? ''}`, detail)) return;
     emitWarning(warn, HANDLER_THREW_MESSAGE, { ...(method === undefined ? {} : { method }), error: name, detail });
   };
+}
+
+/**
+ * What may be a credential in an application's error text: a `Bearer`/`DPoP` value, or a JWT (three base64url parts,
+ * the first a JSON header). A handler holds the caller's token (`auth.token`) and may put it in its own error.
+ */
+const CREDENTIAL = /\b(Bearer|DPoP)\s+[\w.~+/=-]+|\beyJ[\w-]*\.[\w-]+\.[\w-]*/gi;
+
+/** `text` with every likely credential replaced by `[redacted]`. */
+function withoutCredentials(text: string): string {
+  return text.replace(CREDENTIAL, (match: string, scheme: string | undefined) => (scheme === undefined ? '[redacted]' : `${scheme} [redacted]`));
 }

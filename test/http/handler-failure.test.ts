@@ -74,6 +74,20 @@ describe('a plain function handler that throws', () => {
     });
   });
 
+  test("the warning never carries the caller's token, though the handler's error does", async () => {
+    const handler: McpMessageHandler = (_message, { auth }) => {
+      throw new Error(`upstream refused Bearer ${auth.token} and the token ${auth.token} itself`);
+    };
+    await withHandler(handler, async (url, lines) => {
+      const answer = await postMcp(url, call(43, 'search'), token);
+      assert.equal(answer.status, 500);
+      assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 43, error: INTERNAL });
+      const warning = oneWarning(lines.warn);
+      assert.equal(warning.detail, 'upstream refused Bearer [redacted] and the token [redacted] itself');
+      assert.ok(!lines.warn.join('\n').includes(token.split('.')[1]!), 'no part of the token in the log');
+    });
+  });
+
   test('asynchronously (a rejection): the same answer, with a string id, and the same warning', async () => {
     const handler: McpMessageHandler = async () => {
       await new Promise((resolve) => setImmediate(resolve));
