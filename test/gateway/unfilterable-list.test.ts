@@ -81,6 +81,7 @@ describe('a list answer the gateway cannot filter', () => {
     answerList = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"tools": [{"name": "secret_admin"} <truncated upstream text>');
     const answer = await postMcp(gateway.resource, list(11), token, V);
     assert.equal(answer.status, 502);
+    assert.equal(answer.headers['www-authenticate'], undefined, 'the server is at fault: no challenge');
     assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 11, error: { code: -32603, message: invalid } });
     assert.ok(!answer.text.includes('secret_admin') && !answer.text.includes('truncated upstream text'), answer.text);
     const line = await loggedRequest(502);

@@ -202,7 +202,11 @@ describe('identical list requests outside a session', () => {
     const first = postMcp(`${gateway.url}/mcp`, LIST, alice!, SAME_AGENT);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const second = await postMcp(`${gateway.url}/mcp`, LIST, bob!, SAME_AGENT);
-    assert.equal((await first).status, 504, 'the first caller ran out of time');
+    const timedOut = await first;
+    assert.equal(timedOut.status, 504, 'the first caller ran out of time');
+    assert.equal(timedOut.headers['www-authenticate'], undefined);
+    assert.equal(timedOut.json.id, 1);
+    assert.equal(timedOut.json.error?.code, -32603, timedOut.text);
     assert.equal(second.status, 200, second.text);
     assert.deepEqual(names(second), ['late__late']);
     assert.equal(late.lists.length, 2, 'the late caller asked once more, alone');
