@@ -190,7 +190,9 @@ export class ListMerger {
     if (answer.cut && signal.aborted) return { member, failure: 'upstream_timeout' };
     if (answer.status === 504) return { member, failure: 'upstream_timeout' };
     if (answer.status >= 500 || answer.cut) return { member, failure: 'upstream_unreachable' };
-    const notOffered = offersNoList(answer);
+    // Read only for an answer that is not a 200: it decides nothing for one that is, and reading it parses the page,
+    // which a merge reused byte for byte never does.
+    const notOffered = answer.status !== 200 && offersNoList(answer);
     if (request.session && sessionId !== undefined && !retried && !notOffered && isLostSession(answer)) {
       // The server no longer knows the session (it restarted): open a new one, once.
       this.options.sessions.forgetMember(request.session, member.name, sessionId);

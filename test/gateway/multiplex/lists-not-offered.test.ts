@@ -1,6 +1,7 @@
 // A server that offers no prompts or resources answers their lists with -32601 (Method not found): its part of a
 // merged list is empty, not a failure. No warning, no failure counted, not named unavailable; when no server offers
-// the list, the answer is an empty list. Real parts: an authorization server and raw HTTP servers on loopback.
+// the list, the answer is an empty list. Telling so reads no answer that is a 200: a merge reused byte for byte parses
+// no page. Real parts: an authorization server and raw HTTP servers on loopback.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -95,6 +96,29 @@ describe('a server that does not offer a list (-32601)', { timeout: 30_000 }, ()
     const scrape = await send(gateway.metricsUrl!, { method: 'GET' });
     assert.equal(scrape.status, 200);
     assert.doesNotMatch(scrape.text, /^mcp_guard_upstream_list_failures_total\{/m, 'no list failure counted');
+  });
+});
+
+describe('a list whose servers answer byte for byte as last time', { timeout: 30_000 }, () => {
+  it('reuses the last merge without parsing a page: the check for -32601 reads no answer that is a 200', async () => {
+    const first = await list('tools/list', '2025-11-25');
+    assert.equal(first.status, 200, first.text);
+    // The server's page names its tool `t`; every answer the gateway writes names it `tools__t`.
+    const parse = JSON.parse;
+    let pagesParsed = 0;
+    JSON.parse = function (text: string, reviver?: (key: string, value: unknown) => unknown) {
+      if (typeof text === 'string' && text.includes('"name":"t"')) pagesParsed++;
+      return parse.call(JSON, text, reviver);
+    } as typeof JSON.parse;
+    let again;
+    try {
+      again = await list('tools/list', '2025-11-25');
+    } finally {
+      JSON.parse = parse;
+    }
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.json.result.tools.map((t: { name: string }) => t.name), ['tools__t']);
+    assert.equal(pagesParsed, 0, 'no page parsed');
   });
 });
 
