@@ -24,6 +24,7 @@ import { LoadProcess } from './load-client.js';
 import { findNginx, startNginx } from './nginx.js';
 import { findRedisServer, redisCommandsProcessed, startBenchRedis, type BenchRedis } from './redis.js';
 import { williamsOrder } from './round-order.js';
+import { warmUpEach } from './warm-up.js';
 import { cpuTimes, onExit, pinning, processCpuMicros, ROOT, run, startScript, stopAll, waitFor, which } from './processes.js';
 import {
   CALL_RESULT,
@@ -403,7 +404,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
   const results: Record<string, HopRun[][]> = {};
   const targetWidth = Math.max(...targets.map((t) => t.length));
   for (const workload of settings.workloads) {
-    for (const target of targets) await measure(target, workload, settings.warmupSeconds);
+    await warmUpEach(targets, (target, seconds) => measure(target, workload, seconds), settings.warmupSeconds, workload);
     const rounds: HopRun[][] = [];
     // The upstream alone opens every round (each share is over it); the targets in front of it follow in a balanced
     // order (williamsOrder), so that none always follows the same one: a process that ran just before, on the same

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fmtPct, median, pinPlacement, prepareHopScripts, ratioPerRound, round1, round3, spread } from './hop.js';
 import { cpuTimes, onExit } from './processes.js';
 import { williamsOrder } from './round-order.js';
+import { warmUpEach } from './warm-up.js';
 import type { RunSummary } from './scenario.js';
 
 /** One load run of one target, the figures every rate part records. */
@@ -94,7 +95,7 @@ export interface BalancedRounds<T extends string, R extends RateRun<T>> {
   /** The workload's name, at the start of each printed line. */
   workload: string;
   rounds: number;
-  /** Seconds of each measured run, and of the one warm-up run of each target before the first round. */
+  /** Seconds of each measured run, and of the first warm-up run of each target before the first round (`warm-up.ts`). */
   durationSeconds: number;
   warmupSeconds: number;
   /** The upstream alone, first in every round. */
@@ -121,7 +122,7 @@ function roundLine<T extends string, R extends RateRun<T>>(options: BalancedRoun
 }
 
 /**
- * Warms every target up once, then runs `rounds` rounds (the upstream first, then the others in a balanced order),
+ * Warms every target up (until steady: `warm-up.ts`), then runs `rounds` rounds (the upstream first, then the others in a balanced order),
  * printing a line per run; returns each round's runs in the order measured (every figure finds its run by target).
  *
  * @example
@@ -130,7 +131,7 @@ function roundLine<T extends string, R extends RateRun<T>>(options: BalancedRoun
  */
 export async function runBalancedRounds<T extends string, R extends RateRun<T>>(options: BalancedRounds<T, R>): Promise<R[][]> {
   const all = [options.upstream, ...options.inFront];
-  for (const target of all) await options.measure(target, options.warmupSeconds);
+  await warmUpEach(all, options.measure, options.warmupSeconds, options.workload);
   const width = Math.max(...all.map((t) => t.length));
   const rounds: R[][] = [];
   for (let round = 0; round < options.rounds; round++) {

@@ -29,7 +29,7 @@
  * and tenant claims against the same server with scopes-only rules, in the same rounds: a small `tools/call`, and a
  * `tools/list` of 1,000 tools filtered by those rules; req/s with conditions over scopes-only.
  *
- * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds, 2),
+ * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds of each target's first warm-up run, 2; the gateway, servers and connected parts then run 1 s more at a time until two runs agree within 5 %, at most 8),
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
