@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAYBE_AN_ERROR, NO_MESSAGE, scanAnswerBytes } from '../core/audit/answer-scan.js';
-import { AuditBuffer, type AuditDropReason, type AuditFieldsSink } from '../core/audit/audit-buffer.js';
+import { AuditBuffer, type AuditDropReason, type AuditFieldsSink, type DeferredAuditRecord } from '../core/audit/audit-buffer.js';
 import type { AuditSink, ResolvedAuditOptions } from '../core/audit/audit-options.js';
 import { jsonString } from '../core/audit/json-string.js';
-import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord } from '../core/audit/audit-record.js';
+import { jsonRpcErrorCodeIn, recordedArguments, targetField, type AuditRecord, type RecordedArguments } from '../core/audit/audit-record.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionEvent } from '../core/kernel/decision.js';
 import { emitWarning, type LineSink } from '../core/kernel/log-line.js';
@@ -105,16 +105,14 @@ export class AuditTrail {
     if (lines.length > 0) (this.#sink as Partial<SyncAuditSink>).writeSync?.(lines);
   }
 
-  /** The answer ended: the record is completed and pushed. */
+  /**
+   * The answer ended: the record is completed (what only the response knows now) and pushed; its line is made with
+   * its batch's (see `DeferredAuditRecord`).
+   */
   finish(pending: PendingAudit, res: ServerResponse): void {
-    const event = pending.event;
-    if (event === undefined) return;
-    if (!this.#buffer.takesFields) {
-      this.#buffer.push(recordLine(pending, event, res, this.#settings));
-      return;
-    }
-    const fields: Record<string, string | number | boolean> = {};
-    this.#buffer.push(recordLine(pending, event, res, this.#settings, fields), fields);
+    if (pending.event === undefined) return;
+    pending.complete(res, this.#settings);
+    this.#buffer.pushDeferred(pending);
   }
 
   #dropped(records: number, why: AuditDropReason): void {
@@ -131,7 +129,8 @@ export class AuditTrail {
  * record with its fields in that order, written field by field, with no record object made for it. With `fields`, each
  * field is also set there as written (an object as its JSON), for a sink that takes fields rather than lines.
  */
-function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResponse, settings: ResolvedAuditOptions, fields?: Record<string, string | number | boolean>): string {
+function recordLine(pending: CompletedAudit, fields?: Record<string, string | number | boolean>): string {
+  const event = pending.event;
   const record = new RecordWriter(fields);
   // The time (ISO 8601), the request id (visible ASCII without quotes or backslashes: see usableRequestId), the HTTP
   // method (a token, as Node's parser accepts only those) and the decision need no escaping. The reason does: an
@@ -153,16 +152,13 @@ function recordLine(pending: PendingAudit, event: DecisionEvent, res: ServerResp
   record.text('reason', pending.refusal ?? event.reason);
   if (event.rule !== undefined) record.text('rule', event.rule);
   if (event.condition !== undefined) record.text('condition', event.condition);
-  record.raw('status', `${res.statusCode}`, res.statusCode);
+  record.raw('status', `${pending.status}`, pending.status);
   if (pending.errorCode !== undefined) record.raw('errorCode', `${pending.errorCode}`, pending.errorCode);
-  const durationMs = Math.round((performance.now() - pending.started) * 10) / 10;
-  record.raw('durationMs', `${durationMs}`, durationMs);
-  if (!res.writableFinished) record.raw('aborted', 'true', true);
-  if (pending.args !== undefined) {
-    const recorded = recordedArguments(pending.args, settings.redact, settings.maxArgumentBytes);
-    // An object (or null) is an attribute as its JSON, as in the line; a string, number or boolean as itself.
-    if (recorded !== undefined) record.raw(recorded.field, recorded.json, typeof recorded.value === 'object' || recorded.value === undefined ? recorded.json : (recorded.value as string | number | boolean));
-  }
+  record.raw('durationMs', `${pending.durationMs}`, pending.durationMs);
+  if (pending.aborted) record.raw('aborted', 'true', true);
+  const recorded = pending.recorded;
+  // An object (or null) is an attribute as its JSON, as in the line; a string, number or boolean as itself.
+  if (recorded !== undefined) record.raw(recorded.field, recorded.json, typeof recorded.value === 'object' || recorded.value === undefined ? recorded.json : (recorded.value as string | number | boolean));
   return `${record.line}}`;
 }
 
@@ -203,8 +199,17 @@ const AUDITED = Symbol('audit record');
 type AuditedRequest = IncomingMessage & { [AUDITED]?: PendingAudit };
 type AuditedResponse = ServerResponse & { [AUDITED]?: PendingAudit };
 
-/** One request's record in the making. */
-class PendingAudit {
+/**
+ * Bytes a record's line takes besides its texts (field names, punctuation, the time, numbers), about: with a byte per
+ * character of its texts, what a record is counted at until its line is made (about the memory it holds meanwhile).
+ */
+const RECORD_FIXED_BYTES = 256;
+
+/** A record completed when its answer ended, its line still to make. */
+type CompletedAudit = PendingAudit & { readonly event: DecisionEvent };
+
+/** One request's record in the making: completed when its answer ends, its line made with its batch's. */
+class PendingAudit implements DeferredAuditRecord {
   readonly started = performance.now();
   readonly time = isoTimeNow();
   readonly requestId: string;
@@ -220,6 +225,12 @@ class PendingAudit {
   /** Chunks still to read for a JSON-RPC error code: an event stream may open with a chunk carrying no message. */
   sniffing = 4;
   done = false;
+  /** Set by {@link PendingAudit.complete}, when the answer ends. */
+  status = 0;
+  durationMs = 0;
+  aborted = false;
+  recorded: RecordedArguments | undefined = undefined;
+  sizeEstimate = 0;
 
   constructor(
     readonly trail: AuditTrail,
@@ -230,6 +241,38 @@ class PendingAudit {
     this.requestId = httpRequestId(req);
     this.write = res.write;
     this.end = res.end;
+  }
+
+  /**
+   * Takes from the ended response what the record needs (its status, whether it was complete, the time it took) and
+   * the arguments as recorded, so that nothing of the response is held until the line is made.
+   */
+  complete(res: ServerResponse, settings: ResolvedAuditOptions): void {
+    this.durationMs = Math.round((performance.now() - this.started) * 10) / 10;
+    this.status = res.statusCode;
+    this.aborted = !res.writableFinished;
+    if (this.args !== undefined) {
+      this.recorded = recordedArguments(this.args, settings.redact, settings.maxArgumentBytes);
+      this.args = undefined;
+    }
+    const event = this.event!;
+    this.sizeEstimate =
+      RECORD_FIXED_BYTES +
+      this.requestId.length +
+      textBytes(this.issuer) +
+      textBytes(event.subject) +
+      textBytes(event.clientId) +
+      textBytes(this.server ?? event.server) +
+      textBytes(event.method) +
+      textBytes(event.name) +
+      textBytes(this.refusal ?? event.reason) +
+      textBytes(event.rule) +
+      textBytes(event.condition) +
+      (this.recorded?.json.length ?? 0);
+  }
+
+  line(fields?: Record<string, string | number | boolean>): string {
+    return recordLine(this as CompletedAudit, fields);
   }
 
   /** Reads an answer chunk for a JSON-RPC error code, until one names a message. */
@@ -250,6 +293,11 @@ class PendingAudit {
       if (scan === MAYBE_AN_ERROR) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
     }
   }
+}
+
+/** About the bytes of a text in a record's line: its length (most are ASCII; a longer line is measured when made). */
+function textBytes(text: string | undefined): number {
+  return text === undefined ? 0 : text.length;
 }
 
 // One function each for every response (no closure per request): the record rides on the response.
