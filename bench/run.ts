@@ -69,6 +69,7 @@ import { RESTART_SAMPLES_PER_ROUND, runConnectedBench } from './hop-connected.js
 import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
 import { runInstructionsBench } from './instructions.js';
+import { MAX_SETTLE_SECONDS } from './warm-up.js';
 import { runConditionsBench } from './conditions.js';
 import { killAll, ROOT, stopAll } from './processes.js';
 import { EXPRESS_SCENARIOS } from './scenario.js';
@@ -96,13 +97,15 @@ const STDIO_IN_FRONT = readList('BENCH_STDIO_TARGETS', STDIO_TARGETS.filter((t) 
 // The instructions part measures the call and the cached list unless BENCH_WORKLOADS names others.
 const INSTRUCTION_WORKLOADS = process.env.BENCH_WORKLOADS ? WORKLOADS : WORKLOADS.filter((w) => w !== 'list-fresh');
 const INSTRUCTION_REQUESTS = readInstructionRequests();
+/** The longest warm-up of a part that warms up until steady (`warm-up.ts`). */
+const SETTLED_WARMUP = WARMUP + MAX_SETTLE_SECONDS;
 const PLANNED_SECONDS =
   (ONLY !== 'all' && ONLY !== 'express' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
-  (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION)) +
+  (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (SETTLED_WARMUP + ROUNDS * DURATION)) +
   // Three targets per request-rate workload; the slow list takes a few seconds a round.
-  (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.reduce((sum, w) => sum + (w === 'slow-list' ? ROUNDS * 3 : 3 * (WARMUP + ROUNDS * DURATION)), 0)) +
+  (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.reduce((sum, w) => sum + (w === 'slow-list' ? ROUNDS * 3 : 3 * (SETTLED_WARMUP + ROUNDS * DURATION)), 0)) +
   // Three targets of the call; then two gateways started afresh, a few seconds each, for every restart sample.
-  (ONLY !== 'all' && ONLY !== 'connected' ? 0 : 3 * (WARMUP + ROUNDS * DURATION) + (ROUNDS + 1) * RESTART_SAMPLES_PER_ROUND * 2 * 4) +
+  (ONLY !== 'all' && ONLY !== 'connected' ? 0 : 3 * (SETTLED_WARMUP + ROUNDS * DURATION) + (ROUNDS + 1) * RESTART_SAMPLES_PER_ROUND * 2 * 4) +
   (ONLY !== 'all' && ONLY !== 'stdio' ? 0 : (1 + STDIO_IN_FRONT.length) * (WARMUP + ROUNDS * DURATION + CONNECTIONS)) +
   // Two workloads, two servers each.
   (ONLY !== 'all' && ONLY !== 'conditions' ? 0 : 2 * 2 * (WARMUP + ROUNDS * DURATION)) +

@@ -6,6 +6,8 @@
 const SETTLE_RUN_SECONDS = 1;
 /** Warm-up runs after the first, at most. */
 const MAX_SETTLE_RUNS = 8;
+/** Seconds of load a warm-up may add after its first run, at most. */
+export const MAX_SETTLE_SECONDS = MAX_SETTLE_RUNS * SETTLE_RUN_SECONDS;
 /** How close two warm-up runs in a row must come in req/s (as a share of the higher) for a target to count as warm. */
 const SETTLED_WITHIN = 0.05;
 
