@@ -11,7 +11,7 @@ import { asRecord } from '../wire/as-record.js';
 import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
 import { knownNameOutcome, nameOutcome, rememberNameOutcome } from './name-outcomes.js';
-import { callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
+import { callerKey, callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
 import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
@@ -105,11 +105,12 @@ export class PolicyEvaluator {
   // The sorted JSON of an effective scope set, for list memo keys.
   private readonly scopeKeys = new WeakMap<ReadonlySet<string>, string>();
   /**
-   * The conditions a filtered list depends on besides the caller's scopes, when a filtered list may be reused (no
-   * rule a list consults is a function, and every condition it evaluates at list time depends on the caller alone):
-   * their outcomes for a caller then join the reuse key. Undefined when a filtered list may not be reused.
+   * What a filtered list depends on besides the caller's scopes, when a filtered list may be reused (no rule a list
+   * consults is a function, so each decision is a pure function of the caller and the item): the outcomes of the
+   * conditions that read the caller alone join the reuse key, or the caller itself when a condition reads the item
+   * too. Undefined when a filtered list may not be reused.
    */
-  private readonly listKeyConditions: readonly CompiledCondition[] | undefined;
+  private readonly listKeyConditions: ListKeyConditions | undefined;
 
   constructor(
     private readonly rules: PolicyRules,
@@ -240,14 +241,20 @@ export class PolicyEvaluator {
   /** See `CompiledPolicy.listFilterKey`. */
   listFilterKey(method: string, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): string | undefined {
     // An answer is filtered by its shape, so may hold any of the four lists: every rule they consult must be static.
-    const conditions = this.listKeyConditions;
-    if (!LIST_SPECS.has(method) || conditions === undefined) return undefined;
+    const keyed = this.listKeyConditions;
+    if (!LIST_SPECS.has(method) || keyed === undefined) return undefined;
+    // A condition that reads the item too decides each item for this caller alone, the same way each time: the
+    // caller's own number (one per verified identity, never another's) keys their list.
+    const caller = keyed.perItem ? callerKey(auth) : undefined;
+    if (keyed.perItem && caller === undefined) return undefined;
     const stateless = isStatelessRevision(protocolVersion ?? bodyProtocolVersion(message));
     // JSON keeps scopes apart whatever they contain: joined with spaces, ["a b"] and ["a", "b"] would meet.
     // The same text as JSON.stringify([method, stateless, sortedScopes]), with the scopes part made once per caller.
     const set = this.effectiveScopes(auth);
     let scopes = this.scopeKeys.get(set);
     if (scopes === undefined) this.scopeKeys.set(set, (scopes = JSON.stringify([...set].sort())));
+    if (caller !== undefined) return `[${JSON.stringify(method)},${stateless},${scopes},${caller}]`;
+    const conditions = keyed.conditions;
     if (conditions.length === 0) return `[${JSON.stringify(method)},${stateless},${scopes}]`;
     // What the conditions decide for this caller: 1 holds, 0 does not, e could not be evaluated.
     let outcomes = '';
@@ -501,13 +508,14 @@ function conditionKey(rule: string | undefined, condition: string | undefined): 
  * list-time outcome depends on the request (it reads `mcp` or `server`, but not the call's arguments, which lists
  * never wait for).
  */
-function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | undefined {
+function listKeyConditions(rules: PolicyRules): ListKeyConditions | undefined {
   const consulted: CompiledRule[] = [...rules.tools.all, ...rules.prompts.all, ...rules.resources.all];
   // The list method's own rule too: a policy set applies a server's `methods["tools/list"]` to that server's items.
   for (const [method, spec] of LIST_SPECS) {
     for (const rule of [rules.methods.lookup(spec.useMethod), rules.methods.lookup(method)]) if (rule !== undefined) consulted.push(rule);
   }
   const conditions = new Set<CompiledCondition>();
+  let perItem = false;
   for (const rule of consulted) {
     if (rule.evaluate !== undefined) return undefined;
     const condition = rule.condition;
@@ -515,10 +523,20 @@ function listKeyConditions(rules: PolicyRules): readonly CompiledCondition[] | u
     // Asked as for concrete items: a resource rule decides resources/list too, where a URI is known.
     const need = condition.listTimeNeed(false);
     if (need === 'call') continue;
-    if (need === 'request') return undefined;
-    conditions.add(condition);
+    if (need === 'request') perItem = true;
+    else conditions.add(condition);
   }
-  return [...conditions];
+  return { conditions: [...conditions], perItem };
+}
+
+/**
+ * What a filtered list's reuse key holds beyond the method and the caller's scopes: the outcomes of the conditions that
+ * read the caller alone, or, when some condition also reads the item (`perItem`: a pure function of the caller and the
+ * item), the caller itself.
+ */
+interface ListKeyConditions {
+  readonly conditions: readonly CompiledCondition[];
+  readonly perItem: boolean;
 }
 
 /** The rules one list's items are decided under for one caller; made by {@link PolicyEvaluator.listItems}. */

@@ -223,7 +223,26 @@ describe('conditions: lists and calls agree', () => {
     assert.notEqual(key(callers[0]!), key(callers[1]!));
     assert.notEqual(key(callers[2]!), key(callers[3]!));
     const byName = compilePolicy({ tools: { '*': { when: 'mcp.name != claims.sub' } } });
-    assert.equal(byName.listFilterKey('tools/list', callers[0]!), undefined, 'a condition reading the item decides each list afresh');
+    assert.equal(byName.listFilterKey('tools/list', callers[0]!), undefined, 'a condition reading the item, and a caller with no verified identity to key on');
+  });
+
+  test('a list whose condition reads the item is reused for one verified caller only', () => {
+    const byName = compilePolicy({ tools: { '*': { when: 'mcp.name != claims.sub' } } });
+    // As the token verifier makes a verified identity: a frozen `extra` with frozen scopes, shared by its requests.
+    const verified = (sub: string): AuthInfo['extra'] => Object.freeze({ sub, claims: Object.freeze({ sub }), tokenType: 'jwt' });
+    const scopes = Object.freeze(['mcp']) as string[];
+    const alice = verified('alice');
+    const request = (extra: AuthInfo['extra']): AuthInfo => ({ token: 't', clientId: 'console', scopes, extra });
+    const key = (auth: AuthInfo): string | undefined => byName.listFilterKey('tools/list', auth);
+    assert.notEqual(key(request(alice)), undefined);
+    assert.equal(key(request(alice)), key(request(alice)), 'the same caller, request after request');
+    assert.notEqual(key(request(alice)), key(request(verified('alice'))), 'another verified identity, even with the same claims');
+    assert.notEqual(key(request(alice)), key(request(verified('bob'))));
+    assert.notEqual(key(request(alice)), byName.listFilterKey('prompts/list', request(alice)), 'another list');
+    // What the key stands for: the same caller's list, filtered again, is the same.
+    const names = ['alice', 'bob', 'carol'];
+    assert.deepEqual(listed(byName, request(alice), names), ['bob', 'carol']);
+    assert.deepEqual(listed(byName, request(verified('bob')), names), ['alice', 'carol']);
   });
 
   test('a condition that depends on the caller alone runs once per list, one that reads the request once per item', () => {
