@@ -32,6 +32,7 @@ const DROP_WARNINGS: Record<AuditDropReason, string> = {
   buffer_full: 'audit records dropped: the audit destination is not keeping up and its buffer is full',
   write_failed: 'audit records dropped: the audit destination refused a write',
   closed: 'audit records dropped: their answers ended after the audit trail was closed',
+  unwritable: 'audit records dropped: a record could not be written as JSON',
 };
 /** Longest answer chunk read for a JSON-RPC error code, in bytes: a longer one is a result, not an error. */
 const SNIFFED_CHUNK_BYTES = 65_536;
@@ -72,9 +73,9 @@ export class AuditTrail {
 
   /** Starts the pending record of a request for the endpoint. */
   arrived(req: IncomingMessage, res: ServerResponse): void {
-    const pending = new PendingAudit(this, req, res);
+    const pending = new PendingAudit(this, req);
     (req as AuditedRequest)[AUDITED] = pending;
-    (res as AuditedResponse)[AUDITED] = pending;
+    (res as AuditedResponse)[ANSWER] = new AuditedAnswer(pending, res);
     res.write = auditedWrite as ServerResponse['write'];
     res.end = auditedEnd as ServerResponse['end'];
     res.on('close', onAuditedClose);
@@ -194,10 +195,11 @@ function sinkFor(settings: ResolvedAuditOptions): AuditSink | AuditFieldsSink {
   }
 }
 
-/** Where a request and its response keep their pending record. */
+/** Where a request keeps its pending record, and its response what the trail reads of the answer. */
 const AUDITED = Symbol('audit record');
+const ANSWER = Symbol('audited answer');
 type AuditedRequest = IncomingMessage & { [AUDITED]?: PendingAudit };
-type AuditedResponse = ServerResponse & { [AUDITED]?: PendingAudit };
+type AuditedResponse = ServerResponse & { [ANSWER]?: AuditedAnswer };
 
 /**
  * Bytes a record's line takes besides its texts (field names, punctuation, the time, numbers), about: with a byte per
@@ -213,17 +215,13 @@ class PendingAudit implements DeferredAuditRecord {
   readonly started = performance.now();
   readonly time = isoTimeNow();
   readonly requestId: string;
-  /** The response's own write and end, which the audited ones call. */
-  readonly write: ServerResponse['write'];
-  readonly end: ServerResponse['end'];
   event: DecisionEvent | undefined = undefined;
   issuer: string | undefined = undefined;
   server: string | undefined = undefined;
   refusal: string | undefined = undefined;
   args: unknown = undefined;
   errorCode: number | undefined = undefined;
-  /** Chunks still to read for a JSON-RPC error code: an event stream may open with a chunk carrying no message. */
-  sniffing = 4;
+  /** The answer ended: the record is complete, and what the gateway's hooks say from now on changes nothing. */
   done = false;
   /** Set by {@link PendingAudit.complete}, when the answer ends. */
   status = 0;
@@ -235,12 +233,9 @@ class PendingAudit implements DeferredAuditRecord {
   constructor(
     readonly trail: AuditTrail,
     req: IncomingMessage,
-    res: ServerResponse,
   ) {
     // The request log's line of this request carries the same id.
     this.requestId = httpRequestId(req);
-    this.write = res.write;
-    this.end = res.end;
   }
 
   /**
@@ -274,15 +269,36 @@ class PendingAudit implements DeferredAuditRecord {
   line(fields?: Record<string, string | number | boolean>): string {
     return recordLine(this as CompletedAudit, fields);
   }
+}
+
+/**
+ * What the trail reads of one answer: the response's own `write` and `end`, which the audited ones call, and the
+ * chunks still to read for a JSON-RPC error code. It rides on the response alone, so that a record waiting for its
+ * batch holds nothing of the response (nor of any wrapper of its methods an application added before the guard).
+ */
+class AuditedAnswer {
+  readonly write: ServerResponse['write'];
+  readonly end: ServerResponse['end'];
+  /** Chunks still to read for a JSON-RPC error code: an event stream may open with a chunk carrying no message. */
+  sniffing = 4;
+
+  constructor(
+    readonly record: PendingAudit,
+    res: ServerResponse,
+  ) {
+    this.write = res.write;
+    this.end = res.end;
+  }
 
   /** Reads an answer chunk for a JSON-RPC error code, until one names a message. */
   sniff(chunk: unknown): void {
-    if (this.sniffing === 0) return;
+    // Nothing written after the answer ended changes its record.
+    if (this.sniffing === 0 || this.record.done) return;
     if (typeof chunk === 'string') {
       this.sniffing--;
       if (chunk.length > SNIFFED_CHUNK_BYTES || !chunk.includes('"jsonrpc"')) return;
       this.sniffing = 0;
-      this.errorCode = jsonRpcErrorCodeIn(chunk);
+      this.record.errorCode = jsonRpcErrorCodeIn(chunk);
     } else if (chunk instanceof Uint8Array) {
       this.sniffing--;
       const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -290,7 +306,7 @@ class PendingAudit implements DeferredAuditRecord {
       const scan = scanAnswerBytes(bytes);
       if (scan === NO_MESSAGE) return;
       this.sniffing = 0;
-      if (scan === MAYBE_AN_ERROR) this.errorCode = jsonRpcErrorCodeIn(bytes.toString());
+      if (scan === MAYBE_AN_ERROR) this.record.errorCode = jsonRpcErrorCodeIn(bytes.toString());
     }
   }
 }
@@ -302,19 +318,19 @@ function textBytes(text: string | undefined): number {
 
 // One function each for every response (no closure per request): the record rides on the response.
 function auditedWrite(this: AuditedResponse, chunk: unknown): boolean {
-  const pending = this[AUDITED]!;
-  pending.sniff(chunk);
-  return (pending.write as (...args: unknown[]) => boolean).apply(this, arguments as unknown as unknown[]);
+  const answer = this[ANSWER]!;
+  answer.sniff(chunk);
+  return (answer.write as (...args: unknown[]) => boolean).apply(this, arguments as unknown as unknown[]);
 }
 
 function auditedEnd(this: AuditedResponse, chunk: unknown): ServerResponse {
-  const pending = this[AUDITED]!;
-  if (typeof chunk !== 'function') pending.sniff(chunk);
-  return (pending.end as (...args: unknown[]) => ServerResponse).apply(this, arguments as unknown as unknown[]);
+  const answer = this[ANSWER]!;
+  if (typeof chunk !== 'function') answer.sniff(chunk);
+  return (answer.end as (...args: unknown[]) => ServerResponse).apply(this, arguments as unknown as unknown[]);
 }
 
 function onAuditedClose(this: AuditedResponse): void {
-  const pending = this[AUDITED];
+  const pending = this[ANSWER]?.record;
   if (pending === undefined || pending.done) return;
   pending.done = true;
   try {
@@ -330,7 +346,7 @@ function onAuditedClose(this: AuditedResponse): void {
  */
 export function auditServerRouted(req: IncomingMessage, server: string): void {
   const pending = (req as AuditedRequest)[AUDITED];
-  if (pending !== undefined) pending.server = server;
+  if (pending !== undefined && !pending.done) pending.server = server;
 }
 
 /**
@@ -339,7 +355,7 @@ export function auditServerRouted(req: IncomingMessage, server: string): void {
  */
 export function auditSessionRefused(req: IncomingMessage, reason: string): void {
   const pending = (req as AuditedRequest)[AUDITED];
-  if (pending !== undefined) pending.refusal = reason;
+  if (pending !== undefined && !pending.done) pending.refusal = reason;
 }
 
 /**
@@ -349,7 +365,7 @@ export function auditSessionRefused(req: IncomingMessage, reason: string): void 
  */
 export function auditDecidedAgain(req: IncomingMessage, event: DecisionEvent): void {
   const pending = (req as AuditedRequest)[AUDITED];
-  if (pending !== undefined && pending.event !== undefined) pending.event = event;
+  if (pending !== undefined && !pending.done && pending.event !== undefined) pending.event = event;
 }
 
 /** Trails not closed yet: at process exit, each writes what it still holds, when its destination can do so at once. */

@@ -47,8 +47,12 @@ export interface AuditBytesSink extends AuditSink {
   writeBytes(bytes: Buffer): void | Promise<void>;
 }
 
-/** Why records were dropped: the buffer was full, the sink refused their batch, or they came after the close. */
-export type AuditDropReason = 'buffer_full' | 'write_failed' | 'closed';
+/**
+ * Why records were dropped: the buffer was full (when pushed, or when a deferred record's line came out longer than
+ * its estimate and did not fit), the sink refused their batch, they came after the close, or a deferred record's line
+ * could not be made.
+ */
+export type AuditDropReason = 'buffer_full' | 'write_failed' | 'closed' | 'unwritable';
 
 /** Options of {@link AuditBuffer}. */
 export interface AuditBufferOptions {
@@ -172,38 +176,49 @@ export class AuditBuffer {
 
   /**
    * Makes the deferred records' lines and holds them as pushed ones (encoded, when the sink takes bytes), now counted
-   * at their real size. A record whose line cannot be made is dropped as a failed write.
+   * at their real size, within the bound: an estimate is about a line's size, not its most (a name of control
+   * characters takes six bytes each once escaped), so a line that no longer fits is dropped as a full buffer's. A
+   * record whose line cannot be made is dropped as `unwritable`.
    */
   #makeDeferredLines(): void {
     const deferred = this.#deferred;
     if (deferred.length === 0) return;
     this.#deferred = [];
-    let made = 0;
-    let failed = 0;
+    // What the lines may take: the bound, less what is held besides the deferred records' estimates.
+    let room = this.options.maxBytes - (this.#bytes - this.#deferredBytes);
+    const held = room;
+    let full = 0;
+    let unwritable = 0;
     for (const record of deferred) {
       const fields = this.#pendingFields !== undefined ? {} : undefined;
       let line: string;
       try {
         line = record.line(fields);
       } catch {
-        failed++;
+        unwritable++;
         continue;
       }
+      let size: number;
       if (this.#encoded !== undefined) {
-        // Admitted at its estimate already: appended whatever the room.
-        made += this.#encoded.append(line, Number.MAX_SAFE_INTEGER);
-        this.#encodedRecords++;
+        size = this.#encoded.append(line, room);
+        if (size !== -1) this.#encodedRecords++;
       } else {
-        this.#pending.push(line);
-        if (fields !== undefined) this.#pendingFields!.push(fields);
-        made += line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
+        size = line.length < 256 ? line.length * 3 + 1 : Buffer.byteLength(line) + 1;
+        if (size > room) size = -1;
+        else {
+          this.#pending.push(line);
+          if (fields !== undefined) this.#pendingFields!.push(fields);
+        }
       }
+      if (size === -1) full++;
+      else room -= size;
     }
-    const change = made - this.#deferredBytes;
+    const change = held - room - this.#deferredBytes;
     this.#deferredBytes = 0;
     this.#bytes += change;
     this.#pendingBytes += change;
-    if (failed > 0) this.#drop(failed, 'write_failed');
+    if (full > 0) this.#drop(full, 'buffer_full');
+    if (unwritable > 0) this.#drop(unwritable, 'unwritable');
   }
 
   /** {@link AuditBuffer.push} for a sink that takes bytes: the record is encoded now, and counted at its exact size. */

@@ -55,7 +55,7 @@ describe('deferred audit records', () => {
     assert.deepEqual(drops, ['buffer_full']);
   });
 
-  test('a record whose line cannot be made is dropped as a failed write; the others of its batch are written', { timeout: 5_000 }, async () => {
+  test('a record whose line cannot be made is dropped as unwritable; the others of its batch are written', { timeout: 5_000 }, async () => {
     const out = bytesSink();
     const drops: Array<[number, AuditDropReason]> = [];
     const buffer = new AuditBuffer(out.sink, { maxBytes: 65_536, onDropped: (records, why) => drops.push([records, why]) });
@@ -64,8 +64,36 @@ describe('deferred audit records', () => {
     buffer.pushDeferred(deferred('c'));
     await buffer.close();
     assert.equal(Buffer.concat(out.batches).toString(), '{"text":"a"}\n{"text":"c"}\n');
-    assert.deepEqual(drops, [[1, 'write_failed']]);
+    assert.deepEqual(drops, [[1, 'unwritable']]);
     assert.equal(buffer.bytes, 0);
+  });
+
+  test('lines longer than their estimates are held within the bound: those that no longer fit are dropped as a full buffer', { timeout: 5_000 }, async () => {
+    for (const kind of ['bytes', 'text'] as const) {
+      let release: () => void = () => {};
+      const stalled = new Promise<void>((resolve) => (release = resolve));
+      const written: string[] = [];
+      const sink =
+        kind === 'bytes'
+          ? ({ write: () => assert.fail('bytes'), writeBytes: async (bytes: Buffer) => (await stalled, void written.push(bytes.toString())) } satisfies AuditBytesSink)
+          : { write: async (text: string) => (await stalled, void written.push(text)) };
+      const drops: Array<[number, AuditDropReason]> = [];
+      const buffer = new AuditBuffer(sink, { maxBytes: 65_536, onDropped: (records, why) => drops.push([records, why]) });
+      // A first batch in the sink's hands, then records estimated at 100 bytes whose lines take about 6 KB each
+      // (control characters are escaped as six): 640 fit by their estimates, about 10 by their lines.
+      buffer.push('{"first":1}');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      for (let i = 0; i < 640; i++) assert.equal(buffer.pushDeferred(deferred('\u0001'.repeat(1_000))), true, `${kind}: admitted at its estimate`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      assert.ok(buffer.bytes <= 65_536, `${kind}: ${buffer.bytes} bytes held, within the bound`);
+      release();
+      await buffer.close();
+      const lines = written.join('').split('\n').filter(Boolean);
+      const dropped = drops.filter(([, why]) => why === 'buffer_full').reduce((sum, [n]) => sum + n, 0);
+      assert.ok(dropped > 600, `${kind}: ${dropped} dropped as a full buffer`);
+      assert.equal(lines.length, 1 + 640 - dropped, `${kind}: every record written or counted`);
+      assert.equal(buffer.bytes, 0);
+    }
   });
 
   test('a sink that takes fields gets each record’s fields, made with its line', { timeout: 5_000 }, async () => {
