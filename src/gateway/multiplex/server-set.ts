@@ -4,6 +4,7 @@ import { JsonRpcErrorCode, jsonRpcError, requestIdOf, type JsonRpcMessage, type 
 import { httpHandler, type GuardedRequest, type HttpHandlerContext } from '../../http/http-handler.js';
 import { auditSessionRefused } from '../../http/audit-trail.js';
 import { requestSessionId } from '../../http/request-headers.js';
+import { holdSessionRefusals } from '../../http/held-session-refusals.js';
 import { refuseSession, type SessionRefusedHook } from '../../http/session-gate.js';
 import { writeAccepted, writeError, writeJson } from '../../http/write-response.js';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
@@ -305,7 +306,8 @@ class ServerSetRouter {
   /**
    * A request routed to one server, within the client's session with it when there is one (opened now on first
    * use). When the server answers that it no longer knows that session (it restarted), a new one is opened and the
-   * request sent again, once.
+   * request sent again, once; a refusal of the lost session is then not reported (log, audit): the client is not
+   * refused.
    */
   private async forwardRouted(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, route: MemberRoute, session: CompositeSession | undefined, sessionId: string | undefined): Promise<void> {
     if (!session) {
@@ -333,12 +335,22 @@ class ServerSetRouter {
     if (first.sessionId === undefined) return forwardToMember(req, res, context, first);
     prepareClientResponse(res, sessionId, route.member.name, id);
     const watch = watchForLostSession(res);
-    await handToMember(req, res, context, first);
-    watch.restore();
-    if (!watch.lost || context.signal.aborted) return;
+    // The server's upstream may refuse the lost session itself (a stdio process that died, a session its registry
+    // forgot): that refusal is reported only if the client gets it, never when the request is sent again.
+    const held = holdSessionRefusals(req);
+    let again = false;
+    try {
+      await handToMember(req, res, context, first);
+      again = watch.lost && !context.signal.aborted;
+    } finally {
+      watch.restore();
+      if (again) held.drop();
+      else held.report();
+    }
+    if (!again) return;
     this.sessions.forgetMember(session, route.member.name, first.sessionId);
-    const again = await target();
-    if (again) await handToMember(req, res, context, again);
+    const next = await target();
+    if (next) await handToMember(req, res, context, next);
   }
 
   /** `initialize`: the gateway opens the client's session and answers with what the servers offer. */
