@@ -145,7 +145,7 @@ export interface CompilePolicyOptions {
 
 /**
  * Compiles and validates a policy at start-up. A bad policy throws one {@link ConfigurationError} naming the
- * first problem of each part (unknown keys, `requiredScopes`, `methods`, `tools`, …; all in its `problems`),
+ * first problem of each part (unknown keys, `requiredScopes`, `methods`, `tools`, …, and of each rule in them; all in its `problems`),
  * each by the exact path at fault (`policy.tools.delete_note`, `policy.resources["notes://{user"]`).
  * Names live in `Map`s, so `constructor`, `__proto__` or `toString` are ordinary tool names; unknown
  * top-level keys are rejected so a typo cannot silently weaken the policy.

@@ -95,11 +95,15 @@ interface RulePaths {
 function compileNamedRules(value: unknown, part: RulePaths, fail: Fail): RuleTable {
   const named = new Map<string, CompiledRule>();
   const all: CompiledRule[] = [];
-  for (const [name, rule] of readTable(value, part.path, fail)) {
-    const compiled = compileRule(rule, joinPath(part.path, name), ruleName(part.rule, name), fail);
-    named.set(name, compiled);
-    all.push(compiled);
-  }
+  // Every rule's mistake is named, not only the first: a policy is fixed in one go.
+  collectConfigurationProblems((problems) => {
+    for (const [name, rule] of readTable(value, part.path, fail)) {
+      const compiled = problems.check(() => compileRule(rule, joinPath(part.path, name), ruleName(part.rule, name), fail));
+      if (compiled === undefined) continue;
+      named.set(name, compiled);
+      all.push(compiled);
+    }
+  });
   const wildcard = named.get('*');
   named.delete('*');
   return {
@@ -113,18 +117,9 @@ function compileNamedRules(value: unknown, part: RulePaths, fail: Fail): RuleTab
 
 function compileResourceRules(value: unknown, part: RulePaths, fail: Fail): RuleTable {
   const entries: [string, CompiledRule][] = [];
-  for (const [key, rule] of readTable(value, part.path, fail)) {
-    const rulePath = joinPath(part.path, key);
-    if (isUriTemplate(key)) {
-      try {
-        compileUriTemplate(key);
-      } catch (error) {
-        fail(rulePath, `${(error as Error).message}. Fix the template or use an exact URI`);
-      }
-    }
-    const compiled = compileRule(rule, rulePath, ruleName(part.rule, key), fail);
-    entries.push([key, compiled.condition !== undefined && isUriTemplate(key) ? { ...compiled, templateKey: key } : compiled]);
-  }
+  collectConfigurationProblems((problems) => {
+    for (const [key, rule] of readTable(value, part.path, fail)) problems.check(() => compileResourceRule(key, rule, part, fail, entries));
+  });
   const lookup: UriLookup<CompiledRule> = compileUriLookup(entries);
   return {
     all: entries.map(([, rule]) => rule),
@@ -132,6 +127,20 @@ function compileResourceRules(value: unknown, part: RulePaths, fail: Fail): Rule
       return typeof key === 'string' ? lookup.find(key) : lookup.wildcard;
     },
   };
+}
+
+/** Compiles one resource rule into `entries` (its URI or template checked first). */
+function compileResourceRule(key: string, rule: unknown, part: RulePaths, fail: Fail, entries: [string, CompiledRule][]): void {
+  const rulePath = joinPath(part.path, key);
+  if (isUriTemplate(key)) {
+    try {
+      compileUriTemplate(key);
+    } catch (error) {
+      fail(rulePath, `${(error as Error).message}. Fix the template or use an exact URI`);
+    }
+  }
+  const compiled = compileRule(rule, rulePath, ruleName(part.rule, key), fail);
+  entries.push([key, compiled.condition !== undefined && isUriTemplate(key) ? { ...compiled, templateKey: key } : compiled]);
 }
 
 const RULE_EXPECTED = 'an array of scope strings, an object {"scopes": [...], "when": "<CEL expression>"} (or a function returning scopes)';

@@ -53,6 +53,17 @@ describe('conditions: compile errors name the rule path and the column', () => {
     assert.match(second.message, /when: line 2, column 3: the condition uses 'nope'/);
   });
 
+  test('every rule with a bad condition is named in one error, in tools and resources alike', () => {
+    const error = compileError({
+      tools: { a: { when: 'claim.groups == 1' }, ok: ['mcp'], b: { when: 'mcp.args.x == 1' } },
+      resources: { 'crm://{t}/x': { when: 'nope' }, 'crm://y': { when: 'mcp.parms == 1' } },
+    });
+    assert.deepEqual(
+      error.problems.map((p) => p.setting),
+      ['policy.tools.a.when', 'policy.tools.b.when', 'policy.resources["crm://{t}/x"].when', 'policy.resources["crm://y"].when'],
+    );
+  });
+
   test('a when that is no string, an unknown key, an empty or constant non-boolean condition, and one too long are refused', () => {
     assert.match(compileError({ tools: { x: { when: 5 } } }).message, /expected a CEL expression as a string, got a number/);
     assert.equal(compileError({ tools: { x: { scope: ['a'] } } }).setting, 'policy.tools.x');
