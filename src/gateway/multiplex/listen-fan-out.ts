@@ -6,8 +6,8 @@ import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler
 import { EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE, MCP_POST_ACCEPT, mediaType } from '../../http/media-type.js';
 import { startEventStream, writeEvent } from '../../http/write-response.js';
 import { CapturedResponse } from './captured-response.js';
+import { ListChangedWindow } from './list-changed-window.js';
 import { EventIdVector, EventRelabeller } from './relabelled-events.js';
-import { LIST_CHANGED_COALESCE_MS } from './relabelled-events.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
 
@@ -32,8 +32,10 @@ const LIST_KINDS = [
  * `subscriptions/listen` (MCP 2026-07-28) over a server set: the gateway acknowledges the client's filter first,
  * then asks each server concerned (the list kinds it offers, the subscribed URIs it holds) with its part of the
  * filter and the client's own request id (so that each server stamps its notifications with the client's
- * subscription id), and merges their notifications into one stream carrying only what the client asked for. `list_changed` of one kind passes once per short window. The stream ends when
- * the client cancels it (`notifications/cancelled`), leaves, or every server's stream has ended.
+ * subscription id), and merges their notifications into one stream carrying only what the client asked for.
+ * `list_changed` of one kind is collapsed by a {@link ListChangedWindow} (one more following the window when any
+ * were held back). The stream ends when the client cancels it (`notifications/cancelled`), leaves, or every
+ * server's stream has ended.
  */
 export class ListenFanOut {
   private readonly active = new Map<string, () => void>();
@@ -64,9 +66,14 @@ export class ListenFanOut {
     const key = `${callerOrIssuerKey(context.auth)}\n${JSON.stringify(message.id)}`;
     const streams: CapturedResponse[] = [];
     let ended = false;
+    // A trailing `list_changed` is stamped with the subscription id, as each server stamps its own.
+    const listChanged = new ListChangedWindow((method) => {
+      if (!ended && !res.writableEnded) writeEvent(res, stamped({ jsonrpc: '2.0', method, params: {} }, message.id));
+    });
     const end = (): void => {
       if (ended) return;
       ended = true;
+      listChanged.close();
       this.active.delete(key);
       for (const stream of streams) stream.destroy();
       if (!res.writableEnded) {
@@ -78,18 +85,13 @@ export class ListenFanOut {
     this.active.set(key, end);
     res.once('close', end);
     const ids = new EventIdVector();
-    const lastListChanged = new Map<string, number>();
     // Only what the client asked for: the list kinds it named, updates of the URIs it subscribed to.
     const asked = new Set<string>(LIST_KINDS.filter(([key]) => honored[key]).map(([, , method]) => method));
     const subscribed = new Set(honored.resourceSubscriptions ?? []);
     const keep = (note: Record<string, unknown>): boolean => {
       const method = note.method;
       if (method === 'notifications/resources/updated') return subscribed.has((note.params as { uri?: unknown } | undefined)?.uri as string);
-      if (typeof method !== 'string' || !asked.has(method)) return false;
-      const now = Date.now();
-      if (now - (lastListChanged.get(method) ?? -Infinity) < LIST_CHANGED_COALESCE_MS) return false;
-      lastListChanged.set(method, now);
-      return true;
+      return typeof method === 'string' && asked.has(method) && listChanged.pass(method);
     };
     const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, this.noticing(member.name, keep)), streams, req.headers));
     if (parts.length === 0) end();

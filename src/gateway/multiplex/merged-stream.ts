@@ -2,10 +2,11 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AuthInfo } from '../../core/kernel/auth-info.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
-import { startEventStream } from '../../http/write-response.js';
+import { startEventStream, writeEvent } from '../../http/write-response.js';
 import { CapturedResponse } from './captured-response.js';
 import type { MemberSession } from './composite-sessions.js';
-import { EventIdVector, EventRelabeller, LIST_CHANGED_COALESCE_MS } from './relabelled-events.js';
+import { ListChangedWindow } from './list-changed-window.js';
+import { EventIdVector, EventRelabeller } from './relabelled-events.js';
 import type { SetMember } from './set-member.js';
 import type { JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import { hideByPins } from '../pins/pinned-upstream.js';
@@ -20,14 +21,16 @@ function isResponse(message: Record<string, unknown>): boolean {
  * A client's standalone GET stream over a server set: one GET stream per server the client's session has opened
  * (and each server opened later, as it is), merged into one. Event ids are {@link EventIdVector}s, so
  * `Last-Event-ID` resumes each server's stream where it was; requests from any server reach the client with ids
- * naming it; `list_changed` notifications of one kind are passed once per {@link LIST_CHANGED_COALESCE_MS}, as
- * the client lists every server again anyway. Responses pass only on a server's stream the client resumed, and then
- * with every tools list compared with the pins.
+ * naming it; `list_changed` notifications of one kind are collapsed by a {@link ListChangedWindow} (one more
+ * following the window when any were held back), as the client lists every server again anyway. Responses pass
+ * only on a server's stream the client resumed, and then with every tools list compared with the pins.
  */
 export class MergedStream {
   private readonly ids: EventIdVector;
   private readonly streams = new Map<string, CapturedResponse>();
-  private readonly lastListChanged = new Map<string, number>();
+  private readonly listChanged = new ListChangedWindow((method) => {
+    if (!this.ended && !this.res.writableEnded) writeEvent(this.res, { jsonrpc: '2.0', method });
+  });
   private ended = false;
   private settle!: () => void;
   /** Settles once the client's stream ended. */
@@ -87,6 +90,7 @@ export class MergedStream {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.listChanged.close();
     for (const stream of this.streams.values()) stream.destroy();
     this.streams.clear();
     if (!this.res.writableEnded) this.res.end();
@@ -97,9 +101,6 @@ export class MergedStream {
     const method = message.method;
     if (typeof method !== 'string' || !method.endsWith('/list_changed')) return true;
     this.onListChanged(server);
-    const now = Date.now();
-    if (now - (this.lastListChanged.get(method) ?? -Infinity) < LIST_CHANGED_COALESCE_MS) return false;
-    this.lastListChanged.set(method, now);
-    return true;
+    return this.listChanged.pass(method);
   }
 }

@@ -2,12 +2,6 @@ import { StringDecoder } from 'node:string_decoder';
 import { messageEventFrame } from '../../core/wire/event-stream-frame.js';
 import { exposeRequestId } from './server-request-ids.js';
 
-/**
- * Least time between two `list_changed` notifications of one kind on one stream to the client, in milliseconds:
- * the client lists every server again anyway, so several servers' changes at once need one notification.
- */
-export const LIST_CHANGED_COALESCE_MS = 100;
-
 /** Most characters held for one event being assembled; a longer event ends the stream (it cannot be relabelled). */
 export const MAX_RELABELLED_EVENT_CHARS = 16 * 1_048_576;
 
