@@ -76,15 +76,13 @@ export function readServers(config: GatewayConfigFile & { servers: Readonly<Reco
   const servers: ServerConfig[] = [];
   for (const name of names) {
     const path = `servers.${name}`;
-    if (problems.check(() => checkUpstreamName(name, path)) === undefined) continue;
-    const first = byLowerCase.get(name.toLowerCase());
-    if (first !== undefined) {
-      problems.add(path, `and servers.${first} differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one`);
-      continue;
-    }
-    byLowerCase.set(name.toLowerCase(), name);
+    const named = problems.check(() => checkUpstreamName(name, path)) !== undefined;
+    const first = named ? byLowerCase.get(name.toLowerCase()) : undefined;
+    if (first !== undefined) problems.add(path, `and servers.${first} differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one`);
+    else if (named) byLowerCase.set(name.toLowerCase(), name);
+    // The entry is read whatever its name, so that its own mistakes are named in the same message.
     const server = problems.check(() => readServerEntry(name, config.servers[name], config, context));
-    if (server !== undefined) servers.push(server);
+    if (server !== undefined && named && first === undefined) servers.push(server);
   }
   return servers;
 }

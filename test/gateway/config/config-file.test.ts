@@ -257,6 +257,13 @@ describe('configuration file: every bad configuration, by JSON path', () => {
       'servers.Notes: and servers.notes differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one',
       'servers.NOTES: and servers.notes differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one',
     ]);
+    // A server with a bad or colliding name still has its own mistakes named, in the same message.
+    assert.deepEqual(problems(withServers({ 'py__x': { ...URL_SERVER, tool: {} }, notes: URL_SERVER, Notes: { ...URL_SERVER, tols: {} } })), [
+      'servers.py__x: must start with a letter and hold only letters, digits, "-" and single "_" (not at its end; at most 64), e.g. notes',
+      'servers.py__x.tool: is not a key here; did you mean tools?',
+      'servers.Notes: and servers.notes differ only in case: names are compared ignoring case (tool prefixes, metric labels); rename one',
+      'servers.Notes.tols: is not a key here; did you mean tools?',
+    ]);
   });
 
   it('a server: not an object, both url and command, neither, unknown keys at every level (with the one meant)', () => {
