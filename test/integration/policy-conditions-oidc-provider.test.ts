@@ -176,6 +176,8 @@ describe('conditions through the gateway, per server', () => {
   const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
   let gateway: RunningGateway;
   const lines: string[] = [];
+  const warnings: string[] = [];
+  const bearers: string[] = [];
   const gatewayPolicy = (): string => join(dir, 'gateway-policy.json');
 
   before(async () => {
@@ -184,9 +186,11 @@ describe('conditions through the gateway, per server', () => {
     const file = join(dir, 'gateway.json');
     const command = [process.execPath, NODE_SERVER];
     const aPolicy = { tools: { add: { when: "'finance' in claims.groups" }, echo: { when: "mcp.arguments.text != 'secret'" } } };
-    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-policy.json' }, servers: { a: { command, policy: aPolicy }, b: { command } } }));
+    // Server c's conditions fail at run time for some callers: a claim the token lacks, a claim of the wrong type.
+    const cPolicy = { tools: { add: { when: "claims.department == 'ops'" }, echo: { when: 'has(claims.level) && claims.level >= 3' } } };
+    writeFileSync(file, JSON.stringify({ gateway: { policy: 'gateway-policy.json' }, servers: { a: { command, policy: aPolicy }, b: { command }, c: { command, policy: cPolicy } } }));
     const config = loadGatewayConfig({ MCP_AUTH_CONFIG: file, MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' });
-    gateway = await startGateway(config, { log: (line) => lines.push(line), warn: () => {} });
+    gateway = await startGateway(config, { log: (line) => lines.push(line), warn: (line) => warnings.push(line) });
     as.addResource(gateway.resource, { scopes: SCOPES });
   });
   after(async () => {
@@ -195,6 +199,7 @@ describe('conditions through the gateway, per server', () => {
 
   const send = async (claims: Record<string, unknown>, method: string, params: Record<string, unknown> = {}, name?: string): Promise<HttpAnswer> => {
     const bearer = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice', extra: claims });
+    bearers.push(bearer);
     return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }, bearer, {
       'mcp-protocol-version': STATELESS,
       'mcp-method': method,
@@ -229,6 +234,40 @@ describe('conditions through the gateway, per server', () => {
     expectConditionRefusal(await callTool(SALES, 'b__echo'), 'tools.*');
     expectConditionRefusal(await callTool(FINANCE, 'a__echo', { text: 'secret' }), 'servers.a.tools.echo');
     assert.ok(lines.some((line) => line.includes('"condition_denied"')), 'the request log names the reason');
+  });
+
+  it('a condition that errors denies the call without a scope challenge, hides the tool, and is warned about by rule only', { timeout: 20_000 }, async () => {
+    // ops: both conditions evaluate cleanly and hold. nokey lacks `department` (add errors; echo's has() guard
+    // makes it a clean refusal). wrongtype carries `level` as a string (echo errors on the comparison).
+    const ops = { groups: ['staff'], tenant: 'acme', department: 'ops', level: 5 };
+    const nokey = { groups: ['staff'], tenant: 'acme', level: 5 };
+    const wrongtype = { groups: ['staff'], tenant: 'acme', department: 'ops', level: 'high-level-value' };
+    const ruleWarnings = (): Array<Record<string, unknown>> =>
+      warnings.map((line) => JSON.parse(line) as Record<string, unknown>).filter((w) => w.message === 'a policy rule could not be decided; the request was denied');
+    // No other caller reaches echo's error, so this call is the first to: the call itself writes the warning.
+    expectConditionRefusal(await callTool(wrongtype, 'c__echo'), 'servers.c.tools.echo');
+    const echoWarning = ruleWarnings().find((w) => w.rule === 'servers.c.tools.echo');
+    assert.deepEqual([echoWarning?.setting, echoWarning?.category], ['servers.c.policy.tools.echo', 'type mismatch'], warnings.join('\n'));
+    expectConditionRefusal(await callTool(nokey, 'c__add'), 'servers.c.tools.add');
+    assert.equal((await callTool(nokey, 'c__echo')).status, 200, 'a has() guard makes a missing claim a clean answer, here allowed');
+    assert.equal((await callTool(wrongtype, 'c__add')).status, 200, 'the same caller, under a condition that evaluates');
+    for (const name of ['c__add', 'c__echo']) assert.equal((await callTool(ops, name)).status, 200, name);
+    const errorLines = lines.filter((line) => line.includes('"condition_error"') && line.includes('"server":"c"'));
+    assert.equal(errorLines.length, 2, 'the request log names the reason of both refusals');
+    const names = async (claims: Record<string, unknown>): Promise<string[]> => {
+      const answer = await send(claims, 'tools/list');
+      assert.equal(answer.status, 200, answer.text);
+      return answer.json.result.tools.map((tool: { name: string }) => tool.name).filter((name: string) => name === 'c__add' || name === 'c__echo');
+    };
+    // The rule that refused each call filters the list the same way for that caller.
+    const cases: Array<[Record<string, unknown>, string[]]> = [[ops, ['c__add', 'c__echo']], [nokey, ['c__echo']], [wrongtype, ['c__add']]];
+    for (const [claims, expected] of cases) assert.deepEqual(await names(claims), expected, JSON.stringify(claims));
+    // One warning per rule at most once a minute, whichever request met the error first; never a value or token.
+    const summary = ruleWarnings().map((w) => [w.rule, w.setting, w.category]).sort();
+    assert.deepEqual(summary, [['servers.c.tools.add', 'servers.c.policy.tools.add', 'no such key'], ['servers.c.tools.echo', 'servers.c.policy.tools.echo', 'type mismatch']], warnings.join('\n'));
+    const text = warnings.join('\n');
+    assert.ok(bearers.length >= 9, 'every token of this test is looked for');
+    for (const secret of [...bearers, 'alice', 'high-level-value']) assert.ok(!text.includes(secret), 'a warning carries a token or a claim value');
   });
 
   it('a reload of the gateway-wide policy file changes decisions without a restart', async () => {
