@@ -1,5 +1,5 @@
 // `npm run test:quick`: the unit layer alone, for a first check in well under a minute (see test/suite-files.ts for
-// what it holds). `npm test` runs this file too, as one of its files, beside everything else.
+// what it holds). `npm test` runs the same files in a few shards (test/unit-<n>.ts) beside everything else.
 import { pathToFileURL } from 'node:url';
 import { unitLayerFiles } from './suite-files.js';
 

@@ -44,6 +44,16 @@ const UPSTREAM_TOOLS = [
   { name: 'echo', title: 'Echo', description: 'Echoes.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: true }, _meta: { 'vendor/owner': ALICE_ONLY }, 'x-vendor-user': ALICE_ONLY },
   { name: 'admin', description: 'Administers.', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, _meta: { 'vendor/session': ALICE_ONLY } },
 ];
+
+/** Waits until the single upstream's tools list is kept in the store at `storeDir`: it is written in the background of the answer that listed it, its head last. */
+async function untilKept(storeDir: string): Promise<void> {
+  const head = join(storeDir, entryFileName(keptListKey('', 'tools/list'))!);
+  for (let tries = 0; !existsSync(head); tries++) {
+    assert.ok(tries < 100, 'kept within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** The same definitions as kept: MCP's fields only. */
 const KEPT_TOOLS = [
   { name: 'echo', title: 'Echo', description: 'Echoes.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: true } },
@@ -138,6 +148,8 @@ describe('connected accounts: the single upstream lists its kept tools to users 
   });
 
   it('after a restart on the same store, the kept list still serves, before anyone lists again', async () => {
+    // On a busy machine it may not have landed yet: a restart before it has would find nothing kept.
+    await untilKept(parts.storeDir);
     await gateway!.shutdown();
     const listed = upstream.answered('tools/list');
     await start();
@@ -254,12 +266,7 @@ describe("connected accounts: a vendor's long list is kept whole and listed whol
     const done = await new PageBrowser(parts.origin).connect(link, CONNECTED_USERS[0], parts.callback, parts.upstreamCallback);
     assert.equal(done.status, 200, done.body);
     assert.equal((await list('alice')).result.tools.length, 300);
-    // The list is written in the background of alice's answer, its head last.
-    const head = join(parts.storeDir, entryFileName(keptListKey('', 'tools/list'))!);
-    for (let tries = 0; !existsSync(head); tries++) {
-      assert.ok(tries < 100, 'kept within 5 s');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilKept(parts.storeDir);
 
     await gateway!.shutdown();
     const listed = upstream.answered('tools/list');
