@@ -12,6 +12,7 @@ import { isScopeToken } from '../wire/scope-token.js';
 import { isUriTemplate } from '../wire/uri-template.js';
 import { knownNameOutcome, nameOutcome, rememberNameOutcome } from './name-outcomes.js';
 import { callerKey, callerOutcomes, conditionRequest, type RuleContext } from './condition-request.js';
+import { ReusedListItems } from './reused-list-items.js';
 import { ConditionEvaluationError, ConditionFailure, type CompiledCondition, type ConditionRequest } from './policy-condition.js';
 import { describeValue, EMPTY, LIST_SPECS, type CompiledRule, type ListSpec, type PolicyRules, type RuleTable } from './policy-rules.js';
 
@@ -104,6 +105,8 @@ export class PolicyEvaluator {
   private readonly effectiveCache = new WeakMap<readonly string[], { length: number; set: ReadonlySet<string> }>();
   // The sorted JSON of an effective scope set, for list memo keys.
   private readonly scopeKeys = new WeakMap<ReadonlySet<string>, string>();
+  /** The last filtering of each items array a handler answered with (see {@link ReusedListItems}). */
+  private readonly reusedItems = new ReusedListItems();
   /**
    * What a filtered list depends on besides the caller's scopes, when a filtered list may be reused (no rule a list
    * consults is a function, so each decision is a pure function of the caller and the item): the outcomes of the
@@ -235,7 +238,13 @@ export class PolicyEvaluator {
 
   /** See `CompiledPolicy.filterListResult`. */
   filterListResult(method: string, result: Record<string, unknown>, auth: AuthInfo, message?: JsonRpcMessage, protocolVersion?: string): Record<string, unknown> {
-    return filterListEnvelope(method, result, message, protocolVersion, (spec, items) => this.filterItems(spec, items, auth));
+    return filterListEnvelope(method, result, message, protocolVersion, (spec, items) => {
+      // The same items for the same key (the caller, as far as the filter depends on them): filtered as last time.
+      const key = this.listFilterKey(method, auth, message, protocolVersion);
+      if (key === undefined) return this.filterItems(spec, items, auth);
+      const nameOf = (item: unknown): string | undefined => listItemKey(spec, item);
+      return this.reusedItems.get(items, key, nameOf) ?? this.reusedItems.set(items, key, nameOf, this.filterItems(spec, items, auth));
+    });
   }
 
   /** See `CompiledPolicy.listFilterKey`. */
