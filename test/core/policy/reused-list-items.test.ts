@@ -48,7 +48,7 @@ describe('reused list items', () => {
     counted.filterListResult('tools/list', { tools }, bob);
     assert.equal(calls, 4, 'the function decides each item of each list');
     // A custom verifier's caller, whose `extra` is not frozen: nothing says two requests are the same caller.
-    const extra = { sub: 'x', claims: { sub: 'x', groups: [] as string[] } };
+    const extra = { sub: 'x', claims: { sub: 'x', groups: [] as string[] }, tokenType: 'jwt' as const };
     const unverified: AuthInfo = { token: 't', clientId: 'c', scopes: ['mcp'], extra };
     const tools2 = [{ name: 'pub_a' }, { name: 'secret' }];
     assert.deepEqual(names(policy.filterListResult('tools/list', { tools: tools2 }, unverified)), ['pub_a']);
