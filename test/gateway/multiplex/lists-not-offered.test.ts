@@ -3,14 +3,13 @@
 // the list, the answer is an empty list. Telling so reads no answer that is a 200: a merge reused byte for byte parses
 // no page. Real parts: an authorization server and raw HTTP servers on loopback.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
+import { listenOnLoopback } from '../../helpers/loopback-server.js';
 import { postMcp, send } from '../../helpers/http-client.js';
 
 const STATELESS = '2026-07-28';
@@ -36,9 +35,8 @@ async function rawServer(offers: Record<string, Record<string, unknown>>): Promi
           : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } };
       res.writeHead(result === undefined && stateless ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
-  }).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+  });
+  return { url: `${await listenOnLoopback(server)}/mcp`, server };
 }
 
 let as: AuthorizationServer;
@@ -132,14 +130,14 @@ describe('a server that answers a list with another JSON-RPC error', { timeout: 
         if (message.id === undefined) return void res.writeHead(202).end();
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } }));
       });
-    }).listen(0, '127.0.0.1');
-    await once(failing, 'listening');
+    });
+    const failingUrl = `${await listenOnLoopback(failing)}/mcp`;
     const tools = await rawServer({ 'tools/list': { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
     servers.push(failing, tools.server);
     const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
     const list: ServerConfig[] = [
       { name: 'tools', transport: 'http', proxy: { upstream: tools.url }, required: false },
-      { name: 'broken', transport: 'http', proxy: { upstream: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/mcp` }, required: false },
+      { name: 'broken', transport: 'http', proxy: { upstream: failingUrl }, required: false },
     ];
     const own = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
     try {

@@ -3,15 +3,14 @@
 // parts: an authorization server, the stdio fixture server (a child process the gateway starts), and raw HTTP
 // servers on loopback, one of which keeps sessions as server-everything does.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { messages, postMcp, send } from '../../helpers/http-client.js';
+import { listenOnLoopback } from '../../helpers/loopback-server.js';
 import { NODE_SERVER, PROTOCOL_VERSION } from '../../helpers/stdio-gateway.js';
 
 const UNAVAILABLE = 'io.github.mcp-oauth-guard/unavailable';
@@ -35,9 +34,8 @@ async function rawServer(tool: string, sessions: boolean): Promise<{ url: string
       const headers = { 'content-type': 'application/json', ...(sessions && message.method === 'initialize' ? { 'mcp-session-id': `${tool}-1` } : {}) };
       res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: results[message.method] ?? {} }));
     });
-  }).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+  });
+  return { url: `${await listenOnLoopback(server)}/mcp`, server };
 }
 
 let as: AuthorizationServer;
