@@ -23,6 +23,8 @@ interface LastFiltering {
  */
 export class ReusedListItems {
   readonly #last = new WeakMap<readonly unknown[], LastFiltering>();
+  /** Arrays filtered once: kept only when seen again, so a handler that makes a new array per list pays no copy. */
+  readonly #seen = new WeakSet<readonly unknown[]>();
 
   /** A copy of what was kept of `items` under `key`, when they are the same as then; else undefined. */
   get(items: readonly unknown[], key: string, nameOf: (item: unknown) => string | undefined): unknown[] | undefined {
@@ -35,8 +37,12 @@ export class ReusedListItems {
     return last.kept.slice();
   }
 
-  /** Keeps `kept`, what was kept of `items` under `key`, and returns it. */
+  /** Keeps `kept`, what was kept of `items` under `key` (from the second time `items` is filtered), and returns it. */
   set(items: readonly unknown[], key: string, nameOf: (item: unknown) => string | undefined, kept: unknown[]): unknown[] {
+    if (!this.#seen.has(items)) {
+      this.#seen.add(items);
+      return kept;
+    }
     this.#last.set(items, { key, objects: items.slice(), names: items.map(nameOf), kept: kept.slice() });
     return kept;
   }
