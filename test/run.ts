@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { inProcessShardEntries, processPerFileTests, programShardEntries, slowestFirst, TEST_DIR, unitShardEntries } from './suite-files.js';
+import { inProcessShardEntries, processPerFileTests, programShardEntries, slowestFirst, TEST_DIR, testProcessFlags, unitShardEntries } from './suite-files.js';
 
 const require = createRequire(import.meta.url);
 
@@ -23,7 +23,7 @@ function run(command: string, args: string[]): Promise<number> {
 
 const typecheck = run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
 const tests = run(process.execPath, [
-  '--import', 'tsx', join(TEST_DIR, 'run-in-order.ts'),
+  ...testProcessFlags(), join(TEST_DIR, 'run-in-order.ts'),
   ...unitShardEntries(), ...inProcessShardEntries(), ...programShardEntries(), ...slowestFirst(processPerFileTests()),
 ]);
 const [typecheckCode, testCode] = await Promise.all([typecheck, tests]);

@@ -28,10 +28,19 @@
 // process each costs them little, and in a shard they would crowd it toward its time limit).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The test folder. */
 export const TEST_DIR = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The Node flags of every test process `npm test` starts (node:test's runner passes its own on to the processes it
+ * starts): tsx, and a message for a failing `assert.ok` that has none, made without re-reading the test's source
+ * (helpers/cheap-assert-messages.ts says why).
+ */
+export function testProcessFlags(): string[] {
+  return ['--import', 'tsx', '--import', pathToFileURL(join(TEST_DIR, 'helpers', 'cheap-assert-messages.ts')).href];
+}
 /** The folders of the unit layer. */
 const UNIT_FOLDERS = ['core', 'package'];
 /** The one helper through which a test starts a program. */
