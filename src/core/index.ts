@@ -81,6 +81,7 @@ export { callerKey, callerOrIssuerKey } from './kernel/caller-key.js';
 export {
   createSessionRegistry,
   type BindOutcome,
+  type BoundInUse,
   type BoundSession,
   type SessionRegistry,
   type SessionRegistryOptions,

@@ -343,11 +343,10 @@ class StatefulSdkSessions {
       enableDnsRebindingProtection: false,
       onsessioninitialized: (sessionId) => {
         // Registered before the initialize answer is written, so the client's next request finds it.
-        if (reservation.bind(sessionId, state) !== 'bound') return;
-        const found = this.registry.lookup(sessionId, auth);
-        if (!('session' in found)) return;
-        session = found.session;
-        session.acquire();
+        // In use from the start: a lookup here could find it expired already with an idle timeout of a few ms.
+        const bound = reservation.bindInUse(sessionId, state);
+        if (!('session' in bound)) return;
+        session = bound.session;
         this.startSweeper();
       },
     });

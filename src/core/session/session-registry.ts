@@ -67,6 +67,9 @@ export interface BoundSession<T = undefined> {
  */
 export type BindOutcome = 'bound' | 'known' | 'conflict' | 'no_identity' | 'full' | 'caller_full';
 
+/** What {@link SessionRegistry.bindInUse} hands back: the new session, in use, or why it was not bound. */
+export type BoundInUse<T> = { session: BoundSession<T> } | { refused: Exclude<BindOutcome, 'bound'> };
+
 /** A slot taken for a session still being opened; see {@link SessionRegistry.reserve}. */
 export interface SessionReservation<T> {
   /**
@@ -74,6 +77,8 @@ export interface SessionReservation<T> {
    * `value` retains, may still evict, see {@link SessionRegistryOptions.maxBytes}).
    */
   bind(sessionId: string, value: T, bytes?: number): BindOutcome;
+  /** `bind`, handing back the new session with an exchange in progress: see {@link SessionRegistry.bindInUse}. */
+  bindInUse(sessionId: string, value: T, bytes?: number): BoundInUse<T>;
   /** Gives the slot back when the session was not opened after all. Idempotent; a no-op after `bind`. */
   release(): void;
 }
@@ -94,6 +99,17 @@ export interface SessionRegistry<T = undefined> {
    * what `value` retains, default 0) cannot fit {@link SessionRegistryOptions.maxBytes}.
    */
   bind(sessionId: string, auth: AuthInfo, value?: T, bytes?: number): BindOutcome;
+  /**
+   * `bind`, and when the session is new, hands it back with one exchange already in progress (as after
+   * {@link BoundSession.acquire}; `release` it when that exchange ends). A `lookup` right after `bind` may find the
+   * session already expired when `idleTimeoutMs` is a few milliseconds and the clock moved on meanwhile; this
+   * cannot.
+   *
+   * @example
+   * const bound = registry.bindInUse(sessionId, auth, transport);
+   * if ('session' in bound) res.once('close', () => bound.session.release());
+   */
+  bindInUse(sessionId: string, auth: AuthInfo, value?: T, bytes?: number): BoundInUse<T>;
   /**
    * Takes a slot for a session that is being opened (its id is not known yet), making room by the same rules
    * as `bind`. Slots taken count towards both limits, so concurrent opens cannot overshoot them. `'busy'`
@@ -189,6 +205,18 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
     return this.bindOwned(sessionId, owner, value as T, bytes, false);
   }
 
+  bindInUse(sessionId: string, auth: AuthInfo, value?: T, bytes = 0): BoundInUse<T> {
+    return this.inUse(sessionId, this.bind(sessionId, auth, value, bytes));
+  }
+
+  /** The entry `outcome` bound, acquired; or why none was. */
+  private inUse(sessionId: string, outcome: BindOutcome): BoundInUse<T> {
+    if (outcome !== 'bound') return { refused: outcome };
+    const entry = this.entries.get(sessionId)!;
+    entry.acquire();
+    return { session: entry };
+  }
+
   reserve(auth: AuthInfo): SessionReservation<T> | 'no_identity' | 'busy' {
     const owner = callerKey(auth);
     if (owner === undefined) return 'no_identity';
@@ -207,6 +235,10 @@ class BoundedSessionRegistry<T> implements SessionRegistry<T> {
       bind: (sessionId, value, bytes = 0) => {
         release();
         return this.bindOwned(sessionId, owner, value, bytes, true);
+      },
+      bindInUse: (sessionId, value, bytes = 0) => {
+        release();
+        return this.inUse(sessionId, this.bindOwned(sessionId, owner, value, bytes, true));
       },
       release,
     };

@@ -56,6 +56,30 @@ describe('createSessionRegistry', () => {
     assert.equal(registry.size, 1, 'binding sweeps expired sessions');
   });
 
+  it('bindInUse hands back the new session in use, so a clock that moves on at once cannot expire it before its first use', () => {
+    // Every reading of the clock a millisecond later, as on a busy machine with a 1 ms idle timeout.
+    let now = 0;
+    const registry = createSessionRegistry<string>({ maxSessions: 10, idleTimeoutMs: 1, now: () => now++ });
+    assert.equal(registry.bind('looked-up', ALICE, 'a'), 'bound');
+    assert.deepEqual(registry.lookup('looked-up', ALICE), { refused: 'session_unknown' }, 'the case bindInUse is for');
+    const bound = registry.bindInUse('in-use', ALICE, 'b');
+    assert.ok('session' in bound, 'bound');
+    assert.equal(bound.session.value, 'b');
+    registry.sweep();
+    assert.equal(registry.size, 1, 'in use, it is not swept');
+    bound.session.release();
+    registry.sweep();
+    assert.equal(registry.size, 0, 'released and idle, it is');
+    assert.deepEqual(registry.bindInUse('x', caller(undefined, '')), { refused: 'no_identity' });
+    const reservation = registry.reserve(BOB);
+    assert.ok(typeof reservation === 'object', 'reserved');
+    const reserved = reservation.bindInUse('r', 'c');
+    assert.ok('session' in reserved, 'a reserved slot is bound in use too');
+    registry.sweep();
+    assert.equal(registry.size, 1);
+    assert.deepEqual(registry.bindInUse('r', BOB), { refused: 'known' }, 'not bound twice');
+  });
+
   it('a release with no acquire leaves a later exchange in progress: the session goes neither first nor when idle', () => {
     let now = 0;
     const registry = createSessionRegistry({ maxSessions: 2, idleTimeoutMs: 1000, now: () => now });

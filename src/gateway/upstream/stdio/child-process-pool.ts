@@ -90,10 +90,12 @@ export function createChildProcessPool<T extends PooledChild>(options: ChildProc
       if (closed || running.size >= options.maxProcesses) return { refused: 'process_limit' };
     }
     const slot = options.createSlot(sessionId, auth);
-    const outcome = registry.bind(sessionId, auth, slot);
-    if (outcome === 'no_identity') return { refused: 'no_identity' };
-    if (outcome === 'caller_full') return { refused: 'caller_process_limit' };
-    if (outcome !== 'bound') return { refused: 'process_limit' };
+    const bound = registry.bindInUse(sessionId, auth, slot);
+    if ('refused' in bound) {
+      if (bound.refused === 'no_identity') return { refused: 'no_identity' };
+      if (bound.refused === 'caller_full') return { refused: 'caller_process_limit' };
+      return { refused: 'process_limit' };
+    }
     const child = options.startChild(slot, sessionId, auth, () => {
       running.delete(child);
       registry.forget(sessionId, false);
@@ -102,8 +104,10 @@ export function createChildProcessPool<T extends PooledChild>(options: ChildProc
     slot.child = child;
     running.add(child);
     void child.ended.then(() => running.delete(child));
-    const found = registry.lookup(sessionId, auth);
-    return 'session' in found ? found : { refused: 'process_limit' };
+    // Handed back as `lookup` would (its user acquires it), not looked up: with an idle timeout of a few ms, the
+    // process just started could be found expired already and stopped.
+    bound.session.release();
+    return bound;
   }
 
   return {
