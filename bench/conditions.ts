@@ -24,6 +24,8 @@ export interface ConditionsSettings {
   connections: number;
   /** The compiled library's entry point; default the TypeScript source. */
   entryUrl?: string;
+  /** Where each server writes a V8 CPU profile when it stops (`conditions-<variant>.cpuprofile`); none by default. */
+  cpuProfileDir?: string;
 }
 
 /** The targets of the issue: conditions over scopes-only. */
@@ -44,8 +46,10 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function startServer(variant: Variant, issuer: string, entryUrl: string | undefined): Promise<{ child: ChildProcess; url: string }> {
-  const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])]);
+async function startServer(variant: Variant, issuer: string, settings: ConditionsSettings): Promise<{ child: ChildProcess; url: string }> {
+  const { entryUrl, cpuProfileDir } = settings;
+  const execArgv = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=conditions-${variant}.cpuprofile`];
+  const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])], { execArgv });
   const url = await waitFor<ServerReport, string>(child, `conditions server (${variant})`, (m) => (m.type === 'ready' ? m.url : undefined));
   return { child, url };
 }
@@ -65,7 +69,7 @@ async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): P
 export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
   const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
   const urls = {} as Record<Variant, string>;
-  for (const variant of CONDITION_VARIANTS) urls[variant] = (await startServer(variant, issuer, settings.entryUrl)).url;
+  for (const variant of CONDITION_VARIANTS) urls[variant] = (await startServer(variant, issuer, settings)).url;
   // A filtered list is reused for the same caller under any policy that allows it: each is measured as served.
   try {
     for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);

@@ -33,7 +33,7 @@
  * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
- * and of the gateway to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
+ * and of the gateway and the conditions part's servers to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
  * compiling it first), BENCH_LIBRARY=<directory> (benchmark the compiled library in that directory, e.g. a
  * patched copy, instead of compiling `src/`), BENCH_ONLY=express|gateway|servers|connected|stdio|conditions|instructions (run one part; `instructions`, user-space instructions per
  * request counted under valgrind (`instructions.ts`, about half an hour), runs only when named; BENCH_INSTRUCTION_REQUESTS=warm-up,short,long, default
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     printUpstreamKinds(report);
   }
   if (ONLY === 'all' || ONLY === 'conditions') {
-    report.conditions = await runConditionsBench({ rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, ...(library === undefined ? {} : { entryUrl: library }) });
+    report.conditions = await runConditionsBench({ rounds: ROUNDS, durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, ...(library === undefined ? {} : { entryUrl: library }), ...(CPU_PROFILE ? { cpuProfileDir: join(RESULTS_DIR, 'profiles') } : {}) });
   }
   if (ONLY === 'instructions') {
     report.instructions = await runInstructionsBench({

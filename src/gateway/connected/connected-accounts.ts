@@ -20,6 +20,7 @@ import { connectionKey, type ConnectionRecord, type UserRef } from './oauth/conn
 import { clientMetadataDocument, serverPublicName } from './oauth/gateway-client-urls.js';
 import { clearStepUpScope, writeConnection } from './oauth/sealed-connections.js';
 import type { UpstreamAuthorization } from './oauth/upstream-authorization.js';
+import type { Settles } from './kept-store-value.js';
 import { keptUpstreamLists } from './kept-upstream-lists.js';
 import { keptUpstreamProfile } from './kept-upstream-profile.js';
 import { connectedAuthorizations, openConnectionStore, type ConnectedUpstream, type OpenedConnectionStore } from './open-connections.js';
@@ -156,7 +157,7 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
   const profiles = new Map(options.upstreams.map(({ server }) => [server, keptUpstreamProfile({ store, sealer, server })]));
   // What each upstream last listed for a connected user, listed to users who have not connected; with `hide`, none is kept.
   const log = options.log;
-  const lists = new Map<string, KeptLists>();
+  const lists = new Map<string, KeptLists & Settles>();
   if (config.lists !== 'hide') for (const { server } of options.upstreams) lists.set(server, keptUpstreamLists({ store, sealer, server, ...(log ? { log } : {}) }));
   await Promise.all([...[...profiles.values()].map((kept) => kept.read()), ...[...lists.values()].map((kept) => kept.read('tools/list'))]);
   const built = new Map<string, UpstreamCredentials>();
@@ -174,7 +175,11 @@ export async function openConnectedAccounts(options: ConnectedAccountsOptions): 
     pages,
     lists: connectedLists(options.upstreams, config.lists, records),
     storeReachable: async () => store.reachable?.(),
-    close: () => store.close(),
+    close: async () => {
+      // What was learnt just before shutdown is written first, so that the next run (or another replica) has it.
+      await Promise.all([...[...profiles.values()].map((kept) => kept.settled()), ...[...lists.values()].map((kept) => kept.settled())]);
+      await store.close();
+    },
   };
 }
 

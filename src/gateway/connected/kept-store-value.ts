@@ -97,6 +97,17 @@ export interface KeptStoreValue<T> {
   read(): Promise<T | undefined>;
   /** The upstream told `value`: written when its kept part differs from the known one. Never rejects. */
   learnt(value: unknown): Promise<void>;
+  /**
+   * Resolves once no write is in progress (one learnt meanwhile included), e.g. before the store closes at shutdown:
+   * a value learnt just before is then in the store for the next run. A write the store refused is not waited for
+   * again. Never rejects.
+   */
+  settled(): Promise<void>;
+}
+
+/** A kept value whose writes can be waited for: {@link KeptStoreValue.settled}, for the store's owner at shutdown. */
+export interface Settles {
+  settled(): Promise<void>;
 }
 
 /**
@@ -186,6 +197,9 @@ export function keptStoreValue<T>(options: KeptStoreValueOptions<T>): KeptStoreV
         retryAt = -Infinity;
       }
       await save();
+    },
+    async settled() {
+      while (writing !== undefined) await writing;
     },
   };
 }

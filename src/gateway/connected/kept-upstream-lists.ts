@@ -13,7 +13,7 @@ import { formatLogLine, writeSafely, type LineSink } from '../../core/kernel/log
 import { LIST_SPECS } from '../../core/policy/policy-rules.js';
 import type { KeptLists } from '../upstream-auth/kept-lists.js';
 import { keptChunkedRecords } from './kept-chunked-records.js';
-import { KEPT_VALUE_RECHECK_MS, keptStoreValue, type KeptJson, type KeptStoreValue } from './kept-store-value.js';
+import { KEPT_VALUE_RECHECK_MS, keptStoreValue, type KeptJson, type KeptStoreValue, type Settles } from './kept-store-value.js';
 import { upstreamProfileKey } from './kept-upstream-profile.js';
 import { serverPublicName } from './oauth/gateway-client-urls.js';
 import type { Sealer } from './oauth/sealer.js';
@@ -80,7 +80,7 @@ export interface KeptUpstreamListsOptions {
  * await kept.learnt('tools/list', { tools: [{ name: 'add', inputSchema: { type: 'object' }, _meta: { user: 'alice' } }] });
  * await kept.read('tools/list'); // [{ name: 'add', inputSchema: { type: 'object' } }]
  */
-export function keptUpstreamLists(options: KeptUpstreamListsOptions): KeptLists {
+export function keptUpstreamLists(options: KeptUpstreamListsOptions): KeptLists & Settles {
   const lists = new Map<string, KeptStoreValue<StoredList>>();
   for (const [method, fields] of KEPT_FIELDS) {
     const keep = (value: unknown): KeptJson<StoredList> | undefined => keptListOf(value, fields);
@@ -115,6 +115,9 @@ export function keptUpstreamLists(options: KeptUpstreamListsOptions): KeptLists 
         writeSafely(options.log, formatLogLine('connected_list_cut', fields));
       }
       await kept.learnt({ items: fitting });
+    },
+    async settled() {
+      await Promise.all([...lists.values()].map((kept) => kept.settled()));
     },
   };
 }

@@ -3,7 +3,7 @@
  * sealed like every record of the token store, under a key of its own that no user's record can have.
  */
 import { profileOfResult, type KeptProfile, type KeptProfiles } from '../upstream-auth/kept-profile.js';
-import { keptSingleRecord, keptStoreValue, type KeptJson } from './kept-store-value.js';
+import { keptSingleRecord, keptStoreValue, type KeptJson, type Settles } from './kept-store-value.js';
 import type { Sealer } from './oauth/sealer.js';
 import type { TokenStore } from './store/token-store.js';
 
@@ -39,14 +39,14 @@ export interface KeptUpstreamProfileOptions {
  * await kept.learnt({ capabilities: { tools: {} }, protocolVersion: '2025-11-25' });
  * await kept.read(); // { capabilities: { tools: {} }, protocolVersion: '2025-11-25' }
  */
-export function keptUpstreamProfile(options: KeptUpstreamProfileOptions): KeptProfiles {
+export function keptUpstreamProfile(options: KeptUpstreamProfileOptions): KeptProfiles & Settles {
   const kept = keptStoreValue({
     records: keptSingleRecord({ store: options.store, sealer: options.sealer, key: upstreamProfileKey(options.server) }),
     keep: keptProfileOf,
     maxBytes: MAX_KEPT_PROFILE_BYTES,
     ...(options.now ? { now: options.now } : {}),
   });
-  return { read: () => kept.read(), learnt: (profile) => kept.learnt(profile) };
+  return { read: () => kept.read(), learnt: (profile) => kept.learnt(profile), settled: () => kept.settled() };
 }
 
 /**

@@ -168,6 +168,29 @@ describe('the kept profile record', { timeout: 10_000 }, () => {
     assert.equal(attempts, 3, 'nothing more once written');
   });
 
+  it('settled() waits for a write in progress and for one learnt meanwhile, as the gateway does before its store closes', async () => {
+    const releases: Array<() => void> = [];
+    const slow = Object.assign(Object.create(store) as TokenStore, {
+      set: (key: string, value: string, ttl?: number) => new Promise<void>((resolve) => releases.push(resolve)).then(() => store.set(key, value, ttl)),
+    });
+    const kept = keptUpstreamProfile({ store: slow, sealer, server: 'slow' });
+    const first = { capabilities: { tools: {} }, protocolVersion: VERSION };
+    const second = { capabilities: { tools: {}, logging: {} }, protocolVersion: VERSION };
+    void kept.learnt(first);
+    void kept.learnt(second);
+    let settled = false;
+    const settling = kept.settled().then(() => (settled = true));
+    await waitFor(async () => releases.length === 1);
+    assert.equal(settled, false, 'the first write is in progress');
+    releases.shift()!();
+    await waitFor(async () => releases.length === 1);
+    assert.equal(settled, false, 'the second, learnt meanwhile, is in progress');
+    releases.shift()!();
+    await settling;
+    assert.deepEqual(await keptUpstreamProfile({ store, sealer, server: 'slow' }).read(), second, 'the last learnt is in the store');
+    await kept.settled();
+  });
+
   it('is read again, at most every 30 seconds, while none is known', async () => {
     let clock = 0;
     const kept = keptUpstreamProfile({ store, sealer, server: 'late', now: () => clock });
