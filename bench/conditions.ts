@@ -10,6 +10,7 @@
  * Reported: each condition variant over scopes-only, req/s median of the per-round ratios, beside the targets.
  */
 import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { LoadProcess } from './load-client.js';
 import { BENCH_CLAIMS, CONDITION_LIST_TOOLS, CONDITION_VARIANTS, type ConditionVariant } from './conditions-server.js';
 import { startScript, stopAll, waitFor } from './processes.js';
@@ -24,7 +25,7 @@ export interface ConditionsSettings {
   connections: number;
   /** The compiled library's entry point; default the TypeScript source. */
   entryUrl?: string;
-  /** Where each server writes a V8 CPU profile when it stops (`conditions-<variant>.cpuprofile`); none by default. */
+  /** Where each server writes V8 CPU profiles when it stops (in `conditions-<variant>/`, one per thread); none by default. */
   cpuProfileDir?: string;
 }
 
@@ -48,10 +49,19 @@ function median(values: readonly number[]): number {
 
 async function startServer(variant: Variant, issuer: string, settings: ConditionsSettings): Promise<{ child: ChildProcess; url: string }> {
   const { entryUrl, cpuProfileDir } = settings;
-  const execArgv = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=conditions-${variant}.cpuprofile`];
+  // A folder per variant: each thread of the process (tsx's loader runs in one of its own) writes a profile there.
+  const execArgv = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(cpuProfileDir, `conditions-${variant}`)}`];
   const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])], { execArgv });
   const url = await waitFor<ServerReport, string>(child, `conditions server (${variant})`, (m) => (m.type === 'ready' ? m.url : undefined));
   return { child, url };
+}
+
+/** The server's CPU time so far (user and system, every thread), in µs. */
+async function cpuMicros(child: ChildProcess): Promise<number> {
+  const answer = waitFor<ServerReport, NodeJS.CpuUsage>(child, 'conditions server CPU usage', (m) => (m.type === 'cpu' ? m.usage : undefined));
+  child.send({ type: 'cpu' });
+  const usage = await answer;
+  return usage.user + usage.system;
 }
 
 /** Checks that both servers serve the workload to the token alike before anything is measured. */
@@ -69,7 +79,8 @@ async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): P
 export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
   const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
   const urls = {} as Record<Variant, string>;
-  for (const variant of CONDITION_VARIANTS) urls[variant] = (await startServer(variant, issuer, settings)).url;
+  const children = {} as Record<Variant, ChildProcess>;
+  for (const variant of CONDITION_VARIANTS) ({ url: urls[variant], child: children[variant] } = await startServer(variant, issuer, settings));
   // A filtered list is reused for the same caller under any policy that allows it: each is measured as served.
   try {
     for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);
@@ -80,16 +91,28 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
         load.run({ url: urls[variant], scenario: 'cached', durationSeconds, body: BODIES[workload], tokenResource: urls[variant] });
       for (const variant of CONDITION_VARIANTS) await measure(variant, settings.warmupSeconds);
       const ratios: Record<(typeof MEASURED)[number], number[]> = { conditions: [], distinct: [] };
+      // The server's own CPU per request, scopes-only over the variant: what the conditions cost the server whatever
+      // bounds the rate (a 1,000-tool list's answer is parsed by the load process too).
+      const cpuRatios: Record<(typeof MEASURED)[number], number[]> = { conditions: [], distinct: [] };
       const rates: Record<Variant, number[]> = { scopes: [], conditions: [], distinct: [] };
+      const cpuPerRequest: Record<Variant, number[]> = { scopes: [], conditions: [], distinct: [] };
       for (let round = 0; round < settings.rounds; round++) {
         const own: Partial<Record<Variant, number>> = {};
+        const ownCpu: Partial<Record<Variant, number>> = {};
         for (const variant of williamsOrder(CONDITION_VARIANTS, round)) {
+          const before = await cpuMicros(children[variant]);
           const summary = await measure(variant, settings.durationSeconds);
+          const cpu = (await cpuMicros(children[variant])) - before;
           if (summary.errors > 0 || summary.non2xx > 0) throw new Error(`${workload} ${variant}: ${summary.errors} errors, ${summary.non2xx} non-2xx answers`);
           own[variant] = summary.requestsPerSecond;
           rates[variant].push(summary.requestsPerSecond);
+          ownCpu[variant] = cpu / Math.max(1, summary.totalRequests);
+          cpuPerRequest[variant].push(ownCpu[variant]!);
         }
-        for (const variant of MEASURED) ratios[variant].push(own[variant]! / own.scopes!);
+        for (const variant of MEASURED) {
+          ratios[variant].push(own[variant]! / own.scopes!);
+          cpuRatios[variant].push(ownCpu.scopes! / ownCpu[variant]!);
+        }
       }
       const rounded = (r: number): number => Math.round(r * 1000) / 1000;
       const ratio = rounded(median(ratios.conditions));
@@ -103,6 +126,9 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
         scopesRequestsPerSecond: Math.round(median(rates.scopes)),
         conditionsRequestsPerSecond: Math.round(median(rates.conditions)),
         distinctRequestsPerSecond: Math.round(median(rates.distinct)),
+        cpuMicrosPerRequest: Object.fromEntries(CONDITION_VARIANTS.map((variant) => [variant, Math.round(median(cpuPerRequest[variant]))])),
+        cpuConditionsOverScopes: rounded(median(cpuRatios.conditions)),
+        cpuDistinctOverScopes: rounded(median(cpuRatios.distinct)),
       };
       const what = workload === 'call' ? 'a tools/call under 200 rules' : `a tools/list of ${CONDITION_LIST_TOOLS} tools`;
       const target = CONDITIONS_TARGETS[workload];
@@ -110,6 +136,11 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
       console.log(`conditions: ${what}: ${Math.round(median(rates.scopes))} req/s scopes-only`);
       console.log(`  one shared condition: ${Math.round(median(rates.conditions))} req/s, ${verdict(ratio)}`);
       console.log(`  200 distinct conditions, * reading mcp.name: ${Math.round(median(rates.distinct))} req/s, ${verdict(distinct)}`);
+      const micros = (variant: Variant): number => Math.round(median(cpuPerRequest[variant]));
+      console.log(
+        `  server CPU per request: ${micros('scopes')} µs scopes-only, ${micros('conditions')} µs shared (scopes ÷ shared ${rounded(median(cpuRatios.conditions)).toFixed(3)}), ` +
+          `${micros('distinct')} µs distinct (scopes ÷ distinct ${rounded(median(cpuRatios.distinct)).toFixed(3)})`,
+      );
     }
     return report;
   } finally {
