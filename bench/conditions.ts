@@ -13,7 +13,9 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { LoadProcess } from './load-client.js';
 import { BENCH_CLAIMS, CONDITION_LIST_TOOLS, CONDITION_VARIANTS, type ConditionVariant } from './conditions-server.js';
+import { pinPlacement } from './hop.js';
 import { startScript, stopAll, waitFor } from './processes.js';
+import { warmUpEach } from './warm-up.js';
 import { williamsOrder } from './round-order.js';
 import type { RunSummary, ServerReport } from './scenario.js';
 
@@ -47,11 +49,11 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function startServer(variant: Variant, issuer: string, settings: ConditionsSettings): Promise<{ child: ChildProcess; url: string }> {
+async function startServer(variant: Variant, issuer: string, settings: ConditionsSettings, cpu: number | undefined): Promise<{ child: ChildProcess; url: string }> {
   const { entryUrl, cpuProfileDir } = settings;
   // A folder per variant: each thread of the process (tsx's loader runs in one of its own) writes a profile there.
   const execArgv = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(cpuProfileDir, `conditions-${variant}`)}`];
-  const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])], { execArgv });
+  const child = startScript('conditions-server.ts', [variant, issuer, ...(entryUrl === undefined ? [] : [entryUrl])], { execArgv, cpu });
   const url = await waitFor<ServerReport, string>(child, `conditions server (${variant})`, (m) => (m.type === 'ready' ? m.url : undefined));
   return { child, url };
 }
@@ -77,10 +79,13 @@ async function checkAnswers(load: LoadProcess, urls: Record<Variant, string>): P
 
 /** Runs the part; returns the figures for `latest.json` and prints them. */
 export async function runConditionsBench(settings: ConditionsSettings): Promise<Record<string, unknown>> {
-  const { load, issuer } = await LoadProcess.ready(startScript('load.ts', []), settings.connections);
+  // As the gateway parts: the load generator on one CPU, the servers (one loaded at a time) on the other.
+  const { loadCpu, serverCpu, note } = pinPlacement();
+  console.log(`conditions: ${note}`);
+  const { load, issuer } = await LoadProcess.ready(startScript('load.ts', [], { cpu: loadCpu }), settings.connections);
   const urls = {} as Record<Variant, string>;
   const children = {} as Record<Variant, ChildProcess>;
-  for (const variant of CONDITION_VARIANTS) ({ url: urls[variant], child: children[variant] } = await startServer(variant, issuer, settings));
+  for (const variant of CONDITION_VARIANTS) ({ url: urls[variant], child: children[variant] } = await startServer(variant, issuer, settings, serverCpu));
   // A filtered list is reused for the same caller under any policy that allows it: each is measured as served.
   try {
     for (const url of Object.values(urls)) await load.token(url, BENCH_CLAIMS);
@@ -89,7 +94,7 @@ export async function runConditionsBench(settings: ConditionsSettings): Promise<
     for (const workload of ['call', 'list'] as const) {
       const measure = (variant: Variant, durationSeconds: number): Promise<RunSummary> =>
         load.run({ url: urls[variant], scenario: 'cached', durationSeconds, body: BODIES[workload], tokenResource: urls[variant] });
-      for (const variant of CONDITION_VARIANTS) await measure(variant, settings.warmupSeconds);
+      await warmUpEach(CONDITION_VARIANTS, measure, settings.warmupSeconds, `conditions ${workload}`);
       const ratios: Record<(typeof MEASURED)[number], number[]> = { conditions: [], distinct: [] };
       // The server's own CPU per request, scopes-only over the variant: what the conditions cost the server whatever
       // bounds the rate (a 1,000-tool list's answer is parsed by the load process too).
