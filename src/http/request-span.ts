@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { GuardHttpResponse } from '../core/guard/create-guard.js';
 import { endWithError, tracer } from '../core/kernel/tracing.js';
 
@@ -13,6 +13,9 @@ export interface RequestTrace {
   /** The active context with {@link RequestTrace.span} in it. */
   readonly context: Context;
 }
+
+/** Where the request's SERVER span sits in its context: its steps' spans replace the active span, not this. */
+const REQUEST_SPAN_KEY = createContextKey('mcp_guard.request_span');
 
 /**
  * Serves a request inside its SERVER span (MCP conventions: the guard is the MCP server its client talks to).
@@ -42,13 +45,24 @@ export function serveTraced<R extends IncomingMessage>(
     'network.protocol.name': 'http',
     'network.protocol.version': req.httpVersion,
   });
-  const traced: RequestTrace = { span, context: trace.setSpan(parent, span) };
+  const traced: RequestTrace = { span, context: trace.setSpan(parent, span).setValue(REQUEST_SPAN_KEY, span) };
   return context.with(traced.context, () => serve(req, res, traced)).finally(() => {
     span.setAttribute('http.response.status_code', res.statusCode);
     // A server's 4xx is the client's doing (HTTP conventions); a JSON-RPC error was recorded by recordRefusal.
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
+}
+
+/**
+ * The SERVER span of the request being served (see {@link serveTraced}), from anywhere within it, its steps
+ * included: undefined when it is not traced (no SDK, or sampled out), at the cost of one context lookup.
+ *
+ * @example
+ * requestSpan()?.setAttribute('mcp_guard.upstream.name', 'notes');
+ */
+export function requestSpan(): Span | undefined {
+  return context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined;
 }
 
 /**

@@ -3,6 +3,8 @@ import { encodeHeaderValue } from '../../core/wire/header-value-encoding.js';
 import { requestIdOf, type JsonRpcId, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { GuardedRequest, HttpHandlerContext } from '../../http/http-handler.js';
 import { EVENT_STREAM_MEDIA_TYPE, mediaType } from '../../http/media-type.js';
+import { requestSpan } from '../../http/request-span.js';
+import { UPSTREAM_NAME_ATTRIBUTE } from '../upstream/upstream-span.js';
 import { EventIdVector, EventRelabeller } from './relabelled-events.js';
 import type { SetMember } from './set-member.js';
 
@@ -87,8 +89,12 @@ export function ownResponseOnly(requestId: JsonRpcId | null): (message: Record<s
   return (message) => typeof message.method === 'string' || !('result' in message || 'error' in message) || (requestId !== null && message.id === requestId);
 }
 
-/** The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client. */
+/**
+ * The request, rewritten for its server, handed to the server's handler; `res` is already prepared for the client.
+ * The request's SERVER span, when traced, names the server (`mcp_guard.upstream.name`), whatever its transport.
+ */
 export function handToMember(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, target: MemberTarget): void | Promise<void> {
+  requestSpan()?.setAttribute(UPSTREAM_NAME_ATTRIBUTE, target.member.name);
   req.body = target.message;
   const headers = req.headers;
   if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;

@@ -1,7 +1,8 @@
 // What operators see of a gateway with several servers: /readyz names each server and is ready when every required
 // one is; the upstream metrics carry a `server` label and a server left out of a merged list is counted and warned
-// about; request lines and upstream spans name the server. Real parts: an authorization server, an HTTP upstream on
-// loopback, the stdio fixture server (a child process the gateway starts), and an HTTP server on a closed port.
+// about; request lines, request spans and upstream spans name the server. Real parts: an authorization server, an
+// HTTP upstream on loopback, the stdio fixture server (a child process the gateway starts), and an HTTP server on a
+// closed port.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -165,6 +166,12 @@ describe('a gateway with several servers, one of them down', { timeout: 60_000 }
 
     const span = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.CLIENT && s.name === 'tools/call hello');
     assert.equal(span?.attributes['mcp_guard.upstream.name'], 'up');
+    // The request's own SERVER span names the server it went to, stdio as HTTP; a merged list is no one server's.
+    const served = (name: string) => exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.name === name);
+    assert.equal(served('tools/call up__hello')?.attributes['mcp_guard.upstream.name'], 'up');
+    assert.equal(served('tools/call raw__add')?.attributes['mcp_guard.upstream.name'], 'raw');
+    assert.ok(served('tools/list'), 'the list was traced');
+    assert.equal(served('tools/list')?.attributes['mcp_guard.upstream.name'], undefined);
   });
 });
 
