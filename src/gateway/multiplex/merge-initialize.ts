@@ -55,7 +55,9 @@ export function initializeResult(requested: unknown, members: readonly SetMember
 
 /**
  * The gateway's answer to `server/discover` (2026-07-28): the revisions every server that answered supports (in
- * the first one's order), the union of capabilities, the gateway's `serverInfo`, and the instructions.
+ * the first one's order; a server whose revisions are not known does not narrow them), the union of capabilities,
+ * the gateway's `serverInfo`, and the instructions. When no server's revisions are known, the set answers with an
+ * error instead (see `noServerAnswered`).
  */
 export function discoverResult(members: readonly SetMember[], info: GatewayInfo): Record<string, unknown> {
   let versions: string[] | undefined;

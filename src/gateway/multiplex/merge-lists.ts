@@ -45,6 +45,15 @@ export type MergeOutcome =
   | { readonly refused: 'cursor' }
   | { readonly failed: { readonly status: number; readonly message: string } };
 
+/**
+ * What the endpoint answers a request the set asks every server of (a list, `server/discover`) when not one of them
+ * answered it: 504 when every one timed out, else 502 (with the gateway's JSON-RPC code; see `writeGatewayError`).
+ * While one server answers, the answer is built from those that did.
+ */
+export function noServerAnswered(method: string, everyOneTimedOut: boolean): { readonly status: number; readonly message: string } {
+  return { status: everyOneTimedOut ? 504 : 502, message: `No server answered ${method}` };
+}
+
 /** What a server answered for its part. */
 interface Part {
   readonly member: SetMember;
@@ -120,10 +129,7 @@ export class ListMerger {
     const answered = parts.filter((part) => part.answer !== undefined);
     // A client that left ended every server's part: nothing failed.
     if (!request.signal.aborted) for (const part of parts) if (part.failure) this.options.onFailure(part.member.name, method, part.failure, part.sessionless);
-    if (answered.length === 0 && parts.length > 0) {
-      const timedOut = parts.every((part) => part.failure === 'upstream_timeout');
-      return { failed: { status: timedOut ? 504 : 502, message: `No server answered ${method}` } };
-    }
+    if (answered.length === 0 && parts.length > 0) return { failed: noServerAnswered(method, parts.every((part) => part.failure === 'upstream_timeout')) };
     return { result: this.mergedResult(method, answered, parts.filter((p) => p.failure).map((p) => p.member.name), request, wanted) };
   }
 

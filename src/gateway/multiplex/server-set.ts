@@ -21,7 +21,7 @@ import { ListCursors } from './list-cursor.js';
 import { callMember, ownRequestId } from './member-call.js';
 import { deadlineSignal } from './deadline-signal.js';
 import { discoverResult, initializeResult, type GatewayInfo } from './merge-initialize.js';
-import { ListMerger, type ListFailureListener } from './merge-lists.js';
+import { ListMerger, noServerAnswered, type ListFailureListener } from './merge-lists.js';
 import { MAX_PAGE_REUSE_MS } from './reused-pages.js';
 import { ResourceRoutes, type ResourceClaimConflict } from './resource-routes.js';
 import { ListenFanOut } from './listen-fan-out.js';
@@ -393,7 +393,14 @@ class ServerSetRouter {
     if (method === 'server/discover') {
       const reachable = this.reachable(context.auth);
       await recallProfiles(reachable);
-      await this.discoverUnknown(reachable, context, (message as JsonRpcRequest).params);
+      const timedOut = await this.discoverUnknown(reachable, context, (message as JsonRpcRequest).params);
+      // As for a merged list: a server that did not answer is left out, and only when none did is the answer an error
+      // (an empty list of revisions would tell the client that none is supported).
+      if (reachable.length > 0 && !reachable.some((m) => m.profile?.supportedVersions !== undefined)) {
+        const failed = noServerAnswered(method, reachable.every((m) => timedOut.has(m.name)));
+        writeGatewayError(res, failed.status, id, failed.message);
+        return;
+      }
       writeJson(res, 200, { jsonrpc: '2.0', id, result: discoverResult(reachable, this.options.info) });
       return;
     }
@@ -404,10 +411,15 @@ class ServerSetRouter {
 
   /**
    * Asks `server/discover` of every server whose revisions are not known yet, in parallel, with the client's
-   * `_meta` (2026-07-28 servers refuse a request without its protocol version and capabilities).
+   * `_meta` (2026-07-28 servers refuse a request without its protocol version and capabilities). A server that
+   * answered without them is not asked again for a while; one that could not be reached, or did not answer in time,
+   * is asked again next time, as a list would be.
+   *
+   * @returns The names of the servers asked that did not answer in time.
    */
-  private async discoverUnknown(members: readonly SetMember[], context: HttpHandlerContext, clientParams: JsonRpcRequest['params']): Promise<void> {
+  private async discoverUnknown(members: readonly SetMember[], context: HttpHandlerContext, clientParams: JsonRpcRequest['params']): Promise<ReadonlySet<string>> {
     const meta = (clientParams as { _meta?: unknown } | undefined)?._meta;
+    const timedOut = new Set<string>();
     await Promise.all(
       members
         .filter((m) => m.profile?.supportedVersions === undefined && Date.now() - (m.discoverAskedAt ?? -Infinity) >= DISCOVER_RETRY_MS)
@@ -421,11 +433,17 @@ class ServerSetRouter {
             signal: deadline.signal,
             maxBytes: this.maxBytes,
           }).finally(deadline.release);
+          if (answer.status >= 500 || answer.cut) {
+            member.discoverAskedAt = undefined;
+            if (answer.status === 504 || deadline.signal.aborted) timedOut.add(member.name);
+            return;
+          }
           const response = answer.response;
           const profile = response && 'result' in response ? profileOf(response.result) : undefined;
           if (profile) learnProfile(member, profile);
         }),
     );
+    return timedOut;
   }
 
   private async mergeList(req: GuardedRequest, res: ServerResponse, context: HttpHandlerContext, message: JsonRpcRequest, session: CompositeSession | undefined): Promise<void> {

@@ -1,9 +1,10 @@
 // Merged lists across servers that are slow, down or paged: servers are asked in parallel, one that fails is left
 // out with a warning while the answer still succeeds, only all failing is an error, and pages continue across
-// servers with the endpoint's own cursor.
+// servers with the endpoint's own cursor. server/discover follows the same rule: the revisions of the servers that
+// answered, an error only when none did.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
@@ -17,14 +18,26 @@ import { postMcp } from '../../helpers/http-client.js';
 const STATELESS = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
 
-/** A raw MCP server speaking 2026-07-28: `tools` listed two per page after `delayMs`, each page with `hints` (caching). */
-async function rawServer(tools: string[], delayMs = 0, hints: { cacheScope?: string; ttlMs?: number } = {}): Promise<{ url: string; server: Server; lists: number }> {
-  const state = { lists: 0 };
+/** What a {@link rawServer} was sent. */
+interface Received {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly params: Record<string, unknown> | undefined;
+}
+
+/**
+ * A raw MCP server speaking 2026-07-28: `tools` listed two per page after `delayMs` (so is `server/discover`), each
+ * page with `hints` (caching); `server/discover` answered with `versions`, or without any revisions when none are
+ * given. It keeps every request it gets.
+ */
+async function rawServer(tools: string[], delayMs = 0, hints: { cacheScope?: string; ttlMs?: number } = {}, versions?: readonly string[]): Promise<{ url: string; server: Server; lists: number; received: Received[] }> {
+  const state = { lists: 0, received: [] as Received[] };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       const message = JSON.parse(body) as { id?: number; method: string; params?: { cursor?: string; name?: string } };
+      state.received.push({ method: message.method, headers: req.headers, params: message.params });
       if (message.id === undefined) return void res.writeHead(202).end();
       let result: unknown;
       if (message.method === 'tools/list') {
@@ -33,9 +46,11 @@ async function rawServer(tools: string[], delayMs = 0, hints: { cacheScope?: str
         const page = tools.slice(start, start + 2).map((name) => ({ name, inputSchema: { type: 'object' } }));
         result = { resultType: 'complete', tools: page, ...(start + 2 < tools.length ? { nextCursor: String(start + 2) } : {}), ...hints };
       } else if (message.method === 'tools/call') result = { resultType: 'complete', content: [{ type: 'text', text: `called ${message.params?.name}` }] };
+      else if (message.method === 'server/discover' && versions) result = { resultType: 'complete', supportedVersions: versions, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } };
       else result = { resultType: 'complete' };
       const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text), message.method === 'tools/list' ? delayMs : 0);
+      const delayed = message.method === 'tools/list' || message.method === 'server/discover';
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text), delayed ? delayMs : 0);
     });
   }).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -63,9 +78,14 @@ async function gatewayFor(entries: [string, string][], warnings: string[] = [], 
   return gateway;
 }
 
-async function list(gateway: RunningGateway, cursor?: string, caller: { sub: string; scope: string } = { sub: 'alice', scope: 'mcp' }) {
+/** A 2026-07-28 request of `method` with `params` (and its `_meta`), with the headers that mirror it; `headers` are added. */
+async function stateless(gateway: RunningGateway, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, caller: { sub: string; scope: string } = { sub: 'alice', scope: 'mcp' }) {
   const token = await as.issueAccessToken({ resource: gateway.resource, scope: caller.scope, sub: caller.sub });
-  return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META, ...(cursor ? { cursor } : {}) } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': 'tools/list' });
+  return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { _meta: META, ...params } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': method, ...headers });
+}
+
+function list(gateway: RunningGateway, cursor?: string, caller?: { sub: string; scope: string }) {
+  return stateless(gateway, 'tools/list', cursor ? { cursor } : {}, {}, caller);
 }
 
 describe('merged lists', () => {
@@ -263,5 +283,42 @@ describe('an input-required result (2026-07-28)', () => {
     const last = seen.at(-1) as Record<string, unknown>;
     assert.equal(last.requestState, 'opaque-1');
     assert.equal(last.name, 'ask', 'the server sees its own name');
+  });
+});
+
+describe('server/discover across servers (2026-07-28)', () => {
+  it('answers the revisions every server that answered supports: one down, too slow or giving none does not narrow them', async () => {
+    const first = await rawServer([], 0, {}, [STATELESS, '2025-11-25']);
+    const second = await rawServer([], 0, {}, ['2025-06-18', '2025-11-25', STATELESS]);
+    // Had it answered in time, only 2026-07-28 would be left.
+    const tooSlow = await rawServer([], 1_500, {}, [STATELESS]);
+    const none = await rawServer([]);
+    servers.push(first.server, second.server, tooSlow.server, none.server);
+    const down = `http://127.0.0.1:${await freePort()}/mcp`;
+    const gateway = await gatewayFor([['first', first.url], ['down', down], ['slow', tooSlow.url], ['none', none.url], ['second', second.url]]);
+    const answer = await stateless(gateway, 'server/discover');
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json.result.supportedVersions, [STATELESS, '2025-11-25']);
+    assert.ok(none.received.some((r) => r.method === 'server/discover'), 'the server giving no revisions was asked');
+  });
+
+  it('answers as a merged list does when no server answered: 502, or 504 when every one timed out', async () => {
+    const down = `http://127.0.0.1:${await freePort()}/mcp`;
+    const none = await rawServer(['n']);
+    const tooSlow = await rawServer([], 1_500, {}, [STATELESS]);
+    servers.push(none.server, tooSlow.server);
+    const unreachable = await gatewayFor([['down', down]]);
+    const listed = await list(unreachable);
+    const discovered = await stateless(unreachable, 'server/discover');
+    assert.equal(listed.status, 502, listed.text);
+    assert.deepEqual([discovered.status, discovered.json.error.code], [listed.status, listed.json.error.code], discovered.text);
+    assert.equal(discovered.json.error.message, 'No server answered server/discover');
+    // A server that answers without revisions has not answered the question either.
+    const refusing = await stateless(await gatewayFor([['down', down], ['none', none.url]]), 'server/discover');
+    assert.deepEqual([refusing.status, refusing.json.error.code], [502, -32603], refusing.text);
+    const late = await gatewayFor([['slow', tooSlow.url]]);
+    const timedOut = await stateless(late, 'server/discover');
+    assert.deepEqual([timedOut.status, timedOut.json.error.code], [504, -32603], timedOut.text);
+    assert.equal(timedOut.json.error.message, 'No server answered server/discover');
   });
 });
