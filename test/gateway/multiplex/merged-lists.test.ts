@@ -1,7 +1,8 @@
 // Merged lists across servers that are slow, down or paged: servers are asked in parallel, one that fails is left
 // out with a warning while the answer still succeeds, only all failing is an error, and pages continue across
 // servers with the endpoint's own cursor. server/discover follows the same rule: the revisions of the servers that
-// answered, an error only when none did.
+// answered, an error only when none did. A call routed by its body reaches its server with its own name in the body
+// and in Mcp-Name.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -320,5 +321,34 @@ describe('server/discover across servers (2026-07-28)', () => {
     const timedOut = await stateless(late, 'server/discover');
     assert.deepEqual([timedOut.status, timedOut.json.error.code], [504, -32603], timedOut.text);
     assert.equal(timedOut.json.error.message, 'No server answered server/discover');
+  });
+});
+
+describe('a call routed by its body (2026-07-28)', () => {
+  it('rewrites Mcp-Name for its server, passes Mcp-Param-* on, and refuses a mismatched Mcp-Name as one upstream does', async () => {
+    const alpha = await rawServer(['echo']);
+    const beta = await rawServer(['echo']);
+    servers.push(alpha.server, beta.server);
+    const gateway = await gatewayFor([['alpha', alpha.url], ['beta', beta.url]]);
+    const call = (name: string, headerName: string) => stateless(gateway, 'tools/call', { name, arguments: { region: 'eu' } }, { 'mcp-name': headerName, 'mcp-param-region': 'eu' });
+    const called = await call('alpha__echo', 'alpha__echo');
+    assert.equal(called.status, 200, called.text);
+    assert.equal(called.json.result.content[0].text, 'called echo');
+    const got = alpha.received.filter((r) => r.method === 'tools/call');
+    assert.equal(got.length, 1);
+    assert.equal(got[0]!.params?.name, 'echo', 'the body names the server\'s own tool');
+    assert.equal(got[0]!.headers['mcp-name'], 'echo', 'and so does Mcp-Name');
+    assert.equal(got[0]!.headers['mcp-param-region'], 'eu');
+    assert.ok(!beta.received.some((r) => r.method === 'tools/call'), 'the other server is not asked');
+
+    // As the single-server gateway answers it: 400 with -32020, naming both values; no server is asked.
+    const mismatched = await call('alpha__echo', 'beta__echo');
+    assert.equal(mismatched.status, 400, mismatched.text);
+    assert.equal(mismatched.json.error.code, -32020);
+    assert.equal(mismatched.json.error.message, "Header mismatch: Mcp-Name header value 'beta__echo' does not match body value 'alpha__echo'");
+    const local = await call('alpha__echo', 'echo');
+    assert.equal(local.status, 400, local.text);
+    assert.equal(local.json.error.code, -32020, 'the server\'s own name is not the exposed one');
+    assert.equal(alpha.received.filter((r) => r.method === 'tools/call').length + beta.received.filter((r) => r.method === 'tools/call').length, 1);
   });
 });
