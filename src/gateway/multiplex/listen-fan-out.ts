@@ -32,7 +32,8 @@ const LIST_KINDS = [
  * `subscriptions/listen` (MCP 2026-07-28) over a server set: the gateway acknowledges the client's filter first,
  * then asks each server concerned (the list kinds it offers, the subscribed URIs it holds) with its part of the
  * filter and the client's own request id (so that each server stamps its notifications with the client's
- * subscription id), and merges their notifications into one stream carrying only what the client asked for.
+ * subscription id), and merges their notifications into one stream carrying only what the client asked for: the
+ * list kinds it named, and updates of a subscribed URI from the server that holds it.
  * `list_changed` of one kind is collapsed by a {@link ListChangedWindow} (one more following the window when any
  * were held back). The stream ends when the client cancels it (`notifications/cancelled`), leaves, or every
  * server's stream has ended.
@@ -85,15 +86,18 @@ export class ListenFanOut {
     this.active.set(key, end);
     res.once('close', end);
     const ids = new EventIdVector();
-    // Only what the client asked for: the list kinds it named, updates of the URIs it subscribed to.
+    // Only what the client asked for: the list kinds it named, and updates of the URIs it subscribed to from the
+    // server that holds each (the one asked for it): another server's word on a URI is not about that resource.
     const asked = new Set<string>(LIST_KINDS.filter(([key]) => honored[key]).map(([, , method]) => method));
-    const subscribed = new Set(honored.resourceSubscriptions ?? []);
-    const keep = (note: Record<string, unknown>): boolean => {
-      const method = note.method;
-      if (method === 'notifications/resources/updated') return subscribed.has((note.params as { uri?: unknown } | undefined)?.uri as string);
-      return typeof method === 'string' && asked.has(method) && listChanged.pass(method);
+    const keep = (part: ListenFilter): ((note: Record<string, unknown>) => boolean) => {
+      const subscribed = new Set(part.resourceSubscriptions ?? []);
+      return (note) => {
+        const method = note.method;
+        if (method === 'notifications/resources/updated') return subscribed.has((note.params as { uri?: unknown } | undefined)?.uri as string);
+        return typeof method === 'string' && asked.has(method) && listChanged.pass(method);
+      };
     };
-    const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, this.noticing(member.name, keep)), streams, req.headers));
+    const finished = parts.map(([member, part]) => this.relay(member, part, message, context, res, new EventRelabeller(member.name, ids, this.noticing(member.name, keep(part))), streams, req.headers));
     if (parts.length === 0) end();
     await Promise.all(finished);
     end();

@@ -2,6 +2,7 @@
 // GET stream and on a 2026-07-28 `subscriptions/listen` stream. Those of one kind within a short window are
 // collapsed, and one held back is followed by one more when the window ends, so a server that changes while the
 // client is already listing again is never left out of the client's list; nothing is written once the stream ended.
+// A listen stream carries only what the caller asked for and may see, whatever the servers send.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, ServerResponse, type Server } from 'node:http';
@@ -12,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
+import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 import { LIST_CHANGED_COALESCE_MS } from '../../../src/gateway/multiplex/list-changed-window.js';
 import { SUBSCRIPTION_ID_META_KEY } from '../../../src/gateway/multiplex/listen-fan-out.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
@@ -49,21 +51,25 @@ async function sdkServer(): Promise<{ url: string; http: Server; add: (tool: str
   return { url, http, add: (tool) => servers.forEach((server) => server.tool(tool, async () => ({ content: [] }))) };
 }
 
-/** A running {@link rawServer}: how many of its streams are open and have ended, and `notify`. */
+/** A running {@link rawServer}: how many of its streams are open and have ended, `notify`, and the listens it got. */
 interface RawServer {
   url: string;
   http: Server;
   open: () => number;
   ended: () => number;
-  notify: (count: number) => void;
+  notify: (count: number, method?: string, params?: Record<string, unknown>) => void;
+  /** The `params.notifications` of each `subscriptions/listen` it was sent. */
+  listens: unknown[];
 }
 
 /**
  * A raw MCP server with sessions whose GET streams and `subscriptions/listen` streams stay open: `notify` writes
- * `count` tools `list_changed` to each in one chunk (stamped with the subscription id on a listen stream).
+ * `count` tools `list_changed` (or notifications of `method` with `params`) to each in one chunk (stamped with the
+ * subscription id on a listen stream). With `resources`, it lists them and offers subscriptions.
  */
-async function rawServer(): Promise<RawServer> {
+async function rawServer(resources?: readonly string[]): Promise<RawServer> {
   const streams = new Map<ServerResponse, unknown>();
+  const listens: unknown[] = [];
   let ended = 0;
   const keepOpen = (res: ServerResponse, subscription: unknown): void => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -80,26 +86,31 @@ async function rawServer(): Promise<RawServer> {
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     req.on('end', () => {
-      const message = JSON.parse(text) as { id?: string | number; method: string };
+      const message = JSON.parse(text) as { id?: string | number; method: string; params?: { notifications?: unknown } };
       if (message.id === undefined) return void res.writeHead(202).end();
-      if (message.method === 'subscriptions/listen') return keepOpen(res, message.id);
-      const capabilities = { tools: { listChanged: true } };
+      if (message.method === 'subscriptions/listen') {
+        listens.push(message.params?.notifications);
+        return keepOpen(res, message.id);
+      }
+      const capabilities = { tools: { listChanged: true }, ...(resources ? { resources: { subscribe: true, listChanged: true } } : {}) };
       const serverInfo = { name: 'raw', version: '1' };
       const result =
         message.method === 'initialize' ? { protocolVersion: PROTOCOL_VERSION, capabilities, serverInfo }
         : message.method === 'server/discover' ? { supportedVersions: [STATELESS, PROTOCOL_VERSION], capabilities, _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo } }
+        : message.method === 'resources/list' ? { resources: (resources ?? []).map((uri) => ({ uri, name: uri })) }
         : { tools: [] };
       res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'raw-session' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     });
   });
   const url = `${await listenOnLoopback(http)}/mcp`;
-  const notify = (count: number): void => {
+  const notify = (count: number, method = TOOLS_CHANGED, params: Record<string, unknown> = {}): void => {
     for (const [res, subscription] of streams) {
-      const note = { jsonrpc: '2.0', method: TOOLS_CHANGED, ...(subscription === undefined ? {} : { params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: subscription } } }) };
+      const stamp = subscription === undefined ? {} : { _meta: { [SUBSCRIPTION_ID_META_KEY]: subscription } };
+      const note = { jsonrpc: '2.0', method, ...(subscription === undefined && Object.keys(params).length === 0 ? {} : { params: { ...params, ...stamp } }) };
       if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(note)}\n\n`.repeat(count));
     }
   };
-  return { url, http, open: () => streams.size, ended: () => ended, notify };
+  return { url, http, open: () => streams.size, ended: () => ended, notify, listens };
 }
 
 /** The messages of an event stream read so far, each with the time it arrived. */
@@ -169,10 +180,13 @@ after(async () => {
   await as?.close();
 });
 
-/** A gateway in front of the servers at `urls`, named a, b, … */
-async function gatewayFor(urls: string[]): Promise<RunningGateway> {
+/** A gateway in front of the servers at `urls`, named a, b, …, each with its policy in `policies` (by name). */
+async function gatewayFor(urls: string[], policies: Record<string, PolicyDefinition> = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
-  const servers: ServerConfig[] = urls.map((url, i) => ({ name: String.fromCharCode(97 + i), transport: 'http', proxy: { upstream: url }, required: false }));
+  const servers: ServerConfig[] = urls.map((url, i) => {
+    const name = String.fromCharCode(97 + i);
+    return { name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}) };
+  });
   const gateway = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
   gateways.push(gateway);
   as.addResource(gateway.resource, { scopes: ['mcp'] });
@@ -200,14 +214,19 @@ async function session(gateway: RunningGateway): Promise<{ stream: Response; lea
 
 const changes = (seen: Seen): number => seen.messages.filter((m) => m.message.method === TOOLS_CHANGED).length;
 
-/** Opens a 2026-07-28 `subscriptions/listen` stream for tools `list_changed` at `gateway`. */
-async function listen(gateway: RunningGateway, leave: AbortController): Promise<Response> {
-  const response = await fetch(gateway.resource, {
+/** Asks `gateway` for a 2026-07-28 `subscriptions/listen` stream of `notifications`. */
+function askToListen(gateway: RunningGateway, leave: AbortController, notifications: Record<string, unknown>): Promise<Response> {
+  return fetch(gateway.resource, {
     method: 'POST',
     signal: leave.signal,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': STATELESS, 'mcp-method': 'subscriptions/listen' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: STATELESS_META } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'subscriptions/listen', params: { notifications, _meta: STATELESS_META } }),
   });
+}
+
+/** Opens a 2026-07-28 `subscriptions/listen` stream for tools `list_changed` (or `notifications`) at `gateway`. */
+async function listen(gateway: RunningGateway, leave: AbortController, notifications: Record<string, unknown> = { toolsListChanged: true }): Promise<Response> {
+  const response = await askToListen(gateway, leave, notifications);
   assert.equal(response.status, 200);
   return response;
 }
@@ -316,5 +335,42 @@ describe('list_changed on a subscriptions/listen stream (2026-07-28)', () => {
   it('writes nothing once the client left within the window', async () => {
     const { a, b, seen, leave } = await rawSet('listen');
     await leaveWithinWindow(a, b, seen, leave);
+  });
+});
+
+describe('what a subscriptions/listen stream carries (2026-07-28)', () => {
+  it('only what the caller asked for and may see, whichever server sends what', async () => {
+    const a = await rawServer(['notes://a/public', 'notes://a/secret']);
+    const b = await rawServer(['notes://b/other']);
+    upstreams.push(a.http, b.http);
+    // The caller holds `mcp` only: a's secret needs `admin`.
+    const gateway = await gatewayFor([a.url, b.url], { a: { resources: { 'notes://a/secret': ['admin'] } } });
+    const refused = await askToListen(gateway, new AbortController(), { resourceSubscriptions: ['notes://a/secret'] });
+    assert.equal(refused.status, 403, await refused.text());
+    assert.deepEqual([a.listens, b.listens], [[], []], 'no server was asked to listen for a resource the caller may not see');
+
+    const leave = new AbortController();
+    const seen = readEvents((await listen(gateway, leave, { toolsListChanged: true, resourceSubscriptions: ['notes://a/public'] })).body!);
+    await until(() => a.open() === 1 && b.open() === 1);
+    assert.deepEqual(a.listens, [{ toolsListChanged: true, resourceSubscriptions: ['notes://a/public'] }], 'each server is asked its part');
+    assert.deepEqual(b.listens, [{ toolsListChanged: true }]);
+    const updated = 'notifications/resources/updated';
+    // Asked for by no one, or hidden from this caller: none of these reaches it.
+    a.notify(1, updated, { uri: 'notes://a/secret' });
+    a.notify(1, 'notifications/prompts/list_changed');
+    a.notify(1, 'notifications/message', { level: 'info', data: 'a log line' });
+    b.notify(1, updated, { uri: 'notes://b/other' });
+    b.notify(1, updated, { uri: 'notes://a/public' });
+    b.notify(1, 'notifications/resources/list_changed');
+    // What it asked for, each server's last: once these arrived, all the others were read.
+    a.notify(1, updated, { uri: 'notes://a/public' });
+    b.notify(1);
+    await until(() => seen.messages.length >= 3);
+    await sleep(50);
+    const methods = seen.messages.map(({ message }) => [message.method, message.params?.uri]);
+    assert.deepEqual(methods.slice(0, 1), [['notifications/subscriptions/acknowledged', undefined]]);
+    assert.deepEqual(methods.slice(1).sort(), [[updated, 'notes://a/public'], [TOOLS_CHANGED, undefined]].sort(), JSON.stringify(seen.messages));
+    for (const { message } of seen.messages) assert.equal(message.params?._meta?.[SUBSCRIPTION_ID_META_KEY], 'sub', JSON.stringify(message));
+    leave.abort();
   });
 });
