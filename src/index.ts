@@ -67,7 +67,7 @@ export type {
   DecisionContext,
   SetPolicyOptions,
 } from './core/guard/create-guard.js';
-export type { GuardOptions } from './core/guard/guard-options.js';
+export type { GuardOptions, HiddenTarget } from './core/guard/guard-options.js';
 export type { AuditDestination, AuditOptions, AuditSink } from './core/audit/audit-options.js';
 export type { AuditRecord } from './core/audit/audit-record.js';
 export { LOG_LEVELS, type GuardLogger, type GuardLogOptions, type LogLevel } from './core/kernel/log-options.js';

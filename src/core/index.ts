@@ -5,7 +5,7 @@
  * @module mcp-oauth-guard/core
  */
 export { createGuard, type Guard, type GuardHttpResponse, type DecisionContext, type SetPolicyOptions } from './guard/create-guard.js';
-export type { GuardOptions } from './guard/guard-options.js';
+export type { GuardOptions, HiddenTarget } from './guard/guard-options.js';
 export { REDACTED_MARKER, type JsonPointer } from './audit/json-pointer.js';
 export { TRUNCATED_MARKER, type AuditRecord } from './audit/audit-record.js';
 export type { AuditDestination, AuditOptions, AuditSink, ResolvedAuditDestination, ResolvedAuditOptions } from './audit/audit-options.js';

@@ -1,12 +1,12 @@
 import type { DecisionContext } from '../core/guard/create-guard.js';
 import type { AuthInfo } from '../core/kernel/auth-info.js';
 import type { DecisionRequest } from '../core/kernel/decision.js';
-import { ConditionDeniedError, InsufficientScopeError, type GuardError } from '../core/kernel/errors.js';
+import { ConditionDeniedError, InsufficientScopeError, RequestRejectedError, type GuardError } from '../core/kernel/errors.js';
 import type { JsonRpcMessage } from '../core/wire/jsonrpc.js';
 
 /**
  * What a refusal tells `Guard.report`: the scopes it asked for, the policy rule (and condition) that decided when
- * one did, the server the request was for when the policy names one, and its message. Shared by the endpoint's refusals and the gateway's second decision on a request whose
+ * one did, the server the request was for when the policy (or a hidden target) names one, and its message. Shared by the endpoint's refusals and the gateway's second decision on a request whose
  * server was learnt late, so that both reach the decision hook, the request log and the audit trail alike.
  *
  * @example
@@ -23,6 +23,8 @@ export function refusalContext(
     auth: about.auth,
     requiredScopes: 'requiredScopes' in error ? (error.requiredScopes as readonly string[]) : undefined,
     ...(error instanceof InsufficientScopeError || error instanceof ConditionDeniedError ? decisionRule(error) : {}),
+    // A hidden target's refusal may name its server (a tool the gateway's pins hide).
+    ...(error instanceof RequestRejectedError && error.server !== undefined ? { server: error.server } : {}),
     detail: error.message,
   };
 }

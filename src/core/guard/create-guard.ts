@@ -14,7 +14,7 @@ import type { RuleErrorHook } from '../policy/evaluate-policy.js';
 import { warningSink } from '../kernel/log-options.js';
 import { introspectionRateLimitWarnings } from '../token/introspection-rate-limit-log.js';
 import { DEFAULT_INTROSPECTION_CACHE_TTL_SECONDS } from '../token/verifier-defaults.js';
-import type { GuardOptions } from './guard-options.js';
+import type { GuardOptions, HiddenTarget } from './guard-options.js';
 import type { PolicyDefinition } from '../policy/policy-definition.js';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcErrorResponse, type JsonRpcId, type JsonRpcMessage } from '../wire/jsonrpc.js';
 import { checkMcpRequestHeaders, type McpRequestHeaders } from '../mcp/mcp-request-headers.js';
@@ -601,13 +601,16 @@ function createChallenges(resourceMetadata: string, challengeScopes: readonly st
 }
 
 /**
- * The refusal of a call to a tool or prompt the endpoint does not expose: what a server answers for a name it does
- * not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), the gateway's own refusal ({@link unknownNameRefusal}).
+ * The refusal of a call to a tool or prompt the endpoint does not expose or hides: what a server answers for a name
+ * it does not know (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), the gateway's own refusal ({@link unknownNameRefusal}).
+ * A hidden target may name another reason and its server for the report (see `HiddenTarget`); the answer is the same.
  */
-function unknownTargetError(kind: 'tool' | 'prompt', message: JsonRpcMessage): RequestRejectedError {
+function unknownTargetError(target: 'tool' | 'prompt' | HiddenTarget, message: JsonRpcMessage): RequestRejectedError {
   const params = (message as { params?: { name?: unknown; ref?: { name?: unknown } } }).params;
-  const { code, message: text } = unknownNameRefusal(kind, String(params?.name ?? params?.ref?.name ?? ''));
-  return new RequestRejectedError(text, { status: 200, reason: 'target_unknown', jsonRpcCode: code });
+  const hidden: HiddenTarget = typeof target === 'string' ? { kind: target } : target;
+  const { code, message: text } = unknownNameRefusal(hidden.kind, String(params?.name ?? params?.ref?.name ?? ''));
+  const reason = hidden.reason ?? 'target_unknown';
+  return new RequestRejectedError(text, { status: 200, reason, jsonRpcCode: code, ...(hidden.server === undefined ? {} : { server: hidden.server }) });
 }
 
 /**

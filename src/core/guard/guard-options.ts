@@ -1,5 +1,5 @@
 import type { AuditOptions } from '../audit/audit-options.js';
-import type { DecisionHook } from '../kernel/decision.js';
+import type { DecisionHook, DecisionReason } from '../kernel/decision.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { ListsMode } from '../policy/lists-mode.js';
@@ -128,12 +128,29 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
    * Names a tool or prompt the endpoint hides whatever the policy says (the gateway's pinned tool definitions in
    * `enforce`), and which kind: a request naming it is answered as one naming a target that exists nowhere. It is
    * decided only by the rules such a name meets (the method's, `*`; never its own), then answered HTTP 200, JSON-RPC
-   * -32602 `Unknown tool: …`, reason `target_unknown`; so no 403 of its own rule tells a caller that it exists or
-   * which rule guards it. Asked once per well-formed `tools/call`, `prompts/get` or completion; must be cheap and
-   * must not throw. Default none.
+   * -32602 `Unknown tool: …`; so no 403 of its own rule tells a caller that it exists or which rule guards it. The
+   * decision is reported with reason `target_unknown`, or with the reason and server a {@link HiddenTarget} gives
+   * (the client's answer is the same either way). Asked once per well-formed `tools/call`, `prompts/get` or
+   * completion; must be cheap and must not throw. Default none.
    *
    * @example
    * { hiddenTarget: (message) => (isHidden(message) ? 'tool' : undefined) }
    */
-  hiddenTarget?: (message: JsonRpcMessage) => 'tool' | 'prompt' | undefined;
+  hiddenTarget?: (message: JsonRpcMessage) => 'tool' | 'prompt' | HiddenTarget | undefined;
+}
+
+/**
+ * A target `hiddenTarget` hides, with what the decision hook, the request log and the audit trail report of its
+ * refusal. None of it reaches the client, which is answered as for a name that exists nowhere.
+ *
+ * @example
+ * { hiddenTarget: (message) => (isHidden(message) ? { kind: 'tool', reason: 'tool_pin_mismatch', server: 'notes' } : undefined) }
+ */
+export interface HiddenTarget {
+  /** Which kind of target: the answer is `Unknown tool: …` or `Unknown prompt: …`. */
+  readonly kind: 'tool' | 'prompt';
+  /** The reported reason of the refusal, a deny reason. Default `target_unknown`. */
+  readonly reason?: DecisionReason;
+  /** The server the target belongs to, with several behind one endpoint (see `DecisionEvent.server`). Default none. */
+  readonly server?: string;
 }

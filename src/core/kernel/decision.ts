@@ -41,6 +41,11 @@ export type DecisionReason =
   // `tools` selection leaves out. Answered as an unknown tool (HTTP 200, JSON-RPC -32602), never with a 403:
   // selection is not authorization, and no scope would help.
   | 'target_unknown'
+  // A tool the gateway's pinned tool definitions hide (`MCP_AUTH_PINS=enforce`: its listed definition differs from
+  // its pin, or it has none), refused before any server is asked. The client is answered exactly as for `target_unknown`
+  // (HTTP 200, JSON-RPC -32602 `Unknown tool: …`), so that it learns nothing; only the audit trail, the request log
+  // and the decision hook tell the two apart. Named after the metric mcp_guard_tool_pin_mismatches_total.
+  | 'tool_pin_mismatch'
   | 'unsupported_media_type'
   | 'not_acceptable'
   // Over a rate limit (429); also counted by the metrics' mcp_guard_rate_limited_total.
@@ -85,9 +90,9 @@ export interface DecisionEvent {
   condition?: string;
   /**
    * With several servers behind one endpoint (the gateway's `servers`), the server the request is for, by name,
-   * when it targets one (its tool, prompt or resource), on an allow and on a deny alike; absent with one policy,
-   * and for a request of no known server or of several (a merged list, `initialize`, a tool the endpoint does
-   * not expose: `target_unknown`).
+   * when it targets one (its tool, prompt or resource), on an allow and on a deny alike (a tool the pins hide,
+   * `tool_pin_mismatch`, too); absent with one policy, and for a request of no known server or of several (a merged
+   * list, `initialize`, a tool the endpoint does not expose: `target_unknown`).
    */
   server?: string;
 }

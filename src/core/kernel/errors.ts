@@ -214,13 +214,20 @@ export class RateLimitedError extends GuardError {
   }
 }
 
-/** A transport-level refusal (bad JSON, bad JSON-RPC, too large, wrong origin, header mismatch, 405…). */
+/**
+ * A transport-level refusal (bad JSON, bad JSON-RPC, too large, wrong origin, header mismatch, 405…), or a target the
+ * endpoint does not expose or hides (answered as unknown).
+ */
 export class RequestRejectedError extends GuardError {
+  /** The server the refused request was for, with several behind one endpoint, when known (see `DecisionEvent.server`). */
+  readonly server?: string;
   constructor(
     message: string,
-    init: { status: number; reason: DecisionReason; jsonRpcCode: number; headers?: Record<string, string> },
+    init: { status: number; reason: DecisionReason; jsonRpcCode: number; headers?: Record<string, string>; server?: string },
   ) {
-    super(message, init);
+    const { server, ...rest } = init;
+    super(message, rest);
+    if (server !== undefined) this.server = server;
   }
 }
 

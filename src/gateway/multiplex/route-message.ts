@@ -2,7 +2,7 @@ import { splitExposedName } from '../../core/mcp/exposed-names.js';
 import { RESOURCE_METHODS } from '../../core/mcp/mcp-methods.js';
 import { isListMethod } from '../../core/policy/policy-rules.js';
 import { JsonRpcErrorCode, type JsonRpcMessage, type JsonRpcRequest } from '../../core/wire/jsonrpc.js';
-import { pinRefusal } from '../pins/pin-hidden-target.js';
+import { pinRefusal, type PinRefusal } from '../pins/pin-hidden-target.js';
 import { unknownNameRefusal } from '../../core/mcp/unknown-name.js';
 import type { ResourceRoutes } from './resource-routes.js';
 import type { SetMember } from './set-member.js';
@@ -24,7 +24,7 @@ export type MessageRoute =
   /** A client's answer to a server's request: back to the server that asked. */
   | { readonly to: 'asker' }
   /** Refused as the JSON-RPC error given (an unknown tool, a method the endpoint does not offer). */
-  | { readonly to: 'refused'; readonly code: number; readonly message: string; /** The audit reason of a refusal the guard's policy did not make (a pin's). */ readonly audit?: 'target_unknown' };
+  | { readonly to: 'refused'; readonly code: number; readonly message: string; /** The audit reason of a refusal the guard's policy did not make (a pin's). */ readonly audit?: PinRefusal['audit'] };
 
 const GATEWAY_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'server/discover', 'notifications/initialized']);
 
@@ -34,7 +34,8 @@ const GATEWAY_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'ser
  * their `ref`. A tool of no server, one its server's `tools` selection leaves out, or one whose definition differs
  * from its pin (`MCP_AUTH_PINS=enforce`) is refused as unknown (JSON-RPC -32602), never with a 403 that would invite
  * a scope step-up. Behind the guard, with the policy set, the guard has refused the first two already (reason
- * `target_unknown`): this is the answer without one.
+ * `target_unknown`), and the third once the pins hid it (`tool_pin_mismatch`): this is the answer without one, or
+ * for pins changed since the guard decided.
  */
 export function routeMessage(message: JsonRpcMessage, members: ReadonlyMap<string, SetMember>, routes: ResourceRoutes): MessageRoute {
   if (!('method' in message)) return { to: 'asker' };

@@ -178,6 +178,15 @@ export class ToolPins {
     return last !== undefined && last !== pin.digest;
   }
 
+  /**
+   * Whether a list of `server` this process compared named `tool` (the server's own name): a refused tool that was
+   * listed differs from its pin or has none; one never listed and never pinned is a name that exists nowhere the
+   * gateway knows of. Remembered for as many tools per server as can be pinned.
+   */
+  listed(server: string, tool: string): boolean {
+    return this.seen.get(server)?.digests.has(tool) === true;
+  }
+
   /** Stops checking the store and waits for writes in progress. */
   async close(): Promise<void> {
     clearInterval(this.timer);

@@ -256,6 +256,23 @@ describe('createGuard: refuseBeforeHold', () => {
   });
 });
 
+describe('createGuard: hiddenTarget', () => {
+  test('a hidden target is answered as unknown; reported target_unknown, or with the reason and server it names', async () => {
+    const plain = guardWith({ hiddenTarget: () => 'tool' });
+    const unknown = await assertGuardError(() => plain.authorize(call('echo'), authWith(['mcp']), {}), RequestRejectedError, 'target_unknown', 200);
+    assert.equal(unknown.server, undefined);
+    const named = guardWith({ hiddenTarget: () => ({ kind: 'tool', reason: 'tool_pin_mismatch', server: 'notes' }) });
+    const pinned = await assertGuardError(() => named.authorize(call('echo'), authWith(['mcp']), {}), RequestRejectedError, 'tool_pin_mismatch', 200);
+    assert.equal(pinned.server, 'notes');
+    // The client's answer is the same either way: nothing tells it which reason was reported.
+    assert.deepEqual(named.errorResponse(pinned, 1), plain.errorResponse(unknown, 1));
+    assert.deepEqual(named.errorResponse(pinned, 1).body, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: echo' } });
+    const reasonOnly = guardWith({ hiddenTarget: () => ({ kind: 'prompt' }) });
+    const prompt = await assertGuardError(() => reasonOnly.authorize({ jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'p' } }, authWith(['mcp']), {}), RequestRejectedError, 'target_unknown', 200);
+    assert.equal(prompt.message, 'Unknown prompt: p');
+  });
+});
+
 describe('createGuard: authorize', () => {
   const guard = guardWith();
 

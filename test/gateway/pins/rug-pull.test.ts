@@ -1,6 +1,7 @@
 // A rug pull: an upstream changes a tool's description (and schema) between two sessions. With real parts (the
 // gateway, a plain MCP server, tokens from oidc-provider, the real CLI as a child process): in enforce the tool is
-// hidden from tools/list and its call refused as unknown (-32602) until `pins accept`, which the running gateway
+// hidden from tools/list and its call refused as unknown (-32602; audited as tool_pin_mismatch, with its server and
+// tool, where a name that exists nowhere is audited as target_unknown) until `pins accept`, which the running gateway
 // notices without a restart; in warn it stays listed, a warning line names the fields and the metric counts it
 // once; `pins update` writes the pin file; `check` shows the differences field by field; a corrupt or oversized pin
 // file stops the start-up with a clear error.
@@ -72,13 +73,21 @@ const pinFileText = (file: string): string => (existsSync(file) ? readFileSync(f
 
 const toolNames = async (gateway: RunningGateway): Promise<string[]> => ((await inSession(gateway, 'tools/list')).result.tools as { name: string }[]).map((tool) => tool.name);
 
-/** The audit records of tool calls denied as an unknown tool's. */
-const deniedCalls = (file: string): Record<string, unknown>[] =>
+/** The audit records of tool calls denied with `reason`: by the pins, or as an unknown tool's. */
+const deniedCalls = (file: string, reason: 'tool_pin_mismatch' | 'target_unknown' = 'tool_pin_mismatch'): Record<string, unknown>[] =>
   pinFileText(file)
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((record) => record.method === 'tools/call' && record.decision === 'deny' && record.reason === 'target_unknown');
+    .filter((record) => record.method === 'tools/call' && record.decision === 'deny' && record.reason === reason);
+
+/** The one audit record of the denied call to `tool`, once written. */
+async function deniedRecord(file: string, tool: string, reason: 'tool_pin_mismatch' | 'target_unknown'): Promise<Record<string, unknown>> {
+  await waitFor(async () => deniedCalls(file, reason).some((record) => record.tool === tool), `the refused call to ${tool} audited as ${reason}`);
+  const records = deniedCalls(file, reason).filter((record) => record.tool === tool);
+  assert.equal(records.length, 1, `one record of the call to ${tool}`);
+  return records[0]!;
+}
 
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -115,7 +124,14 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     assert.deepEqual(warning.fields, ['description changed', 'inputSchema changed: property "x" added']);
     assert.ok(!warnings.join('\n').includes('id_rsa'), 'the description text is never logged');
     assert.equal(up.server.calls(), 0, 'the refused call never reached the upstream');
-    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'echo'), 'the refused call audited as a denial');
+    // The audit record tells the pins' refusal apart (the client could not): its own reason, the tool, the answer
+    // sent; no server, as no record of the single upstream names one.
+    const pinned = await deniedRecord(audit, 'echo', 'tool_pin_mismatch');
+    assert.deepEqual([pinned.subject, pinned.status, pinned.errorCode, 'server' in pinned], ['alice', 200, -32602, false]);
+    // A name no list showed and no pin names exists nowhere: reported as any unknown name, not as a changed tool.
+    const nowhere = await deniedRecord(audit, 'nothing', 'target_unknown');
+    assert.deepEqual([nowhere.status, nowhere.errorCode, 'server' in nowhere], [200, -32602, false]);
+    assert.ok(!deniedCalls(audit).some((record) => record.tool === 'nothing'));
 
     // check names the differences field by field.
     const env = { MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', ...settings };
@@ -265,7 +281,17 @@ describe('pinned tool definitions, several servers, warn', () => {
     assert.deepEqual(await toolNames(gateway), ['notes__echo']);
     const call = await inSession(gateway, 'tools/call', { name: 'files__echo', arguments: { text: 'hi' } });
     assert.deepEqual(call.error, { code: -32602, message: 'Unknown tool: files__echo' });
-    await waitFor(async () => deniedCalls(audit).some((record) => record.tool === 'files__echo'), 'the refused call audited as a denial');
+    const pinned = await deniedRecord(audit, 'files__echo', 'tool_pin_mismatch');
+    assert.deepEqual([pinned.server, pinned.subject, pinned.status, pinned.errorCode], ['files', 'alice', 200, -32602]);
+    // Names that exist nowhere (no such server; no such tool of a server, unpinned and never listed) get the same
+    // answer and are recorded as unknown, without a server.
+    for (const name of ['nothing__echo', 'files__nothing']) {
+      const unknown = await inSession(gateway, 'tools/call', { name, arguments: {} });
+      assert.deepEqual(unknown.error, { code: -32602, message: `Unknown tool: ${name}` });
+      const record = await deniedRecord(audit, name, 'target_unknown');
+      assert.deepEqual([record.status, record.errorCode, 'server' in record], [200, -32602, false]);
+    }
+    assert.equal(files.server.calls(), 0, 'no refused call reached the files server');
     // The upstream goes back to what was reviewed: nothing differs, so the tool is shown again.
     files.restore();
     assert.deepEqual(await toolNames(gateway), ['notes__echo', 'files__echo']);
