@@ -138,6 +138,10 @@ describe('pinned tool definitions, single upstream, enforce', () => {
     const checked = await runGatewayCli(['check'], env, 60_000);
     assert.match(checked.stdout, /echo: description changed/);
     assert.match(checked.stdout, /echo: inputSchema changed: property "x" added/);
+    assert.match(checked.stdout, /pins upstream: 2 differences from the pins; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused/);
+    // In warn, check says what is served now and what enforce would do.
+    const warned = await runGatewayCli(['check'], { ...env, MCP_AUTH_PINS: 'warn' }, 60_000);
+    assert.match(warned.stdout, /pins upstream: 2 differences from the pins; served now \(MCP_AUTH_PINS=warn\); with enforce, changed and new tools would be hidden and refused/);
 
     // The operator reviews, then accepts: the running gateway shows it again within its re-read interval.
     const accepted = await runGatewayCli(['pins', 'accept', 'upstream', 'echo'], env);

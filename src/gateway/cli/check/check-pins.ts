@@ -69,7 +69,8 @@ function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckR
   for (const name of unlistedPins(pinned, names, listed.truncated === true)) lines.push(`${name}: pinned, no longer listed`);
   if (lines.length === 0) return { ...base, status: 'ok', message: `all ${listed.tools.length} tools as pinned` };
   const shown = lines.length > MAX_DETAIL_LINES ? [...lines.slice(0, MAX_DETAIL_LINES), `and ${lines.length - MAX_DETAIL_LINES} more`] : lines;
-  const hidden = mode === 'enforce' ? '; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused' : '';
+  // What the differences mean for the gateway: hidden and refused now, or (warn, or pins off) only once enforced.
+  const hidden = mode === 'enforce' ? '; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused' : `; served now (MCP_AUTH_PINS=${mode}); with enforce, changed and new tools would be hidden and refused`;
   return {
     ...base,
     status: 'warn',
