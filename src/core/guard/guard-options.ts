@@ -149,8 +149,8 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
 export interface HiddenTarget {
   /** Which kind of target: the answer is `Unknown tool: …` or `Unknown prompt: …`. */
   readonly kind: 'tool' | 'prompt';
-  /** The reported reason of the refusal, a deny reason. Default `target_unknown`. */
-  readonly reason?: DecisionReason;
+  /** The reported reason of the refusal: a deny reason (`allowed` is not one). Default `target_unknown`. */
+  readonly reason?: Exclude<DecisionReason, 'allowed'>;
   /** The server the target belongs to, with several behind one endpoint (see `DecisionEvent.server`). Default none. */
   readonly server?: string;
 }
