@@ -13,12 +13,13 @@ type Ok = (value: unknown, message?: string | Error) => asserts value;
 
 function withCheapMessage(ok: Ok): Ok {
   return function okWithMessage(value: unknown, message?: string | Error): asserts value {
-    if (message === undefined && !value) {
-      // Frame 0 is this function; frame 1 the assertion in the test (source-mapped by tsx).
+    // No argument at all keeps Node's own message ("No value argument passed"), which reads no source.
+    if (message === undefined && !value && arguments.length > 0) {
+      // Line 0 of the stack is the message, line 1 this function, line 2 the assertion in the test (source-mapped by tsx).
       const site = new Error().stack?.split('\n')[2]?.trim() ?? 'an unknown line';
       ok(value, `expected a truthy value, got ${inspect(value)} (${site})`);
     }
-    ok(value, message);
+    return arguments.length === 0 ? (ok as () => void)() : ok(value, message);
   };
 }
 

@@ -609,7 +609,8 @@ function unknownTargetError(target: 'tool' | 'prompt' | HiddenTarget, message: J
   const params = (message as { params?: { name?: unknown; ref?: { name?: unknown } } }).params;
   const hidden: HiddenTarget = typeof target === 'string' ? { kind: target } : target;
   const { code, message: text } = unknownNameRefusal(hidden.kind, String(params?.name ?? params?.ref?.name ?? ''));
-  const reason = hidden.reason ?? 'target_unknown';
+  // Only a reason that says the target is hidden is reported: any other (a JavaScript caller's) reads as unknown.
+  const reason = hidden.reason === 'tool_pin_mismatch' ? hidden.reason : 'target_unknown';
   return new RequestRejectedError(text, { status: 200, reason, jsonRpcCode: code, ...(hidden.server === undefined ? {} : { server: hidden.server }) });
 }
 

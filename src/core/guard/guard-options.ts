@@ -1,5 +1,5 @@
 import type { AuditOptions } from '../audit/audit-options.js';
-import type { DecisionHook, DecisionReason } from '../kernel/decision.js';
+import type { DecisionHook } from '../kernel/decision.js';
 import type { JsonRpcMessage } from '../wire/jsonrpc.js';
 import type { GuardLogOptions } from '../kernel/log-options.js';
 import type { ListsMode } from '../policy/lists-mode.js';
@@ -149,8 +149,11 @@ export interface GuardOptions extends Omit<TokenVerifierOptions, 'resource'>, Gu
 export interface HiddenTarget {
   /** Which kind of target: the answer is `Unknown tool: …` or `Unknown prompt: …`. */
   readonly kind: 'tool' | 'prompt';
-  /** The reported reason of the refusal: a deny reason (`allowed` is not one). Default `target_unknown`. */
-  readonly reason?: Exclude<DecisionReason, 'allowed'>;
+  /**
+   * The reported reason of the refusal: `target_unknown` (the default), or `tool_pin_mismatch` for a tool whose
+   * definition differs from its pin; any other value is reported as `target_unknown`.
+   */
+  readonly reason?: 'target_unknown' | 'tool_pin_mismatch';
   /** The server the target belongs to, with several behind one endpoint (see `DecisionEvent.server`). Default none. */
   readonly server?: string;
 }

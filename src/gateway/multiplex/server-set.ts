@@ -412,8 +412,8 @@ class ServerSetRouter {
   /**
    * Asks `server/discover` of every server whose revisions are not known yet, in parallel, with the client's
    * `_meta` (2026-07-28 servers refuse a request without its protocol version and capabilities). A server that
-   * answered without them is not asked again for a while; one that could not be reached, or did not answer in time,
-   * is asked again next time, as a list would be.
+   * answered without them is not asked again for a while; one that could not be reached, did not answer in time, or
+   * refused for now (401, 403, 408, 429) is asked again next time, as a list would be.
    *
    * @returns The names of the servers asked that did not answer in time.
    */
@@ -433,7 +433,9 @@ class ServerSetRouter {
             signal: deadline.signal,
             maxBytes: this.maxBytes,
           }).finally(deadline.release);
-          if (answer.status >= 500 || answer.cut) {
+          // A failure, or a refusal that may pass (the upstream's authorization or rate limit, a timeout): asked again
+          // next time. Only a server that answered without revisions (a 404, 405, a JSON-RPC error) waits.
+          if (answer.status >= 500 || answer.cut || TRANSIENT_REFUSALS.has(answer.status)) {
             member.discoverAskedAt = undefined;
             if (answer.status === 504 || deadline.signal.aborted) timedOut.add(member.name);
             return;
@@ -626,6 +628,8 @@ class ServerSetRouter {
 
 /** Least time between two `server/discover` requests to a server that did not give its revisions, in milliseconds. */
 const DISCOVER_RETRY_MS = 60_000;
+/** HTTP statuses of a refusal that may pass (authorization, a timeout, a rate limit): not a server without revisions. */
+const TRANSIENT_REFUSALS: ReadonlySet<number> = new Set([401, 403, 408, 429]);
 
 /** Largest `initialize` params (capabilities and clientInfo) kept with a client's session, in characters. */
 const MAX_KEPT_INITIALIZE_CHARS = 8_192;

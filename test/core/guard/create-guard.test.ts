@@ -270,6 +270,9 @@ describe('createGuard: hiddenTarget', () => {
     const reasonOnly = guardWith({ hiddenTarget: () => ({ kind: 'prompt' }) });
     const prompt = await assertGuardError(() => reasonOnly.authorize({ jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'p' } }, authWith(['mcp']), {}), RequestRejectedError, 'target_unknown', 200);
     assert.equal(prompt.message, 'Unknown prompt: p');
+    // A reason that does not say the target is hidden (from a JavaScript caller) is reported as unknown, never as an allow.
+    const odd = guardWith({ hiddenTarget: () => ({ kind: 'tool', reason: 'allowed' as never }) });
+    await assertGuardError(() => odd.authorize(call('echo'), authWith(['mcp']), {}), RequestRejectedError, 'target_unknown', 200);
   });
 });
 

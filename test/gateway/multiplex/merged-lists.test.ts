@@ -324,6 +324,34 @@ describe('server/discover across servers (2026-07-28)', () => {
   });
 });
 
+describe('server/discover after a refusal that may pass (2026-07-28)', () => {
+  it('asks a server that answered 429 again on the next discover, not a minute later', async () => {
+    let discovers = 0;
+    const limited = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id?: number; method: string };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        // The first discover meets the server's rate limit; the next is answered.
+        if (message.method === 'server/discover' && ++discovers === 1) return void res.writeHead(429, { 'retry-after': '1' }).end();
+        const result = message.method === 'server/discover' ? { resultType: 'complete', supportedVersions: [STATELESS], capabilities: { tools: {} }, serverInfo: { name: 'limited', version: '1' } } : { resultType: 'complete' };
+        const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+      });
+    }).listen(0, '127.0.0.1');
+    await once(limited, 'listening');
+    servers.push(limited);
+    const gateway = await gatewayFor([['limited', `http://127.0.0.1:${(limited.address() as AddressInfo).port}/mcp`]]);
+    const refused = await stateless(gateway, 'server/discover');
+    assert.equal(refused.status, 502, refused.text);
+    const answered = await stateless(gateway, 'server/discover');
+    assert.equal(answered.status, 200, answered.text);
+    assert.deepEqual(answered.json.result.supportedVersions, [STATELESS]);
+    assert.equal(discovers, 2, 'asked again at once');
+  });
+});
+
 describe('a call routed by its body (2026-07-28)', () => {
   it('rewrites Mcp-Name for its server, passes Mcp-Param-* on, and refuses a mismatched Mcp-Name as one upstream does', async () => {
     const alpha = await rawServer(['echo']);

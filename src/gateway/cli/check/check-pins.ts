@@ -70,11 +70,11 @@ function pinsLine(listed: ListedServerTools, pins: PinSet, mode: string): CheckR
   if (lines.length === 0) return { ...base, status: 'ok', message: `all ${listed.tools.length} tools as pinned` };
   const shown = lines.length > MAX_DETAIL_LINES ? [...lines.slice(0, MAX_DETAIL_LINES), `and ${lines.length - MAX_DETAIL_LINES} more`] : lines;
   // What the differences mean for the gateway: hidden and refused now, or (warn, or pins off) only once enforced.
-  const hidden = mode === 'enforce' ? '; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused' : `; served now (MCP_AUTH_PINS=${mode}); with enforce, changed and new tools would be hidden and refused`;
+  const meaning = mode === 'enforce' ? '; with MCP_AUTH_PINS=enforce, changed and new tools are hidden and refused' : `; served now (MCP_AUTH_PINS=${mode}); with enforce, changed and new tools would be hidden and refused`;
   return {
     ...base,
     status: 'warn',
-    message: `${lines.length} difference${lines.length === 1 ? '' : 's'} from the pins${hidden}`,
+    message: `${lines.length} difference${lines.length === 1 ? '' : 's'} from the pins${meaning}`,
     details: shown,
     fix: 'review each change at the server, then accept it: mcp-oauth-guard pins accept <server> <tool> --digest <digest shown> (or pins update for all)',
   };

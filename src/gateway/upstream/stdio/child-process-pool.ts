@@ -96,16 +96,23 @@ export function createChildProcessPool<T extends PooledChild>(options: ChildProc
       if (bound.refused === 'caller_full') return { refused: 'caller_process_limit' };
       return { refused: 'process_limit' };
     }
-    const child = options.startChild(slot, sessionId, auth, () => {
-      running.delete(child);
+    let child: StdioChild;
+    try {
+      child = options.startChild(slot, sessionId, auth, () => {
+        running.delete(child);
+        registry.forget(sessionId, false);
+        onForgotten?.();
+      });
+    } catch (error) {
+      // Held in use since it was bound: a session whose child never started must not keep its slot for ever.
       registry.forget(sessionId, false);
-      onForgotten?.();
-    });
+      throw error;
+    }
     slot.child = child;
     running.add(child);
     void child.ended.then(() => running.delete(child));
-    // Handed back as `lookup` would (its user acquires it), not looked up: with an idle timeout of a few ms, the
-    // process just started could be found expired already and stopped.
+    // Handed back as `lookup` would, released (its user acquires it before anything awaits), not looked up: with an
+    // idle timeout of a few ms, the process just started could be found expired already and stopped.
     bound.session.release();
     return bound;
   }

@@ -33,3 +33,25 @@ test('a child started with a 1 ms idle timeout is handed back and left running, 
     await pool.close();
   }
 });
+
+test('a child that fails to start gives its slot back', async () => {
+  let fail = true;
+  const pool = createChildProcessPool<PooledChild>({
+    maxProcesses: 1,
+    maxProcessesPerCaller: 1,
+    idleTimeoutMs: 60_000,
+    createSlot: () => ({ child: undefined as unknown as StdioChild }),
+    startChild: () => {
+      if (fail) throw new Error('cannot start');
+      return { alive: true, stop: async () => {}, ended: new Promise<void>(() => {}) } as unknown as StdioChild;
+    },
+  });
+  try {
+    assert.throws(() => pool.open(ALICE, 'first'), /cannot start/);
+    fail = false;
+    const second = pool.open(ALICE, 'second');
+    assert.ok('session' in second, `the only slot is free again (${JSON.stringify(second)})`);
+  } finally {
+    await pool.close();
+  }
+});
