@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, ServerResponse, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
@@ -18,7 +17,8 @@ import { LIST_CHANGED_COALESCE_MS } from '../../../src/gateway/multiplex/list-ch
 import { SUBSCRIPTION_ID_META_KEY } from '../../../src/gateway/multiplex/listen-fan-out.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { postMcp } from '../../helpers/http-client.js';
-import { closeServer, listenOnLoopback } from '../../helpers/loopback-server.js';
+import { listenOnLoopback } from '../../helpers/loopback-server.js';
+import { multiplexParts } from '../../helpers/multiplex-parts.js';
 
 const PROTOCOL_VERSION = '2025-11-25';
 const STATELESS = '2026-07-28';
@@ -167,30 +167,21 @@ async function writesAfterEnd(run: () => Promise<void>): Promise<number> {
   return late;
 }
 
-let as: AuthorizationServer;
 let token: string;
-const upstreams: Server[] = [];
-const gateways: RunningGateway[] = [];
-before(async () => {
-  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
-});
-after(async () => {
-  for (const gateway of gateways) await gateway.shutdown();
-  for (const server of upstreams) closeServer(server);
-  await as?.close();
-});
+const parts = multiplexParts();
+const { servers: upstreams, gateways } = parts;
 
 /** A gateway in front of the servers at `urls`, named a, b, …, each with its policy in `policies` (by name). */
 async function gatewayFor(urls: string[], policies: Record<string, PolicyDefinition> = {}): Promise<RunningGateway> {
-  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
   const servers: ServerConfig[] = urls.map((url, i) => {
     const name = String.fromCharCode(97 + i);
     return { name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}) };
   });
   const gateway = await startGateway({ ...config, servers, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
   gateways.push(gateway);
-  as.addResource(gateway.resource, { scopes: ['mcp'] });
-  token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+  parts.as.addResource(gateway.resource, { scopes: ['mcp'] });
+  token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
   return gateway;
 }
 

@@ -4,13 +4,13 @@
 // no page. Real parts: an authorization server and raw HTTP servers on loopback.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { listenOnLoopback } from '../../helpers/loopback-server.js';
 import { postMcp, send } from '../../helpers/http-client.js';
+import { multiplexParts } from '../../helpers/multiplex-parts.js';
 
 const STATELESS = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -39,32 +39,25 @@ async function rawServer(offers: Record<string, Record<string, unknown>>): Promi
   return { url: `${await listenOnLoopback(server)}/mcp`, server };
 }
 
-let as: AuthorizationServer;
 let gateway: RunningGateway;
-const servers: Server[] = [];
 const warnings: string[] = [];
 
-before(async () => {
-  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
+const parts = multiplexParts(async ({ servers, gateways }) => {
   const tools = await rawServer({ 'tools/list': { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
   const prompts = await rawServer({ 'tools/list': { tools: [] }, 'prompts/list': { prompts: [{ name: 'p' }] } });
   servers.push(tools.server, prompts.server);
-  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_METRICS_PORT: '0' }, { upstreamRequired: false });
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_METRICS_PORT: '0' }, { upstreamRequired: false });
   const list: ServerConfig[] = [
     { name: 'tools', transport: 'http', proxy: { upstream: tools.url }, required: false },
     { name: 'prompts', transport: 'http', proxy: { upstream: prompts.url }, required: false },
   ];
   gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
-  as.addResource(gateway.resource, { scopes: ['mcp'] });
-});
-after(async () => {
-  await gateway?.shutdown();
-  for (const server of servers) server.close();
-  await as?.close();
+  gateways.push(gateway);
+  parts.as.addResource(gateway.resource, { scopes: ['mcp'] });
 });
 
 async function list(method: string, revision: '2025-11-25' | typeof STATELESS) {
-  const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+  const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
   if (revision === STATELESS) return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { _meta: META } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': method });
   return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: {} }, token, { 'mcp-protocol-version': revision });
 }
@@ -133,16 +126,16 @@ describe('a server that answers a list with another JSON-RPC error', { timeout: 
     });
     const failingUrl = `${await listenOnLoopback(failing)}/mcp`;
     const tools = await rawServer({ 'tools/list': { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
-    servers.push(failing, tools.server);
-    const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+    parts.servers.push(failing, tools.server);
+    const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
     const list: ServerConfig[] = [
       { name: 'tools', transport: 'http', proxy: { upstream: tools.url }, required: false },
       { name: 'broken', transport: 'http', proxy: { upstream: failingUrl }, required: false },
     ];
     const own = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
     try {
-      as.addResource(own.resource, { scopes: ['mcp'] });
-      const token = await as.issueAccessToken({ resource: own.resource, scope: 'mcp', sub: 'alice' });
+      parts.as.addResource(own.resource, { scopes: ['mcp'] });
+      const token = await parts.as.issueAccessToken({ resource: own.resource, scope: 'mcp', sub: 'alice' });
       for (let i = 0; i < 2; i++) {
         const answer = await postMcp(`${own.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, token, { 'mcp-protocol-version': '2025-11-25' });
         assert.equal(answer.status, 200, answer.text);

@@ -7,14 +7,15 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { PolicyDefinition } from '../../../src/core/policy/policy-definition.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { freePort } from '../../helpers/free-port.js';
 import { postMcp } from '../../helpers/http-client.js';
+import { multiplexParts } from '../../helpers/multiplex-parts.js';
+import { readJsonBody } from '../../helpers/read-json-body.js';
 
 const STATELESS = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': STATELESS, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -58,30 +59,21 @@ async function rawServer(tools: string[], delayMs = 0, hints: { cacheScope?: str
   return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server });
 }
 
-let as: AuthorizationServer;
-const servers: Server[] = [];
-const gateways: RunningGateway[] = [];
-before(async () => {
-  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
-});
-after(async () => {
-  for (const gateway of gateways) await gateway.shutdown();
-  for (const server of servers) server.close();
-  await as?.close();
-});
+const parts = multiplexParts();
+const { servers, gateways } = parts;
 
 async function gatewayFor(entries: [string, string][], warnings: string[] = [], policies: Record<string, PolicyDefinition> = {}, extra: Record<string, Partial<ServerConfig>> = {}): Promise<RunningGateway> {
-  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
   const list: ServerConfig[] = entries.map(([name, url]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false, ...(policies[name] ? { policy: policies[name] } : {}), ...extra[name] }));
   const gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 1_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
   gateways.push(gateway);
-  as.addResource(gateway.resource, { scopes: ['mcp'] });
+  parts.as.addResource(gateway.resource, { scopes: ['mcp'] });
   return gateway;
 }
 
 /** A 2026-07-28 request of `method` with `params` (and its `_meta`), with the headers that mirror it; `headers` are added. */
 async function stateless(gateway: RunningGateway, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, caller: { sub: string; scope: string } = { sub: 'alice', scope: 'mcp' }) {
-  const token = await as.issueAccessToken({ resource: gateway.resource, scope: caller.scope, sub: caller.sub });
+  const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: caller.scope, sub: caller.sub });
   return postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method, params: { _meta: META, ...params } }, token, { 'mcp-protocol-version': STATELESS, 'mcp-method': method, ...headers });
 }
 
@@ -193,7 +185,7 @@ describe('pages a server marks public (2026-07-28 caching)', () => {
     const own = await rawServer(['mine'], 0, { cacheScope: 'private', ttlMs: 60_000 });
     servers.push(shared.server, own.server);
     const gateway = await gatewayFor([['shared', shared.url], ['own', own.url]], [], { shared: { tools: { '*': ['mcp'], secret: ['admin'] } } });
-    as.addResource(gateway.resource, { scopes: ['mcp', 'admin'] });
+    parts.as.addResource(gateway.resource, { scopes: ['mcp', 'admin'] });
     const names = (answer: Awaited<ReturnType<typeof list>>): string[] => answer.json.result.tools.map((t: { name: string }) => t.name);
     const admin = await list(gateway, undefined, { sub: 'alice', scope: 'mcp admin' });
     const plain = await list(gateway, undefined, { sub: 'bob', scope: 'mcp' });
@@ -211,7 +203,7 @@ describe('pages a server marks public (2026-07-28 caching)', () => {
     const plain = await rawServer(['p1']);
     servers.push(plain.server);
     const gateway = await gatewayFor([['plain', plain.url]], [], {}, { plain: { listReuseMs: 60_000 } });
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'carol' });
+    const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'carol' });
     for (let i = 0; i < 3; i++) {
       const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: i + 1, method: 'tools/list', params: {} }, token);
       assert.equal(answer.status, 200, answer.text);
@@ -227,7 +219,7 @@ describe('a server that forgot the session (restarted)', () => {
     const raw = await sessionfulServer();
     servers.push(raw.server);
     const gateway = await gatewayFor([['raw', raw.url]]);
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
     const init = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, token);
     const headers = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' };
     const call = () => postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'raw__echo', arguments: {} } }, token, headers);
@@ -267,7 +259,7 @@ describe('an input-required result (2026-07-28)', () => {
     const other = await rawServer(['x']);
     servers.push(other.server);
     const gateway = await gatewayFor([['other', other.url], ['asker', `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`]]);
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
     const call = (params: Record<string, unknown>) =>
       postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'asker__ask', arguments: {}, ...params, _meta: META } }, token, {
         'mcp-protocol-version': STATELESS,
@@ -327,18 +319,14 @@ describe('server/discover across servers (2026-07-28)', () => {
 describe('server/discover after a refusal that may pass (2026-07-28)', () => {
   it('asks a server that answered 429 again on the next discover, not a minute later', async () => {
     let discovers = 0;
-    const limited = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        const message = JSON.parse(body) as { id?: number; method: string };
-        if (message.id === undefined) return void res.writeHead(202).end();
-        // The first discover meets the server's rate limit; the next is answered.
-        if (message.method === 'server/discover' && ++discovers === 1) return void res.writeHead(429, { 'retry-after': '1' }).end();
-        const result = message.method === 'server/discover' ? { resultType: 'complete', supportedVersions: [STATELESS], capabilities: { tools: {} }, serverInfo: { name: 'limited', version: '1' } } : { resultType: 'complete' };
-        const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-      });
+    const limited = createServer(async (req, res) => {
+      const message = await readJsonBody(req);
+      if (message?.id === undefined) return void res.writeHead(202).end();
+      // The first discover meets the server's rate limit; the next is answered.
+      if (message.method === 'server/discover' && ++discovers === 1) return void res.writeHead(429, { 'retry-after': '1' }).end();
+      const result = message.method === 'server/discover' ? { resultType: 'complete', supportedVersions: [STATELESS], capabilities: { tools: {} }, serverInfo: { name: 'limited', version: '1' } } : { resultType: 'complete' };
+      const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
     }).listen(0, '127.0.0.1');
     await once(limited, 'listening');
     servers.push(limited);

@@ -4,14 +4,14 @@
 // servers on loopback, one of which keeps sessions as server-everything does.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { messages, postMcp, send } from '../../helpers/http-client.js';
 import { listenOnLoopback } from '../../helpers/loopback-server.js';
 import { NODE_SERVER, PROTOCOL_VERSION } from '../../helpers/stdio-gateway.js';
+import { multiplexParts } from '../../helpers/multiplex-parts.js';
 
 const UNAVAILABLE = 'io.github.mcp-oauth-guard/unavailable';
 
@@ -38,34 +38,27 @@ async function rawServer(tool: string, sessions: boolean): Promise<{ url: string
   return { url: `${await listenOnLoopback(server)}/mcp`, server };
 }
 
-let as: AuthorizationServer;
 let gateway: RunningGateway;
-const servers: Server[] = [];
 const warnings: string[] = [];
 
-before(async () => {
-  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
+const parts = multiplexParts(async ({ servers, gateways }) => {
   const plain = await rawServer('free', false);
   const kept = await rawServer('kept', true);
   servers.push(plain.server, kept.server);
-  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_METRICS_PORT: '0' }, { upstreamRequired: false });
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0', MCP_AUTH_METRICS_PORT: '0' }, { upstreamRequired: false });
   const list: ServerConfig[] = [
     { name: 'plain', transport: 'http', proxy: { upstream: plain.url }, required: false },
     { name: 'kept', transport: 'http', proxy: { upstream: kept.url }, required: false },
     { name: 'raw', transport: 'stdio', stdio: { command: process.execPath, args: [NODE_SERVER] }, required: false },
   ];
   gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 5_000 }, { log: () => {}, warn: (line) => warnings.push(line) });
-  as.addResource(gateway.resource, { scopes: ['mcp'] });
-});
-after(async () => {
-  await gateway?.shutdown();
-  for (const server of servers) server.close();
-  await as?.close();
+  gateways.push(gateway);
+  parts.as.addResource(gateway.resource, { scopes: ['mcp'] });
 });
 
 describe('a sessionless 2025-11-25 list and servers that need a session', { timeout: 60_000 }, () => {
   it('lists only the servers that serve sessionless requests, and names the others unavailable', async () => {
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
     const answer = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, token, { 'mcp-protocol-version': PROTOCOL_VERSION });
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(answer.json.result.tools.map((t: { name: string }) => t.name), ['plain__free']);
@@ -86,7 +79,7 @@ describe('a sessionless 2025-11-25 list and servers that need a session', { time
   });
 
   it('lists every server in a session', async () => {
-    const token = await as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
+    const token = await parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub: 'alice' });
     const init = await postMcp(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } }, token);
     assert.equal(init.status, 200, init.text);
     const headers = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': PROTOCOL_VERSION };

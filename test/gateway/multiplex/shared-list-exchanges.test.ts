@@ -7,12 +7,12 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
-import { startAuthorizationServer, type AuthorizationServer } from '../../../examples/dev/authorization-server.js';
+import { describe, it } from 'node:test';
 import { loadGatewayConfig } from '../../../src/gateway/config/gateway-config.js';
 import type { ServerConfig } from '../../../src/gateway/config/server-config.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway/server/start-gateway.js';
 import { postMcp } from '../../helpers/http-client.js';
+import { multiplexParts } from '../../helpers/multiplex-parts.js';
 
 /**
  * A raw MCP server (2025-11-25) listing `tools` after `delayMs` (counted from the first list it was asked for, with
@@ -47,24 +47,15 @@ async function slowLister(tools: string[], delayMs: number, fromFirst = false): 
   return Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server });
 }
 
-let as: AuthorizationServer;
-const servers: Server[] = [];
-const gateways: RunningGateway[] = [];
-before(async () => {
-  as = await startAuthorizationServer({ extraScopes: ['mcp'] });
-});
-after(async () => {
-  for (const gateway of gateways) await gateway.shutdown();
-  for (const server of servers) server.close();
-  await as?.close();
-});
+const parts = multiplexParts();
+const { servers, gateways } = parts;
 
 async function gatewayFor(entries: Array<[string, string, Partial<ServerConfig>?]>): Promise<RunningGateway> {
-  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
+  const config = loadGatewayConfig({ MCP_AUTH_ISSUER: parts.as.issuer, HOST: '127.0.0.1', PORT: '0' }, { upstreamRequired: false });
   const list: ServerConfig[] = entries.map(([name, url, extra]) => ({ name, transport: 'http', proxy: { upstream: url }, required: false, ...extra }));
   const gateway = await startGateway({ ...config, servers: list, listTimeoutMs: 2_000 }, { log: () => {}, warn: () => {} });
   gateways.push(gateway);
-  as.addResource(gateway.resource, { scopes: ['mcp'] });
+  parts.as.addResource(gateway.resource, { scopes: ['mcp'] });
   return gateway;
 }
 
@@ -83,7 +74,7 @@ function leavingList(url: string, token: string, signal: AbortSignal): Promise<u
 }
 
 async function tokensFor(gateway: RunningGateway, subjects: string[]): Promise<string[]> {
-  return Promise.all(subjects.map((sub) => as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub })));
+  return Promise.all(subjects.map((sub) => parts.as.issueAccessToken({ resource: gateway.resource, scope: 'mcp', sub })));
 }
 
 describe('identical list requests outside a session', () => {
