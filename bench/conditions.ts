@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { LoadProcess } from './load-client.js';
 import { BENCH_CLAIMS, CONDITION_LIST_TOOLS, CONDITION_VARIANTS, type ConditionVariant } from './conditions-server.js';
 import { pinPlacement } from './hop.js';
-import { startScript, stopAll, waitFor } from './processes.js';
+import { serverCpuUsage, startScript, stopAll, waitFor } from './processes.js';
 import { warmUpEach } from './warm-up.js';
 import { williamsOrder } from './round-order.js';
 import type { RunSummary, ServerReport } from './scenario.js';
@@ -60,9 +60,7 @@ async function startServer(variant: Variant, issuer: string, settings: Condition
 
 /** The server's CPU time so far (user and system, every thread), in µs. */
 async function cpuMicros(child: ChildProcess): Promise<number> {
-  const answer = waitFor<ServerReport, NodeJS.CpuUsage>(child, 'conditions server CPU usage', (m) => (m.type === 'cpu' ? m.usage : undefined));
-  child.send({ type: 'cpu' });
-  const usage = await answer;
+  const usage = await serverCpuUsage(child);
   return usage.user + usage.system;
 }
 

@@ -21,9 +21,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { CacheMemoryReport, CacheMemoryResult } from './cache-memory.js';
 import { LoadProcess } from './load-client.js';
-import { pinning, run, startScript, stopAll, waitFor, which } from './processes.js';
+import { askServer, pinning, run, serverCpuUsage, startScript, stopAll, waitFor, which } from './processes.js';
 import { williamsOrder } from './round-order.js';
-import { EXPRESS_SCENARIOS, usesNewTokens, type RunSummary, type Scenario, type ServerCommand, type ServerMode, type ServerReport } from './scenario.js';
+import { EXPRESS_SCENARIOS, usesNewTokens, type RunSummary, type Scenario, type ServerMode, type ServerReport } from './scenario.js';
 
 /** Where the processes run. */
 export type Placement = 'pinned' | 'unpinned';
@@ -104,14 +104,8 @@ async function startServer(mode: ServerMode, args: string[], cpu: number | undef
   return { child, url };
 }
 
-function ask<T>(child: ChildProcess, command: ServerCommand, what: string, pick: (m: ServerReport) => T | undefined): Promise<T> {
-  const answer = waitFor<ServerReport, T>(child, what, pick, 10_000);
-  child.send(command);
-  return answer;
-}
-
-const memoryOf = (child: ChildProcess): Promise<NodeJS.MemoryUsage> => ask(child, { type: 'memory' }, 'server memory', (m) => (m.type === 'memory' ? m.usage : undefined));
-const cpuOf = (child: ChildProcess): Promise<NodeJS.CpuUsage> => ask(child, { type: 'cpu' }, 'server CPU usage', (m) => (m.type === 'cpu' ? m.usage : undefined));
+const memoryOf = (child: ChildProcess): Promise<NodeJS.MemoryUsage> => askServer(child, { type: 'memory' }, 'server memory', (m) => (m.type === 'memory' ? m.usage : undefined));
+const cpuOf = serverCpuUsage;
 
 function checkRun(summary: RunSummary): void {
   if (summary.non2xx > 0 || summary.errors > 0 || summary.timeouts > 0) {

@@ -7,6 +7,7 @@ import { execFileSync, fork, spawn, type ChildProcess, type SpawnOptions } from 
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ServerCommand, ServerReport } from './scenario.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -203,4 +204,16 @@ export function cpuTimes(cpu: number): { busy: number; total: number } | undefin
   } catch {
     return undefined;
   }
+}
+
+/** Asks a benchmark server (`server.ts`, `conditions-server.ts`) over IPC; the report `pick` accepts, within 10 s. */
+export function askServer<T>(child: ChildProcess, command: ServerCommand, what: string, pick: (m: ServerReport) => T | undefined): Promise<T> {
+  const answer = waitFor<ServerReport, T>(child, what, pick, 10_000);
+  child.send(command);
+  return answer;
+}
+
+/** A benchmark server's CPU time so far (`process.cpuUsage()`: user and system, every thread), in µs. */
+export function serverCpuUsage(child: ChildProcess): Promise<NodeJS.CpuUsage> {
+  return askServer(child, { type: 'cpu' }, 'server CPU usage', (m) => (m.type === 'cpu' ? m.usage : undefined));
 }
