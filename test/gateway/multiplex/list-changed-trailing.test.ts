@@ -298,7 +298,9 @@ describe('list_changed on the merged GET stream', () => {
     await sleep(SETTLE_MS);
     const times = seen.messages.filter((m) => m.message.method === TOOLS_CHANGED).map((m) => m.at - start);
     assert.equal(times.length, 2, `notifications at ${times.join()} ms`);
-    assert.ok(times[1]! - times[0]! >= LIST_CHANGED_COALESCE_MS - 10, `the second followed the window: ${times.join()} ms`);
+    // Timed from the first notify (the window opens after it): on a busy machine the first may reach the client late,
+    // so the gap between the two as received says less than the second's own time.
+    assert.ok(times[1]! >= LIST_CHANGED_COALESCE_MS - 10, `the second followed the window: ${times.join()} ms`);
     leave.abort();
   });
 
