@@ -238,3 +238,70 @@ export async function startBenchPart(compiledScriptsDir: string | undefined, nam
   onExit(() => rmSync(dir, { recursive: true, force: true }));
   return { began, background, loadAverageBefore, loadCpu, serverCpu, pinned, note, dir };
 }
+
+/** How {@link runPairedBlocks} compares a variant with its base. */
+export interface PairedBlocks<T extends string, R extends RateRun<T>> {
+  /** The workload's name, at the start of each printed line. */
+  workload: string;
+  /** The variant, and the base it is judged against. */
+  variant: T;
+  base: T;
+  blocks: number;
+  /** Seconds of each of a block's four runs. */
+  seconds: number;
+  measure: (target: T, seconds: number) => Promise<R>;
+}
+
+/** The variant over its base in back-to-back blocks: the ratio of each block, and the CPU ratio where both had it. */
+export interface PairedRatio {
+  /** Median, lowest, highest and each block's variant req/s over base req/s. */
+  requests: ReturnType<typeof spread>;
+  /** Each block's base CPU per request over the variant's (the req/s ratio with the CPU to the hop alone). */
+  cpu?: ReturnType<typeof spread>;
+  blocks: number;
+  secondsPerRun: number;
+}
+
+/**
+ * A variant judged against its base in back-to-back blocks, after the rounds: each block runs them in the order
+ * variant, base, base, variant (or the mirror, block by block), and its ratio is the variant's two runs over the
+ * base's. A shared machine's speed drifts, and two processes a round apart (the rounds measure every target,
+ * seconds apart) can see different machines; in a block both see the same drift, which the mirrored order
+ * cancels where it is steady. Reported: the median over the blocks.
+ *
+ * @example
+ * const paired = await runPairedBlocks({ workload: 'call', variant: 'gateway-audited', base: 'gateway', blocks: 8, seconds: 1, measure });
+ */
+export async function runPairedBlocks<T extends string, R extends RateRun<T>>(options: PairedBlocks<T, R>): Promise<PairedRatio> {
+  const requests: number[] = [];
+  const cpu: number[] = [];
+  for (let block = 0; block < options.blocks; block++) {
+    const [first, second] = block % 2 === 0 ? [options.variant, options.base] : [options.base, options.variant];
+    const runs: R[] = [];
+    for (const target of [first, second, second, first]) runs.push(await options.measure(target, options.seconds));
+    const of = (target: T): R[] => runs.filter((r) => r.target === target);
+    const rate = (target: T): number => of(target).reduce((sum, r) => sum + r.requestsPerSecond, 0);
+    const cpuOf = (target: T): number | undefined => {
+      const own = of(target);
+      return own.every((r) => r.hopCpuUsPerRequest !== undefined) ? own.reduce((sum, r) => sum + r.hopCpuUsPerRequest! * r.totalRequests, 0) / own.reduce((sum, r) => sum + r.totalRequests, 0) : undefined;
+    };
+    requests.push(rate(options.variant) / rate(options.base));
+    const [variantCpu, baseCpu] = [cpuOf(options.variant), cpuOf(options.base)];
+    if (variantCpu !== undefined && baseCpu !== undefined) cpu.push(baseCpu / variantCpu);
+    console.log(
+      `  ${options.workload} pair ${block + 1} ${runs.map((r) => `${r.target} ${r.requestsPerSecond.toFixed(0)}`).join(', ')} req/s: ${options.variant} / ${options.base} ${round3(requests.at(-1)!).toFixed(3)}` +
+        (variantCpu !== undefined && baseCpu !== undefined ? ` (CPU per request ${round1(baseCpu)} ÷ ${round1(variantCpu)} µs)` : ''),
+    );
+  }
+  return { requests: spread(requests), ...(cpu.length === options.blocks ? { cpu: spread(cpu) } : {}), blocks: options.blocks, secondsPerRun: options.seconds };
+}
+
+/** One line of a {@link PairedRatio}, with its target when it has one. */
+export function pairedLine(name: string, paired: PairedRatio, target?: number): string {
+  const verdict = target === undefined ? '' : ` (target ≥ ${target.toFixed(2)}: ${paired.requests.median >= target ? 'MET' : 'BELOW'})`;
+  return (
+    `${name}, in ${paired.blocks} back-to-back blocks of ${paired.secondsPerRun} s runs: ${paired.requests.median.toFixed(3)}${verdict}, ` +
+    `blocks ${paired.requests.min.toFixed(2)}–${paired.requests.max.toFixed(2)}: ${paired.requests.perRound.map((x) => x.toFixed(2)).join(' ')}` +
+    (paired.cpu ? `; CPU per request, base ÷ variant: ${paired.cpu.median.toFixed(3)}` : '')
+  );
+}

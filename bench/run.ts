@@ -30,7 +30,7 @@
  * `tools/list` of 1,000 tools filtered by those rules; req/s with conditions over scopes-only.
  *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds of each target's first warm-up run, 2; the gateway, servers and connected parts then run 1 s more at a time until two runs agree within 5 %, at most 8),
- * BENCH_CONNECTIONS (16), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
+ * BENCH_CONNECTIONS (16), BENCH_PAIR_BLOCKS (10: the back-to-back blocks in which the audit trail's call and the three-server call are judged against their base after the rounds, each block four runs of half BENCH_DURATION, at least 1 s), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway and the conditions part's servers to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
@@ -80,6 +80,9 @@ const ROUNDS = readInt('BENCH_ROUNDS', 9);
 const DURATION = readInt('BENCH_DURATION', 2);
 const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
+const PAIR_BLOCKS = readInt('BENCH_PAIR_BLOCKS', 10);
+/** Seconds of a back-to-back block: four runs of half a round's run, at least one second each. */
+const PAIR_BLOCK_SECONDS = 4 * Math.max(1, Math.round(DURATION / 2));
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
@@ -102,6 +105,9 @@ const SETTLED_WARMUP = WARMUP + MAX_SETTLE_SECONDS;
 const PLANNED_SECONDS =
   (ONLY !== 'all' && ONLY !== 'express' ? 0 : (PIN === 'both' ? 2 : 1) * EXPRESS_SCENARIOS.length * (WARMUP + ROUNDS * DURATION)) +
   (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.length * (1 + HOP_IN_FRONT.length) * (SETTLED_WARMUP + ROUNDS * DURATION)) +
+  // The audit trail's call is judged again in back-to-back blocks.
+  (ONLY !== 'all' && ONLY !== 'gateway' ? 0 : WORKLOADS.includes('call') && HOP_IN_FRONT.includes('gateway-audited') ? PAIR_BLOCKS * PAIR_BLOCK_SECONDS : 0) +
+  (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.includes('call') ? PAIR_BLOCKS * PAIR_BLOCK_SECONDS : 0) +
   // Three targets per request-rate workload; the slow list takes a few seconds a round.
   (ONLY !== 'all' && ONLY !== 'servers' ? 0 : SERVERS_WORKLOADS_CHOSEN.reduce((sum, w) => sum + (w === 'slow-list' ? ROUNDS * 3 : 3 * (SETTLED_WARMUP + ROUNDS * DURATION)), 0)) +
   // Three targets of the call; then two gateways started afresh, a few seconds each, for every restart sample.
@@ -216,6 +222,7 @@ async function main(): Promise<void> {
     ...(FROM_SOURCE ? {} : { compiledScriptsDir: join(RESULTS_DIR, 'bench') }),
     gatewayLog: GATEWAY_LOG,
     gatewayNodeFlags: GATEWAY_NODE_FLAGS,
+    pairBlocks: PAIR_BLOCKS,
   };
   if (ONLY === 'all' || ONLY === 'gateway') {
     report.gatewayHop = await runHopBench({
