@@ -14,6 +14,7 @@ import { asRecord } from '../../core/wire/as-record.js';
 import { JsonRpcErrorCode, requestIdOf, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import { abortSignalFor } from '../../http/abort-signal.js';
 import { writeGatewayError } from '../upstream/gateway-error.js';
+import { decorateUpstream } from '../upstream/decorated-upstream.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { SINGLE_UPSTREAM_PIN_NAME } from './pin-document.js';
 import type { StartupComparisons } from './startup-comparison.js';
@@ -53,7 +54,7 @@ export function withStartupComparison<U extends Upstream>(upstream: U, wait: Sta
       return servers.length === 0 ? undefined : hold(message, res, servers);
     },
   };
-  return Object.assign(Object.create(upstream) as U, hooked);
+  return decorateUpstream(upstream, hooked as Partial<U>);
 }
 
 /** The servers in comparison that `message` concerns: a tool's server for `tools/call`, every one for `tools/list`. */

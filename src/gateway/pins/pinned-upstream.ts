@@ -9,6 +9,7 @@ import { jsonRpcError, type JsonRpcMessage } from '../../core/wire/jsonrpc.js';
 import type { HandlerListFilter } from '../../http/http-handler.js';
 import { auditSessionRefused } from '../../http/audit-trail.js';
 import { writeJson } from '../../http/write-response.js';
+import { decorateUpstream } from '../upstream/decorated-upstream.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { pinRefusal } from './pin-hidden-target.js';
 import type { ToolPins } from './tool-pins.js';
@@ -16,7 +17,7 @@ import type { ToolPins } from './tool-pins.js';
 /**
  * The upstream, with its tools compared with their pins under `server` (`upstream` for the single upstream): the
  * tools they hide left out of every list (see the module's description), and a refused call answered as an unknown
- * tool's. Everything else is the upstream's own, as with `withRouteHook`.
+ * tool's. Everything else is the upstream's own (see `decorateUpstream`).
  *
  * @example
  * const upstream = withToolPins(createUpstreamProxy(options), pins, 'upstream');
@@ -44,7 +45,7 @@ export function withToolPins<U extends Upstream>(upstream: U, pins: ToolPins, se
       return handle.call(upstream, req, res, context);
     },
   };
-  return Object.assign(Object.create(upstream) as U, hooked);
+  return decorateUpstream(upstream, hooked as Partial<U>);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { GuardedRequest } from '../../http/http-handler.js';
+import { decorateUpstream } from './decorated-upstream.js';
 import type { Upstream } from './upstream.js';
 
 /** Told of each request handed to a named upstream, before it is forwarded. Keep it cheap: it runs per request. */
@@ -9,8 +10,7 @@ export type UpstreamRouteHook = (req: GuardedRequest, upstream: string) => void;
  * how the request log learns which of several servers a request went to. The request is the client's when the
  * request was routed, or one the gateway made itself (a merged list's part), which no log entry has.
  *
- * Everything else is the upstream's own: the result inherits from it (rather than copying its members), so its
- * getters (`inFlight`, `sessions`, a stdio upstream's `processes`) keep reading its live state.
+ * Everything else is the upstream's own (see `decorateUpstream`).
  *
  * @example
  * const notes = withRouteHook(createUpstreamProxy({ name: 'notes', upstream: notesUrl }), requestLog.onServerRouted);
@@ -28,5 +28,5 @@ export function withRouteHook<U extends Upstream>(upstream: U, onRouted: Upstrea
       return handle.call(upstream, req, res, context);
     },
   };
-  return Object.assign(Object.create(upstream) as U, hooked);
+  return decorateUpstream(upstream, hooked as Partial<U>);
 }
