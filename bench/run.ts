@@ -64,7 +64,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolvePlacements, runExpressBench } from './express.js';
 import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
-import { runHopBench } from './hop.js';
+import { pairSeconds, runHopBench } from './hop.js';
 import { RESTART_SAMPLES_PER_ROUND, runConnectedBench } from './hop-connected.js';
 import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
@@ -81,8 +81,8 @@ const DURATION = readInt('BENCH_DURATION', 2);
 const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
 const PAIR_BLOCKS = readInt('BENCH_PAIR_BLOCKS', 10);
-/** Seconds of a back-to-back block: four runs of half a round's run, at least one second each. */
-const PAIR_BLOCK_SECONDS = 4 * Math.max(1, Math.round(DURATION / 2));
+/** Seconds of a back-to-back block: four runs. */
+const PAIR_BLOCK_SECONDS = 4 * pairSeconds({ durationSeconds: DURATION });
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
