@@ -60,6 +60,9 @@ class SeenServer {
   readonly reported = new Map<string, string>();
 }
 
+/** The warning's key of a store that now holds no pins, beside those of reasons it could not be read. */
+const EMPTIED = 'holds no pins';
+
 /** See the module's description. */
 export class ToolPins {
   /**
@@ -252,6 +255,18 @@ export class ToolPins {
     try {
       const version = await this.options.store.version();
       const pins = await this.options.store.load();
+      if (pins.size === 0 && this.pins.size > 0) {
+        // A store that held pins and now holds none was most likely removed or emptied (a pin file moved away): taking
+        // that as "no pins" would pin every tool listed next on first sight, a changed one included. The pins in
+        // force stay; the store is read again every interval, and starting from none takes a restart.
+        if (this.unreadable.due(this.options.store.name, EMPTIED) || trigger !== 'changed') {
+          emitWarning(this.options.warn, 'pins not reloaded: the store holds no pins now (a pin file removed or emptied?), and the pins in force are kept; put the pin file back, or restart the gateway to start again from none', {
+            store: this.options.store.name,
+            state: 'emptied',
+          });
+        }
+        return;
+      }
       // Servers being pinned on first sight keep what this process pinned but the store does not hold yet.
       for (const server of this.trusting.keys()) if (!pins.has(server) && this.pins.has(server)) pins.set(server, this.pins.get(server)!);
       this.pins = pins;
