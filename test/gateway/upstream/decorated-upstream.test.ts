@@ -50,6 +50,19 @@ describe('decorateUpstream', () => {
     assert.equal(upstream.label, 'second', 'a write goes to the upstream');
   });
 
+  it('forwards symbol-keyed members, and gives one function for a forwarded method however often it is read', () => {
+    const mark = Symbol('mark');
+    const upstream = Object.assign(asUpstream(new CountingUpstream()), { [mark]: 'kept' });
+    const inner = withRouteHook(upstream, () => {});
+    // The outer wrapper replaces another member: its `handle` is the inner one's, read on every request.
+    const outer = decorateUpstream(inner, { supportsGet: false } as Partial<typeof inner>);
+    assert.equal((outer as unknown as Record<symbol, unknown>)[mark], 'kept');
+    assert.equal(outer.close, outer.close, 'a forwarded method is bound once');
+    outer.handle(req, res, context);
+    assert.equal(upstream.inFlight, 1, "the inner wrapper's handle reached the upstream");
+    assert.equal(Object.keys(outer).includes('inFlight'), Object.keys(upstream).includes('inFlight'), 'enumerable as on the upstream');
+  });
+
   it('never makes the upstream a prototype', () => {
     const upstream = asUpstream(new CountingUpstream());
     const decorated = withRouteHook(upstream, () => {});
