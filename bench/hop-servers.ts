@@ -28,10 +28,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { PolicyDefinition } from '../src/index.js';
 import { CALL_RESULT, HIDDEN_SCOPE, toolName } from './hop-scenario.js';
-import { fmtPct, median, pairSeconds, round1, sample, spread, startHop, type BenchPartSettings, type Hop } from './hop.js';
+import { fmtPct, median, round1, sample, spread, startHop, type BenchPartSettings, type Hop } from './hop.js';
 import { LoadProcess } from './load-client.js';
 import { startScript, stopAll } from './processes.js';
-import { assertAllAnswered, startBenchPart, cpuBusySince, cpuRatio, hopFigures, pairedLine, printRateRows, rateRatio, rateRow, runBalancedRounds, runPairedBlocks, type PairedRatio, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
+import { assertAllAnswered, startBenchPart, cpuBusySince, cpuRatio, hopFigures, pairedLine, pairSeconds, printRateRows, rateRatio, rateRow, runBalancedRounds, runPairedBlocks, type PairedRatio, type RateCpus, type RateRow, type RateRun } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 
 /** The workloads of the servers part (`BENCH_SERVERS_WORKLOADS`). */
@@ -282,11 +282,11 @@ async function runRateWorkload(load: LoadProcess, workload: RateWorkload, settin
   const target = workload.name === 'call' ? SERVERS_TARGET_RATIOS.callOverSingle : SERVERS_TARGET_RATIOS.listOverSingle;
   // The call's target is within a few per cent of its base: judged in back-to-back blocks (see runPairedBlocks).
   const paired =
-    workload.name === 'call'
+    workload.name === 'call' && settings.pairBlocks > 0
       ? await runPairedBlocks<ServersTarget, ServersRun>({ workload: workload.name, variant: 'servers', base: 'gateway', blocks: settings.pairBlocks, seconds: pairSeconds(settings), measure: (t, seconds) => measure(load, byTarget.get(t)!, seconds, cpus) })
       : undefined;
   printRateTable(workload.name, rows, overSingle, target, cpuOverSingle, paired);
-  return { rows, serversOverSingle: paired?.requests ?? overSingle, serversOverSingleInRounds: overSingle, cpuServersOverSingle: cpuOverSingle, ...(paired ? { paired } : {}), target, runs: rounds };
+  return { rows, serversOverSingle: overSingle, cpuServersOverSingle: cpuOverSingle, ...(paired ? { serversOverSinglePaired: paired } : {}), target, runs: rounds };
 }
 
 function printRateTable(

@@ -23,7 +23,7 @@ import ts from 'typescript';
 import { LoadProcess } from './load-client.js';
 import { findNginx, startNginx } from './nginx.js';
 import { findRedisServer, redisCommandsProcessed, startBenchRedis, type BenchRedis } from './redis.js';
-import { pairedLine, runPairedBlocks, type PairedRatio } from './rate-rounds.js';
+import { pairedLine, pairSeconds, runPairedBlocks, type PairedRatio } from './rate-rounds.js';
 import { williamsOrder } from './round-order.js';
 import { warmUpEach } from './warm-up.js';
 import { cpuTimes, onExit, pinning, processCpuMicros, ROOT, run, startScript, stopAll, waitFor, which } from './processes.js';
@@ -63,15 +63,12 @@ export interface BenchPartSettings {
   gatewayLog: GatewayLogMode;
   /**
    * Back-to-back blocks in which a variant whose target is a ratio near 1 (the audit trail's, the three-server
-   * call's) is judged against its base after the rounds (`runPairedBlocks`); each run half `durationSeconds`.
+   * call's) is judged against its base after the rounds (`runPairedBlocks`); each run half `durationSeconds`. 0: judged
+   * on the rounds.
    */
   pairBlocks: number;
 }
 
-/** Seconds of each run of a back-to-back block: half a round's run, at least one. */
-export function pairSeconds(settings: Pick<BenchPartSettings, 'durationSeconds'>): number {
-  return Math.max(1, Math.round(settings.durationSeconds / 2));
-}
 
 /** Settings of {@link runHopBench}. */
 export interface HopSettings extends BenchPartSettings {
@@ -441,7 +438,7 @@ export async function runHopBench(settings: HopSettings): Promise<Record<string,
     }
     results[workload] = rounds;
     // The audit trail's target is a ratio near 1: judged in back-to-back blocks (see runPairedBlocks).
-    if (workload === 'call' && targets.includes('gateway-audited') && targets.includes('gateway')) {
+    if (workload === 'call' && settings.pairBlocks > 0 && targets.includes('gateway-audited') && targets.includes('gateway')) {
       auditedPairs = await runPairedBlocks<HopTarget, HopRun>({ workload, variant: 'gateway-audited', base: 'gateway', blocks: settings.pairBlocks, seconds: pairSeconds(settings), measure: (target, seconds) => measure(target, workload, seconds) });
     }
   }

@@ -1,7 +1,8 @@
 /**
  * Balanced rounds of request-rate runs, and what is taken from them: shared by the parts that measure a few targets
  * in front of one upstream (`hop-connected.ts`, `hop-servers.ts`), so that every part orders, prints and summarises
- * its rounds alike.
+ * its rounds alike; and the back-to-back blocks in which a variant is judged against its base (those parts and
+ * `hop.ts`).
  *
  * Each round opens with the upstream alone (each share is over it) and then runs the targets in front of it in a
  * balanced order (`round-order.ts`): none always follows the same one, as a process that ran just before on the
@@ -247,7 +248,7 @@ export interface PairedBlocks<T extends string, R extends RateRun<T>> {
   variant: T;
   base: T;
   blocks: number;
-  /** Seconds of each of a block's four runs. */
+  /** Seconds of each of a block's eight runs. */
   seconds: number;
   measure: (target: T, seconds: number) => Promise<R>;
 }
@@ -262,23 +263,35 @@ export interface PairedRatio {
   secondsPerRun: number;
 }
 
+/** Seconds of each run of a back-to-back block: half a round's run, at least one. */
+export function pairSeconds(settings: { durationSeconds: number }): number {
+  return Math.max(1, Math.round(settings.durationSeconds / 2));
+}
+
 /**
- * A variant judged against its base in back-to-back blocks, after the rounds: each block runs them in the order
- * variant, base, base, variant (or the mirror, block by block), and its ratio is the variant's two runs over the
+ * The order of a block's eight runs, `true` for the variant: A B B A B A A B (the Thue–Morse sequence), or its
+ * mirror in every other block. Each target runs four times, three of them right after the other target and once
+ * after itself, and the positions of each sum alike, as do their squares: a drift of the machine's speed that is
+ * steady, or steadily quickening, over the block weighs on both alike.
+ */
+const BLOCK_ORDER = [true, false, false, true, false, true, true, false] as const;
+
+/**
+ * A variant judged against its base in back-to-back blocks, after the rounds: each block runs them eight times in
+ * the order {@link BLOCK_ORDER} (or its mirror, block by block), and its ratio is the variant's runs over the
  * base's. A shared machine's speed drifts, and two processes a round apart (the rounds measure every target,
- * seconds apart) can see different machines; in a block both see the same drift, which the mirrored order
- * cancels where it is steady. Reported: the median over the blocks.
+ * seconds apart) can see different machines; within a block both see the same drift. Reported: the median over
+ * the blocks. None (`blocks` 0): the part judges on its rounds.
  *
  * @example
- * const paired = await runPairedBlocks({ workload: 'call', variant: 'gateway-audited', base: 'gateway', blocks: 8, seconds: 1, measure });
+ * const paired = await runPairedBlocks({ workload: 'call', variant: 'gateway-audited', base: 'gateway', blocks: 6, seconds: 1, measure });
  */
 export async function runPairedBlocks<T extends string, R extends RateRun<T>>(options: PairedBlocks<T, R>): Promise<PairedRatio> {
   const requests: number[] = [];
   const cpu: number[] = [];
   for (let block = 0; block < options.blocks; block++) {
-    const [first, second] = block % 2 === 0 ? [options.variant, options.base] : [options.base, options.variant];
     const runs: R[] = [];
-    for (const target of [first, second, second, first]) runs.push(await options.measure(target, options.seconds));
+    for (const variantFirst of BLOCK_ORDER) runs.push(await options.measure(variantFirst === (block % 2 === 0) ? options.variant : options.base, options.seconds));
     const of = (target: T): R[] => runs.filter((r) => r.target === target);
     const rate = (target: T): number => of(target).reduce((sum, r) => sum + r.requestsPerSecond, 0);
     const cpuOf = (target: T): number | undefined => {
@@ -289,7 +302,7 @@ export async function runPairedBlocks<T extends string, R extends RateRun<T>>(op
     const [variantCpu, baseCpu] = [cpuOf(options.variant), cpuOf(options.base)];
     if (variantCpu !== undefined && baseCpu !== undefined) cpu.push(baseCpu / variantCpu);
     console.log(
-      `  ${options.workload} pair ${block + 1} ${runs.map((r) => `${r.target} ${r.requestsPerSecond.toFixed(0)}`).join(', ')} req/s: ${options.variant} / ${options.base} ${round3(requests.at(-1)!).toFixed(3)}` +
+      `  ${options.workload} block ${block + 1} ${runs.map((r) => `${r.target} ${r.requestsPerSecond.toFixed(0)}`).join(', ')} req/s: ${options.variant} / ${options.base} ${round3(requests.at(-1)!).toFixed(3)}` +
         (variantCpu !== undefined && baseCpu !== undefined ? ` (CPU per request ${round1(baseCpu)} ÷ ${round1(variantCpu)} µs)` : ''),
     );
   }

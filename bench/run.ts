@@ -30,7 +30,7 @@
  * `tools/list` of 1,000 tools filtered by those rules; req/s with conditions over scopes-only.
  *
  * Settings (environment): BENCH_ROUNDS (9), BENCH_DURATION (seconds per run, 2), BENCH_WARMUP (seconds of each target's first warm-up run, 2; the gateway, servers and connected parts then run 1 s more at a time until two runs agree within 5 %, at most 8),
- * BENCH_CONNECTIONS (16), BENCH_PAIR_BLOCKS (10: the back-to-back blocks in which the audit trail's call and the three-server call are judged against their base after the rounds, each block four runs of half BENCH_DURATION, at least 1 s), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
+ * BENCH_CONNECTIONS (16), BENCH_PAIR_BLOCKS (6: the back-to-back blocks in which the audit trail's call and the three-server call are judged against their base after the rounds, each block eight runs of half BENCH_DURATION, at least 1 s; 0 judges them on the rounds), BENCH_PIN=both|pinned|unpinned (the Express part's placements; pinned is skipped,
  * saying so, without `taskset` or a second CPU), BENCH_CACHE_TOKENS (tokens of the memory-per-cached-token
  * figure, 5000), BENCH_CPU_PROF=1 (write V8 CPU profiles of the Express part's guarded, floor and peer servers
  * and of the gateway and the conditions part's servers to `.bench-results/profiles/`), BENCH_FROM_SOURCE=1 (run the library from `src/` through tsx instead of
@@ -64,7 +64,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolvePlacements, runExpressBench } from './express.js';
 import { HOP_TARGETS, HOP_WORKLOADS, STDIO_TARGETS, type GatewayLogMode } from './hop-scenario.js';
-import { pairSeconds, runHopBench } from './hop.js';
+import { runHopBench } from './hop.js';
+import { pairSeconds } from './rate-rounds.js';
 import { RESTART_SAMPLES_PER_ROUND, runConnectedBench } from './hop-connected.js';
 import { runServersBench, SERVERS_WORKLOADS } from './hop-servers.js';
 import { runStdioHopBench } from './hop-stdio.js';
@@ -80,9 +81,9 @@ const ROUNDS = readInt('BENCH_ROUNDS', 9);
 const DURATION = readInt('BENCH_DURATION', 2);
 const WARMUP = readInt('BENCH_WARMUP', 2);
 const CONNECTIONS = readInt('BENCH_CONNECTIONS', 16);
-const PAIR_BLOCKS = readInt('BENCH_PAIR_BLOCKS', 10);
-/** Seconds of a back-to-back block: four runs. */
-const PAIR_BLOCK_SECONDS = 4 * pairSeconds({ durationSeconds: DURATION });
+const PAIR_BLOCKS = readInt('BENCH_PAIR_BLOCKS', 6, 0);
+/** Seconds of a back-to-back block: eight runs. */
+const PAIR_BLOCK_SECONDS = 8 * pairSeconds({ durationSeconds: DURATION });
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const LIBRARY_DIR = process.env.BENCH_LIBRARY ? resolve(process.env.BENCH_LIBRARY) : undefined;
@@ -145,11 +146,11 @@ function readInstructionRequests(): { warmup: number; short: number; long: numbe
   return { warmup: warmup!, short: short!, long: long! };
 }
 
-function readInt(name: string, fallback: number): number {
+function readInt(name: string, fallback: number, least = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < least) throw new Error(`${name} must be an integer of at least ${least}, got "${raw}"`);
   return value;
 }
 
