@@ -358,6 +358,12 @@ describe('mcp-oauth-guard check', () => {
     assert.equal(lines[4], '      may call: "whoami" (rule tools.whoami)');
     assert.equal(lines[5], `      listed, decided per call by a condition on the arguments: "counter_increment" (rule tools.counter_increment, when "mcp.arguments.by <= 10")`);
     assert.equal(lines[6], `      refused with 403: "counter_get" (rule tools.counter_get: when "claims.tenant == 'globex'" is false)`);
+    // Weighed without a call's arguments, the argument condition is decided per call, not a rule that failed: the
+    // program writes no warning that it could not be decided.
+    const program = await runCheckProgram(['--upstream', upstream.url, '--policy', policy, '--token-file', file], { MCP_AUTH_ISSUER: as.issuer, PORT: port });
+    assert.equal(program.code, 0, program.stdout + program.stderr);
+    assert.ok(program.stdout.includes('listed, decided per call by a condition on the arguments'), program.stdout);
+    assert.ok(!program.stderr.includes('could not be decided'), program.stderr);
   });
 
   it('--token-file -: a token for another resource, read from standard input, is refused in the words the gateway logs, with the fix; exit 1', async () => {

@@ -40,7 +40,9 @@ export interface RunChecksOptions {
  * Misspelt `MCP_AUTH_*` variables never get this far: loading the settings refuses them.
  */
 export async function runChecks(config: GatewayConfig, checks: RunChecksOptions = {}): Promise<CheckResult[]> {
-  const guard = createGuard(config.guard, ENV_SETTING_NAMES);
+  // The report is the check's output: the guard logs nothing of its own (a rule weighed for a tool without the
+  // arguments of a call would warn that it could not be decided, where the report says it is decided per call).
+  const guard = createGuard({ ...config.guard, logLevel: 'off' }, ENV_SETTING_NAMES);
   const options = guard.options;
   const timeoutMs = options.httpTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const algorithms = resolveJwtAlgorithms(options.algorithms);
