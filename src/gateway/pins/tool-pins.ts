@@ -78,6 +78,8 @@ export class ToolPins {
   /** Servers being pinned on first sight, with when it began: every page of their first listing is pinned. */
   private readonly trusting = new Map<string, number>();
   private storedVersion = '';
+  /** Whether the store was found holding none of the pins in force (see `readAgain`), and not written since. */
+  private storeEmptied = false;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
   /** A store that cannot be read is re-read every interval: its warning is repeated once a minute, not each time. */
@@ -229,17 +231,30 @@ export class ToolPins {
     }
   }
 
-  /** Writes pins made on first sight, and logs them. */
+  /**
+   * Writes pins made on first sight, and logs them. While the store holds none of the pins in force (removed or
+   * emptied, see `readAgain`), every pin in force is written with them: written alone, they would be all the store
+   * holds, and the next reload would take the others as removed.
+   */
   private persist(server: string, made: readonly PinChange[]): void {
     this.generation++;
     writeSafely(this.options.log, formatLogLine('tool_pins_made', { server, tools: made.length, by: 'first-sight', store: this.options.store.name }));
-    this.options.store.write(made).then(
+    const changes = this.storeEmptied ? [...this.pinsInForce(server), ...made] : made;
+    this.storeEmptied = false;
+    this.options.store.write(changes).then(
       async () => {
         // The write changed the version: not a change from elsewhere.
         this.storedVersion = await this.options.store.version();
       },
       (error: unknown) => emitWarning(this.options.warn, 'pins made on first sight could not be written; they hold in this process only', { server, store: this.options.store.name, detail: error instanceof Error ? error.message : 'error' }),
     );
+  }
+
+  /** Every pin in force as a change to write, but those of `except` (a server being pinned: its pins are written as made). */
+  private pinsInForce(except: string): PinChange[] {
+    const changes: PinChange[] = [];
+    for (const [server, tools] of this.pins) if (server !== except) for (const [tool, pin] of tools) changes.push({ server, tool, pin });
+    return changes;
   }
 
   private async reloadIfChanged(): Promise<void> {
@@ -259,6 +274,7 @@ export class ToolPins {
         // A store that held pins and now holds none was most likely removed or emptied (a pin file moved away): taking
         // that as "no pins" would pin every tool listed next on first sight, a changed one included. The pins in
         // force stay; the store is read again every interval, and starting from none takes a restart.
+        this.storeEmptied = true;
         if (this.unreadable.due(this.options.store.name, EMPTIED) || trigger !== 'changed') {
           emitWarning(this.options.warn, 'pins not reloaded: the store holds no pins now (a pin file removed or emptied?), and the pins in force are kept; put the pin file back, or restart the gateway to start again from none', {
             store: this.options.store.name,
@@ -270,6 +286,7 @@ export class ToolPins {
       // Servers being pinned on first sight keep what this process pinned but the store does not hold yet.
       for (const server of this.trusting.keys()) if (!pins.has(server) && this.pins.has(server)) pins.set(server, this.pins.get(server)!);
       this.pins = pins;
+      this.storeEmptied = false;
       this.storedVersion = version;
       this.generation++;
       const store = this.options.store.name;

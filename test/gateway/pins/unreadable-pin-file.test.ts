@@ -2,7 +2,7 @@
 // minute while the problem stays the same, at once when the problem changes, and one line says when it can be read
 // again. A real pin file, re-read every 20 ms; the clock of the once-a-minute rule is the test's.
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -96,6 +96,16 @@ describe('a pin file removed while the gateway runs', () => {
       const emptied = warnings.filter((line) => line.state === 'emptied');
       assert.equal(emptied.length, 1, 'one warning for about ten re-reads');
       assert.match(String(emptied[0]!.message ?? emptied[0]!.msg ?? JSON.stringify(emptied[0])), /holds no pins now.*kept/);
+
+      // A server pinned on first sight meanwhile writes every pin in force with its own: the file it makes is whole,
+      // and reading it again leaves the changed tool hidden.
+      const task = { name: 'add_task', description: 'Adds a task', inputSchema: { type: 'object' } };
+      assert.deepEqual(pins.observe('tasks', [task], true), [task]);
+      await settle();
+      const written = JSON.parse(readFileSync(file, 'utf8')) as { servers: Record<string, Record<string, unknown>> };
+      assert.deepEqual(Object.keys(written.servers).sort(), ['notes', 'tasks']);
+      await pins.reload('SIGHUP');
+      assert.equal(pins.observe('notes', [changed], true).length, 0, 'still hidden after the whole file is read again');
     } finally {
       await pins.close();
     }
