@@ -157,7 +157,9 @@ function checkWritableFile(path: string, setting: string): void {
     accessSync(folder, constants.W_OK);
   } catch (error) {
     if (error instanceof ConfigurationError) throw error;
-    throw new ConfigurationError(setting, `the folder ${folder} cannot be written (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ConfigurationError(setting, `the folder ${folder} does not exist; create it, or give a file in a folder that does`);
+    throw new ConfigurationError(setting, `the folder ${folder} cannot be written (${code ?? 'error'})`);
   }
   try {
     if (statSync(path).isDirectory()) throw new ConfigurationError(setting, `${path} is a folder; give a file path`);
