@@ -171,7 +171,9 @@ describe('createTokenVerifier', () => {
 
   it('bounds the cache in bytes with large tokens, keeping the most recent', async () => {
     const maxBytes = 1_048_576;
-    const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 100_000, maxBytes } }));
+    // Discovery waits longer than the file's other tests allow: signing 400 large tokens at once keeps a busy machine
+    // (the suite runs files side by side) from answering the issuer's metadata within a second.
+    const verifier = createTokenVerifier(options({ tokenCache: { maxEntries: 100_000, maxBytes }, httpTimeoutMs: 10_000 }));
     // ~6 KB of claims each, as identity providers with group or role claims issue them.
     const groups = Array.from({ length: 150 }, (_, i) => `group-${i.toString().padStart(4, '0')}-${'g'.repeat(24)}`);
     const tokens = await Promise.all(Array.from({ length: 400 }, (_, i) => issuer.sign({ aud: RESOURCE, jti: `big-${i}`, groups })));
